@@ -1,0 +1,174 @@
+"""The command line: `python -m engine solve|sweep|list ...` (flags and JSON keys are a contract).
+
+Bad input of any kind exits with status 2 and one line on stderr, never a traceback. Output
+goes to stdout as JSON (the API's keys), CSV (unit-bearing headers) or a readable table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+
+from engine.api import make_assumptions, solve
+from engine.catalog import Catalog, load_catalog
+from engine.export import records, to_csv
+from engine.parse import CatalogError
+from engine.specs import PRECISIONS
+from engine.sweep import sweep
+
+
+
+class UsageError(Exception):
+    """Bad input: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line instead of usage + error
+        raise UsageError(message)
+
+
+def add_assumption_flags(p: argparse.ArgumentParser) -> None:
+    """The assumption flags shared by every solving command (SPEC §1 defaults)."""
+    p.add_argument("--efficiency", type=float, help="achievable fraction of peak (default 0.5)")
+    p.add_argument("--layer-overhead-us", type=float, help="per-layer overhead, µs (default 10)")
+    p.add_argument("--dispatch-overhead-ms", type=float,
+                   help="per-call dispatch overhead, ms (default: the accelerator's figure)")
+    p.add_argument("--activation-fraction", type=float,
+                   help="activation bytes per extra sample / weight bytes (default 0.1)")
+    p.add_argument("--flop-convention", choices=["catalog", "mac2"],
+                   help="catalog: FLOPs as catalogued (default); mac2: 2 FLOPs per MAC")
+
+
+def assumptions_from(args: argparse.Namespace):
+    return make_assumptions(
+        efficiency=args.efficiency, layer_overhead_us=args.layer_overhead_us,
+        dispatch_overhead_ms=args.dispatch_overhead_ms,
+        activation_fraction=args.activation_fraction, flop_convention=args.flop_convention)
+
+
+def _table(rows: list[tuple[str, object]]) -> str:
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def _format_value(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return json.dumps(value) if isinstance(value, dict | list) else str(value)
+
+
+def cmd_solve(args: argparse.Namespace, catalog: Catalog) -> str:
+    result = solve(args.model, args.hardware, args.batch_size, args.precision, catalog=catalog,
+                   assumptions=assumptions_from(args)).as_dict()
+    if args.format == "json":
+        return json.dumps(result, indent=2)
+    return _table([(k, _format_value(v)) for k, v in result.items()])
+
+
+def _batch_list(text: str) -> list[int]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items or len(items) > 10_000:
+        raise UsageError("--batch-sizes takes 1 to 10,000 comma-separated whole numbers")
+    try:
+        return [int(t) for t in items]
+    except ValueError:
+        raise UsageError(f"--batch-sizes: {text[:40]!r} is not a list of whole numbers") from None
+
+
+def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> str:
+    df = sweep(args.model, args.hardware, _batch_list(args.batch_sizes),
+               args.precision or ["fp16"], catalog=catalog, assumptions=assumptions_from(args))
+    if args.format == "json":
+        return json.dumps(records(df), indent=2)
+    if args.format == "csv":
+        return to_csv(df).rstrip("\n")
+    cols = ["model", "hardware", "precision", "batch_size", "bottleneck", "latency_ms",
+            "throughput_per_s", "arithmetic_intensity_flop_per_byte", "mfu"]
+    return df[cols].to_string(index=False)
+
+
+def cmd_list(args: argparse.Namespace, catalog: Catalog) -> str:
+    entries = catalog.models if args.what == "models" else catalog.hardware
+    if args.what == "models":
+        rows = [{"id": m.id, "name": m.name, "task": m.task, "params": m.params,
+                 "flops_per_sample": m.flops_per_sample, "flop_convention": m.flop_convention,
+                 "layers": m.layers, "source": m.source, "origin": m.origin}
+                for m in entries.values()]
+    else:
+        rows = [{"id": h.id, "name": h.name, "peak_tflops": {k: v / 1e12 for k, v in
+                 h.peak_flop_per_s.items()}, "memory_bandwidth_gb_per_s":
+                 h.memory_bandwidth_bytes_per_s / 1e9, "memory_capacity_gib":
+                 h.memory_capacity_bytes / 2**30, "dispatch_overhead_ms":
+                 h.dispatch_overhead_s * 1e3, "tdp_w": h.tdp_w, "source": h.source,
+                 "origin": h.origin} for h in entries.values()]
+    if args.format == "json":
+        return json.dumps(rows, indent=2)
+    return "\n".join(f"{r['id']:<18} {r['name']}" for r in rows)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m engine", description="Roofline Explorer from the shell.")
+    parser.add_argument("--catalog", action="append", default=[], metavar="FILE",
+                        help="extra catalogue TOML file (repeatable); overrides built-ins")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = sub.add_parser("solve", help="one model on one accelerator (SPEC §1)")
+    p.add_argument("--model", required=True)
+    p.add_argument("--hardware", required=True)
+    p.add_argument("--batch-size", type=int, default=1)
+    p.add_argument("--precision", default="fp16", choices=PRECISIONS)
+    add_assumption_flags(p)
+    p.add_argument("--format", choices=["json", "table"], default="table")
+    p = sub.add_parser("sweep", help="every model × hardware × precision × batch")
+    p.add_argument("--model", action="append", required=True)
+    p.add_argument("--hardware", action="append", required=True)
+    p.add_argument("--batch-sizes", required=True, help="comma-separated, e.g. 1,2,4,8")
+    p.add_argument("--precision", action="append", choices=PRECISIONS)
+    add_assumption_flags(p)
+    p.add_argument("--format", choices=["json", "csv", "table"], default="table")
+    p = sub.add_parser("list", help="catalogue entries")
+    p.add_argument("what", choices=["models", "hardware"])
+    p.add_argument("--format", choices=["json", "table"], default="table")
+    return parser
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, Catalog], str]] = {
+    "solve": cmd_solve,
+    "sweep": cmd_sweep,
+    "list": cmd_list,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns the exit status (0, or 2 for any bad input)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        paths = _pop_catalog_flags(argv)  # accepted before or after the sub-command
+        args = build_parser().parse_args(argv)
+        catalog = load_catalog(paths)
+        explicit = set(paths)
+        for problem in catalog.problems:
+            if problem.file in explicit:
+                raise UsageError(f"catalogue problem: {problem}")
+            print(f"warning: {problem}", file=sys.stderr)
+        print(COMMANDS[args.command](args, catalog))
+    except (UsageError, ValueError, KeyError, CatalogError) as exc:
+        message = str(exc).replace("\n", " ")
+        print(f"error: {message}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _pop_catalog_flags(argv: list[str]) -> list[str]:
+    """Remove every `--catalog FILE` / `--catalog=FILE` from argv and return the files."""
+    found, i = [], 0
+    while i < len(argv):
+        if argv[i] == "--catalog" and i + 1 < len(argv):
+            found.append(argv[i + 1])
+            del argv[i:i + 2]
+        elif argv[i].startswith("--catalog="):
+            found.append(argv.pop(i).split("=", 1)[1])
+        else:
+            i += 1
+    return found

@@ -1,0 +1,191 @@
+"""Frozen specs of accelerators, models and the solve's assumptions, in SI floats.
+
+Every physical figure is a float in SI units with the unit in its name; specs check themselves
+when built, so an impossible catalogue entry fails at load time, never in a solve. The
+assumption defaults are those of SPEC.md §1 (the MLSys·im "Hello, Roofline" tutorial) and are
+shown and editable on every page.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from types import MappingProxyType
+
+# Bytes per parameter for each precision (SPEC §1).
+BYTES_PER_PARAM: Mapping[str, float] = MappingProxyType(
+    {"fp32": 4.0, "tf32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+)
+PRECISIONS: tuple[str, ...] = tuple(BYTES_PER_PARAM)
+FALLBACK_PRECISION = "fp16"  # used, with a warning, when a chip lists no peak for a precision
+FLOP_CONVENTIONS = ("catalog", "mac2")  # as catalogued | normalise to 2 FLOPs per MAC
+TASKS = ("vision", "llm", "encoder", "diffusion", "speech", "other")
+
+
+def check_precision(precision: str) -> str:
+    """Return the canonical precision name or raise ValueError listing the known ones."""
+    name = str(precision).strip().lower()
+    if name not in BYTES_PER_PARAM:
+        raise ValueError(f"unknown precision {precision!r} (known: {', '.join(PRECISIONS)})")
+    return name
+
+
+def _positive(owner: str, **values: float) -> None:
+    for name, value in values.items():
+        if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+            raise ValueError(f"{owner}: {name} must be a positive finite number, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class HardwareSpec:
+    """One accelerator: dense peak FLOP/s per precision, HBM bandwidth and capacity."""
+
+    id: str
+    name: str
+    peak_flop_per_s: Mapping[str, float]
+    memory_bandwidth_bytes_per_s: float
+    memory_capacity_bytes: float
+    dispatch_overhead_s: float
+    tdp_w: float
+    source: str
+    vendor: str = ""
+    retrieved: str = ""
+    notes: str = ""
+    aliases: tuple[str, ...] = ()
+    origin: str = "built-in"  # the catalogue file this entry came from
+
+    def __post_init__(self) -> None:
+        _positive(
+            self.id,
+            memory_bandwidth=self.memory_bandwidth_bytes_per_s,
+            memory_capacity=self.memory_capacity_bytes,
+            tdp=self.tdp_w,
+        )
+        if not (math.isfinite(self.dispatch_overhead_s) and self.dispatch_overhead_s >= 0):
+            raise ValueError(f"{self.id}: dispatch_overhead must be >= 0")
+        for precision, peak in self.peak_flop_per_s.items():
+            check_precision(precision)
+            _positive(self.id, **{f"peak.{precision}": peak})
+        if FALLBACK_PRECISION not in self.peak_flop_per_s:
+            raise ValueError(f"{self.id}: peak.fp16 is required (it is the fallback peak)")
+        object.__setattr__(self, "peak_flop_per_s", MappingProxyType(dict(self.peak_flop_per_s)))
+
+    def peak_for(self, precision: str) -> tuple[float, str]:
+        """The dense peak FLOP/s for `precision` and the precision whose peak was used.
+
+        bf16 shares the fp16 figure unless listed (SPEC §1); any other precision the chip does
+        not list falls back to fp16, and the caller must warn about it (the second item differs
+        from the first argument's family then).
+        """
+        precision = check_precision(precision)
+        if precision in self.peak_flop_per_s:
+            return self.peak_flop_per_s[precision], precision
+        return self.peak_flop_per_s[FALLBACK_PRECISION], FALLBACK_PRECISION
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """One model: parameters, FLOPs per sample (with their convention) and depth."""
+
+    id: str
+    name: str
+    params: float
+    flops_per_sample: float
+    flop_convention: str  # "mac1": the figure counts 1 FLOP per MAC; "mac2": 2 per MAC
+    layers: int
+    source: str
+    task: str = "other"
+    sample: str = "sample"
+    active_params: float | None = None  # mixture-of-experts: parameters used per token
+    hidden: int | None = None
+    heads: int | None = None
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    context_length: int | None = None
+    retrieved: str = ""
+    notes: str = ""
+    aliases: tuple[str, ...] = ()
+    origin: str = "built-in"
+
+    def __post_init__(self) -> None:
+        _positive(self.id, params=self.params, flops_per_sample=self.flops_per_sample)
+        if self.flop_convention not in ("mac1", "mac2"):
+            raise ValueError(f"{self.id}: flop_convention must be 'mac1' or 'mac2'")
+        if not (isinstance(self.layers, int) and self.layers > 0):
+            raise ValueError(f"{self.id}: layers must be a positive whole number")
+        if self.task not in TASKS:
+            raise ValueError(f"{self.id}: task must be one of {', '.join(TASKS)}")
+        if self.active_params is not None:
+            _positive(self.id, active_params=self.active_params)
+            if self.active_params > self.params:
+                raise ValueError(f"{self.id}: active_params cannot exceed params")
+        for name in ("hidden", "heads", "kv_heads", "head_dim", "context_length"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, int) and value > 0):
+                raise ValueError(f"{self.id}: {name} must be a positive whole number")
+        if self.heads and self.kv_heads and self.heads % self.kv_heads:
+            raise ValueError(f"{self.id}: kv_heads must divide heads")
+
+    @property
+    def is_decoder_llm(self) -> bool:
+        """True when the entry has what the LLM serving model (SPEC §2) needs."""
+        return self.task == "llm" and bool(self.hidden and self.heads and self.kv_heads)
+
+    @property
+    def params_active(self) -> float:
+        return self.active_params if self.active_params is not None else self.params
+
+    def flops_for(self, convention: str) -> float:
+        """FLOPs per sample under `convention` ("catalog" or "mac2"), SPEC §3."""
+        if convention not in FLOP_CONVENTIONS:
+            raise ValueError(f"unknown FLOP convention {convention!r} (known: catalog, mac2)")
+        if convention == "mac2" and self.flop_convention == "mac1":
+            return 2.0 * self.flops_per_sample
+        return self.flops_per_sample
+
+
+@dataclass(frozen=True, slots=True)
+class Assumptions:
+    """Everything the solve assumes beyond the catalogue; SPEC §1 defaults, all editable.
+
+    `dispatch_overhead_s` None means "the accelerator's catalogued figure".
+    """
+
+    efficiency: float = 0.5
+    layer_overhead_s: float = 10e-6
+    dispatch_overhead_s: float | None = None
+    activation_fraction: float = 0.1
+    flop_convention: str = "catalog"
+
+    def __post_init__(self) -> None:
+        e = self.efficiency
+        if not (isinstance(e, int | float) and math.isfinite(e) and 0 < e <= 1):
+            raise ValueError(f"efficiency must be in (0, 1], got {e!r}")
+        for name in ("layer_overhead_s", "activation_fraction"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        d = self.dispatch_overhead_s
+        if d is not None and not (isinstance(d, int | float) and math.isfinite(d) and d >= 0):
+            raise ValueError(f"dispatch_overhead must be a finite number >= 0, got {d!r}")
+        if self.flop_convention not in FLOP_CONVENTIONS:
+            raise ValueError(
+                f"unknown FLOP convention {self.flop_convention!r} (known: catalog, mac2)"
+            )
+
+    def as_dict(self) -> dict[str, object]:
+        """The assumptions with display-friendly units, as echoed in results and exports."""
+        return {
+            "efficiency": self.efficiency,
+            "layer_overhead_us": self.layer_overhead_s * 1e6,
+            "dispatch_overhead_ms": (
+                None if self.dispatch_overhead_s is None else self.dispatch_overhead_s * 1e3
+            ),
+            "activation_fraction": self.activation_fraction,
+            "flop_convention": self.flop_convention,
+        }
+
+
+ASSUMPTION_FIELDS = tuple(f.name for f in fields(Assumptions))
+DEFAULTS = Assumptions()

@@ -1,0 +1,65 @@
+"""The single pint registry of Roofline Explorer, used only at the edges.
+
+Catalogue strings ("2.039 TB/s", "80 GiB", "312 TFLOP/s") are parsed once at load time into SI
+floats; the solve and the sweeps never build a Quantity. `flop` is its own dimension, so a
+FLOP/s figure can never be mistaken for a byte/s one (pint raises DimensionalityError).
+Conventions: GB = 1e9 bytes, GiB = 2**30 bytes, all rates decimal (see data/README.md).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pint
+
+ureg = pint.UnitRegistry()
+ureg.define("flop = [compute] = FLOP")
+Q_ = ureg.Quantity
+
+
+class UnitError(ValueError):
+    """A unit-bearing string that cannot be read as the quantity asked for."""
+
+
+def to_si(text: str | float | int, unit: str, *, what: str = "value") -> float:
+    """Parse a unit-bearing string into a float in `unit`.
+
+    Args:
+        text: e.g. "3.35 TB/s"; a bare number is taken to be in `unit` already.
+        unit: the target unit, e.g. "byte/s".
+        what: the field's name, used in the error message.
+
+    Returns:
+        The magnitude in `unit`, rounded to 12 significant digits (so "4.1 GFLOP" is 4.1e9,
+        not 4099999999.9999995).
+
+    Raises:
+        UnitError: the text is not a number with units of the right dimension, or not finite.
+    """
+    if isinstance(text, bool):
+        raise UnitError(f"{what}: expected a quantity in {unit}, got {text!r}")
+    if isinstance(text, int | float):
+        value = float(text)
+    elif isinstance(text, str):
+        if len(text) > 100:
+            raise UnitError(f"{what}: text longer than 100 characters")
+        try:
+            value = Q_(text.strip()).m_as(unit)
+        except pint.DimensionalityError:
+            raise UnitError(f"{what}: {text!r} is not in units of {unit}") from None
+        except (pint.UndefinedUnitError, pint.errors.DefinitionSyntaxError) as exc:
+            raise UnitError(f"{what}: {text!r} has an unknown unit ({exc})") from None
+        except (ValueError, TypeError, SyntaxError, AttributeError, OverflowError, KeyError):
+            raise UnitError(f"{what}: cannot read {text!r} as a quantity in {unit}") from None
+    else:
+        raise UnitError(f"{what}: expected a quantity in {unit}, got {type(text).__name__}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise UnitError(f"{what}: {text!r} is not a finite number")
+    return float(f"{value:.12g}")
+
+
+def fmt(value: float, unit: str, target: str, digits: int = 3) -> str:
+    """Format an SI float in a display unit: fmt(3.35e12, "byte/s", "TB/s") -> "3.35 TB/s"."""
+    magnitude = Q_(value, unit).m_as(target)
+    return f"{magnitude:.{digits}g} {target}"
