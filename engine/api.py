@@ -19,8 +19,13 @@ from engine.roofline import SolveResult, solve_specs
 from engine.specs import DEFAULTS, Assumptions, HardwareSpec, ModelSpec, check_precision
 
 MAX_BATCH = 1_000_000  # a batch larger than this is refused (no accelerator holds it)
-ASSUMPTION_NAMES = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms",
-                    "activation_fraction", "flop_convention")
+ASSUMPTION_NAMES = (
+    "efficiency",
+    "layer_overhead_us",
+    "dispatch_overhead_ms",
+    "activation_fraction",
+    "flop_convention",
+)
 
 
 @functools.lru_cache(maxsize=8)
@@ -66,8 +71,10 @@ def check_batches(batch_sizes: object) -> np.ndarray:
         raise ValueError("batch sizes: give at least one")
     bad = ~np.isfinite(values) | (values != np.round(values)) | (values < 1) | (values > MAX_BATCH)
     if bad.any():
-        raise ValueError(f"batch sizes must be whole numbers from 1 to {MAX_BATCH:,}, "
-                         f"got {batch_sizes[int(np.argmax(bad))]!r}")
+        raise ValueError(
+            f"batch sizes must be whole numbers from 1 to {MAX_BATCH:,}, "
+            f"got {batch_sizes[int(np.argmax(bad))]!r}"
+        )
     return values
 
 
@@ -84,14 +91,18 @@ def make_assumptions(assumptions: Assumptions | None = None, **overrides: object
     base = assumptions or DEFAULTS
     unknown = sorted(set(overrides) - set(ASSUMPTION_NAMES))
     if unknown:
-        raise ValueError(f"unknown assumption {unknown[0]!r} (known: {', '.join(ASSUMPTION_NAMES)})")
+        known = ", ".join(ASSUMPTION_NAMES)
+        raise ValueError(f"unknown assumption {unknown[0]!r} (known: {known})")
     values = {k: v for k, v in overrides.items() if v is not None}
     for name, value in values.items():
-        if name != "flop_convention" and (isinstance(value, bool)
-                                          or not isinstance(value, int | float)):
+        if name != "flop_convention" and (
+            isinstance(value, bool) or not isinstance(value, int | float)
+        ):
             raise ValueError(f"{name} must be a number, got {value!r}")
-    scale = {"layer_overhead_us": ("layer_overhead_s", 1e-6),
-             "dispatch_overhead_ms": ("dispatch_overhead_s", 1e-3)}
+    scale = {
+        "layer_overhead_us": ("layer_overhead_s", 1e-6),
+        "dispatch_overhead_ms": ("dispatch_overhead_s", 1e-3),
+    }
     kwargs = {
         "efficiency": base.efficiency,
         "layer_overhead_s": base.layer_overhead_s,
@@ -105,9 +116,16 @@ def make_assumptions(assumptions: Assumptions | None = None, **overrides: object
     return Assumptions(**kwargs)
 
 
-def solve(model: str | ModelSpec, hardware: str | HardwareSpec, batch_size: int = 1,
-          precision: str = "fp16", *, catalog: Catalog | None = None,
-          assumptions: Assumptions | None = None, **overrides: object) -> SolveResult:
+def solve(
+    model: str | ModelSpec,
+    hardware: str | HardwareSpec,
+    batch_size: int = 1,
+    precision: str = "fp16",
+    *,
+    catalog: Catalog | None = None,
+    assumptions: Assumptions | None = None,
+    **overrides: object,
+) -> SolveResult:
     """The first-order roofline solve (SPEC §1) of one model on one accelerator.
 
     Args:
@@ -125,5 +143,10 @@ def solve(model: str | ModelSpec, hardware: str | HardwareSpec, batch_size: int 
     """
     spec_m = resolve_model(model, catalog)
     spec_h = resolve_hardware(hardware, catalog)
-    return solve_specs(spec_m, spec_h, check_batch(batch_size), check_precision(precision),
-                       make_assumptions(assumptions, **overrides))
+    return solve_specs(
+        spec_m,
+        spec_h,
+        check_batch(batch_size),
+        check_precision(precision),
+        make_assumptions(assumptions, **overrides),
+    )

@@ -89,8 +89,9 @@ def read_catalog_file(path: Path) -> tuple[dict[str, dict], list[CatalogError]]:
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise CatalogError(label, "", "", f"file is {size:,} bytes; the limit is "
-                               f"{MAX_FILE_BYTES:,} bytes")
+            raise CatalogError(
+                label, "", "", f"file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,} bytes"
+            )
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except CatalogError as exc:
         return found, [exc]
@@ -107,9 +108,14 @@ def _parse_tables(raw: dict, label: str, found: dict) -> tuple[dict, list[Catalo
     problems: list[CatalogError] = []
     unknown = sorted(set(raw) - set(_SECTIONS))
     if unknown:
-        problems.append(CatalogError(label, "", unknown[0],
-                                     "unknown top-level table (expected [hardware.ID] or "
-                                     "[models.ID])"))
+        problems.append(
+            CatalogError(
+                label,
+                "",
+                unknown[0],
+                "unknown top-level table (expected [hardware.ID] or [models.ID])",
+            )
+        )
     count = 0
     for section, parser in _SECTIONS.items():
         tables = raw.get(section, {})
@@ -120,14 +126,25 @@ def _parse_tables(raw: dict, label: str, found: dict) -> tuple[dict, list[Catalo
         for entry_id, table in tables.items():
             count += 1
             if count > MAX_ENTRIES_PER_FILE:
-                problems.append(CatalogError(label, entry_id, "", f"more than "
-                                             f"{MAX_ENTRIES_PER_FILE} entries; rest ignored"))
+                problems.append(
+                    CatalogError(
+                        label,
+                        entry_id,
+                        "",
+                        f"more than {MAX_ENTRIES_PER_FILE} entries; rest ignored",
+                    )
+                )
                 return found, problems
             key = normalise_id(entry_id)
             if key in seen:
-                problems.append(CatalogError(label, f"{section}.{entry_id}", "",
-                                             f"duplicate of {seen[key]!r} (ids ignore case "
-                                             "and punctuation)"))
+                problems.append(
+                    CatalogError(
+                        label,
+                        f"{section}.{entry_id}",
+                        "",
+                        f"duplicate of {seen[key]!r} (ids ignore case and punctuation)",
+                    )
+                )
                 continue
             try:
                 found[section][entry_id] = parser(entry_id, table, origin=label)
@@ -178,8 +195,10 @@ def load_catalog(extra_paths: Iterable[str | Path] = (), *, use_env: bool = True
             for entry_id, spec in entries.items():
                 replaced = _pop_same_id(merged[section], entry_id)
                 if replaced is not None:
-                    overrides.append(f"{section} {entry_id!r} from {path} overrides the entry "
-                                     f"from {replaced.origin}")
+                    overrides.append(
+                        f"{section} {entry_id!r} from {path} overrides the entry "
+                        f"from {replaced.origin}"
+                    )
                 merged[section][entry_id] = spec
     return Catalog(
         hardware=MappingProxyType(merged["hardware"]),

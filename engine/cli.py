@@ -19,7 +19,6 @@ from engine.specs import PRECISIONS
 from engine.sweep import sweep
 
 
-
 class UsageError(Exception):
     """Bad input: printed as one line, exit status 2."""
 
@@ -33,19 +32,31 @@ def add_assumption_flags(p: argparse.ArgumentParser) -> None:
     """The assumption flags shared by every solving command (SPEC §1 defaults)."""
     p.add_argument("--efficiency", type=float, help="achievable fraction of peak (default 0.5)")
     p.add_argument("--layer-overhead-us", type=float, help="per-layer overhead, µs (default 10)")
-    p.add_argument("--dispatch-overhead-ms", type=float,
-                   help="per-call dispatch overhead, ms (default: the accelerator's figure)")
-    p.add_argument("--activation-fraction", type=float,
-                   help="activation bytes per extra sample / weight bytes (default 0.1)")
-    p.add_argument("--flop-convention", choices=["catalog", "mac2"],
-                   help="catalog: FLOPs as catalogued (default); mac2: 2 FLOPs per MAC")
+    p.add_argument(
+        "--dispatch-overhead-ms",
+        type=float,
+        help="per-call dispatch overhead, ms (default: the accelerator's figure)",
+    )
+    p.add_argument(
+        "--activation-fraction",
+        type=float,
+        help="activation bytes per extra sample / weight bytes (default 0.1)",
+    )
+    p.add_argument(
+        "--flop-convention",
+        choices=["catalog", "mac2"],
+        help="catalog: FLOPs as catalogued (default); mac2: 2 FLOPs per MAC",
+    )
 
 
 def assumptions_from(args: argparse.Namespace):
     return make_assumptions(
-        efficiency=args.efficiency, layer_overhead_us=args.layer_overhead_us,
+        efficiency=args.efficiency,
+        layer_overhead_us=args.layer_overhead_us,
         dispatch_overhead_ms=args.dispatch_overhead_ms,
-        activation_fraction=args.activation_fraction, flop_convention=args.flop_convention)
+        activation_fraction=args.activation_fraction,
+        flop_convention=args.flop_convention,
+    )
 
 
 def _table(rows: list[tuple[str, object]]) -> str:
@@ -60,8 +71,14 @@ def _format_value(value: object) -> str:
 
 
 def cmd_solve(args: argparse.Namespace, catalog: Catalog) -> str:
-    result = solve(args.model, args.hardware, args.batch_size, args.precision, catalog=catalog,
-                   assumptions=assumptions_from(args)).as_dict()
+    result = solve(
+        args.model,
+        args.hardware,
+        args.batch_size,
+        args.precision,
+        catalog=catalog,
+        assumptions=assumptions_from(args),
+    ).as_dict()
     if args.format == "json":
         return json.dumps(result, indent=2)
     return _table([(k, _format_value(v)) for k, v in result.items()])
@@ -78,31 +95,64 @@ def _batch_list(text: str) -> list[int]:
 
 
 def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> str:
-    df = sweep(args.model, args.hardware, _batch_list(args.batch_sizes),
-               args.precision or ["fp16"], catalog=catalog, assumptions=assumptions_from(args))
+    df = sweep(
+        args.model,
+        args.hardware,
+        _batch_list(args.batch_sizes),
+        args.precision or ["fp16"],
+        catalog=catalog,
+        assumptions=assumptions_from(args),
+    )
     if args.format == "json":
         return json.dumps(records(df), indent=2)
     if args.format == "csv":
         return to_csv(df).rstrip("\n")
-    cols = ["model", "hardware", "precision", "batch_size", "bottleneck", "latency_ms",
-            "throughput_per_s", "arithmetic_intensity_flop_per_byte", "mfu"]
+    cols = [
+        "model",
+        "hardware",
+        "precision",
+        "batch_size",
+        "bottleneck",
+        "latency_ms",
+        "throughput_per_s",
+        "arithmetic_intensity_flop_per_byte",
+        "mfu",
+    ]
     return df[cols].to_string(index=False)
 
 
 def cmd_list(args: argparse.Namespace, catalog: Catalog) -> str:
     entries = catalog.models if args.what == "models" else catalog.hardware
     if args.what == "models":
-        rows = [{"id": m.id, "name": m.name, "task": m.task, "params": m.params,
-                 "flops_per_sample": m.flops_per_sample, "flop_convention": m.flop_convention,
-                 "layers": m.layers, "source": m.source, "origin": m.origin}
-                for m in entries.values()]
+        rows = [
+            {
+                "id": m.id,
+                "name": m.name,
+                "task": m.task,
+                "params": m.params,
+                "flops_per_sample": m.flops_per_sample,
+                "flop_convention": m.flop_convention,
+                "layers": m.layers,
+                "source": m.source,
+                "origin": m.origin,
+            }
+            for m in entries.values()
+        ]
     else:
-        rows = [{"id": h.id, "name": h.name, "peak_tflops": {k: v / 1e12 for k, v in
-                 h.peak_flop_per_s.items()}, "memory_bandwidth_gb_per_s":
-                 h.memory_bandwidth_bytes_per_s / 1e9, "memory_capacity_gib":
-                 h.memory_capacity_bytes / 2**30, "dispatch_overhead_ms":
-                 h.dispatch_overhead_s * 1e3, "tdp_w": h.tdp_w, "source": h.source,
-                 "origin": h.origin} for h in entries.values()]
+        rows = [
+            {
+                "id": h.id,
+                "name": h.name,
+                "peak_tflops": {k: v / 1e12 for k, v in h.peak_flop_per_s.items()},
+                "memory_bandwidth_gb_per_s": h.memory_bandwidth_bytes_per_s / 1e9,
+                "memory_capacity_gib": h.memory_capacity_bytes / 2**30,
+                "dispatch_overhead_ms": h.dispatch_overhead_s * 1e3,
+                "tdp_w": h.tdp_w,
+                "source": h.source,
+                "origin": h.origin,
+            }
+            for h in entries.values()
+        ]
     if args.format == "json":
         return json.dumps(rows, indent=2)
     return "\n".join(f"{r['id']:<18} {r['name']}" for r in rows)
@@ -110,8 +160,13 @@ def cmd_list(args: argparse.Namespace, catalog: Catalog) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m engine", description="Roofline Explorer from the shell.")
-    parser.add_argument("--catalog", action="append", default=[], metavar="FILE",
-                        help="extra catalogue TOML file (repeatable); overrides built-ins")
+    parser.add_argument(
+        "--catalog",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="extra catalogue TOML file (repeatable); overrides built-ins",
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("solve", help="one model on one accelerator (SPEC §1)")
     p.add_argument("--model", required=True)
@@ -166,7 +221,7 @@ def _pop_catalog_flags(argv: list[str]) -> list[str]:
     while i < len(argv):
         if argv[i] == "--catalog" and i + 1 < len(argv):
             found.append(argv[i + 1])
-            del argv[i:i + 2]
+            del argv[i : i + 2]
         elif argv[i].startswith("--catalog="):
             found.append(argv.pop(i).split("=", 1)[1])
         else:

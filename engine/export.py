@@ -11,8 +11,13 @@ import math
 
 import pandas as pd
 
-ASSUMPTION_COLUMNS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms",
-                      "activation_fraction", "flop_convention")
+ASSUMPTION_COLUMNS = (
+    "efficiency",
+    "layer_overhead_us",
+    "dispatch_overhead_ms",
+    "activation_fraction",
+    "flop_convention",
+)
 CSV_RENAMES = {
     "flops": "work_flop_per_batch",
     "bytes": "traffic_bytes_per_batch",

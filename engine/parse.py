@@ -15,13 +15,32 @@ from engine.units import UnitError, to_si
 MAX_TEXT = 300  # characters in a name, note or source
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._+/-]{0,63}$")
 
-_HW_REQUIRED = ("name", "memory_bandwidth", "memory_capacity", "dispatch_overhead", "tdp",
-                "peak", "source")
+_HW_REQUIRED = (
+    "name",
+    "memory_bandwidth",
+    "memory_capacity",
+    "dispatch_overhead",
+    "tdp",
+    "peak",
+    "source",
+)
 _HW_OPTIONAL = ("vendor", "aliases", "retrieved", "notes")
 _MODEL_REQUIRED = ("name", "params", "layers", "source")
-_MODEL_OPTIONAL = ("task", "aliases", "flops_per_sample", "flop_convention", "sample",
-                   "active_params", "hidden", "heads", "kv_heads", "head_dim",
-                   "context_length", "retrieved", "notes")
+_MODEL_OPTIONAL = (
+    "task",
+    "aliases",
+    "flops_per_sample",
+    "flop_convention",
+    "sample",
+    "active_params",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "context_length",
+    "retrieved",
+    "notes",
+)
 
 
 class CatalogError(ValueError):
@@ -37,8 +56,12 @@ def _check_fields(table: object, entry: str, origin: str, required, optional) ->
     if not isinstance(table, dict):
         raise CatalogError(origin, entry, "", "must be a table of fields")
     if not _ID_RE.match(entry.split(".", 1)[-1]):
-        raise CatalogError(origin, entry, "", "id must be 1-64 letters, digits or ._+/- "
-                           "starting with a letter or digit")
+        raise CatalogError(
+            origin,
+            entry,
+            "",
+            "id must be 1-64 letters, digits or ._+/- starting with a letter or digit",
+        )
     for name in table:
         if name not in required and name not in optional:
             known = ", ".join((*required, *optional))
@@ -94,9 +117,9 @@ def parse_hardware(entry: str, table: object, *, origin: str = "built-in") -> Ha
     t = _check_fields(table, where, origin, _HW_REQUIRED, _HW_OPTIONAL)
     peaks_in = t["peak"]
     if not isinstance(peaks_in, dict) or not peaks_in:
-        raise CatalogError(origin, where, "peak", "must be a table like { fp16 = \"312 TFLOP/s\" }")
+        raise CatalogError(origin, where, "peak", 'must be a table like { fp16 = "312 TFLOP/s" }')
     peaks = {}
-    for precision, text in peaks_in.items():
+    for precision in peaks_in:
         try:
             check_precision(precision)
         except ValueError as exc:
@@ -130,33 +153,53 @@ def parse_model(entry: str, table: object, *, origin: str = "built-in") -> Model
     t = _check_fields(table, where, origin, _MODEL_REQUIRED, _MODEL_OPTIONAL)
     task = _text(t, "task", where, origin, "other")
     params = _quantity(t, "params", "dimensionless", where, origin)
-    active = _quantity(t, "active_params", "dimensionless", where, origin) \
-        if "active_params" in t else None
+    active = (
+        _quantity(t, "active_params", "dimensionless", where, origin)
+        if "active_params" in t
+        else None
+    )
     if "flops_per_sample" in t:
         flops = _quantity(t, "flops_per_sample", "flop", where, origin)
         convention = _text(t, "flop_convention", where, origin, "")
         if convention not in ("mac1", "mac2"):
-            raise CatalogError(origin, where, "flop_convention",
-                               "must be 'mac1' (1 FLOP per MAC) or 'mac2' (2 FLOPs per MAC)")
+            raise CatalogError(
+                origin,
+                where,
+                "flop_convention",
+                "must be 'mac1' (1 FLOP per MAC) or 'mac2' (2 FLOPs per MAC)",
+            )
         sample = _text(t, "sample", where, origin, "sample")
     elif task == "llm":
         flops, convention = 2.0 * (active or params), "mac2"  # 2·P_active per token (SPEC §4)
         sample = _text(t, "sample", where, origin, "token")
     else:
-        raise CatalogError(origin, where, "flops_per_sample",
-                           "required unless task = \"llm\" (then 2·params per token)")
+        raise CatalogError(
+            origin,
+            where,
+            "flops_per_sample",
+            'required unless task = "llm" (then 2·params per token)',
+        )
     try:
         return ModelSpec(
-            id=entry, name=_text(t, "name", where, origin) or entry, params=params,
-            flops_per_sample=flops, flop_convention=convention,
-            layers=_whole(t, "layers", where, origin), source=_text(t, "source", where, origin),
-            task=task, sample=sample, active_params=active,
-            hidden=_whole(t, "hidden", where, origin), heads=_whole(t, "heads", where, origin),
+            id=entry,
+            name=_text(t, "name", where, origin) or entry,
+            params=params,
+            flops_per_sample=flops,
+            flop_convention=convention,
+            layers=_whole(t, "layers", where, origin),
+            source=_text(t, "source", where, origin),
+            task=task,
+            sample=sample,
+            active_params=active,
+            hidden=_whole(t, "hidden", where, origin),
+            heads=_whole(t, "heads", where, origin),
             kv_heads=_whole(t, "kv_heads", where, origin),
             head_dim=_whole(t, "head_dim", where, origin),
             context_length=_whole(t, "context_length", where, origin),
-            retrieved=_text(t, "retrieved", where, origin), notes=_text(t, "notes", where, origin),
-            aliases=_aliases(t, where, origin), origin=origin,
+            retrieved=_text(t, "retrieved", where, origin),
+            notes=_text(t, "notes", where, origin),
+            aliases=_aliases(t, where, origin),
+            origin=origin,
         )
     except ValueError as exc:
         raise CatalogError(origin, where, "", str(exc)) from None

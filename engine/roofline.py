@@ -126,12 +126,19 @@ def fallback_warning(hw: HardwareSpec, precision: str, used: str) -> str | None:
     """The visible warning for a precision the chip lists no peak for (None if no fallback)."""
     if used == precision or (precision == "bf16" and used == "fp16"):
         return None
-    return (f"{hw.name} lists no {precision} peak; using its {used} peak "
-            f"({hw.peak_flop_per_s[used] / 1e12:g} TFLOP/s) instead")
+    return (
+        f"{hw.name} lists no {precision} peak; using its {used} peak "
+        f"({hw.peak_flop_per_s[used] / 1e12:g} TFLOP/s) instead"
+    )
 
 
-def solve_specs(model: ModelSpec, hw: HardwareSpec, batch_size: int, precision: str,
-                assumptions: Assumptions = DEFAULTS) -> SolveResult:
+def solve_specs(
+    model: ModelSpec,
+    hw: HardwareSpec,
+    batch_size: int,
+    precision: str,
+    assumptions: Assumptions = DEFAULTS,
+) -> SolveResult:
     """SPEC §1 for resolved specs. Batch is a whole number >= 1 (checked by the caller)."""
     a = assumptions
     peak, used = hw.peak_for(precision)
@@ -140,23 +147,42 @@ def solve_specs(model: ModelSpec, hw: HardwareSpec, batch_size: int, precision: 
     weight_bytes = model.params * BYTES_PER_PARAM[precision]
     flops = model.flops_for(a.flop_convention) * batch_size
     bytes_moved = weight_bytes * (1 + a.activation_fraction * batch_size)
-    r = roofline_terms(flops=flops, bytes_moved=bytes_moved, peak=peak,
-                       bandwidth=hw.memory_bandwidth_bytes_per_s, efficiency=a.efficiency,
-                       overhead_s=overhead_s, tdp_w=hw.tdp_w)
+    r = roofline_terms(
+        flops=flops,
+        bytes_moved=bytes_moved,
+        peak=peak,
+        bandwidth=hw.memory_bandwidth_bytes_per_s,
+        efficiency=a.efficiency,
+        overhead_s=overhead_s,
+        tdp_w=hw.tdp_w,
+    )
     warning = fallback_warning(hw, precision, used)
     return SolveResult(
-        model=model.id, hardware=hw.id, batch_size=batch_size, precision=precision,
-        peak_precision=used, bottleneck="compute" if r["compute_bound"] else "memory",
-        flops=flops, bytes=bytes_moved, weight_bytes=weight_bytes,
-        t_compute_s=float(r["t_compute_s"]), t_memory_s=float(r["t_memory_s"]),
-        t_overhead_s=overhead_s, latency_s=float(r["latency_s"]),
+        model=model.id,
+        hardware=hw.id,
+        batch_size=batch_size,
+        precision=precision,
+        peak_precision=used,
+        bottleneck="compute" if r["compute_bound"] else "memory",
+        flops=flops,
+        bytes=bytes_moved,
+        weight_bytes=weight_bytes,
+        t_compute_s=float(r["t_compute_s"]),
+        t_memory_s=float(r["t_memory_s"]),
+        t_overhead_s=overhead_s,
+        latency_s=float(r["latency_s"]),
         throughput_per_s=batch_size / float(r["latency_s"]),
-        arithmetic_intensity_flop_per_byte=float(r["intensity"]), peak_flop_per_s=peak,
-        ridge_flop_per_byte=float(r["ridge"]), effective_ridge_flop_per_byte=float(r["ridge_eff"]),
-        attainable_flop_per_s=float(r["attainable"]), achieved_flop_per_s=float(r["achieved"]),
-        mfu=float(r["mfu"]), energy_j=float(r["energy_j"]),
+        arithmetic_intensity_flop_per_byte=float(r["intensity"]),
+        peak_flop_per_s=peak,
+        ridge_flop_per_byte=float(r["ridge"]),
+        effective_ridge_flop_per_byte=float(r["ridge_eff"]),
+        attainable_flop_per_s=float(r["attainable"]),
+        achieved_flop_per_s=float(r["achieved"]),
+        mfu=float(r["mfu"]),
+        energy_j=float(r["energy_j"]),
         memory_capacity_bytes=hw.memory_capacity_bytes,
-        fits_in_memory=weight_bytes <= hw.memory_capacity_bytes, sample=model.sample,
+        fits_in_memory=weight_bytes <= hw.memory_capacity_bytes,
+        sample=model.sample,
         assumptions=replace(a, dispatch_overhead_s=dispatch_s),  # echo what was used
         warnings=(warning,) if warning else (),
     )

@@ -34,8 +34,16 @@ def _categorical(codes: np.ndarray, labels: Sequence[str]) -> pd.Categorical:
     return pd.Categorical.from_codes(remap[codes], categories=unique)
 
 
-def sweep(models, hardware, batch_sizes, precisions=("fp16",), *, catalog: Catalog | None = None,
-          assumptions: Assumptions | None = None, **overrides: object) -> pd.DataFrame:
+def sweep(
+    models,
+    hardware,
+    batch_sizes,
+    precisions=("fp16",),
+    *,
+    catalog: Catalog | None = None,
+    assumptions: Assumptions | None = None,
+    **overrides: object,
+) -> pd.DataFrame:
     """Evaluate every combination; one row per scenario, same numbers as `solve`.
 
     Args:
@@ -66,8 +74,12 @@ def sweep(models, hardware, batch_sizes, precisions=("fp16",), *, catalog: Catal
     bw = np.array([h.memory_bandwidth_bytes_per_s for h in hs])[None, :, None, None]
     cap = np.array([h.memory_capacity_bytes for h in hs])[None, :, None, None]
     tdp = np.array([h.tdp_w for h in hs])[None, :, None, None]
-    dispatch = np.array([h.dispatch_overhead_s if a.dispatch_overhead_s is None
-                         else a.dispatch_overhead_s for h in hs])[None, :, None, None]
+    dispatch = np.array(
+        [
+            h.dispatch_overhead_s if a.dispatch_overhead_s is None else a.dispatch_overhead_s
+            for h in hs
+        ]
+    )[None, :, None, None]
     b_param = np.array([BYTES_PER_PARAM[p] for p in ps])[None, None, :, None]
     batch = batches[None, None, None, :]
 
@@ -76,8 +88,15 @@ def sweep(models, hardware, batch_sizes, precisions=("fp16",), *, catalog: Catal
     flops = flops_1 * batch
     bytes_moved = weight_bytes * (1 + a.activation_fraction * batch)
     overhead = dispatch + layers * a.layer_overhead_s
-    r = roofline_terms(flops=flops, bytes_moved=bytes_moved, peak=peak, bandwidth=bw,
-                       efficiency=a.efficiency, overhead_s=overhead, tdp_w=tdp)
+    r = roofline_terms(
+        flops=flops,
+        bytes_moved=bytes_moved,
+        peak=peak,
+        bandwidth=bw,
+        efficiency=a.efficiency,
+        overhead_s=overhead,
+        tdp_w=tdp,
+    )
 
     def col(x) -> np.ndarray:
         return np.broadcast_to(x, shape).ravel()
@@ -85,43 +104,50 @@ def sweep(models, hardware, batch_sizes, precisions=("fp16",), *, catalog: Catal
     mi, hi, pi, bi = (ix.ravel() for ix in np.indices(shape))
     hp = hi * len(ps) + pi  # (hardware, precision) pair index
     used = [u for row in peaks_used for _, u in row]
-    warns = [fallback_warning(h, p, peaks_used[i][j][1]) or ""
-             for i, h in enumerate(hs) for j, p in enumerate(ps)]
+    warns = [
+        fallback_warning(h, p, peaks_used[i][j][1]) or ""
+        for i, h in enumerate(hs)
+        for j, p in enumerate(ps)
+    ]
     latency = col(r["latency_s"])
-    df = pd.DataFrame({
-        "model": _categorical(mi, [m.id for m in ms]),
-        "hardware": _categorical(hi, [h.id for h in hs]),
-        "batch_size": batches.astype(np.int64)[bi],
-        "precision": _categorical(pi, ps),
-        "peak_precision": _categorical(hp, used),
-        "bottleneck": _categorical(col(r["compute_bound"]).astype(np.int8), ["memory", "compute"]),
-        "latency_ms": latency * 1e3,
-        "t_compute_ms": col(r["t_compute_s"]) * 1e3,
-        "t_memory_ms": col(r["t_memory_s"]) * 1e3,
-        "t_overhead_ms": col(overhead) * 1e3,
-        "overhead_share": col(overhead) / latency,
-        "throughput_per_s": batches[bi] / latency,
-        "flops": col(flops),
-        "bytes": col(bytes_moved),
-        "arithmetic_intensity_flop_per_byte": col(r["intensity"]),
-        "ridge_flop_per_byte": col(r["ridge"]),
-        "effective_ridge_flop_per_byte": col(r["ridge_eff"]),
-        "peak_tflops": col(peak) / 1e12,
-        "attainable_tflops": col(r["attainable"]) / 1e12,
-        "achieved_tflops": col(r["achieved"]) / 1e12,
-        "mfu": col(r["mfu"]),
-        "energy_j": col(r["energy_j"]),
-        "weight_bytes": col(weight_bytes),
-        "memory_capacity_bytes": col(cap),
-        "fits_in_memory": col(weight_bytes <= cap),
-        "sample": _categorical(mi, [m.sample for m in ms]),
-        "efficiency": a.efficiency,
-        "layer_overhead_us": a.layer_overhead_s * 1e6,
-        "dispatch_overhead_ms": col(dispatch) * 1e3,
-        "activation_fraction": a.activation_fraction,
-        "flop_convention": a.flop_convention,
-        "warnings": _categorical(hp, warns),
-    })
+    df = pd.DataFrame(
+        {
+            "model": _categorical(mi, [m.id for m in ms]),
+            "hardware": _categorical(hi, [h.id for h in hs]),
+            "batch_size": batches.astype(np.int64)[bi],
+            "precision": _categorical(pi, ps),
+            "peak_precision": _categorical(hp, used),
+            "bottleneck": _categorical(
+                col(r["compute_bound"]).astype(np.int8), ["memory", "compute"]
+            ),
+            "latency_ms": latency * 1e3,
+            "t_compute_ms": col(r["t_compute_s"]) * 1e3,
+            "t_memory_ms": col(r["t_memory_s"]) * 1e3,
+            "t_overhead_ms": col(overhead) * 1e3,
+            "overhead_share": col(overhead) / latency,
+            "throughput_per_s": batches[bi] / latency,
+            "flops": col(flops),
+            "bytes": col(bytes_moved),
+            "arithmetic_intensity_flop_per_byte": col(r["intensity"]),
+            "ridge_flop_per_byte": col(r["ridge"]),
+            "effective_ridge_flop_per_byte": col(r["ridge_eff"]),
+            "peak_tflops": col(peak) / 1e12,
+            "attainable_tflops": col(r["attainable"]) / 1e12,
+            "achieved_tflops": col(r["achieved"]) / 1e12,
+            "mfu": col(r["mfu"]),
+            "energy_j": col(r["energy_j"]),
+            "weight_bytes": col(weight_bytes),
+            "memory_capacity_bytes": col(cap),
+            "fits_in_memory": col(weight_bytes <= cap),
+            "sample": _categorical(mi, [m.sample for m in ms]),
+            "efficiency": a.efficiency,
+            "layer_overhead_us": a.layer_overhead_s * 1e6,
+            "dispatch_overhead_ms": col(dispatch) * 1e3,
+            "activation_fraction": a.activation_fraction,
+            "flop_convention": a.flop_convention,
+            "warnings": _categorical(hp, warns),
+        }
+    )
     df["overhead_gap_tflops"] = df["attainable_tflops"] - df["achieved_tflops"]
     return df
 
