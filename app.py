@@ -1,0 +1,34 @@
+"""Roofline Explorer: the entry page (overview and links). Pages live in pages/ (file routing)."""
+
+import streamlit as st
+
+from ui.common import PAGES, ROOT, catalog, setup_page, show_catalog_notes
+
+setup_page("Overview")
+cat = catalog()
+st.title("Roofline Explorer")
+st.markdown(
+    "Predict where an ML model's performance is bounded on an accelerator — compute or memory "
+    "bandwidth — and how far below the roof fixed software overhead keeps it, from first "
+    "principles, in milliseconds, with no GPU. Every number comes from the first-order model "
+    "of Williams et al. (2009) with the defaults of the MLSys·im *Hello, Roofline* tutorial; "
+    "every assumption is on screen and editable, and every scenario is a shareable link."
+)
+show_catalog_notes(cat)
+pages = [p for p in PAGES[1:] if (ROOT / p[0]).exists()]
+cols = st.columns(len(pages))
+blurbs = {
+    "pages/solve.py": "One model × one accelerator: bound, latency split, roofline, MFU.",
+    "pages/sweep.py": "Batch sizes from 1 to thousands: crossover, throughput, latency budget.",
+    "pages/compare.py": "2–8 accelerators side by side, rooflines overlaid, speedups.",
+    "pages/decode.py": "LLM serving: KV cache, prefill vs decode, TPOT, capacity.",
+    "pages/catalogue.py": "Every accelerator and model with its figures and sources.",
+}
+for col, (path, label, icon) in zip(cols, pages, strict=True):
+    with col:
+        st.page_link(path, label=f"**{label}**", icon=icon)
+        st.caption(blurbs[path])
+st.caption(
+    f"{len(cat.hardware)} accelerators and {len(cat.models)} models in the catalogue. "
+    "Conventions: GB = 10⁹ bytes, GiB = 2³⁰ bytes, dense peak FLOP/s."
+)

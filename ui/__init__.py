@@ -1,0 +1,1 @@
+"""Shared page code: pickers, share-link parameters, Plotly figure builders (never math)."""

@@ -1,0 +1,194 @@
+"""Shared pickers: model, hardware, precision, the assumptions and the custom-spec editors.
+
+Every widget has a key `<page>:<param>` bound to a share-link parameter (ui.state). The
+assumption defaults are the engine's (SPEC §1) and always on screen, so nothing is hidden.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from engine import DEFAULTS, PRECISIONS, Catalog, CatalogError
+from engine.api import MAX_BATCH
+from ui import custom
+from ui.params import Param, ParamError, choice, listing, number, write_list, write_number
+from ui.state import widget_key
+
+ASSUMPTION_DEFAULTS = {
+    "efficiency": DEFAULTS.efficiency,
+    "layer_overhead_us": DEFAULTS.layer_overhead_s * 1e6,
+    "dispatch_overhead_ms": None,  # None: the accelerator's catalogued figure
+    "activation_fraction": DEFAULTS.activation_fraction,
+    "flop_convention": DEFAULTS.flop_convention,
+}
+CONVENTION_LABELS = {"catalog": "as catalogued", "mac2": "normalise to 2 FLOPs per MAC"}
+SHARED_NAMES = ("model", "precision", *ASSUMPTION_DEFAULTS, "custom_hw", "custom_model")
+
+
+def _model_reader(cat: Catalog):
+    return choice(
+        (), canon=lambda t: custom.CUSTOM_MODEL_ID if custom.is_custom(t) else cat.find_model(t).id
+    )
+
+
+def _hardware_reader(cat: Catalog):
+    return choice(
+        (), canon=lambda t: custom.CUSTOM_HW_ID if custom.is_custom(t) else cat.find_hardware(t).id
+    )
+
+
+def assumption_params() -> list[Param]:
+    return [
+        Param("precision", choice(PRECISIONS)),
+        Param("efficiency", number(0.0, 1.0, lo_open=True), write_number),
+        Param("layer_overhead_us", number(0.0, 1e6), write_number),
+        Param("dispatch_overhead_ms", number(0.0, 1e4), write_number),
+        Param("activation_fraction", number(0.0, 1e3), write_number),
+        Param("flop_convention", choice(tuple(CONVENTION_LABELS))),
+        Param("custom_hw", custom.read_custom_hw),
+        Param("custom_model", custom.read_custom_model),
+    ]
+
+
+def model_param(cat: Catalog) -> Param:
+    return Param("model", _model_reader(cat))
+
+
+def hardware_param(cat: Catalog, name: str = "hardware") -> Param:
+    return Param(name, _hardware_reader(cat))
+
+
+def hardware_list_param(cat: Catalog, max_items: int = 8) -> Param:
+    return Param("hardware", listing(_hardware_reader(cat), max_items=max_items), write_list)
+
+
+def batch_param(name: str = "batch") -> Param:
+    return Param(name, number(1, MAX_BATCH, whole=True), write_number)
+
+
+def batches_param(max_items: int = 4096) -> Param:
+    reader = listing(number(1, MAX_BATCH, whole=True), max_items=max_items)
+    return Param("batches", lambda t: sorted(reader(t)), write_list, text_widget=True)
+
+
+def _keep_valid(key: str, options: list[str], fallback: str) -> None:
+    """A state value no longer among the options (e.g. a custom entry switched off) resets."""
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = fallback
+
+
+def select_entry(page: str, name: str, label: str, entries: dict, fallback: str) -> str:
+    """A selectbox over catalogue entries (shown by display name), bound to `page:name`."""
+    key = widget_key(page, name)
+    options = list(entries)
+    _keep_valid(key, options, fallback if fallback in entries else options[0])
+    return st.selectbox(label, options, key=key, format_func=lambda k: entries[k].name)
+
+
+def select_precision(page: str) -> str:
+    key = widget_key(page, "precision")
+    _keep_valid(key, list(PRECISIONS), "fp16")
+    return st.selectbox(
+        "Precision",
+        PRECISIONS,
+        key=key,
+        help="Bytes per parameter: fp32/tf32 4, fp16/bf16 2, fp8/int8 1, int4 0.5."
+        " A chip without a peak for it uses its fp16 peak, with a warning.",
+    )
+
+
+def assumption_inputs(page: str) -> dict[str, object]:
+    """The SPEC §1 assumptions, editable; returns engine override keywords."""
+    k = lambda name: widget_key(page, name)  # noqa: E731
+    with st.expander("Assumptions", expanded=True):
+        eff = st.number_input(
+            "Compute efficiency η (fraction of peak)",
+            0.01,
+            1.0,
+            step=0.05,
+            key=k("efficiency"),
+            format="%.2f",
+            help=f"Default {DEFAULTS.efficiency} (SPEC §1).",
+        )
+        layer = st.number_input(
+            "Layer overhead τ (µs per layer)",
+            0.0,
+            1e6,
+            step=1.0,
+            key=k("layer_overhead_us"),
+            help="Framework/launch cost per layer per forward pass; default 10 µs.",
+        )
+        dispatch = st.number_input(
+            "Dispatch overhead d (ms per call)",
+            0.0,
+            1e4,
+            value=None,
+            step=0.005,
+            format="%.3f",
+            key=k("dispatch_overhead_ms"),
+            placeholder="accelerator's figure",
+            help="Blank = the accelerator's catalogued figure.",
+        )
+        act = st.number_input(
+            "Activation traffic α (× weight bytes per sample)",
+            0.0,
+            1e3,
+            step=0.05,
+            key=k("activation_fraction"),
+            format="%.3f",
+            help="Bytes moved per extra sample as a fraction of weight bytes; default 0.1.",
+        )
+        conv = st.radio(
+            "FLOP convention",
+            list(CONVENTION_LABELS),
+            key=k("flop_convention"),
+            format_func=CONVENTION_LABELS.get,
+            help="Datasheets count a multiply-accumulate as 2 FLOPs; some model "
+            "figures (ResNet-50's 4.1 G) count it as 1.",
+        )
+    return {
+        "efficiency": eff,
+        "layer_overhead_us": layer,
+        "dispatch_overhead_ms": dispatch,
+        "activation_fraction": act,
+        "flop_convention": conv,
+    }
+
+
+def _editor(page: str, name: str, fields: tuple, build, title: str) -> str | None:
+    """Text fields for one custom spec; returns its canonical string when valid and enabled."""
+    state = st.session_state.get(widget_key(page, name)) or ""
+    try:
+        seeded = custom.decode(state, fields)
+    except ParamError:
+        seeded = {}
+    on_key = widget_key(page, f"{name}.on")
+    if on_key not in st.session_state:
+        st.session_state[on_key] = bool(state)
+    with st.expander(title, expanded=bool(state)):
+        enabled = st.toggle("Use it", key=on_key)
+        values = {}
+        for field, label, example in fields:
+            key = widget_key(page, f"{name}.{field}")
+            if key not in st.session_state:
+                st.session_state[key] = seeded.get(field, example)
+            values[field] = st.text_input(label, key=key, max_chars=80, disabled=not enabled)
+        text = custom.encode(values, fields)
+        try:
+            build(values)
+        except (CatalogError, ValueError) as exc:
+            if enabled:
+                st.error(f"Not used: {getattr(exc, 'message', exc)}", icon="🚫")
+            text = None
+        if enabled and text:
+            st.caption("Pick it from the lists above; it travels in the share link.")
+    result = text if enabled else None
+    st.session_state[widget_key(page, name)] = result or ""
+    return result
+
+
+def custom_editors(page: str) -> tuple[str | None, str | None]:
+    """The custom accelerator and model editors (sidebar); returns their valid strings."""
+    hw = _editor(page, "custom_hw", custom.HW_FIELDS, custom.hardware_from, "Custom accelerator")
+    model = _editor(page, "custom_model", custom.MODEL_FIELDS, custom.model_from, "Custom model")
+    return hw, model
