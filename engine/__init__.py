@@ -12,6 +12,8 @@ Pure Python (numpy, pandas, pint at the edges); never imports streamlit. The mod
 from engine.api import default_catalog, make_assumptions, solve
 from engine.catalog import Catalog, UnknownIdError, load_catalog, normalise_id
 from engine.export import records, to_csv
+from engine.llm import DecodeResult
+from engine.llm_sweep import decode, decode_sweep
 from engine.parse import CatalogError, parse_hardware, parse_model
 from engine.roofline import SolveResult
 from engine.specs import (
@@ -31,11 +33,14 @@ __all__ = [
     "Assumptions",
     "Catalog",
     "CatalogError",
+    "DecodeResult",
     "HardwareSpec",
     "ModelSpec",
     "SolveResult",
     "UnknownIdError",
     "crossover_batch",
+    "decode",
+    "decode_sweep",
     "default_catalog",
     "load_catalog",
     "make_assumptions",

@@ -85,23 +85,43 @@ def _find(entries: Mapping[str, object], text: str, kind: str):
 def read_catalog_file(path: Path) -> tuple[dict[str, dict], list[CatalogError]]:
     """Parse one catalogue file into {"hardware": {id: spec}, "models": {...}} and problems."""
     label = str(path)
-    found: dict[str, dict] = {"hardware": {}, "models": {}}
     try:
         size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise CatalogError(
-                label, "", "", f"file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,} bytes"
-            )
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except CatalogError as exc:
-        return found, [exc]
+        if size > MAX_FILE_BYTES:  # refused before reading a byte of it
+            return _empty(), [CatalogError(label, "", "", _too_big(size))]
+        with path.open("rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        return found, [CatalogError(label, "", "", f"cannot read file ({exc.strerror})")]
+        return _empty(), [CatalogError(label, "", "", f"cannot read file ({exc.strerror})")]
+    return read_catalog_bytes(data, label)
+
+
+def read_catalog_bytes(data: bytes, label: str) -> tuple[dict[str, dict], list[CatalogError]]:
+    """Parse a catalogue file's contents (e.g. an upload) as `read_catalog_file` does.
+
+    Args:
+        data: the file's bytes; more than MAX_FILE_BYTES is refused unread.
+        label: names the file in every problem (a path, or "upload: NAME").
+    """
+    if len(data) > MAX_FILE_BYTES:
+        return _empty(), [CatalogError(label, "", "", _too_big(len(data)))]
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
-        return found, [CatalogError(label, "", "", "file is not UTF-8 text")]
-    except tomllib.TOMLDecodeError as exc:
-        return found, [CatalogError(label, "", "", f"not valid TOML: {exc}")]
-    return _parse_tables(raw, label, found)
+        return _empty(), [CatalogError(label, "", "", "file is not UTF-8 text")]
+    except ValueError as exc:  # TOMLDecodeError, or an integer of more than 4300 digits
+        return _empty(), [CatalogError(label, "", "", f"not valid TOML: {str(exc)[:200]}")]
+    except RecursionError:  # tomllib recurses once per nested [ or {
+        return _empty(), [CatalogError(label, "", "", "not valid TOML: nested too deeply")]
+    return _parse_tables(raw, label, _empty())
+
+
+def _empty() -> dict[str, dict]:
+    return {"hardware": {}, "models": {}}
+
+
+def _too_big(size: int) -> str:
+    return f"file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,} bytes"
 
 
 def _parse_tables(raw: dict, label: str, found: dict) -> tuple[dict, list[CatalogError]]:

@@ -1,4 +1,4 @@
-"""The command line: `python -m engine solve|sweep|list ...` (flags and JSON keys are a contract).
+"""The command line: `python -m engine solve|sweep|decode|list ...` (flags and keys: a contract).
 
 Bad input of any kind exits with status 2 and one line on stderr, never a traceback. Output
 goes to stdout as JSON (the API's keys), CSV (unit-bearing headers) or a readable table.
@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from engine.api import make_assumptions, solve
 from engine.catalog import Catalog, load_catalog
+from engine.cli_llm import cmd_decode
 from engine.export import records, to_csv
 from engine.parse import CatalogError
 from engine.specs import PRECISIONS
@@ -182,6 +183,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--precision", action="append", choices=PRECISIONS)
     add_assumption_flags(p)
     p.add_argument("--format", choices=["json", "csv", "table"], default="table")
+    p = sub.add_parser("decode", help="an LLM's decode step and prefill (SPEC §2)")
+    p.add_argument("--model", required=True)
+    p.add_argument("--hardware", required=True)
+    p.add_argument("--batch-size", type=int, default=1, help="concurrent sequences (default 1)")
+    p.add_argument("--context", type=int, required=True, help="KV-cache tokens per sequence")
+    p.add_argument("--prompt", type=int, help="prompt tokens for the TTFT (default: --context)")
+    p.add_argument("--precision", default="fp16", choices=PRECISIONS)
+    p.add_argument("--kv-precision", choices=PRECISIONS, help="KV cache (default: --precision)")
+    add_assumption_flags(p)
+    p.add_argument("--format", choices=["json", "table"], default="table")
     p = sub.add_parser("list", help="catalogue entries")
     p.add_argument("what", choices=["models", "hardware"])
     p.add_argument("--format", choices=["json", "table"], default="table")
@@ -191,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
 COMMANDS: dict[str, Callable[[argparse.Namespace, Catalog], str]] = {
     "solve": cmd_solve,
     "sweep": cmd_sweep,
+    "decode": cmd_decode,
     "list": cmd_list,
 }
 

@@ -8,8 +8,10 @@ the assumptions it was computed with, so a downloaded file stands alone.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # imported lazily: `import engine` stays fast
+    import pandas as pd
 
 ASSUMPTION_COLUMNS = (
     "efficiency",
@@ -31,6 +33,8 @@ CSV_RENAMES = {
 
 def _plain(value):
     """numpy/pandas scalars to JSON-safe Python values (NaN and <NA> become None)."""
+    import pandas as pd
+
     if value is pd.NA or value is None:
         return None
     if hasattr(value, "item"):

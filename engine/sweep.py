@@ -8,14 +8,17 @@ their units and match the CLI's JSON keys. No per-row Python loop and no pint he
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from engine.api import check_batches, make_assumptions, resolve_hardware, resolve_model
 from engine.catalog import Catalog
 from engine.roofline import fallback_warning, roofline_terms
 from engine.specs import BYTES_PER_PARAM, Assumptions, HardwareSpec, ModelSpec, check_precision
+
+if TYPE_CHECKING:  # pandas is imported on first sweep, not with `import engine` (0.5 s)
+    import pandas as pd
 
 MAX_SWEEP_ROWS = 2_000_000  # refused before any work: about 1 GB of DataFrame
 GROUP = ["model", "hardware", "precision"]
@@ -28,9 +31,12 @@ def _listify(value, name: str) -> list:
     return items
 
 
-def _categorical(codes: np.ndarray, labels: Sequence[str]) -> pd.Categorical:
+def categorical(codes: np.ndarray, labels: Sequence[str]) -> pd.Categorical:
+    """A categorical column from integer codes into `labels` (labels may repeat)."""
     unique = list(dict.fromkeys(labels))
     remap = np.array([unique.index(label) for label in labels], dtype=np.int32)
+    import pandas as pd
+
     return pd.Categorical.from_codes(remap[codes], categories=unique)
 
 
@@ -110,14 +116,16 @@ def sweep(
         for j, p in enumerate(ps)
     ]
     latency = col(r["latency_s"])
+    import pandas as pd
+
     df = pd.DataFrame(
         {
-            "model": _categorical(mi, [m.id for m in ms]),
-            "hardware": _categorical(hi, [h.id for h in hs]),
+            "model": categorical(mi, [m.id for m in ms]),
+            "hardware": categorical(hi, [h.id for h in hs]),
             "batch_size": batches.astype(np.int64)[bi],
-            "precision": _categorical(pi, ps),
-            "peak_precision": _categorical(hp, used),
-            "bottleneck": _categorical(
+            "precision": categorical(pi, ps),
+            "peak_precision": categorical(hp, used),
+            "bottleneck": categorical(
                 col(r["compute_bound"]).astype(np.int8), ["memory", "compute"]
             ),
             "latency_ms": latency * 1e3,
@@ -139,13 +147,13 @@ def sweep(
             "weight_bytes": col(weight_bytes),
             "memory_capacity_bytes": col(cap),
             "fits_in_memory": col(weight_bytes <= cap),
-            "sample": _categorical(mi, [m.sample for m in ms]),
+            "sample": categorical(mi, [m.sample for m in ms]),
             "efficiency": a.efficiency,
             "layer_overhead_us": a.layer_overhead_s * 1e6,
             "dispatch_overhead_ms": col(dispatch) * 1e3,
             "activation_fraction": a.activation_fraction,
             "flop_convention": a.flop_convention,
-            "warnings": _categorical(hp, warns),
+            "warnings": categorical(hp, warns),
         }
     )
     df["overhead_gap_tflops"] = df["attainable_tflops"] - df["achieved_tflops"]

@@ -8,13 +8,31 @@ Conventions: GB = 1e9 bytes, GiB = 2**30 bytes, all rates decimal (see data/READ
 
 from __future__ import annotations
 
+import functools
 import math
+import re
+from typing import TYPE_CHECKING
 
-import pint
+if TYPE_CHECKING:  # pint loads on first use (with its registry, ~1 s), not on `import engine`
+    import pint
 
-ureg = pint.UnitRegistry()
-ureg.define("flop = [compute] = FLOP")
-Q_ = ureg.Quantity
+
+@functools.cache
+def registry() -> pint.UnitRegistry:
+    """The one registry, built on first use, so `import engine` stays fast."""
+    import pint
+
+    ureg = pint.UnitRegistry()
+    ureg.define("flop = [compute] = FLOP")
+    return ureg
+
+
+def quantity(value, unit: str | None = None) -> pint.Quantity:
+    """A pint Quantity from text ("3.35 TB/s") or from a magnitude and a unit."""
+    return registry().Quantity(value) if unit is None else registry().Quantity(value, unit)
+
+
+_POWER = re.compile(r"\*\*|\^|[⁰¹²³⁴⁵⁶⁷⁸⁹]")  # exponentiation, incl. pint's "m²" form
 
 
 class UnitError(ValueError):
@@ -39,21 +57,27 @@ def to_si(text: str | float | int, unit: str, *, what: str = "value") -> float:
     if isinstance(text, bool):
         raise UnitError(f"{what}: expected a quantity in {unit}, got {text!r}")
     if isinstance(text, int | float):
-        value = float(text)
+        try:
+            value = float(text)
+        except OverflowError:  # an int beyond float range, e.g. 10**400 from a TOML file
+            raise UnitError(f"{what}: the number is beyond floating-point range") from None
     elif isinstance(text, str):
         if len(text) > 100:
             raise UnitError(f"{what}: text longer than 100 characters")
+        if _POWER.search(text):  # pint evaluates 9**9**9 exactly: minutes of CPU per request
+            raise UnitError(f"{what}: powers (**, ^) are not accepted; write e.g. 1.5e12")
+        import pint
+
         try:
-            value = Q_(text.strip()).m_as(unit)
+            value = float(quantity(text.strip()).m_as(unit))
         except pint.DimensionalityError:
             raise UnitError(f"{what}: {text!r} is not in units of {unit}") from None
         except (pint.UndefinedUnitError, pint.errors.DefinitionSyntaxError) as exc:
             raise UnitError(f"{what}: {text!r} has an unknown unit ({exc})") from None
-        except (ValueError, TypeError, SyntaxError, AttributeError, OverflowError, KeyError):
+        except (ValueError, TypeError, SyntaxError, AttributeError, ArithmeticError, KeyError):
             raise UnitError(f"{what}: cannot read {text!r} as a quantity in {unit}") from None
     else:
         raise UnitError(f"{what}: expected a quantity in {unit}, got {type(text).__name__}")
-    value = float(value)
     if not math.isfinite(value):
         raise UnitError(f"{what}: {text!r} is not a finite number")
     return float(f"{value:.12g}")
@@ -61,5 +85,5 @@ def to_si(text: str | float | int, unit: str, *, what: str = "value") -> float:
 
 def fmt(value: float, unit: str, target: str, digits: int = 3) -> str:
     """Format an SI float in a display unit: fmt(3.35e12, "byte/s", "TB/s") -> "3.35 TB/s"."""
-    magnitude = Q_(value, unit).m_as(target)
+    magnitude = quantity(value, unit).m_as(target)
     return f"{magnitude:.{digits}g} {target}"

@@ -1,6 +1,5 @@
 """Single solve: one model × one accelerator × one batch → bound, latency split, roofline."""
 
-import pandas as pd
 import streamlit as st
 
 import engine
@@ -9,7 +8,6 @@ from ui.common import (
     FLOP_NOTE,
     catalog,
     download_csv,
-    num,
     setup_page,
     share_link,
     show_catalog_notes,
@@ -18,6 +16,7 @@ from ui.common import (
 )
 from ui.explain import explain
 from ui.figures import latency_breakdown_figure, roof_table, roofline_figure
+from ui.metrics import result_table, solve_metrics
 from ui.widgets import (
     ASSUMPTION_DEFAULTS,
     SHARED_NAMES,
@@ -81,66 +80,23 @@ show_catalog_notes(cat)
 for w in result.warnings:
     st.warning(w, icon="⚠️")
 
-r = result
-c = st.columns(4)
-c[0].metric("Bottleneck", f"{r.bottleneck}-bound", help=f"{r.bottleneck}-bound")
-c[1].metric(
-    "Latency",
-    f"{r.latency_s * 1e3:.4g} ms",
-    help="max(compute, memory) + fixed overhead, per batch",
-)
-c[2].metric(f"Throughput ({r.sample}s/s)", f"{num(r.throughput_per_s)} /s")
-c[3].metric("MFU", f"{r.mfu:.1%}", help="achieved FLOP/s ÷ full peak FLOP/s")
-c = st.columns(4)
-c[0].metric(
-    "Arithmetic intensity",
-    f"{r.arithmetic_intensity_flop_per_byte:.4g} FLOP/byte",
-    help=FLOP_NOTE[overrides["flop_convention"]],
-)
-c[1].metric(
-    "Ridge: effective / theoretical",
-    f"{r.effective_ridge_flop_per_byte:.4g} / {r.ridge_flop_per_byte:.4g} FLOP/byte",
-)
-c[2].metric(
-    "Achieved / roof",
-    f"{r.achieved_flop_per_s / 1e12:.3g} / {r.attainable_flop_per_s / 1e12:.3g} TFLOP/s",
-)
-c[3].metric(
-    "Energy per batch", f"{r.energy_j * 1e3:.4g} mJ", help="TDP × (0.3 + 0.7·MFU) × latency"
-)
-fit = "fits" if r.fits_in_memory else "does NOT fit"
-st.progress(
-    min(1.0, r.weight_bytes / r.memory_capacity_bytes),
-    text=f"Weights {r.weight_bytes / 1e9:.3g} GB of {r.memory_capacity_bytes / 1e9:.3g} GB "
-    f"({r.memory_capacity_bytes / 2**30:.3g} GiB) capacity — {fit}",
-)
+solve_metrics(result)
 
-for line in explain(r, model.name, hw.name):
+for line in explain(result, model.name, hw.name):
     st.markdown(line)
 
-left, right = st.columns([3, 2])
 points = row.assign(label=f"{model.name}, batch {int(batch)}")
-with left:
-    st.plotly_chart(
-        roofline_figure(
-            points,
-            roof_table(row, {hw_id: hw.name}),
-            overrides["flop_convention"],
-            title=f"Roofline: {hw.name}, {precision}",
-        ),
-        key="solve_roofline",
-        config={"toImageButtonOptions": {"format": "png"}},
-    )
-with right:
-    st.plotly_chart(
-        latency_breakdown_figure(r.t_compute_s * 1e3, r.t_memory_s * 1e3, r.t_overhead_s * 1e3),
-        key="solve_breakdown",
-    )
-
-table = pd.DataFrame(
-    [{k: v for k, v in r.as_dict().items() if k not in ("assumptions", "warnings")}]
+st.plotly_chart(
+    latency_breakdown_figure(
+        result.t_compute_s * 1e3, result.t_memory_s * 1e3, result.t_overhead_s * 1e3
+    ),
+    key="solve_breakdown",
 )
-st.dataframe(table.T.rename(columns={0: "value"}).astype(str), key="solve_table")
+roofs = roof_table(row, {hw_id: hw.name})
+title = f"Roofline: {hw.name}, {precision}"
+figure = roofline_figure(points, roofs, overrides["flop_convention"], title=title)
+st.plotly_chart(figure, key="solve_roofline")
+st.dataframe(result_table(result), key="solve_table", hide_index=True)
 download_csv(row, f"roofline_{model_id}_{hw_id}_b{int(batch)}_{precision}.csv", "solve_csv")
 share_link("solve", query)
 st.caption(

@@ -21,12 +21,12 @@ from engine.catalog import ENV_VAR, user_catalog_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = (
-    ("app.py", "Overview", "🏠"),
-    ("pages/solve.py", "Single solve", "🎯"),
-    ("pages/sweep.py", "Batch sweep", "📈"),
-    ("pages/compare.py", "Hardware comparison", "⚖️"),
-    ("pages/decode.py", "LLM decode", "💬"),
-    ("pages/catalogue.py", "Catalogue", "📚"),
+    ("app.py", "Overview", ":material/home:"),
+    ("pages/solve.py", "Single solve", ":material/target:"),
+    ("pages/sweep.py", "Batch sweep", ":material/show_chart:"),
+    ("pages/compare.py", "Hardware comparison", ":material/compare_arrows:"),
+    ("pages/decode.py", "LLM decode", ":material/chat:"),
+    ("pages/catalogue.py", "Catalogue", ":material/menu_book:"),
 )
 FLOP_NOTE = {
     "catalog": "FLOPs as catalogued (CNN figures count 1 FLOP per MAC; transformers 2)",
@@ -122,6 +122,13 @@ def share_link(url_path: str, query: dict[str, str]) -> str:
     return link
 
 
-def download_csv(df: pd.DataFrame, filename: str, key: str, label: str = "Download CSV") -> None:
-    """CSV download with unit-bearing headers and the assumptions on every row."""
-    st.download_button(label, to_csv(df), file_name=filename, mime="text/csv", key=key, icon="⬇️")
+def download_csv(
+    df: pd.DataFrame, filename: str, key: str, label: str = "Download CSV", *, lazy: bool = False
+) -> None:
+    """CSV download with unit-bearing headers and the assumptions on every row.
+
+    With `lazy` the CSV is written only when the button is clicked (a 2,000-row sweep takes
+    longer to format than the rest of the page's rerun).
+    """
+    data = (lambda: to_csv(df)) if lazy else to_csv(df)
+    st.download_button(label, data, file_name=filename, mime="text/csv", key=key, icon="⬇️")

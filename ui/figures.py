@@ -150,13 +150,13 @@ def roofline_figure(
                 font={"size": 11, "color": GAP_COLOR},
             )
     fig.update_xaxes(
-        type="log", title=f"Arithmetic intensity (FLOP/byte) — {FLOP_NOTE[convention]}"
+        type="log", dtick=1, title=f"Arithmetic intensity (FLOP/byte) — {FLOP_NOTE[convention]}"
     )
-    fig.update_yaxes(type="log", title="Performance (TFLOP/s)")
+    fig.update_yaxes(type="log", dtick=1, title="Performance (TFLOP/s)")
     fig.update_layout(
         title=title,
-        height=520,
-        legend={"font": {"size": 11}},
+        height=620,
+        legend={"orientation": "h", "y": -0.18, "font": {"size": 11}},
         margin={"l": 60, "r": 20, "t": 50, "b": 60},
     )
     return fig

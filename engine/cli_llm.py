@@ -1,0 +1,43 @@
+"""`python -m engine decode`: the LLM serving model (SPEC.md §2) from the shell.
+
+The handler of the `decode` sub-command (its flags are built in engine/cli.py). JSON keys are
+`DecodeResult.as_dict()`'s, a contract; bad input raises ValueError/KeyError, which `main`
+turns into one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from engine.catalog import Catalog
+from engine.llm_sweep import decode
+
+
+def _format_value(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return json.dumps(value) if isinstance(value, dict | list) else str(value)
+
+
+def cmd_decode(args: argparse.Namespace, catalog: Catalog) -> str:
+    """Decode step and prefill of one LLM on one accelerator, as JSON or a table."""
+    result = decode(
+        args.model,
+        args.hardware,
+        args.batch_size,
+        args.context,
+        prompt=args.prompt,
+        precision=args.precision,
+        kv_precision=args.kv_precision,
+        catalog=catalog,
+        efficiency=args.efficiency,
+        layer_overhead_us=args.layer_overhead_us,
+        dispatch_overhead_ms=args.dispatch_overhead_ms,
+        activation_fraction=args.activation_fraction,
+        flop_convention=args.flop_convention,
+    ).as_dict()
+    if args.format == "json":
+        return json.dumps(result, indent=2)
+    width = max(len(k) for k in result)
+    return "\n".join(f"{k:<{width}}  {_format_value(v)}" for k, v in result.items())

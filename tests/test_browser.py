@@ -1,0 +1,131 @@
+"""Real-browser tests: headless Chromium against `streamlit run app.py` (issue 3, must-show 2)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import engine
+from tests.conftest import ROOT, start_server, stop_server, wait_idle
+
+pytestmark = pytest.mark.browser
+REFERENCE = "/solve?model=ResNet-50&hardware=A100&batch=1&precision=fp16"
+SHOTS = os.environ.get("ROOFLINE_SCREENSHOTS")  # e.g. docs/screenshots: refresh README images
+
+
+def metric(page, label: str) -> str:
+    """The displayed value of the st.metric whose label is `label`."""
+    box = (
+        page.locator("[data-testid='stMetric']")
+        .filter(has=page.locator("[data-testid='stMetricLabel']", has_text=label))
+        .first
+    )
+    return box.locator("[data-testid='stMetricValue']").inner_text()
+
+
+@pytest.fixture(scope="module")
+def fresh_server():
+    """A server no browser has visited yet: the deep link below is its very first request."""
+    proc, url = start_server()
+    yield url
+    stop_server(proc)
+
+
+def test_deep_link_as_first_request_shows_the_reference_case(fresh_server, chromium):
+    context = chromium.new_context(viewport={"width": 1400, "height": 2200})
+    page = context.new_page()
+    page.goto(fresh_server + REFERENCE)
+    wait_idle(page)
+    assert "memory" in metric(page, "Bottleneck")
+    assert metric(page, "Latency") == "0.543 ms"
+    assert "1,843" in metric(page, "Throughput")
+    # the entry file's setup ran: our navigation (readable labels) is in the sidebar
+    sidebar = page.locator("[data-testid='stSidebar']").inner_text()
+    assert "Overview" in sidebar and "Single solve" in sidebar
+    if SHOTS:
+        page.screenshot(path=str(ROOT / SHOTS / "solve.png"), full_page=True)
+    context.close()
+
+
+def test_chart_has_roofs_achieved_point_and_overhead_gap(live_server, chromium):
+    page = chromium.new_page(viewport={"width": 1400, "height": 2000})
+    page.goto(live_server + REFERENCE)
+    wait_idle(page)
+    title = page.locator(".gtitle", has_text="Roofline")
+    chart = page.locator(".js-plotly-plot").filter(has=title).first
+    chart.wait_for()
+    legend = chart.locator(".legendtext").all_text_contents()
+    for name in (
+        "Memory roof",
+        "Compute roof",
+        "Effective compute roof",
+        "Achieved",
+        "Fixed-overhead gap",
+    ):
+        assert any(t.startswith(name) for t in legend), (name, legend)
+    annotations = " ".join(chart.locator(".annotation-text").all_text_contents())
+    assert "gap 0.515 ms (95%)" in annotations
+    page.close()
+
+
+def test_csv_download_parses_and_matches_the_engine(live_server, chromium, tmp_path):
+    page = chromium.new_page(accept_downloads=True, viewport={"width": 1400, "height": 2000})
+    page.goto(live_server + REFERENCE)
+    wait_idle(page)
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download CSV").first.click()
+    target = tmp_path / "solve.csv"
+    info.value.save_as(target)
+    df = pd.read_csv(target)
+    expected = engine.solve("ResNet-50", "A100", 1, "fp16")
+    assert len(df) == 1 and df["model"][0] == "ResNet-50"
+    assert df["latency_ms"][0] == pytest.approx(expected.latency_s * 1e3)
+    assert df["compute_efficiency_fraction"][0] == pytest.approx(0.5)
+    assert "flop_convention" in df.columns and "dispatch_overhead_ms" in df.columns
+    page.close()
+
+
+def test_edited_scenario_link_reproduces_in_a_new_browser_context(live_server, chromium):
+    first = chromium.new_context(viewport={"width": 1400, "height": 2000})
+    page = first.new_page()
+    page.goto(live_server + REFERENCE)
+    wait_idle(page)
+    batch = page.get_by_label("Batch size (samples)")
+    batch.fill("64")
+    batch.press("Enter")
+    wait_idle(page)
+    page.wait_for_function("() => location.search.includes('batch=64')", timeout=10_000)
+    page.get_by_text("Share this scenario").click()
+    link = page.locator("[data-testid='stCode'] code").first.inner_text().strip()
+    assert link.startswith(live_server + "/solve?") and "batch=64" in link
+    assert "efficiency=0.5" in link and "flop_convention=catalog" in link
+    shown = metric(page, "Latency")
+    first.close()
+
+    second = chromium.new_context(viewport={"width": 1400, "height": 2000})
+    again = second.new_page()
+    again.goto(link)
+    wait_idle(again)
+    assert metric(again, "Latency") == shown
+    expected = engine.solve("ResNet-50", "A100", 64, "fp16")
+    assert metric(again, "Bottleneck").startswith(expected.bottleneck)
+    assert again.get_by_label("Batch size (samples)").input_value() == "64"
+    second.close()
+
+
+def test_screenshots_for_the_readme(live_server, chromium):
+    """One screenshot per page (the README shows them); skipped pages must still render."""
+    out = ROOT / SHOTS if SHOTS else None
+    page = chromium.new_page(viewport={"width": 1400, "height": 1800})
+    for path in sorted(p.stem for p in (ROOT / "pages").glob("*.py")):
+        page.goto(f"{live_server}/{path}")
+        wait_idle(page)
+        assert page.locator("[data-testid='stException']").count() == 0, path
+        if out:
+            Path(out).mkdir(parents=True, exist_ok=True)
+            if path != "solve":
+                page.screenshot(path=str(out / f"{path}.png"), full_page=True)
+    page.close()
