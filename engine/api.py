@@ -54,6 +54,8 @@ def check_batch(batch_size: object) -> int:
     """A whole number of samples from 1 to MAX_BATCH, or ValueError."""
     if isinstance(batch_size, bool) or not isinstance(batch_size, int | float):
         raise ValueError(f"batch size must be a whole number, got {batch_size!r}")
+    if isinstance(batch_size, int) and not 1 <= batch_size <= MAX_BATCH:  # 10**400 too
+        raise ValueError(f"batch size must be a whole number between 1 and {MAX_BATCH:,}")
     if not math.isfinite(batch_size) or batch_size != int(batch_size):
         raise ValueError(f"batch size must be a whole number, got {batch_size!r}")
     if not 1 <= batch_size <= MAX_BATCH:
@@ -99,6 +101,8 @@ def make_assumptions(assumptions: Assumptions | None = None, **overrides: object
             isinstance(value, bool) or not isinstance(value, int | float)
         ):
             raise ValueError(f"{name} must be a number, got {value!r}")
+        if isinstance(value, int) and abs(value) > 1e300:  # float(10**400) would overflow
+            raise ValueError(f"{name} is out of range")
     scale = {
         "layer_overhead_us": ("layer_overhead_s", 1e-6),
         "dispatch_overhead_ms": ("dispatch_overhead_s", 1e-3),

@@ -83,13 +83,14 @@ def _text(table: dict, name: str, entry: str, origin: str, default: str = "") ->
     return value.strip()
 
 
-def _quantity(table: dict, name: str, unit: str, entry: str, origin: str) -> float:
+def _quantity(table: dict, name: str, unit: str, entry: str, origin: str, field: str = "") -> float:
+    field = field or name  # where the error points, e.g. "peak.fp16" for the fp16 key
     try:
         value = to_si(table[name], unit, what=name)
     except UnitError as exc:
-        raise CatalogError(origin, entry, name, str(exc).split(": ", 1)[-1]) from None
+        raise CatalogError(origin, entry, field, str(exc).split(": ", 1)[-1]) from None
     if value < 0 or (value == 0 and name != "dispatch_overhead"):
-        raise CatalogError(origin, entry, name, f"must be positive, got {table[name]!r}")
+        raise CatalogError(origin, entry, field, f"must be positive, got {table[name]!r}")
     return value
 
 
@@ -124,7 +125,8 @@ def parse_hardware(entry: str, table: object, *, origin: str = "built-in") -> Ha
             check_precision(precision)
         except ValueError as exc:
             raise CatalogError(origin, where, f"peak.{precision}"[:40], str(exc)) from None
-        peaks[precision] = _quantity(peaks_in, precision, "flop/s", where, origin)
+        field = f"peak.{precision}"[:40]
+        peaks[precision] = _quantity(peaks_in, precision, "flop/s", where, origin, field)
     if "fp16" not in peaks:
         raise CatalogError(origin, where, "peak.fp16", "required (the fallback peak)")
     try:
@@ -143,6 +145,8 @@ def parse_hardware(entry: str, table: object, *, origin: str = "built-in") -> Ha
             aliases=_aliases(t, where, origin),
             origin=origin,
         )
+    except CatalogError:
+        raise  # already names its field (raised while reading the arguments above)
     except ValueError as exc:
         raise CatalogError(origin, where, "", str(exc)) from None
 
@@ -201,5 +205,7 @@ def parse_model(entry: str, table: object, *, origin: str = "built-in") -> Model
             aliases=_aliases(t, where, origin),
             origin=origin,
         )
+    except CatalogError:
+        raise  # already names its field (raised while reading the arguments above)
     except ValueError as exc:
         raise CatalogError(origin, where, "", str(exc)) from None

@@ -7,7 +7,7 @@ their units and match the CLI's JSON keys. No per-row Python loop and no pint he
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,7 +25,8 @@ GROUP = ["model", "hardware", "precision"]
 
 
 def _listify(value, name: str) -> list:
-    items = [value] if isinstance(value, str | ModelSpec | HardwareSpec) else list(value)
+    single = isinstance(value, str | ModelSpec | HardwareSpec) or not isinstance(value, Iterable)
+    items = [value] if single else list(value)  # one value (a batch of 4, None, ...) or a list
     if not items:
         raise ValueError(f"{name}: give at least one")
     return items
