@@ -19,7 +19,7 @@ from engine.catalog import Catalog
 from engine.parse import CatalogError
 from engine.roofline import fallback_warning
 from engine.specs import BYTES_PER_PARAM, Assumptions, HardwareSpec, ModelSpec, check_precision
-from engine.sweep import categorical
+from engine.sweep import as_list, categorical
 
 if TYPE_CHECKING:  # pandas loads on first sweep, keeping `import engine` fast
     import pandas as pd
@@ -240,8 +240,8 @@ def decode_sweep(
 
 def _grid(models, hardware, batch_sizes, contexts, catalog: Catalog | None) -> tuple:
     """The checked axes of a sweep; over MAX_DECODE_SWEEP_ROWS is refused before any work."""
-    ms, hs = _listify(models, "models"), _listify(hardware, "hardware")
-    bs, cs = _listify(batch_sizes, "batch_sizes"), _listify(contexts, "contexts")
+    ms, hs = as_list(models, "models"), as_list(hardware, "hardware")
+    bs, cs = as_list(batch_sizes, "batch_sizes"), as_list(contexts, "contexts")
     rows, limit = len(ms) * len(hs) * len(bs) * len(cs), MAX_DECODE_SWEEP_ROWS
     if rows > limit:
         raise ValueError(f"sweep of {rows:,} scenarios is over the limit of {limit:,}")
@@ -251,13 +251,6 @@ def _grid(models, hardware, batch_sizes, contexts, catalog: Catalog | None) -> t
         api.check_batches(bs),
         llm.check_token_list(cs, "contexts"),
     )
-
-
-def _listify(value, name: str) -> list:
-    items = [value] if isinstance(value, str | ModelSpec | HardwareSpec) else list(value)
-    if not items:
-        raise ValueError(f"{name}: give at least one")
-    return items
 
 
 def _frame(t: dict, ms, hs, batches, ctxs, prompt_axis, setup: _Setup) -> pd.DataFrame:

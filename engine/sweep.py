@@ -24,7 +24,8 @@ MAX_SWEEP_ROWS = 2_000_000  # refused before any work: about 1 GB of DataFrame
 GROUP = ["model", "hardware", "precision"]
 
 
-def _listify(value, name: str) -> list:
+def as_list(value, name: str) -> list:
+    """One value or an iterable of them, as a non-empty list (ValueError when empty)."""
     single = isinstance(value, str | ModelSpec | HardwareSpec) or not isinstance(value, Iterable)
     items = [value] if single else list(value)  # one value (a batch of 4, None, ...) or a list
     if not items:
@@ -63,10 +64,10 @@ def sweep(
         Rows ordered model, hardware, precision, then batch; columns as `SolveResult.as_dict`
         with the assumptions flattened into columns and the warnings as text.
     """
-    ms = [resolve_model(m, catalog) for m in _listify(models, "models")]
-    hs = [resolve_hardware(h, catalog) for h in _listify(hardware, "hardware")]
-    ps = [check_precision(p) for p in _listify(precisions, "precisions")]
-    batches = check_batches(_listify(batch_sizes, "batch_sizes"))
+    ms = [resolve_model(m, catalog) for m in as_list(models, "models")]
+    hs = [resolve_hardware(h, catalog) for h in as_list(hardware, "hardware")]
+    ps = [check_precision(p) for p in as_list(precisions, "precisions")]
+    batches = check_batches(as_list(batch_sizes, "batch_sizes"))
     rows = len(ms) * len(hs) * len(ps) * len(batches)
     if rows > MAX_SWEEP_ROWS:
         raise ValueError(f"sweep of {rows:,} scenarios is over the limit of {MAX_SWEEP_ROWS:,}")

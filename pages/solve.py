@@ -8,6 +8,7 @@ from ui.common import (
     FLOP_NOTE,
     catalog,
     download_csv,
+    plain,
     setup_page,
     share_link,
     show_catalog_notes,
@@ -73,7 +74,7 @@ values = {
 query = state.publish(PAGE, params, values, shared=SHARED_NAMES)
 
 # --- render -----------------------------------------------------------------
-st.title(f"{model.name} on {hw.name}")
+st.title(f"{plain(model.name)} on {plain(hw.name)}")
 st.caption(f"Batch {int(batch)} · {precision} · {FLOP_NOTE[overrides['flop_convention']]}")
 show_param_warnings(warnings)
 show_catalog_notes(cat)
@@ -82,7 +83,7 @@ for w in result.warnings:
 
 solve_metrics(result)
 
-for line in explain(result, model.name, hw.name):
+for line in explain(result, plain(model.name), plain(hw.name)):
     st.markdown(line)
 
 points = row.assign(label=f"{model.name}, batch {int(batch)}")

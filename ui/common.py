@@ -82,17 +82,26 @@ def catalog() -> Catalog:
     return _catalog(os.environ.get(ENV_VAR, ""), _file_stamp())
 
 
+_MARKDOWN = re.compile(r"([\\`\[\]()<>!$])")  # what can make links, images, code, HTML, maths
+
+
+def plain(text: object) -> str:
+    """User or file text made inert for st.markdown/st.warning: markdown syntax backslashed, so
+    `[x](javascript:...)` shows as text, never as a link (HTML is already escaped by Streamlit)."""
+    return _MARKDOWN.sub(r"\\\1", str(text))
+
+
 def show_catalog_notes(cat: Catalog) -> None:
     """Team-catalogue problems and overrides, visible but out of the way."""
     if cat.problems:
         with st.expander(f"⚠️ {len(cat.problems)} problem(s) in team catalogue files", True):
             for problem in cat.problems:
-                st.warning(str(problem), icon="⚠️")
+                st.warning(plain(problem), icon="⚠️")
             st.caption("Entries with problems were skipped; everything else works.")
     if cat.overrides:
         with st.expander(f"{len(cat.overrides)} built-in entries overridden by team files"):
             for note in cat.overrides:
-                st.write(note)
+                st.markdown(plain(note))
 
 
 def show_param_warnings(warnings: list[str]) -> None:
@@ -100,7 +109,7 @@ def show_param_warnings(warnings: list[str]) -> None:
     if warnings:
         st.warning(
             "Some share-link parameters were ignored; defaults used instead:\n\n"
-            + "\n".join(f"- {w}" for w in warnings),
+            + "\n".join(f"- {plain(w)}" for w in warnings),
             icon="🔗",
         )
 
@@ -122,6 +131,20 @@ def share_link(url_path: str, query: dict[str, str]) -> str:
     return link
 
 
+def defuse_formulas(df: pd.DataFrame) -> pd.DataFrame:
+    """Text cells that a spreadsheet would run as a formula (=, +, -, @ first) get a leading
+    apostrophe (OWASP "CSV injection"); numbers are untouched."""
+    text_cols = [c for c in df.columns if df[c].dtype.kind not in "fiub"]
+    risky = [c for c in text_cols if df[c].astype(str).str.match(r"^[=+\-@\t\r]").any()]
+    if not risky:
+        return df
+    out = df.copy()
+    for c in risky:
+        col = out[c].astype(str)
+        out[c] = col.where(~col.str.match(r"^[=+\-@\t\r]"), "'" + col)
+    return out
+
+
 def download_csv(
     df: pd.DataFrame, filename: str, key: str, label: str = "Download CSV", *, lazy: bool = False
 ) -> None:
@@ -130,5 +153,6 @@ def download_csv(
     With `lazy` the CSV is written only when the button is clicked (a 2,000-row sweep takes
     longer to format than the rest of the page's rerun).
     """
-    data = (lambda: to_csv(df)) if lazy else to_csv(df)
+    safe = defuse_formulas(df)
+    data = (lambda: to_csv(safe)) if lazy else to_csv(safe)
     st.download_button(label, data, file_name=filename, mime="text/csv", key=key, icon="⬇️")
