@@ -28,6 +28,17 @@ CSV_RENAMES = {
     "efficiency": "compute_efficiency_fraction",
     "activation_fraction": "activation_traffic_fraction",
     "warnings": "warning",
+    "context": "context_tokens",
+    "prompt": "prompt_tokens",
+    "max_context_at_batch": "max_context_at_batch_tokens",
+    "decode_flops": "decode_work_flop_per_step",
+    "decode_bytes": "decode_traffic_bytes_per_step",
+    "prefill_flops": "prefill_work_flop_per_batch",
+    "prefill_bytes": "prefill_traffic_bytes_per_batch",
+    "decode_mfu": "decode_mfu_fraction",
+    "prefill_mfu": "prefill_mfu_fraction",
+    "decode_overhead_share": "decode_overhead_share_fraction",
+    "prefill_overhead_share": "prefill_overhead_share_fraction",
 }
 
 

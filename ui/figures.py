@@ -198,7 +198,7 @@ def roofline_figure(
         ]
     )
     layout = {
-        "title": {"text": title},
+        "title": {"text": html.escape(title)},
         "height": 620,
         "xaxis": {
             "type": "log",

@@ -1,0 +1,192 @@
+"""Unit tests of the LLM decode page's pure builders (ui/figures_llm.py), without a browser.
+
+Expected values come from the engine (`engine.decode`, `engine.decode_sweep`), never typed in;
+every figure is re-validated by plotly (the builders skip validation for speed).
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import engine
+from ui import figures_llm as fl
+from ui.common import num
+
+CATALOG = engine.load_catalog()
+LLMS = [m.id for m in CATALOG.models.values() if m.is_decoder_llm]
+CONTEXTS, BATCHES = [1024, 4096, 16384, 65536], [2**k for k in range(9)]
+
+
+def scenario(model="Llama-3.1-8B", hardware="A100", batch=1, context=4096, prompt=1024, **kw):
+    """(engine.decode(...).as_dict(), the page's sweep holding this scenario)."""
+    r = engine.decode(model, hardware, batch, context, prompt=prompt, catalog=CATALOG, **kw)
+    contexts, batches = sorted({*CONTEXTS, context}), sorted({*BATCHES, batch})
+    sweep_prompt = prompt if prompt <= contexts[0] else None
+    df = engine.decode_sweep(
+        model, hardware, batches, contexts, prompt=sweep_prompt, catalog=CATALOG, **kw
+    )
+    return r.as_dict(), df
+
+
+def names(fig: go.Figure) -> list[str]:
+    return [t.name for t in fig.data]
+
+
+def trace(fig: go.Figure, prefix: str):
+    found = [t for t in fig.data if (t.name or "").startswith(prefix)]
+    assert len(found) == 1, (prefix, names(fig))
+    return found[0]
+
+
+def valid(fig: go.Figure) -> go.Figure:
+    """`fig`, after plotly's full validation of a copy (the builders skip it; raises if invalid)."""
+    go.Figure(fig.to_dict())
+    return fig
+
+
+def test_phase_points_are_the_engines_prefill_and_decode():
+    r, _ = scenario()
+    points = fl.phase_points(r).set_index("phase")
+    assert list(points.index) == ["prefill", "decode"]
+    for phase, latency in (("prefill", "ttft_ms"), ("decode", "tpot_ms")):
+        p = points.loc[phase]
+        ai = r[f"{phase}_arithmetic_intensity_flop_per_byte"]
+        assert p["arithmetic_intensity_flop_per_byte"] == pytest.approx(ai)
+        assert p["attainable_tflops"] == pytest.approx(r[f"{phase}_attainable_tflops"])
+        assert p["achieved_tflops"] == pytest.approx(r[f"{phase}_achieved_tflops"])
+        assert p["latency_ms"] == pytest.approx(r[latency])
+        assert p["bottleneck"] == r[f"{phase}_bottleneck"]
+    assert points.loc["decode", "bottleneck"] == "memory"  # Llama-3.1-8B, A100, batch 1
+    assert points.loc["prefill", "bottleneck"] == "compute"
+
+
+def test_roofline_has_both_operating_points_roofs_and_gaps():
+    r, _ = scenario()
+    fig = valid(fl.decode_roofline(r, "NVIDIA A100 80GB SXM", "Roofline"))
+    for prefix in ("Memory roof", "Compute roof", "Effective compute roof", "Ridge points"):
+        trace(fig, prefix)
+    top, low = trace(fig, "Attainable"), trace(fig, "Achieved")
+    ais = [r[f"{p}_arithmetic_intensity_flop_per_byte"] for p in fl.PHASES]
+    assert list(top.x) == pytest.approx(ais) and list(low.x) == pytest.approx(ais)
+    assert list(top.y) == pytest.approx([r[f"{p}_attainable_tflops"] for p in fl.PHASES])
+    assert list(low.y) == pytest.approx([r[f"{p}_achieved_tflops"] for p in fl.PHASES])
+    gap = trace(fig, "Fixed-overhead gap")  # segments attainable -> achieved, NaN-separated
+    assert gap.y[0] == pytest.approx(top.y[0]) and gap.y[1] == pytest.approx(low.y[0])
+    assert gap.y[3] == pytest.approx(top.y[1]) and gap.y[4] == pytest.approx(low.y[1])
+    peak = trace(fig, "Compute roof").y[0]
+    assert peak == pytest.approx(r["peak_tflops"])
+    assert trace(fig, "Effective compute roof").y[0] == pytest.approx(peak * 0.5)
+    texts = " ".join(a.text for a in fig.layout.annotations)
+    assert "<b>prefill</b>" in texts and "<b>decode</b>" in texts and "gap" in texts
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+
+
+@pytest.mark.parametrize("column", list(fl.SPEED_CHARTS))
+def test_speed_figures_draw_one_line_per_context(column):
+    r, df = scenario()
+    fig = valid(fl.speed_figure(df, column, (1, 4096)))
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert fig.layout.yaxis.title.text == fl.SPEED_CHARTS[column][1]
+    for ctx in CONTEXTS:
+        line, rows = trace(fig, f"context {ctx:,} tokens"), df[df["context"] == ctx]
+        assert list(line.x) == BATCHES
+        assert list(line.y) == pytest.approx(rows.sort_values("batch_size")[column].tolist())
+        no_fit = [s == "x" for s in line.marker.symbol]
+        assert no_fit == (~rows.sort_values("batch_size")["fits_in_memory"]).tolist()
+    star = trace(fig, "This scenario")
+    assert list(star.x) == [1] and star.y[0] == pytest.approx(r[column])
+    trace(fig, "✕ does not fit")
+
+
+def test_memory_figure_marks_capacity_weights_and_out_of_memory_region():
+    r, df = scenario()
+    fig = valid(fl.memory_figure(df, (1, 4096)))
+    capacity = CATALOG.hardware["A100"].memory_capacity_bytes / 1e9  # 80 GiB = 85.9 GB
+    cap = trace(fig, "Capacity")
+    assert list(cap.y) == pytest.approx([capacity, capacity])
+    assert "85.90 GB (80.00 GiB)" in cap.name
+    assert list(trace(fig, "Weights alone").y) == pytest.approx([r["weight_bytes"] / 1e9] * 2)
+    oom = trace(fig, "Out of memory")
+    assert oom.fill == "toself" and min(oom.y) == pytest.approx(capacity)
+    assert max(oom.y) > df["memory_required_bytes"].max() / 1e9  # covers every point above
+    assert min(oom.x) <= min(BATCHES) and max(oom.x) >= max(BATCHES)
+    line = trace(fig, "context 4,096 tokens")
+    rows = df[df["context"] == 4096].sort_values("batch_size")
+    assert list(line.y) == pytest.approx((rows["memory_required_bytes"] / 1e9).tolist())
+    most = trace(fig, "Max batch")
+    assert list(most.x) == [r["max_batch_at_context"]] * 2 and most.y[1] == pytest.approx(capacity)
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+
+
+def test_explanation_of_the_memory_bound_default_uses_engine_numbers():
+    r, df = scenario()
+    text = "\n".join(fl.explain_decode(r, df, "A100"))
+    assert "**Decode is memory-bound.**" in text and "**Prefill is compute-bound.**" in text
+    assert f"{num(r['tpot_ms'])} ms" in text and f"{num(r['ttft_ms'])} ms" in text
+    assert f"{r['max_batch_at_context']:,} sequences fit" in text
+    assert "stays memory-bound up to batch 256" in text  # context 4096: never crosses in sweep
+    assert "KV-cache quantisation" in text and "more bandwidth" in text
+
+
+def test_explanation_names_the_crossover_batch_of_the_sweep():
+    # SPEC/issue 4: batch 256 at context 128 on H100 is compute-bound.
+    r, df = scenario(hardware="H100", batch=256, context=128, prompt=128)
+    assert r["decode_bottleneck"] == "compute"
+    first = fl.first_compute_bound(df, 128)
+    assert first is not None and first["batch_size"] <= 256
+    text = "\n".join(fl.explain_decode(r, df, "H100"))
+    assert "**Decode is compute-bound.**" in text
+    assert f"turns compute-bound at batch {first['batch_size']:,}" in text
+
+
+def test_explanation_and_metrics_say_when_it_does_not_fit():
+    r, df = scenario(model="Llama-3.1-70B", hardware="H100", batch=4, context=8192)
+    assert not r["fits_in_memory"]
+    assert any("Does not fit" in line for line in fl.explain_decode(r, df, "H100"))
+    cards = {label: value for label, value, _ in fl.headline_metrics(r)}
+    assert cards["Max batch at this context (sequences)"] == "0"
+    assert "does NOT fit" in fl.memory_split(r)
+
+
+def test_headline_metrics_carry_units_and_engine_values():
+    r, _ = scenario()
+    cards = {label: value for label, value, _ in fl.headline_metrics(r)}
+    assert cards["TPOT (ms)"] == num(r["tpot_ms"]) == "8.475"
+    assert cards["Per user (tokens/s)"] == num(r["tokens_per_s"])
+    assert cards["Aggregate (tokens/s)"] == num(r["aggregate_tokens_per_s"])
+    assert cards["TTFT (ms)"] == num(r["ttft_ms"])
+    assert cards["Memory used / capacity (GB)"] == "16.60 / 85.90"
+    assert cards["Decode bottleneck"] == "memory" and cards["Prefill bottleneck"] == "compute"
+    assert cards["Max batch at this context (sequences)"] == f"{r['max_batch_at_context']:,}"
+    assert cards["Max context at this batch (tokens)"] == f"{r['max_context_at_batch']:,}"
+    assert fl.memory_split(r) == "weights 16.06 GB + KV cache 0.5369 GB, fits"
+
+
+def test_display_table_headers_carry_units():
+    _, df = scenario()
+    table = fl.display_table(df)
+    assert list(table.columns) == list(fl.TABLE_HEADERS.values()) and len(table) == len(df)
+    assert table["KV cache (GB)"].tolist() == pytest.approx((df["kv_cache_bytes"] / 1e9).tolist())
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    model=st.sampled_from(LLMS),
+    hardware=st.sampled_from(sorted(CATALOG.hardware)),
+    batch=st.integers(1, 4096),
+    context=st.integers(1, 2_000_000),
+    kv=st.sampled_from(["fp16", "fp8", "int4"]),
+)
+def test_builders_work_for_any_catalogued_scenario(model, hardware, batch, context, kv):
+    r, df = scenario(model, hardware, batch, context, prompt=min(1024, context), kv_precision=kv)
+    fl.explain_decode(r, df, hardware)
+    assert len(fl.headline_metrics(r)) == 10
+    for fig in (
+        fl.decode_roofline(r, hardware, "t"),
+        fl.memory_figure(df, (batch, context)),
+        *(fl.speed_figure(df, c, (batch, context)) for c in fl.SPEED_CHARTS),
+    ):
+        valid(fig)

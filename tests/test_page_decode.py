@@ -1,0 +1,197 @@
+"""AppTest tests of the LLM decode page (pages/decode.py, issue 4 must-show 2).
+
+Every expected number is computed with the engine (`engine.decode`), never typed in; the page
+is opened from the entry file, as a user's browser would route to it (../shared/TESTING.md).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import engine
+from tests.conftest import ROOT
+from ui import custom
+from ui import figures_llm as fl
+from ui.common import num
+
+PAGE = "pages/decode.py"
+DEFAULT = {"model": "Llama-3.1-8B", "hardware": "A100", "batch": 1, "context": 4096}
+CONTEXTS, BATCHES = [1024, 4096, 16384, 65536], [2**k for k in range(9)]
+
+
+def open_page(query: dict[str, str] | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def shown(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def text(elements) -> str:
+    """The elements' text with markdown escapes removed (warnings backslash user text)."""
+    return " ".join(e.value for e in elements).replace("\\", "")
+
+
+def url(at: AppTest, key: str) -> str:
+    """What the page wrote into the share link for `key` (the last value if repeated)."""
+    value = at.query_params[key]
+    return value[-1] if isinstance(value, list) else value
+
+
+def expected(model="Llama-3.1-8B", hardware="A100", batch=1, context=4096, prompt=1024, **kw):
+    return engine.decode(model, hardware, batch, context, prompt=prompt, **kw).as_dict()
+
+
+def assert_metrics_match(at: AppTest, r: dict) -> None:
+    m = shown(at)
+    assert m["TPOT (ms)"] == num(r["tpot_ms"])
+    assert m["Per user (tokens/s)"] == num(r["tokens_per_s"])
+    assert m["Aggregate (tokens/s)"] == num(r["aggregate_tokens_per_s"])
+    assert m["TTFT (ms)"] == num(r["ttft_ms"])
+    assert m["Memory used / capacity (GB)"] == (
+        f"{fl.gb(r['memory_required_bytes'])} / {fl.gb(r['memory_capacity_bytes'])}"
+    )
+    assert m["Decode bottleneck"] == r["decode_bottleneck"]
+    assert m["Prefill bottleneck"] == r["prefill_bottleneck"]
+    assert m["Max batch at this context (sequences)"] == f"{r['max_batch_at_context']:,}"
+    assert m["Max context at this batch (tokens)"] == f"{r['max_context_at_batch']:,}"
+    assert f"Memory: {fl.memory_split(r)}." in [c.value for c in at.caption]
+
+
+def test_default_run_shows_the_engines_numbers():
+    at = open_page()
+    r = expected()
+    assert_metrics_match(at, r)
+    assert shown(at)["TPOT (ms)"] == "8.475" and shown(at)["Decode bottleneck"] == "memory"
+    assert not at.warning and not at.error  # no ignored assumption was passed to the engine
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert len(charts) == 4
+    roofline = [t["name"] for t in charts[0]["data"]]
+    assert "Attainable (on the roof)" in roofline and "Fixed-overhead gap" in roofline
+    memory = [t["name"] for t in charts[3]["data"]]
+    assert any(n.startswith("Capacity 85.90 GB") for n in memory)
+    assert "Out of memory (above capacity)" in memory
+    explained = text(at.markdown)
+    assert "**Decode is memory-bound.**" in explained and "KV-cache quantisation" in explained
+    assert "Assumptions" in " ".join(e.label for e in at.expander)
+    assert url(at, "model") == "Llama-3.1-8B" and url(at, "context") == "4096"
+    assert "activation_fraction" not in at.query_params
+
+
+def test_changing_context_changes_tpot_and_kv_cache():
+    at = open_page()
+    before = shown(at)
+    at.number_input(key="decode:context").set_value(16384).run()
+    assert not at.exception
+    r = expected(context=16384)
+    assert_metrics_match(at, r)
+    assert shown(at)["TPOT (ms)"] != before["TPOT (ms)"]
+    assert r["kv_cache_bytes"] == pytest.approx(4 * expected()["kv_cache_bytes"])
+    assert url(at, "context") == "16384"
+
+
+def test_kv_precision_fp8_halves_the_kv_cache():
+    at = open_page()
+    at.selectbox(key="decode:kv_precision").set_value("fp8").run()
+    assert not at.exception
+    r = expected(kv_precision="fp8")
+    assert r["kv_cache_bytes"] == pytest.approx(expected()["kv_cache_bytes"] / 2)
+    assert_metrics_match(at, r)
+    assert url(at, "kv_precision") == "fp8"
+
+
+def test_query_string_sets_the_widgets():
+    query = {"model": "Llama-3.1-70B", "hardware": "H100", "context": "8192"}
+    at = open_page(query | {"batch": "4", "kv_precision": "fp8"})
+    assert at.selectbox(key="decode:model").value == "Llama-3.1-70B"
+    assert at.selectbox(key="decode:hardware").value == "H100"
+    assert at.number_input(key="decode:context").value == 8192
+    assert at.number_input(key="decode:batch").value == 4
+    assert at.selectbox(key="decode:kv_precision").value == "fp8"
+    assert not at.warning
+    r = expected("Llama-3.1-70B", "H100", 4, 8192, kv_precision="fp8")
+    assert_metrics_match(at, r)
+    assert not r["fits_in_memory"]  # 141 GB of fp16 weights on an 80 GB card: said plainly
+    assert "Does not fit" in text(at.markdown)
+
+
+def test_invalid_query_string_warns_and_uses_defaults():
+    at = open_page({"context": "-5", "model": "ResNet-50", "kv_precision": "fp3"})
+    warning = text(at.warning)
+    assert "'context'" in warning and "out of range" in warning
+    assert "ResNet-50 is not a decoder LLM" in warning  # names why
+    assert "'kv_precision'" in warning and "fp3" in warning
+    assert at.selectbox(key="decode:model").value == DEFAULT["model"]
+    assert at.number_input(key="decode:context").value == DEFAULT["context"]
+    assert at.selectbox(key="decode:kv_precision").value == "same"
+    assert_metrics_match(at, expected())
+    assert url(at, "model") == "Llama-3.1-8B"  # the link heals itself
+
+
+def test_prompt_longer_than_the_context_is_explained():
+    at = open_page({"context": "512", "prompt": "1024"})
+    errors = text(at.error)
+    assert "longer than the context" in errors and "Showing a prompt of 512 tokens" in errors
+    assert_metrics_match(at, expected(context=512, prompt=512))
+
+
+def test_bad_context_list_is_reported_and_the_page_still_works():
+    at = open_page()
+    at.text_input(key="decode:contexts").set_value("1024, lots").run()
+    assert not at.exception
+    assert "Context list not used" in text(at.error)
+    assert_metrics_match(at, expected())
+
+
+def test_csv_of_the_table_parses_with_unit_bearing_columns():
+    at = open_page()
+    assert at.download_button(key="decode_csv").label == "Download CSV"
+    df = engine.decode_sweep("Llama-3.1-8B", "A100", BATCHES, CONTEXTS, prompt=1024)
+    shown_table = at.dataframe[0].value
+    pd.testing.assert_frame_equal(shown_table, fl.display_table(df), check_dtype=False)
+    csv = pd.read_csv(io.StringIO(engine.to_csv(df)))
+    assert len(csv) == len(BATCHES) * len(CONTEXTS)
+    for column in (
+        "tpot_ms",
+        "tokens_per_s",
+        "aggregate_tokens_per_s",
+        "ttft_ms",
+        "kv_cache_bytes",
+        "kv_cache_bytes_per_token",
+        "weight_bytes",
+        "memory_required_bytes",
+        "memory_capacity_bytes",
+        "decode_arithmetic_intensity_flop_per_byte",
+        "compute_efficiency_fraction",
+        "layer_overhead_us",
+        "dispatch_overhead_ms",
+        "kv_precision",
+    ):
+        assert column in csv.columns, column
+    row = csv[(csv["context_tokens"] == 4096) & (csv["batch_size"] == 1)].iloc[0]
+    assert row["tpot_ms"] == pytest.approx(expected()["tpot_ms"])
+    assert row["kv_cache_bytes"] == 536_870_912  # issue 4: 2·32·8·128·2 B × 4096 tokens
+
+
+def test_custom_accelerator_from_the_link_is_used_and_custom_model_explained():
+    chip = "name=My chip;fp16=400 TFLOP/s;bandwidth=1.5 TB/s;capacity=64 GiB;dispatch=0.01 ms"
+    chip += ";tdp=350 W"
+    toy = "name=Mine;params=1e9;flops=2 GFLOP;convention=mac2;layers=24"
+    at = open_page({"custom_hw": chip, "hardware": "Custom-HW", "custom_model": toy})
+    assert not at.warning
+    assert at.selectbox(key="decode:hardware").value == "Custom-HW"
+    hw = custom.hardware_from(custom.decode(chip, custom.HW_FIELDS))
+    assert_metrics_match(at, expected(hardware=hw))
+    assert "Custom models are not offered here" in text(at.info)
+    assert url(at, "custom_hw") == chip and url(at, "custom_model") == toy  # kept in the link
