@@ -110,7 +110,7 @@ def test_csv_download_parses_and_matches_the_engine(live_server, chromium, tmp_p
     assert {"compute_efficiency_fraction", "layer_overhead_us", "dispatch_overhead_ms"} <= set(
         df.columns
     )
-    row = df[(df["context"] == 4096) & (df["batch_size"] == 1)].iloc[0]
+    row = df[(df["context_tokens"] == 4096) & (df["batch_size"] == 1)].iloc[0]
     r = engine.decode("Llama-3.1-8B", "A100", 1, 4096, prompt=1024)
     assert row["tpot_ms"] == pytest.approx(r.tpot_s * 1e3)
     assert row["kv_cache_bytes"] == r.kv_cache_bytes == 536_870_912
