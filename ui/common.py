@@ -153,6 +153,5 @@ def download_csv(
     With `lazy` the CSV is written only when the button is clicked (a 2,000-row sweep takes
     longer to format than the rest of the page's rerun).
     """
-    safe = defuse_formulas(df)
-    data = (lambda: to_csv(safe)) if lazy else to_csv(safe)
+    data = (lambda: to_csv(defuse_formulas(df))) if lazy else to_csv(defuse_formulas(df))
     st.download_button(label, data, file_name=filename, mime="text/csv", key=key, icon="⬇️")

@@ -98,6 +98,58 @@ def write_list(values: object) -> str:
     return ",".join(_write_scalar(v) for v in values)
 
 
+def whole_ranges(lo: int, hi: int, *, max_items: int = MAX_LIST_ITEMS):
+    """A reader of whole numbers and ranges, e.g. `1,2,4` or `1..2000` or `8..512:8`.
+
+    `a..b` is every whole number from a to b, `a..b:s` every s-th; the result is sorted and
+    unique, so a long sweep fits in a short link (see `write_ranges`).
+    """
+    item = number(lo, hi, whole=True)
+
+    def read(text: str) -> list[int]:
+        values: set[int] = set()
+        for part in (p.strip() for p in text.split(",")):
+            start, sep, rest = part.partition("..")
+            if not sep:
+                values.update([item(part)] if part else [])
+                continue
+            stop, _, step = rest.partition(":")
+            a, b, s = item(start), item(stop), item(step) if step.strip() else 1
+            if b < a:
+                raise ParamError(f"range {_shown(part)} runs backwards")
+            if (b - a) // s + 1 > max_items:
+                raise ParamError(f"range {_shown(part)} has more than {max_items} items")
+            values.update(range(a, b + 1, s))
+        if len(values) > max_items:
+            raise ParamError(f"more than {max_items} items")
+        if not values:
+            raise ParamError("needs at least 1 item")
+        return sorted(values)
+
+    return read
+
+
+def write_ranges(values: object) -> str:
+    """[1, 2, 3, 4, 8] -> '1..4,8': a run of 3+ evenly spaced whole numbers becomes `a..b[:s]`
+    where that is shorter than listing it, so the text is never longer than the plain list."""
+    v = sorted(int(x) for x in values)
+    parts, i = [], 0
+    while i < len(v):
+        j = i + 1  # extend the run v[i..j] while it stays evenly spaced
+        while j + 1 < len(v) and v[j + 1] - v[j] == v[i + 1] - v[i]:
+            j += 1
+        if j - i >= 2:
+            step = v[i + 1] - v[i]
+            compact = f"{v[i]}..{v[j]}" + (f":{step}" if step != 1 else "")
+            if len(compact) < len(",".join(map(str, v[i : j + 1]))):
+                parts.append(compact)
+                i = j + 1
+                continue
+        parts.append(str(v[i]))
+        i += 1
+    return ",".join(parts)
+
+
 def _write_scalar(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"

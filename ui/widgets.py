@@ -11,7 +11,19 @@ import streamlit as st
 from engine import DEFAULTS, PRECISIONS, Catalog, CatalogError
 from engine.api import MAX_BATCH
 from ui import custom
-from ui.params import Param, ParamError, choice, listing, number, write_list, write_number
+from ui.params import (
+    MAX_LIST_ITEMS,
+    MAX_VALUE_CHARS,
+    Param,
+    ParamError,
+    choice,
+    listing,
+    number,
+    whole_ranges,
+    write_list,
+    write_number,
+    write_ranges,
+)
 from ui.state import widget_key
 
 ASSUMPTION_DEFAULTS = {
@@ -66,7 +78,11 @@ def batch_param(name: str = "batch") -> Param:
     return Param(name, number(1, MAX_BATCH, whole=True), write_number)
 
 
-def batches_param(max_items: int = 4096) -> Param:
+def batches_param(max_items: int = 4096, *, ranges: bool = False) -> Param:
+    """A batch list; with `ranges`, `1..2000` and `8..512:8` are read and written compactly."""
+    if ranges:
+        reader = whole_ranges(1, MAX_BATCH, max_items=max_items)
+        return Param("batches", reader, write_ranges, text_widget=True)
     reader = listing(number(1, MAX_BATCH, whole=True), max_items=max_items)
     return Param("batches", lambda t: sorted(reader(t)), write_list, text_widget=True)
 
@@ -95,6 +111,45 @@ def select_precision(page: str) -> str:
         help="Bytes per parameter: fp32/tf32 4, fp16/bf16 2, fp8/int8 1, int4 0.5."
         " A chip without a peak for it uses its fp16 peak, with a warning.",
     )
+
+
+def _fill_batches(page: str, kind: str) -> None:
+    """Generator buttons' callback: write a batch list into the text field before it runs."""
+    n = int(st.session_state[widget_key(page, "batches.up_to")])
+    text = f"1..{n}" if kind == "all" else write_list([2**k for k in range(n.bit_length())])
+    st.session_state[widget_key(page, "batches")] = text
+
+
+def batch_list_input(
+    page: str, param: Param, default: list[int], *, generator: bool = False
+) -> list[int]:
+    """The batch-list text field, bound to `page:batches`; returns the batch sizes to use.
+
+    Text that does not parse shows an error under the field naming the problem, and the last
+    valid list (else `default`) is used. With `generator`, two buttons fill the field with
+    "powers of two up to N" or "every batch 1..N" (read by `batches_param(ranges=True)`).
+    """
+    valid_key = widget_key(page, "batches.valid")
+    text = st.text_input(
+        "Batch sizes (comma-separated; ranges a..b or a..b:step)",
+        key=widget_key(page, "batches"),
+        max_chars=MAX_VALUE_CHARS,
+        help=f"e.g. 1,2,4,8 · 1..2000 (every batch) · 8..512:8. At most {MAX_LIST_ITEMS:,}.",
+    )
+    try:
+        batches = param.read(text)
+        st.session_state[valid_key] = batches
+    except ValueError as exc:
+        batches = st.session_state.get(valid_key, default)
+        st.error(f"Batch list not used: {exc}. Showing {param.write(batches)}.", icon="🚫")
+    if generator:
+        with st.popover("Generate a batch list"):
+            up_to = widget_key(page, "batches.up_to")
+            st.number_input("Up to N (batch size)", 1, MAX_LIST_ITEMS, 2000, key=up_to)
+            for kind, label in (("pow2", "Powers of two up to N"), ("all", "Every batch 1..N")):
+                key = widget_key(page, f"batches.{kind}")
+                st.button(label, key=key, on_click=_fill_batches, args=(page, kind))
+    return batches
 
 
 def assumption_inputs(page: str) -> dict[str, object]:

@@ -1,0 +1,227 @@
+"""The hardware-comparison page (pages/compare.py) through Streamlit's AppTest. Numbers are
+checked against engine.sweep and engine.crossover_batch, never hard-coded."""
+
+import base64
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+import engine
+from ui import custom
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT = [1, 8, 64, 256]
+
+
+def run(query: dict[str, str] | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def tables(at: AppTest) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(per-accelerator summary, speedup grid, all scenarios), in page order."""
+    summary, speedup, scenarios = (d.value for d in at.dataframe)
+    return summary, speedup, scenarios
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def arr(value) -> np.ndarray:
+    """A figure array from the chart JSON: a list, or plotly's base64 typed array."""
+    if isinstance(value, dict):
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+    return np.asarray(value)
+
+
+def names(*ids: str) -> list[str]:
+    cat = engine.default_catalog()
+    return [cat.find_hardware(h).name for h in ids]
+
+
+def test_default_run_compares_a100_and_h100_with_the_engines_numbers():
+    at = run()
+    df = engine.sweep("ResNet-50", ["A100", "H100"], DEFAULT, ["fp16"])
+    cross = engine.crossover_batch(df)
+    summary, speedup, scenarios = tables(at)
+    a100, h100 = names("A100", "H100")
+    assert list(summary["Accelerator"]) == [a100, h100]
+    for hw, row in zip(["A100", "H100"], summary.itertuples(index=False), strict=True):
+        rows = df[df["hardware"] == hw]
+        assert row[3] == pytest.approx(rows["ridge_flop_per_byte"].iloc[0])
+        assert row[4] == pytest.approx(rows["effective_ridge_flop_per_byte"].iloc[0])
+        assert row[5] == str(int(cross.loc[cross["hardware"] == hw, "crossover_batch"].iloc[0]))
+    ratio = (
+        df[df["hardware"] == "H100"]["throughput_per_s"].to_numpy()
+        / df[df["hardware"] == "A100"]["throughput_per_s"].to_numpy()
+    )
+    assert list(speedup["Batch size"]) == DEFAULT
+    np.testing.assert_allclose(speedup[h100], ratio)
+    np.testing.assert_allclose(speedup[a100], 1.0)
+    assert len(scenarios) == 8
+    assert len(charts(at)) == 3
+    assert at.query_params["hardware"] == "A100,H100" and at.query_params["baseline"] == "A100"
+    assert at.download_button(key="compare_csv") is not None
+
+
+def test_rooflines_are_overlaid_with_labelled_operating_points():
+    at = run()
+    roofline = charts(at)[2]
+    trace_names = [t["name"] for t in roofline["data"]]
+    for hw in names("A100", "H100"):
+        assert any(n.startswith(f"Memory roof {hw}") for n in trace_names)
+        assert any(n.startswith(f"Trajectory {hw}") for n in trace_names)
+    achieved = next(t for t in roofline["data"] if t["name"].startswith("Achieved"))
+    assert len(arr(achieved["x"])) == 8
+    h100 = names("H100")[0]
+    assert any(f"{h100}, batch 8" in text for text in achieved["hovertext"])
+
+
+def test_changing_the_baseline_changes_the_speedups():
+    at = run()
+    at.selectbox(key="compare:baseline").set_value("H100").run()
+    assert not at.exception
+    df = engine.sweep("ResNet-50", ["A100", "H100"], DEFAULT, ["fp16"])
+    a100, h100 = names("A100", "H100")
+    _, speedup, _ = tables(at)
+    ratio = (
+        df[df["hardware"] == "A100"]["throughput_per_s"].to_numpy()
+        / df[df["hardware"] == "H100"]["throughput_per_s"].to_numpy()
+    )
+    np.testing.assert_allclose(speedup[a100], ratio)
+    np.testing.assert_allclose(speedup[h100], 1.0)
+    assert at.query_params["baseline"] == "H100"
+    assert f"Speedup vs {h100}" in charts(at)[1]["layout"]["title"]["text"]
+
+
+def test_adding_an_accelerator_adds_it_everywhere():
+    at = run()
+    at.multiselect(key="compare:hardware").select("T4").run()
+    assert not at.exception
+    summary, speedup, scenarios = tables(at)
+    t4 = names("T4")[0]
+    assert t4 in list(summary["Accelerator"]) and t4 in speedup.columns
+    assert len(scenarios) == 12
+    df = engine.sweep("ResNet-50", ["A100", "H100", "T4"], DEFAULT, ["fp16"])
+    cross = engine.crossover_batch(df)
+    t4_cross = cross.loc[cross["hardware"] == "T4", "crossover_batch"].iloc[0]
+    row = summary[summary["Accelerator"] == t4].iloc[0]
+    assert row["Crossover batch"] == ("never in sweep" if pd.isna(t4_cross) else str(t4_cross))
+    assert at.query_params["hardware"] == "A100,H100,T4"
+
+
+def test_query_string_sets_the_widgets():
+    query = {"model": "Llama-3.1-8B", "hardware": "H100,MI300X,T4", "baseline": "T4"}
+    at = run({**query, "batches": "1,2,4", "precision": "bf16"})
+    assert at.selectbox(key="compare:model").value == "Llama-3.1-8B"
+    assert at.multiselect(key="compare:hardware").value == ["H100", "MI300X", "T4"]
+    assert at.selectbox(key="compare:baseline").value == "T4"
+    assert at.text_input(key="compare:batches").value == "1,2,4"
+    assert at.selectbox(key="compare:precision").value == "bf16"
+    summary, speedup, scenarios = tables(at)
+    assert len(scenarios) == 9 and list(speedup["Batch size"]) == [1, 2, 4]
+    np.testing.assert_allclose(speedup[names("T4")[0]], 1.0)
+    df = engine.sweep("Llama-3.1-8B", ["H100", "MI300X", "T4"], [1, 2, 4], ["bf16"])
+    best = df.groupby("hardware", observed=True, sort=False)["throughput_per_s"].max()
+    np.testing.assert_allclose(summary["Best throughput (tokens/s)"], best.to_numpy())
+
+
+def test_invalid_query_string_warns_and_uses_defaults():
+    at = run({"hardware": "NOPE,A100", "batches": "abc", "efficiency": "nan"})
+    text = " ".join(w.value for w in at.warning)
+    for name in ("hardware", "batches", "efficiency"):
+        assert f"ignored '{name}'" in text
+    assert at.multiselect(key="compare:hardware").value == ["A100", "H100"]
+    assert len(tables(at)[2]) == 8
+
+
+def test_a_baseline_outside_the_chosen_accelerators_falls_back_with_a_warning():
+    at = run({"hardware": "A100,H100", "baseline": "T4"})
+    assert at.selectbox(key="compare:baseline").value == "A100"
+    assert any("Baseline T4 is not one of the chosen" in w.value for w in at.warning)
+    assert at.query_params["baseline"] == "A100"
+
+
+def test_more_than_eight_accelerators_is_refused_with_a_warning():
+    nine = "A100,H100,H200,B200,V100,T4,MI300X,Gaudi3,TPUv5p"
+    at = run({"hardware": nine})
+    assert any("more than 8 items" in w.value for w in at.warning)
+    assert at.multiselect(key="compare:hardware").value == ["A100", "H100"]
+
+
+def test_fewer_than_two_accelerators_shows_an_info_not_an_exception():
+    at = run({"hardware": "H100"})
+    assert any("at least two accelerators" in i.value for i in at.info)
+    assert not at.get("plotly_chart") and not at.dataframe
+    at.multiselect(key="compare:hardware").select("A100").run()
+    assert not at.exception and len(charts(at)) == 3
+    at.multiselect(key="compare:hardware").set_value([]).run()
+    assert not at.exception and any("at least two" in i.value for i in at.info)
+
+
+def test_typed_batch_text_that_does_not_parse_keeps_the_last_valid_list():
+    at = run()
+    at.text_input(key="compare:batches").set_value("2,4,-1").run()
+    assert not at.exception
+    assert "-1 is out of range" in at.error[0].value
+    assert list(tables(at)[1]["Batch size"]) == DEFAULT
+
+
+def test_csv_download_has_every_scenario_and_the_speedup(monkeypatch):
+    captured = {}
+    original = st.download_button
+
+    def spy(label, data, **kwargs):
+        captured["data"] = data
+        return original(label, data, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", spy)
+    run({"hardware": "A100,H100", "baseline": "H100", "batches": "1,16"})
+    data = captured["data"]
+    csv = pd.read_csv(io.StringIO(data() if callable(data) else data))
+    df = engine.sweep("ResNet-50", ["A100", "H100"], [1, 16], ["fp16"])
+    assert list(csv["hardware"]) == ["A100", "A100", "H100", "H100"]
+    assert list(csv["throughput_per_s"]) == pytest.approx(list(df["throughput_per_s"]))
+    assert set(csv["baseline_hardware"]) == {"H100"}
+    ratio = df["throughput_per_s"].to_numpy() / np.tile(df["throughput_per_s"].to_numpy()[2:], 2)
+    np.testing.assert_allclose(csv["speedup_vs_baseline_ratio"], ratio)
+    assert "compute_efficiency_fraction" in csv and "flop_convention" in csv
+
+
+def test_a_custom_accelerator_from_the_link_is_compared_and_dropped_when_switched_off():
+    chip = "name=Chip X;fp16=400 TFLOP/s;bandwidth=1.5 TB/s;capacity=64 GiB;dispatch=0.01 ms"
+    chip += ";tdp=350 W"
+    at = run({"hardware": "A100,Custom-HW", "custom_hw": chip, "baseline": "Custom-HW"})
+    summary, speedup, _ = tables(at)
+    assert list(summary["Accelerator"]) == [names("A100")[0], "Chip X"]
+    np.testing.assert_allclose(speedup["Chip X"], 1.0)
+    spec = custom.hardware_from(custom.decode(chip, custom.HW_FIELDS))
+    df = engine.sweep("ResNet-50", spec, DEFAULT, ["fp16"])
+    assert summary["Ridge, effective (FLOP/byte)"].iloc[1] == pytest.approx(
+        df["effective_ridge_flop_per_byte"].iloc[0]
+    )
+    at.toggle(key="compare:custom_hw.on").set_value(False).run()
+    assert not at.exception
+    assert any("Dropped the custom accelerator" in w.value for w in at.warning)
+    assert at.multiselect(key="compare:hardware").value == ["A100"]
+    assert any("at least two" in i.value for i in at.info)
+
+
+def test_user_text_in_names_is_shown_inert_not_as_markdown():
+    chip = "name=Chip [x](http://e.example);fp16=400 TFLOP/s;bandwidth=1.5 TB/s;capacity=64 GiB"
+    query = {"custom_hw": chip + ";dispatch=0.01 ms;tdp=350 W", "baseline": "Custom-HW"}
+    at = run({**query, "hardware": "A100,Custom-HW"})
+    inert = r"Chip \[x\]\(http://e.example\)"
+    assert inert in at.caption[0].value and inert in at.subheader[1].value
+    assert "Chip [x](http://e.example)" in list(tables(at)[0]["Accelerator"])  # a table cell

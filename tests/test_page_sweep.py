@@ -1,0 +1,240 @@
+"""The batch-sweep page (pages/sweep.py) through Streamlit's AppTest, and its batch-list
+share-link parameter. Numbers are checked against engine.sweep, never hard-coded."""
+
+import base64
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import streamlit as st
+from hypothesis import given
+from hypothesis import strategies as hs
+from streamlit.testing.v1 import AppTest
+
+import engine
+from ui import custom
+from ui.widgets import batches_param
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+CROSS = "Crossover batch (first compute-bound)"
+
+
+def run(query: dict[str, str] | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.switch_page("pages/sweep.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def trace(fig: dict, prefix: str) -> dict:
+    return next(t for t in fig["data"] if t.get("name", "").startswith(prefix))
+
+
+def arr(value) -> np.ndarray:
+    """A figure array from the chart JSON: a list, or plotly's base64 typed array."""
+    if isinstance(value, dict):
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+    return np.asarray(value)
+
+
+def expected_crossover(*args, **kwargs) -> str:
+    df = engine.sweep(*args, **kwargs)
+    value = engine.crossover_batch(df)["crossover_batch"].iloc[0]
+    return "never in sweep" if pd.isna(value) else f"{int(value):,}"
+
+
+def test_default_run_shows_crossover_charts_and_table_from_the_engine():
+    at = run()
+    assert metric(at, CROSS) == expected_crossover("ResNet-50", "A100", DEFAULT, ["fp16"])
+    figs = charts(at)
+    assert len(figs) == 4
+    titles = [f["layout"]["title"]["text"] for f in figs]
+    assert titles[0] == "Throughput" and titles[1] == "Latency per batch"
+    assert titles[2].startswith("Arithmetic intensity vs batch")
+    assert titles[3].startswith("Roofline trajectory")
+    table = at.dataframe[0].value
+    expected = engine.marginal_gain(engine.sweep("ResNet-50", "A100", DEFAULT, ["fp16"]))
+    assert list(table["Batch size"]) == DEFAULT
+    gain = "Marginal throughput gain vs previous batch (%)"
+    assert pd.isna(table[gain].iloc[0])
+    assert list(table[gain].iloc[1:]) == pytest.approx(
+        list(expected["marginal_throughput_gain_pct"].iloc[1:])
+    )
+    assert at.query_params["batches"] == "1,2,4,8,16,32,64,128,256"
+    assert at.download_button(key="sweep_csv") is not None
+
+
+def test_intensity_chart_marks_the_engines_ridges_and_crossover():
+    at = run({"batches": "1..64"})
+    df = engine.sweep("ResNet-50", "A100", list(range(1, 65)), ["fp16"])
+    cross = int(engine.crossover_batch(df)["crossover_batch"].iloc[0])
+    fig = charts(at)[2]
+    ridge_eff = trace(fig, "Effective ridge")["y"]
+    assert ridge_eff == pytest.approx([df["effective_ridge_flop_per_byte"].iloc[0]] * 2)
+    assert trace(fig, "Theoretical ridge")["y"][0] == pytest.approx(df["ridge_flop_per_byte"][0])
+    assert trace(fig, "Crossover: batch")["x"] == [cross]
+    assert metric(at, CROSS) == str(cross)
+
+
+def test_changing_the_accelerator_changes_the_numbers():
+    at = run()
+    before = metric(at, "Best throughput in sweep")
+    at.selectbox(key="sweep:hardware").set_value("H100").run()
+    assert not at.exception
+    df = engine.sweep("ResNet-50", "H100", DEFAULT, ["fp16"])
+    assert metric(at, "Best throughput in sweep") != before
+    assert metric(at, "Best throughput in sweep").startswith(f"{df['throughput_per_s'].max():,.0f}")
+    assert metric(at, CROSS) == expected_crossover("ResNet-50", "H100", DEFAULT, ["fp16"])
+    assert at.query_params["hardware"] == "H100"
+
+
+def test_query_string_sets_the_widgets_and_explains_a_missing_crossover():
+    at = run({"model": "Llama-3.1-8B", "hardware": "H100", "batches": "1,2,4"})
+    assert at.selectbox(key="sweep:model").value == "Llama-3.1-8B"
+    assert at.selectbox(key="sweep:hardware").value == "H100"
+    assert at.text_input(key="sweep:batches").value == "1,2,4"
+    assert list(at.dataframe[0].value["Batch size"]) == [1, 2, 4]
+    assert (
+        metric(at, CROSS)
+        == expected_crossover("Llama-3.1-8B", "H100", [1, 2, 4])
+        == ("never in sweep")
+    )
+    info = " ".join(i.value for i in at.info)
+    assert "Never compute-bound within this sweep" in info and "never crosses" in info
+
+
+def test_a_crossover_beyond_the_list_is_predicted_at_the_engines_batch():
+    at = run({"batches": "1"})
+    wider = engine.sweep("ResNet-50", "A100", list(range(1, 65)), ["fp16"])
+    first = int(engine.crossover_batch(wider)["crossover_batch"].iloc[0])
+    assert metric(at, CROSS) == "never in sweep"
+    assert f"batch ≥ {first:,} would cross it" in " ".join(i.value for i in at.info)
+
+
+def test_invalid_query_string_warns_and_uses_defaults():
+    at = run({"batches": "abc", "hardware": "NOPE,A100", "efficiency": "nan", "budget_ms": "-3"})
+    text = " ".join(w.value for w in at.warning)
+    for name in ("batches", "hardware", "efficiency", "budget_ms"):
+        assert f"ignored '{name}'" in text
+    assert at.selectbox(key="sweep:hardware").value == "A100"
+    assert list(at.dataframe[0].value["Batch size"]) == DEFAULT
+    assert metric(at, CROSS) == expected_crossover("ResNet-50", "A100", DEFAULT, ["fp16"])
+
+
+def test_typed_batch_text_that_does_not_parse_keeps_the_last_valid_list():
+    at = run()
+    at.text_input(key="sweep:batches").set_value("1,2,x").run()
+    assert not at.exception
+    assert "'x' is not a number" in at.error[0].value
+    assert len(at.dataframe[0].value) == len(DEFAULT)  # the default
+    at.text_input(key="sweep:batches").set_value("3..7").run()
+    assert not at.error and list(at.dataframe[0].value["Batch size"]) == [
+        3,
+        4,
+        5,
+        6,
+        7,
+    ]
+    at.text_input(key="sweep:batches").set_value("1..5000").run()
+    assert "more than 4096" in at.error[0].value
+    assert list(at.dataframe[0].value["Batch size"]) == [3, 4, 5, 6, 7]
+    assert at.query_params["batches"] == "3..7"
+
+
+def test_generator_buttons_make_a_2000_point_sweep_and_powers_of_two():
+    at = run()
+    at.number_input(key="sweep:batches.up_to").set_value(2000).run()
+    at.button(key="sweep:batches.all").click().run()
+    assert not at.exception
+    assert at.text_input(key="sweep:batches").value == "1..2000"
+    assert len(at.dataframe[0].value) == 2000
+    assert at.query_params["batches"] == "1..2000"
+    roofline = charts(at)[3]
+    assert len(arr(trace(roofline, "Achieved")["x"])) == 2000
+    assert not roofline["layout"].get("annotations")  # no per-point labels at 2,000 points
+    at.number_input(key="sweep:batches.up_to").set_value(1000).run()
+    at.button(key="sweep:batches.pow2").click().run()
+    assert list(at.dataframe[0].value["Batch size"]) == [2**k for k in range(10)]
+
+
+def test_latency_budget_answers_largest_batch_and_best_throughput():
+    df = engine.sweep("ResNet-50", "A100", DEFAULT, ["fp16"])
+    budget = float(df["latency_ms"].iloc[5]) * 1.01  # batch 32 fits, 64 does not
+    at = run({"budget_ms": f"{budget:.6g}"})
+    ok = df[df["latency_ms"] <= budget]
+    labels = [m.label for m in at.metric]
+    largest = next(m for m in at.metric if m.label.startswith("Largest batch within"))
+    assert largest.value == f"{int(ok['batch_size'].max()):,}" == "32"
+    assert any(label.startswith("Best throughput within") for label in labels)
+    budget_line = trace(charts(at)[1], "Latency budget")
+    assert budget_line["y"][0] == pytest.approx(float(f"{budget:.6g}"))
+    at.number_input(key="sweep:budget_ms").set_value(0.01).run()
+    assert any("No batch meets 0.01 ms" in w.value for w in at.warning)
+
+
+def test_csv_download_is_the_engines_sweep_with_marginal_gain(monkeypatch):
+    captured = {}
+    original = st.download_button
+
+    def spy(label, data, **kwargs):
+        captured["data"] = data
+        return original(label, data, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", spy)
+    run({"batches": "1..16", "efficiency": "0.6"})
+    data = captured["data"]
+    csv = pd.read_csv(io.StringIO(data() if callable(data) else data))
+    expected = engine.marginal_gain(
+        engine.sweep("ResNet-50", "A100", list(range(1, 17)), ["fp16"], efficiency=0.6)
+    )
+    assert list(csv["batch_size"]) == list(range(1, 17))
+    assert list(csv["latency_ms"]) == pytest.approx(list(expected["latency_ms"]))
+    assert "marginal_throughput_gain_pct" in csv and "compute_efficiency_fraction" in csv
+    assert set(csv["compute_efficiency_fraction"]) == {0.6}
+
+
+def test_custom_accelerator_from_the_link_is_swept():
+    chip = "name=Test chip;fp16=400 TFLOP/s;bandwidth=1.5 TB/s;capacity=64 GiB;dispatch=0.01 ms"
+    at = run({"custom_hw": chip + ";tdp=350 W", "hardware": "Custom-HW"})
+    spec = custom.hardware_from(custom.decode(chip + ";tdp=350 W", custom.HW_FIELDS))
+    assert "Test chip" in at.title[0].value
+    assert metric(at, CROSS) == expected_crossover("ResNet-50", spec, DEFAULT, ["fp16"])
+
+
+@given(hs.lists(hs.integers(1, 1_000_000), min_size=1, max_size=300))
+def test_batch_list_parameter_round_trips(values):
+    param = batches_param(4096, ranges=True)
+    text = param.write(sorted(set(values)))
+    assert param.read(text) == sorted(set(values))
+    assert len(text) <= len(",".join(map(str, sorted(set(values)))))
+
+
+def test_batch_list_parameter_reads_ranges_compactly():
+    param = batches_param(4096, ranges=True)
+    assert param.read("1..2000") == list(range(1, 2001))
+    assert param.read("8..32:8, 1") == [1, 8, 16, 24, 32]
+    assert param.write(list(range(1, 2001))) == "1..2000"
+    assert param.write([1, 2, 4, 8, 16]) == "1,2,4,8,16"
+    for bad, why in [("5..1", "runs backwards"), ("1..9000", "more than 4096"), ("0", "at least")]:
+        with pytest.raises(ValueError, match=why):
+            param.read(bad)
+
+
+def test_user_text_in_names_is_shown_inert_not_as_markdown():
+    chip = "name=Chip [x](http://e.example);fp16=400 TFLOP/s;bandwidth=1.5 TB/s;capacity=64 GiB"
+    at = run({"custom_hw": chip + ";dispatch=0.01 ms;tdp=350 W", "hardware": "Custom-HW"})
+    assert r"Chip \[x\]\(http://e.example\)" in at.title[0].value
