@@ -69,11 +69,11 @@ c[0].metric(
     help="The smallest batch in the list whose compute time exceeds its memory time.",
 )
 best = df.loc[df["throughput_per_s"].idxmax()]
-c[1].metric("Best throughput in sweep", f"{common.num(best['throughput_per_s'])} {unit}")
+c[1].metric(f"Best throughput ({unit})", common.num(best["throughput_per_s"]))
 c[1].caption(f"at batch {best['batch_size']:,} ({best['latency_ms']:.4g} ms)")
 lo, hi = df["latency_ms"].iloc[0], df["latency_ms"].iloc[-1]
-c[2].metric(f"Latency, batch {batches[0]:,} → {batches[-1]:,}", f"{lo:.3g} → {hi:.3g} ms")
-c[3].metric("Effective ridge", f"{top.effective_ridge_flop_per_byte:.4g} FLOP/byte", help=note)
+c[2].metric(f"Latency (ms), batch {batches[0]:,} → {batches[-1]:,}", f"{lo:.3g} → {hi:.3g}")
+c[3].metric("Effective ridge (FLOP/byte)", f"{top.effective_ridge_flop_per_byte:.4g}", help=note)
 c[3].caption(f"theoretical {top.ridge_flop_per_byte:.4g} FLOP/byte (peak ÷ bandwidth)")
 if cross is None:
     estimate = crossover_batch_estimate(top)
@@ -97,8 +97,8 @@ elif budget is not None:
     b = st.columns(2)
     b[0].metric(f"Largest batch within {budget:.4g} ms", f"{largest['batch_size']:,}")
     b[0].caption(f"latency {largest['latency_ms']:.4g} ms")
-    best_within = f"{common.num(fastest['throughput_per_s'])} {unit}"
-    b[1].metric(f"Best throughput within {budget:.4g} ms", best_within)
+    best_within = common.num(fastest["throughput_per_s"])
+    b[1].metric(f"Best throughput within {budget:.4g} ms ({unit})", best_within)
     b[1].caption(f"at batch {fastest['batch_size']:,} ({fastest['latency_ms']:.4g} ms)")
 
 png = {"toImageButtonOptions": {"format": "png"}}
