@@ -75,7 +75,7 @@ def model_frame(specs: list) -> pd.DataFrame:
 
 def show_table(df: pd.DataFrame, key: str, filename: str, ids=None) -> None:
     df = df if ids is None else df[df["Id"].isin(ids)]  # headers stay when nothing matches
-    config = {c: st.column_config.NumberColumn(format="plain") for c in df.select_dtypes("number")}
+    config = {c: st.column_config.NumberColumn(format="%.6g") for c in df.select_dtypes("number")}
     config["Source"] = st.column_config.LinkColumn("Source", display_text=r"https?://([^/]+)")
     config[RIDGE] = st.column_config.NumberColumn(RIDGE, format="%.1f", help="fp16 peak ÷ BW")
     st.dataframe(df, key=key, hide_index=True, column_config=config)

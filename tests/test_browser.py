@@ -46,6 +46,7 @@ def test_deep_link_as_first_request_shows_the_reference_case(fresh_server, chrom
     sidebar = page.locator("[data-testid='stSidebar']").inner_text()
     assert "Overview" in sidebar and "Single solve" in sidebar
     if SHOTS:
+        page.wait_for_timeout(4000)  # let the charts finish drawing
         page.screenshot(path=str(ROOT / SHOTS / "solve.png"), full_page=True)
     context.close()
 
@@ -126,6 +127,7 @@ def test_screenshots_for_the_readme(live_server, chromium):
         assert page.locator("[data-testid='stException']").count() == 0, path
         if out:
             Path(out).mkdir(parents=True, exist_ok=True)
+            page.wait_for_timeout(4000)  # let tables and charts finish drawing
             if path != "solve":
                 page.screenshot(path=str(out / f"{path}.png"), full_page=True)
     page.close()
