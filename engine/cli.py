@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 
 from engine.api import make_assumptions, solve
 from engine.catalog import Catalog, load_catalog
 from engine.cli_llm import cmd_decode
-from engine.export import records, to_csv
+from engine.export import key_value_table, records, to_csv
 from engine.parse import CatalogError
 from engine.specs import PRECISIONS
 from engine.sweep import sweep
@@ -60,17 +61,6 @@ def assumptions_from(args: argparse.Namespace):
     )
 
 
-def _table(rows: list[tuple[str, object]]) -> str:
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
-
-
-def _format_value(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return json.dumps(value) if isinstance(value, dict | list) else str(value)
-
-
 def cmd_solve(args: argparse.Namespace, catalog: Catalog) -> str:
     result = solve(
         args.model,
@@ -82,7 +72,7 @@ def cmd_solve(args: argparse.Namespace, catalog: Catalog) -> str:
     ).as_dict()
     if args.format == "json":
         return json.dumps(result, indent=2)
-    return _table([(k, _format_value(v)) for k, v in result.items()])
+    return key_value_table(result)
 
 
 def _batch_list(text: str) -> list[int]:
@@ -220,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise UsageError(f"catalogue problem: {problem}")
             print(f"warning: {problem}", file=sys.stderr)
         print(COMMANDS[args.command](args, catalog))
+    except BrokenPipeError:  # `... | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (UsageError, ValueError, KeyError, CatalogError) as exc:
         message = str(exc).replace("\n", " ")
         print(f"error: {message}", file=sys.stderr)

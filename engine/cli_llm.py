@@ -11,13 +11,8 @@ import argparse
 import json
 
 from engine.catalog import Catalog
+from engine.export import key_value_table
 from engine.llm_sweep import decode
-
-
-def _format_value(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return json.dumps(value) if isinstance(value, dict | list) else str(value)
 
 
 def cmd_decode(args: argparse.Namespace, catalog: Catalog) -> str:
@@ -39,5 +34,4 @@ def cmd_decode(args: argparse.Namespace, catalog: Catalog) -> str:
     ).as_dict()
     if args.format == "json":
         return json.dumps(result, indent=2)
-    width = max(len(k) for k in result)
-    return "\n".join(f"{k:<{width}}  {_format_value(v)}" for k, v in result.items())
+    return key_value_table(result)

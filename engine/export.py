@@ -7,6 +7,7 @@ the assumptions it was computed with, so a downloaded file stands alone.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import TYPE_CHECKING
 
@@ -65,6 +66,18 @@ def records(df: pd.DataFrame) -> list[dict[str, object]]:
         record["warnings"] = [warning] if warning else []
         out.append(record)
     return out
+
+
+def key_value_table(mapping: dict[str, object]) -> str:
+    """A readable two-column text table (the CLI's `--format table`)."""
+    width = max(len(k) for k in mapping)
+
+    def shown(value: object) -> str:
+        if isinstance(value, float):
+            return f"{value:.4g}"
+        return json.dumps(value) if isinstance(value, dict | list) else str(value)
+
+    return "\n".join(f"{k:<{width}}  {shown(v)}" for k, v in mapping.items())
 
 
 def to_csv(df: pd.DataFrame) -> str:

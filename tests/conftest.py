@@ -119,3 +119,13 @@ def wait_idle(page, timeout_ms: int = 60_000) -> None:
             timeout=timeout_ms,
         )
         page.wait_for_timeout(250)
+
+
+def metric(page, label: str) -> str:
+    """The displayed value of the st.metric whose label is `label` (browser tests)."""
+    box = (
+        page.locator("[data-testid='stMetric']")
+        .filter(has=page.locator("[data-testid='stMetricLabel']", has_text=label))
+        .first
+    )
+    return box.locator("[data-testid='stMetricValue']").inner_text()

@@ -9,21 +9,11 @@ import pandas as pd
 import pytest
 
 import engine
-from tests.conftest import ROOT, start_server, stop_server, wait_idle
+from tests.conftest import ROOT, metric, start_server, stop_server, wait_idle
 
 pytestmark = pytest.mark.browser
 REFERENCE = "/solve?model=ResNet-50&hardware=A100&batch=1&precision=fp16"
 SHOTS = os.environ.get("ROOFLINE_SCREENSHOTS")  # e.g. docs/screenshots: refresh README images
-
-
-def metric(page, label: str) -> str:
-    """The displayed value of the st.metric whose label is `label`."""
-    box = (
-        page.locator("[data-testid='stMetric']")
-        .filter(has=page.locator("[data-testid='stMetricLabel']", has_text=label))
-        .first
-    )
-    return box.locator("[data-testid='stMetricValue']").inner_text()
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import engine
-from tests.conftest import start_server, stop_server, wait_idle
+from tests.conftest import metric, start_server, stop_server, wait_idle
 from ui.common import num
 
 pytestmark = pytest.mark.browser
@@ -24,16 +24,6 @@ def open_page(owner, url: str, **options):
     wait_idle(page, TIMEOUT_MS)
     page.locator("[data-testid='stMetric']").first.wait_for()  # the main area is drawn
     return page
-
-
-def metric(page, label: str) -> str:
-    """The displayed value of the st.metric whose label is `label`."""
-    box = (
-        page.locator("[data-testid='stMetric']")
-        .filter(has=page.locator("[data-testid='stMetricLabel']", has_text=label))
-        .first
-    )
-    return box.locator("[data-testid='stMetricValue']").inner_text()
 
 
 @pytest.fixture(scope="module")
