@@ -31,8 +31,14 @@ def median_time(fn, repeats: int) -> float:
 def import_time_s() -> float:
     """Wall time of `import engine` in a fresh interpreter (median of 5)."""
     code = "import time; t = time.perf_counter(); import engine; print(time.perf_counter() - t)"
-    runs = [float(subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
-                                 capture_output=True, text=True).stdout) for _ in range(5)]
+    runs = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True
+            ).stdout
+        )
+        for _ in range(5)
+    ]
     return statistics.median(runs)
 
 
@@ -74,10 +80,14 @@ def main() -> None:
         return
     print(f"import engine              {results['import_engine_s'] * 1e3:8.1f} ms  (target < 500)")
     print(f"scalar solve (specs)       {results['scalar_solve_us_specs']:8.1f} µs  (target < 50)")
-    print(f"scalar solve (ids)         {results['scalar_solve_us_ids']:8.1f} µs  "
-          f"({results['scalar_solves_per_s']:,.0f} solves/s)")
-    print(f"sweep {rows:,} rows        {results['sweep_ms']:8.1f} ms  (target < 100; "
-          f"{results['sweep_rows_per_s']:,.0f} rows/s)")
+    print(
+        f"scalar solve (ids)         {results['scalar_solve_us_ids']:8.1f} µs  "
+        f"({results['scalar_solves_per_s']:,.0f} solves/s)"
+    )
+    print(
+        f"sweep {rows:,} rows        {results['sweep_ms']:8.1f} ms  (target < 100; "
+        f"{results['sweep_rows_per_s']:,.0f} rows/s)"
+    )
     print(f"sweep 1,000,000 rows       {results['sweep_1m_rows_ms']:8.1f} ms")
 
 
