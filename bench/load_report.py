@@ -8,8 +8,8 @@ time, the server's peak memory (VmHWM / VmRSS) and CPU.
 
 Run: `.venv/bin/python bench/load_report.py --sessions 30 --rounds 6` (`--json` for machine-
 readable output). Exit status 1 if any page showed something else than its own scenario or an
-error. On the 2-core reference machine, 20 users × 3 changes take about 4 minutes, most of it the
-browsers drawing pages; more users scale that roughly linearly.
+error. On the 2-core reference machine (shared with other work), 20 users × 3 changes took
+3.5-5.5 minutes, most of it the browsers drawing pages; more users scale that about linearly.
 """
 
 from __future__ import annotations
