@@ -98,7 +98,8 @@ title = f"Roofline: {hw.name}, {precision}"
 figure = roofline_figure(points, roofs, overrides["flop_convention"], title=title)
 st.plotly_chart(figure, key="solve_roofline")
 st.dataframe(result_table(result), key="solve_table", hide_index=True)
-download_csv(row, f"roofline_{model_id}_{hw_id}_b{int(batch)}_{precision}.csv", "solve_csv")
+csv_name = f"roofline_{model_id}_{hw_id}_b{int(batch)}_{precision}.csv"
+download_csv(row, csv_name, "solve_csv", lazy=True)
 share_link("solve", query)
 st.caption(
     f"Sources: {source_md(model.name, model.source)} · {source_md(hw.name, hw.source)}. "
