@@ -19,13 +19,22 @@ from engine.roofline import SolveResult, solve_specs
 from engine.specs import DEFAULTS, Assumptions, HardwareSpec, ModelSpec, check_precision
 
 MAX_BATCH = 1_000_000  # a batch larger than this is refused (no accelerator holds it)
-ASSUMPTION_NAMES = (
-    "efficiency",
-    "layer_overhead_us",
-    "dispatch_overhead_ms",
-    "activation_fraction",
-    "flop_convention",
-)
+# User-facing assumption name (CLI flag, JSON key, link parameter) -> (Assumptions field, scale
+# from the user's unit to SI). The one table that maps the two.
+ASSUMPTION_UNITS: dict[str, tuple[str, float]] = {
+    "efficiency": ("efficiency", 1.0),
+    "layer_overhead_us": ("layer_overhead_s", 1e-6),
+    "dispatch_overhead_ms": ("dispatch_overhead_s", 1e-3),
+    "activation_fraction": ("activation_fraction", 1.0),
+    "flop_convention": ("flop_convention", 1.0),
+    "bandwidth_efficiency": ("bandwidth_efficiency", 1.0),
+    "memory_reserve": ("memory_reserve", 1.0),
+    "attention_efficiency": ("attention_efficiency", 1.0),
+    "expert_efficiency": ("expert_efficiency", 1.0),
+    "link_efficiency": ("link_efficiency", 1.0),
+    "link_latency_us": ("link_latency_s", 1e-6),
+}
+ASSUMPTION_NAMES = tuple(ASSUMPTION_UNITS)
 
 
 @functools.lru_cache(maxsize=8)
@@ -103,19 +112,9 @@ def make_assumptions(assumptions: Assumptions | None = None, **overrides: object
             raise ValueError(f"{name} must be a number, got {value!r}")
         if isinstance(value, int) and abs(value) > 1e300:  # float(10**400) would overflow
             raise ValueError(f"{name} is out of range")
-    scale = {
-        "layer_overhead_us": ("layer_overhead_s", 1e-6),
-        "dispatch_overhead_ms": ("dispatch_overhead_s", 1e-3),
-    }
-    kwargs = {
-        "efficiency": base.efficiency,
-        "layer_overhead_s": base.layer_overhead_s,
-        "dispatch_overhead_s": base.dispatch_overhead_s,
-        "activation_fraction": base.activation_fraction,
-        "flop_convention": base.flop_convention,
-    }
+    kwargs = {field: getattr(base, field) for field, _ in ASSUMPTION_UNITS.values()}
     for name, value in values.items():
-        field_name, factor = scale.get(name, (name, 1.0))
+        field_name, factor = ASSUMPTION_UNITS[name]
         kwargs[field_name] = value * factor if name != "flop_convention" else value
     return Assumptions(**kwargs)
 

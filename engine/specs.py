@@ -145,6 +145,11 @@ class ModelSpec:
         return self.flops_per_sample
 
 
+def _fraction(name: str, value: object) -> None:
+    if not (isinstance(value, int | float) and math.isfinite(value) and 0 < value <= 1):
+        raise ValueError(f"{name} must be in (0, 1], got {value!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class Assumptions:
     """Everything the solve assumes beyond the catalogue; SPEC §1 defaults, all editable.
@@ -157,11 +162,29 @@ class Assumptions:
     dispatch_overhead_s: float | None = None
     activation_fraction: float = 0.1
     flop_convention: str = "catalog"
+    # The serving model's assumptions (docs/model.md, "Serving"); the defaults leave the
+    # tutorial's figures unchanged.
+    bandwidth_efficiency: float = 1.0  # achievable fraction of the memory bandwidth
+    # Fraction of device memory the runtime keeps for itself (CUDA context, activations,
+    # allocator slack): vLLM's default gpu_memory_utilization is 0.9, i.e. 10 % held back.
+    memory_reserve: float = 0.10
+    attention_efficiency: float | None = None  # None: `efficiency` (the GEMM figure)
+    expert_efficiency: float | None = None  # None: `efficiency`
+    link_efficiency: float = 1.0  # achievable fraction of the interconnect bandwidth
+    link_latency_s: float | None = None  # per hop; None: the interconnect's catalogued figure
 
     def __post_init__(self) -> None:
-        e = self.efficiency
-        if not (isinstance(e, int | float) and math.isfinite(e) and 0 < e <= 1):
-            raise ValueError(f"efficiency must be in (0, 1], got {e!r}")
+        for name in ("efficiency", "bandwidth_efficiency", "link_efficiency"):
+            _fraction(name, getattr(self, name))
+        for name in ("attention_efficiency", "expert_efficiency"):
+            if getattr(self, name) is not None:
+                _fraction(name, getattr(self, name))
+        r = self.memory_reserve
+        if not (isinstance(r, int | float) and math.isfinite(r) and 0 <= r < 1):
+            raise ValueError(f"memory_reserve must be in [0, 1), got {r!r}")
+        t = self.link_latency_s
+        if t is not None and not (isinstance(t, int | float) and math.isfinite(t) and t >= 0):
+            raise ValueError(f"link_latency must be a finite number >= 0, got {t!r}")
         for name in ("layer_overhead_s", "activation_fraction"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
