@@ -39,6 +39,39 @@ class UnitError(ValueError):
     """A unit-bearing string that cannot be read as the quantity asked for."""
 
 
+# Datasheet spellings pint does not know: "TFLOPS"/"TOPS" (per second) and "TBps" (bytes/s);
+# "GFLOPs" is a rate where a rate is asked for, else a count.
+_FLOPS = re.compile(r"(?<![A-Za-z])([kKMGTPE]?)(?:FLOPS|FLOPs|OPS)(?![A-Za-z/])")
+_BPS = re.compile(r"(?<![A-Za-z])([kKMGTPE]i?B)ps(?![A-Za-z/])")
+SPELLINGS = {  # what the suggestion of an unknown unit picks from, per target unit
+    "byte/s": ("TB/s", "GB/s", "TBps", "GBps", "TiB/s", "GiB/s", "MB/s"),
+    "byte": ("GB", "GiB", "TB", "TiB", "MB", "MiB"),
+    "flop/s": ("TFLOP/s", "TFLOPS", "TOPS", "PFLOP/s", "PFLOPS", "GFLOP/s", "GFLOPS"),
+    "flop": ("GFLOP", "TFLOP", "MFLOP", "PFLOP"),
+    "s": ("ms", "us", "µs", "ns", "s"),
+    "W": ("W", "kW"),
+}
+
+
+def datasheet_spelling(text: str, unit: str = "flop/s") -> str:
+    """'3.2 TBps' -> '3.2 TB/s', '400 TFLOPS' / '400 TOPS' -> '400 TFLOP/s'; others unchanged."""
+    text = _BPS.sub(r"\1/s", text)
+    return _FLOPS.sub(r"\1FLOP/s" if unit == "flop/s" else r"\1FLOP", text)
+
+
+def _suggestion(text: str, unit: str) -> str:
+    """' (did you mean '3.2 TB/s'?)' for a near-miss unit spelling, else a list of spellings."""
+    import difflib
+
+    number, unit_text = re.match(r"\s*([-+0-9.eE]*)\s*(.*)", text).groups()
+    known = SPELLINGS.get(unit, (unit,))
+    score = [difflib.SequenceMatcher(None, unit_text.strip(), k).ratio() for k in known]
+    best = max(range(len(known)), key=lambda i: (score[i], -i))  # ties: the first spelling
+    if score[best] < 0.5:
+        return f"; write e.g. {', '.join(known)}"
+    return f" (did you mean {f'{number} {known[best]}'.strip()!r}?)"
+
+
 def to_si(text: str | float | int, unit: str, *, what: str = "value") -> float:
     """Parse a unit-bearing string into a float in `unit`.
 
@@ -69,11 +102,12 @@ def to_si(text: str | float | int, unit: str, *, what: str = "value") -> float:
         import pint
 
         try:
-            value = float(quantity(text.strip()).m_as(unit))
+            value = float(quantity(datasheet_spelling(text.strip(), unit)).m_as(unit))
         except pint.DimensionalityError:
             raise UnitError(f"{what}: {text!r} is not in units of {unit}") from None
-        except (pint.UndefinedUnitError, pint.errors.DefinitionSyntaxError) as exc:
-            raise UnitError(f"{what}: {text!r} has an unknown unit ({exc})") from None
+        except (pint.UndefinedUnitError, pint.errors.DefinitionSyntaxError):
+            hint = _suggestion(text, unit)
+            raise UnitError(f"{what}: {text!r} has an unknown unit{hint}") from None
         except (ValueError, TypeError, SyntaxError, AttributeError, ArithmeticError, KeyError):
             raise UnitError(f"{what}: cannot read {text!r} as a quantity in {unit}") from None
     else:
