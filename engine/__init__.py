@@ -11,6 +11,7 @@ Pure Python (numpy, pandas, pint at the edges); never imports streamlit. The mod
 
 from engine.api import default_catalog, make_assumptions, solve
 from engine.catalog import Catalog, UnknownIdError, load_catalog, normalise_id
+from engine.cnn import layer_table
 from engine.export import records, to_csv
 from engine.llm import DecodeResult
 from engine.llm_sweep import decode, decode_sweep
@@ -42,6 +43,7 @@ __all__ = [
     "decode",
     "decode_sweep",
     "default_catalog",
+    "layer_table",
     "load_catalog",
     "make_assumptions",
     "marginal_gain",
