@@ -22,6 +22,7 @@ _HW_REQUIRED = (
     "dispatch_overhead",
     "tdp",
     "peak",
+    "interconnect",
     "source",
 )
 _HW_OPTIONAL = ("vendor", "aliases", "retrieved", "notes")
@@ -112,6 +113,56 @@ def _aliases(table: dict, entry: str, origin: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+_LINK_FIELDS = ("name", "bandwidth", "latency", "devices_per_node", "source", "notes")
+_NO_LINK = "none"  # `interconnect = "none"`: a single device, no device-to-device link
+
+
+def _interconnect(t: dict, where: str, origin: str) -> dict:
+    """The interconnect table's HardwareSpec fields; no defaults: every key is required."""
+    link = t["interconnect"]
+    if link == _NO_LINK:
+        return dict(
+            interconnect_name=_NO_LINK,
+            interconnect_bandwidth_bytes_per_s=0.0,
+            interconnect_latency_s=0.0,
+            devices_per_node=1,
+            interconnect_source="",
+            interconnect_notes="a single device (no device-to-device link)",
+        )
+    if not isinstance(link, dict):
+        raise CatalogError(
+            origin,
+            where,
+            "interconnect",
+            'must be "none" (a single device) or a table like { name = "NVLink 4", bandwidth = '
+            '"450 GB/s", latency = "2 us", devices_per_node = 8, source = "https://..." }',
+        )
+    for name in link:
+        if name not in _LINK_FIELDS:
+            known = ", ".join(_LINK_FIELDS)
+            field = f"interconnect.{str(name)[:30]}"
+            raise CatalogError(origin, where, field, f"unknown field (known: {known})")
+    for name in _LINK_FIELDS[:5]:
+        if name not in link:
+            raise CatalogError(origin, where, f"interconnect.{name}", "required field is missing")
+    n = link["devices_per_node"]
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 < n <= 100_000:
+        raise CatalogError(
+            origin, where, "interconnect.devices_per_node", f"must be a whole number > 0, got {n!r}"
+        )
+    field = "interconnect.{}".format
+    return dict(
+        interconnect_name=_text(link, "name", where, origin) or _NO_LINK,
+        interconnect_bandwidth_bytes_per_s=_quantity(
+            link, "bandwidth", "byte/s", where, origin, field("bandwidth")
+        ),
+        interconnect_latency_s=_quantity(link, "latency", "s", where, origin, field("latency")),
+        devices_per_node=n,
+        interconnect_source=_text(link, "source", where, origin),
+        interconnect_notes=_text(link, "notes", where, origin),
+    )
+
+
 def parse_hardware(entry: str, table: object, *, origin: str = "built-in") -> HardwareSpec:
     """Build a HardwareSpec from a catalogue table (see data/README.md)."""
     where = f"hardware.{entry}"
@@ -139,6 +190,7 @@ def parse_hardware(entry: str, table: object, *, origin: str = "built-in") -> Ha
             dispatch_overhead_s=_quantity(t, "dispatch_overhead", "s", where, origin),
             tdp_w=_quantity(t, "tdp", "W", where, origin),
             source=_text(t, "source", where, origin),
+            **_interconnect(t, where, origin),
             vendor=_text(t, "vendor", where, origin),
             retrieved=_text(t, "retrieved", where, origin),
             notes=_text(t, "notes", where, origin),

@@ -37,6 +37,19 @@ def _positive(owner: str, **values: float) -> None:
             raise ValueError(f"{owner}: {name} must be a positive finite number, got {value!r}")
 
 
+def _check_interconnect(hw: HardwareSpec) -> None:
+    n = hw.devices_per_node
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 < n <= 100_000:
+        raise ValueError(f"{hw.id}: devices_per_node must be a whole number > 0, got {n!r}")
+    bw, lat = hw.interconnect_bandwidth_bytes_per_s, hw.interconnect_latency_s
+    if n > 1:
+        _positive(hw.id, interconnect_bandwidth=bw)
+    elif not (isinstance(bw, int | float) and math.isfinite(bw) and bw >= 0):
+        raise ValueError(f"{hw.id}: interconnect_bandwidth must be >= 0, got {bw!r}")
+    if not (isinstance(lat, int | float) and math.isfinite(lat) and lat >= 0):
+        raise ValueError(f"{hw.id}: interconnect_latency must be >= 0, got {lat!r}")
+
+
 @dataclass(frozen=True, slots=True)
 class HardwareSpec:
     """One accelerator: dense peak FLOP/s per precision, HBM bandwidth and capacity."""
@@ -49,11 +62,18 @@ class HardwareSpec:
     dispatch_overhead_s: float
     tdp_w: float
     source: str
+    # The device-to-device link (docs/model.md, "Serving"): per device, per direction.
+    interconnect_name: str
+    interconnect_bandwidth_bytes_per_s: float
+    interconnect_latency_s: float  # per hop
+    devices_per_node: int  # 1: a single device, multi-device requests are refused
     vendor: str = ""
     retrieved: str = ""
     notes: str = ""
     aliases: tuple[str, ...] = ()
     origin: str = "built-in"  # the catalogue file this entry came from
+    interconnect_source: str = ""
+    interconnect_notes: str = ""
 
     def __post_init__(self) -> None:
         _positive(
@@ -64,6 +84,7 @@ class HardwareSpec:
         )
         if not (math.isfinite(self.dispatch_overhead_s) and self.dispatch_overhead_s >= 0):
             raise ValueError(f"{self.id}: dispatch_overhead must be >= 0")
+        _check_interconnect(self)
         for precision, peak in self.peak_flop_per_s.items():
             check_precision(precision)
             _positive(self.id, **{f"peak.{precision}": peak})

@@ -209,7 +209,8 @@ memory_bandwidth = "1 TB/s"
 memory_capacity = "16 GiB"
 dispatch_overhead = "0.01 ms"
 tdp = "100 W"
-peak = { fp16 = "100 TFLOP/s" }
+peak = { fp16 = "100 TFLOP/s", fp32 = "10 TFLOP/s" }
+interconnect = "none"
 source = "https://example.com/chip"
 """
 

@@ -69,7 +69,13 @@ memory_bandwidth = "1000 GB/s"
 memory_capacity = "80 GB"
 dispatch_overhead = "0.01 ms"
 tdp = "100 W"
-peak = { fp16 = "100 TFLOP/s" }
+peak = { fp16 = "100 TFLOP/s", fp32 = "10 TFLOP/s" }
+source = "https://example.org/toy"
+[hardware.toychip.interconnect]
+name = "toy link"
+bandwidth = "100 GB/s"
+latency = "1 us"
+devices_per_node = 8
 source = "https://example.org/toy"
 """
 )

@@ -9,12 +9,16 @@ from engine.roofline import solve_specs
 TOY_HW = HardwareSpec(
     id="toy",
     name="Toy",
-    peak_flop_per_s={"fp16": 100e12, "fp8": 200e12},
+    peak_flop_per_s={"fp16": 100e12, "fp8": 200e12, "fp32": 10e12},
     memory_bandwidth_bytes_per_s=1e12,
     memory_capacity_bytes=16e9,
     dispatch_overhead_s=1e-3,
     tdp_w=100.0,
     source="test",
+    interconnect_name="none",
+    interconnect_bandwidth_bytes_per_s=0.0,
+    interconnect_latency_s=0.0,
+    devices_per_node=1,
 )
 TOY_MODEL = ModelSpec(
     id="toy-net",
