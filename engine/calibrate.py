@@ -1,0 +1,181 @@
+"""Fit a profile to measurements: least squares on log(predicted / measured).
+
+The fitted parameters are global (compute efficiency of GEMMs and of attention, bandwidth
+efficiency, per-layer overhead, interconnect efficiency), each bounded to its physical range;
+the start is a fixed profile and the solver (scipy.optimize.least_squares, trust-region
+reflective) uses no randomness, so the same measurements always give the same profile.
+See docs/model.md ("Accuracy").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from engine.measurements import Measurement, read_measurements
+from engine.profiles import Profile, assumptions_from, get_profile, today
+from engine.specs import Assumptions
+
+# Fitted parameter (user name and unit) -> (lower, upper) bound. Efficiencies are fractions of
+# a datasheet peak, so in (0, 1]; the lower bound 0.02 keeps them away from a zero division.
+FIT_BOUNDS: Mapping[str, tuple[float, float]] = {
+    "efficiency": (0.02, 1.0),
+    "attention_efficiency": (0.02, 1.0),
+    "bandwidth_efficiency": (0.02, 1.0),
+    "layer_overhead_us": (0.0, 500.0),
+    "link_efficiency": (0.02, 1.0),
+}
+FIT_PARAMS = tuple(FIT_BOUNDS)
+# Start values for parameters a profile may leave to "the same as efficiency".
+_FALLBACK = {"attention_efficiency": "efficiency", "expert_efficiency": "efficiency"}
+# A row the model stops expressing mid-fit counts as this log error (a factor e^3 ~ 20x).
+_PENALTY = 3.0
+
+# (rows, assumptions) -> predicted values in each row's metric unit; NaN where it cannot.
+Predictor = Callable[[Sequence[Measurement], Assumptions], np.ndarray]
+
+
+def ape_summary(errors: Iterable[float]) -> dict[str, float]:
+    """MAPE, median and largest absolute percentage error, in %, of `errors` (pred/meas - 1)."""
+    ape = np.abs(np.asarray(list(errors), dtype=float)) * 100.0
+    if ape.size == 0:
+        return {"mape_pct": float("nan"), "median_ape_pct": float("nan"), "max_ape_pct": 0.0}
+    return {
+        "mape_pct": float(ape.mean()),
+        "median_ape_pct": float(np.median(ape)),
+        "max_ape_pct": float(ape.max()),
+    }
+
+
+def describe(m: Measurement) -> str:
+    """A one-line scenario description of a measurement row (for the worst-rows lists)."""
+    devices = f"{m.tp}x {m.hardware}" + (f" pp{m.pp}" if m.pp > 1 else "")
+    return (
+        f"{m.file} row {m.row}: {m.model} on {devices} {m.precision}, batch {m.batch_size}, "
+        f"{m.input_tokens}/{m.output_tokens} tokens, {m.metric}"
+    )
+
+
+def _start_values(start: Profile, params: Sequence[str]) -> np.ndarray:
+    values = start.values()
+    x0 = []
+    for name in params:
+        value = values.get(name, values.get(_FALLBACK.get(name, ""), None))
+        if value is None:
+            raise ValueError(f"profile {start.name!r} gives no start value for {name}")
+        lo, hi = FIT_BOUNDS[name]
+        x0.append(min(max(float(value), lo), hi))
+    return np.array(x0)
+
+
+def _assumptions(start: Profile, params: Sequence[str], x: np.ndarray) -> Assumptions:
+    values = {n: float(v) for n, v in zip(params, x, strict=True)}
+    return assumptions_from(values, f"fit from {start.name!r}", start.assumptions)
+
+
+def _rounded(x: np.ndarray) -> np.ndarray:
+    # 6 significant digits: what the profile file keeps, far below the fit's precision.
+    return np.array([float(f"{v:.6g}") for v in x])
+
+
+def fit(
+    rows: Sequence[Measurement],
+    predictor: Predictor,
+    start: Profile,
+    params: Sequence[str] = FIT_PARAMS,
+) -> tuple[Assumptions, np.ndarray]:
+    """Least-squares fit of `params` over the rows the start profile can predict.
+
+    Returns:
+        The fitted Assumptions and the boolean mask of the rows used.
+
+    Raises:
+        ValueError: an unknown parameter, or no row that the model can predict.
+    """
+    unknown = [p for p in params if p not in FIT_BOUNDS]
+    if unknown:
+        raise ValueError(f"cannot fit {unknown[0]!r} (fittable: {', '.join(FIT_BOUNDS)})")
+    measured = np.array([m.value for m in rows], dtype=float)
+    used = np.isfinite(predictor(rows, start.assumptions))
+    if not used.any():
+        raise ValueError("no measurement row can be predicted, so there is nothing to fit")
+    kept = [m for m, u in zip(rows, used, strict=True) if u]
+    log_measured = np.log(measured[used])
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        predicted = predictor(kept, _assumptions(start, params, x))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.log(predicted) - log_measured
+        return np.where(np.isfinite(r), r, _PENALTY)
+
+    lower, upper = np.array([FIT_BOUNDS[p] for p in params]).T
+    result = least_squares(
+        residuals,
+        _start_values(start, params),
+        bounds=(lower, upper),
+        method="trf",
+        x_scale="jac",
+        diff_step=1e-4,
+        xtol=1e-10,
+        ftol=1e-10,
+        max_nfev=400,
+    )
+    return _assumptions(start, params, _rounded(result.x)), used
+
+
+def calibrate(
+    measurements: Sequence[Measurement] | Iterable[str | Path],
+    start: str | Profile = "tutorial",
+    *,
+    name: str = "fitted",
+    predictor: Predictor | None = None,
+    params: Sequence[str] = FIT_PARAMS,
+    command: str = "",
+) -> Profile:
+    """Fit a profile to measured results (files or rows).
+
+    Args:
+        measurements: measurement rows, or paths of measurements CSV files.
+        start: the profile the fit starts from (and keeps for what it does not fit).
+        name: the new profile's name.
+        predictor: predicts rows under some assumptions; the serving model if None.
+        params: the parameters to fit (user names; see FIT_BOUNDS).
+        command: the command that reproduces the fit, recorded in the profile.
+
+    Returns:
+        The fitted Profile, with its in-sample residuals and worst rows.
+    """
+    rows = _rows(measurements)
+    base = get_profile(start)
+    if predictor is None:
+        from engine.validate import predict_values  # the serving model; imported late
+
+        predictor = predict_values
+    assumptions, used = fit(rows, predictor, base, params)
+    kept = [m for m, u in zip(rows, used, strict=True) if u]
+    errors = predictor(kept, assumptions) / np.array([m.value for m in kept]) - 1.0
+    order = np.argsort(-np.abs(errors))[:3]
+    return Profile(
+        name=name,
+        assumptions=assumptions,
+        description=f"fitted from {base.name!r} on {len(kept)} measured rows",
+        fitted_on=tuple(dict.fromkeys(m.file for m in rows)),
+        rows=len(kept),
+        fitted_at=today(),
+        command=command,
+        residuals=ape_summary(errors),
+        worst=tuple(f"{describe(kept[i])}: {errors[i]:+.1%}" for i in order),
+        origin="fitted",
+    )
+
+
+def _rows(measurements: Sequence[Measurement] | Iterable[str | Path]) -> list[Measurement]:
+    items = list(measurements)
+    if items and all(isinstance(m, Measurement) for m in items):
+        return items
+    if items and all(isinstance(m, str | Path) for m in items):
+        return list(read_measurements(items))
+    raise ValueError("measurements: give Measurement rows or measurement file paths")

@@ -1,0 +1,134 @@
+"""Calibration: the fit recovers known parameters, stays in bounds, is deterministic.
+
+The first tests use a toy predictor (defined here, for the tests only) whose true parameters
+are known, so the fit has a right answer; the last ones refit the shipped profile.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.calibrate import FIT_BOUNDS, ape_summary, calibrate, fit
+from engine.measurements import Measurement, read_measurements
+from engine.profiles import get_profile, profile_from_toml, profile_to_toml
+from engine.specs import Assumptions
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv"
+
+
+def toy_seconds(m: Measurement, a: Assumptions) -> float:
+    """A toy request time: GEMM + attention + memory + per-layer overhead + link terms."""
+    gemm = 2e9 * m.batch_size * (m.input_tokens + m.output_tokens) / (1e15 * a.efficiency)
+    eta_attention = a.attention_efficiency or a.efficiency  # None: the GEMM figure
+    attention = 1e6 * m.batch_size * m.input_tokens**2 / (1e15 * eta_attention)
+    memory = 1e9 * m.output_tokens * (1 + m.batch_size / 16) / (1e12 * a.bandwidth_efficiency)
+    overhead = 32 * m.output_tokens * a.layer_overhead_s
+    link = (m.tp - 1) * 1e8 * m.output_tokens / (1e11 * a.link_efficiency)
+    return gemm + attention + memory + overhead + link
+
+
+def toy_predictor(rows, a):
+    values = []
+    for m in rows:
+        t = toy_seconds(m, a)
+        per_gpu = m.batch_size * m.output_tokens / t / m.tp
+        values.append(t * 1e3 if m.metric == "ttft_ms" else per_gpu)
+    return np.array(values)
+
+
+TRUTH = Assumptions(
+    efficiency=0.62,
+    attention_efficiency=0.35,
+    bandwidth_efficiency=0.8,
+    layer_overhead_s=20e-6,
+    link_efficiency=0.55,
+)
+
+
+def synthetic_rows() -> list[Measurement]:
+    rows = []
+    grid = [(b, i, o, tp) for b in (1, 64) for i in (128, 4096) for o in (1, 512) for tp in (1, 4)]
+    for n, (b, i, o, tp) in enumerate(grid, start=1):
+        metric = "ttft_ms" if o == 1 else "output_tokens_per_s_per_gpu"
+        m = Measurement(n, "toy.csv", "https://example.org", "toy", "H100", tp, 1, "Toy",
+                        "fp16", "fp16", b, i, o, metric, 1.0)  # fmt: skip
+        value = toy_predictor([m], TRUTH)[0]
+        rows.append(Measurement(**(m.as_dict() | {"value": float(value)})))
+    return rows
+
+
+def test_fit_recovers_known_parameters():
+    profile = calibrate(synthetic_rows(), "tutorial", name="toy", predictor=toy_predictor)
+    got = profile.values()
+    assert got["efficiency"] == pytest.approx(0.62, rel=1e-4)
+    assert got["attention_efficiency"] == pytest.approx(0.35, rel=1e-4)
+    assert got["bandwidth_efficiency"] == pytest.approx(0.8, rel=1e-4)
+    assert got["layer_overhead_us"] == pytest.approx(20.0, rel=1e-4)
+    assert got["link_efficiency"] == pytest.approx(0.55, rel=1e-4)
+    assert profile.residuals["mape_pct"] < 0.01
+    assert profile.rows == 16 and profile.fitted_on == ("toy.csv",)
+
+
+def test_tutorial_start_is_off_and_the_fit_improves_it():
+    rows = synthetic_rows()
+    start = toy_predictor(rows, get_profile("tutorial").assumptions)
+    before = ape_summary(start / np.array([m.value for m in rows]) - 1)["mape_pct"]
+    after = calibrate(rows, predictor=toy_predictor).residuals["mape_pct"]
+    assert before > 10 and after < before / 100
+
+
+def test_fit_is_deterministic():
+    a = calibrate(synthetic_rows(), predictor=toy_predictor)
+    b = calibrate(synthetic_rows(), predictor=toy_predictor)
+    assert a.assumptions == b.assumptions
+
+
+def test_parameters_stay_in_their_physical_bounds():
+    # Measurements 100x faster than the toy allows: the efficiencies want to exceed 1.
+    faster = {"ttft_ms": 0.01, "output_tokens_per_s_per_gpu": 100.0}
+    rows = [
+        Measurement(**(m.as_dict() | {"value": m.value * faster[m.metric]}))
+        for m in synthetic_rows()
+    ]
+    values = calibrate(rows, predictor=toy_predictor).values()
+    for name, (lo, hi) in FIT_BOUNDS.items():
+        assert lo <= values[name] <= hi, name
+    assert values["efficiency"] == pytest.approx(1.0)
+    assert values["layer_overhead_us"] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_rows_the_model_cannot_predict_are_left_out_of_the_fit():
+    rows = synthetic_rows()
+
+    def partial(rs, a):
+        values = toy_predictor(rs, a)
+        return np.where([m.tp == 4 and m.batch_size == 64 for m in rs], np.nan, values)
+
+    _, used = fit(rows, partial, get_profile("tutorial"), ("efficiency",))
+    assert used.sum() == 12  # 16 rows, 4 of them at tp 4 and batch 64
+    with pytest.raises(ValueError, match="no measurement row can be predicted"):
+        fit(rows, lambda rs, a: np.full(len(rs), np.nan), get_profile("tutorial"))
+
+
+def test_unknown_fit_parameter_is_refused():
+    with pytest.raises(ValueError, match="cannot fit 'hbm_size'"):
+        fit(synthetic_rows(), toy_predictor, get_profile("tutorial"), ("hbm_size",))
+
+
+def test_fitted_profile_round_trips_through_toml():
+    profile = calibrate(synthetic_rows(), predictor=toy_predictor, command="python -m engine x")
+    again = profile_from_toml(profile_to_toml(profile), "toy.toml", origin="fitted")
+    assert again == profile
+    assert again.worst[0].startswith("toy.csv row ")
+
+
+def test_ape_summary_by_hand():
+    # errors +10 %, -20 %, +30 %: APE 10, 20, 30 -> mean 20, median 20, max 30
+    s = ape_summary([0.1, -0.2, 0.3])
+    assert s == pytest.approx({"mape_pct": 20.0, "median_ape_pct": 20.0, "max_ape_pct": 30.0})
+
+
+def test_shipped_measurements_read_for_calibration():
+    assert len(read_measurements([SHIPPED])) == 57

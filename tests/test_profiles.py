@@ -1,0 +1,114 @@
+"""Profiles: the tutorial file is the tutorial's defaults; TOML round trips; bad files refused."""
+
+from pathlib import Path
+
+import pytest
+
+from engine.profiles import (
+    PROFILE_DIR,
+    Profile,
+    builtin_profiles,
+    check_name,
+    get_profile,
+    profile_from_toml,
+    profile_from_values,
+    profile_to_toml,
+)
+from engine.specs import DEFAULTS, Assumptions
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_tutorial_profile_is_exactly_the_defaults():
+    # The published tutorial figures are computed with DEFAULTS; the file must not drift
+    # (10 us must stay exactly 10e-6 s, not 9.999999999999999e-06).
+    assert get_profile("tutorial").assumptions == DEFAULTS
+    assert get_profile(None).name == "tutorial"
+
+
+def test_builtin_profiles_are_listed_tutorial_first():
+    names = list(builtin_profiles())
+    assert names[0] == "tutorial"
+    assert {p.stem for p in PROFILE_DIR.glob("*.toml")} == set(names)
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in PROFILE_DIR.glob("*.toml")))
+def test_every_shipped_profile_round_trips(name):
+    profile = get_profile(name)
+    again = profile_from_toml(profile_to_toml(profile), f"{name}.toml", origin="built-in")
+    assert again == profile
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in PROFILE_DIR.glob("*.toml")))
+def test_shipped_profiles_set_nothing_per_model_or_chip(name):
+    # Only the global assumption names may appear (no model or accelerator ids as keys).
+    text = (PROFILE_DIR / f"{name}.toml").read_text()
+    assert "[assumptions]" in text
+    assert set(get_profile(name).values()) <= {
+        "efficiency",
+        "attention_efficiency",
+        "expert_efficiency",
+        "bandwidth_efficiency",
+        "layer_overhead_us",
+        "dispatch_overhead_ms",
+        "link_efficiency",
+        "link_latency_us",
+        "memory_reserve",
+        "activation_fraction",
+    }
+
+
+def test_values_are_in_user_units():
+    a = Assumptions(efficiency=0.6, layer_overhead_s=25e-6, link_latency_s=2e-6)
+    values = Profile("team", a).values()
+    # 25e-6 s = 25 us; 2e-6 s = 2 us; unset (None) fields are left out
+    assert values["layer_overhead_us"] == pytest.approx(25.0)
+    assert values["link_latency_us"] == pytest.approx(2.0)
+    assert "attention_efficiency" not in values and "dispatch_overhead_ms" not in values
+
+
+def test_unknown_profile_lists_the_known_ones():
+    with pytest.raises(ValueError, match=r"unknown profile 'nope'.*tutorial"):
+        get_profile("nope")
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("[assumptions]\nefficiency = 1.5\n", "efficiency must be in"),
+        ("[assumptions]\nhbm_per_chip = 1.0\n", "unknown assumption 'hbm_per_chip'"),
+        ("[assumptions]\nlayer_overhead_us = -3.0\n", "layer_overhead"),
+        ("[assumptions]\nefficiency = 'fast'\n", "efficiency must be a number"),
+        ("name = 'a b'\n", "profile name"),
+        ("not toml ===", "not a TOML file"),
+    ],
+)
+def test_bad_profile_files_name_the_problem(text, match):
+    with pytest.raises(ValueError, match=match):
+        profile_from_toml(text, "team.toml")
+
+
+def test_custom_profile_travels_in_a_link_as_its_values():
+    p = profile_from_values("my-team", {"efficiency": 0.7, "layer_overhead_us": 12.5})
+    params = p.link_params()
+    assert params == {
+        "profile": "my-team",
+        "efficiency": "0.7",
+        "layer_overhead_us": "12.5",
+        "activation_fraction": "0.1",
+        "bandwidth_efficiency": "1",
+        "memory_reserve": "0.1",
+        "link_efficiency": "1",
+    }
+    back = profile_from_values(
+        "my-team", {k: float(v) for k, v in params.items() if k != "profile"}
+    )
+    assert back.assumptions == p.assumptions
+    # a built-in profile travels by name only
+    assert get_profile("tutorial").link_params() == {"profile": "tutorial"}
+
+
+def test_profile_names_are_checked():
+    assert check_name(" My-Team ") == "my-team"
+    with pytest.raises(ValueError, match="profile name"):
+        check_name("<script>")
