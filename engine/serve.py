@@ -1,0 +1,286 @@
+"""The serving model: whole requests of a decoder LLM on TP×PP accelerators, per operator.
+
+A static batch of B sequences with I input and O output tokens: TTFT is the prefill of B·I
+tokens, then O−1 decode steps at contexts I+1 … I+O−1, each the sum of its operators' own
+rooflines (engine/ops.py) plus per-layer and dispatch overheads plus communication
+(engine/parallel.py); the sum over the steps is in closed form. The kernel `request_terms` takes
+Python floats (the scalar `serve`) or numpy arrays (engine/serve_sweep.py), so both agree. The
+model, its conventions and defaults are in docs/model.md, "Serving model".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine import api, ops, parallel
+from engine import serve_inputs as si
+from engine.specs import Assumptions
+
+BOUNDS = ("compute", "memory", "communication", "overhead", "none")
+# Row-level warnings, one bit each (the sweep keeps the bits; the text is looked up once).
+WARNINGS = (
+    "this accelerator lists no peak for the precision: a slower precision's peak is used "
+    "(see peak_precision)",
+    "tensor parallelism beyond one node's devices: the all-reduces are modelled on the "
+    "in-node link, which is optimistic",
+    "does not fit: memory_per_device_bytes exceeds usable_memory_bytes",
+    "input + output tokens exceed the model's trained context length",
+    "one output token: the prefill produces it and no decode step runs, so TPOT and "
+    "tokens/s per user are undefined (NaN)",
+    "fewer KV heads than tensor-parallel devices: each device holds a replicated KV head",
+    "MLA's latent KV cache is replicated on every tensor-parallel device",
+)
+NAN = float("nan")
+
+
+def eta_by_class(a: Assumptions) -> dict[str, float]:
+    """Compute efficiency per operator class (attention and experts default to `efficiency`)."""
+    eff = a.efficiency
+    return {
+        "gemm": eff,
+        "other": eff,
+        "attention": eff if a.attention_efficiency is None else a.attention_efficiency,
+        "expert": eff if a.expert_efficiency is None else a.expert_efficiency,
+    }
+
+
+def _peak(op, hw: dict, eta: dict):
+    return (hw["peak_attn"] if op.cls == "attention" else hw["peak"]) * eta[op.cls]
+
+
+def bound_code(parts, xp):
+    """Index of the largest of (compute, memory, communication, overhead)."""
+    code, best = 0, parts[0]
+    for i, part in enumerate(parts[1:], 1):
+        code = xp.where(part > best, i, code)
+        best = xp.maximum(best, part)
+    return code
+
+
+def prefill_terms(s, hw, sc, eta, xp) -> dict:
+    """TTFT: the prefill of B·I tokens as one step (constants per operator)."""
+    T = sc["B"] * sc["I"]
+    step = ops.step_ops(s, T=T, B=sc["B"], tp=sc["tp"], bw=sc["bw"], b_kv=sc["b_kv"],
+                        ba=sc["ba"], xp=xp, prefill_tokens=sc["I"])  # fmt: skip
+    t_ops = compute = memory = flops = nbytes = 0.0
+    for op in step:
+        moved = op.mw + op.ma + op.mk0
+        g, m = op.f0 / _peak(op, hw, eta), moved / hw["bandwidth"]
+        t_ops = t_ops + op.count * xp.maximum(g, m)
+        compute, memory = compute + op.count * g, memory + op.count * m
+        flops, nbytes = flops + op.count * op.f0, nbytes + op.count * moved
+    comm = parallel.step_comm_s(s, T, sc["tp"], sc["pp"], sc["ba"], hw["link_bw"], hw["link_lat"])
+    overhead = s["L"] * hw["tau"] + hw["dispatch"]
+    ttft = t_ops + comm + overhead
+    return {
+        "ttft_s": ttft,
+        "prefill_comm_s": comm,
+        "prefill_overhead_share": overhead / ttft,
+        "prefill_flop": flops,
+        "prefill_bytes": nbytes,
+        "prefill_bound": bound_code((compute, memory, comm, overhead), xp),
+    }
+
+
+def decode_terms(s, hw, sc, eta, xp) -> dict:
+    """The O−1 decode steps at contexts I+1 … I+O−1, summed in closed form."""
+    B, a, b = sc["B"], sc["I"] + 1.0, sc["I"] + sc["O"] - 1.0
+    steps = sc["O"] - 1.0
+    step = ops.step_ops(s, T=B, B=B, tp=sc["tp"], bw=sc["bw"], b_kv=sc["b_kv"], ba=sc["ba"], xp=xp)
+    t_ops = compute = memory = flops = nbytes = 0.0
+    for op in step:
+        g0, g1, m0, m1 = ops.op_lines(op, _peak(op, hw, eta), hw["bandwidth"])
+        t_ops = t_ops + op.count * ops.max_line_sum(g0, g1, m0, m1, a, b, op.w, xp)
+        compute = compute + op.count * ops.line_sum(g0, g1, a, b, op.w, xp)
+        memory = memory + op.count * ops.line_sum(m0, m1, a, b, op.w, xp)
+        flops = flops + op.count * ops.line_sum(op.f0, op.f1, a, b, op.w, xp)
+        moved = op.mw + op.ma + op.mk0
+        nbytes = nbytes + op.count * ops.line_sum(moved, op.mk1, a, b, op.w, xp)
+    comm = parallel.step_comm_s(s, B, sc["tp"], sc["pp"], sc["ba"], hw["link_bw"], hw["link_lat"])
+    overhead = s["L"] * hw["tau"] + hw["dispatch"]
+    total = t_ops + steps * (comm + overhead)
+    per = xp.maximum(steps, 1.0)  # O = 1: no step; the means below are NaN then
+    none = steps < 0.5
+    tpot = xp.where(none, NAN, total / per)
+    code = bound_code((compute, memory, steps * comm, steps * overhead), xp)
+    return {
+        "decode_total_s": total,
+        "tpot_s": tpot,
+        "decode_comm_s": xp.where(none, NAN, comm),
+        "decode_comm_share": comm / tpot,
+        "decode_overhead_share": overhead / tpot,
+        "decode_flop_per_step": xp.where(none, NAN, flops / per),
+        "decode_bytes_per_step": xp.where(none, NAN, nbytes / per),
+        "decode_bound": xp.where(none, 4, code),
+        "experts_touched_per_layer": ops.experts_touched(s, B),
+        "_step_ops": step,
+    }
+
+
+def warning_bits(s, hw, sc, fits, xp):
+    """The WARNINGS that apply, as an integer of bits."""
+    tp = sc["tp"]
+    flags = (
+        hw["fallback"],
+        tp > hw["devices_per_node"],
+        1.0 - fits,
+        sc["I"] + sc["O"] > s["context_length"],
+        sc["O"] < 1.5,
+        (s["mla"] < 0.5) & (s["K"] < tp),
+        (s["mla"] > 0.5) & (tp > 1.5),
+    )
+    bits = 0
+    for i, flag in enumerate(flags):
+        bits = bits + xp.where(flag > 0, 1 << i, 0)
+    return bits
+
+
+def warning_list(bits: int, notes: tuple[str, ...] = ()) -> list[str]:
+    """The call-wide notes, then the WARNINGS whose bits are set (the sweep joins them: '; ')."""
+    return list(notes) + [w for i, w in enumerate(WARNINGS) if bits >> i & 1]
+
+
+def request_terms(s: dict, hw: dict, sc: dict, eta: dict, xp) -> dict:
+    """Everything about one request (or a grid of them), in SI units.
+
+    Args:
+        s: ops.shape_values() plus context_length (floats or arrays).
+        hw: peak, peak_attn (FLOP/s), bandwidth (bytes/s, times the bandwidth efficiency),
+            capacity (bytes), reserve, link_bw (bytes/s, times the link efficiency), link_lat
+            (s), dispatch (s), tau (s per layer), devices_per_node, fallback (0/1).
+        sc: B, I, O, tp, pp and bw, b_kv, ba (bytes per weight, KV and activation element).
+        eta: eta_by_class().
+        xp: ops.SCALAR or numpy.
+    """
+    pre = prefill_terms(s, hw, sc, eta, xp)
+    dec = decode_terms(s, hw, sc, eta, xp)
+    mem = parallel.memory_terms(s, hw, sc, dec.pop("_step_ops"), xp)
+    devices = sc["tp"] * sc["pp"]
+    e2e = pre["ttft_s"] + dec.pop("decode_total_s")
+    out_tokens = sc["B"] * sc["O"]
+    return (
+        pre
+        | dec
+        | mem
+        | {
+            "devices": devices,
+            "e2e_latency_s": e2e,
+            "output_tokens_per_s": out_tokens / e2e,
+            "output_tokens_per_s_per_gpu": out_tokens / e2e / devices,
+            "tokens_per_s_per_user": 1.0 / dec["tpot_s"],
+            "pp_bubble_fraction": parallel.bubble_fraction(sc["pp"]),
+            "warning_bits": warning_bits(s, hw, sc, mem["fits_in_memory"], xp),
+        }
+    )
+
+
+# The result's metric keys in order, with the SI term each comes from and its scale.
+METRICS = (
+    ("ttft_ms", "ttft_s", 1e3),
+    ("tpot_ms", "tpot_s", 1e3),
+    ("e2e_latency_ms", "e2e_latency_s", 1e3),
+    ("output_tokens_per_s", "output_tokens_per_s", 1.0),
+    ("output_tokens_per_s_per_gpu", "output_tokens_per_s_per_gpu", 1.0),
+    ("tokens_per_s_per_user", "tokens_per_s_per_user", 1.0),
+    ("prefill_bottleneck", "prefill_bound", None),
+    ("decode_bottleneck", "decode_bound", None),
+    ("prefill_comm_ms", "prefill_comm_s", 1e3),
+    ("decode_comm_ms", "decode_comm_s", 1e3),
+    ("decode_comm_share", "decode_comm_share", 1.0),
+    ("prefill_overhead_share", "prefill_overhead_share", 1.0),
+    ("decode_overhead_share", "decode_overhead_share", 1.0),
+    ("prefill_flop", "prefill_flop", 1.0),
+    ("prefill_bytes", "prefill_bytes", 1.0),
+    ("decode_flop_per_step", "decode_flop_per_step", 1.0),
+    ("decode_bytes_per_step", "decode_bytes_per_step", 1.0),
+    ("experts_touched_per_layer", "experts_touched_per_layer", 1.0),
+    ("pp_bubble_fraction", "pp_bubble_fraction", 1.0),
+    ("kv_cache_bytes", "kv_cache_bytes", 1.0),
+    ("kv_cache_bytes_per_device", "kv_cache_bytes_per_device", 1.0),
+    ("weight_bytes_per_device", "weight_bytes_per_device", 1.0),
+    ("memory_per_device_bytes", "memory_per_device_bytes", 1.0),
+    ("memory_capacity_bytes", "memory_capacity_bytes", 1.0),
+    ("usable_memory_bytes", "usable_memory_bytes", 1.0),
+    ("fits_in_memory", "fits_in_memory", None),
+)
+ID_KEYS = ("model", "hardware", "devices", "tp", "pp", "batch_size", "input_tokens",
+           "output_tokens", "precision", "kv_precision", "peak_precision", "profile")  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ServeResult:
+    """One request's serving metrics; `as_dict()` is the CLI's JSON object (a contract).
+
+    `values` holds ID_KEYS then the METRICS keys (SI-scaled as named: _ms, _bytes, per_s);
+    `result["ttft_ms"]` reads one.
+    """
+
+    values: dict
+    assumptions: dict
+    warnings: tuple[str, ...]
+
+    def __getitem__(self, key: str):
+        return self.values[key]
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.values) | {
+            "assumptions": dict(self.assumptions),
+            "warnings": list(self.warnings),
+        }
+
+
+def serve(
+    model,
+    hardware,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    batch_size: int = 1,
+    input_tokens: int,
+    output_tokens: int,
+    precision: str = "fp16",
+    kv_precision: str | None = None,
+    profile: str = "tutorial",
+    assumptions: Assumptions | None = None,
+    catalog=None,
+    **overrides: object,
+) -> ServeResult:
+    """One static batch of requests on TP×PP accelerators (docs/model.md, "Serving model").
+
+    Args:
+        model: a catalogue id with shapes, a ModelSpec with `arch`, or an Architecture.
+        hardware: a catalogue id or a HardwareSpec.
+        tp, pp: tensor- and pipeline-parallel degrees (devices = tp·pp).
+        batch_size: sequences in the static batch.
+        input_tokens, output_tokens: I and O per sequence (O = 1: the prefill only).
+        precision, kv_precision: weights (and the compute peak); KV cache (default: weights).
+        profile: the name recorded with the assumptions.
+        assumptions: the starting Assumptions (the tutorial defaults if None).
+        catalog: where ids are looked up (the default catalogue if None).
+        **overrides: assumptions by their user names (engine.api.ASSUMPTION_NAMES).
+    """
+    st = si.setup(precision, kv_precision, assumptions, profile, overrides)
+    name, arch = si.resolve_llm(model, catalog)
+    hw = api.resolve_hardware(hardware, catalog)
+    tp, pp = si.check_whole(tp, "tp", si.MAX_DEGREE), si.check_whole(pp, "pp", si.MAX_DEGREE)
+    si.check_parallel(name, arch, tp, pp)
+    si.check_devices(hw, tp, pp)
+    b = si.check_whole(batch_size, "batch_size", si.MAX_BATCH)
+    i = si.check_whole(input_tokens, "input_tokens", si.MAX_TOKENS)
+    o = si.check_whole(output_tokens, "output_tokens", si.MAX_TOKENS)
+    hwv = si.hardware_values(hw, st.precision, st.assumptions)
+    sc = {"B": float(b), "I": float(i), "O": float(o), "tp": float(tp), "pp": float(pp)}
+    sc |= si.element_bytes(st.precision, st.kv_precision)
+    eta = eta_by_class(st.assumptions)
+    t = request_terms(si.shapes(arch), hwv, sc, eta, ops.SCALAR)
+    ids = (name, hw.id, tp * pp, tp, pp, b, i, o, st.precision, st.kv_precision)
+    values = dict(zip(ID_KEYS, (*ids, hwv["peak_precision"], st.profile), strict=True))
+    values |= {key: _shown(t[term], scale, key) for key, term, scale in METRICS}
+    warnings = warning_list(int(t["warning_bits"]), st.notes)
+    return ServeResult(values, si.echo(st.assumptions), tuple(warnings))
+
+
+def _shown(value, scale, key: str):
+    if key.endswith("bottleneck"):
+        return BOUNDS[value]
+    return bool(value) if scale is None else float(value) * scale

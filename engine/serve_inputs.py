@@ -1,0 +1,142 @@
+"""Checked inputs of the serving model: models with shapes, accelerators, TP/PP, assumptions.
+
+Shared by `serve`, `serve_sweep` and `operators`, so a bad argument gets the same one-line
+message everywhere before any arithmetic (docs/model.md, "Serving model").
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from engine import api, ops
+from engine.arch import Architecture
+from engine.catalog import Catalog
+from engine.specs import BYTES_PER_PARAM, PRECISIONS, Assumptions, HardwareSpec, ModelSpec
+from engine.specs import check_precision as _check_precision
+
+MAX_DEGREE = 1024  # TP or PP larger than this is refused
+MAX_TOKENS = 10_000_000  # input or output tokens per sequence
+MAX_BATCH = api.MAX_BATCH
+ACTIVATION_BYTES_MIN = 2.0  # activations stay 16-bit when weights are narrower (fp8, int4)
+UNUSED = {  # the tutorial's assumptions the serving model does not read
+    "activation_fraction": "activations are counted per operator",
+    "flop_convention": "FLOPs come from the shapes at 2 per multiply-accumulate",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """The call-wide checked arguments."""
+
+    precision: str
+    kv_precision: str
+    assumptions: Assumptions
+    profile: str
+    notes: tuple[str, ...]  # call-wide warnings
+
+
+def setup(precision, kv_precision, assumptions, profile, overrides: dict) -> Setup:
+    """Check the call-wide arguments; `overrides` are assumptions by their user names."""
+    precision = _check_precision(precision)
+    kv = precision if kv_precision is None else str(kv_precision).strip().lower()
+    if kv not in BYTES_PER_PARAM:
+        raise ValueError(f"unknown KV precision {kv_precision!r} (known: {', '.join(PRECISIONS)})")
+    if not isinstance(profile, str) or not profile.strip() or len(profile) > 100:
+        raise ValueError("profile must be a name (1 to 100 characters)")
+    a = api.make_assumptions(assumptions, **overrides)
+    notes = tuple(
+        f"{name} is not used by the serving model: {why}"
+        for name, why in UNUSED.items()
+        if overrides.get(name) is not None
+    )
+    return Setup(precision, kv, a, profile, notes)
+
+
+def echo(a: Assumptions) -> dict[str, object]:
+    """Every assumption by its user name and unit (None: the catalogue's figure)."""
+    out = {}
+    for name, (field, scale) in api.ASSUMPTION_UNITS.items():
+        value = getattr(a, field)
+        out[name] = value if value is None or isinstance(value, str) else value * round(1 / scale)
+    return out
+
+
+def check_whole(value: object, name: str, top: int) -> int:
+    """A whole number from 1 to `top`, or ValueError naming `name`."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if ok and isinstance(value, float):
+        ok = value == value and abs(value) < 1e18 and value == int(value)
+    if not ok or not 1 <= int(value) <= top:
+        raise ValueError(f"{name} must be a whole number from 1 to {top:,}, got {value!r}")
+    return int(value)
+
+
+def resolve_llm(model, catalog: Catalog | None = None) -> tuple[str, Architecture]:
+    """(display name, shapes) of a catalogue id, a ModelSpec or an Architecture."""
+    if isinstance(model, Architecture):
+        return "custom", model
+    spec = model if isinstance(model, ModelSpec) else api.resolve_model(model, catalog)
+    arch = getattr(spec, "arch", None)
+    if arch is None:
+        raise ValueError(
+            f"{spec.id} has no architecture: the serving model needs a decoder LLM with shapes "
+            "(an [models.<id>.arch] table)"
+        )
+    return spec.id, arch
+
+
+@functools.lru_cache(maxsize=512)
+def shapes(arch: Architecture) -> dict[str, float]:
+    """ops.shape_values plus the trained context length (cached: Architecture is frozen)."""
+    return {k: float(v) for k, v in ops.shape_values(arch).items()} | {
+        "context_length": float(arch.context_length)
+    }
+
+
+def check_parallel(name: str, arch: Architecture, tp: int, pp: int) -> None:
+    """TP must split the heads (and the KV heads, or be a multiple of them); PP the layers."""
+    if arch.heads % tp:
+        raise ValueError(f"tp {tp} does not divide {name}'s {arch.heads} attention heads")
+    k = arch.kv_heads
+    if arch.attention != "mla" and k % tp and tp % k:
+        raise ValueError(f"tp {tp} and {name}'s {k} KV heads: one must divide the other")
+    if pp > arch.layers:
+        raise ValueError(f"pp {pp} exceeds {name}'s {arch.layers} layers")
+
+
+def check_devices(hw: HardwareSpec, tp: int, pp: int) -> None:
+    if tp * pp > 1 and hw.devices_per_node <= 1:
+        raise ValueError(
+            f"{hw.id} has no device-to-device link in the catalogue (devices_per_node 1): "
+            "use tp = pp = 1"
+        )
+
+
+def hardware_values(hw: HardwareSpec, precision: str, a: Assumptions) -> dict:
+    """The accelerator's figures the kernel reads, with the assumptions applied."""
+    peak, used = hw.peak_for(precision)
+    wide = precision if BYTES_PER_PARAM[precision] >= 2 else "fp16"
+    link_bw = hw.interconnect_bandwidth_bytes_per_s * a.link_efficiency
+    latency = hw.interconnect_latency_s if a.link_latency_s is None else a.link_latency_s
+    dispatch = hw.dispatch_overhead_s if a.dispatch_overhead_s is None else a.dispatch_overhead_s
+    return {
+        "peak": peak,
+        "peak_attn": hw.peak_for(wide)[0],  # attention runs on 16-bit (or wider) activations
+        "bandwidth": hw.memory_bandwidth_bytes_per_s * a.bandwidth_efficiency,
+        "capacity": hw.memory_capacity_bytes,
+        "reserve": a.memory_reserve,
+        "link_bw": link_bw if link_bw > 0 else float("inf"),  # single device: never used
+        "link_lat": latency,
+        "dispatch": dispatch,
+        "tau": a.layer_overhead_s,
+        "devices_per_node": float(hw.devices_per_node),
+        "fallback": float(used != precision and not (precision == "bf16" and used == "fp16")),
+        "peak_precision": used,
+    }
+
+
+def element_bytes(precision: str, kv_precision: str) -> dict[str, float]:
+    """Bytes per weight, KV-cache and activation element."""
+    bw = BYTES_PER_PARAM[precision]
+    return {"bw": bw, "b_kv": BYTES_PER_PARAM[kv_precision], "ba": max(bw, ACTIVATION_BYTES_MIN)}
