@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from engine.specs import HardwareSpec, ModelSpec, check_precision
+from engine.specs import REQUIRED_PEAKS, HardwareSpec, ModelSpec, check_precision
 from engine.units import UnitError, to_si
 
 MAX_TEXT = 300  # characters in a name, note or source
@@ -178,8 +178,10 @@ def parse_hardware(entry: str, table: object, *, origin: str = "built-in") -> Ha
             raise CatalogError(origin, where, f"peak.{precision}"[:40], str(exc)) from None
         field = f"peak.{precision}"[:40]
         peaks[precision] = _quantity(peaks_in, precision, "flop/s", where, origin, field)
-    if "fp16" not in peaks:
-        raise CatalogError(origin, where, "peak.fp16", "required (the fallback peak)")
+    for required in REQUIRED_PEAKS:
+        if required not in peaks:
+            message = f"peak.{required} is required (the datasheet's dense {required} rate)"
+            raise CatalogError(origin, where, f"peak.{required}", message)
     try:
         return HardwareSpec(
             id=entry,

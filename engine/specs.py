@@ -13,12 +13,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from types import MappingProxyType
 
+from engine.arch import Architecture
+
 # Bytes per parameter for each precision (SPEC §1).
 BYTES_PER_PARAM: Mapping[str, float] = MappingProxyType(
     {"fp32": 4.0, "tf32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 )
 PRECISIONS: tuple[str, ...] = tuple(BYTES_PER_PARAM)
-FALLBACK_PRECISION = "fp16"  # used, with a warning, when a chip lists no peak for a precision
+# Every accelerator lists these two peaks; the others are optional.
+REQUIRED_PEAKS: tuple[str, ...] = ("fp16", "fp32")
+# Where a precision the chip lists no peak for takes its peak from (with a warning, except bf16):
+# never a faster precision. bf16 shares fp16's figure, tf32 runs at the fp32 rate, and fp8,
+# int8 and int4 weights are computed in fp16 (docs/model.md).
+FALLBACKS: Mapping[str, str] = MappingProxyType(
+    {"bf16": "fp16", "tf32": "fp32", "fp8": "fp16", "int8": "fp16", "int4": "fp16"}
+)
+FALLBACK_PRECISION = "fp16"  # the fallback of the 8-bit and 4-bit precisions
 FLOP_CONVENTIONS = ("catalog", "mac2")  # as catalogued | normalise to 2 FLOPs per MAC
 TASKS = ("vision", "llm", "encoder", "diffusion", "speech", "other")
 
@@ -88,21 +98,23 @@ class HardwareSpec:
         for precision, peak in self.peak_flop_per_s.items():
             check_precision(precision)
             _positive(self.id, **{f"peak.{precision}": peak})
-        if FALLBACK_PRECISION not in self.peak_flop_per_s:
-            raise ValueError(f"{self.id}: peak.fp16 is required (it is the fallback peak)")
+        for precision in REQUIRED_PEAKS:
+            if precision not in self.peak_flop_per_s:
+                raise ValueError(f"{self.id}: peak.{precision} is required")
         object.__setattr__(self, "peak_flop_per_s", MappingProxyType(dict(self.peak_flop_per_s)))
 
     def peak_for(self, precision: str) -> tuple[float, str]:
         """The dense peak FLOP/s for `precision` and the precision whose peak was used.
 
-        bf16 shares the fp16 figure unless listed (SPEC §1); any other precision the chip does
-        not list falls back to fp16, and the caller must warn about it (the second item differs
-        from the first argument's family then).
+        A precision the chip does not list takes the peak of FALLBACKS[precision], never a
+        faster one: bf16 -> fp16 (shared figure), tf32 -> fp32, fp8/int8/int4 -> fp16. The
+        caller warns when the second item differs (except bf16 on fp16).
         """
         precision = check_precision(precision)
         if precision in self.peak_flop_per_s:
             return self.peak_flop_per_s[precision], precision
-        return self.peak_flop_per_s[FALLBACK_PRECISION], FALLBACK_PRECISION
+        used = FALLBACKS[precision]  # fp16 and fp32 are always listed
+        return self.peak_flop_per_s[used], used
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +140,15 @@ class ModelSpec:
     notes: str = ""
     aliases: tuple[str, ...] = ()
     origin: str = "built-in"
+    arch: Architecture | None = None  # decoder LLMs: the config.json shapes (engine/arch.py)
+    published_params: float | None = None  # the maker's exact count, when `params` is rounded
 
     def __post_init__(self) -> None:
         _positive(self.id, params=self.params, flops_per_sample=self.flops_per_sample)
+        if self.published_params is not None:
+            _positive(self.id, published_params=self.published_params)
+        if self.arch is not None:
+            _check_arch(self)
         if self.flop_convention not in ("mac1", "mac2"):
             raise ValueError(f"{self.id}: flop_convention must be 'mac1' or 'mac2'")
         if not (isinstance(self.layers, int) and self.layers > 0):
@@ -164,6 +182,27 @@ class ModelSpec:
         if convention == "mac2" and self.flop_convention == "mac1":
             return 2.0 * self.flops_per_sample
         return self.flops_per_sample
+
+
+def _check_arch(model: ModelSpec) -> None:
+    """The flat shape fields the decode model reads must agree with the architecture."""
+    arch = model.arch
+    if not isinstance(arch, Architecture):
+        raise ValueError(f"{model.id}: arch must be an Architecture")
+    if model.task != "llm":
+        raise ValueError(f"{model.id}: an arch table is only for task = 'llm'")
+    for name in ("layers", "hidden", "heads", "kv_heads", "head_dim", "context_length"):
+        flat = getattr(model, name)
+        if flat is not None and flat != getattr(arch, name):
+            raise ValueError(
+                f"{model.id}: {name} = {flat} disagrees with arch.{name} = {getattr(arch, name)}"
+            )
+    implied = model.hidden / model.heads if model.hidden and model.heads else None
+    if model.head_dim is None and implied is not None and implied != arch.head_dim:
+        raise ValueError(
+            f"{model.id}: head_dim is missing and hidden / heads = {implied:g} "
+            f"disagrees with arch.head_dim = {arch.head_dim}"
+        )
 
 
 def _fraction(name: str, value: object) -> None:

@@ -111,7 +111,8 @@ SPEC_MODELS = {  # id: name, params, FLOPs per sample, convention, layers, hidde
 def test_spec_section_4_hardware(key):
     name, gb_per_s, capacity, dispatch_ms, tdp = SPEC_HARDWARE[key]
     hw = BUILTIN.hardware[key]
-    assert hw.name == name and set(hw.peak_flop_per_s) == set(SPEC_PEAKS[key])
+    # The tutorial's peaks, unchanged; only an fp32 peak may be added (every chip lists one).
+    assert hw.name == name and set(hw.peak_flop_per_s) - {"fp32"} == set(SPEC_PEAKS[key]) - {"fp32"}
     for precision, tflop_per_s in SPEC_PEAKS[key].items():
         assert hw.peak_flop_per_s[precision] == pytest.approx(tflop_per_s * 1e12, rel=1e-12)
     assert hw.memory_bandwidth_bytes_per_s == pytest.approx(gb_per_s * 1e9, rel=1e-12)

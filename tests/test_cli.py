@@ -186,7 +186,8 @@ def test_team_catalogue_adds_and_overrides(tmp_path):
     team.write_text(
         '[hardware.A100]\nname = "Our A100 (derated)"\nmemory_bandwidth = "1000 GB/s"\n'
         'memory_capacity = "80 GiB"\ndispatch_overhead = "0.015 ms"\ntdp = "400 W"\n'
-        'peak = { fp16 = "312 TFLOP/s" }\nsource = "https://example.com/derated"\n'
+        'peak = { fp16 = "312 TFLOP/s", fp32 = "19.5 TFLOP/s" }\ninterconnect = "none"\n'
+        'source = "https://example.com/derated"\n'
     )
     out = run(
         "solve",
