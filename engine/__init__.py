@@ -1,22 +1,38 @@
 """Roofline Explorer's engine: first-order performance bounds of ML models on accelerators.
 
-Pure Python (numpy, pandas, pint at the edges); never imports streamlit. The model is
-../shared/SPEC.md (Williams et al., "Roofline", CACM 2009; the MLSys·im tutorial's defaults).
+Pure Python (numpy, pandas, pint at the edges); never imports streamlit. The model, its
+formulas, defaults and conventions are described in docs/model.md (Williams et al.,
+"Roofline", CACM 2009; the MLSys·im "Hello, Roofline" tutorial's defaults).
 
     >>> import engine
     >>> r = engine.solve("ResNet-50", "A100", batch_size=1, precision="fp16")
-    >>> r.bottleneck, round(r.latency_s * 1e3, 3)
-    ('memory', 0.543)
+    >>> r.bottleneck, r.regime, round(r.latency_s * 1e3, 3)
+    ('memory', 'overhead', 0.543)
+    >>> engine.compute_bound_batch("ResNet-50", "A100")
+    2
 """
 
-from engine.api import default_catalog, make_assumptions, solve
+from engine.api import (
+    MAX_BATCH,
+    check_whole,
+    check_whole_numbers,
+    default_catalog,
+    make_assumptions,
+    solve,
+)
 from engine.catalog import Catalog, UnknownIdError, load_catalog, normalise_id
 from engine.cnn import layer_table
 from engine.export import records, to_csv
-from engine.llm import DecodeResult
-from engine.llm_sweep import decode, decode_sweep
+from engine.llm import MAX_CONTEXT, DecodeResult
+from engine.llm_sweep import IGNORED_ASSUMPTIONS, check_prompt, decode, decode_sweep, resolve_llm
 from engine.parse import CatalogError, parse_hardware, parse_model
-from engine.roofline import SolveResult
+from engine.roofline import (
+    ENERGY_FORMULA,
+    IDLE_POWER_FRACTION,
+    OVERHEAD_REGIME_SHARE,
+    REGIMES,
+    SolveResult,
+)
 from engine.specs import (
     BYTES_PER_PARAM,
     DEFAULTS,
@@ -25,12 +41,19 @@ from engine.specs import (
     HardwareSpec,
     ModelSpec,
 )
-from engine.sweep import crossover_batch, marginal_gain, sweep
+from engine.sweep import compute_bound_batch, crossover_batch, marginal_gain, sweep
 
 __all__ = [
     "BYTES_PER_PARAM",
     "DEFAULTS",
+    "ENERGY_FORMULA",
+    "IDLE_POWER_FRACTION",
+    "IGNORED_ASSUMPTIONS",
+    "MAX_BATCH",
+    "MAX_CONTEXT",
+    "OVERHEAD_REGIME_SHARE",
     "PRECISIONS",
+    "REGIMES",
     "Assumptions",
     "Catalog",
     "CatalogError",
@@ -39,6 +62,10 @@ __all__ = [
     "ModelSpec",
     "SolveResult",
     "UnknownIdError",
+    "check_prompt",
+    "check_whole",
+    "check_whole_numbers",
+    "compute_bound_batch",
     "crossover_batch",
     "decode",
     "decode_sweep",
@@ -51,6 +78,7 @@ __all__ = [
     "parse_hardware",
     "parse_model",
     "records",
+    "resolve_llm",
     "solve",
     "sweep",
     "to_csv",

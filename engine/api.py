@@ -9,7 +9,6 @@ Every argument is checked before any arithmetic, with a message that says what i
 from __future__ import annotations
 
 import functools
-import math
 import os
 
 import numpy as np
@@ -59,47 +58,68 @@ def resolve_hardware(hardware: str | HardwareSpec, catalog: Catalog | None = Non
     return (catalog or default_catalog()).find_hardware(hardware)
 
 
+def check_whole_numbers(
+    values: object, name: str, *, high: int, low: int = 1, noun: str = "whole numbers"
+) -> np.ndarray:
+    """The one whole-number check: every value a whole number from `low` to `high`.
+
+    Accepts Python and numpy integers and whole floats (4, np.int64(4), 4.0); refuses
+    booleans, text, None, fractions, NaN/inf and out-of-range values with a ValueError that
+    names `name` and the range (`noun` words it: "a whole number" for one value). One value
+    or a sequence of them; returns float64 values.
+    """
+    try:
+        raw = np.asarray(values)
+    except (ValueError, TypeError, OverflowError):  # ragged or unconvertible input
+        raw = np.asarray([None], dtype=object)
+    what = f"{name}: expected {noun} from {low:,} to {high:,}"
+    if raw.dtype.kind not in "iuf":  # rejects text, None, booleans, mixtures and huge ints
+        raise ValueError(f"{what}, got {values!r}"[:200])
+    x = raw.astype(float).ravel()
+    if x.size == 0:
+        raise ValueError(f"{name}: give at least one")
+    bad = ~np.isfinite(x) | (x != np.round(x)) | (x < low) | (x > high)
+    if bad.any():
+        raise ValueError(f"{what}, got {raw.ravel()[int(np.argmax(bad))].item()!r}"[:200])
+    return x
+
+
+def check_whole(value: object, name: str, *, high: int, low: int = 1) -> int:
+    """One whole number from `low` to `high` as an int (`check_whole_numbers` for one value)."""
+    if type(value) is int and low <= value <= high:  # the common case, without numpy
+        return value
+    try:
+        scalar = np.ndim(value) == 0
+    except ValueError:  # a ragged nest of lists
+        scalar = False
+    if not scalar:
+        raise ValueError(f"{name}: expected one whole number, got {value!r}"[:200])
+    return int(check_whole_numbers(value, name, high=high, low=low, noun="a whole number")[0])
+
+
 def check_batch(batch_size: object) -> int:
     """A whole number of samples from 1 to MAX_BATCH, or ValueError."""
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int | float):
-        raise ValueError(f"batch size must be a whole number, got {batch_size!r}")
-    if isinstance(batch_size, int) and not 1 <= batch_size <= MAX_BATCH:  # 10**400 too
-        raise ValueError(f"batch size must be a whole number between 1 and {MAX_BATCH:,}")
-    if not math.isfinite(batch_size) or batch_size != int(batch_size):
-        raise ValueError(f"batch size must be a whole number, got {batch_size!r}")
-    if not 1 <= batch_size <= MAX_BATCH:
-        raise ValueError(f"batch size must be between 1 and {MAX_BATCH:,}, got {batch_size!r}")
-    return int(batch_size)
+    return check_whole(batch_size, "batch size", high=MAX_BATCH)
 
 
 def check_batches(batch_sizes: object) -> np.ndarray:
-    """Validate a list of batch sizes at once (vectorised check_batch); returns float64."""
-    raw = np.asarray(batch_sizes).ravel()
-    if raw.dtype.kind not in "iuf":  # rejects text, None, booleans and mixtures
-        raise ValueError("batch sizes must be whole numbers")
-    values = raw.astype(float)
-    if values.size == 0:
-        raise ValueError("batch sizes: give at least one")
-    bad = ~np.isfinite(values) | (values != np.round(values)) | (values < 1) | (values > MAX_BATCH)
-    if bad.any():
-        raise ValueError(
-            f"batch sizes must be whole numbers from 1 to {MAX_BATCH:,}, "
-            f"got {batch_sizes[int(np.argmax(bad))]!r}"
-        )
-    return values
+    """Batch sizes, each a whole number from 1 to MAX_BATCH, as float64 (or ValueError)."""
+    return check_whole_numbers(batch_sizes, "batch sizes", high=MAX_BATCH)
 
 
 def make_assumptions(assumptions: Assumptions | None = None, **overrides: object) -> Assumptions:
-    """Assumptions from the SPEC defaults (or `assumptions`) with user-unit overrides applied.
+    """Assumptions from the defaults (or `assumptions`) with user-unit overrides applied.
 
     Args:
-        assumptions: a starting point; the SPEC §1 defaults if None.
+        assumptions: a starting point; the defaults of docs/model.md if None.
         **overrides: any of ASSUMPTION_NAMES; None leaves a value as it is.
 
     Raises:
         ValueError: an unknown name, or a value out of range (the message names it).
     """
     base = assumptions or DEFAULTS
+    if not overrides:  # nothing to apply: `base` was checked when it was built
+        return base
     unknown = sorted(set(overrides) - set(ASSUMPTION_NAMES))
     if unknown:
         known = ", ".join(ASSUMPTION_NAMES)
@@ -129,15 +149,16 @@ def solve(
     assumptions: Assumptions | None = None,
     **overrides: object,
 ) -> SolveResult:
-    """The first-order roofline solve (SPEC §1) of one model on one accelerator.
+    """The first-order roofline solve (docs/model.md) of one model on one accelerator.
 
     Args:
         model: a catalogue id ("ResNet-50", "resnet50") or a ModelSpec.
         hardware: a catalogue id ("A100") or a HardwareSpec.
-        batch_size: samples per forward pass (1 to MAX_BATCH).
+        batch_size: samples per forward pass, a whole number (int, numpy integer or whole
+            float) from 1 to MAX_BATCH.
         precision: fp32, tf32, fp16, bf16, fp8, int8 or int4.
         catalog: where ids are looked up; the default catalogue (with ROOFLINE_CATALOG) if None.
-        assumptions: a starting Assumptions; SPEC defaults if None.
+        assumptions: a starting Assumptions; the defaults of docs/model.md if None.
         **overrides: efficiency, layer_overhead_us, dispatch_overhead_ms, activation_fraction,
             flop_convention ("catalog" or "mac2").
 

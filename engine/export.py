@@ -1,46 +1,39 @@
 """Turn sweep DataFrames into the public JSON records and self-contained CSV files.
 
 JSON records have exactly the keys of `SolveResult.as_dict()` (a contract with users' scripts).
-CSV headers carry their units (`mfu_fraction`, `work_flop_per_batch`, ...) and every row carries
-the assumptions it was computed with, so a downloaded file stands alone.
+CSV headers carry their units (`mfu_fraction`, `work_flop_per_batch`, ...): they come from the
+same column tables as the JSON keys (`engine.roofline.SOLVE_COLUMNS`, `engine.llm_columns`).
+Every row carries the assumptions it was computed with, so a downloaded file stands alone.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from typing import TYPE_CHECKING
 
+from engine import llm_columns, roofline
+
 if TYPE_CHECKING:  # imported lazily: `import engine` stays fast
     import pandas as pd
 
-ASSUMPTION_COLUMNS = (
-    "efficiency",
-    "layer_overhead_us",
-    "dispatch_overhead_ms",
-    "activation_fraction",
-    "flop_convention",
-)
-CSV_RENAMES = {
-    "flops": "work_flop_per_batch",
-    "bytes": "traffic_bytes_per_batch",
-    "mfu": "mfu_fraction",
-    "overhead_share": "overhead_share_fraction",
-    "efficiency": "compute_efficiency_fraction",
-    "activation_fraction": "activation_traffic_fraction",
-    "warnings": "warning",
-    "context": "context_tokens",
-    "prompt": "prompt_tokens",
-    "max_context_at_batch": "max_context_at_batch_tokens",
-    "decode_flops": "decode_work_flop_per_step",
-    "decode_bytes": "decode_traffic_bytes_per_step",
-    "prefill_flops": "prefill_work_flop_per_batch",
-    "prefill_bytes": "prefill_traffic_bytes_per_batch",
-    "decode_mfu": "decode_mfu_fraction",
-    "prefill_mfu": "prefill_mfu_fraction",
-    "decode_overhead_share": "decode_overhead_share_fraction",
-    "prefill_overhead_share": "prefill_overhead_share_fraction",
-}
+
+@functools.cache
+def csv_headers() -> dict[str, str]:
+    """Display key -> CSV header, from the column tables of the solve and the decode view."""
+    out = llm_columns.csv_headers()
+    out |= {key: csv for key, _, csv in roofline.SOLVE_COLUMNS.values()}
+    out |= {key: csv for key, _, csv in roofline.ASSUMPTION_COLUMNS.values()}
+    return out | {"warnings": "warning"}
+
+
+@functools.cache
+def assumption_keys() -> frozenset[str]:
+    """Display keys of every echoed assumption (nested under "assumptions" in JSON records)."""
+    tables = (roofline.ASSUMPTION_COLUMNS, llm_columns.ASSUMPTION_COLUMNS)
+    keys = {key for table in tables for key, _, _ in table.values()}
+    return frozenset(keys | set(llm_columns.FIXED_ASSUMPTIONS))
 
 
 def _plain(value):
@@ -60,8 +53,9 @@ def records(df: pd.DataFrame) -> list[dict[str, object]]:
     """Sweep rows as the CLI's JSON objects: assumptions nested, warnings as a list."""
     out = []
     for row in df.to_dict(orient="records"):
-        record = {k: _plain(v) for k, v in row.items() if k not in ASSUMPTION_COLUMNS}
-        record["assumptions"] = {k: _plain(row[k]) for k in ASSUMPTION_COLUMNS if k in row}
+        nested = assumption_keys()
+        record = {k: _plain(v) for k, v in row.items() if k not in nested}
+        record["assumptions"] = {k: _plain(v) for k, v in row.items() if k in nested}
         warning = record.pop("warnings", "") or ""
         record["warnings"] = [warning] if warning else []
         out.append(record)
@@ -82,4 +76,4 @@ def key_value_table(mapping: dict[str, object]) -> str:
 
 def to_csv(df: pd.DataFrame) -> str:
     """CSV text with unit-bearing headers; numbers at full precision."""
-    return df.rename(columns=CSV_RENAMES).to_csv(index=False)
+    return df.rename(columns=csv_headers()).to_csv(index=False)

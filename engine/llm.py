@@ -1,4 +1,4 @@
-"""LLM serving model (SPEC.md §2): KV cache, the decode step and prefill on one accelerator.
+"""The LLM decode view (docs/model.md, "LLM decode"): KV cache, decode step and prefill.
 
 A decode step reads every weight and each sequence's whole KV cache once per generated token,
 so at small batch it is memory-bound; prefill pushes the prompt's S tokens through in one pass
@@ -7,10 +7,12 @@ The kernel `llm_terms` works on floats or numpy arrays through the shared `roofl
 the scalar `decode` and the vectorised `decode_sweep` (engine/llm_sweep.py) agree.
 
 Modelling choices, echoed in every result's `assumptions`: activation traffic is neglected,
-ACTIVATION_BYTES_PER_TOKEN = 0 (SPEC §2's "small activations": Llama-3.1-8B's residual stream
-is 2·32·4096·2 B = 0.5 MB per token against 16 GB of weights; §1's activation_fraction is not
-used); FLOPs come from the shapes at 2 per multiply-accumulate ("mac2"); prefill's attention
-FLOPs are not halved for the causal mask (SPEC §2 as written).
+ACTIVATION_BYTES_PER_TOKEN = 0 (activations are small: Llama-3.1-8B's residual stream is
+2·32·4096·2 B = 0.5 MB per token against 16 GB of weights; the single-model solve's
+activation_fraction is not used); FLOPs come from the shapes at 2 per multiply-accumulate
+("mac2"); prefill's attention FLOPs are not halved for the causal mask; memory traffic runs at
+bandwidth × bandwidth_efficiency; what fits is judged against the usable memory,
+capacity × (1 − memory_reserve), and the longest context is capped at the model's own.
 """
 
 from __future__ import annotations
@@ -19,44 +21,29 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from engine.api import MAX_BATCH
-from engine.roofline import roofline_terms
+from engine.api import MAX_BATCH, check_whole, check_whole_numbers
+from engine.llm_columns import (
+    ACTIVATION_BYTES_PER_TOKEN,
+    ID_COLUMNS,
+    display_assumptions,
+    display_metrics,
+)
+from engine.roofline import regime_of, roofline_terms
 from engine.specs import BYTES_PER_PARAM, PRECISIONS, Assumptions
-from engine.sweep import categorical
 
 MAX_CONTEXT = 10_000_000  # tokens; the longest published context window (Llama 4 Scout, 10M)
-ACTIVATION_BYTES_PER_TOKEN = 0.0  # see the module docstring
 # The scenario's identity: the first keys of `DecodeResult.as_dict`.
-ID_KEYS = (
-    "model",
-    "hardware",
-    "batch_size",
-    "context",
-    "prompt",
-    "precision",
-    "kv_precision",
-    "peak_precision",
-)
+ID_KEYS = tuple(ID_COLUMNS)
 
 
 def check_tokens(value: object, name: str) -> int:
     """A whole number of tokens from 1 to MAX_CONTEXT, or ValueError naming `name`."""
-    return int(check_token_list([value], name)[0])
+    return check_whole(value, name, high=MAX_CONTEXT)
 
 
-def check_token_list(values: list, name: str) -> np.ndarray:
+def check_token_list(values: object, name: str) -> np.ndarray:
     """Whole numbers of tokens from 1 to MAX_CONTEXT (as float64), or ValueError naming `name`."""
-    raw = np.asarray(values).ravel()
-    if raw.dtype.kind not in "iuf":  # rejects text, None, booleans and mixtures
-        raise ValueError(f"{name}: expected whole numbers of tokens, got {values!r}"[:200])
-    x = raw.astype(float)
-    bad = ~np.isfinite(x) | (x != np.round(x)) | (x < 1) | (x > MAX_CONTEXT)
-    if bad.any():
-        raise ValueError(
-            f"{name}: expected whole numbers of tokens from 1 to {MAX_CONTEXT:,}, "
-            f"got {raw[int(np.argmax(bad))].item()!r}"
-        )
-    return x
+    return check_whole_numbers(values, name, high=MAX_CONTEXT)
 
 
 def check_kv_precision(kv_precision: str | None, precision: str) -> str:
@@ -68,8 +55,13 @@ def check_kv_precision(kv_precision: str | None, precision: str) -> str:
 
 
 def head_dim_of(model) -> float:
-    """Per-head width: the catalogued head_dim, else hidden / heads (SPEC §2)."""
+    """Per-head width: the catalogued head_dim, else hidden / heads."""
     return float(model.head_dim) if model.head_dim else model.hidden / model.heads
+
+
+def context_limit(model) -> int:
+    """The longest context the capacity figures consider: the model's own, at most MAX_CONTEXT."""
+    return min(model.context_length or MAX_CONTEXT, MAX_CONTEXT)
 
 
 def kv_bytes_per_token(model, kv_precision: str) -> float:
@@ -94,43 +86,48 @@ def largest_fitting(memory_of, per_unit_bytes, room_bytes, capacity_bytes, limit
 
 def _phase(flops, bytes_moved, roof: dict) -> dict:
     r = roofline_terms(flops=flops, bytes_moved=bytes_moved, **roof)
-    return {
-        "flops": flops,
-        "bytes": bytes_moved,
-        "t_compute_s": r["t_compute_s"],
-        "t_memory_s": r["t_memory_s"],
-        "t_overhead_s": roof["overhead_s"],
-        "latency_s": r["latency_s"],
-        "arithmetic_intensity_flop_per_byte": r["intensity"],
-        "attainable_flop_per_s": r["attainable"],
-        "achieved_flop_per_s": r["achieved"],
-        "mfu": r["mfu"],
-        "compute_bound": r["compute_bound"],
-    }
+    return {k: r[k] for k in PHASE_TERMS} | {"flops": flops, "bytes": bytes_moved}
 
 
-def _limits(weight, kv_tok, batch, context, capacity) -> dict:
+PHASE_TERMS = (  # what a phase keeps of `roofline_terms`
+    "t_compute_s",
+    "t_memory_s",
+    "t_overhead_s",
+    "latency_s",
+    "overhead_share",
+    "arithmetic_intensity_flop_per_byte",
+    "attainable_flop_per_s",
+    "achieved_flop_per_s",
+    "overhead_gap_flop_per_s",
+    "mfu",
+    "compute_bound",
+    "overhead_bound",
+)
+
+
+def _limits(weight, kv_tok, batch, context, usable, context_limit) -> dict:
     # The same association as `kv` in llm_terms, so these agree with fits_in_memory exactly.
-    room = capacity - weight
+    room = usable - weight
     return {
         "max_batch_at_context": largest_fitting(
-            lambda n: weight + kv_tok * context * n, kv_tok * context, room, capacity, MAX_BATCH
+            lambda n: weight + kv_tok * context * n, kv_tok * context, room, usable, MAX_BATCH
         ),
         "max_context_at_batch": largest_fitting(
-            lambda n: weight + kv_tok * n * batch, kv_tok * batch, room, capacity, MAX_CONTEXT
+            lambda n: weight + kv_tok * n * batch, kv_tok * batch, room, usable, context_limit
         ),
     }
 
 
 def llm_terms(*, model: dict, batch, context, prompt, peak, bandwidth, capacity, **roof) -> dict:
-    """SPEC §2 for one scenario or a broadcast grid of them; SI floats or arrays throughout.
+    """The decode view for one scenario or a broadcast grid of them; SI floats or arrays.
 
     Args:
         model: params, params_active, layers, heads, head_dim, kv_bytes_per_token,
-            bytes_per_param (floats or arrays).
+            bytes_per_param, context_limit (the longest context allowed; floats or arrays).
         batch, context, prompt: sequences, KV length at the decode step, prompt tokens S.
-        peak, bandwidth, capacity: FLOP/s, byte/s and bytes of the accelerator.
-        **roof: efficiency, overhead_s (d + N·τ) and tdp_w, passed to `roofline_terms`.
+        peak, bandwidth, capacity: FLOP/s, catalogued byte/s and bytes of the accelerator.
+        **roof: efficiency, bandwidth_efficiency, memory_reserve (fractions), overhead_s
+            (d + N·τ) and tdp_w; all but the middle two go to `roofline_terms`.
 
     Returns:
         The memory and capacity figures, ridges, and a dict per phase ("decode", "prefill").
@@ -139,8 +136,10 @@ def llm_terms(*, model: dict, batch, context, prompt, peak, bandwidth, capacity,
     kv_tok = m["kv_bytes_per_token"]
     weight = m["params"] * m["bytes_per_param"]  # P·b; MoE: all experts are read
     kv = kv_tok * context * batch
+    usable = capacity * (1 - roof.pop("memory_reserve"))
+    achievable = bandwidth * roof.pop("bandwidth_efficiency")
     attention = 4.0 * m["layers"] * m["heads"] * m["head_dim"]  # QKᵀ and AV per (query, key)
-    roof = {"peak": peak, "bandwidth": bandwidth, **roof}
+    roof = {"peak": peak, "bandwidth": achievable, **roof}
     decode_flops = 2.0 * m["params_active"] * batch + attention * context * batch
     prefill_flops = (2.0 * m["params_active"] * prompt + attention * prompt * prompt) * batch
     prefill_bytes = weight + kv_tok * prompt * batch + ACTIVATION_BYTES_PER_TOKEN * prompt * batch
@@ -151,81 +150,15 @@ def llm_terms(*, model: dict, batch, context, prompt, peak, bandwidth, capacity,
         "kv_cache_bytes": kv,
         "memory_required_bytes": memory,
         "memory_capacity_bytes": capacity,
-        "fits_in_memory": memory <= capacity,
-        **_limits(weight, kv_tok, batch, context, capacity),
+        "usable_memory_bytes": usable,
+        "fits_in_memory": memory <= usable,
+        **_limits(weight, kv_tok, batch, context, usable, m["context_limit"]),
         "peak_flop_per_s": peak,
+        "memory_bandwidth_bytes_per_s": bandwidth,
         "ridge_flop_per_byte": peak / bandwidth,
-        "effective_ridge_flop_per_byte": peak * roof["efficiency"] / bandwidth,
+        "effective_ridge_flop_per_byte": peak * roof["efficiency"] / achievable,
         "decode": _phase(decode_flops, memory + ACTIVATION_BYTES_PER_TOKEN * batch, roof),
         "prefill": _phase(prefill_flops, prefill_bytes, roof),
-    }
-
-
-def _int(x):
-    return int(x) if np.ndim(x) == 0 else np.asarray(x).astype(np.int64)
-
-
-def _bound(compute_bound):
-    if np.ndim(compute_bound) == 0:
-        return "compute" if compute_bound else "memory"
-    return categorical(np.asarray(compute_bound).astype(np.int8), ["memory", "compute"])
-
-
-def display_metrics(si: dict) -> dict:
-    """SI terms (floats or arrays, plus batch_size and prompt) -> display keys with units.
-
-    The one place where units are scaled, shared by `DecodeResult.as_dict` and the sweep.
-    """
-    d, p, batch = si["decode"], si["prefill"], si["batch_size"]
-    out = {
-        "tpot_ms": d["latency_s"] * 1e3,
-        "tokens_per_s": 1.0 / d["latency_s"],
-        "aggregate_tokens_per_s": batch / d["latency_s"],
-        "ttft_ms": p["latency_s"] * 1e3,
-        "prefill_tokens_per_s": si["prompt"] * batch / p["latency_s"],
-        "decode_bottleneck": _bound(d["compute_bound"]),
-        "prefill_bottleneck": _bound(p["compute_bound"]),
-        "kv_cache_bytes_per_token": si["kv_cache_bytes_per_token"],
-        "kv_cache_bytes": si["kv_cache_bytes"],
-        "weight_bytes": si["weight_bytes"],
-        "memory_required_bytes": si["memory_required_bytes"],
-        "memory_capacity_bytes": si["memory_capacity_bytes"],
-        "fits_in_memory": si["fits_in_memory"],
-        "max_batch_at_context": _int(si["max_batch_at_context"]),
-        "max_context_at_batch": _int(si["max_context_at_batch"]),
-        "peak_tflops": si["peak_flop_per_s"] / 1e12,
-        "ridge_flop_per_byte": si["ridge_flop_per_byte"],
-        "effective_ridge_flop_per_byte": si["effective_ridge_flop_per_byte"],
-    }
-    return out | _phase_display("decode", d) | _phase_display("prefill", p)
-
-
-def _phase_display(name: str, ph: dict) -> dict:
-    gap = ph["attainable_flop_per_s"] - ph["achieved_flop_per_s"]  # the fixed-overhead gap
-    return {
-        f"{name}_flops": ph["flops"],
-        f"{name}_bytes": ph["bytes"],
-        f"{name}_arithmetic_intensity_flop_per_byte": ph["arithmetic_intensity_flop_per_byte"],
-        f"{name}_t_compute_ms": ph["t_compute_s"] * 1e3,
-        f"{name}_t_memory_ms": ph["t_memory_s"] * 1e3,
-        f"{name}_t_overhead_ms": ph["t_overhead_s"] * 1e3,
-        f"{name}_overhead_share": ph["t_overhead_s"] / ph["latency_s"],
-        f"{name}_attainable_tflops": ph["attainable_flop_per_s"] / 1e12,
-        f"{name}_achieved_tflops": ph["achieved_flop_per_s"] / 1e12,
-        f"{name}_overhead_gap_tflops": gap / 1e12,
-        f"{name}_mfu": ph["mfu"],
-    }
-
-
-def display_assumptions(a: Assumptions) -> dict:
-    """What the LLM model assumed, in display units (a's dispatch: the figure used, or None)."""
-    d = a.dispatch_overhead_s
-    return {
-        "efficiency": a.efficiency,
-        "layer_overhead_us": a.layer_overhead_s * 1e6,
-        "dispatch_overhead_ms": None if d is None else d * 1e3,
-        "activation_bytes_per_token": ACTIVATION_BYTES_PER_TOKEN,
-        "flop_convention": "mac2",  # FLOPs from the shapes, 2 per multiply-accumulate
     }
 
 
@@ -239,20 +172,28 @@ class PhaseCost:
     t_memory_s: float
     t_overhead_s: float
     latency_s: float
+    overhead_share: float
     arithmetic_intensity_flop_per_byte: float
     attainable_flop_per_s: float
     achieved_flop_per_s: float
+    overhead_gap_flop_per_s: float
     mfu: float
     compute_bound: bool
+    overhead_bound: bool  # fixed overhead is at least half of latency
 
     @property
     def bottleneck(self) -> str:
         return "compute" if self.compute_bound else "memory"
 
+    @property
+    def regime(self) -> str:
+        """ "overhead" when fixed overhead is at least half of latency, else the bottleneck."""
+        return regime_of(self.compute_bound, self.overhead_bound)
+
 
 @dataclass(frozen=True, slots=True)
 class DecodeResult:
-    """One LLM × accelerator × batch × context scenario (SPEC §2); `as_dict` is the CLI JSON."""
+    """One LLM × accelerator × batch × context scenario; `as_dict` is the CLI JSON."""
 
     model: str
     hardware: str
@@ -267,10 +208,12 @@ class DecodeResult:
     kv_cache_bytes: float
     memory_required_bytes: float
     memory_capacity_bytes: float
-    fits_in_memory: bool
+    usable_memory_bytes: float  # capacity × (1 − memory_reserve)
+    fits_in_memory: bool  # weights + KV cache <= usable memory
     max_batch_at_context: int  # 0 when not even one sequence fits; capped at MAX_BATCH
-    max_context_at_batch: int  # 0 when not even one token fits; capped at MAX_CONTEXT
+    max_context_at_batch: int  # 0 if not even one token fits; <= the model's context, MAX_CONTEXT
     peak_flop_per_s: float
+    memory_bandwidth_bytes_per_s: float  # as catalogued (time uses × bandwidth_efficiency)
     ridge_flop_per_byte: float
     effective_ridge_flop_per_byte: float
     decode: PhaseCost

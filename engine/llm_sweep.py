@@ -1,10 +1,11 @@
 """Entry points of the LLM serving model: `decode` (one scenario) and `decode_sweep` (a grid).
 
 Both take catalogue ids or specs, check every argument before any arithmetic, and call the one
-kernel `engine.llm.llm_terms` (SPEC.md §2; Pope et al., "Efficiently Scaling Transformer
-Inference", MLSys 2023). `decode_sweep` evaluates model × hardware × context × batch at once by
-numpy broadcasting (no per-row Python loop), so each row equals the scalar `decode` of the same
-scenario; its columns are `DecodeResult.as_dict()`'s keys with the assumptions flattened.
+kernel `engine.llm.llm_terms` (docs/model.md, "LLM decode"; Pope et al., "Efficiently Scaling
+Transformer Inference", MLSys 2023). `decode_sweep` evaluates model × hardware × context ×
+batch at once by numpy broadcasting (no per-row Python loop), so each row equals the scalar
+`decode` of the same scenario; its columns are `DecodeResult.as_dict()`'s keys with the
+assumptions flattened.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import numpy as np
 
 from engine import api, llm
 from engine.catalog import Catalog
+from engine.llm_columns import PHASES
 from engine.parse import CatalogError
-from engine.roofline import fallback_warning
+from engine.roofline import dispatch_s, fallback_warning
 from engine.specs import BYTES_PER_PARAM, Assumptions, HardwareSpec, ModelSpec, check_precision
 from engine.sweep import as_list, categorical
 
@@ -29,7 +31,6 @@ IGNORED_ASSUMPTIONS = {  # §1-only assumptions: a warning says why when one is 
     "activation_fraction": "it moves weights and KV cache; activations are neglected",
     "flop_convention": "its FLOPs come from the shapes at 2 per multiply-accumulate",
 }
-PHASES = ("decode", "prefill")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,10 +97,6 @@ def _warnings(m: ModelSpec, hw: HardwareSpec, setup: _Setup, context: int) -> tu
     return tuple(w for w in (*found, *setup.notes) if w)
 
 
-def _dispatch_s(hw: HardwareSpec, a: Assumptions) -> float:
-    return hw.dispatch_overhead_s if a.dispatch_overhead_s is None else a.dispatch_overhead_s
-
-
 def _kernel_inputs(ms, hs, setup: _Setup, per_model, per_hw) -> dict:
     """llm_terms' model and hardware arguments; per_model/per_hw shape a list of values."""
     a = setup.assumptions
@@ -111,6 +108,7 @@ def _kernel_inputs(ms, hs, setup: _Setup, per_model, per_hw) -> dict:
         "head_dim": [llm.head_dim_of(m) for m in ms],
         "kv_bytes_per_token": [llm.kv_bytes_per_token(m, setup.kv_precision) for m in ms],
         "bytes_per_param": [BYTES_PER_PARAM[setup.precision] for _ in ms],
+        "context_limit": [float(llm.context_limit(m)) for m in ms],
     }
     return {
         "model": {k: per_model(v) for k, v in terms.items()},
@@ -118,7 +116,9 @@ def _kernel_inputs(ms, hs, setup: _Setup, per_model, per_hw) -> dict:
         "bandwidth": per_hw([h.memory_bandwidth_bytes_per_s for h in hs]),
         "capacity": per_hw([h.memory_capacity_bytes for h in hs]),
         "efficiency": a.efficiency,
-        "overhead_s": per_hw([_dispatch_s(h, a) for h in hs])
+        "bandwidth_efficiency": a.bandwidth_efficiency,
+        "memory_reserve": a.memory_reserve,
+        "overhead_s": per_hw([dispatch_s(h, a) for h in hs])
         + per_model(terms["layers"]) * a.layer_overhead_s,
         "tdp_w": per_hw([h.tdp_w for h in hs]),
     }
@@ -141,7 +141,7 @@ def decode(
     assumptions: Assumptions | None = None,
     **overrides: object,
 ) -> llm.DecodeResult:
-    """Decode step (TPOT) and prefill (TTFT) of a decoder LLM on one accelerator (SPEC §2).
+    """Decode step (TPOT) and prefill (TTFT) of a decoder LLM on one accelerator.
 
     Args:
         model, hardware: catalogue ids ("Llama-3.1-8B", "A100") or specs.
@@ -182,7 +182,7 @@ def _decode_specs(m, hw, batch: int, ctx: int, tokens: int, setup: _Setup) -> ll
         peak_precision=hw.peak_for(setup.precision)[1],
         **values,
         **phases,
-        assumptions=replace(a, dispatch_overhead_s=_dispatch_s(hw, a)),
+        assumptions=replace(a, dispatch_overhead_s=dispatch_s(hw, a)),
         warnings=_warnings(m, hw, setup, ctx),
     )
 
@@ -266,7 +266,7 @@ def _frame(t: dict, ms, hs, batches, ctxs, prompt_axis, setup: _Setup) -> pd.Dat
     flat |= {"batch_size": batches[bi], "prompt": col(prompt_axis)}
     warns = ["; ".join(_warnings(m, h, setup, int(c))) for m in ms for h in hs for c in ctxs]
     shown = llm.display_assumptions(setup.assumptions)
-    dispatch_ms = _per_hw([_dispatch_s(h, setup.assumptions) for h in hs]) * 1e3
+    dispatch_ms = _per_hw([dispatch_s(h, setup.assumptions) for h in hs]) * 1e3
     shown["dispatch_overhead_ms"] = col(dispatch_ms)
     used = [h.peak_for(setup.precision)[1] for h in hs]
     ids = {

@@ -1,48 +1,155 @@
-"""The first-order roofline solve of SPEC.md §1 (Williams, Waterman & Patterson, CACM 2009).
+"""The first-order roofline solve (docs/model.md, "The single-model solve").
 
-One kernel, `roofline_terms`, does the arithmetic on floats or numpy arrays alike, so the
-scalar `solve` and the vectorised sweeps share every formula. Inputs are SI floats; results
-carry their units in their names and explain themselves (bottleneck, overhead share, the gap
-between the roof and the achieved point, warnings).
+Williams, Waterman & Patterson, "Roofline", CACM 2009. One kernel, `roofline_terms`, does the
+arithmetic on floats or numpy arrays alike, and one workload function, `solve_terms`, turns a
+model, an accelerator and a batch into its inputs, so the scalar `solve` and the vectorised
+`sweep` share every formula. One table, `SOLVE_COLUMNS`, maps the SI results to the display
+keys (JSON, DataFrame columns) and the CSV headers. Results explain themselves: bottleneck,
+regime, overhead share, the gap between the roof and the achieved point, warnings.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from engine.specs import BYTES_PER_PARAM, DEFAULTS, Assumptions, HardwareSpec, ModelSpec
 
-IDLE_POWER_FRACTION = 0.3  # energy = TDP · (0.3 + 0.7·MFU) · latency (SPEC §1)
+IDLE_POWER_FRACTION = 0.3  # energy = TDP · (0.3 + 0.7·MFU) · latency (docs/model.md, "Energy")
+ENERGY_FORMULA = (
+    f"TDP × ({IDLE_POWER_FRACTION:g} + {1 - IDLE_POWER_FRACTION:g}·MFU) × latency"  # on screen
+)
+OVERHEAD_REGIME_SHARE = 0.5  # regime "overhead" when fixed overhead is >= this share of latency
+REGIMES = ("memory", "compute", "overhead")  # the values of `regime` (docs/model.md, "Regime")
+
+# SI result field -> (display key: JSON and DataFrame column, scale to its unit, CSV header).
+# The one mapping shared by `SolveResult.as_dict`, `engine.sweep` and `engine.to_csv`.
+SOLVE_COLUMNS: dict[str, tuple[str, float, str]] = {
+    "latency_s": ("latency_ms", 1e3, "latency_ms"),
+    "t_compute_s": ("t_compute_ms", 1e3, "t_compute_ms"),
+    "t_memory_s": ("t_memory_ms", 1e3, "t_memory_ms"),
+    "t_overhead_s": ("t_overhead_ms", 1e3, "t_overhead_ms"),
+    "overhead_share": ("overhead_share", 1.0, "overhead_share_fraction"),
+    "throughput_per_s": ("throughput_per_s", 1.0, "throughput_per_s"),
+    "flops": ("flops", 1.0, "work_flop_per_batch"),
+    "bytes": ("bytes", 1.0, "traffic_bytes_per_batch"),
+    "arithmetic_intensity_flop_per_byte": (
+        "arithmetic_intensity_flop_per_byte",
+        1.0,
+        "arithmetic_intensity_flop_per_byte",
+    ),
+    "ridge_flop_per_byte": ("ridge_flop_per_byte", 1.0, "ridge_flop_per_byte"),
+    "effective_ridge_flop_per_byte": (
+        "effective_ridge_flop_per_byte",
+        1.0,
+        "effective_ridge_flop_per_byte",
+    ),
+    "peak_flop_per_s": ("peak_tflops", 1e-12, "peak_tflops"),
+    "memory_bandwidth_bytes_per_s": (
+        "memory_bandwidth_bytes_per_s",
+        1.0,
+        "memory_bandwidth_bytes_per_s",
+    ),
+    "attainable_flop_per_s": ("attainable_tflops", 1e-12, "attainable_tflops"),
+    "achieved_flop_per_s": ("achieved_tflops", 1e-12, "achieved_tflops"),
+    "overhead_gap_flop_per_s": ("overhead_gap_tflops", 1e-12, "overhead_gap_tflops"),
+    "mfu": ("mfu", 1.0, "mfu_fraction"),
+    "energy_j": ("energy_j", 1.0, "energy_j"),
+    "weight_bytes": ("weight_bytes", 1.0, "weight_bytes"),
+    "memory_capacity_bytes": ("memory_capacity_bytes", 1.0, "memory_capacity_bytes"),
+}
 
 
-def roofline_terms(*, flops, bytes_moved, peak, bandwidth, efficiency, overhead_s, tdp_w):
-    """SPEC §1 from `flops` and `bytes_moved` onwards; every argument a float or an array.
+def roofline_terms(*, flops, bytes_moved, peak, bandwidth, efficiency, overhead_s, tdp_w) -> dict:
+    """The roofline from `flops` and `bytes_moved` onwards; every argument a float or an array.
 
     Returns:
-        A dict of arrays (or floats): t_compute_s, t_memory_s, latency_s, intensity,
-        ridge, ridge_eff, attainable, achieved (FLOP/s), mfu, energy_j, compute_bound (bool).
+        SI terms named as `SolveResult`'s fields (t_compute_s, latency_s, mfu, energy_j, ...),
+        plus `compute_bound` (t_compute > t_memory) and `overhead_bound` (overhead share >=
+        OVERHEAD_REGIME_SHARE), booleans or boolean arrays.
     """
     t_compute = flops / (peak * efficiency)
     t_memory = bytes_moved / bandwidth
     latency = np.maximum(t_compute, t_memory) + overhead_s
     intensity = flops / bytes_moved
     achieved = flops / latency
-    mfu = np.clip(achieved / peak, 0.0, 1.0)
+    attainable = np.minimum(peak * efficiency, bandwidth * intensity)
+    mfu = np.minimum(achieved / peak, 1.0)  # achieved <= peak·η <= peak; the cap absorbs rounding
+    share = overhead_s / latency
     return {
         "t_compute_s": t_compute,
         "t_memory_s": t_memory,
+        "t_overhead_s": overhead_s,
         "latency_s": latency,
-        "intensity": intensity,
-        "ridge": peak / bandwidth,
-        "ridge_eff": peak * efficiency / bandwidth,
-        "attainable": np.minimum(peak * efficiency, bandwidth * intensity),
-        "achieved": achieved,
+        "overhead_share": share,
+        "arithmetic_intensity_flop_per_byte": intensity,
+        "peak_flop_per_s": peak,
+        "memory_bandwidth_bytes_per_s": bandwidth,
+        "ridge_flop_per_byte": peak / bandwidth,
+        "effective_ridge_flop_per_byte": peak * efficiency / bandwidth,
+        "attainable_flop_per_s": attainable,
+        "achieved_flop_per_s": achieved,
+        "overhead_gap_flop_per_s": attainable - achieved,
         "mfu": mfu,
         "energy_j": tdp_w * (IDLE_POWER_FRACTION + (1 - IDLE_POWER_FRACTION) * mfu) * latency,
         "compute_bound": t_compute > t_memory,
+        "overhead_bound": share >= OVERHEAD_REGIME_SHARE,
     }
+
+
+def regime_codes(compute_bound, overhead_bound) -> np.ndarray:
+    """Integer codes into REGIMES (0 memory, 1 compute, 2 overhead) for arrays of flags."""
+    return np.where(overhead_bound, 2, np.asarray(compute_bound, dtype=np.int8)).astype(np.int8)
+
+
+def regime_of(compute_bound: bool, overhead_bound: bool) -> str:
+    """ "overhead" when fixed overhead is at least half of latency, else the bottleneck."""
+    return "overhead" if overhead_bound else ("compute" if compute_bound else "memory")
+
+
+def dispatch_s(hw: HardwareSpec, a: Assumptions) -> float:
+    """The dispatch overhead used: the assumption if set, else the accelerator's figure."""
+    return hw.dispatch_overhead_s if a.dispatch_overhead_s is None else a.dispatch_overhead_s
+
+
+def solve_terms(*, model: dict, hw: dict, batch, a: Assumptions) -> dict:
+    """The single-model workload and its roofline, on floats or broadcastable arrays.
+
+    Args:
+        model: params, flops_per_sample (under a's convention), layers, bytes_per_param.
+        hw: peak, bandwidth, capacity, dispatch_s, tdp_w.
+        batch: samples per forward pass.
+        a: the assumptions (efficiency, layer overhead, activation fraction).
+
+    Returns:
+        `roofline_terms` plus flops, bytes, weight_bytes, memory_capacity_bytes,
+        fits_in_memory (weights <= capacity) and throughput_per_s.
+    """
+    weight_bytes = model["params"] * model["bytes_per_param"]
+    flops = model["flops_per_sample"] * batch
+    bytes_moved = weight_bytes * (1 + a.activation_fraction * batch)
+    overhead_s = hw["dispatch_s"] + model["layers"] * a.layer_overhead_s
+    r = roofline_terms(
+        flops=flops,
+        bytes_moved=bytes_moved,
+        peak=hw["peak"],
+        bandwidth=hw["bandwidth"],
+        efficiency=a.efficiency,
+        overhead_s=overhead_s,
+        tdp_w=hw["tdp_w"],
+    )
+    r["flops"], r["bytes"], r["weight_bytes"] = flops, bytes_moved, weight_bytes
+    r["memory_capacity_bytes"] = hw["capacity"]
+    r["fits_in_memory"] = weight_bytes <= hw["capacity"]
+    r["throughput_per_s"] = batch / r["latency_s"]
+    return r
+
+
+def display(si: dict) -> dict:
+    """SI terms (floats or arrays) -> the display keys and units of SOLVE_COLUMNS, in order."""
+    return {key: si[name] * scale for name, (key, scale, _) in SOLVE_COLUMNS.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +161,8 @@ class SolveResult:
     batch_size: int
     precision: str
     peak_precision: str  # the precision whose peak was used (fp16 on fallback)
-    bottleneck: str  # "compute" or "memory"
+    bottleneck: str  # "compute" or "memory": the larger of the two roofline terms
+    regime: str  # "overhead" when fixed overhead is >= half of latency, else the bottleneck
     flops: float
     bytes: float
     weight_bytes: float
@@ -62,64 +170,70 @@ class SolveResult:
     t_memory_s: float
     t_overhead_s: float
     latency_s: float
+    overhead_share: float  # fraction of latency that is fixed overhead (dispatch + per-layer)
     throughput_per_s: float
     arithmetic_intensity_flop_per_byte: float
     peak_flop_per_s: float
+    memory_bandwidth_bytes_per_s: float
     ridge_flop_per_byte: float
     effective_ridge_flop_per_byte: float
     attainable_flop_per_s: float
     achieved_flop_per_s: float
+    overhead_gap_flop_per_s: float  # how far the achieved point sits below the roof
     mfu: float
     energy_j: float
     memory_capacity_bytes: float
-    fits_in_memory: bool
+    fits_in_memory: bool  # weights <= capacity (the tutorial's test; no runtime reserve)
     sample: str
-    assumptions: Assumptions
+    assumptions: Assumptions  # dispatch_overhead_s is the figure used
     warnings: tuple[str, ...] = field(default=())
 
     @property
-    def overhead_share(self) -> float:
-        """Fraction of latency that is fixed overhead (dispatch + per-layer)."""
-        return self.t_overhead_s / self.latency_s
-
-    @property
     def gap_flop_per_s(self) -> float:
-        """The fixed-overhead gap: how far the achieved point sits below the roof."""
-        return self.attainable_flop_per_s - self.achieved_flop_per_s
+        """The fixed-overhead gap (same as `overhead_gap_flop_per_s`)."""
+        return self.overhead_gap_flop_per_s
 
     def as_dict(self) -> dict[str, object]:
         """The public JSON shape (CLI `solve`, sweep rows): keys are a contract."""
-        return {
+        ids = {
             "model": self.model,
             "hardware": self.hardware,
             "batch_size": self.batch_size,
             "precision": self.precision,
             "peak_precision": self.peak_precision,
             "bottleneck": self.bottleneck,
-            "latency_ms": self.latency_s * 1e3,
-            "t_compute_ms": self.t_compute_s * 1e3,
-            "t_memory_ms": self.t_memory_s * 1e3,
-            "t_overhead_ms": self.t_overhead_s * 1e3,
-            "overhead_share": self.overhead_share,
-            "throughput_per_s": self.throughput_per_s,
-            "flops": self.flops,
-            "bytes": self.bytes,
-            "arithmetic_intensity_flop_per_byte": self.arithmetic_intensity_flop_per_byte,
-            "ridge_flop_per_byte": self.ridge_flop_per_byte,
-            "effective_ridge_flop_per_byte": self.effective_ridge_flop_per_byte,
-            "peak_tflops": self.peak_flop_per_s / 1e12,
-            "attainable_tflops": self.attainable_flop_per_s / 1e12,
-            "achieved_tflops": self.achieved_flop_per_s / 1e12,
-            "overhead_gap_tflops": self.gap_flop_per_s / 1e12,
-            "mfu": self.mfu,
-            "energy_j": self.energy_j,
-            "weight_bytes": self.weight_bytes,
-            "memory_capacity_bytes": self.memory_capacity_bytes,
-            "fits_in_memory": self.fits_in_memory,
-            "sample": self.sample,
-            "assumptions": self.assumptions.as_dict(),
-            "warnings": list(self.warnings),
+            "regime": self.regime,
         }
+        si = {name: getattr(self, name) for name in SOLVE_COLUMNS}
+        return (
+            ids
+            | display(si)
+            | {
+                "fits_in_memory": self.fits_in_memory,
+                "sample": self.sample,
+                "assumptions": assumption_values(self.assumptions),
+                "warnings": list(self.warnings),
+            }
+        )
+
+
+# Assumption field -> (display key, scale to its unit, CSV header): what the solve echoes.
+ASSUMPTION_COLUMNS: dict[str, tuple[str, float, str]] = {
+    "efficiency": ("efficiency", 1.0, "compute_efficiency_fraction"),
+    "layer_overhead_s": ("layer_overhead_us", 1e6, "layer_overhead_us"),
+    "dispatch_overhead_s": ("dispatch_overhead_ms", 1e3, "dispatch_overhead_ms"),
+    "activation_fraction": ("activation_fraction", 1.0, "activation_traffic_fraction"),
+    "flop_convention": ("flop_convention", None, "flop_convention"),
+}
+
+
+def assumption_values(a: Assumptions, columns: dict = ASSUMPTION_COLUMNS) -> dict[str, object]:
+    """The assumptions in display units (None stays None; text is not scaled)."""
+    out = {}
+    for name, (key, scale, _) in columns.items():
+        value = getattr(a, name)
+        out[key] = value if value is None or scale is None else value * scale
+    return out
 
 
 def fallback_warning(hw: HardwareSpec, precision: str, used: str) -> str | None:
@@ -132,6 +246,12 @@ def fallback_warning(hw: HardwareSpec, precision: str, used: str) -> str | None:
     )
 
 
+@functools.lru_cache(maxsize=256)
+def _echo(a: Assumptions, dispatch: float) -> Assumptions:
+    """`a` with the dispatch figure used, built once per pair (frozen, so safe to share)."""
+    return a if a.dispatch_overhead_s == dispatch else replace(a, dispatch_overhead_s=dispatch)
+
+
 def solve_specs(
     model: ModelSpec,
     hw: HardwareSpec,
@@ -139,23 +259,25 @@ def solve_specs(
     precision: str,
     assumptions: Assumptions = DEFAULTS,
 ) -> SolveResult:
-    """SPEC §1 for resolved specs. Batch is a whole number >= 1 (checked by the caller)."""
+    """The single-model solve for resolved specs; batch is a whole number >= 1 (caller-checked)."""
     a = assumptions
     peak, used = hw.peak_for(precision)
-    dispatch_s = hw.dispatch_overhead_s if a.dispatch_overhead_s is None else a.dispatch_overhead_s
-    overhead_s = dispatch_s + model.layers * a.layer_overhead_s
-    weight_bytes = model.params * BYTES_PER_PARAM[precision]
-    flops = model.flops_for(a.flop_convention) * batch_size
-    bytes_moved = weight_bytes * (1 + a.activation_fraction * batch_size)
-    r = roofline_terms(
-        flops=flops,
-        bytes_moved=bytes_moved,
-        peak=peak,
-        bandwidth=hw.memory_bandwidth_bytes_per_s,
-        efficiency=a.efficiency,
-        overhead_s=overhead_s,
-        tdp_w=hw.tdp_w,
-    )
+    d = dispatch_s(hw, a)
+    model_in = {
+        "params": model.params,
+        "flops_per_sample": model.flops_for(a.flop_convention),
+        "layers": model.layers,
+        "bytes_per_param": BYTES_PER_PARAM[precision],
+    }
+    hw_in = {
+        "peak": peak,
+        "bandwidth": hw.memory_bandwidth_bytes_per_s,
+        "capacity": hw.memory_capacity_bytes,
+        "dispatch_s": d,
+        "tdp_w": hw.tdp_w,
+    }
+    r = solve_terms(model=model_in, hw=hw_in, batch=batch_size, a=a)
+    compute, overhead = bool(r.pop("compute_bound")), bool(r.pop("overhead_bound"))
     warning = fallback_warning(hw, precision, used)
     return SolveResult(
         model=model.id,
@@ -163,26 +285,10 @@ def solve_specs(
         batch_size=batch_size,
         precision=precision,
         peak_precision=used,
-        bottleneck="compute" if r["compute_bound"] else "memory",
-        flops=flops,
-        bytes=bytes_moved,
-        weight_bytes=weight_bytes,
-        t_compute_s=float(r["t_compute_s"]),
-        t_memory_s=float(r["t_memory_s"]),
-        t_overhead_s=overhead_s,
-        latency_s=float(r["latency_s"]),
-        throughput_per_s=batch_size / float(r["latency_s"]),
-        arithmetic_intensity_flop_per_byte=float(r["intensity"]),
-        peak_flop_per_s=peak,
-        ridge_flop_per_byte=float(r["ridge"]),
-        effective_ridge_flop_per_byte=float(r["ridge_eff"]),
-        attainable_flop_per_s=float(r["attainable"]),
-        achieved_flop_per_s=float(r["achieved"]),
-        mfu=float(r["mfu"]),
-        energy_j=float(r["energy_j"]),
-        memory_capacity_bytes=hw.memory_capacity_bytes,
-        fits_in_memory=weight_bytes <= hw.memory_capacity_bytes,
+        bottleneck="compute" if compute else "memory",
+        regime=regime_of(compute, overhead),
         sample=model.sample,
-        assumptions=replace(a, dispatch_overhead_s=dispatch_s),  # echo what was used
+        assumptions=_echo(a, d),
         warnings=(warning,) if warning else (),
+        **{k: float(v) if k != "fits_in_memory" else bool(v) for k, v in r.items()},
     )

@@ -1,8 +1,9 @@
 """Vectorised sweeps: the cartesian product of models × accelerators × precisions × batches.
 
-All scenarios are evaluated at once with numpy broadcasting through the same kernel as the
-scalar solve (`roofline_terms`), then returned as one tidy DataFrame whose column names carry
-their units and match the CLI's JSON keys. No per-row Python loop and no pint here.
+All scenarios are evaluated at once with numpy broadcasting through the same workload function
+as the scalar solve (`engine.roofline.solve_terms`) and mapped to columns by the same table
+(`SOLVE_COLUMNS`), so a row equals `solve(...).as_dict()` with the assumptions flattened. No
+per-row Python loop and no pint here. Also the exact crossover batch (`compute_bound_batch`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.api import check_batches, make_assumptions, resolve_hardware, resolve_model
+from engine.api import MAX_BATCH, check_batches, make_assumptions, resolve_hardware, resolve_model
 from engine.catalog import Catalog
-from engine.roofline import fallback_warning, roofline_terms
+from engine.roofline import (
+    REGIMES,
+    assumption_values,
+    dispatch_s,
+    display,
+    fallback_warning,
+    regime_codes,
+    solve_terms,
+)
 from engine.specs import BYTES_PER_PARAM, Assumptions, HardwareSpec, ModelSpec, check_precision
 
 if TYPE_CHECKING:  # pandas is imported on first sweep, not with `import engine` (0.5 s)
@@ -72,39 +81,8 @@ def sweep(
     if rows > MAX_SWEEP_ROWS:
         raise ValueError(f"sweep of {rows:,} scenarios is over the limit of {MAX_SWEEP_ROWS:,}")
     a = make_assumptions(assumptions, **overrides)
-
-    # Per-axis arrays, shaped to broadcast to (model, hardware, precision, batch).
-    params = np.array([m.params for m in ms])[:, None, None, None]
-    flops_1 = np.array([m.flops_for(a.flop_convention) for m in ms])[:, None, None, None]
-    layers = np.array([m.layers for m in ms], float)[:, None, None, None]
-    peaks_used = [[h.peak_for(p) for p in ps] for h in hs]
-    peak = np.array([[pk for pk, _ in row] for row in peaks_used])[None, :, :, None]
-    bw = np.array([h.memory_bandwidth_bytes_per_s for h in hs])[None, :, None, None]
-    cap = np.array([h.memory_capacity_bytes for h in hs])[None, :, None, None]
-    tdp = np.array([h.tdp_w for h in hs])[None, :, None, None]
-    dispatch = np.array(
-        [
-            h.dispatch_overhead_s if a.dispatch_overhead_s is None else a.dispatch_overhead_s
-            for h in hs
-        ]
-    )[None, :, None, None]
-    b_param = np.array([BYTES_PER_PARAM[p] for p in ps])[None, None, :, None]
-    batch = batches[None, None, None, :]
-
     shape = (len(ms), len(hs), len(ps), len(batches))
-    weight_bytes = params * b_param
-    flops = flops_1 * batch
-    bytes_moved = weight_bytes * (1 + a.activation_fraction * batch)
-    overhead = dispatch + layers * a.layer_overhead_s
-    r = roofline_terms(
-        flops=flops,
-        bytes_moved=bytes_moved,
-        peak=peak,
-        bandwidth=bw,
-        efficiency=a.efficiency,
-        overhead_s=overhead,
-        tdp_w=tdp,
-    )
+    r, peaks_used = _grid_terms(ms, hs, ps, batches, a)
 
     def col(x) -> np.ndarray:
         return np.broadcast_to(x, shape).ravel()
@@ -117,49 +95,108 @@ def sweep(
         for i, h in enumerate(hs)
         for j, p in enumerate(ps)
     ]
-    latency = col(r["latency_s"])
+    compute, overhead = col(r.pop("compute_bound")), col(r.pop("overhead_bound"))
+    echoed = assumption_values(a)
+    echoed["dispatch_overhead_ms"] = col(r.pop("dispatch_s")) * 1e3
+    ids = {
+        "model": categorical(mi, [m.id for m in ms]),
+        "hardware": categorical(hi, [h.id for h in hs]),
+        "batch_size": batches.astype(np.int64)[bi],
+        "precision": categorical(pi, ps),
+        "peak_precision": categorical(hp, used),
+        "bottleneck": categorical(compute.astype(np.int8), ["memory", "compute"]),
+        "regime": categorical(regime_codes(compute, overhead), REGIMES),
+    }
+    rest = {
+        "fits_in_memory": col(r["fits_in_memory"]),
+        "sample": categorical(mi, [m.sample for m in ms]),
+        **echoed,
+        "warnings": categorical(hp, warns),
+    }
     import pandas as pd
 
-    df = pd.DataFrame(
-        {
-            "model": categorical(mi, [m.id for m in ms]),
-            "hardware": categorical(hi, [h.id for h in hs]),
-            "batch_size": batches.astype(np.int64)[bi],
-            "precision": categorical(pi, ps),
-            "peak_precision": categorical(hp, used),
-            "bottleneck": categorical(
-                col(r["compute_bound"]).astype(np.int8), ["memory", "compute"]
-            ),
-            "latency_ms": latency * 1e3,
-            "t_compute_ms": col(r["t_compute_s"]) * 1e3,
-            "t_memory_ms": col(r["t_memory_s"]) * 1e3,
-            "t_overhead_ms": col(overhead) * 1e3,
-            "overhead_share": col(overhead) / latency,
-            "throughput_per_s": batches[bi] / latency,
-            "flops": col(flops),
-            "bytes": col(bytes_moved),
-            "arithmetic_intensity_flop_per_byte": col(r["intensity"]),
-            "ridge_flop_per_byte": col(r["ridge"]),
-            "effective_ridge_flop_per_byte": col(r["ridge_eff"]),
-            "peak_tflops": col(peak) / 1e12,
-            "attainable_tflops": col(r["attainable"]) / 1e12,
-            "achieved_tflops": col(r["achieved"]) / 1e12,
-            "mfu": col(r["mfu"]),
-            "energy_j": col(r["energy_j"]),
-            "weight_bytes": col(weight_bytes),
-            "memory_capacity_bytes": col(cap),
-            "fits_in_memory": col(weight_bytes <= cap),
-            "sample": categorical(mi, [m.sample for m in ms]),
-            "efficiency": a.efficiency,
-            "layer_overhead_us": a.layer_overhead_s * 1e6,
-            "dispatch_overhead_ms": col(dispatch) * 1e3,
-            "activation_fraction": a.activation_fraction,
-            "flop_convention": a.flop_convention,
-            "warnings": categorical(hp, warns),
-        }
+    return pd.DataFrame(ids | {k: col(v) for k, v in display(r).items()} | rest)
+
+
+def _grid_terms(ms, hs, ps, batches, a: Assumptions) -> tuple[dict, list]:
+    """`solve_terms` over (model, hardware, precision, batch) by broadcasting per-axis arrays."""
+
+    def axis(values, i: int) -> np.ndarray:
+        shape = [1, 1, 1, 1]
+        shape[i] = len(values)
+        return np.asarray(values, dtype=float).reshape(shape)
+
+    peaks_used = [[h.peak_for(p) for p in ps] for h in hs]
+    model_in = {
+        "params": axis([m.params for m in ms], 0),
+        "flops_per_sample": axis([m.flops_for(a.flop_convention) for m in ms], 0),
+        "layers": axis([m.layers for m in ms], 0),
+        "bytes_per_param": axis([BYTES_PER_PARAM[p] for p in ps], 2),
+    }
+    hw_in = {
+        "peak": np.array([[pk for pk, _ in row] for row in peaks_used])[None, :, :, None],
+        "bandwidth": axis([h.memory_bandwidth_bytes_per_s for h in hs], 1),
+        "capacity": axis([h.memory_capacity_bytes for h in hs], 1),
+        "dispatch_s": axis([dispatch_s(h, a) for h in hs], 1),
+        "tdp_w": axis([h.tdp_w for h in hs], 1),
+    }
+    r = solve_terms(model=model_in, hw=hw_in, batch=axis(batches, 3), a=a)
+    r["dispatch_s"] = hw_in["dispatch_s"]
+    return r, peaks_used
+
+
+def compute_bound_batch(
+    model: str | ModelSpec,
+    hardware: str | HardwareSpec,
+    *,
+    precision: str = "fp16",
+    catalog: Catalog | None = None,
+    assumptions: Assumptions | None = None,
+    **overrides: object,
+) -> int | None:
+    """The smallest whole batch at which the single-model solve is compute-bound.
+
+    From the closed form (docs/model.md, "Crossover batch"): t_compute > t_memory exactly
+    when B·(F/(Π·η) − W·α/β) > W/β, so the crossover is floor(W/β ÷ slope) + 1 when the slope
+    is positive; the result is checked against the solve's own comparison, one batch either
+    side, so `solve(..., batch_size=n).bottleneck` is "compute" from n on and "memory" below.
+
+    Args:
+        model, hardware: catalogue ids or specs. precision, catalog, assumptions,
+            **overrides: as for `engine.solve`.
+
+    Returns:
+        The batch (1 to MAX_BATCH), or None when no batch up to MAX_BATCH is compute-bound.
+    """
+    m, h = resolve_model(model, catalog), resolve_hardware(hardware, catalog)
+    p = check_precision(precision)
+    a = make_assumptions(assumptions, **overrides)
+    b = compute_bound_batches(
+        m.flops_for(a.flop_convention),
+        m.params * BYTES_PER_PARAM[p],
+        h.peak_for(p)[0],
+        h.memory_bandwidth_bytes_per_s,
+        a,
     )
-    df["overhead_gap_tflops"] = df["attainable_tflops"] - df["achieved_tflops"]
-    return df
+    return None if np.isnan(b) else int(b)
+
+
+def compute_bound_batches(flops_per_sample, weight_bytes, peak, bandwidth, a: Assumptions):
+    """Vectorised crossover batch (floats or arrays); NaN where none is <= MAX_BATCH."""
+
+    def compute_bound(batch):  # the very comparison `roofline_terms` makes, term by term
+        t_compute = flops_per_sample * batch / (peak * a.efficiency)
+        return t_compute > weight_bytes * (1 + a.activation_fraction * batch) / bandwidth
+
+    slope = flops_per_sample / (peak * a.efficiency) - weight_bytes * a.activation_fraction / (
+        bandwidth
+    )
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        b = np.where(slope > 0, np.floor(weight_bytes / bandwidth / slope) + 1, np.inf)
+    b = np.clip(b, 1, MAX_BATCH + 1)  # past MAX_BATCH is "never"; the check below needs finite
+    b = np.where((b > 1) & compute_bound(b - 1), b - 1, b)  # rounding: one step either way
+    b = np.where(compute_bound(b), b, b + 1)
+    return np.where(b <= MAX_BATCH, b, np.nan)
 
 
 def crossover_batch(df: pd.DataFrame) -> pd.DataFrame:

@@ -1,5 +1,6 @@
-"""The LLM serving model (SPEC.md §2): published KV-cache sizes, hand-computed TPOT/TTFT,
-capacity limits, properties, the vectorised sweep against the scalar decode, and the CLI."""
+"""The LLM decode view (docs/model.md, "LLM decode"): published KV-cache sizes, hand-computed
+TPOT/TTFT, capacity limits with the memory reserve, regimes, properties, the vectorised sweep
+against the scalar decode, and the CLI."""
 
 from __future__ import annotations
 
@@ -138,7 +139,7 @@ def test_must_show_llama_8b_h100_batch_256_context_128_is_compute_bound():
     assert r.decode.bottleneck == "compute"
     assert r.decode.t_compute_s == pytest.approx(8.349e-3, rel=1e-3)
     assert r.decode.t_memory_s == pytest.approx(6.076e-3, rel=1e-3)
-    # The §1 solve's activation heuristic keeps the same scenario memory-bound (issue #4).
+    # The single-model solve's activation heuristic keeps it memory-bound (docs/model.md).
     assert engine.solve("Llama-3.1-8B", "H100", 256, catalog=CATALOG).bottleneck == "memory"
 
 
@@ -167,10 +168,64 @@ def test_hand_computed_tpot_ttft_and_capacity():
     assert r.prefill.bottleneck == "compute"
     assert r.prefill.bytes == pytest.approx(2.04096e9)
     assert d["ttft_ms"] == pytest.approx(163.3868)
-    # capacity 80e9 B: (80e9 - 2e9) / (10,240 · 1000) = 7617.19 -> 7617 sequences;
+    # usable memory = 80e9 B · (1 - 0.10 reserve) = 72e9 B:
+    # (72e9 - 2e9) / (10,240 · 1000) = 6835.9 -> 6835 sequences;
+    # (72e9 - 2e9) / (10,240 · 4) = 1,708,984.4 -> 1,708,984 tokens.
+    assert r.usable_memory_bytes == pytest.approx(72e9)
+    assert r.max_batch_at_context == 6835
+    assert r.max_context_at_batch == 1_708_984
+    assert d["assumptions"]["memory_reserve"] == pytest.approx(0.10)
+    # Without the reserve, the whole 80e9 B: (80e9 - 2e9) / (10,240 · 1000) = 7617.19 -> 7617;
     # (80e9 - 2e9) / (10,240 · 4) = 1,904,296.9 -> 1,904,296 tokens.
-    assert r.max_batch_at_context == 7617
-    assert r.max_context_at_batch == 1_904_296
+    bare = engine.decode(TOY_LLM, TOY_CHIP, 4, 1000, memory_reserve=0.0)
+    assert bare.max_batch_at_context == 7617
+    assert bare.max_context_at_batch == 1_904_296
+
+
+def test_memory_reserve_decides_what_fits():
+    # 2e9 B of weights + 10,240 B/token · 7,000,000 tokens = 73.68e9 B: within the 80e9 B
+    # capacity, over the 72e9 B usable with the default 10 % reserve.
+    assert not engine.decode(TOY_LLM, TOY_CHIP, 7, 1_000_000).fits_in_memory
+    assert engine.decode(TOY_LLM, TOY_CHIP, 7, 1_000_000, memory_reserve=0).fits_in_memory
+    with pytest.raises(ValueError, match="memory_reserve"):
+        engine.decode(TOY_LLM, TOY_CHIP, 1, 1, memory_reserve=1.0)
+
+
+def test_max_context_is_capped_at_the_models_context_length():
+    # Llama-3.1-8B on H100 at batch 1: (0.9 · 80 GiB - 16.06e9 B) / 131,072 B per token
+    # = 61.26e9 / 131,072 = 467,370 tokens of room, capped at the model's 131,072.
+    r = engine.decode("Llama-3.1-8B", "H100", 1, 1, catalog=CATALOG)
+    assert r.max_context_at_batch == 131_072
+    # at batch 8 the memory binds first: 61.26e9 / (131,072 · 8) = 58,421 tokens
+    r8 = engine.decode("Llama-3.1-8B", "H100", 8, 1, catalog=CATALOG)
+    room = 0.9 * r8.memory_capacity_bytes - r8.weight_bytes
+    assert r8.max_context_at_batch == int(room // (131_072 * 8))
+
+
+def test_bandwidth_efficiency_slows_only_the_memory_term():
+    # decode bytes 2.04096e9 B at 1e12 B/s · 0.8 = 2.5512 ms (was 2.04096 ms); compute unchanged
+    base = engine.decode(TOY_LLM, TOY_CHIP, 4, 1000)
+    slow = engine.decode(TOY_LLM, TOY_CHIP, 4, 1000, bandwidth_efficiency=0.8)
+    assert slow.decode.t_memory_s == pytest.approx(2.5512e-3)
+    assert slow.decode.t_compute_s == pytest.approx(base.decode.t_compute_s)
+    # effective ridge = 100e12 · 0.5 / (1e12 · 0.8) = 62.5 FLOP/byte; the theoretical one stays
+    assert slow.effective_ridge_flop_per_byte == pytest.approx(62.5)
+    assert slow.ridge_flop_per_byte == pytest.approx(100.0)
+    assert slow.as_dict()["assumptions"]["bandwidth_efficiency"] == pytest.approx(0.8)
+
+
+def test_decode_and_prefill_regimes():
+    # Toy, batch 1, context 10: decode bytes ≈ 2e9 B -> 2 ms memory time against 0.11 ms of
+    # overhead (5 %): "memory". Prefill of 10 tokens: FLOPs 2e10 -> 0.4 ms, bytes 2e9 -> 2 ms.
+    r = engine.decode(TOY_LLM, TOY_CHIP, 1, 10)
+    assert r.decode.regime == "memory" and r.as_dict()["decode_regime"] == "memory"
+    # With a 10 ms dispatch overhead, 10.1 ms of ~12.1 ms is overhead (> half): "overhead",
+    # while the bottleneck stays "memory".
+    slow = engine.decode(TOY_LLM, TOY_CHIP, 1, 10, dispatch_overhead_ms=10).as_dict()
+    assert slow["decode_regime"] == "overhead" and slow["decode_bottleneck"] == "memory"
+    assert slow["prefill_regime"] == "overhead"
+    # Prefill at batch 4, 1000 tokens is compute-bound with 0.11 ms of 163 ms overhead.
+    assert engine.decode(TOY_LLM, TOY_CHIP, 4, 1000).as_dict()["prefill_regime"] == "compute"
 
 
 def test_as_dict_has_both_operating_points_and_their_units():
@@ -316,7 +371,7 @@ def test_aggregate_tokens_per_s_is_non_decreasing_in_batch_while_it_fits(
 ):
     small, large = sorted((b1, b2))
     r_large = engine.decode(model, hw, large, context, kv_precision=kv)
-    if not r_large.fits_in_memory:  # only up to capacity (issue #4)
+    if not r_large.fits_in_memory:  # only up to capacity (docs/model.md, "Memory")
         return
     r_small = engine.decode(model, hw, small, context, kv_precision=kv)
     agg = [r.as_dict()["aggregate_tokens_per_s"] for r in (r_small, r_large)]
@@ -337,9 +392,11 @@ def test_max_batch_is_the_largest_that_fits(model, hw, kv, context):
 @given(LLM_IDS, HW_IDS, KV, st.integers(1, 100_000))
 def test_max_context_is_the_largest_that_fits(model, hw, kv, batch):
     best = engine.decode(model, hw, batch, 1, kv_precision=kv).max_context_at_batch
+    limit = min(model.context_length or MAX_CONTEXT, MAX_CONTEXT)
+    assert best <= limit
     if best >= 1:
         assert engine.decode(model, hw, batch, best, kv_precision=kv).fits_in_memory
-    if best < MAX_CONTEXT:
+    if best < limit:
         assert not engine.decode(model, hw, batch, best + 1, kv_precision=kv).fits_in_memory
 
 
