@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 MLP_KINDS = ("gated", "plain")  # gated: 3 matrices h×f (SwiGLU, GeGLU); plain: 2 (GELU MLP)
 ATTENTION_KINDS = ("mha", "gqa", "mla")
 NORM_KINDS = ("rmsnorm", "layernorm")  # layernorm carries a bias vector, rmsnorm does not
@@ -56,6 +58,12 @@ class Architecture:
     out_bias: bool = False
     mlp_bias: bool = False
     extra_params: float = 0.0  # parameters outside the decoder stack (e.g. a vision tower)
+    # Added shapes (defaults keep the fields above meaning what they meant).
+    norms_per_layer: int = 2  # GPT-J: 1 (shared by the parallel branches); Gemma 2/3: 4
+    qk_norm: bool = False  # a per-head norm of width d on queries and keys (Qwen3, Gemma 3)
+    position_embeddings: bool = False  # learned absolute positions, context_length × h (GPT-2)
+    lm_head_bias: bool = False  # GPT-J's LM head has a bias vector
+    sliding_pattern: int = 0  # every n-th layer is global (Gemma 3: 6); 0: no fixed pattern
 
     def __post_init__(self) -> None:
         for name in ("layers", "hidden", "heads", "kv_heads", "head_dim", "vocab"):
@@ -92,6 +100,15 @@ class Architecture:
             _whole("sliding_window", self.sliding_window, minimum=1)
         if not (self.extra_params >= 0):
             raise ValueError("extra_params must be >= 0")
+        _whole("norms_per_layer", self.norms_per_layer, minimum=0)
+        _whole("sliding_pattern", self.sliding_pattern, minimum=0)
+        if self.sliding_pattern:
+            local = self.layers - self.layers // self.sliding_pattern
+            if self.sliding_layers != local:
+                raise ValueError(
+                    f"sliding_pattern {self.sliding_pattern} over {self.layers} layers makes "
+                    f"{local} local layers, but sliding_layers is {self.sliding_layers}"
+                )
 
     @property
     def is_moe(self) -> bool:
@@ -101,6 +118,157 @@ class Architecture:
     def moe_layers(self) -> int:
         """Layers with routed experts (all but the leading dense ones)."""
         return self.layers - self.dense_layers if self.is_moe else 0
+
+
+def _norm(arch: Architecture, width: int) -> int:
+    """Parameters of one norm over `width` features: a scale, plus a bias for LayerNorm."""
+    return 2 * width if arch.norm == "layernorm" else width
+
+
+def attention_params(arch: Architecture) -> int:
+    """Parameters of one layer's attention: projections, their biases and internal norms.
+
+    MLA (DeepSeek-V2/V3): queries go through a rank-q_r bottleneck (with an RMSNorm), keys and
+    values through one rank-r latent plus a shared RoPE key of width d_r (with an RMSNorm on
+    the latent); heads are then expanded by q_b/kv_b projections.
+    """
+    h, nh, d = arch.hidden, arch.heads, arch.head_dim
+    dv = arch.v_head_dim or d
+    if arch.attention == "mla":
+        qr, r, dr = arch.q_lora_rank, arch.kv_lora_rank, arch.rope_head_dim
+        q = h * qr + qr + qr * nh * (d + dr) if qr else h * nh * (d + dr)
+        kv = h * (r + dr) + r + r * nh * (d + dv)
+        return q + kv + nh * dv * h
+    kh = arch.kv_heads
+    count = h * nh * d + h * kh * (d + dv) + nh * dv * h
+    if arch.qkv_bias:
+        count += nh * d + kh * (d + dv)
+    if arch.out_bias:
+        count += h
+    if arch.qk_norm:
+        count += 2 * d
+    return count
+
+
+def _mlp(arch: Architecture, width: int) -> int:
+    h = arch.hidden
+    if arch.mlp == "gated":  # gate, up (h×f each) and down (f×h)
+        return 3 * h * width + (2 * width + h if arch.mlp_bias else 0)
+    return 2 * h * width + (width + h if arch.mlp_bias else 0)
+
+
+def ffn_params(arch: Architecture, *, moe: bool, active: bool = False) -> int:
+    """Parameters of one layer's feed-forward block (all experts, or the k used per token).
+
+    A MoE layer holds E routed experts of width f_e, the shared experts and a router (h×E,
+    plus a bias vector when the experts carry biases, as in gpt-oss).
+    """
+    if not moe:
+        return _mlp(arch, arch.intermediate)
+    expert = _mlp(arch, arch.expert_intermediate)
+    routed = arch.experts_per_token if active else arch.experts
+    router = arch.hidden * arch.experts + (arch.experts if arch.mlp_bias else 0)
+    return (routed + arch.shared_experts) * expert + router
+
+
+def layer_params(arch: Architecture, *, moe: bool, active: bool = False) -> int:
+    """One decoder layer: attention, feed-forward and its norms."""
+    norms = arch.norms_per_layer * _norm(arch, arch.hidden)
+    return attention_params(arch) + ffn_params(arch, moe=moe, active=active) + norms
+
+
+def embedding_params(arch: Architecture) -> int:
+    """The input token embedding (V×h), plus learned position embeddings if any."""
+    positions = arch.context_length * arch.hidden if arch.position_embeddings else 0
+    return arch.vocab * arch.hidden + positions
+
+
+def head_params(arch: Architecture) -> int:
+    """The LM head's own parameters: none when tied to the embedding table."""
+    if arch.tied_embeddings:
+        return 0
+    return arch.vocab * arch.hidden + (arch.vocab if arch.lm_head_bias else 0)
+
+
+def _stack(arch: Architecture, *, active: bool) -> int:
+    dense = arch.layers - arch.moe_layers
+    stack = dense * layer_params(arch, moe=False)
+    if arch.moe_layers:
+        stack += arch.moe_layers * layer_params(arch, moe=True, active=active)
+    return stack + _norm(arch, arch.hidden)  # + the final norm
+
+
+def param_count(arch: Architecture) -> float:
+    """All parameters: embeddings, every layer with every expert, final norm, head, extras."""
+    stack = _stack(arch, active=False)
+    return float(embedding_params(arch) + stack + head_params(arch)) + arch.extra_params
+
+
+def active_param_count(arch: Architecture, *, embedding: bool = True) -> float:
+    """Parameters one token uses: k routed + shared experts, dense layers, attention, head.
+
+    Args:
+        embedding: count the input embedding table (the usual convention: Mistral, Qwen,
+            DeepSeek, Meta). OpenAI's gpt-oss figures leave it out (a lookup, not a matmul)
+            but keep the unembedding; with tied embeddings the one table is then counted
+            once, as the unembedding.
+
+    `extra_params` (a vision tower) is not active for a text token.
+    """
+    head = head_params(arch) or (0 if embedding else arch.vocab * arch.hidden)
+    embed = embedding_params(arch) if embedding else 0
+    return float(embed + _stack(arch, active=True) + head)
+
+
+def kv_bytes_per_layer_token(arch: Architecture, kv_bytes_per_element: float) -> float:
+    """Cache bytes one token adds in one layer: K·(d + d_v)·b, or MLA's (r + d_r)·b."""
+    if arch.attention == "mla":
+        return (arch.kv_lora_rank + arch.rope_head_dim) * kv_bytes_per_element
+    dv = arch.v_head_dim or arch.head_dim
+    return arch.kv_heads * (arch.head_dim + dv) * kv_bytes_per_element
+
+
+def layer_windows(arch: Architecture) -> tuple[int | None, ...]:
+    """Each layer's attention window in tokens (None: global). With `sliding_pattern` n,
+    layers n-1, 2n-1, ... are global; without one, the local layers are listed first."""
+    if arch.sliding_pattern:
+        n = arch.sliding_pattern
+        return tuple(None if (i + 1) % n == 0 else arch.sliding_window for i in range(arch.layers))
+    local = arch.sliding_layers
+    return (arch.sliding_window,) * local + (None,) * (arch.layers - local)
+
+
+def kv_cache_bytes(arch: Architecture, kv_bytes_per_element: float, context):
+    """KV-cache bytes of one sequence of `context` tokens: Σ_layers min(c, w_layer)·bytes.
+
+    Vectorised: `context` may be a number (returns a float) or a numpy array of any shape.
+    A sliding-window layer keeps at most w tokens, so the cache stops growing once c passes
+    the largest window in layers that are all local (Mistral-7B-v0.1: 4096).
+    """
+    c = np.asarray(context, dtype=float)
+    per_layer = kv_bytes_per_layer_token(arch, kv_bytes_per_element)
+    local = arch.sliding_layers
+    held = (arch.layers - local) * c
+    if local:
+        held = held + local * np.minimum(c, float(arch.sliding_window))
+    out = per_layer * held
+    return float(out) if out.ndim == 0 else out
+
+
+def kv_bytes_per_token(arch: Architecture, kv_bytes_per_element: float, context=None):
+    """KV-cache bytes per token of one sequence.
+
+    Without `context`: what one more token adds while every layer still grows (the full
+    per-token figure, e.g. Llama-3.1-8B at fp16: 2·32·8·128·2 = 131,072 B). With `context`:
+    the cache of a `context`-token sequence divided by its length (smaller once windows fill).
+    """
+    if context is None:
+        return kv_bytes_per_layer_token(arch, kv_bytes_per_element) * arch.layers
+    c = np.asarray(context, dtype=float)
+    if np.any(c <= 0):
+        raise ValueError("context must be > 0 tokens")
+    out = np.asarray(kv_cache_bytes(arch, kv_bytes_per_element, c)) / c
+    return float(out) if out.ndim == 0 else out
 
 
 def _whole(name: str, value: object, *, minimum: int) -> None:

@@ -9,6 +9,13 @@ from __future__ import annotations
 
 import re
 
+from engine.arch_table import ArchTableError, arch_from_table
+from engine.hardware_table import (
+    HardwareTableError,
+    capacity_text,
+    interconnect_fields,
+    price_fields,
+)
 from engine.specs import REQUIRED_PEAKS, HardwareSpec, ModelSpec, check_precision
 from engine.units import UnitError, to_si
 
@@ -25,7 +32,7 @@ _HW_REQUIRED = (
     "interconnect",
     "source",
 )
-_HW_OPTIONAL = ("vendor", "aliases", "retrieved", "notes")
+_HW_OPTIONAL = ("vendor", "aliases", "retrieved", "notes", "price")
 _MODEL_REQUIRED = ("name", "params", "layers", "source")
 _MODEL_OPTIONAL = (
     "task",
@@ -41,6 +48,8 @@ _MODEL_OPTIONAL = (
     "context_length",
     "retrieved",
     "notes",
+    "arch",
+    "published_params",
 )
 
 
@@ -104,6 +113,23 @@ def _whole(table: dict, name: str, entry: str, origin: str) -> int | None:
     return value
 
 
+def _arch(table: dict, entry: str, origin: str):
+    """The `arch` sub-table (decoder LLMs' config.json shapes), or None."""
+    if "arch" not in table:
+        return None
+    try:
+        return arch_from_table(table["arch"])
+    except ArchTableError as exc:
+        field = f"arch.{exc.field}" if exc.field else "arch"
+        raise CatalogError(origin, entry, field, exc.message) from None
+
+
+def _shape(table: dict, name: str, entry: str, origin: str, arch) -> int | None:
+    """A flat shape field; when absent, the arch table's value (they must agree if both)."""
+    value = _whole(table, name, entry, origin)
+    return getattr(arch, name) if value is None and arch is not None else value
+
+
 def _aliases(table: dict, entry: str, origin: str) -> tuple[str, ...]:
     value = table.get("aliases", [])
     if not isinstance(value, list) or not all(isinstance(a, str) and a for a in value):
@@ -113,54 +139,14 @@ def _aliases(table: dict, entry: str, origin: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-_LINK_FIELDS = ("name", "bandwidth", "latency", "devices_per_node", "source", "notes")
-_NO_LINK = "none"  # `interconnect = "none"`: a single device, no device-to-device link
-
-
-def _interconnect(t: dict, where: str, origin: str) -> dict:
-    """The interconnect table's HardwareSpec fields; no defaults: every key is required."""
-    link = t["interconnect"]
-    if link == _NO_LINK:
-        return dict(
-            interconnect_name=_NO_LINK,
-            interconnect_bandwidth_bytes_per_s=0.0,
-            interconnect_latency_s=0.0,
-            devices_per_node=1,
-            interconnect_source="",
-            interconnect_notes="a single device (no device-to-device link)",
-        )
-    if not isinstance(link, dict):
-        raise CatalogError(
-            origin,
-            where,
-            "interconnect",
-            'must be "none" (a single device) or a table like { name = "NVLink 4", bandwidth = '
-            '"450 GB/s", latency = "2 us", devices_per_node = 8, source = "https://..." }',
-        )
-    for name in link:
-        if name not in _LINK_FIELDS:
-            known = ", ".join(_LINK_FIELDS)
-            field = f"interconnect.{str(name)[:30]}"
-            raise CatalogError(origin, where, field, f"unknown field (known: {known})")
-    for name in _LINK_FIELDS[:5]:
-        if name not in link:
-            raise CatalogError(origin, where, f"interconnect.{name}", "required field is missing")
-    n = link["devices_per_node"]
-    if isinstance(n, bool) or not isinstance(n, int) or not 0 < n <= 100_000:
-        raise CatalogError(
-            origin, where, "interconnect.devices_per_node", f"must be a whole number > 0, got {n!r}"
-        )
-    field = "interconnect.{}".format
-    return dict(
-        interconnect_name=_text(link, "name", where, origin) or _NO_LINK,
-        interconnect_bandwidth_bytes_per_s=_quantity(
-            link, "bandwidth", "byte/s", where, origin, field("bandwidth")
-        ),
-        interconnect_latency_s=_quantity(link, "latency", "s", where, origin, field("latency")),
-        devices_per_node=n,
-        interconnect_source=_text(link, "source", where, origin),
-        interconnect_notes=_text(link, "notes", where, origin),
-    )
+def _hardware_tables(t: dict, where: str, origin: str) -> dict:
+    """The interconnect, price and stated-capacity fields (engine/hardware_table.py)."""
+    try:
+        out = interconnect_fields(t["interconnect"])
+        out |= price_fields(t["price"]) if "price" in t else {}
+    except HardwareTableError as exc:
+        raise CatalogError(origin, where, exc.field, exc.message) from None
+    return out | {"memory_capacity_text": capacity_text(t["memory_capacity"])}
 
 
 def parse_hardware(entry: str, table: object, *, origin: str = "built-in") -> HardwareSpec:
@@ -192,7 +178,7 @@ def parse_hardware(entry: str, table: object, *, origin: str = "built-in") -> Ha
             dispatch_overhead_s=_quantity(t, "dispatch_overhead", "s", where, origin),
             tdp_w=_quantity(t, "tdp", "W", where, origin),
             source=_text(t, "source", where, origin),
-            **_interconnect(t, where, origin),
+            **_hardware_tables(t, where, origin),
             vendor=_text(t, "vendor", where, origin),
             retrieved=_text(t, "retrieved", where, origin),
             notes=_text(t, "notes", where, origin),
@@ -237,6 +223,12 @@ def parse_model(entry: str, table: object, *, origin: str = "built-in") -> Model
             "flops_per_sample",
             'required unless task = "llm" (then 2·params per token)',
         )
+    arch = _arch(t, where, origin)
+    published = (
+        _quantity(t, "published_params", "dimensionless", where, origin)
+        if "published_params" in t
+        else None
+    )
     try:
         return ModelSpec(
             id=entry,
@@ -249,15 +241,17 @@ def parse_model(entry: str, table: object, *, origin: str = "built-in") -> Model
             task=task,
             sample=sample,
             active_params=active,
-            hidden=_whole(t, "hidden", where, origin),
-            heads=_whole(t, "heads", where, origin),
-            kv_heads=_whole(t, "kv_heads", where, origin),
-            head_dim=_whole(t, "head_dim", where, origin),
-            context_length=_whole(t, "context_length", where, origin),
+            hidden=_shape(t, "hidden", where, origin, arch),
+            heads=_shape(t, "heads", where, origin, arch),
+            kv_heads=_shape(t, "kv_heads", where, origin, arch),
+            head_dim=_shape(t, "head_dim", where, origin, arch),
+            context_length=_shape(t, "context_length", where, origin, arch),
             retrieved=_text(t, "retrieved", where, origin),
             notes=_text(t, "notes", where, origin),
             aliases=_aliases(t, where, origin),
             origin=origin,
+            arch=arch,
+            published_params=published,
         )
     except CatalogError:
         raise  # already names its field (raised while reading the arguments above)

@@ -58,6 +58,8 @@ def _check_interconnect(hw: HardwareSpec) -> None:
         raise ValueError(f"{hw.id}: interconnect_bandwidth must be >= 0, got {bw!r}")
     if not (isinstance(lat, int | float) and math.isfinite(lat) and lat >= 0):
         raise ValueError(f"{hw.id}: interconnect_latency must be >= 0, got {lat!r}")
+    if hw.price_per_hour_usd is not None:
+        _positive(hw.id, price_per_hour_usd=hw.price_per_hour_usd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +86,11 @@ class HardwareSpec:
     origin: str = "built-in"  # the catalogue file this entry came from
     interconnect_source: str = ""
     interconnect_notes: str = ""
+    memory_capacity_text: str = ""  # as the catalogue states it, e.g. "80 GiB" or "141 GB"
+    price_per_hour_usd: float | None = None  # public on-demand list price; None: none known
+    price_source: str = ""
+    price_date: str = ""
+    price_notes: str = ""
 
     def __post_init__(self) -> None:
         _positive(
@@ -102,6 +109,11 @@ class HardwareSpec:
             if precision not in self.peak_flop_per_s:
                 raise ValueError(f"{self.id}: peak.{precision} is required")
         object.__setattr__(self, "peak_flop_per_s", MappingProxyType(dict(self.peak_flop_per_s)))
+
+    @property
+    def capacity_label(self) -> str:
+        """The capacity as the catalogue states it ("80 GiB", "141 GB"), else in decimal GB."""
+        return self.memory_capacity_text or f"{self.memory_capacity_bytes / 1e9:.4g} GB"
 
     def peak_for(self, precision: str) -> tuple[float, str]:
         """The dense peak FLOP/s for `precision` and the precision whose peak was used.
