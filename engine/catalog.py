@@ -34,6 +34,15 @@ def normalise_id(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", str(text).lower())
 
 
+def display_origin(origin: str) -> str:
+    """Where an entry came from, fit to show: "built-in", or a team file's name (no path)."""
+    if origin in {str(p) for p in BUILTIN_FILES}:
+        return "built-in"
+    if origin.startswith(("/", "~", ".")) or os.sep in origin:
+        return Path(origin).name
+    return origin  # "built-in", "upload: NAME", "custom (share link)"
+
+
 class UnknownIdError(KeyError, ValueError):
     """No catalogue entry has this id; the message lists the closest ones."""
 

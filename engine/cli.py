@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 
 from engine.api import make_assumptions, solve
-from engine.catalog import Catalog, load_catalog
+from engine.catalog import Catalog, display_origin, load_catalog
 from engine.cli_llm import cmd_decode
 from engine.export import key_value_table, records, to_csv
 from engine.parse import CatalogError
@@ -125,7 +125,7 @@ def cmd_list(args: argparse.Namespace, catalog: Catalog) -> str:
                 "flop_convention": m.flop_convention,
                 "layers": m.layers,
                 "source": m.source,
-                "origin": m.origin,
+                "origin": display_origin(m.origin),
             }
             for m in entries.values()
         ]
@@ -137,10 +137,20 @@ def cmd_list(args: argparse.Namespace, catalog: Catalog) -> str:
                 "peak_tflops": {k: v / 1e12 for k, v in h.peak_flop_per_s.items()},
                 "memory_bandwidth_gb_per_s": h.memory_bandwidth_bytes_per_s / 1e9,
                 "memory_capacity_gib": h.memory_capacity_bytes / 2**30,
+                "memory_capacity_bytes": h.memory_capacity_bytes,
+                "capacity_label": h.capacity_label,
                 "dispatch_overhead_ms": h.dispatch_overhead_s * 1e3,
                 "tdp_w": h.tdp_w,
+                "interconnect_name": h.interconnect_name,
+                "interconnect_bandwidth_bytes_per_s": h.interconnect_bandwidth_bytes_per_s,
+                "interconnect_latency_s": h.interconnect_latency_s,
+                "devices_per_node": h.devices_per_node,
+                "interconnect_source": h.interconnect_source,
+                "price_per_hour_usd": h.price_per_hour_usd,
+                "price_source": h.price_source,
+                "price_date": h.price_date,
                 "source": h.source,
-                "origin": h.origin,
+                "origin": display_origin(h.origin),
             }
             for h in entries.values()
         ]
