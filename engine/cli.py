@@ -13,8 +13,10 @@ import sys
 from collections.abc import Callable
 
 from engine.api import make_assumptions, solve
+from engine.arch import param_count
 from engine.catalog import Catalog, display_origin, load_catalog
 from engine.cli_llm import cmd_decode
+from engine.cli_model import add_model_args, model_from_args, models_from_args
 from engine.export import key_value_table, records, to_csv
 from engine.parse import CatalogError
 from engine.specs import PRECISIONS
@@ -63,7 +65,7 @@ def assumptions_from(args: argparse.Namespace):
 
 def cmd_solve(args: argparse.Namespace, catalog: Catalog) -> str:
     result = solve(
-        args.model,
+        model_from_args(args),
         args.hardware,
         args.batch_size,
         args.precision,
@@ -87,7 +89,7 @@ def _batch_list(text: str) -> list[int]:
 
 def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> str:
     df = sweep(
-        args.model,
+        models_from_args(args),
         args.hardware,
         _batch_list(args.batch_sizes),
         args.precision or ["fp16"],
@@ -121,6 +123,8 @@ def cmd_list(args: argparse.Namespace, catalog: Catalog) -> str:
                 "name": m.name,
                 "task": m.task,
                 "params": m.params,
+                "published_params": m.published_params,
+                "params_from_shapes": param_count(m.arch) if m.arch else None,
                 "flops_per_sample": m.flops_per_sample,
                 "flop_convention": m.flop_convention,
                 "layers": m.layers,
@@ -170,21 +174,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p = sub.add_parser("solve", help="one model on one accelerator (SPEC §1)")
-    p.add_argument("--model", required=True)
+    add_model_args(p)
     p.add_argument("--hardware", required=True)
     p.add_argument("--batch-size", type=int, default=1)
     p.add_argument("--precision", default="fp16", choices=PRECISIONS)
     add_assumption_flags(p)
     p.add_argument("--format", choices=["json", "table"], default="table")
     p = sub.add_parser("sweep", help="every model × hardware × precision × batch")
-    p.add_argument("--model", action="append", required=True)
+    add_model_args(p, many=True)
     p.add_argument("--hardware", action="append", required=True)
     p.add_argument("--batch-sizes", required=True, help="comma-separated, e.g. 1,2,4,8")
     p.add_argument("--precision", action="append", choices=PRECISIONS)
     add_assumption_flags(p)
     p.add_argument("--format", choices=["json", "csv", "table"], default="table")
     p = sub.add_parser("decode", help="an LLM's decode step and prefill (SPEC §2)")
-    p.add_argument("--model", required=True)
+    add_model_args(p)
     p.add_argument("--hardware", required=True)
     p.add_argument("--batch-size", type=int, default=1, help="concurrent sequences (default 1)")
     p.add_argument("--context", type=int, required=True, help="KV-cache tokens per sequence")

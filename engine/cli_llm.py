@@ -11,6 +11,7 @@ import argparse
 import json
 
 from engine.catalog import Catalog
+from engine.cli_model import model_from_args
 from engine.export import key_value_table
 from engine.llm_sweep import decode
 
@@ -18,7 +19,7 @@ from engine.llm_sweep import decode
 def cmd_decode(args: argparse.Namespace, catalog: Catalog) -> str:
     """Decode step and prefill of one LLM on one accelerator, as JSON or a table."""
     result = decode(
-        args.model,
+        model_from_args(args),
         args.hardware,
         args.batch_size,
         args.context,
