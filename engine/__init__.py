@@ -20,9 +20,11 @@ from engine.api import (
     make_assumptions,
     solve,
 )
+from engine.arch import Architecture
 from engine.catalog import Catalog, UnknownIdError, load_catalog, normalise_id
 from engine.cnn import layer_table
 from engine.export import records, to_csv
+from engine.hf_config import model_from_config
 from engine.llm import MAX_CONTEXT, DecodeResult
 from engine.llm_sweep import IGNORED_ASSUMPTIONS, check_prompt, decode, decode_sweep, resolve_llm
 from engine.parse import CatalogError, parse_hardware, parse_model
@@ -54,6 +56,7 @@ __all__ = [
     "OVERHEAD_REGIME_SHARE",
     "PRECISIONS",
     "REGIMES",
+    "Architecture",
     "Assumptions",
     "Catalog",
     "CatalogError",
@@ -74,6 +77,7 @@ __all__ = [
     "load_catalog",
     "make_assumptions",
     "marginal_gain",
+    "model_from_config",
     "normalise_id",
     "parse_hardware",
     "parse_model",
