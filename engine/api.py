@@ -93,7 +93,9 @@ def check_whole(value: object, name: str, *, high: int, low: int = 1) -> int:
     except ValueError:  # a ragged nest of lists
         scalar = False
     if not scalar:
-        raise ValueError(f"{name}: expected one whole number, got {value!r}"[:200])
+        raise ValueError(
+            f"{name}: expected a whole number from {low:,} to {high:,}, got {value!r}"[:200]
+        )
     return int(check_whole_numbers(value, name, high=high, low=low, noun="a whole number")[0])
 
 

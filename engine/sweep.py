@@ -188,9 +188,8 @@ def compute_bound_batches(flops_per_sample, weight_bytes, peak, bandwidth, a: As
         t_compute = flops_per_sample * batch / (peak * a.efficiency)
         return t_compute > weight_bytes * (1 + a.activation_fraction * batch) / bandwidth
 
-    slope = flops_per_sample / (peak * a.efficiency) - weight_bytes * a.activation_fraction / (
-        bandwidth
-    )
+    per_sample_compute = flops_per_sample / (peak * a.efficiency)
+    slope = np.asarray(per_sample_compute - weight_bytes * a.activation_fraction / bandwidth, float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         b = np.where(slope > 0, np.floor(weight_bytes / bandwidth / slope) + 1, np.inf)
     b = np.clip(b, 1, MAX_BATCH + 1)  # past MAX_BATCH is "never"; the check below needs finite

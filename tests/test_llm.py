@@ -467,6 +467,18 @@ def test_decode_sweep_rejects_bad_grids(args, message):
         engine.decode_sweep(*args)
 
 
+def test_decode_sweep_csv_headers_carry_units_and_the_new_assumptions():
+    df = engine.decode_sweep(TOY_LLM, TOY_CHIP, np.array([1, 4]), [np.int64(1000)])
+    header = engine.to_csv(df).splitlines()[0].split(",")
+    for name in (
+        "context_tokens", "decode_regime", "prefill_regime", "usable_memory_bytes",
+        "memory_reserve_fraction", "bandwidth_efficiency_fraction", "decode_mfu_fraction",
+        "decode_work_flop_per_step", "prefill_traffic_bytes_per_batch", "tpot_ms",
+    ):  # fmt: skip
+        assert name in header
+    assert df["memory_reserve"].tolist() == pytest.approx([0.10, 0.10])
+
+
 def test_decode_sweep_refuses_a_prompt_longer_than_a_context():
     with pytest.raises(ValueError, match="longer than the context"):
         engine.decode_sweep(TOY_LLM, TOY_CHIP, [1], [100, 10], prompt=50)

@@ -1,4 +1,5 @@
-"""Hypothesis properties of the SPEC §1 solve: monotonicity, consistency, conservation."""
+"""Hypothesis properties of the single-model solve (docs/model.md): monotonicity, consistency,
+conservation, the regime rule and the exact crossover batch."""
 
 import math
 
@@ -8,6 +9,7 @@ from hypothesis import strategies as st
 
 import engine
 from engine import Assumptions, HardwareSpec, ModelSpec
+from engine.api import MAX_BATCH
 from engine.roofline import solve_specs
 
 positive = st.floats(min_value=1e-3, max_value=1e3, allow_nan=False)
@@ -107,3 +109,23 @@ def test_more_efficiency_never_slows_down(m, h, b, p, a):
         flop_convention=a.flop_convention,
     )
     assert solve_specs(m, h, b, p, better).latency_s <= solve_specs(m, h, b, p, a).latency_s
+
+
+@settings(max_examples=200)
+@given(models, hardware, batches, precisions, assumptions)
+def test_regime_is_overhead_at_half_latency_else_the_bottleneck(m, h, b, p, a):
+    r = solve_specs(m, h, b, p, a)
+    expected = "overhead" if r.t_overhead_s / r.latency_s >= 0.5 else r.bottleneck
+    assert r.regime == expected
+
+
+@settings(max_examples=200)
+@given(models, hardware, precisions, assumptions)
+def test_compute_bound_batch_is_where_the_solve_flips(m, h, p, a):
+    first = engine.compute_bound_batch(m, h, precision=p, assumptions=a)
+    if first is None:  # latency is linear in batch, so never compute-bound up to the cap
+        assert solve_specs(m, h, MAX_BATCH, p, a).bottleneck == "memory"
+        return
+    assert solve_specs(m, h, first, p, a).bottleneck == "compute"
+    if first > 1:
+        assert solve_specs(m, h, first - 1, p, a).bottleneck == "memory"

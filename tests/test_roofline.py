@@ -1,5 +1,6 @@
-"""Known answers for the SPEC §1 solve, arithmetic in the comments."""
+"""Known answers for the single-model solve (docs/model.md), arithmetic in the comments."""
 
+import numpy as np
 import pytest
 
 import engine
@@ -32,7 +33,8 @@ TOY_MODEL = ModelSpec(
 
 
 def test_reference_case_resnet50_a100():
-    # SPEC §1 public reference: ResNet-50 (25.6 M params, 4.1 GFLOP as MACs, 50 layers) on A100.
+    # The reference case (docs/model.md): ResNet-50 (25.6 M params, 4.1 GFLOP as MACs,
+    # 50 layers) on an A100.
     r = engine.solve("ResNet-50", "A100", batch_size=1, precision="fp16")
     # 4.1e9 / (312e12 · 0.5) = 26.28 µs
     assert r.t_compute_s * 1e3 == pytest.approx(0.02628, rel=1e-3)
@@ -52,7 +54,8 @@ def test_reference_case_resnet50_a100():
 
 
 def test_normalised_flops_move_resnet50_to_compute_side():
-    # SPEC §3: mac2 doubles 4.1 G MACs to 8.2 GFLOP; AI 145.6 > ridge_eff 76.5.
+    # docs/model.md, "FLOP conventions": mac2 doubles 4.1 G MACs to 8.2 GFLOP;
+    # AI 145.6 > ridge_eff 76.5.
     r = engine.solve("ResNet-50", "A100", flop_convention="mac2")
     assert r.flops == pytest.approx(8.2e9)
     assert r.bottleneck == "compute"
@@ -168,3 +171,113 @@ def test_ids_are_tolerant_and_unknown_ids_list_close_matches():
         engine.solve("resnet5", "A100")
     with pytest.raises(engine.UnknownIdError, match="H100"):
         engine.solve("ResNet-50", "H1000")
+
+
+# ---------------------------------------------------------------- regime (docs/model.md)
+
+
+def test_reference_case_regime_is_overhead_while_bottleneck_stays_memory():
+    # 0.515 ms of fixed overhead in 0.5426 ms of latency: 94.9 % >= 50 % -> "overhead";
+    # the bottleneck (t_memory 27.6 µs > t_compute 26.3 µs) is still "memory".
+    r = engine.solve("ResNet-50", "A100", batch_size=1, precision="fp16")
+    assert r.overhead_share == pytest.approx(0.515 / 0.5426, rel=1e-3)
+    assert (r.bottleneck, r.regime) == ("memory", "overhead")
+    d = r.as_dict()
+    assert (d["bottleneck"], d["regime"]) == ("memory", "overhead")
+
+
+def test_toy_regimes_follow_the_half_latency_rule():
+    # memory-bound toy: overhead 1.1 ms of 3.3 ms = 33 % < 50 % -> the bottleneck, "memory"
+    assert solve_specs(TOY_MODEL, TOY_HW, 1, "fp16").regime == "memory"
+    # batch 100 without activation traffic: 1.1 ms of 21.1 ms -> "compute"
+    big = solve_specs(TOY_MODEL, TOY_HW, 100, "fp16", Assumptions(activation_fraction=0.0))
+    assert big.regime == "compute"
+    # dispatch 10 ms: overhead 10.1 ms of 12.3 ms = 82 % -> "overhead", bottleneck "memory"
+    slow = solve_specs(TOY_MODEL, TOY_HW, 1, "fp16", Assumptions(dispatch_overhead_s=10e-3))
+    assert (slow.bottleneck, slow.regime) == ("memory", "overhead")
+    assert slow.latency_s == pytest.approx(12.3e-3)
+
+
+def test_memory_bandwidth_and_energy_constants_are_exposed():
+    r = engine.solve("ResNet-50", "A100")
+    assert r.memory_bandwidth_bytes_per_s == pytest.approx(2.039e12)  # A100 80 GB SXM
+    assert r.as_dict()["memory_bandwidth_bytes_per_s"] == pytest.approx(2.039e12)
+    assert engine.IDLE_POWER_FRACTION == 0.3
+    assert engine.ENERGY_FORMULA == "TDP × (0.3 + 0.7·MFU) × latency"
+    assert engine.REGIMES == ("memory", "compute", "overhead")
+
+
+# ---------------------------------------------------------------- the exact crossover batch
+
+
+def test_compute_bound_batch_reference_case_by_hand():
+    # per-sample compute 4.1e9 / (312e12 · 0.5) = 26.28 µs; per-sample activation traffic
+    # 51.2e6 B · 0.1 / 2.039e12 = 2.511 µs; weights 51.2e6 / 2.039e12 = 25.11 µs.
+    # Compute-bound when B · (26.28 - 2.511) > 25.11, i.e. B > 1.056: the crossover is 2.
+    assert engine.compute_bound_batch("ResNet-50", "A100") == 2
+    assert engine.solve("ResNet-50", "A100", 1).bottleneck == "memory"
+    assert engine.solve("ResNet-50", "A100", 2).bottleneck == "compute"
+
+
+def test_compute_bound_batch_toy_by_hand_and_never():
+    # toy: per-sample compute 10e9 / 50e12 = 0.2 ms; activation 2e9 · 0.1 / 1e12 = 0.2 ms:
+    # slope 0 -> more batch never helps -> None.
+    assert engine.compute_bound_batch(TOY_MODEL, TOY_HW) is None
+    # activation_fraction 0.05: slope 0.2 - 0.1 = 0.1 ms; weights 2 ms -> B > 20 -> 21
+    assert engine.compute_bound_batch(TOY_MODEL, TOY_HW, activation_fraction=0.05) == 21
+    a = Assumptions(activation_fraction=0.05)
+    assert solve_specs(TOY_MODEL, TOY_HW, 20, "fp16", a).bottleneck == "memory"
+    assert solve_specs(TOY_MODEL, TOY_HW, 21, "fp16", a).bottleneck == "compute"
+
+
+def _brute_force_crossover(model, hw, precision, limit):
+    for batch in range(1, limit + 1):
+        if solve_specs(model, hw, batch, precision).bottleneck == "compute":
+            return batch
+    return None
+
+
+@pytest.mark.parametrize("precision", ["fp16", "int8", "fp32"])
+def test_compute_bound_batch_matches_a_brute_force_loop_over_the_catalogue(precision):
+    catalog = engine.default_catalog()
+    checked = 0
+    for model in catalog.models.values():
+        for hw in catalog.hardware.values():
+            exact = engine.compute_bound_batch(model, hw, precision=precision)
+            if exact is None or exact <= 400:  # the loop below covers these exactly
+                brute = _brute_force_crossover(model, hw, precision, 400)
+                assert exact == brute or (exact is None and brute is None), (model.id, hw.id)
+                checked += 1
+            else:  # beyond the loop: the solve flips exactly there
+                assert solve_specs(model, hw, exact - 1, precision).bottleneck == "memory"
+                assert solve_specs(model, hw, exact, precision).bottleneck == "compute"
+    assert checked >= 20
+
+
+# ---------------------------------------------------------------- whole numbers
+
+
+@pytest.mark.parametrize(
+    "batch", [4, 4.0, np.int64(4), np.int32(4), np.uint16(4), np.float64(4.0), np.float32(4)]
+)
+def test_numpy_and_whole_float_batches_are_accepted(batch):
+    r = engine.solve("ResNet-50", "A100", batch_size=batch)
+    assert r.batch_size == 4 and type(r.batch_size) is int
+    assert r.latency_s == engine.solve("ResNet-50", "A100", batch_size=4).latency_s
+
+
+@pytest.mark.parametrize(
+    "batch", [True, np.bool_(True), np.float64(2.5), "4", [4], None, 10**400, np.int64(0)]
+)
+def test_non_whole_batches_are_refused_with_the_range(batch):
+    with pytest.raises(ValueError, match="batch size: expected a whole number from 1 to"):
+        engine.solve("ResNet-50", "A100", batch_size=batch)
+
+
+def test_one_whole_number_check_for_scalars_and_lists():
+    assert engine.check_whole(np.int64(7), "n", high=10) == 7
+    assert engine.check_whole_numbers(np.arange(1, 4), "n", high=10).tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match=r"n: expected whole numbers from 2 to 10, got 11"):
+        engine.check_whole_numbers([2, 11], "n", low=2, high=10)
+    with pytest.raises(ValueError, match="give at least one"):
+        engine.check_whole_numbers([], "n", high=10)

@@ -1,7 +1,15 @@
 """The vectorised sweep agrees with the scalar solve, and its helpers do what they say."""
 
+import csv
+import io
+import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -48,6 +56,8 @@ def test_sweep_equals_looped_solve_on_a_grid():
         for col in NUMERIC:
             assert getattr(row, col) == pytest.approx(expected[col], rel=1e-12), col
         assert row.bottleneck == expected["bottleneck"]
+        assert row.regime == expected["regime"]
+        assert row.memory_bandwidth_bytes_per_s == expected["memory_bandwidth_bytes_per_s"]
         assert bool(row.fits_in_memory) == expected["fits_in_memory"]
         assert (row.warnings or None) == (expected["warnings"][0] if expected["warnings"] else None)
 
@@ -77,7 +87,18 @@ def test_crossover_batch_is_the_first_compute_bound_batch():
         compute = rows[rows["bottleneck"] == "compute"]["batch_size"]
         assert first == compute.min()
         assert (rows[rows["batch_size"] < first]["bottleneck"] == "memory").all()
-    assert cross["A100"] == 2  # explain.crossover_batch_estimate: B > 1.056 on A100
+    assert cross["A100"] == 2  # B > 1.056 on A100 (tests/test_roofline.py, by hand)
+
+
+def test_sweep_crossover_on_a_dense_range_is_the_exact_crossover_batch():
+    # A list 1, 8, 64, 256 can only say "8" for ResNet-50 on an A100; every batch from 1
+    # says 2, which is engine.compute_bound_batch's exact answer.
+    coarse = engine.crossover_batch(engine.sweep("ResNet-50", "A100", [1, 8, 64, 256]))
+    assert coarse["crossover_batch"].tolist() == [8]
+    hardware = ["A100", "H100", "T4"]
+    dense = engine.crossover_batch(engine.sweep("ResNet-50", hardware, list(range(1, 257))))
+    for hw, first in zip(dense["hardware"], dense["crossover_batch"], strict=True):
+        assert first == engine.compute_bound_batch("ResNet-50", hw)
 
 
 def test_crossover_is_missing_when_never_compute_bound():
@@ -100,6 +121,11 @@ def test_sweep_refuses_oversized_grids_before_work():
         engine.sweep(MODELS, HARDWARE, batches)
 
 
+def test_numpy_batch_arrays_are_accepted():
+    df = engine.sweep("ResNet-50", "A100", np.arange(1, 5))
+    assert df["batch_size"].tolist() == [1, 2, 3, 4]
+
+
 @pytest.mark.parametrize("batches", [[0], [1.5], [float("nan")], ["x"], [True], []])
 def test_bad_batches_are_refused(batches):
     with pytest.raises(ValueError, match="batch"):
@@ -118,3 +144,27 @@ def test_json_records_and_csv_export():
     assert "mfu_fraction" in parsed.columns and "latency_ms" in parsed.columns
     assert "compute_efficiency_fraction" in parsed.columns
     assert parsed["latency_ms"].iloc[0] == pytest.approx(solo["latency_ms"])
+    assert parsed["regime"].tolist() == ["overhead", "overhead", "overhead", "overhead"]
+    assert "overhead_share_fraction" in parsed.columns and "warning" in parsed.columns
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "ROOFLINE_CATALOG"}
+    root = Path(__file__).resolve().parent.parent
+    cmd = [sys.executable, "-m", "engine", *args]
+    return subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_cli_reference_case_regime_is_overhead_in_json_and_csv():
+    # ResNet-50 / A100 / batch 1: 0.515 ms of 0.543 ms is fixed overhead (95 %).
+    scenario = ["--model", "ResNet-50", "--hardware", "A100"]
+    out = _cli("solve", *scenario, "--batch-size", "1", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert (result["regime"], result["bottleneck"]) == ("overhead", "memory")
+    out = _cli("sweep", *scenario, "--batch-sizes", "1", "--format", "csv")
+    assert out.returncode == 0, out.stderr
+    (row,) = list(csv.DictReader(io.StringIO(out.stdout)))
+    assert (row["regime"], row["bottleneck"]) == ("overhead", "memory")
+    out = _cli("sweep", *scenario, "--batch-sizes", "1", "--format", "json")
+    assert json.loads(out.stdout)[0]["regime"] == "overhead"
