@@ -1,0 +1,111 @@
+"""Capture every page of a running Roofline Explorer server: 1440 and 390 px, light and dark.
+
+Usage (a server must already be running; see README for how to start one):
+
+    .venv/bin/python ci/screenshots.py http://127.0.0.1:8501 docs/screenshots/after
+
+Writes ``<page>-<width>-<scheme>.png`` per page into the output folder. Screenshots are the
+whole page (up to 5000 CSS px tall, device scale 1) so the PNGs stay small; the
+browser's colour-scheme preference is set with Playwright's ``color_scheme`` so the app's
+"follow the system" theme is what is pictured. Uses Debian's Chromium (/usr/bin/chromium).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+CHROMIUM = os.environ.get("ROOFLINE_CHROMIUM", "/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PAGES = {
+    "overview": "/",
+    "solve": "/solve",
+    "sweep": "/sweep",
+    "compare": "/compare",
+    "decode": "/decode",
+    "catalogue": "/catalogue",
+}
+VIEWPORTS = {1440: 1000, 390: 900}
+MAX_HEIGHT = 5000  # CSS px: keeps each PNG small; taller pages are cut at the bottom
+SCHEMES = ("light", "dark")
+
+
+def wait_drawn(page, settle_ms: int) -> None:
+    """Wait for the script to finish (no status widget) and the charts to draw."""
+    page.wait_for_selector("[data-testid='stMainBlockContainer']", timeout=90_000)
+    for _ in range(2):
+        page.wait_for_function(
+            "() => !document.querySelector(\"[data-testid='stStatusWidget']\")", timeout=90_000
+        )
+        page.wait_for_timeout(500)
+    # Streamlit draws grey skeletons until each element's first paint (charts last).
+    page.wait_for_function(
+        "() => !document.querySelector(\"[data-testid='stSkeleton']\")", timeout=90_000
+    )
+    page.wait_for_timeout(settle_ms)
+
+
+def shoot_whole_page(page, width: int, height: int, target: Path) -> None:
+    """Grow the viewport to the page's height (Streamlit scrolls stMain, not the document)."""
+    tall = page.evaluate("() => document.querySelector(\"[data-testid='stMain']\").scrollHeight")
+    page.set_viewport_size({"width": width, "height": max(height, min(tall, MAX_HEIGHT))})
+    page.wait_for_timeout(1500)  # Plotly redraws charts at the new size
+    page.screenshot(path=str(target))
+    page.set_viewport_size({"width": width, "height": height})
+
+
+def capture(base: str, out: Path, pages: dict[str, str], settle_ms: int) -> list[Path]:
+    """Screenshot each page at each width and colour scheme; returns the written paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        for scheme in SCHEMES:
+            for width, height in VIEWPORTS.items():
+                context = browser.new_context(
+                    viewport={"width": width, "height": height}, color_scheme=scheme
+                )
+                page = context.new_page()
+                for name, path in pages.items():
+                    page.goto(base.rstrip("/") + path)
+                    wait_drawn(page, settle_ms)
+                    target = out / f"{name}-{width}-{scheme}.png"
+                    shoot_whole_page(page, width, height, target)
+                    written.append(target)
+                    print(target, flush=True)
+                context.close()
+        browser.close()
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line and capture the set."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("base_url", help="e.g. http://127.0.0.1:8501")
+    parser.add_argument("out_dir", type=Path)
+    parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated page names")
+    parser.add_argument("--settle-ms", type=int, default=3000, help="extra wait for charts")
+    args = parser.parse_args(argv)
+    chosen = [p.strip() for p in args.pages.split(",") if p.strip()]
+    unknown = [p for p in chosen if p not in PAGES]
+    if unknown:
+        parser.error(f"unknown page(s) {unknown}; choose from {', '.join(PAGES)}")
+    capture(args.base_url, args.out_dir, {p: PAGES[p] for p in chosen}, args.settle_ms)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

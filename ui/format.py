@@ -1,0 +1,185 @@
+"""The one number formatter of the UI: metrics, tables, hover text, chart labels, explanations.
+
+Values come in SI base units (seconds, bytes, FLOP/s, joules, ...) as the engine keeps them,
+and leave as text with an SI prefix chosen for them, three significant figures (four for a
+whole number below 10,000, so 1,843 stays 1,843), thousands separators and "—" for a missing
+value: `fmt(0.0005426, "s")` -> "543 µs", `fmt(2.06e6, "J")` -> "2.06 MJ",
+`fmt(1842.9056, "images/s")` -> "1,843 images/s". Sizes and rates of bytes are decimal
+(GB = 1e9 B), binary only when asked (`fmt_bytes(..., binary=True)`), as docs/model.md and
+data/README.md state. Pure Python and fast: no pint, no numpy in the per-value path.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+MISSING = "—"
+DIGITS = 3  # significant figures; whole numbers below 10,000 keep all their digits (<= 4)
+PREFIXES = {-15: "f", -12: "p", -9: "n", -6: "µ", -3: "m", 0: "", 3: "k", 6: "M", 9: "G"}
+PREFIXES |= {12: "T", 15: "P", 18: "E"}
+# Units that take an SI prefix (the prefix goes in front: "ms", "kB", "TFLOP/s").
+PREFIXED = {"s", "B", "B/s", "FLOP", "FLOP/s", "OP/s", "J", "W", "Hz", "B/token"}
+# Counts and ratios: no prefix on the unit; large values get a word instead.
+WORDS = ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"))
+BINARY = ((2**60, "EiB"), (2**50, "PiB"), (2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"))
+BINARY += ((2**10, "KiB"),)
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def missing(value: object) -> bool:
+    """True for None, NaN, pandas' NA/NaT and anything that is not a real number."""
+    if value is None or isinstance(value, bool):
+        return value is None
+    try:
+        number = float(value)  # numpy scalars, Decimal, int, float
+    except (TypeError, ValueError):
+        return True
+    return math.isnan(number)
+
+
+def sig(value: float, digits: int = DIGITS) -> str:
+    """A plain number with `digits` significant figures (whole numbers < 10,000 kept whole),
+    thousands separators and no exponent between 1e-4 and 1e15: 1842.9 -> '1,843'."""
+    if missing(value):
+        return MISSING
+    value = float(value)
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    if value == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(value)))
+    if not -4 <= exponent < 15:
+        mantissa, power = f"{value:.{digits - 1}e}".split("e")  # safe for subnormals too
+        mantissa = mantissa.rstrip("0").rstrip(".")
+        return f"{mantissa}×10{str(int(power)).translate(SUPERSCRIPT)}"
+    keep = max(digits, min(exponent + 1, 4))  # 1,843 stays whole; 12,345 -> 12,350
+    rounded = round(value, keep - 1 - exponent)
+    if rounded != 0 and math.floor(math.log10(abs(rounded))) > exponent:  # 999.7 -> 1,000
+        exponent += 1
+        keep = max(digits, min(exponent + 1, 4))
+        rounded = round(value, keep - 1 - exponent)
+    decimals = max(0, keep - 1 - exponent)
+    text = f"{rounded:,.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _prefixed(value: float, unit: str, digits: int) -> str:
+    """`value` scaled to the SI prefix that puts it in [1, 1000) ('543 µs', '3.35 TB/s')."""
+    exponent = 3 * math.floor(math.log10(abs(value)) / 3)
+    if not min(PREFIXES) <= exponent <= max(PREFIXES):
+        return f"{sig(value, digits)} {unit}"  # beyond f..E: '1×10⁻²⁰ s'
+    if abs(round(value / 10.0**exponent, digits - 3)) >= 1000 and exponent < max(PREFIXES):
+        exponent += 3  # 999.96 ms rounds to 1,000 ms: show 1 s instead
+    return f"{sig(value / 10.0**exponent, digits)} {PREFIXES[exponent]}{unit}"
+
+
+def _seconds(value: float, digits: int) -> str:
+    """Durations: ns/µs/ms/s below 1,000 s; minutes, hours and days above."""
+    for size, name in ((86_400 * 1000, None), (86_400, "d"), (3_600, "h"), (60, "min")):
+        if abs(value) >= 1000 and abs(value) >= size:
+            if name is None:
+                return f"{sig(value / 86_400 / 365.25, digits)} years"
+            return f"{sig(value / size, digits)} {name}"
+    return _prefixed(value, "s", digits)
+
+
+def _count(value: float, unit: str, digits: int) -> str:
+    """Counts and ratios: '1,843 tokens/s', '70.6 billion', '0.543 FLOP/B'."""
+    for size, word in WORDS:
+        if abs(value) >= size and abs(value) < 1e15:
+            text = f"{sig(value / size, digits)} {word}"
+            break
+    else:
+        text = sig(value, digits)
+    return f"{text} {unit}" if unit else text
+
+
+def fmt(value: object, unit: str = "", *, digits: int = DIGITS) -> str:
+    """A number for people, with its unit.
+
+    Args:
+        value: the quantity in SI base units (s, B, B/s, FLOP, FLOP/s, J, W), or a count or
+            ratio (tokens/s, FLOP/B, ×, samples); None or NaN shows as "—".
+        unit: "s", "B", "B/s", "FLOP", "FLOP/s", "J", "W" take an SI prefix; "%" is a
+            percentage already (use `pct` for a fraction); any other unit (or "") is a count.
+        digits: significant figures (3; whole numbers below 10,000 keep up to 4).
+
+    Returns:
+        e.g. "543 µs", "2.06 MJ", "80 GB", "312 TFLOP/s", "1,843 images/s", "—".
+    """
+    if missing(value):
+        return MISSING
+    value = float(value)
+    if math.isinf(value):
+        return f"{sig(value)} {unit}".strip()
+    if unit == "%":
+        return f"{sig(value, digits)}%"
+    if value == 0:
+        return f"0 {unit}".strip()
+    if unit == "s":
+        return _seconds(value, digits)
+    if unit in PREFIXED:
+        return _prefixed(value, unit, digits)
+    return _count(value, unit, digits)
+
+
+def pct(fraction: object, *, digits: int = DIGITS) -> str:
+    """A fraction as a percentage: 0.9491 -> '94.9%'; None -> '—'."""
+    return MISSING if missing(fraction) else fmt(float(fraction) * 100, "%", digits=digits)
+
+
+def fmt_bytes(value: object, binary: bool = False, *, digits: int = DIGITS) -> str:
+    """Bytes in decimal units (kB, MB, GB: powers of 1000) or binary ones (KiB, MiB, GiB)."""
+    if missing(value) or not binary or float(value) == 0:
+        return fmt(value, "B", digits=digits)
+    number = float(value)
+    for size, name in BINARY:
+        if abs(number) >= size:
+            return f"{sig(number / size, digits)} {name}"
+    return f"{sig(number, digits)} B"
+
+
+def capacity(spec) -> str:
+    """An accelerator's memory capacity as its catalogue states it ("80 GiB", "141 GB")."""
+    label = getattr(spec, "capacity_label", None)
+    return label if isinstance(label, str) and label else fmt_bytes(spec.memory_capacity_bytes)
+
+
+def fmt_all(values: Iterable[object], unit: str = "", *, digits: int = DIGITS) -> list[str]:
+    """`fmt` over a column (hover text, table cells)."""
+    return [fmt(v, unit, digits=digits) for v in values]
+
+
+def tick_label(value: float) -> str:
+    """A log-axis tick read as a number: 1, 10, 100, 1k, 10k, 1M, 0.1, 0.01."""
+    if value >= 1000:
+        exponent = 3 * math.floor(math.log10(value) / 3)
+        exponent = min(exponent, max(PREFIXES))
+        return f"{sig(value / 10**exponent)}{PREFIXES[exponent]}"
+    return sig(value)
+
+
+def log_ticks(values: Iterable[float], *, extra: Iterable[float] = ()) -> dict:
+    """Plotly log-axis settings with a labelled tick at every decade the data spans.
+
+    Spans under two decades also get 2 and 5 ticks, so a short axis is never unlabelled.
+
+    Args:
+        values: the data on the axis (non-positive and missing values are ignored).
+        extra: more values the axis must cover (e.g. a budget line).
+
+    Returns:
+        {"tickvals": [...], "ticktext": [...]}: merge it into a layout axis dict.
+    """
+    finite = [float(v) for v in (*values, *extra) if not missing(v) and 0 < float(v) < math.inf]
+    if not finite:
+        return {}
+    lo, hi = math.floor(math.log10(min(finite))), math.ceil(math.log10(max(finite)))
+    hi = max(hi, lo + 1)
+    steps = (1, 2, 5) if hi - lo <= 2 else (1,)
+    ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in steps]
+    ticks = [t for t in ticks if t <= 10.0**hi]
+    return {"tickvals": ticks, "ticktext": [tick_label(t) for t in ticks]}
