@@ -9,15 +9,19 @@ See docs/model.md ("Accuracy").
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 from scipy.optimize import least_squares
 
-from engine.measurements import Measurement, read_measurements
+from engine.catalog import Catalog
+from engine.measurements import Measurement, ape_summary, describe, read_measurements
 from engine.profiles import Profile, assumptions_from, get_profile, today
 from engine.specs import Assumptions
+from engine.validate import memory_fractions, predict_values
 
 # Fitted parameter (user name and unit) -> (lower, upper) bound. Efficiencies are fractions of
 # a datasheet peak, so in (0, 1]; the lower bound 0.02 keeps them away from a zero division.
@@ -27,10 +31,13 @@ FIT_BOUNDS: Mapping[str, tuple[float, float]] = {
     "bandwidth_efficiency": (0.02, 1.0),
     "layer_overhead_us": (0.0, 500.0),
     "link_efficiency": (0.02, 1.0),
+    "link_latency_us": (0.0, 100.0),
 }
 FIT_PARAMS = tuple(FIT_BOUNDS)
-# Start values for parameters a profile may leave to "the same as efficiency".
+# Start values for parameters a profile may leave unset: "the same as efficiency", or (the
+# link latency, unset meaning each interconnect's catalogued figure) a fixed 1 us per hop.
 _FALLBACK = {"attention_efficiency": "efficiency", "expert_efficiency": "efficiency"}
+_UNSET_START = {"link_latency_us": 1.0}
 # A row the model stops expressing mid-fit counts as this log error (a factor e^3 ~ 20x).
 _PENALTY = 3.0
 
@@ -38,32 +45,11 @@ _PENALTY = 3.0
 Predictor = Callable[[Sequence[Measurement], Assumptions], np.ndarray]
 
 
-def ape_summary(errors: Iterable[float]) -> dict[str, float]:
-    """MAPE, median and largest absolute percentage error, in %, of `errors` (pred/meas - 1)."""
-    ape = np.abs(np.asarray(list(errors), dtype=float)) * 100.0
-    if ape.size == 0:
-        return {"mape_pct": float("nan"), "median_ape_pct": float("nan"), "max_ape_pct": 0.0}
-    return {
-        "mape_pct": float(ape.mean()),
-        "median_ape_pct": float(np.median(ape)),
-        "max_ape_pct": float(ape.max()),
-    }
-
-
-def describe(m: Measurement) -> str:
-    """A one-line scenario description of a measurement row (for the worst-rows lists)."""
-    devices = f"{m.tp}x {m.hardware}" + (f" pp{m.pp}" if m.pp > 1 else "")
-    return (
-        f"{m.file} row {m.row}: {m.model} on {devices} {m.precision}, batch {m.batch_size}, "
-        f"{m.input_tokens}/{m.output_tokens} tokens, {m.metric}"
-    )
-
-
 def _start_values(start: Profile, params: Sequence[str]) -> np.ndarray:
     values = start.values()
     x0 = []
     for name in params:
-        value = values.get(name, values.get(_FALLBACK.get(name, ""), None))
+        value = values.get(name, values.get(_FALLBACK.get(name, ""), _UNSET_START.get(name)))
         if value is None:
             raise ValueError(f"profile {start.name!r} gives no start value for {name}")
         lo, hi = FIT_BOUNDS[name]
@@ -134,6 +120,7 @@ def calibrate(
     predictor: Predictor | None = None,
     params: Sequence[str] = FIT_PARAMS,
     command: str = "",
+    catalog: Catalog | None = None,
 ) -> Profile:
     """Fit a profile to measured results (files or rows).
 
@@ -144,16 +131,17 @@ def calibrate(
         predictor: predicts rows under some assumptions; the serving model if None.
         params: the parameters to fit (user names; see FIT_BOUNDS).
         command: the command that reproduces the fit, recorded in the profile.
+        catalog: where the rows' models and accelerators are looked up (default catalogue).
 
     Returns:
         The fitted Profile, with its in-sample residuals and worst rows.
     """
     rows = _rows(measurements)
     base = get_profile(start)
-    if predictor is None:
-        from engine.validate import predict_values  # the serving model; imported late
-
-        predictor = predict_values
+    if predictor is None:  # the serving model: its memory check applies too
+        predictor = functools.partial(predict_values, catalog=catalog)
+        fractions = memory_fractions(rows, base.assumptions, catalog)
+        base = _with_observed_reserve(base, fractions)
     assumptions, used = fit(rows, predictor, base, params)
     kept = [m for m, u in zip(rows, used, strict=True) if u]
     errors = predictor(kept, assumptions) / np.array([m.value for m in kept]) - 1.0
@@ -170,6 +158,20 @@ def calibrate(
         worst=tuple(f"{describe(kept[i])}: {errors[i]:+.1%}" for i in order),
         origin="fitted",
     )
+
+
+def _with_observed_reserve(start: Profile, fractions: np.ndarray) -> Profile:
+    """Lower the memory reserve so that every measured run fits: it ran, so it fitted.
+
+    The largest fraction of capacity a measured run needs (up to 1) caps the reserve, rounded
+    down to 0.5 %; a run needing more than the whole capacity stays unpredictable.
+    """
+    possible = fractions[np.isfinite(fractions) & (fractions <= 1.0)]
+    if possible.size == 0:
+        return start
+    cap = np.floor((1.0 - possible.max()) * 200.0) / 200.0
+    reserve = min(start.assumptions.memory_reserve, float(cap))
+    return replace(start, assumptions=replace(start.assumptions, memory_reserve=reserve))
 
 
 def _rows(measurements: Sequence[Measurement] | Iterable[str | Path]) -> list[Measurement]:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from engine.api import make_assumptions, solve
 from engine.arch import param_count
 from engine.catalog import Catalog, display_origin, load_catalog
+from engine.cli_accuracy import add_accuracy_commands, cmd_calibrate, cmd_validate
 from engine.cli_llm import cmd_decode
 from engine.cli_model import add_model_args, model_from_args, models_from_args
 from engine.export import key_value_table, records, to_csv
@@ -200,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="catalogue entries")
     p.add_argument("what", choices=["models", "hardware"])
     p.add_argument("--format", choices=["json", "table"], default="table")
+    add_accuracy_commands(sub)
     return parser
 
 
@@ -208,6 +210,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Catalog], str]] = {
     "sweep": cmd_sweep,
     "decode": cmd_decode,
     "list": cmd_list,
+    "calibrate": cmd_calibrate,
+    "validate": cmd_validate,
 }
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from engine.catalog import Catalog
@@ -219,3 +220,24 @@ def catalogue_problems(rows: Iterable[Measurement], catalog: Catalog) -> dict[in
 def to_frame(rows: Iterable[Measurement]) -> pd.DataFrame:
     """The rows as a DataFrame with the schema's columns (plus file and row)."""
     return pd.DataFrame([m.as_dict() for m in rows], columns=["file", "row", *COLUMNS])
+
+
+def ape_summary(errors: Iterable[float]) -> dict[str, float]:
+    """MAPE, median and largest absolute percentage error, in %, of `errors` (pred/meas - 1)."""
+    ape = np.abs(np.asarray(list(errors), dtype=float)) * 100.0
+    if ape.size == 0:
+        return {"mape_pct": float("nan"), "median_ape_pct": float("nan"), "max_ape_pct": 0.0}
+    return {
+        "mape_pct": float(ape.mean()),
+        "median_ape_pct": float(np.median(ape)),
+        "max_ape_pct": float(ape.max()),
+    }
+
+
+def describe(m: Measurement) -> str:
+    """A one-line scenario description of a measurement row (for the worst-rows lists)."""
+    devices = f"{m.tp}x {m.hardware}" + (f" pp{m.pp}" if m.pp > 1 else "")
+    return (
+        f"{m.file} row {m.row}: {m.model} on {devices} {m.precision}, batch {m.batch_size}, "
+        f"{m.input_tokens}/{m.output_tokens} tokens, {m.metric}"
+    )

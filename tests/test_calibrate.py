@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.calibrate import FIT_BOUNDS, ape_summary, calibrate, fit
-from engine.measurements import Measurement, read_measurements
+from engine.calibrate import FIT_BOUNDS, calibrate, fit
+from engine.measurements import Measurement, ape_summary, read_measurements
 from engine.profiles import get_profile, profile_from_toml, profile_to_toml
 from engine.specs import Assumptions
 
@@ -25,8 +25,9 @@ def toy_seconds(m: Measurement, a: Assumptions) -> float:
     attention = 1e6 * m.batch_size * m.input_tokens**2 / (1e15 * eta_attention)
     memory = 1e9 * m.output_tokens * (1 + m.batch_size / 16) / (1e12 * a.bandwidth_efficiency)
     overhead = 32 * m.output_tokens * a.layer_overhead_s
-    link = (m.tp - 1) * 1e8 * m.output_tokens / (1e11 * a.link_efficiency)
-    return gemm + attention + memory + overhead + link
+    link = (m.tp - 1) * 1e7 * m.batch_size * m.output_tokens / (1e11 * a.link_efficiency)
+    hops = 2 * (m.tp - 1) * 32 * m.output_tokens * (a.link_latency_s or 0.0)  # None: no link
+    return gemm + attention + memory + overhead + link + hops
 
 
 def toy_predictor(rows, a):
@@ -44,6 +45,7 @@ TRUTH = Assumptions(
     bandwidth_efficiency=0.8,
     layer_overhead_s=20e-6,
     link_efficiency=0.55,
+    link_latency_s=3e-6,
 )
 
 
@@ -67,6 +69,7 @@ def test_fit_recovers_known_parameters():
     assert got["bandwidth_efficiency"] == pytest.approx(0.8, rel=1e-4)
     assert got["layer_overhead_us"] == pytest.approx(20.0, rel=1e-4)
     assert got["link_efficiency"] == pytest.approx(0.55, rel=1e-4)
+    assert got["link_latency_us"] == pytest.approx(3.0, rel=1e-3)
     assert profile.residuals["mape_pct"] < 0.01
     assert profile.rows == 16 and profile.fitted_on == ("toy.csv",)
 

@@ -1,0 +1,150 @@
+"""`python -m engine calibrate|validate`: transcripts, JSON contract, exit statuses.
+
+The shipped `trtllm` profile must be exactly what `calibrate` gives on the shipped
+measurements (the refit test below), and validating the shipped file must list every row,
+the unpredicted ones with their reason.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+from engine.measurements import REQUIRED
+from engine.profiles import get_profile, profile_from_toml
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = str(ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv")
+HEADER = ",".join(REQUIRED)
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture(scope="module")
+def refit(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fit") / "trtllm.toml"
+    assert main(["calibrate", SHIPPED, "--name", "trtllm", "--out", str(out)]) == 0
+    return profile_from_toml(out.read_bytes(), "trtllm.toml", origin="built-in")
+
+
+def test_shipped_trtllm_profile_is_what_calibrate_gives(refit):
+    shipped = get_profile("trtllm")
+    assert set(refit.values()) == set(shipped.values())
+    for name, value in shipped.values().items():
+        assert refit.values()[name] == pytest.approx(value, rel=1e-3, abs=1e-6), name
+    assert refit.rows == shipped.rows == 57
+    assert refit.fitted_on == shipped.fitted_on == ("trtllm-v0.6.1.csv",)
+    assert refit.residuals["mape_pct"] == pytest.approx(shipped.residuals["mape_pct"], rel=1e-3)
+
+
+def test_fitted_profile_records_how_it_was_made(refit):
+    shipped = get_profile("trtllm")
+    assert shipped.command.startswith("python -m engine calibrate data/measurements/trtllm")
+    assert len(shipped.fitted_at) == 10 and shipped.fitted_at.startswith("20")
+    assert set(shipped.residuals) == {"mape_pct", "median_ape_pct", "max_ape_pct"}
+    assert len(shipped.worst) == 3
+    # every fitted parameter inside its physical range
+    v = shipped.values()
+    assert all(0 < v[k] <= 1 for k in ("efficiency", "attention_efficiency", "link_efficiency"))
+    assert 0 < v["bandwidth_efficiency"] <= 1 and v["layer_overhead_us"] >= 0
+
+
+def test_validate_tutorial_table_lists_every_row(capsys):
+    status, out, err = run(capsys, "validate", SHIPPED, "--profile", "tutorial")
+    assert status == 0 and not err
+    assert "profile tutorial: 55 of 57 rows predicted" in out
+    # Two runs need more than the tutorial's 90 % of memory (A100 80 GB, L40S 48 GB):
+    assert "rows not predicted (2):" in out
+    assert "row 22: does not fit in memory: 81.9 GB per device > 77.3 GB usable" in out
+    assert "mape_pct by hardware: A100" in out and "worst rows:" in out
+
+
+def test_validate_trtllm_predicts_every_row_better_than_tutorial(capsys):
+    _, tutorial, _ = run(capsys, "validate", SHIPPED, "--format", "json")
+    status, fitted, _ = run(capsys, "validate", SHIPPED, "--profile", "trtllm", "--format", "json")
+    assert status == 0
+    a, b = json.loads(tutorial), json.loads(fitted)
+    assert len(a) == len(b) == 57
+    mape = [
+        sum(abs(r["error"]) for r in rows if r["error"] is not None) / 0.57
+        for rows in (a, b)
+    ]  # fmt: skip
+    assert mape[1] < 15 < mape[0]
+
+
+def test_validate_json_rows_carry_prediction_and_error(capsys):
+    status, out, _ = run(capsys, "validate", SHIPPED, "--format", "json")
+    assert status == 0
+    rows = json.loads(out)
+    first = rows[0]
+    assert set(REQUIRED) <= set(first) and first["profile"] == "tutorial"
+    assert first["error"] == pytest.approx(first["predicted"] / first["value"] - 1)
+    missing = [r for r in rows if r["predicted"] is None]
+    assert [r["row"] for r in missing] == [22, 35]
+    assert all(r["reason"].startswith("does not fit") and r["error"] is None for r in missing)
+
+
+def test_rows_that_cannot_be_modelled_are_reported_one_by_one(capsys, tmp_path):
+    good = "https://x.org,vLLM,H100,1,Llama-2-7B,fp16,,8,128,128,tpot_ms,12"
+    bad = good.replace("Llama-2-7B", "Llama-9-1T")
+    path = tmp_path / "mine.csv"
+    path.write_text(f"{HEADER}\n{good}\n{bad}\n")
+    status, out, _ = run(capsys, "validate", str(path))
+    assert status == 0
+    assert "1 of 2 rows predicted" in out
+    assert "row 2: unknown model 'Llama-9-1T'" in out
+
+
+def test_exit_2_only_when_no_row_can_be_predicted(capsys, tmp_path):
+    bad = "https://x.org,vLLM,H100,1,Llama-9-1T,fp16,,8,128,128,tpot_ms,12"
+    path = tmp_path / "none.csv"
+    path.write_text(f"{HEADER}\n{bad}\n")
+    status, out, err = run(capsys, "validate", str(path))
+    assert status == 2 and not out
+    assert err.startswith("error: no row of none.csv can be predicted (row 1: unknown model")
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["validate", "nope.csv"], "nope.csv: cannot read it"),
+        (["validate", SHIPPED, "--profile", "fast"], "unknown profile 'fast'"),
+        (["validate", SHIPPED, "--profile", "gone.toml"], "--profile 'gone.toml': cannot read"),
+        (["calibrate", SHIPPED, "--name", "a b"], "profile name 'a b'"),
+        (["calibrate", SHIPPED, "--start", "nope"], "unknown profile 'nope'"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and not out
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_bad_cell_is_named_by_row_and_column(capsys, tmp_path):
+    path = tmp_path / "neg.csv"
+    path.write_text(f"{HEADER}\nhttps://x.org,vLLM,H100,1,Llama-2-7B,fp16,,8,128,128,tpot_ms,-4\n")
+    status, _, err = run(capsys, "validate", str(path))
+    assert status == 2
+    assert "neg.csv: row 1, column 'value': must be a positive number, got '-4'" in err
+
+
+def test_calibrate_table_shows_parameters_and_in_sample_errors(capsys, tmp_path):
+    path = tmp_path / "few.csv"
+    rows = Path(SHIPPED).read_text().splitlines()
+    path.write_text("\n".join(rows[:1] + rows[17:25]) + "\n")  # the A100 throughput rows
+    status, out, _ = run(capsys, "calibrate", str(path), "--format", "table")
+    assert status == 0
+    assert "fitted parameters:" in out and "efficiency" in out
+    assert "in-sample errors:" in out and "mape_pct" in out
+    status, out, _ = run(capsys, "calibrate", str(path), "--format", "json")
+    doc = json.loads(out)
+    assert doc["name"] == "fitted" and doc["fitted_on"] == ["few.csv"]
+    _, out, _ = run(capsys, "validate", str(path), "--format", "json")
+    errors = [abs(r["error"]) for r in json.loads(out) if r["error"] is not None]
+    assert doc["residuals"]["mape_pct"] < 100 * sum(errors) / len(errors)  # the fit helps
