@@ -1,10 +1,12 @@
 """Hardware comparison: one model on 2–8 accelerators over a batch list → throughput, speedup
-vs a baseline, each one's crossover batch and ridge points, all rooflines overlaid."""
+vs a baseline, each one's crossover batch and ridge points, all rooflines overlaid. Decoder
+LLMs use the decode model at one context by default (ui.llm_view)."""
 
 import streamlit as st
 
 import engine
-from ui import common, custom, state, widgets
+from ui import common, explain, llm_view, scenario, state, widgets
+from ui import compare_view as cv
 from ui import figures_sweep as fs
 
 PAGE = "compare"
@@ -16,20 +18,19 @@ base = common.catalog()
 batches_p = widgets.batches_param(4096, ranges=True)
 params = [widgets.model_param(base), widgets.hardware_list_param(base, max_items=8)]
 params += [widgets.hardware_param(base, "baseline"), batches_p, *widgets.assumption_params()]
+params += llm_view.view_params()
 defaults = {"model": "ResNet-50", "hardware": ["A100", "H100"], "batches": DEFAULT_BATCHES}
-defaults |= {"precision": "fp16", **widgets.ASSUMPTION_DEFAULTS}
-warnings = state.bind(PAGE, params, defaults)
-pickers, editors = st.sidebar.container(), st.sidebar.container()
-with editors:
-    custom_hw, custom_model = widgets.custom_editors(PAGE)
-cat = custom.with_custom(base, custom_hw, custom_model)
+defaults |= {"precision": "fp16", **widgets.ASSUMPTION_DEFAULTS, **llm_view.VIEW_DEFAULTS}
+s = scenario.start(PAGE, base, params, defaults)
+cat = s.cat
 hw_key, base_key = state.widget_key(PAGE, "hardware"), state.widget_key(PAGE, "baseline")
 kept = [h for h in st.session_state.get(hw_key, []) if h in cat.hardware]
 dropped = len(kept) < len(st.session_state.get(hw_key, []))  # the custom accelerator is off
 if dropped:
     st.session_state[hw_key] = kept
-with pickers:
+with s.pickers:
     model_id = widgets.select_entry(PAGE, "model", "Model", dict(cat.models), "ResNet-50")
+    model = cat.models[model_id]
     hw_ids = st.multiselect(
         "Accelerators (2–8)",
         list(cat.hardware),
@@ -43,26 +44,35 @@ with pickers:
     baseline = (
         widgets.select_entry(PAGE, "baseline", "Baseline", chosen, hw_ids[0]) if hw_ids else None
     )
+    view, context, extra = llm_view.view_inputs(PAGE, model)
     batches = widgets.batch_list_input(PAGE, batches_p, DEFAULT_BATCHES)
     precision = widgets.select_precision(PAGE)
     overrides = widgets.assumption_inputs(PAGE)
 
 # --- engine -----------------------------------------------------------------
-model, names = cat.models[model_id], {h: cat.hardware[h].name for h in hw_ids}
+names, decode = {h: cat.hardware[h].name for h in hw_ids}, view == "decode"
+if len(hw_ids) >= 2 and decode:
+    hws = list(chosen.values())
+    raw, df = llm_view.decode_frame(model, hws, batches, context, precision, overrides | extra)
+    exact = None
+elif len(hw_ids) >= 2:
+    raw = df = engine.sweep(model, list(chosen.values()), batches, [precision], **overrides)
+    exact = {h: explain.compute_bound_batch(model, chosen[h], precision, overrides) for h in hw_ids}
 if len(hw_ids) >= 2:
-    df = engine.sweep(model, list(chosen.values()), batches, [precision], **overrides)
     df = fs.with_speedup(df, baseline)
+    ratio = df["speedup_vs_baseline_ratio"].to_numpy()
+    raw = raw.assign(baseline_hardware=baseline, speedup_vs_baseline_ratio=ratio)
     cross = engine.crossover_batch(df)
 values = {"model": model_id, "hardware": hw_ids or None, "baseline": baseline}
-values |= {"batches": batches, "precision": precision, **overrides, "custom_hw": custom_hw}
-query = state.publish(PAGE, params, {**values, "custom_model": custom_model}, widgets.SHARED_NAMES)
+values |= {"batches": batches, "precision": precision, **overrides, **s.custom}
+values |= llm_view.link_values(view, context, extra)
+query = state.publish(PAGE, params, values, widgets.SHARED_NAMES)
 
 # --- render -----------------------------------------------------------------
 note = common.FLOP_NOTE[overrides["flop_convention"]]
 shown = {h: common.plain(name) for h, name in names.items()}  # inert in markdown
 st.title(f"Hardware comparison: {common.plain(model.name)}")
-common.show_param_warnings(warnings)
-common.show_catalog_notes(cat)
+scenario.show_notes(s)
 if dropped:
     st.warning("Dropped the custom accelerator from the list: it is switched off or invalid.")
 if len(hw_ids) < 2:
@@ -77,21 +87,20 @@ st.caption(
     f"{len(hw_ids)} accelerators × {len(batches):,} batch sizes ({batches[0]:,} to "
     f"{batches[-1]:,}) · {precision} · baseline {shown[baseline]} · {note}"
 )
+if decode:
+    st.caption(llm_view.caption(context, df["fits_in_memory"]))
+elif view == "tutorial":
+    st.caption("Tutorial whole-model view: not the decode page's tokens/s (see LLM view).")
 if moved:
     st.warning(
         f"Baseline {common.plain(wanted)} is not one of the chosen accelerators; "
         f"using {shown[baseline]}."
     )
-for w in [w for w in df["warnings"].unique() if w]:
-    st.warning(common.plain(w), icon="⚠️")
+scenario.show_engine_warnings(w for w in df["warnings"].unique())
 
 st.subheader("Per accelerator")
-st.dataframe(fs.hardware_summary(df, cross, names), key="compare_summary", hide_index=True)
-st.caption(
-    f"Ridge = peak ÷ bandwidth (theoretical) and peak × η ÷ bandwidth (effective, η = "
-    f"{overrides['efficiency']:.2f}); crossover = the first batch in the list that is "
-    f"compute-bound. Peaks for {precision}. {note}."
-)
+st.dataframe(cv.summary(df, cross, names, exact), key="compare_summary", hide_index=True)
+st.caption(cv.ridge_caption(overrides["efficiency"], precision, note, decode))
 png = {"toImageButtonOptions": {"format": "png"}}
 left, right = st.columns(2)
 left.plotly_chart(fs.throughput_figure(df, names), key="compare_throughput", config=png)
@@ -104,17 +113,14 @@ roofline = fs.roofline_trajectories(df, names, overrides["flop_convention"], tit
 st.plotly_chart(roofline, key="compare_roofline", config=png)
 
 st.subheader("All scenarios")
-columns = ["hardware", "batch_size", "bottleneck", "latency_ms", "throughput_per_s"]
-columns += ["speedup_vs_baseline_ratio", "arithmetic_intensity_flop_per_byte"]
-columns += ["achieved_tflops", "attainable_tflops", "mfu", "t_overhead_ms", "energy_j"]
+columns = cv.DECODE_COLUMNS if decode else cv.TUTORIAL_COLUMNS
 st.dataframe(fs.display_table(df, names, columns), key="compare_table", hide_index=True)
 st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
-common.download_csv(
-    df, f"compare_{model_id}_{len(hw_ids)}hw_{precision}.csv", "compare_csv", lazy=True
-)
+csv_name = f"compare_{model_id}_{len(hw_ids)}hw_{precision}.csv"
+common.download_csv(raw, csv_name, "compare_csv", lazy=True)
 common.share_link("compare", query)
 sources = " · ".join(common.source_md(h.name, h.source) for h in chosen.values())
 st.caption(
     f"Sources: {common.source_md(model.name, model.source)} · {sources}. "
-    "Model: SPEC §1 (Williams et al. 2009 roofline; MLSys·im tutorial defaults)."
+    "Model: docs/model.md (Williams et al. 2009 roofline; MLSys·im tutorial defaults)."
 )

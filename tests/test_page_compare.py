@@ -17,6 +17,8 @@ from ui import custom
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = [1, 8, 64, 256]
+LISTED, EXACT = "Crossover batch (first in your list)", "Crossover batch (exact)"
+CHIP = "name=Chip X;fp16=400 TFLOP/s;fp32=50 TFLOP/s;bandwidth=1.5 TB/s;capacity=64 GiB"
 
 
 def run(query: dict[str, str] | None = None) -> AppTest:
@@ -57,11 +59,18 @@ def test_default_run_compares_a100_and_h100_with_the_engines_numbers():
     summary, speedup, scenarios = tables(at)
     a100, h100 = names("A100", "H100")
     assert list(summary["Accelerator"]) == [a100, h100]
-    for hw, row in zip(["A100", "H100"], summary.itertuples(index=False), strict=True):
+    for hw, (_, row) in zip(["A100", "H100"], summary.iterrows(), strict=True):
         rows = df[df["hardware"] == hw]
-        assert row[3] == pytest.approx(rows["ridge_flop_per_byte"].iloc[0])
-        assert row[4] == pytest.approx(rows["effective_ridge_flop_per_byte"].iloc[0])
-        assert row[5] == str(int(cross.loc[cross["hardware"] == hw, "crossover_batch"].iloc[0]))
+        assert row["Ridge, theoretical (FLOP/byte)"] == pytest.approx(
+            rows["ridge_flop_per_byte"].iloc[0]
+        )
+        ridge = rows["effective_ridge_flop_per_byte"].iloc[0]
+        assert row["Ridge, effective (FLOP/byte)"] == pytest.approx(ridge)
+        first = int(cross.loc[cross["hardware"] == hw, "crossover_batch"].iloc[0])
+        assert row[LISTED] == str(first)
+        assert row[EXACT] == f"{engine.compute_bound_batch('ResNet-50', hw):,}"
+    # exact: 2 on A100 and 3 on H100 (a higher ridge); the list 1, 8, ... first shows 8 on both
+    assert list(summary[EXACT]) == ["2", "3"] and list(summary[LISTED]) == ["8", "8"]
     ratio = (
         df[df["hardware"] == "H100"]["throughput_per_s"].to_numpy()
         / df[df["hardware"] == "A100"]["throughput_per_s"].to_numpy()
@@ -117,13 +126,13 @@ def test_adding_an_accelerator_adds_it_everywhere():
     cross = engine.crossover_batch(df)
     t4_cross = cross.loc[cross["hardware"] == "T4", "crossover_batch"].iloc[0]
     row = summary[summary["Accelerator"] == t4].iloc[0]
-    assert row["Crossover batch"] == ("never in sweep" if pd.isna(t4_cross) else str(t4_cross))
+    assert row[LISTED] == ("never in sweep" if pd.isna(t4_cross) else str(t4_cross))
     assert at.query_params["hardware"] == "A100,H100,T4"
 
 
 def test_query_string_sets_the_widgets():
     query = {"model": "Llama-3.1-8B", "hardware": "H100,MI300X,T4", "baseline": "T4"}
-    at = run({**query, "batches": "1,2,4", "precision": "bf16"})
+    at = run({**query, "batches": "1,2,4", "precision": "bf16", "view": "tutorial"})
     assert at.selectbox(key="compare:model").value == "Llama-3.1-8B"
     assert at.multiselect(key="compare:hardware").value == ["H100", "MI300X", "T4"]
     assert at.selectbox(key="compare:baseline").value == "T4"
@@ -139,7 +148,7 @@ def test_query_string_sets_the_widgets():
 
 def test_invalid_query_string_warns_and_uses_defaults():
     at = run({"hardware": "NOPE,A100", "batches": "abc", "efficiency": "nan"})
-    text = " ".join(w.value for w in at.warning)
+    text = " ".join(w.value for w in at.warning).replace("\\", "")
     for name in ("hardware", "batches", "efficiency"):
         assert f"ignored '{name}'" in text
     assert at.multiselect(key="compare:hardware").value == ["A100", "H100"]
@@ -200,8 +209,7 @@ def test_csv_download_has_every_scenario_and_the_speedup(monkeypatch):
 
 
 def test_a_custom_accelerator_from_the_link_is_compared_and_dropped_when_switched_off():
-    chip = "name=Chip X;fp16=400 TFLOP/s;bandwidth=1.5 TB/s;capacity=64 GiB;dispatch=0.01 ms"
-    chip += ";tdp=350 W"
+    chip = CHIP + ";dispatch=0.01 ms;tdp=350 W"
     at = run({"hardware": "A100,Custom-HW", "custom_hw": chip, "baseline": "Custom-HW"})
     summary, speedup, _ = tables(at)
     assert list(summary["Accelerator"]) == [names("A100")[0], "Chip X"]
@@ -219,9 +227,9 @@ def test_a_custom_accelerator_from_the_link_is_compared_and_dropped_when_switche
 
 
 def test_user_text_in_names_is_shown_inert_not_as_markdown():
-    chip = "name=Chip [x](http://e.example);fp16=400 TFLOP/s;bandwidth=1.5 TB/s;capacity=64 GiB"
+    chip = CHIP.replace("Chip X", "Chip [x](http://e.example)")
     query = {"custom_hw": chip + ";dispatch=0.01 ms;tdp=350 W", "baseline": "Custom-HW"}
     at = run({**query, "hardware": "A100,Custom-HW"})
-    inert = r"Chip \[x\]\(http://e.example\)"
+    inert = r"Chip \[x\]\(http\://e.example\)"
     assert inert in at.caption[0].value and inert in at.subheader[1].value
     assert "Chip [x](http://e.example)" in list(tables(at)[0]["Accelerator"])  # a table cell

@@ -123,7 +123,7 @@ def test_custom_accelerator_from_the_link_is_usable():
     at = solve_page(
         {
             "hardware": "Custom-HW",
-            "custom_hw": "name=Lab chip;fp16=100 TFLOP/s;"
+            "custom_hw": "name=Lab chip;fp16=100 TFLOP/s;fp32=20 TFLOP/s;"
             "bandwidth=1 TB/s;capacity=16 GiB;dispatch=0.01 ms;tdp=100 W",
         }
     )
@@ -136,12 +136,13 @@ def test_custom_accelerator_from_the_link_is_usable():
 def test_bad_custom_accelerator_is_refused_with_the_field_named():
     at = solve_page(
         {
-            "custom_hw": "name=X;fp16=100 TFLOP/s;bandwidth=3.35 TB/z;capacity=1 GiB;"
-            "dispatch=0 ms;tdp=1 W"
+            "custom_hw": "name=X;fp16=100 TFLOP/s;fp32=1 TFLOP/s;bandwidth=3.35 TB/z;"
+            "capacity=1 GiB;dispatch=0 ms;tdp=1 W"
         }
     )
     assert not at.exception
-    assert any("custom_hw" in w.value and "memory_bandwidth" in w.value for w in at.warning)
+    text = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "custom_hw" in text and "memory_bandwidth" in text and "did you mean" in text
 
 
 def test_chart_is_a_log_log_roofline_with_the_gap():
@@ -151,3 +152,74 @@ def test_chart_is_a_log_log_roofline_with_the_gap():
     names = [t["name"] for t in roof["data"]]
     assert "Fixed-overhead gap" in names and "Achieved (with overhead)" in names
     assert roof["layout"]["xaxis"]["type"] == "log"
+
+
+def headline(at: AppTest) -> str:
+    return at.subheader[0].value
+
+
+def test_headline_shows_the_regime_with_the_roofline_bound_beside_it():
+    # ResNet-50 / A100 / batch 1: overhead 0.417 ms of 0.543 ms (77 %) -> overhead-bound, while
+    # the roofline's bound is memory (engine.solve: regime "overhead", bottleneck "memory")
+    at = solve_page()
+    r = engine.solve("ResNet-50", "A100", 1)
+    assert (r.regime, r.bottleneck) == ("overhead", "memory")
+    assert headline(at) == "Overhead-bound · roofline bound: memory"
+    assert not at.error
+    at.number_input(key="solve:batch").set_value(256).run()
+    assert headline(at).startswith("Compute-bound") and "roofline bound: compute" in headline(at)
+
+
+def test_explanation_uses_the_engines_exact_crossover():
+    at = solve_page()
+    cross = engine.compute_bound_batch("ResNet-50", "A100")  # 2: the engine's exact batch
+    text = " ".join(m.value for m in at.markdown)
+    assert f"Batch ≥ {cross:,} crosses the effective ridge" in text and cross == 2
+
+
+def test_a_model_that_does_not_fit_says_so_first_and_marks_the_figures_hypothetical():
+    # Llama-3.1-70B at fp16: 70.6e9 params × 2 bytes = 141 GB of weights > H100's 80 GB
+    at = solve_page({"model": "Llama-3.1-70B", "hardware": "H100", "precision": "fp16"})
+    assert not at.exception
+    r = engine.solve("Llama-3.1-70B", "H100", 1, "fp16")
+    assert not r.fits_in_memory and r.weight_bytes > 140e9
+    assert "Does not fit" in at.error[0].value and "hypothetical" in at.error[0].value
+    assert headline(at).startswith("Hypothetical: ")
+    order = [type(e).__name__ for e in walk(at.main)]
+    assert order.index("Error") < order.index("Subheader") < order.index("Metric")
+
+
+def walk(node) -> list:
+    """The elements under `node` in page order."""
+    children = getattr(node, "children", None)
+    if not children:
+        return [node]
+    return [e for key in sorted(children) for e in walk(children[key])]
+
+
+def test_llm_solve_shows_the_decode_models_figure_beside_the_tutorials_with_a_link():
+    at = solve_page({"model": "Llama-3.1-8B", "hardware": "A100", "batch": "64"})
+    tutorial = engine.solve("Llama-3.1-8B", "A100", 64)
+    decode = engine.decode("Llama-3.1-8B", "A100", 64, 4096)
+    note = next(i.value for i in at.info if "LLM decode model gives" in i.value)
+    assert f"{num(decode.tpot_s * 1e3)} ms per token" in note
+    assert f"{num(64 / decode.tpot_s)} tokens/s" in note
+    assert "./decode?model=Llama-3.1-8B&hardware=A100&batch=64&context=4096" in note
+    assert metrics(at)["Latency"] == f"{num(tutorial.latency_s * 1e3, 3)} ms"  # kept
+    assert decode.tpot_s < tutorial.latency_s  # the vision rule moves more bytes per sample
+
+
+def test_efficiency_below_the_widgets_minimum_is_refused_in_the_link():
+    at = solve_page({"efficiency": "0.005"})  # the widget's minimum is 0.01
+    assert not at.exception
+    assert any("efficiency" in w.value for w in at.warning)
+    assert at.number_input(key="solve:efficiency").value == pytest.approx(0.5)
+
+
+def test_a_chip_name_in_an_engine_warning_is_inert_text():
+    chip = "name=[x](http://e.example) www.e.example;fp16=100 TFLOP/s;fp32=20 TFLOP/s;"
+    chip += "bandwidth=1 TB/s;capacity=16 GiB;dispatch=0.01 ms;tdp=100 W"
+    at = solve_page({"hardware": "Custom-HW", "custom_hw": chip, "precision": "fp8"})
+    warning = next(w.value for w in at.warning if "fp8" in w.value)
+    assert r"\[x\]\(http\://e.example\) www\.e.example" in warning
+    assert "[x](http" not in warning

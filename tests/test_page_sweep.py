@@ -20,7 +20,9 @@ from ui.widgets import batches_param
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = [1, 2, 4, 8, 16, 32, 64, 128, 256]
-CROSS = "Crossover batch (first compute-bound)"
+CROSS = "Crossover batch (exact, samples)"
+LISTED = "Crossover batch (first in your list)"
+CHIP = "name=Test chip;fp16=400 TFLOP/s;fp32=50 TFLOP/s;bandwidth=1.5 TB/s;capacity=64 GiB"
 
 
 def run(query: dict[str, str] | None = None) -> AppTest:
@@ -52,14 +54,31 @@ def arr(value) -> np.ndarray:
 
 
 def expected_crossover(*args, **kwargs) -> str:
+    """The first compute-bound batch of the list, as the caption under the card shows it."""
     df = engine.sweep(*args, **kwargs)
     value = engine.crossover_batch(df)["crossover_batch"].iloc[0]
-    return "never in sweep" if pd.isna(value) else f"{int(value):,}"
+    return "first in your list: " + ("never in sweep" if pd.isna(value) else f"{int(value):,}")
+
+
+def exact(model, hardware, **kw) -> str:
+    value = engine.compute_bound_batch(model, hardware, **kw)
+    return "never" if value is None else f"{value:,}"
+
+
+def listed(at: AppTest) -> str:
+    return next(c.value for c in at.caption if c.value.startswith("first in your list"))
+
+
+def plain_text(elements) -> str:
+    """Element text with markdown escapes removed (user text is backslash-escaped)."""
+    return " ".join(e.value for e in elements).replace("\\", "")
 
 
 def test_default_run_shows_crossover_charts_and_table_from_the_engine():
     at = run()
-    assert metric(at, CROSS) == expected_crossover("ResNet-50", "A100", DEFAULT, ["fp16"])
+    assert listed(at) == expected_crossover("ResNet-50", "A100", DEFAULT, ["fp16"])
+    # the engine's exact crossover: ResNet-50 on A100 at fp16 turns compute-bound at batch 2
+    assert metric(at, CROSS) == exact("ResNet-50", "A100") == "2"
     figs = charts(at)
     assert len(figs) == 4
     titles = [f["layout"]["title"]["text"] for f in figs]
@@ -87,7 +106,7 @@ def test_intensity_chart_marks_the_engines_ridges_and_crossover():
     assert ridge_eff == pytest.approx([df["effective_ridge_flop_per_byte"].iloc[0]] * 2)
     assert trace(fig, "Theoretical ridge")["y"][0] == pytest.approx(df["ridge_flop_per_byte"][0])
     assert trace(fig, "Crossover: batch")["x"] == [cross]
-    assert metric(at, CROSS) == str(cross)
+    assert listed(at) == f"first in your list: {cross}"
 
 
 def test_changing_the_accelerator_changes_the_numbers():
@@ -99,41 +118,41 @@ def test_changing_the_accelerator_changes_the_numbers():
     assert metric(at, "Best throughput (images/s)") != before
     best = f"{df['throughput_per_s'].max():,.0f}"
     assert metric(at, "Best throughput (images/s)").startswith(best)
-    assert metric(at, CROSS) == expected_crossover("ResNet-50", "H100", DEFAULT, ["fp16"])
+    assert listed(at) == expected_crossover("ResNet-50", "H100", DEFAULT, ["fp16"])
+    assert metric(at, CROSS) == exact("ResNet-50", "H100")
     assert at.query_params["hardware"] == "H100"
 
 
 def test_query_string_sets_the_widgets_and_explains_a_missing_crossover():
-    at = run({"model": "Llama-3.1-8B", "hardware": "H100", "batches": "1,2,4"})
+    at = run({"model": "Llama-3.1-8B", "hardware": "H100", "batches": "1,2,4", "view": "tutorial"})
     assert at.selectbox(key="sweep:model").value == "Llama-3.1-8B"
     assert at.selectbox(key="sweep:hardware").value == "H100"
     assert at.text_input(key="sweep:batches").value == "1,2,4"
     assert list(at.dataframe[0].value["Batch size"]) == [1, 2, 4]
-    assert (
-        metric(at, CROSS)
-        == expected_crossover("Llama-3.1-8B", "H100", [1, 2, 4])
-        == ("never in sweep")
-    )
+    assert listed(at) == expected_crossover("Llama-3.1-8B", "H100", [1, 2, 4])
+    assert listed(at) == "first in your list: never in sweep"
+    assert metric(at, CROSS) == exact("Llama-3.1-8B", "H100") == "never"
     info = " ".join(i.value for i in at.info)
     assert "Never compute-bound within this sweep" in info and "never crosses" in info
+    assert at.query_params["view"] == "tutorial"
 
 
 def test_a_crossover_beyond_the_list_is_predicted_at_the_engines_batch():
     at = run({"batches": "1"})
-    wider = engine.sweep("ResNet-50", "A100", list(range(1, 65)), ["fp16"])
-    first = int(engine.crossover_batch(wider)["crossover_batch"].iloc[0])
-    assert metric(at, CROSS) == "never in sweep"
+    first = engine.compute_bound_batch("ResNet-50", "A100")
+    assert listed(at) == "first in your list: never in sweep"
+    assert metric(at, CROSS) == f"{first:,}"
     assert f"batch ≥ {first:,} would cross it" in " ".join(i.value for i in at.info)
 
 
 def test_invalid_query_string_warns_and_uses_defaults():
     at = run({"batches": "abc", "hardware": "NOPE,A100", "efficiency": "nan", "budget_ms": "-3"})
-    text = " ".join(w.value for w in at.warning)
+    text = plain_text(at.warning)
     for name in ("batches", "hardware", "efficiency", "budget_ms"):
         assert f"ignored '{name}'" in text
     assert at.selectbox(key="sweep:hardware").value == "A100"
     assert list(at.dataframe[0].value["Batch size"]) == DEFAULT
-    assert metric(at, CROSS) == expected_crossover("ResNet-50", "A100", DEFAULT, ["fp16"])
+    assert listed(at) == expected_crossover("ResNet-50", "A100", DEFAULT, ["fp16"])
 
 
 def test_typed_batch_text_that_does_not_parse_keeps_the_last_valid_list():
@@ -209,11 +228,12 @@ def test_csv_download_is_the_engines_sweep_with_marginal_gain(monkeypatch):
 
 
 def test_custom_accelerator_from_the_link_is_swept():
-    chip = "name=Test chip;fp16=400 TFLOP/s;bandwidth=1.5 TB/s;capacity=64 GiB;dispatch=0.01 ms"
-    at = run({"custom_hw": chip + ";tdp=350 W", "hardware": "Custom-HW"})
-    spec = custom.hardware_from(custom.decode(chip + ";tdp=350 W", custom.HW_FIELDS))
+    chip = CHIP + ";dispatch=0.01 ms;tdp=350 W"
+    at = run({"custom_hw": chip, "hardware": "Custom-HW"})
+    spec = custom.hardware_from(custom.decode(chip, custom.HW_FIELDS))
     assert "Test chip" in at.title[0].value
-    assert metric(at, CROSS) == expected_crossover("ResNet-50", spec, DEFAULT, ["fp16"])
+    assert listed(at) == expected_crossover("ResNet-50", spec, DEFAULT, ["fp16"])
+    assert metric(at, CROSS) == exact("ResNet-50", spec)
 
 
 @given(hs.lists(hs.integers(1, 1_000_000), min_size=1, max_size=300))
@@ -236,6 +256,6 @@ def test_batch_list_parameter_reads_ranges_compactly():
 
 
 def test_user_text_in_names_is_shown_inert_not_as_markdown():
-    chip = "name=Chip [x](http://e.example);fp16=400 TFLOP/s;bandwidth=1.5 TB/s;capacity=64 GiB"
+    chip = CHIP.replace("Test chip", "Chip [x](http://e.example)")
     at = run({"custom_hw": chip + ";dispatch=0.01 ms;tdp=350 W", "hardware": "Custom-HW"})
-    assert r"Chip \[x\]\(http://e.example\)" in at.title[0].value
+    assert r"Chip \[x\]\(http\://e.example\)" in at.title[0].value

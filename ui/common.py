@@ -82,13 +82,16 @@ def catalog() -> Catalog:
     return _catalog(os.environ.get(ENV_VAR, ""), _file_stamp())
 
 
-_MARKDOWN = re.compile(r"([\\`\[\]()<>!$])")  # what can make links, images, code, HTML, maths
+# What can make links (incl. bare-URL and e-mail autolinks), images, code, HTML, maths, emphasis.
+_MARKDOWN = re.compile(r"([\\`\[\]()<>!$:@*_~#|])")
+_WWW = re.compile(r"(?i)(www)\.")
 
 
 def plain(text: object) -> str:
     """User or file text made inert for st.markdown/st.warning: markdown syntax backslashed, so
-    `[x](javascript:...)` shows as text, never as a link (HTML is already escaped by Streamlit)."""
-    return _MARKDOWN.sub(r"\\\1", str(text))
+    `[x](javascript:...)`, `http://x.example` and `www.x.example` show as text, never as a link
+    (HTML is already escaped by Streamlit)."""
+    return _WWW.sub(r"\1\\.", _MARKDOWN.sub(r"\\\1", str(text)))
 
 
 def show_catalog_notes(cat: Catalog) -> None:

@@ -7,8 +7,9 @@ file), so "3.35 TB/z" or "-1 GiB" is refused with a message naming the field.
 
 from __future__ import annotations
 
-from engine import Catalog, HardwareSpec, ModelSpec, parse_hardware, parse_model
-from engine.catalog import normalise_id
+from dataclasses import fields
+
+from engine import Catalog, HardwareSpec, ModelSpec, normalise_id, parse_hardware, parse_model
 from ui.params import ParamError
 
 CUSTOM_HW_ID = "Custom-HW"
@@ -21,7 +22,7 @@ HW_FIELDS = (
     ("fp16", "Peak fp16/bf16 (dense)", "400 TFLOP/s"),
     ("fp8", "Peak fp8 (optional)", ""),
     ("int8", "Peak int8 (optional)", ""),
-    ("fp32", "Peak fp32 (optional)", ""),
+    ("fp32", "Peak fp32 (dense, non-tensor)", "50 TFLOP/s"),
     ("bandwidth", "Memory bandwidth", "1.5 TB/s"),
     ("capacity", "Memory capacity", "64 GiB"),
     ("dispatch", "Dispatch overhead", "0.01 ms"),
@@ -35,6 +36,7 @@ MODEL_FIELDS = (
     ("layers", "Layers", "24"),
 )
 _PEAKS = ("fp16", "fp8", "int8", "fp32")
+_LINKED = "interconnect_name" in {f.name for f in fields(HardwareSpec)}  # catalogues name links
 
 
 def decode(text: str, fields: tuple) -> dict[str, str]:
@@ -70,6 +72,8 @@ def hardware_from(values: dict[str, str]) -> HardwareSpec:
         "tdp": values.get("tdp", ""),
         "source": "user input",
     }
+    if _LINKED:  # a custom chip is one device: no device-to-device link
+        table["interconnect"] = "none"
     return parse_hardware(CUSTOM_HW_ID, table, origin=ORIGIN)
 
 

@@ -1,67 +1,83 @@
 """Plain-language explanations of a result: which regime, and what would change it.
 
-Pure functions over engine results (no streamlit); every number comes from the engine.
+Pure functions over engine results (no streamlit); every number comes from the engine. Names
+passed in must already be inert (ui.common.plain).
 """
 
 from __future__ import annotations
 
-import math
-
+import engine
 from engine import SolveResult
 
+REGIME_WORDS = {
+    "overhead": "Overhead-bound",
+    "memory": "Memory-bound",
+    "compute": "Compute-bound",
+}
 
-def crossover_batch_estimate(r: SolveResult) -> int | None:
-    """Smallest batch at which the solve turns compute-bound under the same assumptions.
 
-    t_compute > t_memory  <=>  B·F/(Π·η) > W·(1 + α·B)/β  <=>  B·(F/(Π·η) - W·α/β) > W/β,
-    so a crossover exists only when F/(Π·η) > W·α/β (otherwise more batch never helps).
+def compute_bound_batch(model, hw, precision: str, overrides: dict) -> int | None:
+    """The engine's exact smallest compute-bound batch (None: no batch gets there)."""
+    return engine.compute_bound_batch(model, hw, precision=precision, **overrides)
+
+
+def headline(r) -> str:
+    """'Overhead-bound · roofline bound: memory' (the engine's regime, the roofline's bound
+    beside it)."""
+    return f"{REGIME_WORDS[r.regime]} · roofline bound: {r.bottleneck}"
+
+
+def capacity_text(hw) -> str:
+    """The capacity as the catalogue states it (e.g. '80 GiB')."""
+    label = getattr(hw, "capacity_label", None)
+    return label if label else f"{hw.memory_capacity_bytes / 2**30:.4g} GiB"
+
+
+def not_fit_text(weight_bytes: float, hw, hw_name: str) -> str:
+    return (
+        f"**Does not fit.** The weights alone ({weight_bytes / 1e9:.4g} GB) exceed {hw_name}'s "
+        f"{capacity_text(hw)}: every figure below is **hypothetical** (as if it fitted). Shard "
+        "across devices or quantise."
+    )
+
+
+def explain(r: SolveResult, hw_name: str, crossover: int | None) -> list[str]:
+    """A few sentences: the bound, the overhead share, and the lever that would help most.
+
+    Args:
+        r: the solve.
+        hw_name: the accelerator's display name, already inert.
+        crossover: the engine's smallest compute-bound batch (None: none).
     """
-    a = r.assumptions
-    per_sample_compute = r.flops / r.batch_size / (r.peak_flop_per_s * a.efficiency)
-    bw = r.peak_flop_per_s / r.ridge_flop_per_byte
-    per_sample_memory = r.weight_bytes * a.activation_fraction / bw
-    slope = per_sample_compute - per_sample_memory
-    if slope <= 0:
-        return None
-    return max(1, math.floor(r.weight_bytes / bw / slope) + 1)
-
-
-def explain(r: SolveResult, model_name: str, hw_name: str) -> list[str]:
-    """A few sentences: the regime, the overhead share, and the lever that would help most."""
     lines = []
-    share = r.overhead_share
+    ai, ridge = r.arithmetic_intensity_flop_per_byte, r.effective_ridge_flop_per_byte
     if r.bottleneck == "memory":
         lines.append(
-            f"**Memory-bound.** Intensity {r.arithmetic_intensity_flop_per_byte:.3g} FLOP/byte is "
-            f"below {hw_name}'s effective ridge of {r.effective_ridge_flop_per_byte:.3g} "
-            "FLOP/byte: moving bytes takes longer than the arithmetic."
+            f"**Memory-bound on the roofline.** Intensity {ai:.3g} FLOP/byte is below "
+            f"{hw_name}'s effective ridge of {ridge:.3g} FLOP/byte: moving bytes takes longer "
+            "than the arithmetic."
         )
-        cross = crossover_batch_estimate(r)
-        if cross is None:
+        if crossover is None:
             lines.append(
-                "More batch never crosses the ridge here: activation traffic grows as "
-                "fast as the work (raise intensity with lower precision or less "
-                "activation traffic)."
+                "More batch never crosses the ridge here: activation traffic grows as fast as "
+                "the work (raise intensity with lower precision or less activation traffic)."
             )
-        elif cross > r.batch_size:
-            lines.append(f"Batch ≥ {cross:,} crosses the effective ridge (compute-bound).")
+        elif crossover > r.batch_size:
+            lines.append(f"Batch ≥ {crossover:,} crosses the effective ridge (compute-bound).")
     else:
         lines.append(
-            f"**Compute-bound.** Intensity {r.arithmetic_intensity_flop_per_byte:.3g} FLOP/byte "
-            f"is above the effective ridge of {r.effective_ridge_flop_per_byte:.3g} FLOP/byte: "
-            "a chip with more FLOP/s, lower precision or better efficiency helps most."
+            f"**Compute-bound on the roofline.** Intensity {ai:.3g} FLOP/byte is above the "
+            f"effective ridge of {ridge:.3g} FLOP/byte: a chip with more FLOP/s, lower "
+            "precision or better efficiency helps most."
         )
-    if share >= 0.5:
+    share = r.overhead_share
+    if r.regime == "overhead":
         lines.append(
-            f"Fixed overhead is **{share:.0%} of latency** ({r.t_overhead_s * 1e3:.3g} ms of "
-            f"{r.latency_s * 1e3:.3g} ms): larger batches, fewer layers or a leaner runtime "
-            "(graphs, fused kernels) help more than a faster chip."
+            f"**Overhead-bound:** fixed overhead is {share:.0%} of latency "
+            f"({r.t_overhead_s * 1e3:.3g} ms of {r.latency_s * 1e3:.3g} ms): larger batches, "
+            "fewer layers or a leaner runtime (graphs, fused kernels) help more than a faster "
+            "chip."
         )
     else:
         lines.append(f"Fixed overhead is {share:.0%} of latency.")
-    if not r.fits_in_memory:
-        lines.append(
-            f"⚠️ The weights ({r.weight_bytes / 1e9:.3g} GB) do not fit in {hw_name}'s "
-            f"{r.memory_capacity_bytes / 2**30:.3g} GiB: shard across devices or quantise."
-        )
     return lines

@@ -67,7 +67,7 @@ def publish(
     query = to_query(values, params)
     if dict(st.query_params) != query:
         st.query_params.from_dict(query)
-    for name in shared:
-        if values.get(name) is not None:
+    for name in shared:  # None too: a default (or a switched-off custom spec) is shared
+        if name in values:
             st.session_state[SHARED + name] = values[name]
     return query

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from engine import DEFAULTS, PRECISIONS, Catalog, CatalogError
-from engine.api import MAX_BATCH
+from engine import DEFAULTS, MAX_BATCH, PRECISIONS, Catalog
 from ui import custom
+from ui.editors import custom_editors  # noqa: F401  (re-exported for the pages)
 from ui.params import (
     MAX_LIST_ITEMS,
     MAX_VALUE_CHARS,
     Param,
-    ParamError,
     choice,
     listing,
     number,
@@ -33,8 +32,10 @@ ASSUMPTION_DEFAULTS = {
     "activation_fraction": DEFAULTS.activation_fraction,
     "flop_convention": DEFAULTS.flop_convention,
 }
+EFFICIENCY_MIN = 0.01  # the efficiency widget's and the link's lower bound (one range)
 CONVENTION_LABELS = {"catalog": "as catalogued", "mac2": "normalise to 2 FLOPs per MAC"}
 SHARED_NAMES = ("model", "precision", *ASSUMPTION_DEFAULTS, "custom_hw", "custom_model")
+SHARED_NAMES += ("view", "context", "memory_reserve")  # the LLM view (ui.llm_view)
 
 
 def _model_reader(cat: Catalog):
@@ -52,7 +53,7 @@ def _hardware_reader(cat: Catalog):
 def assumption_params() -> list[Param]:
     return [
         Param("precision", choice(PRECISIONS)),
-        Param("efficiency", number(0.0, 1.0, lo_open=True), write_number),
+        Param("efficiency", number(EFFICIENCY_MIN, 1.0), write_number),
         Param("layer_overhead_us", number(0.0, 1e6), write_number),
         Param("dispatch_overhead_ms", number(0.0, 1e4), write_number),
         Param("activation_fraction", number(0.0, 1e3), write_number),
@@ -76,6 +77,11 @@ def hardware_list_param(cat: Catalog, max_items: int = 8) -> Param:
 
 def batch_param(name: str = "batch") -> Param:
     return Param(name, number(1, MAX_BATCH, whole=True), write_number)
+
+
+def batch_input(page: str, label: str = "Batch size (samples)") -> int:
+    """The batch-size field (whole numbers, the same range as `batch_param`)."""
+    return int(st.number_input(label, 1, MAX_BATCH, step=1, key=widget_key(page, "batch")))
 
 
 def batches_param(max_items: int = 4096, *, ranges: bool = False) -> Param:
@@ -158,7 +164,7 @@ def assumption_inputs(page: str) -> dict[str, object]:
     with st.expander("Assumptions", expanded=True):
         eff = st.number_input(
             "Compute efficiency η (fraction of peak)",
-            0.01,
+            EFFICIENCY_MIN,
             1.0,
             step=0.05,
             key=k("efficiency"),
@@ -208,42 +214,3 @@ def assumption_inputs(page: str) -> dict[str, object]:
         "activation_fraction": act,
         "flop_convention": conv,
     }
-
-
-def _editor(page: str, name: str, fields: tuple, build, title: str) -> str | None:
-    """Text fields for one custom spec; returns its canonical string when valid and enabled."""
-    state = st.session_state.get(widget_key(page, name)) or ""
-    try:
-        seeded = custom.decode(state, fields)
-    except ParamError:
-        seeded = {}
-    on_key = widget_key(page, f"{name}.on")
-    if on_key not in st.session_state:
-        st.session_state[on_key] = bool(state)
-    with st.expander(title, expanded=bool(state)):
-        enabled = st.toggle("Use it", key=on_key)
-        values = {}
-        for field, label, example in fields:
-            key = widget_key(page, f"{name}.{field}")
-            if key not in st.session_state:
-                st.session_state[key] = seeded.get(field, example)
-            values[field] = st.text_input(label, key=key, max_chars=80, disabled=not enabled)
-        text = custom.encode(values, fields)
-        try:
-            build(values)
-        except (CatalogError, ValueError) as exc:
-            if enabled:
-                st.error(f"Not used: {getattr(exc, 'message', exc)}", icon="🚫")
-            text = None
-        if enabled and text:
-            st.caption("Pick it from the lists above; it travels in the share link.")
-    result = text if enabled else None
-    st.session_state[widget_key(page, name)] = result or ""
-    return result
-
-
-def custom_editors(page: str) -> tuple[str | None, str | None]:
-    """The custom accelerator and model editors (sidebar); returns their valid strings."""
-    hw = _editor(page, "custom_hw", custom.HW_FIELDS, custom.hardware_from, "Custom accelerator")
-    model = _editor(page, "custom_model", custom.MODEL_FIELDS, custom.model_from, "Custom model")
-    return hw, model

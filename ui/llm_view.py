@@ -1,0 +1,134 @@
+"""Decoder LLMs on the batch-sweep and comparison pages: the decode model by default.
+
+The tutorial's whole-model view moves a fraction of the weights again for every extra sample
+(a vision rule); a decoder LLM's decode step moves the weights once per step for the whole
+batch plus each sequence's KV cache. So for LLMs these pages use `engine.decode_sweep` at one
+context (the decode page's numbers), and offer the tutorial view as a labelled choice. The
+decode rows are renamed onto the sweep's columns (one batch = one decode step: latency is the
+TPOT, throughput the aggregate tokens/s) so the same charts and tables draw them.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import engine
+from ui.params import Param, choice, number, write_number
+from ui.state import widget_key
+
+DEFAULT_CONTEXT = 4096  # tokens; the decode page's default
+MAX_CONTEXT = getattr(engine, "MAX_CONTEXT", 10_000_000)
+VIEWS = {
+    "decode": "LLM decode model (weights once per step + KV cache)",
+    "tutorial": "Tutorial whole-model view (each extra sample moves α × weights)",
+}
+DECODE_ASSUMPTIONS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "memory_reserve")
+AS_SWEEP = {  # decode_sweep column -> the sweep column the charts and tables read
+    "aggregate_tokens_per_s": "throughput_per_s",
+    "tpot_ms": "latency_ms",
+    "decode_bottleneck": "bottleneck",
+    "decode_arithmetic_intensity_flop_per_byte": "arithmetic_intensity_flop_per_byte",
+    "decode_achieved_tflops": "achieved_tflops",
+    "decode_attainable_tflops": "attainable_tflops",
+    "decode_mfu": "mfu",
+    "decode_t_overhead_ms": "t_overhead_ms",
+    "decode_overhead_share": "overhead_share",
+}
+DECODE_COLUMNS = ["batch_size", "bottleneck", "latency_ms", "throughput_per_s"]
+DECODE_COLUMNS += ["arithmetic_intensity_flop_per_byte", "achieved_tflops", "attainable_tflops"]
+DECODE_COLUMNS += ["mfu", "t_overhead_ms", "fits_in_memory", "max_batch_at_context"]
+
+
+RESERVE_MAX = 0.95  # at most 95 % of the capacity held back (the widget's and the link's range)
+VIEW_DEFAULTS = {"view": "decode", "context": DEFAULT_CONTEXT}
+
+
+def reserve_param() -> Param:
+    return Param("memory_reserve", number(0.0, RESERVE_MAX), write_number)
+
+
+def reserve_input(page: str, *, disabled: bool = False) -> float:
+    """The usable-memory reserve: the fraction of capacity held back (runtime, fragmentation)."""
+    return st.number_input(
+        "Memory reserve (fraction of capacity held back)",
+        0.0,
+        RESERVE_MAX,
+        step=0.05,
+        format="%.2f",
+        key=widget_key(page, "memory_reserve"),
+        disabled=disabled,
+        help=f"Default {engine.DEFAULTS.memory_reserve:g}: the share of capacity the runtime "
+        "keeps (vLLM's gpu_memory_utilization 0.9 leaves 0.1). Applies to the decode model's "
+        "fit, max batch and max context.",
+    )
+
+
+def view_params() -> list[Param]:
+    """The `view` (decode | tutorial), `context` (tokens) and `memory_reserve` parameters."""
+    return [
+        Param("view", choice(tuple(VIEWS))),
+        Param("context", number(1, MAX_CONTEXT, whole=True), write_number),
+        reserve_param(),
+    ]
+
+
+def decode_overrides(overrides: dict) -> dict:
+    """The assumptions the decode model uses (α and the FLOP convention do not apply)."""
+    return {k: overrides[k] for k in DECODE_ASSUMPTIONS if k in overrides}
+
+
+def view_inputs(page: str, model) -> tuple[str | None, int | None, dict]:
+    """For a decoder LLM: the view, the context and the decode-only assumptions (the reserve);
+    (None, None, {}) for other models."""
+    if not model.is_decoder_llm:
+        return None, None, {}
+    view = st.radio(
+        "LLM view",
+        list(VIEWS),
+        key=widget_key(page, "view"),
+        format_func=VIEWS.get,
+        help="The decode model gives the LLM decode page's numbers; the tutorial view "
+        "reproduces the tutorial's whole-model figure.",
+    )
+    decode = view == "decode"
+    context = st.number_input(
+        "Context (tokens per sequence)",
+        1,
+        MAX_CONTEXT,
+        step=1024,
+        key=widget_key(page, "context"),
+        disabled=not decode,
+        help="Tokens in each sequence's KV cache at the decode step (decode view).",
+    )
+    reserve = reserve_input(page, disabled=not decode)
+    return view, int(context), {"memory_reserve": reserve}
+
+
+def link_values(view: str | None, context: int | None, extra: dict) -> dict:
+    """The share-link values of the LLM view (None for other models: not in the link)."""
+    return {"view": view, "context": context, "memory_reserve": extra.get("memory_reserve")}
+
+
+def decode_frame(model, hardware: list, batches: list[int], context: int, precision: str,
+                 overrides: dict) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """(the decode_sweep rows as they go to the CSV, the same rows under sweep column names)."""
+    raw = engine.decode_sweep(
+        model, hardware, batches, [context], precision=precision, **decode_overrides(overrides)
+    )
+    shown = raw.rename(columns=AS_SWEEP)
+    shown["sample"] = "token"  # throughput in tokens/s (sample_unit: 'tokens/s')
+    shown["energy_j"] = float("nan")  # the decode model has no energy figure
+    return raw, shown
+
+
+def caption(context: int, fits: pd.Series) -> str:
+    """What the decode view shows, and whether some rows do not fit."""
+    text = (
+        f"LLM decode model at a context of {context:,} tokens per sequence: one batch is one "
+        "decode step (latency = time per output token, throughput = tokens/s over the batch). "
+        "The activation traffic α and the FLOP convention do not apply here."
+    )
+    if not bool(fits.all()):
+        text += " Rows marked fits = False do not fit in memory: their figures are hypothetical."
+    return text

@@ -1,0 +1,57 @@
+"""The single-solve page's headline and its pointer to the LLM decode model (streamlit)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import streamlit as st
+
+import engine
+from ui import common, explain
+from ui.llm_view import DEFAULT_CONTEXT, decode_overrides
+
+DECODE_PAGE = "decode"
+
+
+def show_headline(r, model, hw, crossover: int | None) -> None:
+    """Not-fit first (the figures become hypothetical), then the regime with the roofline bound
+    beside it, then the explanation."""
+    hw_name = common.plain(hw.name)
+    if not r.fits_in_memory:
+        st.error(explain.not_fit_text(r.weight_bytes, hw, hw_name), icon="🚫")
+    prefix = "Hypothetical: " if not r.fits_in_memory else ""
+    st.subheader(prefix + explain.headline(r))
+    for line in explain.explain(r, hw_name, crossover):
+        st.markdown(line)
+
+
+def decode_link(query: dict[str, str]) -> str:
+    """A relative link to the decode page with this scenario (ids, numbers: no user text)."""
+    return f"./{DECODE_PAGE}?{urlencode(query)}"
+
+
+def show_decode_note(model, hw, batch: int, precision: str, overrides: dict, values: dict) -> None:
+    """For a decoder LLM: what the decode model (weights + KV cache per step) gives, beside the
+    tutorial whole-model figure, with a link to the decode page at the same scenario."""
+    if not model.is_decoder_llm:
+        return
+    opts = decode_overrides(overrides)
+    r = engine.decode(model, hw, batch, DEFAULT_CONTEXT, precision=precision, **opts)
+    query = {"model": values["model"], "hardware": values["hardware"], "batch": str(batch)}
+    query |= {"context": str(DEFAULT_CONTEXT), "precision": precision}
+    query |= {k: common_write(v) for k, v in opts.items() if v is not None}
+    query |= {k: values[k] for k in ("custom_hw",) if values.get(k)}
+    fit = "" if r.fits_in_memory else " (hypothetical: it does not fit)"
+    st.info(
+        f"**The LLM decode model gives {common.num(r.tpot_s * 1e3)} ms per token and "
+        f"{common.num(batch / r.tpot_s)} tokens/s** at batch {batch:,} and a context of "
+        f"{DEFAULT_CONTEXT:,} tokens{fit}: each step moves the weights and the KV cache once "
+        "for the whole batch. The figures above are the tutorial's whole-model view (each "
+        f"extra sample moves more weight traffic). [Open the LLM decode page]"
+        f"({decode_link(query)}) for TPOT, TTFT and the KV cache.",
+        icon="💬",
+    )
+
+
+def common_write(value: object) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
