@@ -249,6 +249,14 @@ def _pos_line_sum(d0, d1, p, q, xp):
     return n * d0 + d1 * (lo + hi) * n / 2.0
 
 
+def context_basis(a, b, w, xp):
+    """(how many c in [a, b], Σ min(c, w) over them): Σ v0 + v1·min(c, w) = v0·n + v1·x."""
+    hi = xp.minimum(b, w)
+    n = xp.maximum(hi - a + 1.0, 0.0)
+    flat = xp.maximum(b - xp.maximum(a, w + 1.0) + 1.0, 0.0)
+    return n + flat, (a + hi) * n / 2.0 + flat * xp.minimum(w, b)
+
+
 def line_sum(v0, v1, a, b, w, xp):
     """Σ v0 + v1·min(c, w) over the whole numbers c in [a, b]: arithmetic series up to w, then
     constant."""

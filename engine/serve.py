@@ -33,19 +33,18 @@ WARNINGS = (
 NAN = float("nan")
 
 
-def eta_by_class(a: Assumptions) -> dict[str, float]:
-    """Compute efficiency per operator class (attention and experts default to `efficiency`)."""
-    eff = a.efficiency
-    return {
-        "gemm": eff,
-        "other": eff,
-        "attention": eff if a.attention_efficiency is None else a.attention_efficiency,
-        "expert": eff if a.expert_efficiency is None else a.expert_efficiency,
-    }
+def _absent(count) -> bool:
+    """True when no layer carries the operator (e.g. sliding-window attention of a global model)."""
+    return count == 0 if isinstance(count, float | int) else not count.any()
+
+
+def peak_of(op, hw: dict):
+    """The datasheet peak an operator runs at: attention on 16-bit (or wider) activations."""
+    return hw["peak_attn"] if op.cls == "attention" else hw["peak"]
 
 
 def _peak(op, hw: dict, eta: dict):
-    return (hw["peak_attn"] if op.cls == "attention" else hw["peak"]) * eta[op.cls]
+    return peak_of(op, hw) * eta[op.cls]
 
 
 def bound_code(parts, xp):
@@ -63,7 +62,7 @@ def prefill_terms(s, hw, sc, eta, xp) -> dict:
     step = ops.step_ops(s, T=T, B=sc["B"], tp=sc["tp"], bw=sc["bw"], b_kv=sc["b_kv"],
                         ba=sc["ba"], xp=xp, prefill_tokens=sc["I"])  # fmt: skip
     t_ops = compute = memory = flops = nbytes = 0.0
-    for op in step:
+    for op in (op for op in step if not _absent(op.count)):
         moved = op.mw + op.ma + op.mk0
         g, m = op.f0 / _peak(op, hw, eta), moved / hw["bandwidth"]
         t_ops = t_ops + op.count * xp.maximum(g, m)
@@ -87,15 +86,23 @@ def decode_terms(s, hw, sc, eta, xp) -> dict:
     B, a, b = sc["B"], sc["I"] + 1.0, sc["I"] + sc["O"] - 1.0
     steps = sc["O"] - 1.0
     step = ops.step_ops(s, T=B, B=B, tp=sc["tp"], bw=sc["bw"], b_kv=sc["b_kv"], ba=sc["ba"], xp=xp)
-    t_ops = compute = memory = flops = nbytes = 0.0
-    for op in step:
-        g0, g1, m0, m1 = ops.op_lines(op, _peak(op, hw, eta), hw["bandwidth"])
-        t_ops = t_ops + op.count * ops.max_line_sum(g0, g1, m0, m1, a, b, op.w, xp)
-        compute = compute + op.count * ops.line_sum(g0, g1, a, b, op.w, xp)
-        memory = memory + op.count * ops.line_sum(m0, m1, a, b, op.w, xp)
-        flops = flops + op.count * ops.line_sum(op.f0, op.f1, a, b, op.w, xp)
-        moved = op.mw + op.ma + op.mk0
-        nbytes = nbytes + op.count * ops.line_sum(moved, op.mk1, a, b, op.w, xp)
+    t_ops = compute = memory = flops = nbytes = 0.0  # summed over the steps
+    s_t = s_c = s_m = s_f = s_b = 0.0  # one step of the context-independent operators
+    for op in (op for op in step if not _absent(op.count)):
+        peak, moved, k = _peak(op, hw, eta), op.mw + op.ma + op.mk0, op.count
+        g0, m0 = op.f0 / peak, moved / hw["bandwidth"]
+        if op.layers in ("global", "local"):  # attention: lines in the context
+            g1, m1 = op.f1 / peak, op.mk1 / hw["bandwidth"]
+            n, x = ops.context_basis(a, b, op.w, xp)  # steps, Σ min(c, w)
+            t_ops = t_ops + k * ops.max_line_sum(g0, g1, m0, m1, a, b, op.w, xp)
+            compute, memory = compute + k * (g0 * n + g1 * x), memory + k * (m0 * n + m1 * x)
+            flops = flops + k * (op.f0 * n + op.f1 * x)
+            nbytes = nbytes + k * (moved * n + op.mk1 * x)
+        else:
+            s_t, s_c, s_m = s_t + k * xp.maximum(g0, m0), s_c + k * g0, s_m + k * m0
+            s_f, s_b = s_f + k * op.f0, s_b + k * moved
+    t_ops, compute, memory = t_ops + steps * s_t, compute + steps * s_c, memory + steps * s_m
+    flops, nbytes = flops + steps * s_f, nbytes + steps * s_b
     comm = parallel.step_comm_s(s, B, sc["tp"], sc["pp"], sc["ba"], hw["link_bw"], hw["link_lat"])
     overhead = s["L"] * hw["tau"] + hw["dispatch"]
     total = t_ops + steps * (comm + overhead)
@@ -131,7 +138,7 @@ def warning_bits(s, hw, sc, fits, xp):
     )
     bits = 0
     for i, flag in enumerate(flags):
-        bits = bits + xp.where(flag > 0, 1 << i, 0)
+        bits = bits + (flag > 0) * (1 << i)
     return bits
 
 
@@ -149,7 +156,7 @@ def request_terms(s: dict, hw: dict, sc: dict, eta: dict, xp) -> dict:
             capacity (bytes), reserve, link_bw (bytes/s, times the link efficiency), link_lat
             (s), dispatch (s), tau (s per layer), devices_per_node, fallback (0/1).
         sc: B, I, O, tp, pp and bw, b_kv, ba (bytes per weight, KV and activation element).
-        eta: eta_by_class().
+        eta: serve_inputs.eta_by_class().
         xp: ops.SCALAR or numpy.
     """
     pre = prefill_terms(s, hw, sc, eta, xp)
@@ -205,6 +212,9 @@ METRICS = (
 )
 ID_KEYS = ("model", "hardware", "devices", "tp", "pp", "batch_size", "input_tokens",
            "output_tokens", "precision", "kv_precision", "peak_precision", "profile")  # fmt: skip
+
+
+KEYS = ID_KEYS + tuple(key for key, _, _ in METRICS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,16 +281,14 @@ def serve(
     hwv = si.hardware_values(hw, st.precision, st.assumptions)
     sc = {"B": float(b), "I": float(i), "O": float(o), "tp": float(tp), "pp": float(pp)}
     sc |= si.element_bytes(st.precision, st.kv_precision)
-    eta = eta_by_class(st.assumptions)
+    eta = si.eta_by_class(st.assumptions)
     t = request_terms(si.shapes(arch), hwv, sc, eta, ops.SCALAR)
     ids = (name, hw.id, tp * pp, tp, pp, b, i, o, st.precision, st.kv_precision)
     values = dict(zip(ID_KEYS, (*ids, hwv["peak_precision"], st.profile), strict=True))
-    values |= {key: _shown(t[term], scale, key) for key, term, scale in METRICS}
+    values |= {key: t[term] * scale for key, term, scale in METRICS if scale is not None}
+    values["prefill_bottleneck"] = BOUNDS[t["prefill_bound"]]
+    values["decode_bottleneck"] = BOUNDS[t["decode_bound"]]
+    values["fits_in_memory"] = bool(t["fits_in_memory"])
+    values = {key: values[key] for key in KEYS}  # the documented order
     warnings = warning_list(int(t["warning_bits"]), st.notes)
-    return ServeResult(values, si.echo(st.assumptions), tuple(warnings))
-
-
-def _shown(value, scale, key: str):
-    if key.endswith("bottleneck"):
-        return BOUNDS[value]
-    return bool(value) if scale is None else float(value) * scale
+    return ServeResult(values, dict(si.echo(st.assumptions)), tuple(warnings))

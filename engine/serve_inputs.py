@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from engine import api, ops
 from engine.arch import Architecture
 from engine.catalog import Catalog
+from engine.profiles import get_profile
 from engine.specs import BYTES_PER_PARAM, PRECISIONS, Assumptions, HardwareSpec, ModelSpec
 from engine.specs import check_precision as _check_precision
 
@@ -44,6 +45,8 @@ def setup(precision, kv_precision, assumptions, profile, overrides: dict) -> Set
         raise ValueError(f"unknown KV precision {kv_precision!r} (known: {', '.join(PRECISIONS)})")
     if not isinstance(profile, str) or not profile.strip() or len(profile) > 100:
         raise ValueError("profile must be a name (1 to 100 characters)")
+    if assumptions is None:  # a built-in profile's name stands for its assumptions
+        assumptions = get_profile(profile).assumptions
     a = api.make_assumptions(assumptions, **overrides)
     notes = tuple(
         f"{name} is not used by the serving model: {why}"
@@ -53,8 +56,10 @@ def setup(precision, kv_precision, assumptions, profile, overrides: dict) -> Set
     return Setup(precision, kv, a, profile, notes)
 
 
+@functools.lru_cache(maxsize=64)
 def echo(a: Assumptions) -> dict[str, object]:
-    """Every assumption by its user name and unit (None: the catalogue's figure)."""
+    """Every assumption by its user name and unit (None: the catalogue's figure); callers copy
+    it (cached: Assumptions is frozen)."""
     out = {}
     for name, (field, scale) in api.ASSUMPTION_UNITS.items():
         value = getattr(a, field)
@@ -140,3 +145,14 @@ def element_bytes(precision: str, kv_precision: str) -> dict[str, float]:
     """Bytes per weight, KV-cache and activation element."""
     bw = BYTES_PER_PARAM[precision]
     return {"bw": bw, "b_kv": BYTES_PER_PARAM[kv_precision], "ba": max(bw, ACTIVATION_BYTES_MIN)}
+
+
+def eta_by_class(a: Assumptions) -> dict[str, float]:
+    """Compute efficiency per operator class (attention and experts default to `efficiency`)."""
+    eff = a.efficiency
+    return {
+        "gemm": eff,
+        "other": eff,
+        "attention": eff if a.attention_efficiency is None else a.attention_efficiency,
+        "expert": eff if a.expert_efficiency is None else a.expert_efficiency,
+    }

@@ -1,0 +1,208 @@
+"""`serve_sweep`: the serving model over a cartesian grid of scenarios, vectorised.
+
+Every row equals `engine.serve` of the same scenario: the same kernel (`serve.request_terms`)
+runs on numpy arrays of one value per row, in chunks, with no Python loop over rows or decode
+steps (docs/model.md, "Serving model"). Columns are `ServeResult.as_dict()`'s keys with the
+assumptions flattened (user names and units) and the warnings joined by "; ".
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from engine import api, serve
+from engine import serve_inputs as si
+from engine.sweep import as_list
+
+if TYPE_CHECKING:  # pandas loads on the first sweep, keeping `import engine` fast
+    import pandas as pd
+
+MAX_SERVE_SWEEP_ROWS = 2_000_000  # refused before any work; 1 M rows take about 0.4 GB
+AXES = ("model", "hardware", "precision", "tp", "pp", "batch_size", "input_tokens",
+        "output_tokens")  # fmt: skip
+
+
+TOPS = (si.MAX_BATCH, si.MAX_TOKENS, si.MAX_TOKENS)  # batch, input and output tokens
+
+
+def whole_numbers(values, name: str, top: int) -> np.ndarray:
+    """Whole numbers from 1 to `top` as float64 (vectorised check), or ValueError naming `name`."""
+    raw = np.asarray(as_list(values, name)).ravel()
+    if raw.dtype.kind not in "iuf":  # rejects text, None, booleans and mixtures
+        raise ValueError(f"{name}: expected whole numbers, got {values!r}"[:200])
+    x = raw.astype(float)
+    bad = ~np.isfinite(x) | (x != np.round(x)) | (x < 1) | (x > top)
+    if bad.any():
+        got = raw[int(np.argmax(bad))].item()
+        raise ValueError(f"{name}: expected whole numbers from 1 to {top:,}, got {got!r}")
+    return x
+
+
+def _axes(models, hardware, precisions, tp, pp, batch_sizes, input_tokens, output_tokens):
+    lists = [as_list(v, n) for v, n in zip(
+        (models, hardware, precisions, tp, pp, batch_sizes, input_tokens, output_tokens), AXES,
+        strict=True)]  # fmt: skip
+    rows = int(np.prod([len(v) for v in lists], dtype=float))
+    if rows > MAX_SERVE_SWEEP_ROWS:
+        raise ValueError(
+            f"the grid has {rows:,} scenarios; at most {MAX_SERVE_SWEEP_ROWS:,} are computed "
+            "at once (narrow an axis)"
+        )
+    return lists
+
+
+def _inputs(lists, kv_precision, assumptions, profile, overrides, catalog) -> dict:
+    """Resolve and check every axis; per-model and per-(hardware, precision) figures."""
+    ms, hs, precs = lists[0], lists[1], lists[2]
+    setups = [si.setup(p, kv_precision, assumptions, profile, overrides) for p in precs]
+    models = [si.resolve_llm(m, catalog) for m in ms]
+    hws = [api.resolve_hardware(h, catalog) for h in hs]
+    tps = whole_numbers(lists[3], "tp", si.MAX_DEGREE)
+    pps = whole_numbers(lists[4], "pp", si.MAX_DEGREE)
+    for (name, arch), t, p in ((m, t, p) for m in models for t in tps for p in pps):
+        si.check_parallel(name, arch, int(t), int(p))
+    for hw, t, p in ((h, t, p) for h in hws for t in tps for p in pps):
+        si.check_devices(hw, int(t), int(p))
+    shapes = [si.shapes(arch) for _, arch in models]
+    hwv = [si.hardware_values(h, st.precision, st.assumptions) for h in hws for st in setups]
+    sizes = [si.element_bytes(st.precision, st.kv_precision) for st in setups]
+    return {
+        "setups": setups,
+        "names": [name for name, _ in models],
+        "hw_ids": [h.id for h in hws],
+        "shape": {k: np.array([s[k] for s in shapes]) for k in shapes[0]},
+        "hw": {k: np.array([v[k] for v in hwv]) for k in hwv[0] if k != "peak_precision"},
+        "peak_precision": [v["peak_precision"] for v in hwv],
+        "sizes": {k: np.array([v[k] for v in sizes]) for k in sizes[0]},
+        "axes": [tps, pps]
+        + [whole_numbers(v, n, top) for v, n, top in zip(lists[5:], AXES[5:], TOPS, strict=True)],
+    }
+
+
+def _axis(values: np.ndarray, axis: int) -> np.ndarray:
+    """`values` laid along `axis` of the 8-axis grid (size 1 elsewhere), for broadcasting."""
+    shape = [1] * len(AXES)
+    shape[axis] = -1
+    return np.asarray(values).reshape(shape)
+
+
+def _compute(inp: dict, shape: tuple, eta: dict) -> dict[str, np.ndarray]:
+    """Every metric for every row, by broadcasting over the grid's axes: each term is computed
+    on the axes it depends on only (a decode step's weights never see the token axes)."""
+    n_hw, n_prec = shape[1], shape[2]
+    s = {k: _axis(v, 0) for k, v in inp["shape"].items()}
+    hw = {k: v.reshape(1, n_hw, n_prec, 1, 1, 1, 1, 1) for k, v in inp["hw"].items()}
+    tps, pps, bs, ins, outs = inp["axes"]
+    sc = {"tp": _axis(tps, 3), "pp": _axis(pps, 4), "B": _axis(bs, 5), "I": _axis(ins, 6)}
+    sc |= {"O": _axis(outs, 7)} | {k: _axis(v, 2) for k, v in inp["sizes"].items()}
+    with np.errstate(all="ignore"):  # O = 1 rows divide by zero on purpose (NaN means none)
+        t = serve.request_terms(s, hw, sc, eta, np)
+        out = {}
+        for key, term, scale in serve.METRICS:
+            value = t[term] if scale is None else t[term] * scale
+            out[term] = _full(value, shape, _dtype(key, scale))
+    out["warning_bits"] = _full(t["warning_bits"], shape, np.int16)
+    return out
+
+
+def _full(value, shape: tuple, dtype) -> np.ndarray:
+    """`value` broadcast to the whole grid, as one flat column (one pass, one allocation)."""
+    out = np.empty(shape, dtype=dtype)
+    out[...] = value
+    return out.reshape(-1)
+
+
+def _dtype(key: str, scale) -> type:
+    if scale is not None:
+        return np.float64
+    return np.bool_ if key == "fits_in_memory" else np.int8
+
+
+def serve_sweep(
+    models,
+    hardware,
+    *,
+    tp=1,
+    pp=1,
+    batch_sizes=1,
+    input_tokens,
+    output_tokens,
+    precisions="fp16",
+    kv_precision: str | None = None,
+    profile: str = "tutorial",
+    assumptions=None,
+    catalog=None,
+    **overrides: object,
+) -> pd.DataFrame:
+    """`serve` for every model × hardware × precision × tp × pp × batch × input × output.
+
+    Args:
+        models, hardware: ids or specs, one or a list (models need shapes, as for `serve`).
+        tp, pp, batch_sizes, input_tokens, output_tokens: whole numbers, one or a list.
+        precisions: one or a list; kv_precision: one for every row (None: each precision).
+        profile, assumptions, catalog, **overrides: as for `serve`.
+
+    Returns:
+        At most MAX_SERVE_SWEEP_ROWS rows in the AXES order (the last varies fastest).
+    """
+    import pandas as pd
+
+    lists = _axes(models, hardware, precisions, tp, pp, batch_sizes, input_tokens, output_tokens)
+    inp = _inputs(lists, kv_precision, assumptions, profile, overrides, catalog)
+    shape = tuple(len(v) for v in lists)
+    a = inp["setups"][0].assumptions
+    t = _compute(inp, shape, si.eta_by_class(a))
+    cols = _id_columns(inp, shape) | _metric_columns(t)
+    rows = len(t["ttft_s"])
+    for name, value in si.echo(a).items():
+        cols[name] = (
+            _categorical(np.zeros(1, dtype=np.int16), [value], (rows,)) if isinstance(value, str)
+            else np.full(rows, np.nan if value is None else float(value))
+        )  # fmt: skip
+    notes = inp["setups"][0].notes
+    texts = ["; ".join(serve.warning_list(b, notes)) for b in range(1 << len(serve.WARNINGS))]
+    cols["warnings"] = pd.Categorical.from_codes(t["warning_bits"], texts)  # texts are unique
+    return pd.DataFrame(cols, copy=False)
+
+
+def _categorical(codes: np.ndarray, labels: list, shape: tuple) -> pd.Categorical:
+    """A categorical column over the grid from one code per value of an axis (`codes` laid
+    along it); repeated labels share one category."""
+    import pandas as pd
+
+    unique = list(dict.fromkeys(labels))
+    remap = np.array([unique.index(label) for label in labels], dtype=np.int16)
+    return pd.Categorical.from_codes(_full(remap[codes], shape, np.int16), categories=unique)
+
+
+def _id_columns(inp: dict, shape: tuple) -> dict:
+    setups = inp["setups"]
+    tps, pps, bs, ins, outs = (v.astype(np.int64) for v in inp["axes"])
+    hp = np.arange(shape[1] * shape[2]).reshape((1, shape[1], shape[2]) + (1,) * 5)
+    precision_codes = _axis(np.arange(shape[2]), 2)
+    return {
+        "model": _categorical(_axis(np.arange(shape[0]), 0), inp["names"], shape),
+        "hardware": _categorical(_axis(np.arange(shape[1]), 1), inp["hw_ids"], shape),
+        "devices": _full(_axis(tps, 3) * _axis(pps, 4), shape, np.int64),
+        "tp": _full(_axis(tps, 3), shape, np.int64),
+        "pp": _full(_axis(pps, 4), shape, np.int64),
+        "batch_size": _full(_axis(bs, 5), shape, np.int64),
+        "input_tokens": _full(_axis(ins, 6), shape, np.int64),
+        "output_tokens": _full(_axis(outs, 7), shape, np.int64),
+        "precision": _categorical(precision_codes, [st.precision for st in setups], shape),
+        "kv_precision": _categorical(precision_codes, [st.kv_precision for st in setups], shape),
+        "peak_precision": _categorical(hp, inp["peak_precision"], shape),
+        "profile": _categorical(np.zeros(1, dtype=np.int16), [setups[0].profile], shape),
+    }
+
+
+def _metric_columns(t: dict) -> dict:
+    import pandas as pd
+
+    cols = {}
+    for key, term, _ in serve.METRICS:
+        is_bound = key.endswith("bottleneck")
+        cols[key] = pd.Categorical.from_codes(t[term], serve.BOUNDS) if is_bound else t[term]
+    return cols
