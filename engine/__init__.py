@@ -21,14 +21,22 @@ from engine.api import (
     solve,
 )
 from engine.arch import Architecture
+from engine.calibrate import calibrate
 from engine.catalog import Catalog, UnknownIdError, load_catalog, normalise_id
 from engine.cnn import layer_table
 from engine.export import records, to_csv
 from engine.hf_config import model_from_config
 from engine.llm import MAX_CONTEXT, DecodeResult
 from engine.llm_sweep import IGNORED_ASSUMPTIONS, check_prompt, decode, decode_sweep, resolve_llm
+from engine.measurements import (
+    Measurement,
+    MeasurementsError,
+    parse_measurements,
+    read_measurements,
+)
 from engine.ops_table import operators
 from engine.parse import CatalogError, parse_hardware, parse_model
+from engine.profiles import Profile, get_profile, profile_names
 from engine.roofline import (
     ENERGY_FORMULA,
     IDLE_POWER_FRACTION,
@@ -47,6 +55,7 @@ from engine.specs import (
     ModelSpec,
 )
 from engine.sweep import compute_bound_batch, crossover_batch, marginal_gain, sweep
+from engine.validate import summarise, validate
 
 __all__ = [
     "BYTES_PER_PARAM",
@@ -65,10 +74,14 @@ __all__ = [
     "CatalogError",
     "DecodeResult",
     "HardwareSpec",
+    "Measurement",
+    "MeasurementsError",
     "ModelSpec",
+    "Profile",
     "ServeResult",
     "SolveResult",
     "UnknownIdError",
+    "calibrate",
     "check_prompt",
     "check_whole",
     "check_whole_numbers",
@@ -77,6 +90,7 @@ __all__ = [
     "decode",
     "decode_sweep",
     "default_catalog",
+    "get_profile",
     "layer_table",
     "load_catalog",
     "make_assumptions",
@@ -85,12 +99,17 @@ __all__ = [
     "normalise_id",
     "operators",
     "parse_hardware",
+    "parse_measurements",
     "parse_model",
+    "profile_names",
+    "read_measurements",
     "records",
     "resolve_llm",
     "serve",
     "serve_sweep",
     "solve",
+    "summarise",
     "sweep",
     "to_csv",
+    "validate",
 ]
