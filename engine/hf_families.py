@@ -21,7 +21,7 @@ _BOUNDS = {  # generous upper limits; beyond them a value is a typo or an attack
 
 
 def _fail(where: str, key: str, message: str) -> ValueError:
-    return ValueError(f"config.json: {where}{key!r} {message}")
+    return ValueError(f"config.json: '{where}{key}' {message}")
 
 
 class Fields:
@@ -84,7 +84,7 @@ def _window_layers(layers: int, window: int | None, kinds: list | None, every: i
     if not window:
         return {}
     if kinds is not None:
-        if len(kinds) != layers or not all(isinstance(k, str) for k in kinds):
+        if not isinstance(kinds, list) or len(kinds) != layers:
             raise ValueError(f"config.json: 'layer_types' must list {layers} layer kinds")
         local = [k == "sliding_attention" for k in kinds]
         period = next(
