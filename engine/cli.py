@@ -18,6 +18,7 @@ from engine.catalog import Catalog, display_origin, load_catalog
 from engine.cli_accuracy import add_accuracy_commands, cmd_calibrate, cmd_validate
 from engine.cli_llm import cmd_decode
 from engine.cli_model import add_model_args, model_from_args, models_from_args
+from engine.cli_serve import add_serve_commands, cmd_ops, cmd_serve
 from engine.export import key_value_table, records, to_csv
 from engine.parse import CatalogError
 from engine.specs import PRECISIONS
@@ -202,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("what", choices=["models", "hardware"])
     p.add_argument("--format", choices=["json", "table"], default="table")
     add_accuracy_commands(sub)
+    add_serve_commands(sub, add_assumption_flags)
     return parser
 
 
@@ -212,6 +214,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Catalog], str]] = {
     "list": cmd_list,
     "calibrate": cmd_calibrate,
     "validate": cmd_validate,
+    "serve": cmd_serve,
+    "ops": cmd_ops,
 }
 
 
