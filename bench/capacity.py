@@ -84,8 +84,7 @@ class PageResult:
 
     @property
     def capacity_users(self) -> int:
-        passed = [s.users for s in self.steps if s.passed]
-        return max(passed, default=0)
+        return max((s.users for s in self.steps if s.passed), default=0)
 
 
 def discover_pages(app_dir: Path) -> list[str]:
@@ -94,7 +93,11 @@ def discover_pages(app_dir: Path) -> list[str]:
 
 
 def _pin(core: int, nice: int) -> None:
+    """This process on `core` at `nice`, also across sessions (Linux autogroup), if allowed."""
     os.sched_setaffinity(0, {core})
+    with contextlib.suppress(OSError):
+        os.setsid()
+        Path("/proc/self/autogroup").write_text(str(nice))
     os.setpriority(os.PRIO_PROCESS, 0, nice)
 
 
