@@ -44,8 +44,8 @@ METRICS = {
     "tpot_ms": "ms",
     "e2e_latency_ms": "ms",
 }
-MAX_BYTES = 2_000_000  # a measurements file larger than this is refused unread
-MAX_ROWS = 10_000
+MAX_BYTES = 1_000_000  # refused unread above this (the app's upload limit is 1 MB too)
+MAX_ROWS = 5_000
 MAX_PROBLEMS = 20  # the first problems are listed; the count says how many more
 _WHOLE = {"tp": 64, "pp": 64, "batch_size": 1_000_000, "input_tokens": 10_000_000}
 _WHOLE["output_tokens"] = 10_000_000

@@ -91,7 +91,7 @@ def test_a_short_row_is_reported():
 
 
 def test_an_oversized_file_is_refused_before_parsing():
-    with pytest.raises(MeasurementsError, match=r"the limit is 2\.0 MB"):
+    with pytest.raises(MeasurementsError, match=r"the limit is 1\.0 MB"):
         parse_measurements(b"x" * (MAX_BYTES + 1), "big.csv")
 
 

@@ -1,0 +1,138 @@
+"""The Accuracy page's pure parts: profile from a link, measured-vs-predicted figure, tables.
+
+Everything here is a function of data (no Streamlit), so it is tested without a browser. User
+text (model names, sources from an uploaded file) reaches the figure only HTML-escaped.
+The accuracy of the serving model and the profiles are described in docs/model.md ("Accuracy").
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from engine.profiles import PROFILE_KEYS, Profile, check_name, get_profile, profile_from_values
+
+SCENARIO_COLUMNS = ("file", "row", "source", "engine", "model", "hardware", "tp", "pp",
+                    "precision", "kv_precision", "batch_size", "input_tokens", "output_tokens",
+                    "metric")  # fmt: skip
+BAND = 0.20  # the ±20 % band drawn around y = x
+COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b")
+SYMBOLS = {
+    "output_tokens_per_s_per_gpu": "circle",
+    "ttft_ms": "diamond",
+    "tpot_ms": "square",
+    "e2e_latency_ms": "triangle-up",
+}
+UNITS = {
+    "output_tokens_per_s_per_gpu": "tokens/s per GPU",
+    "ttft_ms": "ms",
+    "tpot_ms": "ms",
+    "e2e_latency_ms": "ms",
+}
+
+
+def profile_from_query(query: Mapping[str, list[str]]) -> tuple[Profile, list[str]]:
+    """The profile a share link names: a built-in by name, or a custom one by its values.
+
+    Returns:
+        The profile (tutorial when the link's is unusable) and warnings about what was ignored.
+    """
+    name = (query.get("profile") or ["tutorial"])[-1]
+    given = {k: query[k][-1] for k in PROFILE_KEYS if query.get(k)}
+    if not given:
+        try:
+            return get_profile(name), []
+        except ValueError as exc:
+            return get_profile("tutorial"), [f"profile: {exc}; tutorial used"]
+    try:
+        values = {k: float(v) for k, v in given.items()}
+        if not all(math.isfinite(v) for v in values.values()):
+            raise ValueError("profile values must be finite numbers")
+        return profile_from_values(check_name(name), values), []
+    except ValueError as exc:
+        return get_profile("tutorial"), [f"custom profile: {exc}; tutorial used"]
+
+
+def _hover(df: pd.DataFrame) -> list[str]:
+    rows = []
+    for r in df.itertuples(index=False):
+        unit = UNITS[r.metric]
+        lines = [
+            f"<b>{html.escape(str(r.model))}</b> on {r.tp}× {html.escape(str(r.hardware))}"
+            + (f", PP {r.pp}" if r.pp > 1 else ""),
+            f"{html.escape(str(r.precision))} (KV {html.escape(str(r.kv_precision))}), "
+            f"batch {r.batch_size:,}, {r.input_tokens:,} in / {r.output_tokens:,} out tokens",
+            f"{r.metric}: measured {r.value:,.4g} {unit}, predicted {r.predicted:,.4g} {unit}",
+            f"error {r.error:+.1%} · {html.escape(str(r.engine))}",
+            f"{html.escape(str(r.file))} row {r.row}",
+        ]
+        rows.append("<br>".join(lines))
+    return rows
+
+
+def accuracy_figure(df: pd.DataFrame, title: str) -> go.Figure:
+    """Measured vs predicted on log–log axes: y = x, a ±20 % band, colour by accelerator,
+    one symbol per metric; predicted rows only (the others are listed in the table)."""
+    ok = df[df["reason"] == ""]
+    fig = go.Figure()
+    values = pd.concat([ok["value"], ok["predicted"]]) if len(ok) else pd.Series([1.0, 10.0])
+    lo, hi = float(values.min()) / 2, float(values.max()) * 2
+    line = [lo, hi]
+    fig.add_trace(go.Scatter(x=line, y=[v * (1 - BAND) for v in line], mode="lines",
+                             line={"width": 0}, hoverinfo="skip", showlegend=False))  # fmt: skip
+    fig.add_trace(go.Scatter(x=line, y=[v * (1 + BAND) for v in line], mode="lines",
+                             line={"width": 0}, fill="tonexty", fillcolor="rgba(120,120,120,0.15)",
+                             hoverinfo="skip", name="±20 %"))  # fmt: skip
+    fig.add_trace(go.Scatter(x=line, y=line, mode="lines", name="predicted = measured",
+                             line={"color": "gray", "dash": "dash"}, hoverinfo="skip"))  # fmt: skip
+    for i, hw in enumerate(sorted(ok["hardware"].unique())):
+        for metric, symbol in SYMBOLS.items():
+            part = ok[(ok["hardware"] == hw) & (ok["metric"] == metric)]
+            if part.empty:
+                continue
+            fig.add_trace(go.Scatter(
+                x=part["value"], y=part["predicted"], mode="markers",
+                name=f"{html.escape(str(hw))} · {metric}", hovertext=_hover(part),
+                hoverinfo="text", marker={"color": COLORS[i % len(COLORS)], "symbol": symbol,
+                                          "size": 9, "line": {"width": 1, "color": "white"}},
+            ))  # fmt: skip
+    axis = {"type": "log", "range": [math.log10(lo), math.log10(hi)]}
+    fig.update_layout(
+        title={"text": html.escape(title)},
+        xaxis={**axis, "title": {"text": "measured (tokens/s per GPU, or ms)"}},
+        yaxis={**axis, "title": {"text": "predicted (same unit)"}, "scaleanchor": "x"},
+        legend={"title": {"text": "accelerator · metric"}},
+        height=560,
+        margin={"l": 60, "r": 20, "t": 60, "b": 60},
+    )
+    return fig
+
+
+def mape_by(frames: Mapping[str, pd.DataFrame], key: str | None) -> pd.DataFrame:
+    """MAPE (%) of each profile (columns) overall or per `key` (rows); predicted rows only."""
+    columns = {}
+    for name, df in frames.items():
+        ok = df[df["reason"] == ""]
+        if key is None:
+            columns[name] = pd.Series({"all rows": ok["ape_pct"].mean()})
+        else:
+            columns[name] = ok.groupby(key)["ape_pct"].mean()
+    table = pd.DataFrame(columns)
+    table.index.name = key or "rows"
+    return table.add_suffix(" MAPE %").reset_index()
+
+
+def results_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows with unit-bearing column names, as shown and downloaded."""
+    out = df[list(SCENARIO_COLUMNS)].copy()
+    out["unit"] = df["metric"].map(UNITS)
+    out["measured_in_unit"] = df["value"]
+    out["predicted_in_unit"] = df["predicted"]
+    out["error_pct"] = df["error"] * 100.0
+    out["profile"] = df["profile"]
+    out["not_predicted_because"] = df["reason"]
+    return out
