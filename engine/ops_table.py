@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engine import api, ops, parallel, serve
+from engine import api, ops, parallel
 from engine import serve_inputs as si
+from engine.serve import peak_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,7 +60,7 @@ def _row(op, hw: dict, eta: dict, context: float, label: str) -> dict:
     flops = op.f0 + op.f1 * x
     kv = op.mk0 + op.mk1 * x
     moved = op.mw + op.ma + kv
-    t_c = flops / (serve.peak_of(op, hw) * eta[op.cls])
+    t_c = flops / (peak_of(op, hw) * eta[op.cls])
     t_m = moved / hw["bandwidth"]
     return {
         "name": op.name,

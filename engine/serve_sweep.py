@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine import api, serve
+from engine import api
 from engine import serve_inputs as si
+from engine.serve import BOUNDS, METRICS, WARNINGS, request_terms, warning_list
 from engine.sweep import as_list
 
 if TYPE_CHECKING:  # pandas loads on the first sweep, keeping `import engine` fast
@@ -98,9 +99,9 @@ def _compute(inp: dict, shape: tuple, eta: dict) -> dict[str, np.ndarray]:
     sc = {"tp": _axis(tps, 3), "pp": _axis(pps, 4), "B": _axis(bs, 5), "I": _axis(ins, 6)}
     sc |= {"O": _axis(outs, 7)} | {k: _axis(v, 2) for k, v in inp["sizes"].items()}
     with np.errstate(all="ignore"):  # O = 1 rows divide by zero on purpose (NaN means none)
-        t = serve.request_terms(s, hw, sc, eta, np)
+        t = request_terms(s, hw, sc, eta, np)
         out = {}
-        for key, term, scale in serve.METRICS:
+        for key, term, scale in METRICS:
             value = t[term] if scale is None else t[term] * scale
             out[term] = _full(value, shape, _dtype(key, scale))
     out["warning_bits"] = _full(t["warning_bits"], shape, np.int16)
@@ -162,7 +163,7 @@ def serve_sweep(
             else np.full(rows, np.nan if value is None else float(value))
         )  # fmt: skip
     notes = inp["setups"][0].notes
-    texts = ["; ".join(serve.warning_list(b, notes)) for b in range(1 << len(serve.WARNINGS))]
+    texts = ["; ".join(warning_list(b, notes)) for b in range(1 << len(WARNINGS))]
     cols["warnings"] = pd.Categorical.from_codes(t["warning_bits"], texts)  # texts are unique
     return pd.DataFrame(cols, copy=False)
 
@@ -202,7 +203,7 @@ def _metric_columns(t: dict) -> dict:
     import pandas as pd
 
     cols = {}
-    for key, term, _ in serve.METRICS:
+    for key, term, _ in METRICS:
         is_bound = key.endswith("bottleneck")
-        cols[key] = pd.Categorical.from_codes(t[term], serve.BOUNDS) if is_bound else t[term]
+        cols[key] = pd.Categorical.from_codes(t[term], BOUNDS) if is_bound else t[term]
     return cols
