@@ -41,7 +41,11 @@ DECODE_COLUMNS += ["mfu", "t_overhead_ms", "fits_in_memory", "max_batch_at_conte
 
 
 RESERVE_MAX = 0.95  # at most 95 % of the capacity held back (the widget's and the link's range)
-VIEW_DEFAULTS = {"view": "decode", "context": DEFAULT_CONTEXT}
+VIEW_DEFAULTS = {
+    "view": "decode",
+    "context": DEFAULT_CONTEXT,
+    "memory_reserve": engine.DEFAULTS.memory_reserve,
+}
 
 
 def reserve_param() -> Param:
