@@ -100,15 +100,7 @@ class Architecture:
             _whole("sliding_window", self.sliding_window, minimum=1)
         if not (self.extra_params >= 0):
             raise ValueError("extra_params must be >= 0")
-        _whole("norms_per_layer", self.norms_per_layer, minimum=0)
-        _whole("sliding_pattern", self.sliding_pattern, minimum=0)
-        if self.sliding_pattern:
-            local = self.layers - self.layers // self.sliding_pattern
-            if self.sliding_layers != local:
-                raise ValueError(
-                    f"sliding_pattern {self.sliding_pattern} over {self.layers} layers makes "
-                    f"{local} local layers, but sliding_layers is {self.sliding_layers}"
-                )
+        _check_added(self)
 
     @property
     def is_moe(self) -> bool:
@@ -118,6 +110,19 @@ class Architecture:
     def moe_layers(self) -> int:
         """Layers with routed experts (all but the leading dense ones)."""
         return self.layers - self.dense_layers if self.is_moe else 0
+
+
+def _check_added(arch: Architecture) -> None:
+    """Checks of the fields added after the first release (norms, window pattern)."""
+    _whole("norms_per_layer", arch.norms_per_layer, minimum=0)
+    _whole("sliding_pattern", arch.sliding_pattern, minimum=0)
+    if arch.sliding_pattern:
+        local = arch.layers - arch.layers // arch.sliding_pattern
+        if arch.sliding_layers != local:
+            raise ValueError(
+                f"sliding_pattern {arch.sliding_pattern} over {arch.layers} layers makes "
+                f"{local} local layers, but sliding_layers is {arch.sliding_layers}"
+            )
 
 
 def _norm(arch: Architecture, width: int) -> int:
