@@ -64,8 +64,11 @@ def _suggestion(text: str, unit: str) -> str:
     import difflib
 
     number, unit_text = re.match(r"\s*([-+0-9.eE]*)\s*(.*)", text).groups()
-    known = SPELLINGS.get(unit, (unit,))
-    score = [difflib.SequenceMatcher(None, unit_text.strip(), k).ratio() for k in known]
+    known, typed = SPELLINGS.get(unit, (unit,)), unit_text.strip()
+    score = [  # a spelling that differs only in letter case wins ("GIB" -> "GiB")
+        2.0 if typed.lower() == k.lower() else difflib.SequenceMatcher(None, typed, k).ratio()
+        for k in known
+    ]
     best = max(range(len(known)), key=lambda i: (score[i], -i))  # ties: the first spelling
     if score[best] < 0.5:
         return f"; write e.g. {', '.join(known)}"

@@ -115,7 +115,8 @@ def select_precision(page: str) -> str:
         PRECISIONS,
         key=key,
         help="Bytes per parameter: fp32/tf32 4, fp16/bf16 2, fp8/int8 1, int4 0.5."
-        " A chip without a peak for it uses its fp16 peak, with a warning.",
+        " A chip without a peak for it uses one that is not faster (tf32 → fp32; fp8, int8,"
+        " int4 → fp16), with a warning.",
     )
 
 
