@@ -255,3 +255,37 @@ def test_a_sliding_pattern_must_match_the_number_of_local_layers():
     a = arch("Gemma-3-27B")
     with pytest.raises(ValueError, match="makes 52 local layers"):
         replace(a, sliding_layers=50)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 64),
+    st.integers(1, 8),
+    st.data(),
+    st.integers(0, 2),
+    st.booleans(),
+)
+def test_idle_experts_are_exactly_the_gap_between_total_and_active(layers, k, data, shared, tied):
+    experts = data.draw(st.integers(k, 64))
+    dense = data.draw(st.integers(0, layers))
+    a = Architecture(
+        layers=layers,
+        hidden=128,
+        heads=4,
+        kv_heads=2,
+        head_dim=32,
+        intermediate=512,
+        vocab=1000,
+        context_length=4096,
+        tied_embeddings=tied,
+        experts=experts,
+        experts_per_token=k,
+        expert_intermediate=64,
+        shared_experts=shared,
+        dense_layers=dense,
+    )
+    idle = (layers - dense) * (experts - k) * 3 * 128 * 64  # gated experts of width 64
+    assert param_count(a) - active_param_count(a) == idle
+    # leaving the embedding out drops V·h, unless the one tied table is the unembedding too
+    dropped = active_param_count(a) - active_param_count(a, embedding=False)
+    assert dropped == (0 if tied else 1000 * 128)
