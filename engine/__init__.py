@@ -22,7 +22,14 @@ from engine.api import (
 )
 from engine.arch import Architecture
 from engine.calibrate import calibrate
-from engine.catalog import Catalog, UnknownIdError, load_catalog, normalise_id
+from engine.catalog import (
+    ENV_VAR,
+    Catalog,
+    UnknownIdError,
+    load_catalog,
+    normalise_id,
+    user_catalog_paths,
+)
 from engine.cnn import layer_table
 from engine.export import records, to_csv
 from engine.hf_config import model_from_config
@@ -61,6 +68,7 @@ __all__ = [
     "BYTES_PER_PARAM",
     "DEFAULTS",
     "ENERGY_FORMULA",
+    "ENV_VAR",
     "IDLE_POWER_FRACTION",
     "IGNORED_ASSUMPTIONS",
     "MAX_BATCH",
@@ -111,5 +119,6 @@ __all__ = [
     "summarise",
     "sweep",
     "to_csv",
+    "user_catalog_paths",
     "validate",
 ]

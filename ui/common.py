@@ -7,7 +7,6 @@ readable labels (the built-in one is hidden in .streamlit/config.toml).
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from pathlib import Path
@@ -16,8 +15,8 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import pandas as pd
 import streamlit as st
 
-from engine import Catalog, load_catalog, to_csv
-from engine.catalog import ENV_VAR, user_catalog_paths
+from engine import ENV_VAR, Catalog, load_catalog, to_csv, user_catalog_paths
+from ui.format import sig
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = (
@@ -34,12 +33,10 @@ FLOP_NOTE = {
 }
 
 
-def num(value: float, digits: int = 4) -> str:
-    """A number for people: 4 significant digits, thousands separators, no 1e+04 notation."""
-    if value == 0 or not 1e-3 <= abs(value) < 1e12:
-        return f"{value:.{digits}g}"
-    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
-    return f"{value:,.{decimals}f}"
+def num(value: float, digits: int = 3) -> str:
+    """A plain number for people: ui.format.sig (3 significant figures, 4 for whole numbers
+    below 10,000, thousands separators, "—" for none). Prefer ui.format.fmt(value, unit)."""
+    return sig(value, min(digits, 3))
 
 
 def source_md(label: str, url: str) -> str:
