@@ -145,7 +145,7 @@ def test_query_string_sets_the_widgets():
 def test_invalid_query_string_warns_and_uses_defaults():
     at = open_page({"context": "-5", "model": "ResNet-50", "kv_precision": "fp3"})
     warning = text(at.warning)
-    assert "'context'" in warning and "out of range" in warning
+    assert "'context'" in warning and "whole number from 1 to" in warning
     assert "ResNet-50 is not a decoder LLM" in warning  # names why
     assert "'kv_precision'" in warning and "fp3" in warning
     assert at.selectbox(key="decode:model").value == DEFAULT["model"]

@@ -250,7 +250,7 @@ def test_batch_list_parameter_reads_ranges_compactly():
     assert param.read("8..32:8, 1") == [1, 8, 16, 24, 32]
     assert param.write(list(range(1, 2001))) == "1..2000"
     assert param.write([1, 2, 4, 8, 16]) == "1,2,4,8,16"
-    for bad, why in [("5..1", "runs backwards"), ("1..9000", "more than 4096"), ("0", "at least")]:
+    for bad, why in [("5..1", "runs backwards"), ("1..9000", "more than 4096"), ("0", "from 1 to")]:
         with pytest.raises(ValueError, match=why):
             param.read(bad)
 

@@ -13,6 +13,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from engine import check_whole
+
 MAX_VALUE_CHARS = 2000  # a longer value is dropped unread
 MAX_PARAMS = 40  # more distinct keys than this: the rest are ignored
 MAX_LIST_ITEMS = 4096
@@ -52,7 +54,8 @@ def choice(options: Sequence[str] | Callable[[], Sequence[str]], *, canon=None):
 
 
 def number(lo: float, hi: float, *, whole: bool = False, lo_open: bool = False):
-    """A reader accepting a finite number in [lo, hi] ((lo, hi] with lo_open)."""
+    """A reader accepting a finite number in [lo, hi] ((lo, hi] with lo_open); with `whole`,
+    the engine's one whole-number check (`engine.check_whole`) decides."""
 
     def read(text: str) -> float | int:
         try:
@@ -61,12 +64,17 @@ def number(lo: float, hi: float, *, whole: bool = False, lo_open: bool = False):
             raise ParamError(f"{_shown(text)} is not a number") from None
         if not math.isfinite(value):
             raise ParamError(f"{_shown(text)} is not a finite number")
-        if whole and value != int(value):
-            raise ParamError(f"{_shown(text)} is not a whole number")
+        if whole:
+            try:
+                small = value.is_integer() and abs(value) < 1e15
+                shown = int(value) if small else value  # "got -1", not -1.0
+                return check_whole(shown, "value", high=int(hi), low=int(lo))
+            except ValueError as exc:
+                raise ParamError(str(exc).removeprefix("value: ")) from None
         if value < lo or value > hi or (lo_open and value == lo):
             low = f"above {lo:g}" if lo_open else f"at least {lo:g}"
             raise ParamError(f"{value:g} is out of range ({low}, at most {hi:g})")
-        return int(value) if whole else value
+        return value
 
     return read
 
