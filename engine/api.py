@@ -58,6 +58,27 @@ def resolve_hardware(hardware: str | HardwareSpec, catalog: Catalog | None = Non
     return (catalog or default_catalog()).find_hardware(hardware)
 
 
+_PAIRS: dict[tuple, tuple] = {}  # (catalogue id, model text, hardware text) -> specs
+
+
+def resolve_pair(model, hardware, catalog: Catalog | None = None) -> tuple[ModelSpec, HardwareSpec]:
+    """`resolve_model` and `resolve_hardware` at once, remembering what ids resolved to.
+
+    The memo is per catalogue object (kept alongside, so a recycled id never matches); only
+    successful lookups are kept, so an unknown id is refused with its message every time.
+    """
+    if type(model) is not str or type(hardware) is not str:
+        return resolve_model(model, catalog), resolve_hardware(hardware, catalog)
+    catalog = catalog or default_catalog()
+    key = (id(catalog), model, hardware)
+    hit = _PAIRS.get(key)
+    if hit is None or hit[0] is not catalog:
+        if len(_PAIRS) > 4096:
+            _PAIRS.clear()
+        hit = _PAIRS[key] = (catalog, catalog.find_model(model), catalog.find_hardware(hardware))
+    return hit[1], hit[2]
+
+
 def check_whole_numbers(
     values: object, name: str, *, high: int, low: int = 1, noun: str = "whole numbers"
 ) -> np.ndarray:
@@ -167,8 +188,7 @@ def solve(
     Returns:
         A SolveResult; `.as_dict()` is the CLI's JSON object.
     """
-    spec_m = resolve_model(model, catalog)
-    spec_h = resolve_hardware(hardware, catalog)
+    spec_m, spec_h = resolve_pair(model, hardware, catalog)
     return solve_specs(
         spec_m,
         spec_h,

@@ -35,6 +35,8 @@ TASKS = ("vision", "llm", "encoder", "diffusion", "speech", "other")
 
 def check_precision(precision: str) -> str:
     """Return the canonical precision name or raise ValueError listing the known ones."""
+    if type(precision) is str and precision in BYTES_PER_PARAM:  # already canonical
+        return precision
     name = str(precision).strip().lower()
     if name not in BYTES_PER_PARAM:
         raise ValueError(f"unknown precision {precision!r} (known: {', '.join(PRECISIONS)})")
