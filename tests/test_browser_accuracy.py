@@ -1,0 +1,98 @@
+"""Real-browser test of the Accuracy page: upload, refuse broken files, fit a team profile.
+
+Headless Chromium against `streamlit run app.py`. The first request to the fresh server is the
+deep link; broken uploads (foreign column, negative value, unknown model, 50 MB) must each be
+named (row and column where there is one) and change nothing else; a good upload followed by
+one click on "Fit" must show the team profile's MAPE below the starting profile's.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import metric, start_server, stop_server, wait_idle
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv"
+VIEWPORT = {"width": 1400, "height": 2400}
+TIMEOUT_MS = 120_000  # per action: these 2-core machines run other test suites alongside
+
+
+@pytest.fixture(scope="module")
+def fresh_server():
+    proc, url = start_server()
+    yield url
+    stop_server(proc)
+
+
+def _files(tmp_path: Path) -> dict[str, Path]:
+    lines = SHIPPED.read_text().splitlines()
+    header, rows = lines[0], lines[1:]
+    mine = [r for r in rows if ",A100," in r]  # "our" A100 runs: 21 rows
+    good = "\n".join([header, *mine]) + "\n"
+    broken = {
+        "column": good.replace("kv_precision", "kv_dtype", 1),
+        "negative": good.replace(",6374.0", ",-6374.0", 1),
+        "model": good.replace("Llama-2-7B", "Llama-9-1T", 1),
+    }
+    out = {}
+    for name, text in {"good": good, **broken}.items():
+        out[name] = tmp_path / f"{name}.csv"
+        out[name].write_text(text)
+    out["huge"] = tmp_path / "huge.csv"
+    with out["huge"].open("w") as f:  # 50 MB of valid-looking rows
+        f.write(header + "\n")
+        f.write((mine[0] + "\n") * (50_000_000 // (len(mine[0]) + 1)))
+    return out
+
+
+def _upload(page, path: Path) -> None:
+    page.locator("input[type='file']").set_input_files(str(path))
+    page.wait_for_timeout(500)
+    wait_idle(page, TIMEOUT_MS)
+
+
+def test_upload_check_and_fit_a_team_profile(fresh_server, chromium, tmp_path):
+    files = _files(tmp_path)
+    context = chromium.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(fresh_server + "/accuracy?profile=tutorial")
+    wait_idle(page, TIMEOUT_MS)
+    page.locator("[data-testid='stMetric']").first.wait_for()
+    start = metric(page, "MAPE")
+    assert start == "35.7 %" and metric(page, "Rows predicted") == "55 of 57"
+
+    expected = {
+        "column": "column 'kv_precision' is missing",
+        "negative": "row 1, column 'value': must be a positive number, got '-6374.0'",
+        "model": "column 'model': unknown model 'Llama-9-1T'",
+    }
+    for name, message in expected.items():
+        _upload(page, files[name])
+        alert = page.locator("[data-testid='stAlert']", has_text="nothing else changed")
+        assert message in alert.inner_text().replace("\\", ""), name
+        assert metric(page, "MAPE") == start and metric(page, "Rows predicted") == "55 of 57"
+
+    page.locator("input[type='file']").set_input_files(str(files["huge"]))
+    # refused by the uploader itself (the server's 1 MB limit): "File must be 1MB or smaller."
+    page.get_by_text(re.compile(r"File must be .* or smaller")).first.wait_for()
+    wait_idle(page, TIMEOUT_MS)
+    assert metric(page, "MAPE") == start
+
+    _upload(page, files["good"])
+    assert metric(page, "Rows predicted").endswith("of 21")
+    before = float(metric(page, "MAPE").split()[0])
+    page.get_by_role("button", name="Fit a team profile to these measurements").click()
+    page.wait_for_timeout(500)
+    wait_idle(page, TIMEOUT_MS)
+    page.get_by_text("vs tutorial", exact=False).first.wait_for()
+    after = float(metric(page, "MAPE").split()[0])
+    assert after < before, (before, after)
+    assert "profile=team" in page.url and "efficiency=" in page.url
+    assert page.locator("[data-testid='stException']").count() == 0
+    context.close()
