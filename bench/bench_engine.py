@@ -1,7 +1,7 @@
 """Engine benchmark: import time, scalar solves per second, sweep rows per second.
 
 Run: `.venv/bin/python bench/bench_engine.py` (add `--json` for machine-readable output).
-Targets on the 2-core reference machine (issue 2): `import engine` < 0.5 s, a scalar solve
+Targets on the 2-core reference machine: `import engine` < 0.5 s, a scalar solve
 < 50 µs, a 100,000-scenario sweep < 100 ms. Each figure is the median of several repeats.
 """
 

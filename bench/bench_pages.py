@@ -2,7 +2,7 @@
 
 Run: `.venv/bin/python bench/bench_pages.py` (`--repeats N`, `--json`). Each page is run once
 with its default scenario to warm caches, then rerun N times; the median and the worst rerun
-are reported. A 2,000-point batch sweep is measured too. Target (issue 3): < 300 ms per rerun.
+are reported. A 2,000-point batch sweep is measured too. Target: < 300 ms per rerun.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def add_assumption_flags(p: argparse.ArgumentParser) -> None:
-    """The assumption flags shared by every solving command (SPEC §1 defaults)."""
+    """The assumption flags shared by every solving command (defaults: docs/model.md)."""
     p.add_argument("--efficiency", type=float, help="achievable fraction of peak (default 0.5)")
     p.add_argument("--layer-overhead-us", type=float, help="per-layer overhead, µs (default 10)")
     p.add_argument(
@@ -175,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="extra catalogue TOML file (repeatable); overrides built-ins",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    p = sub.add_parser("solve", help="one model on one accelerator (SPEC §1)")
+    p = sub.add_parser("solve", help="one model on one accelerator (docs/model.md)")
     add_model_args(p)
     p.add_argument("--hardware", required=True)
     p.add_argument("--batch-size", type=int, default=1)
@@ -189,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--precision", action="append", choices=PRECISIONS)
     add_assumption_flags(p)
     p.add_argument("--format", choices=["json", "csv", "table"], default="table")
-    p = sub.add_parser("decode", help="an LLM's decode step and prefill (SPEC §2)")
+    p = sub.add_parser("decode", help="an LLM's decode step and prefill (docs/model.md)")
     add_model_args(p)
     p.add_argument("--hardware", required=True)
     p.add_argument("--batch-size", type=int, default=1, help="concurrent sequences (default 1)")

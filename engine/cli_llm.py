@@ -1,4 +1,4 @@
-"""`python -m engine decode`: the LLM serving model (SPEC.md §2) from the shell.
+"""`python -m engine decode`: the LLM decode view (docs/model.md) from the shell.
 
 The handler of the `decode` sub-command (its flags are built in engine/cli.py). JSON keys are
 `DecodeResult.as_dict()`'s, a contract; bad input raises ValueError/KeyError, which `main`

@@ -214,7 +214,7 @@ def parse_model(entry: str, table: object, *, origin: str = "built-in") -> Model
             )
         sample = _text(t, "sample", where, origin, "sample")
     elif task == "llm":
-        flops, convention = 2.0 * (active or params), "mac2"  # 2·P_active per token (SPEC §4)
+        flops, convention = 2.0 * (active or params), "mac2"  # 2·P_active per token (docs/model.md)
         sample = _text(t, "sample", where, origin, "token")
     else:
         raise CatalogError(

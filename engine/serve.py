@@ -10,6 +10,7 @@ model, its conventions and defaults are in docs/model.md, "Serving model".
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from engine import api, ops, parallel
@@ -19,10 +20,8 @@ from engine.specs import Assumptions
 BOUNDS = ("compute", "memory", "communication", "overhead", "none")
 # Row-level warnings, one bit each (the sweep keeps the bits; the text is looked up once).
 WARNINGS = (
-    "this accelerator lists no peak for the precision: a slower precision's peak is used "
-    "(see peak_precision)",
-    "tensor parallelism beyond one node's devices: the all-reduces are modelled on the "
-    "in-node link, which is optimistic",
+    "no peak listed for this precision: a slower one's is used (see peak_precision)",
+    "tp beyond one node's devices: all-reduces modelled on the in-node link (optimistic)",
     "does not fit: memory_per_device_bytes exceeds usable_memory_bytes",
     "input + output tokens exceed the model's trained context length",
     "one output token: the prefill produces it and no decode step runs, so TPOT and "
@@ -43,8 +42,9 @@ def peak_of(op, hw: dict):
     return hw["peak_attn"] if op.cls == "attention" else hw["peak"]
 
 
-def _peak(op, hw: dict, eta: dict):
-    return peak_of(op, hw) * eta[op.cls]
+def _rates(hw: dict, eta: dict) -> dict:
+    """Achievable FLOP/s per operator class: its datasheet peak times its efficiency."""
+    return {c: (hw["peak_attn"] if c == "attention" else hw["peak"]) * e for c, e in eta.items()}
 
 
 def bound_code(parts, xp):
@@ -56,15 +56,25 @@ def bound_code(parts, xp):
     return code
 
 
-def prefill_terms(s, hw, sc, eta, xp) -> dict:
+def step_lists(s, sc, xp) -> tuple[list, list]:
+    """The operators of the prefill (B·I tokens) and of a decode step (B tokens)."""
+    sizes = {"tp": sc["tp"], "bw": sc["bw"], "b_kv": sc["b_kv"], "ba": sc["ba"], "xp": xp}
+    B, S = sc["B"], sc["I"]
+    prefill = ops.step_ops(s, T=B * S, B=B, prefill_tokens=S, **sizes)
+    decode = ops.step_ops(s, T=B, B=B, **sizes)
+    return [op for op in prefill if not _absent(op.count)], [
+        op for op in decode if not _absent(op.count)
+    ]
+
+
+def prefill_terms(s, hw, sc, eta, xp, step) -> dict:
     """TTFT: the prefill of B·I tokens as one step (constants per operator)."""
     T = sc["B"] * sc["I"]
-    step = ops.step_ops(s, T=T, B=sc["B"], tp=sc["tp"], bw=sc["bw"], b_kv=sc["b_kv"],
-                        ba=sc["ba"], xp=xp, prefill_tokens=sc["I"])  # fmt: skip
     t_ops = compute = memory = flops = nbytes = 0.0
-    for op in (op for op in step if not _absent(op.count)):
+    rates = _rates(hw, eta)
+    for op in step:
         moved = op.mw + op.ma + op.mk0
-        g, m = op.f0 / _peak(op, hw, eta), moved / hw["bandwidth"]
+        g, m = op.f0 / rates[op.cls], moved / hw["bandwidth"]
         t_ops = t_ops + op.count * xp.maximum(g, m)
         compute, memory = compute + op.count * g, memory + op.count * m
         flops, nbytes = flops + op.count * op.f0, nbytes + op.count * moved
@@ -81,15 +91,15 @@ def prefill_terms(s, hw, sc, eta, xp) -> dict:
     }
 
 
-def decode_terms(s, hw, sc, eta, xp) -> dict:
+def decode_terms(s, hw, sc, eta, xp, step) -> dict:
     """The O−1 decode steps at contexts I+1 … I+O−1, summed in closed form."""
     B, a, b = sc["B"], sc["I"] + 1.0, sc["I"] + sc["O"] - 1.0
     steps = sc["O"] - 1.0
-    step = ops.step_ops(s, T=B, B=B, tp=sc["tp"], bw=sc["bw"], b_kv=sc["b_kv"], ba=sc["ba"], xp=xp)
     t_ops = compute = memory = flops = nbytes = 0.0  # summed over the steps
     s_t = s_c = s_m = s_f = s_b = 0.0  # one step of the context-independent operators
-    for op in (op for op in step if not _absent(op.count)):
-        peak, moved, k = _peak(op, hw, eta), op.mw + op.ma + op.mk0, op.count
+    rates = _rates(hw, eta)
+    for op in step:
+        peak, moved, k = rates[op.cls], op.mw + op.ma + op.mk0, op.count
         g0, m0 = op.f0 / peak, moved / hw["bandwidth"]
         if op.layers in ("global", "local"):  # attention: lines in the context
             g1, m1 = op.f1 / peak, op.mk1 / hw["bandwidth"]
@@ -120,7 +130,6 @@ def decode_terms(s, hw, sc, eta, xp) -> dict:
         "decode_bytes_per_step": xp.where(none, NAN, nbytes / per),
         "decode_bound": xp.where(none, 4, code),
         "experts_touched_per_layer": ops.experts_touched(s, B),
-        "_step_ops": step,
     }
 
 
@@ -147,7 +156,7 @@ def warning_list(bits: int, notes: tuple[str, ...] = ()) -> list[str]:
     return list(notes) + [w for i, w in enumerate(WARNINGS) if bits >> i & 1]
 
 
-def request_terms(s: dict, hw: dict, sc: dict, eta: dict, xp) -> dict:
+def request_terms(s: dict, hw: dict, sc: dict, eta: dict, xp, steps=None) -> dict:
     """Everything about one request (or a grid of them), in SI units.
 
     Args:
@@ -158,10 +167,12 @@ def request_terms(s: dict, hw: dict, sc: dict, eta: dict, xp) -> dict:
         sc: B, I, O, tp, pp and bw, b_kv, ba (bytes per weight, KV and activation element).
         eta: serve_inputs.eta_by_class().
         xp: ops.SCALAR or numpy.
+        steps: step_lists(s, sc, xp) if already built.
     """
-    pre = prefill_terms(s, hw, sc, eta, xp)
-    dec = decode_terms(s, hw, sc, eta, xp)
-    mem = parallel.memory_terms(s, hw, sc, dec.pop("_step_ops"), xp)
+    prefill, decode = steps or step_lists(s, sc, xp)
+    pre = prefill_terms(s, hw, sc, eta, xp, prefill)
+    dec = decode_terms(s, hw, sc, eta, xp, decode)
+    mem = parallel.memory_terms(s, hw, sc, decode, xp)
     devices = sc["tp"] * sc["pp"]
     e2e = pre["ttft_s"] + dec.pop("decode_total_s")
     out_tokens = sc["B"] * sc["O"]
@@ -181,39 +192,25 @@ def request_terms(s: dict, hw: dict, sc: dict, eta: dict, xp) -> dict:
     )
 
 
-# The result's metric keys in order, with the SI term each comes from and its scale.
-METRICS = (
-    ("ttft_ms", "ttft_s", 1e3),
-    ("tpot_ms", "tpot_s", 1e3),
-    ("e2e_latency_ms", "e2e_latency_s", 1e3),
-    ("output_tokens_per_s", "output_tokens_per_s", 1.0),
-    ("output_tokens_per_s_per_gpu", "output_tokens_per_s_per_gpu", 1.0),
-    ("tokens_per_s_per_user", "tokens_per_s_per_user", 1.0),
-    ("prefill_bottleneck", "prefill_bound", None),
-    ("decode_bottleneck", "decode_bound", None),
-    ("prefill_comm_ms", "prefill_comm_s", 1e3),
-    ("decode_comm_ms", "decode_comm_s", 1e3),
-    ("decode_comm_share", "decode_comm_share", 1.0),
-    ("prefill_overhead_share", "prefill_overhead_share", 1.0),
-    ("decode_overhead_share", "decode_overhead_share", 1.0),
-    ("prefill_flop", "prefill_flop", 1.0),
-    ("prefill_bytes", "prefill_bytes", 1.0),
-    ("decode_flop_per_step", "decode_flop_per_step", 1.0),
-    ("decode_bytes_per_step", "decode_bytes_per_step", 1.0),
-    ("experts_touched_per_layer", "experts_touched_per_layer", 1.0),
-    ("pp_bubble_fraction", "pp_bubble_fraction", 1.0),
-    ("kv_cache_bytes", "kv_cache_bytes", 1.0),
-    ("kv_cache_bytes_per_device", "kv_cache_bytes_per_device", 1.0),
-    ("weight_bytes_per_device", "weight_bytes_per_device", 1.0),
-    ("memory_per_device_bytes", "memory_per_device_bytes", 1.0),
-    ("memory_capacity_bytes", "memory_capacity_bytes", 1.0),
-    ("usable_memory_bytes", "usable_memory_bytes", 1.0),
-    ("fits_in_memory", "fits_in_memory", None),
-)
+# The result's metric keys in order; each comes from the SI term of the same name, except the
+# milliseconds (from seconds), the bottleneck words (from codes) and fits_in_memory (a bool).
+METRIC_KEYS = (
+    "ttft_ms", "tpot_ms", "e2e_latency_ms", "output_tokens_per_s", "output_tokens_per_s_per_gpu",
+    "tokens_per_s_per_user", "prefill_bottleneck", "decode_bottleneck", "prefill_comm_ms",
+    "decode_comm_ms", "decode_comm_share", "prefill_overhead_share", "decode_overhead_share",
+    "prefill_flop", "prefill_bytes", "decode_flop_per_step", "decode_bytes_per_step",
+    "experts_touched_per_layer", "pp_bubble_fraction", "kv_cache_bytes",
+    "kv_cache_bytes_per_device", "weight_bytes_per_device", "memory_per_device_bytes",
+    "memory_capacity_bytes", "usable_memory_bytes", "fits_in_memory",
+)  # fmt: skip
+METRICS = tuple(  # (key, SI term, scale; None: not a number)
+    (k, k[:-3] + "_s", 1e3) if k.endswith("_ms")
+    else (k, k.replace("bottleneck", "bound"), None) if k.endswith("bottleneck")
+    else (k, k, None if k == "fits_in_memory" else 1.0)
+    for k in METRIC_KEYS
+)  # fmt: skip
 ID_KEYS = ("model", "hardware", "devices", "tp", "pp", "batch_size", "input_tokens",
            "output_tokens", "precision", "kv_precision", "peak_precision", "profile")  # fmt: skip
-
-
 KEYS = ID_KEYS + tuple(key for key, _, _ in METRICS)
 
 
@@ -282,7 +279,8 @@ def serve(
     sc = {"B": float(b), "I": float(i), "O": float(o), "tp": float(tp), "pp": float(pp)}
     sc |= si.element_bytes(st.precision, st.kv_precision)
     eta = si.eta_by_class(st.assumptions)
-    t = request_terms(si.shapes(arch), hwv, sc, eta, ops.SCALAR)
+    steps = _steps(arch, b, i, tp, st.precision, st.kv_precision)
+    t = request_terms(si.shapes(arch), hwv, sc, eta, ops.SCALAR, steps)
     ids = (name, hw.id, tp * pp, tp, pp, b, i, o, st.precision, st.kv_precision)
     values = dict(zip(ID_KEYS, (*ids, hwv["peak_precision"], st.profile), strict=True))
     values |= {key: t[term] * scale for key, term, scale in METRICS if scale is not None}
@@ -292,3 +290,10 @@ def serve(
     values = {key: values[key] for key in KEYS}  # the documented order
     warnings = warning_list(int(t["warning_bits"]), st.notes)
     return ServeResult(values, dict(si.echo(st.assumptions)), tuple(warnings))
+
+
+@functools.lru_cache(maxsize=256)
+def _steps(arch, batch: int, tokens: int, tp: int, precision: str, kv_precision: str):
+    """The operator lists of one scalar scenario (pure and immutable: cached across calls)."""
+    sc = {"B": float(batch), "I": float(tokens), "tp": float(tp)}
+    return step_lists(si.shapes(arch), sc | si.element_bytes(precision, kv_precision), ops.SCALAR)

@@ -102,14 +102,16 @@ def _compute(inp: dict, shape: tuple, eta: dict) -> dict[str, np.ndarray]:
         t = request_terms(s, hw, sc, eta, np)
         out = {}
         for key, term, scale in METRICS:
-            value = t[term] if scale is None else t[term] * scale
+            value = t[term] if scale in (None, 1.0) else t[term] * scale
             out[term] = _full(value, shape, _dtype(key, scale))
     out["warning_bits"] = _full(t["warning_bits"], shape, np.int16)
     return out
 
 
 def _full(value, shape: tuple, dtype) -> np.ndarray:
-    """`value` broadcast to the whole grid, as one flat column (one pass, one allocation)."""
+    """`value` broadcast to the whole grid, as one flat column (at most one copy)."""
+    if isinstance(value, np.ndarray) and value.shape == shape and value.dtype == dtype:
+        return value.reshape(-1)  # already a fresh full-grid array: a view, no copy
     out = np.empty(shape, dtype=dtype)
     out[...] = value
     return out.reshape(-1)

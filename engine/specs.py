@@ -2,7 +2,7 @@
 
 Every physical figure is a float in SI units with the unit in its name; specs check themselves
 when built, so an impossible catalogue entry fails at load time, never in a solve. The
-assumption defaults are those of SPEC.md §1 (the MLSys·im "Hello, Roofline" tutorial) and are
+assumption defaults are those of docs/model.md (the MLSys·im "Hello, Roofline" tutorial) and are
 shown and editable on every page.
 """
 
@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 from engine.arch import Architecture
 
-# Bytes per parameter for each precision (SPEC §1).
+# Bytes per parameter for each precision (docs/model.md).
 BYTES_PER_PARAM: Mapping[str, float] = MappingProxyType(
     {"fp32": 4.0, "tf32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 )
@@ -182,7 +182,7 @@ class ModelSpec:
 
     @property
     def is_decoder_llm(self) -> bool:
-        """True when the entry has what the LLM serving model (SPEC §2) needs."""
+        """True when the entry has what the LLM decode view (docs/model.md) needs."""
         return self.task == "llm" and bool(self.hidden and self.heads and self.kv_heads)
 
     @property
@@ -190,7 +190,7 @@ class ModelSpec:
         return self.active_params if self.active_params is not None else self.params
 
     def flops_for(self, convention: str) -> float:
-        """FLOPs per sample under `convention` ("catalog" or "mac2"), SPEC §3."""
+        """FLOPs per sample under `convention` ("catalog" or "mac2"); docs/model.md."""
         if convention not in FLOP_CONVENTIONS:
             raise ValueError(f"unknown FLOP convention {convention!r} (known: catalog, mac2)")
         if convention == "mac2" and self.flop_convention == "mac1":
@@ -226,7 +226,7 @@ def _fraction(name: str, value: object) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Assumptions:
-    """Everything the solve assumes beyond the catalogue; SPEC §1 defaults, all editable.
+    """Everything the solve assumes beyond the catalogue; docs/model.md's defaults, all editable.
 
     `dispatch_overhead_s` None means "the accelerator's catalogued figure".
     """

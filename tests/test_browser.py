@@ -1,4 +1,4 @@
-"""Real-browser tests: headless Chromium against `streamlit run app.py` (issue 3, must-show 2)."""
+"""Real-browser tests: headless Chromium against `streamlit run app.py`."""
 
 from __future__ import annotations
 

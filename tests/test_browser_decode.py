@@ -1,5 +1,5 @@
-"""Real-browser tests of the LLM decode page: headless Chromium against `streamlit run app.py`
-(issue 4, must-show 2). Expected numbers come from the engine, formatted as the page does."""
+"""Real-browser tests of the LLM decode page: headless Chromium against `streamlit run app.py`.
+Expected numbers come from the engine, formatted as the page does."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The catalogue: every built-in entry is sound, SPEC §4's values exactly, tolerant ids, and team
-files that add, override or break entries without taking the built-ins down (data/README.md)."""
+"""The catalogue: every built-in entry is sound, the tutorial's reference values exactly,
+tolerant ids, and team files that add, override or break entries without taking the built-ins
+down (data/README.md)."""
 
 import datetime as dt
 import os
@@ -69,7 +70,7 @@ def test_model_figures_are_positive_and_shapes_are_consistent(m):
         assert m.flops_per_sample == pytest.approx(2 * m.params_active)  # 2·P_active per token
 
 
-# --- SPEC §4 reference values, exactly ----------------------------------------
+# --- the tutorial's reference values (data/README.md), exactly ------------------------
 SPEC_PEAKS = {  # dense, TFLOP/s (int8/int4: TOPS)
     "A100": dict(fp16=312, fp32=19.5, tf32=156, int8=624),
     "H100": dict(fp16=989, tf32=494, fp8=1979, int8=1979),

@@ -132,7 +132,7 @@ def test_explanation_of_the_memory_bound_default_uses_engine_numbers():
 
 
 def test_explanation_names_the_crossover_batch_of_the_sweep():
-    # SPEC/issue 4: batch 256 at context 128 on H100 is compute-bound.
+    # docs/model.md: batch 256 at context 128 on H100 is compute-bound.
     r, df = scenario(hardware="H100", batch=256, context=128, prompt=128)
     assert r["decode_bottleneck"] == "compute"
     first = fl.first_compute_bound(df, 128)

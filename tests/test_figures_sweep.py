@@ -62,7 +62,7 @@ def test_intensity_figure_ridges_and_crossover_are_the_engines(one):
     theo = next(t for n, t in by_name.items() if n.startswith("Theoretical ridge"))
     assert list(eff.y) == pytest.approx([one["effective_ridge_flop_per_byte"].iloc[0]] * 2)
     assert list(theo.y) == pytest.approx([one["ridge_flop_per_byte"].iloc[0]] * 2)
-    assert list(theo.y) == pytest.approx([312e12 / 2.039e12] * 2)  # SPEC §4 A100: Π / β
+    assert list(theo.y) == pytest.approx([312e12 / 2.039e12] * 2)  # A100 reference entry: Π / β
     mark = next(t for n, t in by_name.items() if n.startswith("Crossover: batch"))
     assert list(mark.x) == [cross]
     expected_ai = one.loc[one["batch_size"] == cross, "arithmetic_intensity_flop_per_byte"]

@@ -1,4 +1,4 @@
-"""Hostile input (issue 6): the share-link parser, the engine's entry points and every page.
+"""Hostile input: the share-link parser, the engine's entry points and every page.
 
 Hypothesis: `parse_params` never raises, keeps only valid values and warns for each dropped one;
 engine entry points let only ValueError/KeyError escape. AppTest: 500+ seeded hostile links over
@@ -297,6 +297,6 @@ def test_built_in_solve_still_works_with_a_broken_team_catalogue(broken_catalogu
     at = open_page("pages/solve.py", link)
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
-    latency_ms = float(metrics["Latency"].removesuffix(" ms"))  # SPEC §1: 0.5426 ms
+    latency_ms = float(metrics["Latency"].removesuffix(" ms"))  # reference case: 0.5426 ms
     assert latency_ms == pytest.approx(0.5426, abs=6e-4) and "memory" in metrics["Bottleneck"]
     assert engine.default_catalog().find_hardware("Team-Good").origin == str(BROKEN)

@@ -1,4 +1,4 @@
-"""Many users at once (issue 6): 20 concurrent Chromium sessions against one server.
+"""Many users at once: 20 concurrent Chromium sessions against one server.
 
 One headless Chromium, driven by Playwright's async API from one event loop, opens one browser
 context per simulated user; each context has its own cookies, storage, websocket and so its own

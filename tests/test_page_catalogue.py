@@ -62,7 +62,8 @@ def test_default_lists_every_entry_with_units_sources_and_conventions():
     hw, models = tables(at)
     assert set(hw.index) == set(BUILTIN.hardware) and set(models.index) == set(BUILTIN.models)
     a100 = hw.loc["A100"]
-    # SPEC §4: 312 TFLOP/s, 2039 GB/s, 80 GiB, 0.015 ms, 400 W; ridge 312e12 / 2039e9 = 153.0
+    # A100 reference entry: 312 TFLOP/s, 2039 GB/s, 80 GiB, 0.015 ms, 400 W;
+    # ridge 312e12 / 2039e9 = 153.0
     assert a100["Peak fp16/bf16 (TFLOP/s, dense)"] == pytest.approx(312)
     assert a100["Peak int8 (TOPS, dense)"] == pytest.approx(624)
     assert a100["Bandwidth (GB/s)"] == pytest.approx(2039)

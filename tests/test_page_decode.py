@@ -1,7 +1,7 @@
-"""AppTest tests of the LLM decode page (pages/decode.py, issue 4 must-show 2).
+"""AppTest tests of the LLM decode page (pages/decode.py).
 
 Every expected number is computed with the engine (`engine.decode`), never typed in; the page
-is opened from the entry file, as a user's browser would route to it (../shared/TESTING.md).
+is opened from the entry file, as a user's browser would route to it.
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ def test_csv_of_the_table_parses_with_unit_bearing_columns():
         assert column in csv.columns, column
     row = csv[(csv["context_tokens"] == 4096) & (csv["batch_size"] == 1)].iloc[0]
     assert row["tpot_ms"] == pytest.approx(expected()["tpot_ms"])
-    assert row["kv_cache_bytes"] == 536_870_912  # issue 4: 2·32·8·128·2 B × 4096 tokens
+    assert row["kv_cache_bytes"] == 536_870_912  # 2·32·8·128·2 B × 4096 tokens (docs/model.md)
 
 
 def test_custom_accelerator_from_the_link_is_used_and_custom_model_explained():

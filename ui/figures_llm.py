@@ -1,4 +1,4 @@
-"""Plotly builders and plain-language text for the LLM decode page (SPEC.md §2).
+"""Plotly builders and plain-language text for the LLM decode page (docs/model.md, "LLM decode").
 
 Pure functions over `engine.decode(...).as_dict()` (a mapping, `r`) and `engine.decode_sweep`
 DataFrames (`df`): no streamlit, no physics; numbers are engine figures, at most scaled for

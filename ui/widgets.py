@@ -1,7 +1,7 @@
 """Shared pickers: model, hardware, precision, the assumptions and the custom-spec editors.
 
 Every widget has a key `<page>:<param>` bound to a share-link parameter (ui.state). The
-assumption defaults are the engine's (SPEC §1) and always on screen, so nothing is hidden.
+assumption defaults are the engine's (docs/model.md) and always on screen, so nothing is hidden.
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ def batch_list_input(
 
 
 def assumption_inputs(page: str) -> dict[str, object]:
-    """The SPEC §1 assumptions, editable; returns engine override keywords."""
+    """The single-model solve's assumptions (docs/model.md), editable; returns override keywords."""
     k = lambda name: widget_key(page, name)  # noqa: E731
     with st.expander("Assumptions", expanded=True):
         eff = st.number_input(
@@ -170,7 +170,7 @@ def assumption_inputs(page: str) -> dict[str, object]:
             step=0.05,
             key=k("efficiency"),
             format="%.2f",
-            help=f"Default {DEFAULTS.efficiency} (SPEC §1).",
+            help=f"Default {DEFAULTS.efficiency} (docs/model.md).",
         )
         layer = st.number_input(
             "Layer overhead τ (µs per layer)",
