@@ -112,3 +112,18 @@ def test_profile_names_are_checked():
     assert check_name(" My-Team ") == "my-team"
     with pytest.raises(ValueError, match="profile name"):
         check_name("<script>")
+
+
+def test_serve_resolves_a_profile_name_and_records_it():
+    from engine.serve import serve
+
+    scenario = {"batch_size": 64, "input_tokens": 128, "output_tokens": 128, "precision": "fp8"}
+    tutorial = serve("Llama-2-7B", "H100", **scenario)
+    fitted = serve("Llama-2-7B", "H100", profile="trtllm", **scenario)
+    assert tutorial["profile"] == "tutorial" and fitted["profile"] == "trtllm"
+    trtllm = get_profile("trtllm").values()
+    assert fitted.assumptions["efficiency"] == pytest.approx(trtllm["efficiency"])
+    assert fitted.assumptions["layer_overhead_us"] == pytest.approx(trtllm["layer_overhead_us"])
+    assert tutorial.assumptions["efficiency"] == 0.5
+    with pytest.raises(ValueError, match=r"unknown profile 'zzz' \(known: tutorial, trtllm"):
+        serve("Llama-2-7B", "H100", profile="zzz", **scenario)
