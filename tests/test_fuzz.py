@@ -26,7 +26,7 @@ from streamlit.testing.v1 import AppTest
 import engine
 from engine.api import ASSUMPTION_NAMES, _catalog_for
 from engine.catalog import BUILTIN_FILES, ENV_VAR, read_catalog_bytes
-from ui import custom, widgets
+from ui import custom, decode_view, llm_view, widgets
 from ui.common import plain
 from ui.params import MAX_PARAMS, MAX_VALUE_CHARS, parse_params
 
@@ -36,12 +36,16 @@ CAT = engine.load_catalog(use_env=False)
 HTML = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "<svg onload=1>", "<iframe>"]
 MARKERS = ("<script", "onerror=", "<svg", "<iframe")  # must never reach an HTML-enabled element
 NEVER_VALID = ["nan", "NaN", "inf", "-inf", "-Infinity", "1e400", "-1e400", "-1", *HTML]
-HW = "name=X;fp16=400 TFLOP/s;bandwidth=1.5 TB/s;capacity=64 GiB;dispatch=0.01 ms;tdp=1 W"
+HW = "name=X;fp16=400 TFLOP/s;fp32=50 TFLOP/s;bandwidth=1.5 TB/s;capacity=64 GiB;dispatch=0.01 ms"
+HW += ";tdp=1 W"
 MODEL = "name=M;params=1e9;flops=2 GFLOP;convention=mac2;layers=24"
 HTML_HW, HTML_MODEL = HW.replace("X", HTML[0]), MODEL.replace("M;", f"{HTML[1]};")
 CUSTOM = [HW, MODEL, HTML_HW, HTML_MODEL, HW.replace("1.5 TB/s", "3.35 TB/z")]
 CUSTOM += [HW.replace("64 GiB", "-1 GiB"), HW.replace("400 TFLOP/s", "1e400 FLOP/s")]
 CUSTOM += [HW.replace("400", "9**9**9"), MODEL.replace("24", "²"), MODEL.replace("2 G", "1/0 G")]
+CUSTOM += [HW.replace("1.5 TB/s", "3.2 TBps"), HW.replace("1.5 TB/s", "3.2 TBs")]  # datasheet, typo
+CUSTOM += [HW.replace("400 TFLOP/s", "400 TFLOPS"), HW.replace(";fp32=50 TFLOP/s", "")]
+CUSTOM += [HW.replace("name=X", "name=[x](http://e.example) www.e.example")]
 ODD = [*NEVER_VALID, *CUSTOM, "", " ", "\x00", "\u202e", "\u200b", "🙂" * 30, "\uff21\uff11"]
 ODD += ["١٢٣", "½", "0x10", "1_000", "1e-400", "4.9e-324", "9" * 400, "1" + ",1" * 5000]
 ODD += ["A" * 10_000, "0", "-0", "None", "[]", "{}", "'; DROP TABLE x;--", "../../etc/passwd"]
@@ -49,9 +53,12 @@ ODD += ["%3Cscript%3E", "[x](javascript:1)", "**b** `c` $x$", ":material/home:",
 ODD += ["8..512:8", "5..1", "1..10:0", "1,2,4", "A100,A100,H100", "A100," * 20, "ResNet-50"]
 ODD += ["resnet50", "a100", "Llama-3.1-8B", "fp8", "int4", "bf16", "0.7", "mac2", "catalog"]
 ODD += ["NVIDIA", "llm", "64", "2048", "1000001", "name=x;name=y", "fp16=;=;;"]
+ODD += ["decode", "tutorial", "DECODE", "vision", "0.005", "0.01", "0.95", "0.99", "1", "10000001"]
 STRICT = {"model", "hardware", "batch", "batches", "precision", "efficiency", "custom_hw"}
 STRICT |= {"layer_overhead_us", "dispatch_overhead_ms", "activation_fraction", "flop_convention"}
-NAMES = [*STRICT, "custom_model", "q", "vendor", "task", "baseline", "context", "prompt"]
+STRICT |= {"view", "context", "memory_reserve"}  # the LLM view's link parameters (ui.llm_view)
+NAMES = [*STRICT, "custom_model", "q", "vendor", "task", "baseline", "prompt", "kv_precision"]
+NAMES += ["contexts", "budget_ms"]
 ODD_KEYS = [*HTML, "", " model", "MODEL", "model[]", "__proto__", "embed", "a" * 300, "x\x00y"]
 IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")  # every page parameter's name has this form
 
@@ -60,12 +67,13 @@ IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")  # every page parameter's name has t
 def page_params() -> dict[str, list]:
     """Every page's parameters, built as the pages build them."""
     model, hw = widgets.model_param(CAT), widgets.hardware_param(CAT)
-    shared = widgets.assumption_params()
+    shared, view = widgets.assumption_params(), llm_view.view_params()
     return {
         "solve": [model, hw, widgets.batch_param(), *shared],
-        "sweep": [model, hw, widgets.batches_param(ranges=True), *shared],
+        "sweep": [model, hw, widgets.batches_param(ranges=True), *shared, *view],
         "compare": [model, widgets.hardware_list_param(CAT), widgets.batches_param(), *shared],
-        "baseline": [widgets.hardware_param(CAT, "baseline"), widgets.batch_param("batch")],
+        "baseline": [widgets.hardware_param(CAT, "baseline"), widgets.batch_param("batch"), *view],
+        "decode": decode_view.params(CAT, hw)[0],
     }
 
 
@@ -209,6 +217,22 @@ def html_leaks(at: AppTest) -> list[str]:
     return leaks
 
 
+LIVE = re.compile(r"(?<![\\%])http://e\.example|www\.e\.example")  # live hostile links
+
+
+def markdown_leaks(at: AppTest) -> list[str]:
+    """Markdown bodies where the hostile chip name would render as a live link (a bare URL, a
+    `[x](http...)` link or `www.` autolink): user text must be backslash-escaped."""
+    leaks, stack = [], [at._tree]
+    while stack:
+        node = stack.pop()
+        stack.extend(getattr(node, "children", {}).values())
+        body = str(getattr(getattr(node, "proto", None), "body", ""))
+        if LIVE.search(body):
+            leaks.append(body[:200])
+    return leaks
+
+
 COMPONENTS: list = []  # AppTest rescans every installed package (1.5 s) unless given this
 
 
@@ -233,6 +257,7 @@ def check(page: str, query: dict, names: set[str] | None) -> list[str]:
     kept = [k for k in at.query_params if not IDENTIFIER.fullmatch(k) or k.startswith("zz_")]
     problems = [f"exception: {e.value[:300]}" for e in at.exception]
     problems += [f"HTML: {leak}" for leak in html_leaks(at)]
+    problems += [f"live link: {leak}" for leak in markdown_leaks(at)]
     problems += ["blank page"] if not at.main.children else []
     if names is not None:  # the page reads its share link and writes it back
         problems += (
@@ -257,7 +282,9 @@ def test_every_page_survives_hostile_share_links():
     per_page = math.ceil(FUZZ_QUERIES / len(pages))
     named = {"custom_hw": [HTML_HW], "custom_model": [HTML_MODEL], "model": ["Custom-Model"]}
     named |= {"hardware": ["Custom-HW"]}  # every page shows the hostile names it can
+    linked = {"custom_hw": [CUSTOM[-1]], "hardware": ["Custom-HW"], "precision": ["fp8"]}
     fixed = [named, {"model": [HTML[0]], "hardware": [HTML[1]], "q": [HTML[2]]}, {HTML[0]: ["1"]}]
+    fixed += [linked]  # a chip name with a markdown link and bare URLs, in engine warnings too
     jobs = [(page, fixed + [hostile_query(rng) for _ in range(per_page)]) for page in pages]
     start = time.monotonic()
     with ProcessPoolExecutor(WORKERS, mp_context=get_context("spawn")) as pool:

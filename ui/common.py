@@ -25,6 +25,7 @@ PAGES = (
     ("pages/sweep.py", "Batch sweep", ":material/show_chart:"),
     ("pages/compare.py", "Hardware comparison", ":material/compare_arrows:"),
     ("pages/decode.py", "LLM decode", ":material/chat:"),
+    ("pages/plan.py", "Planner", ":material/savings:"),
     ("pages/catalogue.py", "Catalogue", ":material/menu_book:"),
 )
 FLOP_NOTE = {
@@ -41,10 +42,10 @@ def num(value: float, digits: int = 3) -> str:
 
 def source_md(label: str, url: str) -> str:
     """A markdown link to a catalogue source, only for plain http(s) URLs; else plain text."""
-    safe = label.replace("[", "(").replace("]", ")")
+    safe = plain(label)  # the label is catalogue or user text: never a link of its own
     if re.fullmatch(r"https?://[^\s()<>\[\]]+", url or ""):
         return f"[{safe}]({url})"
-    return f"{safe} (source: {(url or 'none')[:60].replace('[', '(')})"
+    return f"{safe} (source: {plain((url or 'none')[:60])})"
 
 
 def setup_page(title: str) -> None:
