@@ -25,6 +25,17 @@ AXES = ("model", "hardware", "precision", "tp", "pp", "batch_size", "input_token
         "output_tokens")  # fmt: skip
 
 
+# CSV headers of the unitless metrics (the assumptions take engine.export's names).
+CSV_HEADERS = {
+    "decode_comm_share": "decode_comm_share_fraction",
+    "prefill_overhead_share": "prefill_overhead_share_fraction",
+    "decode_overhead_share": "decode_overhead_share_fraction",
+    "experts_touched_per_layer": "experts_touched_per_layer_count",
+    "attention_efficiency": "attention_efficiency_fraction",
+    "expert_efficiency": "expert_efficiency_fraction",
+    "link_efficiency": "link_efficiency_fraction",
+    "warnings": "warning",
+}
 TOPS = (si.MAX_BATCH, si.MAX_TOKENS, si.MAX_TOKENS)  # batch, input and output tokens
 
 
@@ -209,3 +220,12 @@ def _metric_columns(t: dict) -> dict:
         is_bound = key.endswith("bottleneck")
         cols[key] = pd.Categorical.from_codes(t[term], BOUNDS) if is_bound else t[term]
     return cols
+
+
+def serve_csv(df: pd.DataFrame) -> str:
+    """A serve_sweep frame as CSV text with unit-bearing headers, every row self-contained."""
+    from engine.export import csv_headers
+
+    names = set(api.ASSUMPTION_NAMES)
+    headers = {k: v for k, v in csv_headers().items() if k in names} | CSV_HEADERS
+    return df.rename(columns=headers).to_csv(index=False)

@@ -11,7 +11,7 @@ from test_ops import TOY, TOY_HW
 from engine import serve, serve_sweep
 from engine.api import ASSUMPTION_NAMES
 from engine.serve import KEYS
-from engine.serve_sweep import MAX_SERVE_SWEEP_ROWS
+from engine.serve_sweep import MAX_SERVE_SWEEP_ROWS, serve_csv
 
 GRID = {
     "models": ["Llama-3.1-8B", "Mixtral-8x7B", "DeepSeek-V3", "Gemma-2-9B", "Mistral-7B-v0.1"],
@@ -61,6 +61,14 @@ def test_toy_rows_by_hand_and_order():
         df["e2e_latency_ms"].iloc[[1, 3]],
         df["ttft_ms"].iloc[[1, 3]] + df["tpot_ms"].iloc[[1, 3]],
     )
+
+
+def test_csv_headers_carry_units():
+    df = serve_sweep("Llama-3.1-8B", "A100", input_tokens=[10], output_tokens=[1, 10])
+    header = serve_csv(df).splitlines()[0].split(",")
+    assert {"ttft_ms", "decode_comm_share_fraction", "memory_reserve_fraction"} <= set(header)
+    unitless = {"efficiency", "decode_comm_share", "memory_reserve", "link_efficiency"}
+    assert unitless.isdisjoint(header) and "link_efficiency_fraction" in header
 
 
 def test_grid_limit_is_refused_before_any_work():
