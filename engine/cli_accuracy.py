@@ -95,13 +95,20 @@ def cmd_validate(args: argparse.Namespace, catalog: Catalog) -> str:
     return validation_table(df, summary)
 
 
+def _num(value: float) -> str:
+    """4 significant digits without exponents (26150 -> '26,150'; 7.325 -> '7.325')."""
+    if math.isnan(value):
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
 def validation_table(df, summary: dict) -> str:
     """The rows, then MAPE overall / per accelerator / per metric, worst and unpredicted rows."""
     shown = df[["row", "model", "hardware", "tp", "batch_size", "input_tokens", "output_tokens"]]
     shown = shown.assign(
         metric=df["metric"],
-        measured=df["value"].map(lambda v: f"{v:.4g}"),
-        predicted=df["predicted"].map(lambda v: "-" if math.isnan(v) else f"{v:.4g}"),
+        measured=df["value"].map(_num),
+        predicted=df["predicted"].map(_num),
         error_pct=df["error"].map(lambda v: "-" if math.isnan(v) else f"{v * 100:+.1f}"),
     )
     pct = {k: round(float(summary[k]), 1) for k in ("mape_pct", "median_ape_pct", "max_ape_pct")}
