@@ -1,4 +1,5 @@
-"""Many-users load report: the load of tests/test_load.py with more users, rounds or pauses.
+"""Many-users load report: the load of tests/test_load.py (tools/load_*.py) with more users,
+rounds or pauses.
 
 Starts its own `streamlit run app.py` on a free loopback port, opens N headless Chromium
 contexts (Debian's /usr/bin/chromium, one Streamlit session each) on different share links of
@@ -23,7 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.test_load import LoadConfig, run_load  # noqa: E402
+from tools.load_config import LoadConfig  # noqa: E402
+from tools.load_run import run_load  # noqa: E402
 
 
 def main() -> int:
