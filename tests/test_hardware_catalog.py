@@ -231,6 +231,22 @@ def test_per_accelerator_price_from_an_8_gpu_node():
     assert "49.24" in HW["H100"].price_notes
 
 
+def test_single_gpu_instance_price_is_the_cited_figure():
+    # Lambda 1x H100 PCIe at $2.86/h (techbytes.app, prices verified 2026-05-07; see its notes).
+    assert HW["H100-PCIe"].price_per_hour_usd == pytest.approx(2.86)
+    assert "2.86" in HW["H100-PCIe"].price_notes and HW["H100-PCIe"].price_date == "2026-05"
+
+
+UNVERIFIED = ("V100", "L4", "A100-PCIe", "H100-NVL", "TPUv4", "TPUv5e", "TPUv5p")
+
+
+@pytest.mark.parametrize("key", UNVERIFIED)
+def test_prices_without_a_found_source_are_withdrawn_not_guessed(key):
+    # No stored public page stated these figures: no number is shipped and the notes say so.
+    assert HW[key].price_per_hour_usd is None
+    assert HW[key].price_notes.startswith("unverified: no public source found")
+
+
 # --- broken team catalogues -----------------------------------------------------------------
 
 CHIP = """[hardware.Chip]
