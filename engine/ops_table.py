@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engine import api, ops, parallel
+from engine import ops, parallel
 from engine import serve_inputs as si
 from engine.serve import peak_of
 
@@ -121,8 +121,7 @@ def operators(
         model, hardware: as for `serve` (ids or specs; the model needs shapes).
         phase: "decode" (a step of batch_size new tokens at `context` tokens per sequence) or
             "prefill" (a prompt of `context` tokens per sequence).
-        batch_size: sequences; context: tokens per sequence.
-        tp, pp: tensor- and pipeline-parallel degrees (per-device operators; comm rows).
+        batch_size, context: sequences, tokens per sequence; tp, pp: parallel degrees.
         precision, kv_precision, assumptions, catalog, **overrides: as for `serve`.
     """
     import pandas as pd
@@ -130,11 +129,7 @@ def operators(
     if phase not in PHASES:
         raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
     st = si.setup(precision, kv_precision, assumptions, "tutorial", overrides)
-    name, arch = si.resolve_llm(model, catalog)
-    hw = api.resolve_hardware(hardware, catalog)
-    tp, pp = si.check_whole(tp, "tp", si.MAX_DEGREE), si.check_whole(pp, "pp", si.MAX_DEGREE)
-    si.check_parallel(name, arch, tp, pp)
-    si.check_devices(hw, tp, pp)
+    _, arch, hw, tp, pp = si.placement(model, hardware, tp, pp, catalog)
     b = si.check_whole(batch_size, "batch_size", si.MAX_BATCH)
     c = si.check_whole(context, "context", si.MAX_TOKENS)
     hwv = si.hardware_values(hw, st.precision, st.assumptions)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from engine import api, ops, parallel
+from engine import ops, parallel
 from engine import serve_inputs as si
 from engine.specs import Assumptions
 
@@ -257,21 +257,15 @@ def serve(
     Args:
         model: a catalogue id with shapes, a ModelSpec with `arch`, or an Architecture.
         hardware: a catalogue id or a HardwareSpec.
-        tp, pp: tensor- and pipeline-parallel degrees (devices = tp·pp).
-        batch_size: sequences in the static batch.
+        tp, pp, batch_size: parallel degrees (devices = tp·pp); sequences in the static batch.
         input_tokens, output_tokens: I and O per sequence (O = 1: the prefill only).
         precision, kv_precision: weights (and the compute peak); KV cache (default: weights).
-        profile: the name recorded with the assumptions.
-        assumptions: the starting Assumptions (the tutorial defaults if None).
+        profile, assumptions: a profile name (its assumptions when `assumptions` is None).
         catalog: where ids are looked up (the default catalogue if None).
         **overrides: assumptions by their user names (engine.api.ASSUMPTION_NAMES).
     """
     st = si.setup(precision, kv_precision, assumptions, profile, overrides)
-    name, arch = si.resolve_llm(model, catalog)
-    hw = api.resolve_hardware(hardware, catalog)
-    tp, pp = si.check_whole(tp, "tp", si.MAX_DEGREE), si.check_whole(pp, "pp", si.MAX_DEGREE)
-    si.check_parallel(name, arch, tp, pp)
-    si.check_devices(hw, tp, pp)
+    name, arch, hw, tp, pp = si.placement(model, hardware, tp, pp, catalog)
     b = si.check_whole(batch_size, "batch_size", si.MAX_BATCH)
     i = si.check_whole(input_tokens, "input_tokens", si.MAX_TOKENS)
     o = si.check_whole(output_tokens, "output_tokens", si.MAX_TOKENS)
@@ -282,7 +276,11 @@ def serve(
     steps = _steps(arch, b, i, tp, st.precision, st.kv_precision)
     t = request_terms(si.shapes(arch), hwv, sc, eta, ops.SCALAR, steps)
     ids = (name, hw.id, tp * pp, tp, pp, b, i, o, st.precision, st.kv_precision)
-    values = dict(zip(ID_KEYS, (*ids, hwv["peak_precision"], st.profile), strict=True))
+    return _result(t, (*ids, hwv["peak_precision"], st.profile), st)
+
+
+def _result(t: dict, ids: tuple, st) -> ServeResult:
+    values = dict(zip(ID_KEYS, ids, strict=True))
     values |= {key: t[term] * scale for key, term, scale in METRICS if scale is not None}
     values["prefill_bottleneck"] = BOUNDS[t["prefill_bound"]]
     values["decode_bottleneck"] = BOUNDS[t["decode_bound"]]

@@ -110,6 +110,16 @@ def check_parallel(name: str, arch: Architecture, tp: int, pp: int) -> None:
         raise ValueError(f"pp {pp} exceeds {name}'s {arch.layers} layers")
 
 
+def placement(model, hardware, tp, pp, catalog=None) -> tuple:
+    """(name, shapes, HardwareSpec, tp, pp) for one scenario, every check done."""
+    name, arch = resolve_llm(model, catalog)
+    hw = api.resolve_hardware(hardware, catalog)
+    tp, pp = check_whole(tp, "tp", MAX_DEGREE), check_whole(pp, "pp", MAX_DEGREE)
+    check_parallel(name, arch, tp, pp)
+    check_devices(hw, tp, pp)
+    return name, arch, hw, tp, pp
+
+
 def check_devices(hw: HardwareSpec, tp: int, pp: int) -> None:
     if tp * pp > 1 and hw.devices_per_node <= 1:
         raise ValueError(

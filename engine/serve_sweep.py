@@ -169,12 +169,7 @@ def serve_sweep(
     a = inp["setups"][0].assumptions
     t = _compute(inp, shape, si.eta_by_class(a))
     cols = _id_columns(inp, shape) | _metric_columns(t)
-    rows = len(t["ttft_s"])
-    for name, value in si.echo(a).items():
-        cols[name] = (
-            _categorical(np.zeros(1, dtype=np.int16), [value], (rows,)) if isinstance(value, str)
-            else np.full(rows, np.nan if value is None else float(value))
-        )  # fmt: skip
+    cols |= _assumption_columns(a, len(t["ttft_s"]))
     notes = inp["setups"][0].notes
     texts = ["; ".join(warning_list(b, notes)) for b in range(1 << len(WARNINGS))]
     cols["warnings"] = pd.Categorical.from_codes(t["warning_bits"], texts)  # texts are unique
@@ -189,6 +184,16 @@ def _categorical(codes: np.ndarray, labels: list, shape: tuple) -> pd.Categorica
     unique = list(dict.fromkeys(labels))
     remap = np.array([unique.index(label) for label in labels], dtype=np.int16)
     return pd.Categorical.from_codes(_full(remap[codes], shape, np.int16), categories=unique)
+
+
+def _assumption_columns(a, rows: int) -> dict:
+    """Every assumption as a constant column (None, the catalogue's figure: NaN)."""
+    return {
+        name: _categorical(np.zeros(1, dtype=np.int16), [value], (rows,))
+        if isinstance(value, str)
+        else np.full(rows, np.nan if value is None else float(value))
+        for name, value in si.echo(a).items()
+    }
 
 
 def _id_columns(inp: dict, shape: tuple) -> dict:
