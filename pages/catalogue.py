@@ -10,6 +10,7 @@ from engine.specs import PRECISIONS, TASKS
 from engine.units import quantity
 from ui import common, custom, state
 from ui.params import Param, ParamError, choice, listing, write_list
+from ui.search import matches
 from ui.widgets import SHARED_NAMES, assumption_params, custom_editors
 
 PAGE = "catalogue"
@@ -75,7 +76,8 @@ def model_frame(specs: list) -> pd.DataFrame:
 
 def show_table(df: pd.DataFrame, key: str, filename: str, ids=None) -> None:
     df = df if ids is None else df[df["Id"].isin(ids)]  # headers stay when nothing matches
-    config = {c: st.column_config.NumberColumn(format="%.6g") for c in df.select_dtypes("number")}
+    shown = {c: "localized" if c in WHOLE else "%.4g" for c in df.select_dtypes("number")}
+    config = {c: st.column_config.NumberColumn(format=f) for c, f in shown.items()}
     config["Source"] = st.column_config.LinkColumn("Source", display_text=r"https?://([^/]+)")
     config[RIDGE] = st.column_config.NumberColumn(RIDGE, format="%.1f", help="fp16 peak ÷ BW")
     st.dataframe(df, key=key, hide_index=True, column_config=config)
@@ -89,9 +91,7 @@ def search_text(text: str) -> str:
 
 
 def keep(spec, group: str, q: str, picked: list) -> bool:
-    hay = " ".join((spec.id, spec.name, *spec.aliases, group))
-    found = q.lower() in hay.lower() or (normalise_id(q) or "\0") in normalise_id(hay)
-    return found and (not picked or group in picked)
+    return matches(q, spec.id, spec.name, *spec.aliases, group) and (not picked or group in picked)
 
 
 # --- inputs -----------------------------------------------------------------

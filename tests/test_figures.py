@@ -58,7 +58,7 @@ def test_gap_segment_runs_from_attainable_to_achieved(reference):
     assert gap.y[0] == pytest.approx(row["attainable_tflops"].iloc[0])  # 148 TFLOP/s
     assert gap.y[1] == pytest.approx(row["achieved_tflops"].iloc[0])  # 7.56 TFLOP/s
     label = fig.layout.annotations[0].text
-    assert label == "gap 0.515 ms (95%)"
+    assert label == "gap 515 µs (95%)"  # 0.515 ms of 0.5426 ms = 94.9 %, 2 figures
 
 
 def test_roofs_meet_at_the_engine_ridge_points(reference):
@@ -77,7 +77,9 @@ def test_several_accelerators_and_many_points():
     row = engine.sweep("ResNet-50", ["A100", "H100"], list(range(1, 41)), ["fp16"])
     fig = roofline_figure(row.assign(label="x"), roof_table(row, {}), "mac2")
     assert sum(t.name.startswith("Memory roof") for t in fig.data) == 2
-    assert len(fig.layout.annotations) == 0  # > 12 points: gaps labelled on hover only
+    assert len(fig.layout.annotations) == 0  # two accelerators: the gaps are on hover only
+    achieved = trace(fig, "Achieved")
+    assert achieved.type == "scatter" and achieved.marker.color[0] != achieved.marker.color[-1]
     assert "2 per multiply-accumulate" in fig.layout.xaxis.title.text
     gap = trace(fig, "Fixed-overhead gap")
     assert sum(1 for v in gap.y if v is None or (isinstance(v, float) and math.isnan(v))) == 80
@@ -97,5 +99,7 @@ def test_latency_breakdown_adds_up():
     stacked = [t for t in fig.data if list(t.y) == ["latency"]]
     total = sum(t.x[0] for t in stacked)
     assert total == pytest.approx(0.02762 + 0.515)  # max(compute, memory) + overhead
-    assert stacked[0].name == "memory (binding)"
+    assert stacked[0].name == "memory (binding): 27.6 µs, 5.1%"  # 0.02762 / 0.54262
     assert np.isclose(fig.data[2].x, [0.02628, 0.02762]).all()
+    assert fig.layout.title.text == "Latency split: 543 µs"
+    assert fig.layout.uniformtext.minsize == 12  # a label that cannot be 12 px is hidden

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import engine
 from ui import figures_llm as fl
-from ui.common import num
+from ui.format import fmt, fmt_bytes
 
 CATALOG = engine.load_catalog()
 LLMS = [m.id for m in CATALOG.models.values() if m.is_decoder_llm]
@@ -107,7 +107,7 @@ def test_memory_figure_marks_capacity_weights_and_out_of_memory_region():
     capacity = CATALOG.hardware["A100"].memory_capacity_bytes / 1e9  # 80 GiB = 85.9 GB
     cap = trace(fig, "Capacity")
     assert list(cap.y) == pytest.approx([capacity, capacity])
-    assert "85.90 GB (80.00 GiB)" in cap.name
+    assert cap.name == "Capacity 85.9 GB (80 GiB)"  # 80 x 2**30 B = 85.9e9 B
     assert list(trace(fig, "Weights alone").y) == pytest.approx([r["weight_bytes"] / 1e9] * 2)
     oom = trace(fig, "Out of memory")
     assert oom.fill == "toself" and min(oom.y) == pytest.approx(capacity)
@@ -125,7 +125,8 @@ def test_explanation_of_the_memory_bound_default_uses_engine_numbers():
     r, df = scenario()
     text = "\n".join(fl.explain_decode(r, df, "A100"))
     assert "**Decode is memory-bound.**" in text and "**Prefill is compute-bound.**" in text
-    assert f"{num(r['tpot_ms'])} ms" in text and f"{num(r['ttft_ms'])} ms" in text
+    assert f"TPOT {fmt(r['tpot_ms'] / 1e3, 's')} " in text
+    assert f"TTFT {fmt(r['ttft_ms'] / 1e3, 's')}." in text
     assert f"{r['max_batch_at_context']:,} sequences fit" in text
     assert "stays memory-bound up to batch 256" in text  # context 4096: never crosses in sweep
     assert "KV-cache quantisation" in text and "more bandwidth" in text
@@ -154,22 +155,23 @@ def test_explanation_and_metrics_say_when_it_does_not_fit():
 def test_headline_metrics_carry_units_and_engine_values():
     r, _ = scenario()
     cards = {label: value for label, value, _ in fl.headline_metrics(r)}
-    assert cards["TPOT (ms)"] == num(r["tpot_ms"]) == "8.475"
-    assert cards["Per user (tokens/s)"] == num(r["tokens_per_s"])
-    assert cards["Aggregate (tokens/s)"] == num(r["aggregate_tokens_per_s"])
-    assert cards["TTFT (ms)"] == num(r["ttft_ms"])
-    assert cards["Memory used / capacity (GB)"] == "16.60 / 85.90"
+    assert cards["TPOT"] == fmt(r["tpot_ms"] / 1e3, "s") == "8.47 ms"  # 8.475 ms, 3 figures
+    assert cards["Per user (tokens/s)"] == fmt(r["tokens_per_s"]) == "118"  # 1 / 8.475 ms
+    assert cards["Aggregate (tokens/s)"] == fmt(r["aggregate_tokens_per_s"])
+    assert cards["TTFT"] == fmt(r["ttft_ms"] / 1e3, "s")
+    assert cards["Memory used / capacity"] == "16.6 GB / 85.9 GB"
     assert cards["Decode bottleneck"] == "memory" and cards["Prefill bottleneck"] == "compute"
     assert cards["Max batch at this context (sequences)"] == f"{r['max_batch_at_context']:,}"
     assert cards["Max context at this batch (tokens)"] == f"{r['max_context_at_batch']:,}"
-    assert fl.memory_split(r) == "weights 16.06 GB + KV cache 0.5369 GB, fits"
+    assert fl.memory_split(r) == "weights 16.1 GB + KV cache 537 MB, fits"
 
 
 def test_display_table_headers_carry_units():
     _, df = scenario()
     table = fl.display_table(df)
     assert list(table.columns) == list(fl.TABLE_HEADERS.values()) and len(table) == len(df)
-    assert table["KV cache (GB)"].tolist() == pytest.approx((df["kv_cache_bytes"] / 1e9).tolist())
+    assert table["KV cache"].tolist() == [fmt_bytes(v) for v in df["kv_cache_bytes"]]
+    assert table["TPOT"].iloc[0].endswith(" ms") and "None" not in table.to_string()
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

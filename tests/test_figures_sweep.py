@@ -9,6 +9,7 @@ import pytest
 
 import engine
 from ui import figures_sweep as fs
+from ui.format import fmt
 
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 NAMES = {"A100": "NVIDIA A100", "H100": "NVIDIA H100", "T4": "NVIDIA T4"}
@@ -100,8 +101,10 @@ def test_roofline_trajectories_stay_one_trace_per_kind_for_2000_points():
     df = engine.sweep("ResNet-50", "A100", list(range(1, 2001)), ["fp16"])
     fig = fs.roofline_trajectories(df, NAMES, "catalog", "t")
     assert len(fig.data) <= 10  # 4 roof traces + gap + attainable + achieved + trajectory
-    assert len(fig.layout.annotations) == 0  # no per-point labels beyond 12 points
-    assert len(traces(fig)["Achieved (with overhead)"].x) == 2000
+    assert len(fig.layout.annotations) == 1  # one accelerator: only its largest gap (batch 1)
+    assert fig.layout.annotations[0].text == "gap 515 µs (95%)"
+    achieved = traces(fig)["Achieved (with overhead)"]
+    assert len(achieved.x) == 2000 and achieved.type == "scattergl"  # WebGL beyond 500
 
 
 def test_speedup_is_the_engines_throughput_ratio(three):
@@ -114,7 +117,8 @@ def test_speedup_is_the_engines_throughput_ratio(three):
     assert set(df["baseline_hardware"]) == {"A100"}
     table = fs.speedup_table(df, NAMES)
     assert list(table.columns) == ["Batch size", "NVIDIA A100", "NVIDIA H100", "NVIDIA T4"]
-    np.testing.assert_allclose(table["NVIDIA T4"], t4 / a100)
+    assert list(table["NVIDIA T4"]) == [f"{fmt(v)}×" for v in t4 / a100]
+    assert list(table["NVIDIA A100"]) == ["1×"] * 4
     fig = valid(fs.speedup_figure(df, NAMES, "A100"))
     assert [t.name for t in fig.data] == list(NAMES.values())
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "linear"
@@ -127,11 +131,13 @@ def test_hardware_summary_matches_engine_ridges_and_crossovers(three):
     assert list(summary["Accelerator"]) == ["NVIDIA A100", "NVIDIA H100", "NVIDIA T4"]
     for row, hw in zip(summary.itertuples(index=False), ["A100", "H100", "T4"], strict=True):
         rows = three[three["hardware"] == hw]
-        assert row[3] == pytest.approx(rows["ridge_flop_per_byte"].iloc[0])
-        assert row[4] == pytest.approx(rows["effective_ridge_flop_per_byte"].iloc[0])
+        assert row[3] == fmt(rows["ridge_flop_per_byte"].iloc[0])
+        assert row[4] == fmt(rows["effective_ridge_flop_per_byte"].iloc[0])
         expected = cross.loc[cross["hardware"] == hw, "crossover_batch"].iloc[0]
         assert row[5] == fs.crossover_text(expected)
-        assert row[6] == pytest.approx(rows["throughput_per_s"].max())
+        assert row[6] == fmt(rows["throughput_per_s"].max())
+    assert summary["Peak"].iloc[0] == "312 TFLOP/s"  # A100 dense fp16
+    assert summary["Bandwidth"].iloc[0] == "2.04 TB/s"  # 2.039 TB/s, 3 figures
 
 
 def test_crossover_text_and_value():
@@ -154,10 +160,12 @@ def test_display_table_headers_carry_units(three):
     df = fs.with_speedup(three, "H100")
     cols = ["hardware", "batch_size", "latency_ms", "throughput_per_s", "speedup_vs_baseline_ratio"]
     table = fs.display_table(df, NAMES, cols)
-    expected = ["Accelerator", "Batch size", "Latency (ms)", "Throughput (images/s)"]
+    expected = ["Accelerator", "Batch size", "Latency", "Throughput (images/s)"]
     assert list(table.columns) == [*expected, "Speedup vs baseline (×)"]
     assert table["Accelerator"].iloc[0] == "NVIDIA A100"
-    np.testing.assert_allclose(table["Latency (ms)"], df["latency_ms"])
+    assert list(table["Latency"]) == [fmt(v / 1e3, "s") for v in df["latency_ms"]]
+    assert table["Latency"].iloc[0] == "543 µs"  # ResNet-50, A100, batch 1: 0.5426 ms
+    assert list(table["Batch size"]) == list(df["batch_size"])  # numbers: they sort
 
 
 def test_lines_stay_visible_for_a_single_batch():
@@ -167,3 +175,11 @@ def test_lines_stay_visible_for_a_single_batch():
     assert ridge.x[0] < 8 < ridge.x[1]
     budget = traces(valid(fs.latency_figure(df, NAMES, 1.0)))["Latency budget 1 ms"]
     assert budget.x[0] < 8 < budget.x[1]
+
+
+def test_log_axes_read_as_numbers_with_decade_ticks(three):
+    fig = fs.throughput_figure(three, NAMES)
+    assert fig.layout.xaxis.ticktext == ("1", "10", "100", "1k")  # batches 1 .. 256
+    assert "1k" in fig.layout.yaxis.ticktext and fig.layout.yaxis.automargin
+    hover = traces(fig)["NVIDIA A100"].customdata
+    assert hover[0] == "1,843 images/s"  # 1842.9 images/s at batch 1, 4 figures

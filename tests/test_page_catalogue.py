@@ -96,6 +96,15 @@ def test_search_box_filters_both_tables_and_goes_into_the_link():
     assert at.query_params["q"] in ("llama", ["llama"])
 
 
+def test_search_matches_words_in_any_order():
+    at = catalogue_page()
+    for query in ("llama 70", "70 LLAMA", "70b llama-3.1"):
+        at.text_input(key="catalogue:q").set_value(query).run()
+        hw, models = tables(at)
+        assert hw.empty and "Llama-3.1-70B" in models.index, query
+        assert all("70" in i and "Llama" in i for i in models.index), query
+
+
 def test_query_string_sets_search_and_filters():
     at = catalogue_page({"q": "resnet50", "vendor": "AMD,nvidia", "task": "vision,llm"})
     assert not at.exception and not at.warning

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from ui.common import num
+from ui.format import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,8 +47,9 @@ def test_default_is_the_reference_case():
     at = solve_page()
     assert not at.exception
     m = metrics(at)
-    assert m["Bottleneck"] == "memory" and m["Latency"] == "0.543 ms"
-    assert m["MFU (% of peak)"] == "2.4%"
+    assert m["Bottleneck"] == "memory" and m["Latency"] == "543 µs"  # 0.5426 ms, 3 figures
+    assert m["MFU (% of peak)"] == "2.42%"
+    assert m["Achieved / roof"] == "7.56 / 148 TFLOP/s" and m["Energy per batch"] == "68.8 mJ"
     assert m["Arithmetic intensity (FLOP/byte)"] == "72.8"
     assert not at.warning
 
@@ -71,7 +73,7 @@ def test_query_string_sets_the_widgets_and_the_numbers():
     expected = engine.solve(
         "Llama-3.1-8B", "H100", 16, "fp8", efficiency=0.7, flop_convention="mac2"
     )
-    assert metrics(at)["Latency"] == f"{num(expected.latency_s * 1e3, 3)} ms"
+    assert metrics(at)["Latency"] == fmt(expected.latency_s, "s")
     assert param(at, "model") == "Llama-3.1-8B" and param(at, "batch") == "16"
 
 
@@ -84,13 +86,13 @@ def test_changing_widgets_changes_the_result_and_the_url():
     at.radio(key="solve:flop_convention").set_value("mac2").run()
     assert param(at, "flop_convention") == "mac2"
     doubled = engine.solve("ResNet-50", "A100", 64, flop_convention="mac2")
-    assert metrics(at)["Latency"] == f"{num(doubled.latency_s * 1e3, 3)} ms"
+    assert metrics(at)["Latency"] == fmt(doubled.latency_s, "s")
 
 
 def test_dispatch_override_is_applied_and_recorded():
     at = solve_page({"dispatch_overhead_ms": "0"})
     expected = engine.solve("ResNet-50", "A100", 1, dispatch_overhead_ms=0)
-    assert metrics(at)["Latency"] == f"{num(expected.latency_s * 1e3, 3)} ms"
+    assert metrics(at)["Latency"] == fmt(expected.latency_s, "s")
     assert param(at, "dispatch_overhead_ms") == "0"
 
 
@@ -111,7 +113,7 @@ def test_invalid_query_warns_and_falls_back(query, fragment):
     assert not at.exception
     text = " ".join(w.value for w in at.warning)
     assert fragment in text
-    assert metrics(at)["Latency"] == "0.543 ms"  # the rest of the page uses the defaults
+    assert metrics(at)["Latency"] == "543 µs"  # the rest of the page uses the defaults
 
 
 def test_precision_fallback_is_a_visible_warning():
@@ -205,7 +207,7 @@ def test_llm_solve_shows_the_decode_models_figure_beside_the_tutorials_with_a_li
     assert f"{num(decode.tpot_s * 1e3)} ms per token" in note
     assert f"{num(64 / decode.tpot_s)} tokens/s" in note
     assert "./decode?model=Llama-3.1-8B&hardware=A100&batch=64&context=4096" in note
-    assert metrics(at)["Latency"] == f"{num(tutorial.latency_s * 1e3, 3)} ms"  # kept
+    assert metrics(at)["Latency"] == fmt(tutorial.latency_s, "s")  # kept
     assert decode.tpot_s < tutorial.latency_s  # the vision rule moves more bytes per sample
 
 

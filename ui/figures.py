@@ -2,8 +2,11 @@
 
 Pure functions (DataFrame in, Figure out), tested without a browser. The roofline follows
 Williams et al. 2009: log-log, memory roof = bandwidth × intensity, compute roofs at peak and
-at peak × efficiency. Each scenario shows its attainable point on the roof, its achieved point
-below it, and the gap between the two (the fixed overhead), labelled in ms and share of latency.
+at peak × efficiency. Each accelerator has one colour for its roofs and its points; the memory
+roof is solid, the peak compute roof dashed, the effective one dotted. Each scenario shows its
+attainable point on the roof (open circle), its achieved point below it (filled) and the gap
+between the two (the fixed overhead). Numbers on the chart come from ui.format; log axes carry
+decade ticks (1, 10, 100, 1k). Colours read on light and dark themes alike (no black/white).
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.common import FLOP_NOTE
+from ui.format import fmt, pct
+from ui.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis
 
-COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
-GAP_COLOR = "#7f7f7f"
-MAX_GAP_LABELS = 12  # more points than this: the gap is labelled on hover only
+MAX_GAP_LABELS = 3  # labels on one accelerator's chart; the rest of the gaps are on hover
+TFLOPS, MS = 1e12, 1e-3  # the figure columns' units in SI (TFLOP/s, ms)
 
 
 def roof_table(rows: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
@@ -35,16 +39,8 @@ def roof_table(rows: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
     )
 
 
-POINT_COLUMNS = (
-    "label",
-    "bottleneck",
-    "arithmetic_intensity_flop_per_byte",
-    "attainable_tflops",
-    "achieved_tflops",
-    "latency_ms",
-    "t_overhead_ms",
-    "overhead_share",
-)
+POINT_COLUMNS = ("label", "bottleneck", "arithmetic_intensity_flop_per_byte", "attainable_tflops")
+POINT_COLUMNS += ("achieved_tflops", "latency_ms", "t_overhead_ms", "overhead_share")
 
 
 def _plain(frame: pd.DataFrame, columns) -> pd.DataFrame:
@@ -63,47 +59,48 @@ def _x_range(points: pd.DataFrame, roofs: pd.DataFrame) -> tuple[float, float]:
     return float(xs.min()) / 8, float(xs.max()) * 8
 
 
-def _line(x, y, name: str, color: str, hover: str, dash: str = "solid") -> dict:
-    return {
-        "type": "scatter",
-        "x": x,
-        "y": y,
-        "mode": "lines",
-        "name": name,
-        "line": {"color": color, "width": 2, "dash": dash},
-        "hovertemplate": hover + "<extra></extra>",
-    }
+def _line(x, y, name: str, color: str, hover: str, dash: str = "solid", group="") -> dict:
+    line = {"color": color, "width": 2.5 if dash == "solid" else 2, "dash": dash}
+    style = {"mode": "lines", "line": line, "hovertemplate": hover + "<extra></extra>"}
+    return {"type": "scatter", "x": x, "y": y, "name": name, "legendgroup": group, **style}
 
 
 def _roof_traces(roofs: pd.DataFrame, x_lo: float, x_hi: float) -> list[dict]:
-    """Per accelerator: memory roof, compute roof at peak and at peak × efficiency, ridges."""
+    """Per accelerator: memory roof (solid), compute roof at peak (dashed) and at peak ×
+    efficiency (dotted), and the two ridge points (diamonds, on hover)."""
     traces = []
     for i, roof in enumerate(roofs.itertuples()):
         color, name = COLORS[i % len(COLORS)], html.escape(roof.name)
         peak, eff_peak, bw = roof.peak_tflops, roof.effective_peak_tflops, roof.bandwidth_tb_per_s
         ridge, ridge_eff = peak / bw, eff_peak / bw
+        peak_text, eff_text = fmt(peak * TFLOPS, "FLOP/s"), fmt(eff_peak * TFLOPS, "FLOP/s")
+        ridges = f"{fmt(ridge, 'FLOP/B')} / {fmt(ridge_eff, 'FLOP/B')}"
         traces += [
             _line(
                 [x_lo, ridge],
                 [bw * x_lo, peak],
-                f"Memory roof {name} ({bw:.3g} TB/s)",
+                f"Memory roof {name} ({fmt(bw * TFLOPS, 'B/s')})",
                 color,
-                "memory roof: %{y:.3g} TFLOP/s at %{x:.3g} FLOP/byte",
+                f"{name}<br>memory roof: {fmt(bw * TFLOPS, 'B/s')} × intensity",
+                group=roof.hardware,
             ),
             _line(
                 [ridge, x_hi],
                 [peak, peak],
-                f"Compute roof {name} (peak {peak:.4g} TFLOP/s)",
+                f"Compute roof {name} (peak {peak_text})",
                 color,
-                "peak compute roof: %{y:.4g} TFLOP/s",
+                f"{name}<br>peak compute roof: {peak_text}",
+                "dash",
+                roof.hardware,
             ),
             _line(
                 [ridge_eff, x_hi],
                 [eff_peak, eff_peak],
-                f"Effective compute roof {name} ({eff_peak:.4g} TFLOP/s)",
+                f"Effective compute roof {name} ({eff_text})",
                 color,
-                "peak × efficiency: %{y:.4g} TFLOP/s",
-                dash="dash",
+                f"{name}<br>peak × efficiency: {eff_text}",
+                "dot",
+                roof.hardware,
             ),
             {
                 "type": "scatter",
@@ -111,8 +108,11 @@ def _roof_traces(roofs: pd.DataFrame, x_lo: float, x_hi: float) -> list[dict]:
                 "y": [peak, eff_peak],
                 "mode": "markers",
                 "marker": {"symbol": "diamond", "size": 9, "color": color},
-                "name": f"Ridge points {name} ({ridge:.3g} / {ridge_eff:.3g} FLOP/byte)",
-                "hovertemplate": "ridge: %{x:.4g} FLOP/byte<extra></extra>",
+                "name": f"Ridge points {name} ({ridges} FLOP/B)",
+                "legendgroup": roof.hardware,
+                "showlegend": False,
+                "hovertext": [f"{name}<br>ridge {fmt(r, 'FLOP/B')}" for r in (ridge, ridge_eff)],
+                "hoverinfo": "text",
             },
         ]
     return traces
@@ -122,11 +122,87 @@ def _hover(points: pd.DataFrame, convention: str) -> list[str]:
     note = FLOP_NOTE[convention]
     return [
         f"<b>{html.escape(str(p.label))}</b><br>{p.bottleneck}-bound<br>"
-        f"AI {p.arithmetic_intensity_flop_per_byte:.4g} FLOP/byte<br>"
-        f"roof {p.attainable_tflops:.4g} TFLOP/s · achieved {p.achieved_tflops:.4g} TFLOP/s<br>"
-        f"latency {p.latency_ms:.4g} ms (fixed overhead {p.t_overhead_ms:.4g} ms, "
-        f"{p.overhead_share:.0%})<br><i>{note}</i>"
+        f"intensity {fmt(p.arithmetic_intensity_flop_per_byte, 'FLOP/B')}<br>"
+        f"roof {fmt(p.attainable_tflops * TFLOPS, 'FLOP/s')} · "
+        f"achieved {fmt(p.achieved_tflops * TFLOPS, 'FLOP/s')}<br>"
+        f"latency {fmt(p.latency_ms * MS, 's')} (fixed overhead "
+        f"{fmt(p.t_overhead_ms * MS, 's')}, {pct(p.overhead_share, digits=2)})<br><i>{note}</i>"
         for p in points.itertuples()
+    ]
+
+
+def _point_colors(frame: pd.DataFrame, roofs: pd.DataFrame) -> list[str]:
+    """Each point in its accelerator's colour (the first one's when rows carry no hardware)."""
+    index = {h: i for i, h in enumerate(roofs["hardware"])}
+    hardware = frame["hardware"].astype(str) if "hardware" in frame else [None] * len(frame)
+    return [COLORS[index.get(h, 0) % len(COLORS)] for h in hardware]
+
+
+def gap_labels(points: pd.DataFrame, n_roofs: int) -> list[dict]:
+    """On-chart gap labels that never pile up: only on a one-accelerator chart, the largest
+    gaps first, none within half a decade of intensity of another; every point of a chart of
+    up to MAX_GAP_LABELS points, else one (the largest gap); the rest are on hover."""
+    if n_roofs != 1:
+        return []  # several accelerators share the intensities: the gaps are on hover
+    limit = MAX_GAP_LABELS if len(points) <= MAX_GAP_LABELS else 1  # a sweep: the largest
+    shown: list[float] = []
+    labels = []
+    for p in points.sort_values("overhead_share", ascending=False).itertuples():
+        x = float(np.log10(p.arithmetic_intensity_flop_per_byte))
+        if len(labels) == limit or any(abs(x - s) < 0.5 for s in shown):
+            continue
+        shown.append(x)
+        labels.append(
+            {
+                "x": x,
+                "y": float(np.log10(np.sqrt(p.attainable_tflops * p.achieved_tflops))),
+                "text": f"gap {fmt(p.t_overhead_ms * MS, 's')} ({pct(p.overhead_share, digits=2)})",
+                "showarrow": False,
+                "xanchor": "left",
+                "xshift": 8,
+                "font": {"size": 12, "color": GAP_COLOR},
+            }
+        )
+    return labels
+
+
+def _point_traces(points: pd.DataFrame, colors: list[str], hover) -> list[dict]:
+    """The gap segments, attainable (open) and achieved (filled) points."""
+    x = points["arithmetic_intensity_flop_per_byte"].to_numpy()
+    top, low = points["attainable_tflops"].to_numpy(), points["achieved_tflops"].to_numpy()
+    kind = "scattergl" if len(points) > WEBGL_POINTS else "scatter"
+    gap_x = np.column_stack([x, x, np.full_like(x, np.nan)]).ravel()
+    gap_y = np.column_stack([top, low, np.full_like(x, np.nan)]).ravel()
+    return [
+        {
+            "type": kind,
+            "x": gap_x,
+            "y": gap_y,
+            "mode": "lines",
+            "name": "Fixed-overhead gap",
+            "hoverinfo": "skip",
+            "line": {"color": GAP_COLOR, "width": 3, "dash": "dot"},
+        },
+        {
+            "type": kind,
+            "x": x,
+            "y": top,
+            "mode": "markers",
+            "name": "Attainable (on the roof)",
+            "hovertext": hover,
+            "hoverinfo": "text",
+            "marker": {"symbol": "circle-open", "size": 11, "color": colors, "line": {"width": 2}},
+        },
+        {
+            "type": kind,
+            "x": x,
+            "y": low,
+            "mode": "markers",
+            "name": "Achieved (with overhead)",
+            "hovertext": hover,
+            "hoverinfo": "text",
+            "marker": {"size": 10, "color": colors},
+        },
     ]
 
 
@@ -138,76 +214,28 @@ def roofline_figure(
     Args:
         points: one row per scenario with columns label, arithmetic_intensity_flop_per_byte,
             attainable_tflops, achieved_tflops, latency_ms, t_overhead_ms, overhead_share,
-            bottleneck.
+            bottleneck (and hardware, for the point colours, when there are several roofs).
         roofs: `roof_table` output (one row per accelerator).
         convention: "catalog" or "mac2" (shown on the intensity axis and in hovers).
     """
+    colors = _point_colors(points, roofs)
     points = _plain(points, POINT_COLUMNS)
     x_lo, x_hi = _x_range(points, roofs)
-    x = points["arithmetic_intensity_flop_per_byte"].to_numpy()
-    top, low = points["attainable_tflops"].to_numpy(), points["achieved_tflops"].to_numpy()
     hover = np.asarray(_hover(points, convention))  # an array validates faster than a list
-    gap_x = np.column_stack([x, x, np.full_like(x, np.nan)]).ravel()
-    gap_y = np.column_stack([top, low, np.full_like(x, np.nan)]).ravel()
-    traces = [
-        *_roof_traces(roofs, x_lo, x_hi),
-        {
-            "type": "scatter",
-            "x": gap_x,
-            "y": gap_y,
-            "mode": "lines",
-            "name": "Fixed-overhead gap",
-            "hoverinfo": "skip",
-            "line": {"color": GAP_COLOR, "width": 3, "dash": "dot"},
-        },
-        {
-            "type": "scatter",
-            "x": x,
-            "y": top,
-            "mode": "markers",
-            "name": "Attainable (on the roof)",
-            "hovertemplate": "roof %{y:.4g} TFLOP/s at %{x:.4g} FLOP/byte<extra></extra>",
-            "marker": {"symbol": "circle-open", "size": 11, "color": "black"},
-        },
-        {
-            "type": "scatter",
-            "x": x,
-            "y": low,
-            "mode": "markers",
-            "name": "Achieved (with overhead)",
-            "hovertext": hover,
-            "hoverinfo": "text",
-            "marker": {"size": 10, "color": "#ff7f0e"},
-        },
-    ]
-    labels = (
-        []
-        if len(points) > MAX_GAP_LABELS
-        else [
-            {
-                "x": np.log10(p.arithmetic_intensity_flop_per_byte),
-                "y": np.log10(np.sqrt(p.attainable_tflops * p.achieved_tflops)),
-                "text": f"gap {p.t_overhead_ms:.3g} ms ({p.overhead_share:.0%})",
-                "showarrow": False,
-                "xanchor": "left",
-                "xshift": 8,
-                "font": {"size": 11, "color": GAP_COLOR},
-            }
-            for p in points.itertuples()
-        ]
-    )
+    traces = [*_roof_traces(roofs, x_lo, x_hi), *_point_traces(points, colors, hover)]
+    y_values = [*roofs["peak_tflops"], *points["achieved_tflops"], *roofs["bandwidth_tb_per_s"]]
+    x_title = f"Arithmetic intensity (FLOP/byte)<br><sup>{FLOP_NOTE[convention]}</sup>"
     layout = {
         "title": {"text": html.escape(title)},
-        "height": 620,
-        "xaxis": {
-            "type": "log",
-            "dtick": 1,
-            "title": {"text": f"Arithmetic intensity (FLOP/byte) — {FLOP_NOTE[convention]}"},
-        },
-        "yaxis": {"type": "log", "dtick": 1, "title": {"text": "Performance (TFLOP/s)"}},
-        "legend": {"orientation": "h", "y": -0.18, "font": {"size": 11}},
-        "margin": {"l": 60, "r": 20, "t": 50, "b": 60},
-        "annotations": labels,
+        "height": 560,
+        "xaxis": log_axis(x_title, [x_lo, x_hi]) | {"range": np.log10([x_lo, x_hi]).tolist()},
+        "yaxis": log_axis(
+            "Performance (TFLOP/s)", y_values, [x_lo * min(roofs["bandwidth_tb_per_s"])]
+        ),
+        "legend": legend_below(len(roofs)),
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "annotations": gap_labels(points, len(roofs)),
+        "hovermode": "closest",
     }
     return go.Figure(data=traces, layout=layout)  # one validation pass: ~10x faster than add_*
 
@@ -215,7 +243,9 @@ def roofline_figure(
 def latency_breakdown_figure(
     t_compute_ms: float, t_memory_ms: float, t_overhead_ms: float
 ) -> go.Figure:
-    """Latency = max(compute, memory) + fixed overhead, as a stacked bar beside the terms."""
+    """Latency = max(compute, memory) + fixed overhead, as a stacked bar beside the terms.
+
+    Bar labels are at least 12 px or hidden (then the legend entry carries the value)."""
     bound = "compute" if t_compute_ms > t_memory_ms else "memory"
     binding = max(t_compute_ms, t_memory_ms)
     total = binding + t_overhead_ms
@@ -229,37 +259,44 @@ def latency_breakdown_figure(
             "name": name,
             "marker": {"color": color},
             "text": text,
+            "textposition": "auto",
+            "hoverinfo": "name",
         }
+
+    def ms(value: float) -> str:
+        return fmt(value * MS, "s")
 
     traces = [
         bar(
             ["latency"],
             [binding],
-            f"{bound} (binding)",
+            f"{bound} (binding): {ms(binding)}, {pct(binding / total, digits=2)}",
             "#1f77b4",
-            [f"{binding:.3g} ms ({binding / total:.0%})"],
+            [f"{bound} {ms(binding)}"],
         ),
         bar(
             ["latency"],
             [t_overhead_ms],
-            "fixed overhead",
+            f"fixed overhead: {ms(t_overhead_ms)}, {pct(t_overhead_ms / total, digits=2)}",
             GAP_COLOR,
-            [f"{t_overhead_ms:.3g} ms ({t_overhead_ms / total:.0%})"],
+            [f"overhead {ms(t_overhead_ms)} ({pct(t_overhead_ms / total, digits=2)})"],
         ),
         bar(
             ["compute term", "memory term"],
             [t_compute_ms, t_memory_ms],
             "terms (only the larger counts)",
             "#aec7e8",
-            [f"{t_compute_ms:.3g} ms", f"{t_memory_ms:.3g} ms"],
+            [ms(t_compute_ms), ms(t_memory_ms)],
         ),
     ]
     layout = {
         "barmode": "stack",
-        "height": 230,
-        "title": {"text": f"Latency split: {total:.4g} ms"},
-        "xaxis": {"title": {"text": "time (ms)"}},
-        "legend": {"orientation": "h", "y": -0.45},
-        "margin": {"l": 110, "r": 20, "t": 40, "b": 40},
+        "height": 260,
+        "title": {"text": f"Latency split: {ms(total)}"},
+        "xaxis": {"title": {"text": "time (ms)"}, "automargin": True},
+        "yaxis": {"automargin": True},
+        "uniformtext": {"minsize": 12, "mode": "hide"},
+        "legend": legend_below(),
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
     }
     return go.Figure(data=traces, layout=layout)

@@ -2,7 +2,8 @@
 
 Pure functions over `engine.decode(...).as_dict()` (a mapping, `r`) and `engine.decode_sweep`
 DataFrames (`df`): no streamlit, no physics; numbers are engine figures, at most scaled for
-display (bytes to decimal GB, data/README.md) or divided by another (a share). The roofline is
+display (bytes to decimal GB, data/README.md) or divided by another (a share), and shown through
+ui.format (SI prefixes, 3-4 significant figures, decade ticks on log axes). The roofline is
 ui.figures.roofline_figure with a request's two phases, prefill (the prompt in one pass) and
 the decode step (one token per sequence), as its operating points (Pope et al., MLSys 2023).
 """
@@ -15,42 +16,45 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.common import num
-from ui.figures import COLORS, roof_table, roofline_figure
+from ui.figures import (
+    COLORS,
+    GAP_COLOR,
+    WEBGL_POINTS,
+    legend_below,
+    log_axis,
+    roof_table,
+    roofline_figure,
+)
+from ui.format import fmt, fmt_all, fmt_bytes
+from ui.tables import DECODE_HEADERS as TABLE_HEADERS  # noqa: F401 (moved to ui.tables)
+from ui.tables import decode_table as display_table  # noqa: F401 (moved to ui.tables)
 
 GB = 1e9  # decimal gigabytes (data/README.md)
 CAPACITY_COLOR = "#d62728"
+STAR_COLOR = "#e6a800"  # this scenario: amber reads on light and dark backgrounds
 OOM_FILL = "rgba(214, 39, 40, 0.12)"
 PHASES = ("prefill", "decode")
 METRIC_ROWS = (4, 3, 3)
-SPEED_CHARTS = {  # column: (title, y-axis title, unit)
-    "aggregate_tokens_per_s": ("Aggregate decode throughput", "Aggregate (tokens/s)", "tokens/s"),
-    "tpot_ms": ("Time per output token (TPOT)", "TPOT (ms)", "ms"),
-}
-TABLE_HEADERS = {
-    "context": "Context (tokens)",
-    "batch_size": "Batch (sequences)",
-    "tpot_ms": "TPOT (ms)",
-    "tokens_per_s": "Per user (tokens/s)",
-    "aggregate_tokens_per_s": "Aggregate (tokens/s)",
-    "ttft_ms": "TTFT (ms)",
-    "decode_bottleneck": "Decode bound",
-    "decode_arithmetic_intensity_flop_per_byte": "Decode intensity (FLOP/byte)",
-    "kv_cache_bytes": "KV cache (GB)",
-    "memory_required_bytes": "Memory needed (GB)",
-    "fits_in_memory": "Fits",
+SPEED_CHARTS = {  # column: (title, y-axis title, ui.format unit, factor to that unit)
+    "aggregate_tokens_per_s": ("Aggregate throughput", "Aggregate (tokens/s)", "tokens/s", 1.0),
+    "tpot_ms": ("Time per output token (TPOT)", "TPOT (ms)", "s", 1e-3),
 }
 
 
-def gb(n_bytes: float, digits: int = 4) -> str:
-    """Bytes as decimal GB for reading: 16060000000 -> '16.06'."""
-    return num(float(n_bytes) / GB, digits)
+def gb(n_bytes: float) -> str:
+    """Bytes for reading, decimal units: 16060000000 -> '16.1 GB' (ui.format.fmt_bytes)."""
+    return fmt_bytes(n_bytes)
+
+
+def ms(value_ms: float) -> str:
+    """A duration given in ms, for reading: 54.23 -> '54.2 ms', 0.5 -> '500 µs'."""
+    return fmt(float(value_ms) * 1e-3, "s")
 
 
 def memory_split(r: Mapping) -> str:
-    """'weights 16.06 GB + KV cache 0.5369 GB, fits' for the memory metric."""
+    """'weights 16.1 GB + KV cache 537 MB, fits' for the memory metric."""
     fits = "fits" if r["fits_in_memory"] else "does NOT fit"
-    return f"weights {gb(r['weight_bytes'])} GB + KV cache {gb(r['kv_cache_bytes'])} GB, {fits}"
+    return f"weights {gb(r['weight_bytes'])} + KV cache {gb(r['kv_cache_bytes'])}, {fits}"
 
 
 def phase_points(r: Mapping) -> pd.DataFrame:
@@ -100,19 +104,19 @@ def _trace(x, y, name: str, **style) -> dict:
 
 
 def _figure(traces: list[dict], title: str, y_title: str, df: pd.DataFrame, x_range=None):
-    """Log-log against batch; a short batch list is the x ticks, the legend sits below."""
-    batches = np.unique(df["batch_size"].to_numpy()).tolist()
-    xaxis = {"type": "log", "title": {"text": "Batch (concurrent sequences)"}}
-    xaxis |= {"tickvals": batches} if len(batches) <= 12 else {"dtick": 1}
+    """Log-log against batch, decade ticks (1, 10, 100, 1k); the legend sits below."""
+    batches = df["batch_size"].to_numpy(dtype=float)
+    y = [v for t in traces for v in np.asarray(t.get("y", []), dtype=float) if v == v]
+    xaxis = log_axis("Batch (concurrent sequences)", batches, x_range or ())
     if x_range is not None:
         xaxis["range"] = [np.log10(x_range[0]), np.log10(x_range[1])]
     layout = {
         "title": {"text": title},
         "xaxis": xaxis,
-        "yaxis": {"type": "log", "title": {"text": y_title}},
+        "yaxis": log_axis(y_title, y),
         "height": 480,
-        "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
-        "legend": {"orientation": "h", "y": -0.2, "font": {"size": 11}},
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "legend": legend_below(),
         "hovermode": "closest",
     }
     return go.Figure(data=traces, layout=layout, _validate=False)  # dicts; tests validate
@@ -124,13 +128,16 @@ def _current(df: pd.DataFrame, column: str, current: tuple[int, int], scale=1.0)
     if not at.any():
         return []
     name = f"This scenario (batch {current[0]:,}, context {current[1]:,})"
-    marker = {"symbol": "star", "size": 16, "color": "black"}
+    marker = {"symbol": "star", "size": 16, "color": STAR_COLOR, "line": {"width": 1}}
     y = df[column].to_numpy(dtype=float)[at][:1] / scale
     return [_trace([current[0]], y, name, mode="markers", marker=marker, hoverinfo="name")]
 
 
-def _context_lines(df: pd.DataFrame, column: str, unit: str, scale: float = 1.0) -> list[dict]:
-    """One line per context of `column` (÷ scale) against batch; ✕ marks what does not fit."""
+def _context_lines(
+    df: pd.DataFrame, column: str, unit: str, scale: float = 1.0, si: float = 1.0
+) -> list[dict]:
+    """One line per context of `column` (÷ scale) against batch; ✕ marks what does not fit.
+    Hover text: `column` × `si` in ui.format's `unit`."""
     # numpy, not pandas row filters: several times faster on the sweep's 54 columns
     ctxs, batches = df["context"].to_numpy(), df["batch_size"].to_numpy()
     values = df[column].to_numpy(dtype=float) / scale
@@ -140,26 +147,28 @@ def _context_lines(df: pd.DataFrame, column: str, unit: str, scale: float = 1.0)
     for i, ctx in enumerate(np.unique(ctxs)):
         rows = order[ctxs[order] == ctx]
         fits = all_fits[rows]
-        extra = np.column_stack([bounds[rows], np.where(fits, "fits", "does NOT fit")])
-        hover = f"context {ctx:,}<br>batch %{{x:,}}<br>%{{y:,.4g}} {unit}<br>"
+        shown = fmt_all(values[rows] * scale * si, unit)
+        extra = np.column_stack([bounds[rows], np.where(fits, "fits", "does NOT fit"), shown])
+        hover = f"context {ctx:,}<br>batch %{{x:,}}<br>%{{customdata[2]}}<br>"
         hover += "%{customdata[0]}-bound decode · %{customdata[1]} in memory<extra></extra>"
         style = {
             "line": {"color": COLORS[i % len(COLORS)], "width": 2},
             "marker": {"symbol": np.where(fits, "circle", "x").tolist(), "size": 7},
         }
         x, y, name = batches[rows], values[rows], f"context {ctx:,} tokens"
+        style["type"] = "scattergl" if len(rows) > WEBGL_POINTS else "scatter"
         traces.append(
             _trace(x, y, name, mode="lines+markers", customdata=extra, hovertemplate=hover, **style)
         )
-    key = {"symbol": "x", "size": 8, "color": "#555"}  # a legend-only entry explaining ✕
+    key = {"symbol": "x", "size": 8, "color": GAP_COLOR}  # a legend-only entry explaining ✕
     return [*traces, _trace([None], [None], "✕ does not fit in memory", mode="markers", marker=key)]
 
 
 def speed_figure(df: pd.DataFrame, column: str, current: tuple[int, int]) -> go.Figure:
     """`column` ("aggregate_tokens_per_s" or "tpot_ms") against batch, one line per context,
     this scenario (batch, context) starred; log-log."""
-    title, y_title, unit = SPEED_CHARTS[column]
-    traces = [*_context_lines(df, column, unit), *_current(df, column, current)]
+    title, y_title, unit, si = SPEED_CHARTS[column]
+    traces = [*_context_lines(df, column, unit, si=si), *_current(df, column, current)]
     return _figure(traces, title, y_title, df)
 
 
@@ -179,10 +188,11 @@ def memory_figure(df: pd.DataFrame, current: tuple[int, int]) -> go.Figure:
     box = ([x[0], x[1], x[1], x[0], x[0]], [capacity, capacity, top, top, capacity])
     style = {"fill": "toself", "fillcolor": OOM_FILL, "line": {"width": 0}, "hoverinfo": "name"}
     traces = [_trace(*box, "Out of memory (above capacity)", mode="lines", **style)]
-    traces += _context_lines(df, "memory_required_bytes", "GB", GB)
-    cap = f"Capacity {num(capacity)} GB ({num(capacity * GB / 2**30)} GiB)"
+    traces += _context_lines(df, "memory_required_bytes", "B", GB)
+    cap = f"Capacity {gb(capacity * GB)} ({fmt_bytes(capacity * GB, binary=True)})"
     traces.append(_line(x, [capacity] * 2, cap, CAPACITY_COLOR, "solid"))
-    traces.append(_line(x, [weights] * 2, f"Weights alone {num(weights)} GB", "#555", "dash"))
+    name = f"Weights alone {gb(weights * GB)}"
+    traces.append(_line(x, [weights] * 2, name, GAP_COLOR, "dash"))
     at = df["context"].to_numpy() == current[1]
     most = int(df["max_batch_at_context"].to_numpy()[at][0]) if at.any() else 0
     if x[0] <= most <= x[1]:
@@ -192,29 +202,21 @@ def memory_figure(df: pd.DataFrame, current: tuple[int, int]) -> go.Figure:
     return _figure(traces, "Memory: weights + KV cache", "Memory needed (GB)", df, x)
 
 
-def display_table(df: pd.DataFrame) -> pd.DataFrame:
-    """The sweep's headline columns under readable headers with units (bytes as GB)."""
-    out = df[list(TABLE_HEADERS)].copy()
-    for column in ("kv_cache_bytes", "memory_required_bytes"):
-        out[column] = out[column] / GB
-    return out.rename(columns=TABLE_HEADERS).reset_index(drop=True)
-
-
 def _phase_lines(r: Mapping, hw_name: str) -> list[str]:
     ai, ridge = r["decode_arithmetic_intensity_flop_per_byte"], r["effective_ridge_flop_per_byte"]
     where = "far below" if ai < ridge / 4 else ("below" if ai < ridge else "above")
     prompt, batch = int(r["prompt"]), int(r["batch_size"])
     return [
         f"**Decode is {r['decode_bottleneck']}-bound.** Each step makes one token per sequence "
-        f"but reads all {gb(r['weight_bytes'])} GB of weights and {gb(r['kv_cache_bytes'])} GB "
-        f"of KV cache for {num(r['decode_flops'] / 1e9)} GFLOP: {num(ai, 3)} FLOP/byte, {where} "
-        f"{hw_name}'s effective ridge of {num(ridge, 3)} FLOP/byte. TPOT {num(r['tpot_ms'])} ms "
-        f"= max(memory {num(r['decode_t_memory_ms'])}, compute {num(r['decode_t_compute_ms'])})"
-        f" + {num(r['decode_t_overhead_ms'])} ms fixed overhead.",
+        f"but reads all {gb(r['weight_bytes'])} of weights and {gb(r['kv_cache_bytes'])} "
+        f"of KV cache for {fmt(r['decode_flops'], 'FLOP')}: {fmt(ai, 'FLOP/byte')}, {where} "
+        f"{hw_name}'s effective ridge of {fmt(ridge, 'FLOP/byte')}. TPOT {ms(r['tpot_ms'])} "
+        f"= max(memory {ms(r['decode_t_memory_ms'])}, compute {ms(r['decode_t_compute_ms'])})"
+        f" + {ms(r['decode_t_overhead_ms'])} fixed overhead.",
         f"**Prefill is {r['prefill_bottleneck']}-bound.** The {prompt:,}-token prompt goes "
         f"through in one pass, so each weight read serves {prompt:,} × {batch:,} tokens: "
-        f"{num(r['prefill_arithmetic_intensity_flop_per_byte'], 3)} FLOP/byte, TTFT "
-        f"{num(r['ttft_ms'])} ms.",
+        f"{fmt(r['prefill_arithmetic_intensity_flop_per_byte'], 'FLOP/byte')}, TTFT "
+        f"{ms(r['ttft_ms'])}.",
     ]
 
 
@@ -229,10 +231,11 @@ def _batch_line(r: Mapping, df: pd.DataFrame) -> str:
     fit, text = rows[rows["fits_in_memory"]], "- **Batch** shares the weight read among sequences"
     if len(fit) > 1:
         lo, hi = fit.iloc[0], fit.iloc[-1]
+        rate = [fmt(row["aggregate_tokens_per_s"], "tokens/s") for row in (lo, hi)]
         text += (
-            f": aggregate throughput goes from {num(lo['aggregate_tokens_per_s'])} tokens/s at "
-            f"batch {lo['batch_size']:,} to {num(hi['aggregate_tokens_per_s'])} at batch "
-            f"{hi['batch_size']:,} (the largest in the sweep that fits at this context)"
+            f": aggregate throughput goes from {rate[0]} at batch {lo['batch_size']:,} to "
+            f"{rate[1]} at batch {hi['batch_size']:,} (the largest in the sweep that fits at "
+            "this context)"
         )
     cross, last = first_compute_bound(df, int(r["context"])), rows.iloc[-1]
     if cross is not None:
@@ -240,7 +243,7 @@ def _batch_line(r: Mapping, df: pd.DataFrame) -> str:
         return text + f"; decode turns compute-bound at batch {cross['batch_size']:,}{fits}."
     return text + (
         f"; it stays memory-bound up to batch {last['batch_size']:,} "
-        f"({num(last['decode_arithmetic_intensity_flop_per_byte'], 3)} FLOP/byte), because "
+        f"({fmt(last['decode_arithmetic_intensity_flop_per_byte'], 'FLOP/byte')}), because "
         "every extra sequence adds its own KV-cache read."
     )
 
@@ -257,11 +260,11 @@ def explain_decode(r: Mapping, df: pd.DataFrame, hw_name: str) -> list[str]:
     fit = (
         f"**Capacity.** At context {int(r['context']):,} at most "
         f"{int(r['max_batch_at_context']):,} sequences fit in "
-        f"{gb(r['memory_capacity_bytes'])} GB; at batch {int(r['batch_size']):,}, contexts up "
+        f"{gb(r['memory_capacity_bytes'])}; at batch {int(r['batch_size']):,}, contexts up "
         f"to {int(r['max_context_at_batch']):,} tokens."
         if r["fits_in_memory"]
-        else f"⚠️ **Does not fit.** This scenario needs {gb(r['memory_required_bytes'])} GB, "
-        f"more than the {gb(r['memory_capacity_bytes'])} GB capacity: lower the batch or "
+        else f"⚠️ **Does not fit.** This scenario needs {gb(r['memory_required_bytes'])}, "
+        f"more than the {gb(r['memory_capacity_bytes'])} capacity: lower the batch or "
         "context, quantise, or shard."
     )
     return [
@@ -279,19 +282,19 @@ def explain_decode(r: Mapping, df: pd.DataFrame, hw_name: str) -> list[str]:
 def headline_metrics(r: Mapping) -> list[tuple[str, str, str]]:
     """(label with unit, value, help) for the metric cards in rows of 4, 3, 3 (`METRIC_ROWS`):
     speed, the regime, memory."""
-    ridge = f"effective ridge {num(r['effective_ridge_flop_per_byte'], 3)} FLOP/byte"
-    ai = {p: num(r[f"{p}_arithmetic_intensity_flop_per_byte"], 3) for p in PHASES}
+    ridge = f"effective ridge {fmt(r['effective_ridge_flop_per_byte'], 'FLOP/byte')}"
+    ai = {p: fmt(r[f"{p}_arithmetic_intensity_flop_per_byte"]) for p in PHASES}
     most = "the largest whose weights + KV cache fit in capacity"
     memory = f"{gb(r['memory_required_bytes'])} / {gb(r['memory_capacity_bytes'])}"
     return [
-        ("TPOT (ms)", num(r["tpot_ms"]), "Time per output token: one decode step"),
-        ("Per user (tokens/s)", num(r["tokens_per_s"]), "1 ÷ TPOT"),
-        ("Aggregate (tokens/s)", num(r["aggregate_tokens_per_s"]), "batch ÷ TPOT"),
-        ("TTFT (ms)", num(r["ttft_ms"]), f"Prefill of the {int(r['prompt']):,}-token prompt"),
+        ("TPOT", ms(r["tpot_ms"]), "Time per output token: one decode step"),
+        ("Per user (tokens/s)", fmt(r["tokens_per_s"]), "1 ÷ TPOT"),
+        ("Aggregate (tokens/s)", fmt(r["aggregate_tokens_per_s"]), "batch ÷ TPOT"),
+        ("TTFT", ms(r["ttft_ms"]), f"Prefill of the {int(r['prompt']):,}-token prompt"),
         ("Decode bottleneck", str(r["decode_bottleneck"]), f"{ai['decode']} FLOP/byte; {ridge}"),
         ("Prefill bottleneck", str(r["prefill_bottleneck"]), f"{ai['prefill']} FLOP/byte; {ridge}"),
         ("Decode intensity (FLOP/byte)", ai["decode"], ridge),
-        ("Memory used / capacity (GB)", memory, f"{memory_split(r)}; GB = 10⁹ bytes"),
+        ("Memory used / capacity", memory, f"{memory_split(r)}; GB = 10⁹ bytes"),
         ("Max batch at this context (sequences)", f"{int(r['max_batch_at_context']):,}", most),
         ("Max context at this batch (tokens)", f"{int(r['max_context_at_batch']):,}", most),
     ]

@@ -126,6 +126,16 @@ def fmt(value: object, unit: str = "", *, digits: int = DIGITS) -> str:
     return _count(value, unit, digits)
 
 
+def fmt_pair(first: object, second: object, unit: str) -> str:
+    """Two values of one unit, the unit once when both take the same prefix:
+    (7.56e12, 148e12, "FLOP/s") -> '7.56 / 148 TFLOP/s'."""
+    a, b = fmt(first, unit), fmt(second, unit)
+    tail_a, tail_b = a.partition(" ")[2], b.partition(" ")[2]
+    if tail_a and tail_a == tail_b:
+        return f"{a.partition(' ')[0]} / {b}"
+    return f"{a} / {b}"
+
+
 def pct(fraction: object, *, digits: int = DIGITS) -> str:
     """A fraction as a percentage: 0.9491 -> '94.9%'; None -> '—'."""
     return MISSING if missing(fraction) else fmt(float(fraction) * 100, "%", digits=digits)

@@ -1,0 +1,15 @@
+"""Catalogue search: every word of the query, in any order, in an entry's id, name, aliases or
+group, ignoring case and punctuation ("llama 70" finds Llama-3.1-70B; "h100sxm" finds
+"H100 SXM5")."""
+
+from __future__ import annotations
+
+from engine.catalog import normalise_id
+
+
+def matches(query: str, *fields: str) -> bool:
+    """True when each whitespace-separated word of `query` occurs in the joined `fields`, as
+    typed or with punctuation and spaces removed; an empty query matches everything."""
+    hay = " ".join(fields)
+    low, flat = hay.lower(), normalise_id(hay)
+    return all(w in low or (normalise_id(w) or "\0") in flat for w in query.lower().split())
