@@ -119,8 +119,7 @@ def operators(
 
     Args:
         model, hardware: as for `serve` (ids or specs; the model needs shapes).
-        phase: "decode" (a step of batch_size new tokens at `context` tokens per sequence) or
-            "prefill" (a prompt of `context` tokens per sequence).
+        phase: "decode" (batch_size new tokens at `context`) or "prefill" (prompts of `context`).
         batch_size, context: sequences, tokens per sequence; tp, pp: parallel degrees.
         precision, kv_precision, assumptions, catalog, **overrides: as for `serve`.
     """

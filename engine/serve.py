@@ -255,8 +255,7 @@ def serve(
     """One static batch of requests on TP×PP accelerators (docs/model.md, "Serving model").
 
     Args:
-        model: a catalogue id with shapes, a ModelSpec with `arch`, or an Architecture.
-        hardware: a catalogue id or a HardwareSpec.
+        model, hardware: ids, or a ModelSpec with `arch` (or an Architecture), a HardwareSpec.
         tp, pp, batch_size: parallel degrees (devices = tp·pp); sequences in the static batch.
         input_tokens, output_tokens: I and O per sequence (O = 1: the prefill only).
         precision, kv_precision: weights (and the compute peak); KV cache (default: weights).
@@ -272,9 +271,8 @@ def serve(
     hwv = si.hardware_values(hw, st.precision, st.assumptions)
     sc = {"B": float(b), "I": float(i), "O": float(o), "tp": float(tp), "pp": float(pp)}
     sc |= si.element_bytes(st.precision, st.kv_precision)
-    eta = si.eta_by_class(st.assumptions)
     steps = _steps(arch, b, i, tp, st.precision, st.kv_precision)
-    t = request_terms(si.shapes(arch), hwv, sc, eta, ops.SCALAR, steps)
+    t = request_terms(si.shapes(arch), hwv, sc, si.eta_by_class(st.assumptions), ops.SCALAR, steps)
     ids = (name, hw.id, tp * pp, tp, pp, b, i, o, st.precision, st.kv_precision)
     return _result(t, (*ids, hwv["peak_precision"], st.profile), st)
 
