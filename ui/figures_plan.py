@@ -2,9 +2,14 @@
 
 x = tokens/s per user (1 / TPOT: what a user feels), y = output tokens/s per GPU (what the
 deployment earns per device), the axes of SemiAnalysis InferenceMAX and NVIDIA aiconfigurator.
-Each accelerator (and precision) gets one colour: its front as a line with markers, the
-dominated configurations as faint dots (WebGL, so 50,000 points stay interactive), and the
-SLO limits as dashed lines. A TPOT limit is drawn where it lands on x: 1000 / TPOT_ms.
+Each accelerator (and precision) gets one colour: its front as a line with markers (filled
+where the configuration meets the SLOs, hollow where it misses one), the dominated
+configurations as faint dots, and the SLO limits as dashed lines. A TPOT limit is drawn where
+it lands on x: 1000 / TPOT_ms. Traces are WebGL (Scattergl). Every number in the hover text
+comes from ui.format. To keep a 50,000-configuration rerun fast, a front with more than
+MAX_FRONT_POINTS points is drawn through that many of them (evenly spaced along it, both ends
+kept), at most MAX_FAINT_POINTS dominated points are drawn (a fixed sample) and their hover
+names the configuration only; the table and the CSV keep every configuration and figure.
 """
 
 from __future__ import annotations
@@ -16,43 +21,72 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui import plan_view as pv
+from ui.format import fmt, fmt_all, log_ticks
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
-MAX_FAINT_POINTS = 20_000  # dominated points drawn; beyond this a deterministic sample
+MAX_FRONT_POINTS = 60  # per front drawn (evenly spaced along it)
+MAX_FAINT_POINTS = 4_000  # dominated points drawn in all (a deterministic sample)
+DOMINATED = "dominated: a point on this colour's front beats it on both axes"
 
 
-def _num(value: float) -> str:
-    return f"{value:,.4g}"
-
-
-def _usd(value: float) -> str:
-    return "no price" if np.isnan(value) else f"{value:,.3g} USD per 1M output tokens"
+def _config_columns(df: pd.DataFrame, names: dict[str, str]) -> list[list]:
+    """Devices, accelerator name (escaped: inert), TP, PP, batch and precision as lists."""
+    label = {h: html.escape(names.get(h, h)) for h in map(str, pd.unique(df["hardware"]))}
+    ints = [df[c].to_numpy(dtype=np.int64).tolist() for c in ("devices", "tp", "pp", "batch_size")]
+    hardware = [label[str(h)] for h in df["hardware"].to_numpy()]
+    return [ints[0], hardware, ints[1], ints[2], ints[3], list(map(str, df["precision"]))]
 
 
 def hover_text(df: pd.DataFrame, names: dict[str, str]) -> list[str]:
     """The whole configuration of each row, for the hover box (names escaped: inert)."""
     if df.empty:
         return []
-    parts = [
-        df["devices"].astype(int).astype(str)
-        + "× "
-        + df["hardware"].map(lambda h: html.escape(names.get(h, h))),
-        " TP" + df["tp"].astype(int).astype(str) + " PP" + df["pp"].astype(int).astype(str),
-        ", batch " + df["batch_size"].astype(int).map("{:,}".format),
-        ", " + df["precision"].astype(str),
-        "<br>TTFT " + df["ttft_ms"].map(_num) + " ms, TPOT " + df["tpot_ms"].map(_num) + " ms",
-        "<br>" + df[pv.Y].map(_num) + " tokens/s per GPU, " + df[pv.X].map(_num) + " per user",
+    cost = (
+        fmt_all(df["usd_per_1m_output_tokens"].to_numpy(), "USD per 1M output tokens")
+        if "usd_per_1m_output_tokens" in df
+        else [""] * len(df)
+    )
+    verdict = (
+        np.where(df["meets_slo"], "meets the SLOs", "misses an SLO or does not fit")
+        if "meets_slo" in df
+        else [""] * len(df)
+    )
+    columns = zip(
+        *_config_columns(df, names),
+        fmt_all(df["ttft_ms"].to_numpy() * 1e-3, "s"),
+        fmt_all(df["tpot_ms"].to_numpy() * 1e-3, "s"),
+        fmt_all(df[pv.Y].to_numpy(), "output tokens/s per GPU"),
+        fmt_all(df[pv.X].to_numpy(), "tokens/s per user"),
+        cost,
+        verdict,
+        strict=True,
+    )
+    return [
+        f"{n}× {h} TP{tp} PP{pp}, batch {b:,}, {p}<br>TTFT {ttft}, TPOT {tpot}"
+        f"<br>{y}, {x}" + (f"<br>{c}" if c else "") + (f"<br>{v}" if v else "")
+        for n, h, tp, pp, b, p, ttft, tpot, y, x, c, v in columns
     ]
-    if "usd_per_1m_output_tokens" in df:
-        cost = df["usd_per_1m_output_tokens"].map(_usd)
-        parts.append("<br>" + cost)
-    if "meets_slo" in df:
-        verdict = np.where(df["meets_slo"], "meets the SLOs", "misses an SLO or does not fit")
-        parts.append("<br>" + pd.Series(verdict, index=df.index))
-    text = parts[0]
-    for p in parts[1:]:
-        text = text + p
-    return list(text)
+
+
+def config_text(df: pd.DataFrame, names: dict[str, str]) -> list[str]:
+    """Just the configuration (whole numbers and names, no measured figures): the hover of a
+    dominated point, cheap enough for thousands of them; its figures are its position, and the
+    table and CSV have them all."""
+    columns = zip(*_config_columns(df, names), strict=True)
+    return [
+        f"{n}× {h} TP{tp} PP{pp}, batch {b:,}, {p}<br>{DOMINATED}" for n, h, tp, pp, b, p in columns
+    ]
+
+
+def thin(rows: pd.DataFrame, most: int) -> pd.DataFrame:
+    """At most `most` rows, evenly spaced, first and last kept (rows already in draw order)."""
+    if len(rows) <= most:
+        return rows
+    return rows.iloc[np.unique(np.linspace(0, len(rows) - 1, most).round().astype(int))]
+
+
+DRAWN = ["hardware", "precision", "devices", "tp", "pp", "batch_size", "ttft_ms", "tpot_ms"]
+DRAWN += [pv.X, pv.Y, "usd_per_1m_output_tokens", "meets_slo"]
 
 
 def pareto_figure(df: pd.DataFrame, names: dict[str, str], slo: pv.Slo, title: str) -> go.Figure:
@@ -63,64 +97,95 @@ def pareto_figure(df: pd.DataFrame, names: dict[str, str], slo: pv.Slo, title: s
         names: accelerator id -> display name.
         slo: the limits; TPOT and tokens/s per user become vertical lines.
         title: plain text (escaped here).
+
+    Returns:
+        The figure, built from plain dicts in one pass (no per-trace validation: a
+        50,000-configuration rerun stays fast; the tests validate it).
     """
-    fig = go.Figure()
-    shown = df[df["fits_in_memory"].to_numpy(dtype=bool)]
+    shown = df.loc[df["fits_in_memory"].to_numpy(dtype=bool), DRAWN]
     groups = ["hardware", "precision"]
     front = pv.pareto_mask(shown, groups)
-    for i, ((hw, precision), rows) in enumerate(shown.groupby(groups, sort=True)):
+    faint_all = shown[~front]
+    if len(faint_all) > MAX_FAINT_POINTS:
+        faint_all = faint_all.sample(MAX_FAINT_POINTS, random_state=0)
+    faint_by = dict(list(faint_all.groupby(groups, sort=True, observed=True)))
+    traces = []
+    fronts = shown[front].groupby(groups, sort=True, observed=True)
+    for i, ((hw, precision), rows) in enumerate(fronts):
         color, label = PALETTE[i % len(PALETTE)], f"{html.escape(names.get(hw, hw))} {precision}"
-        on = front[shown.index.get_indexer(rows.index)]
-        best = rows[on].sort_values(pv.X)
-        faint = rows[~on]
-        if len(faint) > MAX_FAINT_POINTS:
-            faint = faint.sample(MAX_FAINT_POINTS, random_state=0)
-        common = {"legendgroup": label, "hoverinfo": "text"}
-        fig.add_trace(
-            go.Scattergl(
-                x=faint[pv.X],
-                y=faint[pv.Y],
-                mode="markers",
-                name=f"{label} (dominated)",
-                marker={"color": color, "size": 5, "opacity": 0.18},
-                hovertext=hover_text(faint, names),
-                showlegend=False,
-                **common,
-            )
+        best = thin(rows.sort_values(pv.X), MAX_FRONT_POINTS)
+        faint = faint_by.get((hw, precision), shown.iloc[:0])
+        common = {"type": "scattergl", "legendgroup": label, "hoverinfo": "text"}
+        traces.append(
+            common
+            | {
+                "x": faint[pv.X].to_numpy(),
+                "y": faint[pv.Y].to_numpy(),
+                "mode": "markers",
+                "name": f"{label} (dominated)",
+                "marker": {"color": color, "size": 5, "opacity": 0.18},
+                "hovertext": config_text(faint, names),
+                "showlegend": False,
+            }
         )
-        fig.add_trace(
-            go.Scattergl(
-                x=best[pv.X],
-                y=best[pv.Y],
-                mode="lines+markers",
-                name=label,
-                marker={
-                    "color": color,
-                    "size": 8,
-                    "symbol": np.where(best["meets_slo"], "circle", "circle-open"),
-                },
-                line={"color": color, "width": 2},
-                hovertext=hover_text(best, names),
-                **common,
-            )
+        symbols = np.where(best["meets_slo"].to_numpy(dtype=bool), "circle", "circle-open")
+        traces.append(
+            common
+            | {
+                "x": best[pv.X].to_numpy(),
+                "y": best[pv.Y].to_numpy(),
+                "mode": "lines+markers",
+                "name": label,
+                "marker": {"color": color, "size": 8, "symbol": symbols.tolist()},
+                "line": {"color": color, "width": 2},
+                "hovertext": hover_text(best, names),
+            }
         )
-    for x, text in _slo_lines(slo):
-        fig.add_vline(x=x, line={"dash": "dash", "color": "gray"}, annotation_text=text)
-    fig.update_layout(
-        title={"text": html.escape(title)},
-        xaxis={"title": "Interactivity: tokens/s per user (= 1000 / TPOT in ms)", "type": "log"},
-        yaxis={"title": "Throughput: output tokens/s per GPU", "type": "log"},
-        legend={"orientation": "h", "y": -0.25},
-        margin={"l": 70, "r": 20, "t": 60, "b": 40},
-    )
-    return fig
+    lines = _slo_lines(slo)
+    extra = [x for x, _ in lines]
+    layout = {
+        "title": {"text": html.escape(title)},
+        "xaxis": {
+            "title": {"text": "Interactivity: tokens/s per user (= 1000 / TPOT in ms)"},
+            "type": "log",
+            **log_ticks(_span(shown[pv.X]), extra=extra),
+        },
+        "yaxis": {
+            "title": {"text": "Throughput: output tokens/s per GPU"},
+            "type": "log",
+            **log_ticks(_span(shown[pv.Y])),
+        },
+        "shapes": [_vline(x) for x, _ in lines],
+        "annotations": [_vlabel(x, text) for x, text in lines],
+        "legend": {"orientation": "h", "y": -0.25},
+        "margin": {"l": 70, "r": 20, "t": 60, "b": 40},
+    }
+    return go.Figure(data=traces, layout=layout, _validate=False)
+
+
+def _vline(x: float) -> dict:
+    line = {"dash": "dash", "color": "gray", "width": 1.5}
+    return {"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1,
+            "line": line}  # fmt: skip
+
+
+def _vlabel(x: float, text: str) -> dict:
+    return {"x": x, "xref": "x", "y": 1, "yref": "paper", "text": text, "showarrow": False,
+            "xanchor": "left", "yanchor": "bottom"}  # fmt: skip
+
+
+def _span(values: pd.Series) -> list[float]:
+    """The smallest and largest positive finite value (all a log axis's ticks need)."""
+    v = values.to_numpy(dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    return [float(v.min()), float(v.max())] if len(v) else []
 
 
 def _slo_lines(slo: pv.Slo) -> list[tuple[float, str]]:
     lines = []
     if slo.tpot_ms:
-        lines.append((1000.0 / slo.tpot_ms, f"TPOT ≤ {slo.tpot_ms:,.4g} ms"))
+        lines.append((1000.0 / slo.tpot_ms, f"TPOT ≤ {fmt(slo.tpot_ms * 1e-3, 's')}"))
     if slo.min_tokens_per_s_per_user:
         v = slo.min_tokens_per_s_per_user
-        lines.append((v, f"≥ {v:,.4g} tokens/s per user"))
+        lines.append((v, f"≥ {fmt(v, 'tokens/s per user')}"))
     return lines

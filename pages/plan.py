@@ -1,0 +1,126 @@
+"""Planner: which accelerators, TP/PP, batch and precision serve an LLM within its SLOs, and at
+what cost. One vectorised serve_sweep over the grid → Pareto fronts of output tokens/s per GPU
+against tokens/s per user, the configurations that meet the SLOs ranked by USD per 1M output
+tokens, the cheapest and the fastest in words (docs/model.md, "Serving model")."""
+
+import streamlit as st
+
+from ui import common, scenario, state
+from ui import figures_plan as fp
+from ui import plan_grid as pg
+from ui import plan_params as pp
+from ui import plan_view as pv
+
+PAGE = pp.PAGE
+common.setup_page("Planner")
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def sweep(_cat, _key: tuple, model_id, groups, batches, tokens, opts):
+    """The serving model over the grid, kept for SLO and price edits (read-only rows)."""
+    hardware = {h: _cat.hardware[h] for g in groups for h in g.hardware}
+    return pg.sweep(groups, _cat.models[model_id], hardware, batches, tokens, dict(opts))
+
+
+# --- inputs -----------------------------------------------------------------
+base = common.catalog()
+params = pp.params(base)
+by_name = {p.name: p for p in params}
+pp.keep_profile_values()
+s = scenario.start(PAGE, base, params, pp.DEFAULTS)
+cat = s.cat
+llms = {i: m for i, m in cat.models.items() if getattr(m, "arch", None) is not None}
+with s.pickers:
+    model_id, tokens = pp.workload_inputs(llms)
+    st.markdown("**SLOs**")
+    slo = pv.Slo(**pp.slo_inputs())
+    grid = pp.grid_inputs(cat, by_name)
+    chosen = {h: cat.hardware[h] for h in grid["hardware"]}
+    prices = pp.price_inputs(chosen)
+    profile = pp.profile_input()
+    overrides = pp.assumption_inputs(profile)
+
+# --- engine -----------------------------------------------------------------
+model = cat.models[model_id]
+groups, skipped = pg.plan(model_id, model.arch, chosen, grid["tp"], grid["pp"], grid["precisions"])
+rows = pg.row_count(groups, grid["batches"])
+set_values = {name: v for name, v in overrides.items() if v is not None}
+opts = tuple({"profile": profile.name, **set_values}.items())
+df, error = None, None
+if 0 < rows <= pg.MAX_CONFIGURATIONS:
+    key = (id(base), s.custom_hw)  # the catalogue in use (the custom accelerator's spec too)
+    args = (model_id, tuple(groups), tuple(grid["batches"]), tokens, opts)
+    try:
+        df = sweep(cat, key, *args)
+    except ValueError as exc:  # e.g. a request longer than the engine accepts
+        error = str(exc)
+table = pv.ranked(pg.screen(df), slo, prices) if df is not None else None
+values = {"model": model_id, **grid, "hardware": grid["hardware"] or None}
+values |= {"input_tokens": tokens[0], "output_tokens": tokens[1], "profile": profile.name}
+values |= {name: pp.NONE if v is None else v for name, v in slo.fields().items()}
+values |= {"prices": prices or None, **overrides, **s.custom}
+query = state.publish(PAGE, params, values, ("model",))
+
+# --- render -----------------------------------------------------------------
+names = {h: hw.name for h, hw in chosen.items()}
+st.title(f"Planner: {common.plain(model.name)}")
+st.caption(
+    f"{rows:,} configurations · {len(chosen)} accelerators × TP {pp.write_list(grid['tp'])} × "
+    f"PP {pp.write_list(grid['pp'])} × {', '.join(grid['precisions']) or 'no precision'} × "
+    f"{len(grid['batches']):,} batch sizes · {tokens[0]:,} input + {tokens[1]:,} output tokens "
+    f"per request · profile {profile.name} · serving model (docs/model.md)"
+)
+scenario.show_notes(s)
+for note in skipped:
+    st.caption(f"Left out: {common.plain(note)}")
+if error or rows > pg.MAX_CONFIGURATIONS or df is None:
+    if error:
+        st.error(f"The serving model refused this grid: {common.plain(error)}", icon="🚫")
+    elif rows > pg.MAX_CONFIGURATIONS:
+        st.error(
+            f"The grid has {rows:,} configurations; the planner computes at most "
+            f"{pg.MAX_CONFIGURATIONS:,} (fewer batch sizes, TP/PP degrees or accelerators).",
+            icon="🚫",
+        )
+    else:
+        st.warning(pv.EMPTY_GRID)
+    common.share_link(PAGE, query)
+    st.stop()
+
+for text, n in pg.warning_counts(df):  # per configuration: counted, not one box each
+    st.caption(f"⚠️ {n:,} of {rows:,} configurations: {common.plain(text)}")
+reason = pv.infeasible_reason(table, slo)
+if reason:
+    st.warning(reason, icon="⛔")
+for label, words in pv.callouts(table, slo, names).items():
+    st.markdown(f"**{label.capitalize()}:** {common.plain(words)}")
+if reason is None and table["usd_per_1m_output_tokens"].isna().all():
+    st.info("No chosen accelerator has a price: set one under Prices to rank by cost.")
+
+title = f"{model.name}: {tokens[0]:,} input + {tokens[1]:,} output tokens per request"
+png = {"toImageButtonOptions": {"format": "png"}}
+st.plotly_chart(fp.pareto_figure(table, names, slo, title), key="plan_pareto", config=png)
+st.caption(pv.chart_note(slo))
+
+meets = int(table["meets_slo"].sum())
+st.subheader("Configurations that meet the SLOs, cheapest first")
+st.dataframe(pg.display_table(table, names), key="plan_table", hide_index=True)
+st.caption(
+    f"{meets:,} of {len(table):,} configurations meet the SLOs (and fit in memory); the first "
+    f"{min(meets, pg.TABLE_ROWS):,} are shown. The CSV has every configuration, ranked, with "
+    "usd_per_1m_output_tokens, meets_slo, the prices and SLOs used, the profile and assumptions."
+)
+csv_name = f"plan_{model_id}_{len(chosen)}hw_{len(table)}configs.csv"
+csv = lambda: pg.csv_text(df, slo, prices)  # noqa: E731  (written only when clicked)
+st.download_button("Download CSV", csv, csv_name, "text/csv", key="plan_csv", icon="⬇️")
+
+st.subheader("Prices")
+st.dataframe(pg.price_table(chosen, prices), key="plan_prices", hide_index=True)
+st.caption(
+    "List prices are public on-demand prices per accelerator-hour as published on their date "
+    "(not quotes, not re-verified; reserved and spot prices are lower). Cost = price × devices "
+    "÷ output tokens per hour × 10⁶."
+)
+common.share_link(PAGE, query)
+sources = " · ".join(common.source_md(h.name, h.source) for h in chosen.values())
+st.caption(f"Sources: {common.source_md(model.name, model.source)} · {sources}.")
