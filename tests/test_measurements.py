@@ -40,6 +40,13 @@ def test_shipped_file_reads_with_its_source_on_every_row():
     assert first.pp == 1  # the optional column defaults to 1
 
 
+@pytest.mark.parametrize("path", sorted(SHIPPED.parent.glob("*.csv")), ids=lambda p: p.name)
+def test_every_shipped_file_reads_with_an_https_source_per_row(path):
+    rows = read_measurements([path])
+    assert rows and all(m.source.startswith("https://") for m in rows)
+    assert path.read_text().splitlines()[0] == HEADER
+
+
 def test_shipped_file_keeps_the_published_header():
     assert SHIPPED.read_text().splitlines()[0] == HEADER
 
