@@ -17,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 
+from PIL import Image
 from playwright.sync_api import sync_playwright
 
 CHROMIUM = os.environ.get("ROOFLINE_CHROMIUM", "/usr/bin/chromium")
@@ -65,6 +66,14 @@ def shoot_whole_page(page, width: int, height: int, target: Path) -> None:
     page.wait_for_timeout(1500)  # Plotly redraws charts at the new size
     page.screenshot(path=str(target))
     page.set_viewport_size({"width": width, "height": height})
+    shrink(target)
+
+
+def shrink(target: Path) -> None:
+    """Re-save as a 256-colour PNG (a third of the size; UI screenshots have few colours)."""
+    with Image.open(target) as image:
+        small = image.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+    small.save(target, optimize=True)
 
 
 def capture(base: str, out: Path, pages: dict[str, str], settle_ms: int) -> list[Path]:
