@@ -113,9 +113,11 @@ with right:
         was = engine.summarise(frames[before])["mape_pct"]
         delta = f"{summary['mape_pct'] - was:+.1f} % points vs {before} ({was:.1f} %)"
     c1, c2, c3 = st.columns(3)
-    c1.metric("MAPE", f"{summary['mape_pct']:.1f} %", delta=delta, delta_color="inverse")
-    c2.metric("Median APE", f"{summary['median_ape_pct']:.1f} %")
+    c1.metric("MAPE", av.pct(summary["mape_pct"]), delta=delta, delta_color="inverse")
+    c2.metric("Median APE", av.pct(summary["median_ape_pct"]))
     c3.metric("Rows predicted", f"{summary['predicted_rows']} of {summary['rows']}")
+    if not summary["predicted_rows"]:
+        st.warning("The model can predict none of these rows: the table says why for each.")
 st.plotly_chart(av.accuracy_figure(df, f"Profile {name}"), key="acc:figure")
 cols = st.columns(3)
 for col, key in zip(cols, (None, "hardware", "metric"), strict=True):

@@ -124,3 +124,21 @@ def test_results_table_carries_units_and_reasons():
     table = av.results_table(_frame())
     assert {"unit", "measured_in_unit", "predicted_in_unit", "error_pct"} <= set(table.columns)
     assert table.loc[0, "unit"] == "tokens/s per GPU"
+
+
+@pytest.mark.parametrize(
+    ("query", "warning"),
+    [
+        ({"profile": ["<script>"]}, "unknown profile '<script>'"),
+        ({"profile": ["<script>"], "efficiency": ["0.5"]}, "profile name '<script>'"),
+        ({"profile": ["t"], "efficiency": ["1e400"]}, "finite numbers"),
+        ({"profile": ["t"], "link_latency_us": ["-1"]}, "link_latency must be"),
+    ],
+)
+def test_hostile_links_fall_back_to_tutorial_with_a_warning(query, warning):
+    p, warnings = av.profile_from_query(query)
+    assert p.name == "tutorial" and warning in warnings[0]
+
+
+def test_pct_for_tiles():
+    assert av.pct(12.8137) == "12.8 %" and av.pct(float("nan")) == "—"

@@ -3,6 +3,8 @@
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.profiles import (
     PROFILE_DIR,
@@ -127,3 +129,33 @@ def test_serve_resolves_a_profile_name_and_records_it():
     assert tutorial.assumptions["efficiency"] == 0.5
     with pytest.raises(ValueError, match=r"unknown profile 'zzz' \(known: tutorial, trtllm"):
         serve("Llama-2-7B", "H100", profile="zzz", **scenario)
+
+
+fraction = st.floats(min_value=0.02, max_value=1.0)
+
+
+@given(
+    efficiency=fraction,
+    attention=fraction,
+    bandwidth=fraction,
+    overhead_us=st.floats(min_value=0.0, max_value=500.0),
+    latency_us=st.floats(min_value=0.0, max_value=100.0),
+    reserve=st.floats(min_value=0.0, max_value=0.5),
+)
+@settings(max_examples=60, deadline=None)
+def test_any_valid_profile_round_trips_through_toml(
+    efficiency, attention, bandwidth, overhead_us, latency_us, reserve
+):
+    values = {
+        "efficiency": efficiency,
+        "attention_efficiency": attention,
+        "bandwidth_efficiency": bandwidth,
+        "layer_overhead_us": overhead_us,
+        "link_latency_us": latency_us,
+        "memory_reserve": reserve,
+    }
+    p = profile_from_values("prop", values)
+    again = profile_from_toml(profile_to_toml(p), "prop.toml", origin="link")
+    assert again.assumptions == p.assumptions
+    for name, value in values.items():
+        assert again.values()[name] == pytest.approx(value, rel=1e-12, abs=1e-12)

@@ -35,6 +35,11 @@ UNITS = {
 }
 
 
+def pct(value: float) -> str:
+    """A percentage for a metric tile ('12.8 %'; '—' when there is none)."""
+    return "—" if not math.isfinite(value) else f"{value:.1f} %"
+
+
 def profile_from_query(query: Mapping[str, list[str]]) -> tuple[Profile, list[str]]:
     """The profile a share link names: a built-in by name, or a custom one by its values.
 
