@@ -2,7 +2,7 @@
 
 JSON records have exactly the keys of `SolveResult.as_dict()` (a contract with users' scripts).
 CSV headers carry their units (`mfu_fraction`, `work_flop_per_batch`, ...): they come from the
-same column tables as the JSON keys (`engine.roofline.SOLVE_COLUMNS`, `engine.llm_columns`).
+same column tables as the JSON keys (`engine.columns.SOLVE_COLUMNS`, `engine.llm_columns`).
 Every row carries the assumptions it was computed with, so a downloaded file stands alone.
 """
 
@@ -13,7 +13,7 @@ import json
 import math
 from typing import TYPE_CHECKING
 
-from engine import llm_columns, roofline
+from engine import columns, llm_columns
 
 if TYPE_CHECKING:  # imported lazily: `import engine` stays fast
     import pandas as pd
@@ -23,15 +23,15 @@ if TYPE_CHECKING:  # imported lazily: `import engine` stays fast
 def csv_headers() -> dict[str, str]:
     """Display key -> CSV header, from the column tables of the solve and the decode view."""
     out = llm_columns.csv_headers()
-    out |= {key: csv for key, _, csv in roofline.SOLVE_COLUMNS.values()}
-    out |= {key: csv for key, _, csv in roofline.ASSUMPTION_COLUMNS.values()}
+    out |= {key: csv for key, _, csv in columns.SOLVE_COLUMNS.values()}
+    out |= {key: csv for key, _, csv in columns.ASSUMPTION_COLUMNS.values()}
     return out | {"warnings": "warning"}
 
 
 @functools.cache
 def assumption_keys() -> frozenset[str]:
     """Display keys of every echoed assumption (nested under "assumptions" in JSON records)."""
-    tables = (roofline.ASSUMPTION_COLUMNS, llm_columns.ASSUMPTION_COLUMNS)
+    tables = (columns.ASSUMPTION_COLUMNS, llm_columns.ASSUMPTION_COLUMNS)
     keys = {key for table in tables for key, _, _ in table.values()}
     return frozenset(keys | set(llm_columns.FIXED_ASSUMPTIONS))
 

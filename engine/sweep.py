@@ -2,8 +2,9 @@
 
 All scenarios are evaluated at once with numpy broadcasting through the same workload function
 as the scalar solve (`engine.roofline.solve_terms`) and mapped to columns by the same table
-(`SOLVE_COLUMNS`), so a row equals `solve(...).as_dict()` with the assumptions flattened. No
-per-row Python loop and no pint here. Also the exact crossover batch (`compute_bound_batch`).
+(`engine.columns.SOLVE_COLUMNS`), so a row equals `solve(...).as_dict()` with the assumptions
+flattened. No per-row Python loop and no pint here. Also the exact crossover batch
+(`compute_bound_batch`).
 """
 
 from __future__ import annotations
@@ -15,15 +16,8 @@ import numpy as np
 
 from engine.api import MAX_BATCH, check_batches, make_assumptions, resolve_hardware, resolve_model
 from engine.catalog import Catalog
-from engine.roofline import (
-    REGIMES,
-    assumption_values,
-    dispatch_s,
-    display,
-    fallback_warning,
-    regime_codes,
-    solve_terms,
-)
+from engine.columns import assumption_values, display
+from engine.roofline import REGIMES, dispatch_s, fallback_warning, regime_codes, solve_terms
 from engine.specs import BYTES_PER_PARAM, Assumptions, HardwareSpec, ModelSpec, check_precision
 
 if TYPE_CHECKING:  # pandas is imported on first sweep, not with `import engine` (0.5 s)
