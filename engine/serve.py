@@ -32,11 +32,6 @@ WARNINGS = (
 NAN = float("nan")
 
 
-def _absent(count) -> bool:
-    """True when no layer carries the operator (e.g. sliding-window attention of a global model)."""
-    return count == 0 if isinstance(count, float | int) else not count.any()
-
-
 def peak_of(op, hw: dict):
     """The datasheet peak an operator runs at: attention on 16-bit (or wider) activations."""
     return hw["peak_attn"] if op.cls == "attention" else hw["peak"]
@@ -62,9 +57,9 @@ def step_lists(s, sc, xp) -> tuple[list, list]:
     B, S = sc["B"], sc["I"]
     prefill = ops.step_ops(s, T=B * S, B=B, prefill_tokens=S, **sizes)
     decode = ops.step_ops(s, T=B, B=B, **sizes)
-    return [op for op in prefill if not _absent(op.count)], [
-        op for op in decode if not _absent(op.count)
-    ]
+    if xp is ops.SCALAR:
+        return [op for op in prefill if op.count], [op for op in decode if op.count]
+    return [op for op in prefill if xp.any(op.count)], [op for op in decode if xp.any(op.count)]
 
 
 def prefill_terms(s, hw, sc, eta, xp, step) -> dict:

@@ -20,6 +20,7 @@ MAX_DEGREE = 1024  # TP or PP larger than this is refused
 MAX_TOKENS = 10_000_000  # input or output tokens per sequence
 MAX_BATCH = api.MAX_BATCH
 ACTIVATION_BYTES_MIN = 2.0  # activations stay 16-bit when weights are narrower (fp8, int4)
+KNOWN = frozenset(api.ASSUMPTION_NAMES)
 UNUSED = {  # the tutorial's assumptions the serving model does not read
     "activation_fraction": "activations are counted per operator",
     "flop_convention": "FLOPs come from the shapes at 2 per multiply-accumulate",
@@ -47,7 +48,10 @@ def setup(precision, kv_precision, assumptions, profile, overrides: dict) -> Set
         raise ValueError("profile must be a name (1 to 100 characters)")
     if assumptions is None:  # a built-in profile's name stands for its assumptions
         assumptions = get_profile(profile).assumptions
-    a = api.make_assumptions(assumptions, **overrides)
+    if not isinstance(assumptions, Assumptions):
+        raise ValueError(f"assumptions must be an Assumptions, got {type(assumptions).__name__}")
+    plain = all(v is None for v in overrides.values()) and overrides.keys() <= KNOWN
+    a = assumptions if plain else api.make_assumptions(assumptions, **overrides)
     notes = tuple(
         f"{name} is not used by the serving model: {why}"
         for name, why in UNUSED.items()
@@ -69,6 +73,8 @@ def echo(a: Assumptions) -> dict[str, object]:
 
 def check_whole(value: object, name: str, top: int) -> int:
     """A whole number from 1 to `top`, or ValueError naming `name`."""
+    if type(value) is int and 1 <= value <= top:  # the common case, quickly
+        return value
     ok = isinstance(value, int | float) and not isinstance(value, bool)
     if ok and isinstance(value, float):
         ok = value == value and abs(value) < 1e18 and value == int(value)
