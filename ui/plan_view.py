@@ -201,7 +201,8 @@ def describe(row: pd.Series, slo: Slo, names: Mapping[str, str]) -> str:
     if binds:
         headroom = abs(float(row[binds]) / slo.limits()[binds] - 1)
         value = limit_text(binds, float(row[binds]))
-        limit = f"{_WORD[binds]} is the SLO with the least headroom ({value}, {pct(headroom)})"
+        limit = f"{_WORD[binds]} is the SLO with the least headroom ({value}, {pct(headroom)} "
+        limit += "inside it)"
     resource = f"decode is {row['decode_bottleneck']}-bound"
     comm = row.get("decode_comm_ms")
     if comm is not None and row["tpot_ms"] > 0 and comm > 0:
