@@ -42,6 +42,23 @@ def test_toy_pipeline_and_tensor_parallel_communication():
     assert any("replicated KV head" in w for w in tp.as_dict()["warnings"])
 
 
+def test_toy_memory_per_device_by_hand():
+    # Per layer: norms 2·8·2 = 32 B, qkv 256, o 128, mlp 768 -> 1184 B; the ends: embedding
+    # 32·8·2 = 512, final norm 16, untied head 512. KV: 16 B per token per layer, 9 + 2 tokens.
+    kw = {"batch_size": 1, "input_tokens": 9, "output_tokens": 2}
+    one = serve(TOY, TOY_HW, **kw)
+    assert one["weight_bytes_per_device"] == 2 * 1184 + 512 + 16 + 512  # 3408
+    assert one["kv_cache_bytes"] == one["kv_cache_bytes_per_device"] == 2 * 11 * 16  # 352
+    # PP 2: the fullest stage holds 1 layer and one vocabulary table, half the cache
+    pp = serve(TOY, TOY_HW, pp=2, **kw)
+    assert (pp["weight_bytes_per_device"], pp["kv_cache_bytes_per_device"]) == (1712, 176)
+    # TP 2: qkv 8·(1·4 + 1·8)·2 = 192 (the KV head replicated), o 64, mlp 384, norms whole
+    # (32): 672 per layer; the tables split: 256 + 256, final norm 16
+    tp = serve(TOY, TOY_HW, tp=2, **kw)
+    assert tp["weight_bytes_per_device"] == 2 * 672 + 256 + 16 + 256  # 1872
+    assert tp["usable_memory_bytes"] == pytest.approx(0.9e9)
+
+
 @pytest.mark.parametrize("model", ["Llama-3.1-8B", "Mixtral-8x7B", "Gemma-2-9B", "DeepSeek-V3"])
 def test_e2e_is_ttft_plus_the_decode_steps(model):
     r = serve(model, "H200", tp=8, batch_size=4, input_tokens=500, output_tokens=64)
