@@ -80,16 +80,19 @@ def catalog() -> Catalog:
     return _catalog(os.environ.get(ENV_VAR, ""), _file_stamp())
 
 
-# What can make links (incl. bare-URL and e-mail autolinks), images, code, HTML, maths, emphasis.
-_MARKDOWN = re.compile(r"([\\`\[\]()<>!$:@*_~#|])")
-_WWW = re.compile(r"(?i)(www)\.")
+# What can make links, images, code, HTML, maths or emphasis: backslashed.
+_MARKDOWN = re.compile(r"([\\`\[\]()<>!$*_~#|])")
+# What GFM turns into a link by itself (after escapes are read): a bare URL, www., an e-mail.
+_AUTOLINK = re.compile(r"(?i)(?<=[a-z])(?=://)|(?<=www)(?=\.)|(?=@)")
+WORD_JOINER = "\u2060"  # invisible, not a space: breaks the autolink patterns
 
 
 def plain(text: object) -> str:
     """User or file text made inert for st.markdown/st.warning: markdown syntax backslashed, so
-    `[x](javascript:...)`, `http://x.example` and `www.x.example` show as text, never as a link
+    `[x](javascript:...)` shows as text, and an invisible word joiner after `http`, `www` and
+    before `@`, so `http://x.example`, `www.x.example` and `a@x.example` never become links
     (HTML is already escaped by Streamlit)."""
-    return _WWW.sub(r"\1\\.", _MARKDOWN.sub(r"\\\1", str(text)))
+    return _AUTOLINK.sub(WORD_JOINER, _MARKDOWN.sub(r"\\\1", str(text)))
 
 
 def show_catalog_notes(cat: Catalog) -> None:
