@@ -52,6 +52,7 @@ from engine.roofline import (
     SolveResult,
 )
 from engine.serve import ServeResult, serve
+from engine.serve_inputs import MAX_DEGREE, MAX_TOKENS, check_devices, check_parallel
 from engine.serve_sweep import serve_sweep
 from engine.specs import (
     BYTES_PER_PARAM,
@@ -73,6 +74,8 @@ __all__ = [
     "IGNORED_ASSUMPTIONS",
     "MAX_BATCH",
     "MAX_CONTEXT",
+    "MAX_DEGREE",
+    "MAX_TOKENS",
     "OVERHEAD_REGIME_SHARE",
     "PRECISIONS",
     "REGIMES",
@@ -90,6 +93,8 @@ __all__ = [
     "SolveResult",
     "UnknownIdError",
     "calibrate",
+    "check_devices",
+    "check_parallel",
     "check_prompt",
     "check_whole",
     "check_whole_numbers",
