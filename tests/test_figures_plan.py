@@ -1,5 +1,8 @@
 """The planner's Pareto chart: one front per accelerator × precision, SLO lines, inert names."""
 
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
 import pytest
 
 from tests.test_plan_view import grid
@@ -50,3 +53,48 @@ def test_hover_has_the_whole_configuration():
     for part in ("1× H100 SXM", "TP1 PP1", "batch 1", "fp16", "TTFT 100 ms", "TPOT 20 ms"):
         assert part in text
     assert "USD per 1M output tokens" in text
+
+
+def test_figure_is_valid_plotly_and_webgl():
+    fig = fp.pareto_figure(ranked_grid(), {}, pv.Slo(tpot_ms=50), "t")
+    go.Figure(fig.to_dict())  # built without validation: validate it here (raises if invalid)
+    assert {t.type for t in fig.data} == {"scattergl"}
+
+
+def test_hover_numbers_come_from_ui_format():
+    df = ranked_grid()
+    df.loc[0, ["ttft_ms", "tpot_ms", pv.Y, pv.X]] = [1234.5, 0.25, 12345.6, 4000.0]
+    text = fp.hover_text(df.iloc[:1], {})[0]
+    # 1,234.5 ms -> "1.23 s"; 0.25 ms -> "250 µs"; 12,345.6 -> "12,350"; 4,000 -> "4,000"
+    assert "TTFT 1.23 s, TPOT 250 µs" in text
+    assert "12,350 output tokens/s per GPU, 4,000 tokens/s per user" in text
+    # ranked first: 1 A100 × 2 USD/h ÷ (1,000 tokens/s × 3,600 s/h) × 1e6 = 0.556 USD per 1M
+    assert text.startswith("1× A100 TP1 PP1, batch 1, fp16")
+    assert "0.556 USD per 1M output tokens" in text and "meets the SLOs" in text
+
+
+def big_grid(n: int) -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    df = grid(
+        hardware=rng.choice(["H100", "A100"], n).tolist(),
+        tokens_per_s_per_user=rng.uniform(1, 100, n).tolist(),
+        output_tokens_per_s_per_gpu=rng.uniform(1, 1000, n).tolist(),
+        batch_size=rng.integers(1, 512, n).tolist(),
+    )
+    return pv.ranked(df, pv.Slo(tpot_ms=50), {"H100": 3.0, "A100": 2.0})
+
+
+def test_large_grids_are_drawn_with_bounded_points():
+    fig = fp.pareto_figure(big_grid(30_000), {}, pv.Slo(), "t")
+    faint = [t for t in fig.data if t.mode == "markers"]
+    fronts = [t for t in fig.data if t.mode == "lines+markers"]
+    assert sum(len(t.x) for t in faint) == fp.MAX_FAINT_POINTS
+    assert all(len(t.x) <= fp.MAX_FRONT_POINTS for t in fronts)
+    assert all(fp.DOMINATED in h for t in faint for h in t.hovertext[:5])  # config only
+
+
+def test_thinning_keeps_both_ends_of_a_front():
+    rows = pd.DataFrame({"x": np.arange(1000.0)})
+    kept = fp.thin(rows, 60)
+    assert len(kept) == 60 and kept["x"].iloc[0] == 0 and kept["x"].iloc[-1] == 999
+    assert fp.thin(rows.iloc[:10], 60).equals(rows.iloc[:10])

@@ -1,4 +1,8 @@
-"""The planner's pure parts: cost per million tokens, SLO checks, Pareto fronts, the words."""
+"""The planner's pure parts: cost per million tokens, SLO checks, Pareto fronts, the words,
+the grid plan (what the engine refuses, left out with its reason), the tables and the CSV."""
+
+import io
+import time
 
 import numpy as np
 import pandas as pd
@@ -6,7 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import engine
+from ui import plan_grid as pg
 from ui import plan_view as pv
+
+CAT = engine.load_catalog(use_env=False)
 
 
 def grid(**columns) -> pd.DataFrame:
@@ -135,3 +143,125 @@ def test_describe_names_binding_slo_and_resource():
     assert "TTFT is the SLO with the least headroom" in words
     assert "memory-bound" in words and "communication 25%" in words  # 5 / 20 ms
     assert words.startswith("1× NVIDIA H100 SXM (TP1, PP1)")
+
+
+# --- words, grid planning, tables (ui.plan_view, ui.plan_grid) -----------------------------
+def test_miss_words_use_the_one_formatter():
+    # best tokens/s per user 30 against a floor of 45.5: 15.5 short
+    df = grid(tokens_per_s_per_user=[30.0, 12.0])
+    reason = pv.infeasible_reason(df, pv.Slo(min_tokens_per_s_per_user=45.5))
+    assert "the fastest is 15.5 tokens/s short of 45.5 tokens/s per user" in reason
+    # TTFT 2,600 ms best against 2,000 ms: misses by 600 ms, written in seconds where due
+    reason = pv.infeasible_reason(grid(ttft_ms=[2600.0]), pv.Slo(ttft_ms=2000))
+    assert "TTFT ≤ 2 s by at least 600 ms" in reason
+
+
+def test_callouts_pick_cheapest_priced_and_fastest_meeting_rows():
+    # costs: 4 USD/h ÷ (1,000 × 3,600 / 1e6) = 1.11; ÷ (500 ...) = 2.22; third misses TPOT
+    df = grid(
+        output_tokens_per_s=[1000.0, 500.0, 9000.0],
+        tokens_per_s_per_user=[20.0, 40.0, 90.0],
+        tpot_ms=[50.0, 25.0, 70.0],
+        batch_size=[64, 8, 256],
+    )
+    table = pv.ranked(df, pv.Slo(tpot_ms=60), {"H100": 4.0})
+    words = pv.callouts(table, pv.Slo(tpot_ms=60), {"H100": "H100 SXM"})
+    assert "batch 64" in words["cheapest"] and "1.11 USD per 1M output tokens" in words["cheapest"]
+    assert "batch 8" in words["fastest"] and "40 tokens/s per user" in words["fastest"]
+    # TPOT 25 ms against 60 ms: (60 - 25) / 60 = 58.3 % inside the limit
+    assert "TPOT is the SLO with the least headroom (25 ms, 58.3% inside it)" in words["fastest"]
+    strict = pv.Slo(tpot_ms=1)
+    assert pv.callouts(pv.ranked(df, strict, {"H100": 4.0}), strict, {}) == {}  # none meets
+    unpriced = pv.ranked(df, pv.Slo(tpot_ms=60), {})
+    assert set(pv.callouts(unpriced, pv.Slo(tpot_ms=60), {})) == {"fastest"}
+
+
+def test_slo_fields_and_chart_note():
+    slo = pv.Slo(ttft_ms=1500)
+    assert slo.fields() == {"ttft_ms": 1500, "tpot_ms": None, "min_tokens_per_s_per_user": None}
+    assert "TTFT ≤ 1.5 s is not on these axes" in pv.chart_note(slo)
+    assert "TTFT" not in pv.chart_note(pv.Slo(tpot_ms=50))
+
+
+def test_pareto_mask_is_fast_on_a_50000_row_grid():
+    rng = np.random.default_rng(0)
+    n = 50_000
+    df = grid(
+        hardware=rng.choice(["H100", "A100", "MI300X"], n).tolist(),
+        tokens_per_s_per_user=rng.uniform(1, 100, n).tolist(),
+        output_tokens_per_s_per_gpu=rng.uniform(1, 1000, n).tolist(),
+    )
+    start = time.perf_counter()
+    mask = pv.pareto_mask(df, ["hardware", "precision"])
+    assert time.perf_counter() - start < 2.0  # the row-wise string key took 18 s here
+    # every front point is undominated within its accelerator (checked on one group)
+    front = df[mask & (df["hardware"] == "H100").to_numpy()]
+    xs, ys = front[pv.X].to_numpy(), front[pv.Y].to_numpy()
+    order = np.argsort(xs)
+    assert (np.diff(ys[order]) < 0).all()  # along a front, more per user means less per GPU
+
+
+LLAMA70 = CAT.models["Llama-3.1-70B"]
+
+
+def test_plan_leaves_out_what_the_engine_refuses_and_says_why():
+    chips = {h: CAT.hardware[h] for h in ("H100", "A100", "M3Max")}
+    groups, notes = pg.plan("Llama-3.1-70B", LLAMA70.arch, chips, [1, 3, 8], [1, 200], ["fp8"])
+    # Llama-3.1-70B: 64 heads (3 does not divide them), 80 layers (PP 200 too deep);
+    # A100 and M3 Max list no fp8 peak; M3 Max has no device-to-device link.
+    assert groups == [pg.Group(("H100",), (1, 8), (1,), ("fp8",))]
+    text = " | ".join(notes)
+    assert "TP 3: tp 3 does not divide Llama-3.1-70B's 64 attention heads" in text
+    assert "PP 200: pp 200 exceeds Llama-3.1-70B's 80 layers" in text
+    assert "NVIDIA A100 80GB SXM at fp8" in text and "one device only" in text
+    assert pg.row_count(groups, [1, 2, 4]) == 1 * 2 * 1 * 1 * 3
+
+
+def test_accelerators_with_the_same_valid_axes_share_one_sweep():
+    chips = {h: CAT.hardware[h] for h in ("H100", "A100", "MI300X")}
+    groups, _ = pg.plan("Llama-3.1-70B", LLAMA70.arch, chips, [1, 2], [1], ["fp16", "fp8"])
+    assert [g.hardware for g in groups] == [("H100", "MI300X"), ("A100",)]
+    assert pg.native_precision(CAT.hardware["A100"], "bf16")  # bf16 runs at the fp16 peak
+
+
+def test_sweep_rows_equal_the_engines_and_csv_has_the_contract_columns_first():
+    chips = {h: CAT.hardware[h] for h in ("H100", "A100")}
+    groups, _ = pg.plan("Llama-3.1-70B", LLAMA70.arch, chips, [4, 8], [1], ["fp16", "fp8"])
+    df = pg.sweep(groups, LLAMA70, chips, [1, 16], (1024, 256), {"profile": "tutorial"})
+    assert len(df) == 2 * 2 * 2 + 1 * 2 * 2  # H100 2 precisions, A100 fp16 only
+    one = engine.serve("Llama-3.1-70B", "A100", tp=8, batch_size=16, input_tokens=1024,
+                       output_tokens=256, precision="fp16")  # fmt: skip
+    row = df[(df["hardware"] == "A100") & (df["tp"] == 8) & (df["batch_size"] == 16)].iloc[0]
+    assert row["tpot_ms"] == pytest.approx(one.as_dict()["tpot_ms"])
+    slo, prices = pv.Slo(ttft_ms=2000, tpot_ms=50), {"H100": 6.0, "A100": None}
+    out = pg.csv_frame(pv.ranked(df, slo, prices), slo, prices)
+    assert tuple(out.columns[: len(pg.CONTRACT)]) == pg.CONTRACT
+    assert {"price_per_hour_usd", "slo_ttft_ms", "profile", "efficiency"} <= set(out.columns)
+    assert out["slo_min_tokens_per_s_per_user"].isna().all() and (out["slo_tpot_ms"] == 50).all()
+    header = pd.read_csv(io.StringIO(pg.csv_text(df, slo, prices))).columns
+    assert "usd_per_1m_output_tokens" in header and "compute_efficiency_fraction" in header
+
+
+def test_display_table_headers_carry_units_and_show_meeting_rows_only():
+    df = grid(ttft_ms=[1234.5, 100.0], tpot_ms=[20.0, 80.0], batch_size=[2048, 1])
+    table = pv.ranked(df, pv.Slo(tpot_ms=50), {"H100": 2.0})
+    shown = pg.display_table(table, {"H100": "NVIDIA H100 SXM"})
+    assert len(shown) == 1 and shown.iloc[0]["Accelerator"] == "NVIDIA H100 SXM"
+    assert shown.iloc[0]["TTFT"] == "1.23 s" and shown.iloc[0]["TPOT"] == "20 ms"
+    # 2 USD/h ÷ (1,000 tokens/s × 3,600 s/h) × 1e6 = 0.556 USD per 1M output tokens
+    assert shown.iloc[0]["Cost (USD per 1M output tokens)"] == "0.556"
+    assert "Throughput (output tokens/s per GPU)" in shown.columns
+
+
+def test_price_table_says_where_each_price_comes_from():
+    chips = {h: CAT.hardware[h] for h in ("H100", "A100", "M3Max")}
+    listed = CAT.hardware["H100"].price_per_hour_usd
+    table = pg.price_table(chips, {"H100": listed, "A100": 1.5, "M3Max": None})
+    assert list(table["Kind"]) == ["list price", "set on this page", "no price"]
+    assert table.iloc[0]["Date"] == CAT.hardware["H100"].price_date
+    assert table.iloc[2]["Notes"] == CAT.hardware["M3Max"].price_notes
+
+
+def test_warning_counts_split_joined_warnings():
+    df = pd.DataFrame({"warnings": pd.Categorical(["a; b", "a", "", "b", "a"])})
+    assert pg.warning_counts(df) == [("a", 3), ("b", 2)]
