@@ -36,14 +36,25 @@ from engine.hf_config import model_from_config
 from engine.llm import MAX_CONTEXT, DecodeResult
 from engine.llm_sweep import IGNORED_ASSUMPTIONS, check_prompt, decode, decode_sweep, resolve_llm
 from engine.measurements import (
+    MAX_MEASUREMENTS_BYTES,
     Measurement,
     MeasurementsError,
+    catalogue_problems,
     parse_measurements,
     read_measurements,
 )
 from engine.ops_table import operators
 from engine.parse import CatalogError, parse_hardware, parse_model
-from engine.profiles import Profile, get_profile, profile_names
+from engine.profiles import (
+    PROFILE_KEYS,
+    Profile,
+    check_profile_name,
+    get_profile,
+    profile_from_toml,
+    profile_from_values,
+    profile_names,
+    profile_to_toml,
+)
 from engine.roofline import (
     ENERGY_FORMULA,
     IDLE_POWER_FRACTION,
@@ -75,9 +86,11 @@ __all__ = [
     "MAX_BATCH",
     "MAX_CONTEXT",
     "MAX_DEGREE",
+    "MAX_MEASUREMENTS_BYTES",
     "MAX_TOKENS",
     "OVERHEAD_REGIME_SHARE",
     "PRECISIONS",
+    "PROFILE_KEYS",
     "REGIMES",
     "Architecture",
     "Assumptions",
@@ -93,8 +106,10 @@ __all__ = [
     "SolveResult",
     "UnknownIdError",
     "calibrate",
+    "catalogue_problems",
     "check_devices",
     "check_parallel",
+    "check_profile_name",
     "check_prompt",
     "check_whole",
     "check_whole_numbers",
@@ -114,7 +129,10 @@ __all__ = [
     "parse_hardware",
     "parse_measurements",
     "parse_model",
+    "profile_from_toml",
+    "profile_from_values",
     "profile_names",
+    "profile_to_toml",
     "read_measurements",
     "records",
     "resolve_llm",

@@ -18,7 +18,13 @@ from engine.calibrate import FIT_PARAMS, calibrate
 from engine.catalog import Catalog
 from engine.export import key_value_table
 from engine.measurements import read_measurements
-from engine.profiles import Profile, check_name, get_profile, profile_from_toml, profile_to_toml
+from engine.profiles import (
+    Profile,
+    check_profile_name,
+    get_profile,
+    profile_from_toml,
+    profile_to_toml,
+)
 from engine.validate import summarise, validate
 
 
@@ -56,7 +62,7 @@ def _clean(value: object) -> object:
 
 def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
     """Fit, optionally write the TOML, and print the parameters and in-sample errors."""
-    name = check_name(args.name or (Path(args.out).stem if args.out else "fitted"))
+    name = check_profile_name(args.name or (Path(args.out).stem if args.out else "fitted"))
     command = " ".join(
         ["python -m engine calibrate", *args.files, "--start", args.start, "--name", name]
         + (["--out", args.out] if args.out else [])

@@ -44,7 +44,7 @@ METRICS = {
     "tpot_ms": "ms",
     "e2e_latency_ms": "ms",
 }
-MAX_BYTES = 1_000_000  # refused unread above this (the app's upload limit is 1 MB too)
+MAX_MEASUREMENTS_BYTES = 1_000_000  # refused unread above this (the app's upload limit is 1 MB too)
 MAX_ROWS = 5_000
 MAX_PROBLEMS = 20  # the first problems are listed; the count says how many more
 _WHOLE = {"tp": 64, "pp": 64, "batch_size": 1_000_000, "input_tokens": 10_000_000}
@@ -140,16 +140,18 @@ def parse_measurements(data: bytes, label: str = "measurements") -> tuple[Measur
     """Read a measurements CSV given as bytes; every row checked before any is returned.
 
     Args:
-        data: the file's bytes (UTF-8; at most MAX_BYTES).
+        data: the file's bytes (UTF-8; at most MAX_MEASUREMENTS_BYTES).
         label: the file's name, used in messages and kept on every row.
 
     Raises:
         MeasurementsError: too big, not UTF-8 CSV, a missing or unknown column, or bad rows;
             the problems name the row and column.
     """
-    if len(data) > MAX_BYTES:
+    if len(data) > MAX_MEASUREMENTS_BYTES:
         size = f"{len(data) / 1e6:.1f} MB"
-        raise MeasurementsError(label, [f"the file is {size}; the limit is {MAX_BYTES / 1e6} MB"])
+        raise MeasurementsError(
+            label, [f"the file is {size}; the limit is {MAX_MEASUREMENTS_BYTES / 1e6} MB"]
+        )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -193,8 +195,8 @@ def read_measurements(paths: Iterable[str | Path]) -> tuple[Measurement, ...]:
     for path in map(Path, paths):
         try:
             size = path.stat().st_size
-            if size > MAX_BYTES:  # refused before reading it
-                parse_measurements(b" " * (MAX_BYTES + 1), path.name)
+            if size > MAX_MEASUREMENTS_BYTES:  # refused before reading it
+                parse_measurements(b" " * (MAX_MEASUREMENTS_BYTES + 1), path.name)
             data = path.read_bytes()
         except OSError as exc:
             raise MeasurementsError(path.name, [f"cannot read it ({exc.strerror})"]) from None

@@ -28,7 +28,7 @@ PROFILE_KEYS = tuple(k for k in ASSUMPTION_UNITS if k != "flop_convention")
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-_")
 
 
-def check_name(name: object) -> str:
+def check_profile_name(name: object) -> str:
     """A profile name: 1–40 lower-case letters, digits, '-' or '_'."""
     text = str(name).strip().lower()
     if not text or len(text) > 40 or not set(text) <= _NAME_CHARS:
@@ -54,7 +54,7 @@ class Profile:
     origin: str = "built-in"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "name", check_name(self.name))
+        object.__setattr__(self, "name", check_profile_name(self.name))
         object.__setattr__(self, "residuals", MappingProxyType(dict(self.residuals)))
 
     def values(self) -> dict[str, float]:

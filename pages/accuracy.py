@@ -8,8 +8,13 @@ import pandas as pd
 import streamlit as st
 
 import engine
-from engine.measurements import MAX_BYTES, MeasurementsError, catalogue_problems
-from engine.profiles import profile_from_toml, profile_to_toml
+from engine import (
+    MAX_MEASUREMENTS_BYTES,
+    MeasurementsError,
+    catalogue_problems,
+    profile_from_toml,
+    profile_to_toml,
+)
 from ui import accuracy_view as av
 from ui import common, state
 
@@ -69,7 +74,9 @@ with left:
     name = st.selectbox("Profile", list(profiles()), key="acc:profile",
                         help="A named set of assumptions (docs/model.md, Accuracy)")  # fmt: skip
     upload = st.file_uploader(
-        f"Your measurements (CSV, up to {MAX_BYTES / 1e6:g} MB)", type=["csv"], key="acc:upload"
+        f"Your measurements (CSV, up to {MAX_MEASUREMENTS_BYTES / 1e6:g} MB)",
+        type=["csv"],
+        key="acc:upload",
     )
     if upload is not None and upload.file_id != ss.get("acc:upload_id"):
         ss["acc:upload_id"] = upload.file_id

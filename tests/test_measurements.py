@@ -6,7 +6,7 @@ import pytest
 
 from engine.catalog import load_catalog
 from engine.measurements import (
-    MAX_BYTES,
+    MAX_MEASUREMENTS_BYTES,
     METRICS,
     REQUIRED,
     MeasurementsError,
@@ -99,7 +99,7 @@ def test_a_short_row_is_reported():
 
 def test_an_oversized_file_is_refused_before_parsing():
     with pytest.raises(MeasurementsError, match=r"the limit is 1\.0 MB"):
-        parse_measurements(b"x" * (MAX_BYTES + 1), "big.csv")
+        parse_measurements(b"x" * (MAX_MEASUREMENTS_BYTES + 1), "big.csv")
 
 
 def test_binary_and_empty_files_are_refused():

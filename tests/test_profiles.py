@@ -10,7 +10,7 @@ from engine.profiles import (
     PROFILE_DIR,
     Profile,
     builtin_profiles,
-    check_name,
+    check_profile_name,
     get_profile,
     profile_from_toml,
     profile_from_values,
@@ -111,9 +111,9 @@ def test_custom_profile_travels_in_a_link_as_its_values():
 
 
 def test_profile_names_are_checked():
-    assert check_name(" My-Team ") == "my-team"
+    assert check_profile_name(" My-Team ") == "my-team"
     with pytest.raises(ValueError, match="profile name"):
-        check_name("<script>")
+        check_profile_name("<script>")
 
 
 def test_serve_resolves_a_profile_name_and_records_it():

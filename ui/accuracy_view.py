@@ -14,7 +14,13 @@ from collections.abc import Mapping
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.profiles import PROFILE_KEYS, Profile, check_name, get_profile, profile_from_values
+from engine import (
+    PROFILE_KEYS,
+    Profile,
+    check_profile_name,
+    get_profile,
+    profile_from_values,
+)
 
 SCENARIO_COLUMNS = ("file", "row", "source", "engine", "model", "hardware", "tp", "pp",
                     "precision", "kv_precision", "batch_size", "input_tokens", "output_tokens",
@@ -57,7 +63,7 @@ def profile_from_query(query: Mapping[str, list[str]]) -> tuple[Profile, list[st
         values = {k: float(v) for k, v in given.items()}
         if not all(math.isfinite(v) for v in values.values()):
             raise ValueError("profile values must be finite numbers")
-        return profile_from_values(check_name(name), values), []
+        return profile_from_values(check_profile_name(name), values), []
     except ValueError as exc:
         return get_profile("tutorial"), [f"custom profile: {exc}; tutorial used"]
 
