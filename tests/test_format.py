@@ -15,6 +15,7 @@ from ui.format import (
     capacity,
     fmt,
     fmt_bytes,
+    fmt_scaled,
     log_ticks,
     pct,
     sig,
@@ -97,6 +98,12 @@ def test_pct_bytes_and_capacity():
     assert capacity(Spec()) == "141 GB"
     Spec.capacity_label = ""
     assert capacity(Spec()) == "141 GB"  # falls back to decimal GB
+
+
+def test_scaled_values_share_the_largest_ones_prefix():
+    assert fmt_scaled([7.556e12, 148.4e12], "FLOP/s") == (["7.56", "148"], "TFLOP/s")
+    assert fmt_scaled([0.5e-3, 12e-3, None], "s") == (["0.5", "12", MISSING], "ms")
+    assert fmt_scaled([1842.9], "images/s") == (["1,843"], "images/s")  # counts: no prefix
 
 
 def test_log_ticks_read_as_numbers():

@@ -293,7 +293,7 @@ def latency_breakdown_figure(
         "barmode": "stack",
         "height": 260,
         "title": {"text": f"Latency split: {ms(total)}"},
-        "xaxis": {"title": {"text": "time (ms)"}, "automargin": True},
+        "xaxis": {"ticksuffix": " ms", "automargin": True},  # no title: the legend sits below
         "yaxis": {"automargin": True},
         "uniformtext": {"minsize": 12, "mode": "hide"},
         "legend": legend_below(),

@@ -126,14 +126,16 @@ def fmt(value: object, unit: str = "", *, digits: int = DIGITS) -> str:
     return _count(value, unit, digits)
 
 
-def fmt_pair(first: object, second: object, unit: str) -> str:
-    """Two values of one unit, the unit once when both take the same prefix:
-    (7.56e12, 148e12, "FLOP/s") -> '7.56 / 148 TFLOP/s'."""
-    a, b = fmt(first, unit), fmt(second, unit)
-    tail_a, tail_b = a.partition(" ")[2], b.partition(" ")[2]
-    if tail_a and tail_a == tail_b:
-        return f"{a.partition(' ')[0]} / {b}"
-    return f"{a} / {b}"
+def fmt_scaled(values: Iterable[object], unit: str) -> tuple[list[str], str]:
+    """Several values in one prefixed unit, the largest's: ([7.56e12, 148e12], "FLOP/s") ->
+    (["7.56", "148"], "TFLOP/s"), for a label that carries the unit ("Achieved / roof (TFLOP/s)").
+    """
+    values = [None if missing(v) else float(v) for v in values]
+    largest = max((abs(v) for v in values if v is not None and v != 0), default=1.0)
+    exponent = 3 * math.floor(math.log10(largest) / 3) if unit in PREFIXED else 0
+    exponent = min(max(exponent, min(PREFIXES)), max(PREFIXES))
+    texts = [MISSING if v is None else sig(v / 10.0**exponent) for v in values]
+    return texts, f"{PREFIXES[exponent]}{unit}"
 
 
 def pct(fraction: object, *, digits: int = DIGITS) -> str:

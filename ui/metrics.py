@@ -10,7 +10,7 @@ import streamlit as st
 
 from engine import SolveResult
 from ui.common import FLOP_NOTE
-from ui.format import MISSING, fmt, fmt_bytes, fmt_pair, pct
+from ui.format import MISSING, fmt, fmt_bytes, fmt_scaled, pct
 
 # Unit-suffixed engine names -> (suffix to drop, ui.format unit, factor to that unit)
 SUFFIXES = (
@@ -53,9 +53,10 @@ def solve_metrics(r: SolveResult) -> None:
         f"{fmt(r.effective_ridge_flop_per_byte)} / {fmt(r.ridge_flop_per_byte)}",
         help="peak × efficiency ÷ bandwidth / peak ÷ bandwidth",
     )
+    (achieved, roof), unit = fmt_scaled((r.achieved_flop_per_s, r.attainable_flop_per_s), "FLOP/s")
     c[2].metric(
-        "Achieved / roof",
-        fmt_pair(r.achieved_flop_per_s, r.attainable_flop_per_s, "FLOP/s"),
+        f"Achieved / roof ({unit})",
+        f"{achieved} / {roof}",
         help="the gap between them is the fixed overhead",
     )
     c[3].metric("Energy per batch", fmt(r.energy_j, "J"), help="TDP × (0.3 + 0.7·MFU) × latency")
