@@ -10,7 +10,7 @@ bottleneck, regime, overhead share, the gap between the roof and the achieved po
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -238,18 +238,22 @@ def solve_specs(
         "tdp_w": float(hw.tdp_w),
     }
     r = solve_terms(model=model_in, hw=hw_in, batch=batch_size, a=a)  # plain floats and bools
-    compute, overhead = r.pop("compute_bound"), r.pop("overhead_bound")
+    compute = r["compute_bound"]
     warning = fallback_warning(hw, precision, used)
-    return SolveResult(
-        model=model.id,
-        hardware=hw.id,
-        batch_size=batch_size,
-        precision=precision,
-        peak_precision=used,
-        bottleneck="compute" if compute else "memory",
-        regime=regime_of(compute, overhead),
-        sample=model.sample,
-        assumptions=_echo(a, d),
-        warnings=(warning,) if warning else (),
-        **r,
+    return SolveResult(  # positionally: binding 31 keywords costs more than the arithmetic
+        model.id,
+        hw.id,
+        batch_size,
+        precision,
+        used,
+        "compute" if compute else "memory",
+        regime_of(compute, r["overhead_bound"]),
+        *[r[name] for name in _SI_FIELDS],
+        model.sample,
+        _echo(a, d),
+        (warning,) if warning else (),
     )
+
+
+# SolveResult's fields between `regime` and `sample`: the SI terms of `solve_terms`, in order.
+_SI_FIELDS = tuple(f.name for f in fields(SolveResult))[7:-3]
