@@ -31,7 +31,6 @@ The harness lives in tools/ (tools/load_*.py), shared with the benchmark that ru
 load with more users, rounds or pauses: `.venv/bin/python bench/load_report.py -h`.
 """
 
-
 from __future__ import annotations
 
 import itertools
