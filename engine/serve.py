@@ -51,15 +51,16 @@ def bound_code(parts, xp):
     return code
 
 
-def step_lists(s, sc, xp) -> tuple[list, list]:
-    """The operators of the prefill (B·I tokens) and of a decode step (B tokens)."""
+def step_lists(s, sc, xp, phases=("prefill", "decode")) -> tuple[list, ...]:
+    """The operators of the prefill (B·I tokens) and of a decode step (B tokens), without
+    those no layer carries."""
     sizes = {"tp": sc["tp"], "bw": sc["bw"], "b_kv": sc["b_kv"], "ba": sc["ba"], "xp": xp}
-    B, S = sc["B"], sc["I"]
-    prefill = ops.step_ops(s, T=B * S, B=B, prefill_tokens=S, **sizes)
-    decode = ops.step_ops(s, T=B, B=B, **sizes)
-    if xp is ops.SCALAR:
-        return [op for op in prefill if op.count], [op for op in decode if op.count]
-    return [op for op in prefill if xp.any(op.count)], [op for op in decode if xp.any(op.count)]
+    B, out = sc["B"], []
+    for phase in phases:
+        S = sc["I"] if phase == "prefill" else None
+        step = ops.step_ops(s, T=B if S is None else B * S, B=B, prefill_tokens=S, **sizes)
+        out.append([op for op in step if (op.count if xp is ops.SCALAR else xp.any(op.count))])
+    return tuple(out)
 
 
 def prefill_terms(s, hw, sc, eta, xp, step) -> dict:
@@ -273,18 +274,23 @@ def serve(
 
 
 def _result(t: dict, ids: tuple, st) -> ServeResult:
-    values = dict(zip(ID_KEYS, ids, strict=True))
-    values |= {key: t[term] * scale for key, term, scale in METRICS if scale is not None}
-    values["prefill_bottleneck"] = BOUNDS[t["prefill_bound"]]
-    values["decode_bottleneck"] = BOUNDS[t["decode_bound"]]
-    values["fits_in_memory"] = bool(t["fits_in_memory"])
-    values = {key: values[key] for key in KEYS}  # the documented order
+    values = dict(zip(ID_KEYS, ids, strict=True))  # then METRICS: the documented order
+    for key, term, scale in METRICS:
+        v = t[term]
+        values[key] = v * scale if scale else BOUNDS[v] if term.endswith("_bound") else bool(v)
     warnings = warning_list(int(t["warning_bits"]), st.notes)
     return ServeResult(values, dict(si.echo(st.assumptions)), tuple(warnings))
 
 
-@functools.lru_cache(maxsize=256)
 def _steps(arch, batch: int, tokens: int, tp: int, precision: str, kv_precision: str):
     """The operator lists of one scalar scenario (pure and immutable: cached across calls)."""
+    return _ops_of(arch, batch, tokens, tp, precision, kv_precision, "prefill") + _ops_of(
+        arch, batch, 0, tp, precision, kv_precision, "decode"
+    )
+
+
+@functools.lru_cache(maxsize=512)
+def _ops_of(arch, batch, tokens, tp, precision, kv_precision, phase) -> tuple:
     sc = {"B": float(batch), "I": float(tokens), "tp": float(tp)}
-    return step_lists(si.shapes(arch), sc | si.element_bytes(precision, kv_precision), ops.SCALAR)
+    sc |= si.element_bytes(precision, kv_precision)
+    return step_lists(si.shapes(arch), sc, ops.SCALAR, (phase,))
