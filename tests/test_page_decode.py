@@ -18,6 +18,7 @@ from tests.conftest import ROOT
 from ui import custom
 from ui import decode_view as dv
 from ui import figures_llm as fl
+from ui.format import fmt
 
 PAGE = "pages/decode.py"
 DEFAULT = {"model": "Llama-3.1-8B", "hardware": "A100", "batch": 1, "context": 4096}
@@ -75,7 +76,7 @@ def assert_metrics_match(at: AppTest, r: dict) -> None:
     memory = next(c.value for c in at.caption if c.value.startswith("Memory: "))
     assert memory.startswith(f"Memory: {fl.memory_split(r)}. Capacity ")
     usable = r["memory_capacity_bytes"] * (1 - r["assumptions"]["memory_reserve"])
-    assert f"usable {usable / 1e9:.4g} GB" in memory and r["usable_memory_bytes"] == usable
+    assert f"usable {fmt(usable, 'B')}" in memory and r["usable_memory_bytes"] == usable
 
 
 def labels(at: AppTest) -> list[str]:

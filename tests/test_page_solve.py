@@ -8,7 +8,6 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import engine
-from ui.common import num
 from ui.format import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -204,8 +203,8 @@ def test_llm_solve_shows_the_decode_models_figure_beside_the_tutorials_with_a_li
     tutorial = engine.solve("Llama-3.1-8B", "A100", 64)
     decode = engine.decode("Llama-3.1-8B", "A100", 64, 4096)
     note = next(i.value for i in at.info if "LLM decode model gives" in i.value)
-    assert f"{num(decode.tpot_s * 1e3)} ms per token" in note
-    assert f"{num(64 / decode.tpot_s)} tokens/s" in note
+    assert f"{fmt(decode.tpot_s, 's')} per token" in note
+    assert f"{fmt(64 / decode.tpot_s, 'tokens/s')}" in note
     assert "./decode?model=Llama-3.1-8B&hardware=A100&batch=64&context=4096" in note
     assert metrics(at)["Latency"] == fmt(tutorial.latency_s, "s")  # kept
     assert decode.tpot_s < tutorial.latency_s  # the vision rule moves more bytes per sample

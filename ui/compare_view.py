@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ui import figures_sweep as fs
+from ui.format import sig
 
 LISTED = "Crossover batch (first in your list)"
 EXACT = "Crossover batch (exact)"
@@ -35,7 +36,7 @@ def ridge_caption(efficiency: float, precision: str, note: str, decode: bool) ->
     what = "decode step" if decode else "batch"
     return (
         f"Ridge = peak ÷ bandwidth (theoretical) and peak × η ÷ bandwidth (effective, η = "
-        f"{efficiency:.2f}). {LISTED}: the first {what} in your list that is compute-bound"
+        f"{sig(efficiency)}). {LISTED}: the first {what} in your list that is compute-bound"
         + ("" if decode else f"; {EXACT}: the smallest batch that is (engine)")
         + f". Peaks for {precision}. {note}."
     )

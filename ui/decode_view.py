@@ -11,6 +11,7 @@ import streamlit as st
 
 import engine
 from ui import explain
+from ui.format import fmt, pct
 from ui.llm_view import reserve_param
 from ui.params import Param, choice, listing, number, write_list, write_number
 from ui.widgets import EFFICIENCY_MIN, assumption_params, batch_param, batches_param
@@ -70,10 +71,10 @@ def show_not_fit(r: dict, hw, hw_name: str) -> bool:
     if r["fits_in_memory"]:
         return False
     st.error(
-        f"**Does not fit.** Weights + KV cache need {r['memory_required_bytes'] / 1e9:.4g} GB; "
+        f"**Does not fit.** Weights + KV cache need {fmt(r['memory_required_bytes'], 'B')}; "
         f"{hw_name} has {explain.capacity_text(hw)}, of which "
-        f"{r['usable_memory_bytes'] / 1e9:.4g} GB is usable after the "
-        f"{r['assumptions']['memory_reserve']:.0%} reserve. Every figure below is "
+        f"{fmt(r['usable_memory_bytes'], 'B')} is usable after the "
+        f"{pct(r['assumptions']['memory_reserve'])} reserve. Every figure below is "
         "**hypothetical** (as if it fitted): shard across devices, quantise, or shorten the "
         "context or the batch.",
         icon="🚫",
@@ -95,6 +96,6 @@ def hypothetical(cards: list[tuple[str, str, str]], fits: bool) -> list[tuple[st
 def memory_caption(r: dict, hw, split: str) -> str:
     return (
         f"Memory: {split}. Capacity {explain.capacity_text(hw)} as catalogued; usable "
-        f"{r['usable_memory_bytes'] / 1e9:.4g} GB after holding back "
-        f"{r['assumptions']['memory_reserve']:.0%} (memory reserve)."
+        f"{fmt(r['usable_memory_bytes'], 'B')} after holding back "
+        f"{pct(r['assumptions']['memory_reserve'])} (memory reserve)."
     )

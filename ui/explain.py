@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import engine
 from engine import SolveResult
+from ui.format import capacity, fmt, pct
 
 REGIME_WORDS = {
     "overhead": "Overhead-bound",
@@ -29,13 +30,12 @@ def headline(r) -> str:
 
 def capacity_text(hw) -> str:
     """The capacity as the catalogue states it (e.g. '80 GiB')."""
-    label = getattr(hw, "capacity_label", None)
-    return label if label else f"{hw.memory_capacity_bytes / 2**30:.4g} GiB"
+    return capacity(hw)
 
 
 def not_fit_text(weight_bytes: float, hw, hw_name: str) -> str:
     return (
-        f"**Does not fit.** The weights alone ({weight_bytes / 1e9:.4g} GB) exceed {hw_name}'s "
+        f"**Does not fit.** The weights alone ({fmt(weight_bytes, 'B')}) exceed {hw_name}'s "
         f"{capacity_text(hw)}: every figure below is **hypothetical** (as if it fitted). Shard "
         "across devices or quantise."
     )
@@ -53,8 +53,8 @@ def explain(r: SolveResult, hw_name: str, crossover: int | None) -> list[str]:
     ai, ridge = r.arithmetic_intensity_flop_per_byte, r.effective_ridge_flop_per_byte
     if r.bottleneck == "memory":
         lines.append(
-            f"**Memory-bound on the roofline.** Intensity {ai:.3g} FLOP/byte is below "
-            f"{hw_name}'s effective ridge of {ridge:.3g} FLOP/byte: moving bytes takes longer "
+            f"**Memory-bound on the roofline.** Intensity {fmt(ai, 'FLOP/byte')} is below "
+            f"{hw_name}'s effective ridge of {fmt(ridge, 'FLOP/byte')}: moving bytes takes longer "
             "than the arithmetic."
         )
         if crossover is None:
@@ -66,18 +66,18 @@ def explain(r: SolveResult, hw_name: str, crossover: int | None) -> list[str]:
             lines.append(f"Batch ≥ {crossover:,} crosses the effective ridge (compute-bound).")
     else:
         lines.append(
-            f"**Compute-bound on the roofline.** Intensity {ai:.3g} FLOP/byte is above the "
-            f"effective ridge of {ridge:.3g} FLOP/byte: a chip with more FLOP/s, lower "
+            f"**Compute-bound on the roofline.** Intensity {fmt(ai, 'FLOP/byte')} is above the "
+            f"effective ridge of {fmt(ridge, 'FLOP/byte')}: a chip with more FLOP/s, lower "
             "precision or better efficiency helps most."
         )
     share = r.overhead_share
     if r.regime == "overhead":
         lines.append(
-            f"**Overhead-bound:** fixed overhead is {share:.0%} of latency "
-            f"({r.t_overhead_s * 1e3:.3g} ms of {r.latency_s * 1e3:.3g} ms): larger batches, "
+            f"**Overhead-bound:** fixed overhead is {pct(share)} of latency "
+            f"({fmt(r.t_overhead_s, 's')} of {fmt(r.latency_s, 's')}): larger batches, "
             "fewer layers or a leaner runtime (graphs, fused kernels) help more than a faster "
             "chip."
         )
     else:
-        lines.append(f"Fixed overhead is {share:.0%} of latency.")
+        lines.append(f"Fixed overhead is {pct(share)} of latency.")
     return lines

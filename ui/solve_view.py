@@ -8,7 +8,9 @@ import streamlit as st
 
 import engine
 from ui import common, explain
+from ui.format import fmt
 from ui.llm_view import DEFAULT_CONTEXT, decode_overrides
+from ui.params import write_number
 
 DECODE_PAGE = "decode"
 
@@ -39,19 +41,15 @@ def show_decode_note(model, hw, batch: int, precision: str, overrides: dict, val
     r = engine.decode(model, hw, batch, DEFAULT_CONTEXT, precision=precision, **opts)
     query = {"model": values["model"], "hardware": values["hardware"], "batch": str(batch)}
     query |= {"context": str(DEFAULT_CONTEXT), "precision": precision}
-    query |= {k: common_write(v) for k, v in opts.items() if v is not None}
+    query |= {k: write_number(v) for k, v in opts.items() if v is not None}
     query |= {k: values[k] for k in ("custom_hw",) if values.get(k)}
     fit = "" if r.fits_in_memory else " (hypothetical: it does not fit)"
     st.info(
-        f"**The LLM decode model gives {common.num(r.tpot_s * 1e3)} ms per token and "
-        f"{common.num(batch / r.tpot_s)} tokens/s** at batch {batch:,} and a context of "
+        f"**The LLM decode model gives {fmt(r.tpot_s, 's')} per token and "
+        f"{fmt(batch / r.tpot_s, 'tokens/s')}** at batch {batch:,} and a context of "
         f"{DEFAULT_CONTEXT:,} tokens{fit}: each step moves the weights and the KV cache once "
         "for the whole batch. The figures above are the tutorial's whole-model view (each "
         f"extra sample moves more weight traffic). [Open the LLM decode page]"
         f"({decode_link(query)}) for TPOT, TTFT and the KV cache.",
         icon="💬",
     )
-
-
-def common_write(value: object) -> str:
-    return f"{value:.6g}" if isinstance(value, float) else str(value)

@@ -8,12 +8,17 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ui import common
 from ui import figures_sweep as fs
+from ui.format import fmt
 
 TUTORIAL_COLUMNS = ["batch_size", "bottleneck", "latency_ms", "throughput_per_s"]
 TUTORIAL_COLUMNS += ["marginal_throughput_gain_pct", "arithmetic_intensity_flop_per_byte"]
 TUTORIAL_COLUMNS += ["achieved_tflops", "attainable_tflops", "mfu", "t_overhead_ms", "energy_j"]
+
+
+def ms(milliseconds: float) -> str:
+    """A time given in ms (the sweep's columns), formatted with its prefix: '1.24 ms'."""
+    return fmt(milliseconds / 1e3, "s")
 
 
 def crossover_card(col, first: int | None, exact: int | None, decode: bool) -> None:
@@ -41,7 +46,7 @@ def never_text(df: pd.DataFrame, exact: int | None, decode: bool) -> str:
     ridge = float(df["effective_ridge_flop_per_byte"].iloc[0])
     text = (
         f"**Never compute-bound within this sweep.** Every batch up to {last:,} stays below "
-        f"the effective ridge of {ridge:.4g} FLOP/byte; "
+        f"the effective ridge of {fmt(ridge, 'FLOP/byte')}; "
     )
     if decode:
         return text + "each sequence's KV cache adds bytes as fast as it adds work."
@@ -59,14 +64,14 @@ def show_cards(df: pd.DataFrame, first: int | None, exact: int | None, decode: b
     c = st.columns(4)
     crossover_card(c[0], first, exact, decode)
     best = df.loc[df["throughput_per_s"].idxmax()]
-    c[1].metric(f"Best throughput ({unit})", common.num(best["throughput_per_s"]))
-    c[1].caption(f"at batch {best['batch_size']:,} ({best['latency_ms']:.4g} ms)")
+    c[1].metric(f"Best throughput ({unit})", fmt(best["throughput_per_s"]))
+    c[1].caption(f"at batch {best['batch_size']:,} ({ms(best['latency_ms'])})")
     lo, hi = df["latency_ms"].iloc[0], df["latency_ms"].iloc[-1]
     b0, b1 = int(df["batch_size"].iloc[0]), int(df["batch_size"].iloc[-1])
-    c[2].metric(f"Latency (ms), batch {b0:,} → {b1:,}", f"{lo:.3g} → {hi:.3g}")
+    c[2].metric(f"Latency, batch {b0:,} → {b1:,}", f"{ms(lo)} → {ms(hi)}")
     eff, ridge = df["effective_ridge_flop_per_byte"].iloc[0], df["ridge_flop_per_byte"].iloc[0]
-    c[3].metric(f"Effective ridge ({note})", f"{eff:.4g}")
-    c[3].caption(f"theoretical {ridge:.4g} {note} (the engine's ridge)")
+    c[3].metric(f"Effective ridge ({note})", fmt(eff))
+    c[3].caption(f"theoretical {fmt(ridge, note)} (the engine's ridge)")
     if first is None:
         st.info(never_text(df, exact, decode))
 
@@ -79,17 +84,15 @@ def show_budget(df: pd.DataFrame, budget: float | None) -> None:
     if within is None:
         fastest = df.loc[df["latency_ms"].idxmin()]
         st.warning(
-            f"No batch meets {budget:.4g} ms: the fastest is {fastest['latency_ms']:.4g} ms "
+            f"No batch meets {ms(budget)}: the fastest is {ms(fastest['latency_ms'])} "
             f"(batch {int(fastest['batch_size']):,}), of which fixed overhead is "
-            f"{fastest['t_overhead_ms']:.4g} ms."
+            f"{ms(fastest['t_overhead_ms'])}."
         )
         return
     largest, fastest = within
     unit = fs.sample_unit(df)
     b = st.columns(2)
-    b[0].metric(f"Largest batch within {budget:.4g} ms", f"{largest['batch_size']:,}")
-    b[0].caption(f"latency {largest['latency_ms']:.4g} ms")
-    b[1].metric(
-        f"Best throughput within {budget:.4g} ms ({unit})", common.num(fastest["throughput_per_s"])
-    )
-    b[1].caption(f"at batch {fastest['batch_size']:,} ({fastest['latency_ms']:.4g} ms)")
+    b[0].metric(f"Largest batch within {ms(budget)}", f"{largest['batch_size']:,}")
+    b[0].caption(f"latency {ms(largest['latency_ms'])}")
+    b[1].metric(f"Best throughput within {ms(budget)} ({unit})", fmt(fastest["throughput_per_s"]))
+    b[1].caption(f"at batch {fastest['batch_size']:,} ({ms(fastest['latency_ms'])})")
