@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_ops import TOY, TOY_HW
 
-from engine import serve
+from engine import operators, serve
 from engine.api import default_catalog
 
 REQUEST = {"batch_size": 1, "input_tokens": 128, "output_tokens": 128}
@@ -201,3 +201,27 @@ def test_kv_linear_up_to_the_window_and_steps_grow_with_context_and_batch(
     assert base["kv_cache_bytes"] == pytest.approx(batch * per_layer * cached)
     assert longer["tpot_ms"] >= base["tpot_ms"] and wider["tpot_ms"] >= base["tpot_ms"]
     assert longer["ttft_ms"] >= base["ttft_ms"] and wider["ttft_ms"] >= base["ttft_ms"]
+
+
+def _step_ms(model, hw, *, phase, batch, context, tp=1, pp=1) -> float:
+    """One forward step from the operator table: Σ count·time + L·τ + d (10 µs each here)."""
+    df = operators(model, hw, phase=phase, batch_size=batch, context=context, tp=tp, pp=pp)
+    layers = default_catalog().find_model(model).arch.layers
+    return df["total_time_ms"].sum() + layers * 0.010 + 0.010
+
+
+@pytest.mark.parametrize(
+    ("model", "tp", "pp", "tokens"),
+    [("Mistral-7B-v0.1", 1, 1, 4090), ("Gemma-2-9B", 2, 2, 4093), ("Mixtral-8x7B", 4, 1, 50)],
+)
+def test_closed_form_request_equals_the_loop_over_steps(model, tp, pp, tokens):
+    # e2e − TTFT = Σ over c = I+1 … I+O−1 of one decode step at context c (crossing the 4096
+    # window of Mistral's and Gemma 2's local layers); TTFT = one prefill step of I tokens.
+    out = 12
+    r = serve(model, "H100", tp=tp, pp=pp, batch_size=3, input_tokens=tokens, output_tokens=out)
+    kw = {"batch": 3, "tp": tp, "pp": pp}
+    loop = sum(_step_ms(model, "H100", phase="decode", context=c, **kw)
+               for c in range(tokens + 1, tokens + out))  # fmt: skip
+    assert r["e2e_latency_ms"] - r["ttft_ms"] == pytest.approx(loop, rel=1e-9)
+    prefill = _step_ms(model, "H100", phase="prefill", context=tokens, **kw)
+    assert r["ttft_ms"] == pytest.approx(prefill, rel=1e-9)
