@@ -9,7 +9,6 @@ See docs/model.md ("Accuracy").
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -21,7 +20,7 @@ from engine.catalog import Catalog
 from engine.measurements import Measurement, ape_summary, describe, read_measurements
 from engine.profiles import Profile, assumptions_from, get_profile, today
 from engine.specs import Assumptions
-from engine.validate import memory_fractions, predict_values
+from engine.validate import ServingPredictor, memory_fractions
 
 # Fitted parameter (user name and unit) -> (lower, upper) bound. Efficiencies are fractions of
 # a datasheet peak, so in (0, 1]; the lower bound 0.02 keeps them away from a zero division.
@@ -139,7 +138,7 @@ def calibrate(
     rows = _rows(measurements)
     base = get_profile(start)
     if predictor is None:  # the serving model: its memory check applies too
-        predictor = functools.partial(predict_values, catalog=catalog)
+        predictor = ServingPredictor(catalog)
         fractions = memory_fractions(rows, base.assumptions, catalog)
         base = _with_observed_reserve(base, fractions)
     assumptions, used = fit(rows, predictor, base, params)

@@ -1,6 +1,7 @@
 """Measured vs predicted: the serving model's prediction of every row of a measurements file.
 
-Each row is predicted under a profile with `engine.serve` (docs/model.md, "Serving model");
+Each row is predicted under a profile with the serving model (docs/model.md, "Serving model";
+vectorised over the rows by engine/predict.py, equal to `engine.serve` row by row);
 its error is predicted / measured − 1. A row the model cannot express (unknown model or
 accelerator, a model without shapes, a split the model refuses, a batch that does not fit in
 memory) keeps its place with the reason, so nothing is dropped silently. See docs/model.md
@@ -10,79 +11,83 @@ memory) keeps its place with the reason, so nothing is dropped silently. See doc
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
-from engine.api import default_catalog, resolve_hardware, resolve_model
 from engine.catalog import Catalog
 from engine.measurements import Measurement, ape_summary, to_frame
+from engine.predict import RowPlan, evaluate, plan_rows
 from engine.profiles import Profile, get_profile
-from engine.serve import serve
 from engine.specs import Assumptions
 
-RESULT_COLUMNS = ("predicted", "error", "ape_pct", "reason")
 
-
-def _predict_one(m: Measurement, a: Assumptions, profile: str, catalog: Catalog):
-    """(predicted value, None) or (NaN, the reason it cannot be predicted)."""
-    try:
-        model = resolve_model(m.model, catalog)
-        hardware = resolve_hardware(m.hardware, catalog)
-        result = serve(model, hardware, tp=m.tp, pp=m.pp, batch_size=m.batch_size,
-                       input_tokens=m.input_tokens, output_tokens=m.output_tokens,
-                       precision=m.precision, kv_precision=m.kv_precision, profile=profile,
-                       assumptions=a, catalog=catalog)  # fmt: skip
-    except (KeyError, ValueError) as exc:
-        return float("nan"), str(exc).strip('"')
-    if not result["fits_in_memory"]:
-        need, usable = result["memory_per_device_bytes"], result["usable_memory_bytes"]
-        return float("nan"), (
-            f"does not fit in memory: {need / 1e9:.1f} GB per device > {usable / 1e9:.1f} GB usable"
-        )
-    value = result[m.metric]
-    if not np.isfinite(value):
-        return float("nan"), f"the model gives no {m.metric} for this scenario"
-    return float(value), None
+def _reasons(plan: RowPlan, result: dict) -> list[str | None]:
+    reasons = list(plan.reasons)
+    for i in plan.index:
+        if not result["fits"][i]:
+            need, usable = result["memory_per_device_bytes"][i], result["usable_memory_bytes"][i]
+            reasons[i] = (
+                f"does not fit in memory: {need / 1e9:.1f} GB per device > "
+                f"{usable / 1e9:.1f} GB usable"
+            )
+        elif not np.isfinite(result["value"][i]):
+            reasons[i] = "the model gives no value of this metric for this scenario"
+    return reasons
 
 
 def predict(
     rows: Sequence[Measurement],
     assumptions: Assumptions,
     *,
-    profile: str = "custom",
     catalog: Catalog | None = None,
+    plan: RowPlan | None = None,
 ) -> tuple[np.ndarray, list[str | None]]:
-    """Predicted values (each row's metric unit; NaN where it cannot) and the reasons."""
-    catalog = catalog or default_catalog()
-    pairs = [_predict_one(m, assumptions, profile, catalog) for m in rows]
-    return np.array([p for p, _ in pairs], dtype=float), [r for _, r in pairs]
+    """Predicted values (each row's metric unit; NaN where it cannot) and the reasons.
+
+    Args:
+        rows: the measurement rows.
+        assumptions: what the serving model assumes (a profile's).
+        catalog: where models and accelerators are looked up (the default catalogue if None).
+        plan: `plan_rows(rows, catalog)` if already made (calibration reuses it).
+    """
+    plan = plan or plan_rows(rows, catalog)
+    result = evaluate(plan, assumptions)
+    reasons = _reasons(plan, result)
+    value = np.where([r is None for r in reasons], result["value"], np.nan)
+    return value, reasons
 
 
 def memory_fractions(
     rows: Sequence[Measurement], assumptions: Assumptions, catalog: Catalog | None = None
 ) -> np.ndarray:
     """Memory per device / capacity that each row needs (NaN where the model cannot say)."""
-    catalog = catalog or default_catalog()
-    bare = replace(assumptions, memory_reserve=0.0)
-    out = []
-    for m in rows:
-        try:
-            r = serve(resolve_model(m.model, catalog), resolve_hardware(m.hardware, catalog),
-                      tp=m.tp, pp=m.pp, batch_size=m.batch_size, input_tokens=m.input_tokens,
-                      output_tokens=m.output_tokens, precision=m.precision,
-                      kv_precision=m.kv_precision, assumptions=bare, catalog=catalog)  # fmt: skip
-            out.append(r["memory_per_device_bytes"] / r["memory_capacity_bytes"])
-        except (KeyError, ValueError):
-            out.append(float("nan"))
-    return np.array(out, dtype=float)
+    result = evaluate(plan_rows(rows, catalog), assumptions)
+    return result["memory_per_device_bytes"] / result["memory_capacity_bytes"]
+
+
+class ServingPredictor:
+    """The calibration's predictor: predicted values under some assumptions (NaN: cannot).
+
+    The rows are resolved once per list of rows (the fit calls it a few hundred times).
+    """
+
+    def __init__(self, catalog: Catalog | None = None):
+        self.catalog = catalog
+        self._key: tuple = ()
+        self._plan: RowPlan | None = None
+
+    def __call__(self, rows: Sequence[Measurement], assumptions: Assumptions) -> np.ndarray:
+        key = tuple(rows)
+        if self._plan is None or key != self._key:
+            self._key, self._plan = key, plan_rows(rows, self.catalog)
+        return predict(rows, assumptions, plan=self._plan)[0]
 
 
 def predict_values(
     rows: Sequence[Measurement], assumptions: Assumptions, catalog: Catalog | None = None
 ) -> np.ndarray:
-    """The calibration's predictor: predicted values under `assumptions` (NaN: cannot)."""
+    """Predicted values under `assumptions` (NaN where the model cannot)."""
     return predict(rows, assumptions, catalog=catalog)[0]
 
 
@@ -100,7 +105,7 @@ def validate(
     """
     rows = list(rows)
     p = get_profile(profile)
-    predicted, reasons = predict(rows, p.assumptions, profile=p.name, catalog=catalog)
+    predicted, reasons = predict(rows, p.assumptions, catalog=catalog)
     df = to_frame(rows)
     df["predicted"] = predicted
     df["error"] = predicted / df["value"].to_numpy(dtype=float) - 1.0

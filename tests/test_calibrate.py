@@ -135,3 +135,39 @@ def test_ape_summary_by_hand():
 
 def test_shipped_measurements_read_for_calibration():
     assert len(read_measurements([SHIPPED])) == 57
+
+
+def test_vectorised_prediction_equals_serve_row_by_row():
+    from engine.serve import serve
+    from engine.validate import predict
+
+    rows = read_measurements(sorted(SHIPPED.parent.glob("*.csv")))
+    for name in ("tutorial", "trtllm"):
+        a = get_profile(name).assumptions
+        values, reasons = predict(rows, a)
+        for m, value, reason in zip(rows, values, reasons, strict=True):
+            sizes = {"batch_size": m.batch_size, "input_tokens": m.input_tokens}
+            sizes |= {"output_tokens": m.output_tokens, "kv_precision": m.kv_precision}
+            r = serve(m.model, m.hardware, tp=m.tp, pp=m.pp, precision=m.precision,
+                      assumptions=a, **sizes)  # fmt: skip
+            if r["fits_in_memory"]:
+                assert reason is None and value == pytest.approx(r[m.metric], rel=1e-12)
+            else:
+                assert reason.startswith("does not fit in memory") and np.isnan(value)
+
+
+def test_rows_the_model_cannot_express_keep_their_reason():
+    from engine.validate import predict
+
+    (m,) = read_measurements([SHIPPED])[:1]  # GPT-J-6B on 1x H100
+    odd = [
+        Measurement(**(m.as_dict() | {"model": "Llama-9-1T"})),
+        Measurement(**(m.as_dict() | {"tp": 3})),  # 16 heads do not split 3 ways
+        Measurement(**(m.as_dict() | {"model": "ResNet-50"})),  # no decoder shapes
+        m,
+    ]
+    values, reasons = predict(odd, get_profile("tutorial").assumptions)
+    assert reasons[0].startswith("unknown model 'Llama-9-1T'")
+    assert "tp 3 does not divide" in reasons[1]
+    assert "no architecture" in reasons[2]
+    assert reasons[3] is None and np.isnan(values[:3]).all() and values[3] > 0
