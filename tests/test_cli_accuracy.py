@@ -148,3 +148,18 @@ def test_calibrate_table_shows_parameters_and_in_sample_errors(capsys, tmp_path)
     _, out, _ = run(capsys, "validate", str(path), "--format", "json")
     errors = [abs(r["error"]) for r in json.loads(out) if r["error"] is not None]
     assert doc["residuals"]["mape_pct"] < 100 * sum(errors) / len(errors)  # the fit helps
+
+
+def test_docs_in_sample_table_is_current():
+    # docs/model.md's table is bench/accuracy_report.py's output; rerun it when this fails.
+    import engine
+
+    docs = (ROOT / "docs" / "model.md").read_text()
+    rows = engine.read_measurements([SHIPPED])
+    for name in ("tutorial", "trtllm"):
+        s = engine.summarise(engine.validate(rows, name))
+        line = (
+            f"| {name} | {s['predicted_rows']} of {s['rows']} | {s['mape_pct']:.1f} | "
+            f"{s['median_ape_pct']:.1f} | {s['max_ape_pct']:.1f} |"
+        )
+        assert line in docs
