@@ -225,3 +225,15 @@ def test_a_chip_name_in_an_engine_warning_is_inert_text():
     # markdown syntax backslashed; a word joiner (U+2060) breaks the bare-URL autolinks
     assert "\\[x\\]\\(http\u2060://e.example\\) www\u2060.e.example" in warning
     assert "[x](http" not in warning
+
+
+def test_llm_solve_keeps_the_tutorials_published_figure():
+    # the tutorial's whole-model view of Llama-3.1-8B on A100 at batch 1, fp16:
+    # 16.06 GB × (1 + 0.1) ÷ 2.039 TB/s = 8.664 ms memory + 32 × 10 µs layers + dispatch
+    # = 9.0 ms, i.e. 111 tokens/s (the tutorial's published 9.0 ms / 111 tok/s)
+    at = solve_page({"model": "Llama-3.1-8B", "hardware": "A100", "batch": "1"})
+    r = engine.solve("Llama-3.1-8B", "A100", 1)
+    assert r.latency_s == pytest.approx(9.0e-3, abs=0.05e-3)
+    assert r.throughput_per_s == pytest.approx(111, abs=0.5)
+    assert metrics(at)["Latency"] == fmt(r.latency_s, "s") == "9 ms"
+    assert any("LLM decode model gives" in i.value for i in at.info)  # and the decode figure
