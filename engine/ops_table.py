@@ -3,8 +3,8 @@
 Each row is one operator of one layer (identical layers grouped, with their range and count) or
 of the step (embedding, final norm, LM head), with its FLOPs, bytes (weights, KV cache,
 activations) and its own roofline on one device (docs/model.md, "Serving model"). The step
-time of `engine.serve` is Σ count·time_ms plus overheads; communication rows appear when the
-step spans several devices.
+time of `engine.serve` is Σ total_time_ms: the operators, communication rows when the step
+spans several devices, and one row of fixed overhead (per-layer and dispatch).
 """
 
 from __future__ import annotations
@@ -81,22 +81,26 @@ def _row(op, hw: dict, eta: dict, context: float, label: str) -> dict:
     }
 
 
-def _comm_rows(s, hw: dict, tokens, tp: int, pp: int, ba, label: str) -> list[dict]:
+def _extra_rows(s, hw: dict, tokens, tp: int, pp: int, ba, label: str) -> list[dict]:
+    """Communication (two all-reduces per layer, stage-to-stage sends) and the step's fixed
+    overhead (L·τ per layer plus one dispatch), so that Σ total_time_ms is the step time."""
     nbytes = tokens * s["h"] * ba
     rows = []
     if tp > 1:
         t = 2.0 * parallel.ring_all_reduce_s(nbytes, tp, hw["link_bw"], hw["link_lat"])
-        rows.append(("all_reduce", label, int(s["L"]), 2.0 * nbytes, t))
+        rows.append(("all_reduce", label, int(s["L"]), 2.0 * nbytes, t, "communication"))
     if pp > 1:
         t = parallel.send_s(nbytes, hw["link_bw"], hw["link_lat"])
-        rows.append(("stage_send", "between stages", pp - 1, nbytes, t))
+        rows.append(("stage_send", "between stages", pp - 1, nbytes, t, "communication"))
+    overhead = s["L"] * hw["tau"] + hw["dispatch"]
+    rows.append(("overhead", "step", 1, 0.0, overhead, "overhead"))
     return [
-        {"name": n, "layer": g, "count": c, "op_class": "communication", "flops": 0.0,
+        {"name": n, "layer": g, "count": c, "op_class": k, "flops": 0.0,
          "bytes": b, "weight_bytes": 0.0, "kv_bytes": 0.0, "activation_bytes": b,
          "t_compute_ms": 0.0, "t_memory_ms": 0.0, "time_ms": t * 1e3,
-         "total_time_ms": c * t * 1e3, "bottleneck": "communication",
+         "total_time_ms": c * t * 1e3, "bottleneck": k,
          "arithmetic_intensity_flop_per_byte": 0.0}
-        for n, g, c, b, t in rows
+        for n, g, c, b, t, k in rows
     ]  # fmt: skip
 
 
@@ -139,4 +143,4 @@ def operators(
                         prefill_tokens=float(c) if phase == "prefill" else None)  # fmt: skip
     labels, eta = layer_labels(arch), si.eta_by_class(st.assumptions)
     rows = [_row(op, hwv, eta, float(c), labels[op.layers]) for op in step if op.count]
-    return pd.DataFrame(rows + _comm_rows(s, hwv, tokens, tp, pp, sizes["ba"], labels["all"]))
+    return pd.DataFrame(rows + _extra_rows(s, hwv, tokens, tp, pp, sizes["ba"], labels["all"]))

@@ -204,10 +204,12 @@ def test_kv_linear_up_to_the_window_and_steps_grow_with_context_and_batch(
 
 
 def _step_ms(model, hw, *, phase, batch, context, tp=1, pp=1) -> float:
-    """One forward step from the operator table: Σ count·time + L·τ + d (10 µs each here)."""
+    """One forward step from the operator table: Σ total_time_ms (with overhead and comm)."""
     df = operators(model, hw, phase=phase, batch_size=batch, context=context, tp=tp, pp=pp)
     layers = default_catalog().find_model(model).arch.layers
-    return df["total_time_ms"].sum() + layers * 0.010 + 0.010
+    overhead = df.set_index("name").loc["overhead", "total_time_ms"]
+    assert overhead == pytest.approx(layers * 0.010 + 0.010)  # L · 10 µs + H100's 10 µs
+    return df["total_time_ms"].sum()
 
 
 @pytest.mark.parametrize(
