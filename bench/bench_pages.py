@@ -17,6 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+# 5 accelerators × 2 precisions × TP 1,2,4,8 × PP 1,2 × batches 1..625 = 50,000 configurations
+PLAN_50K = {"hardware": "H100,H200,B200,MI300X,L40S", "tp": "1,2,4,8", "pp": "1,2"}
+PLAN_50K |= {"precisions": "fp16,fp8", "batches": "1..625", "ttft_ms": "2000", "tpot_ms": "50"}
 SCENARIOS = {
     "overview (app.py)": (None, {}),
     "solve (default)": ("pages/solve.py", {}),
@@ -25,10 +28,19 @@ SCENARIOS = {
     "compare (default)": ("pages/compare.py", {}),
     "decode (default)": ("pages/decode.py", {}),
     "catalogue (default)": ("pages/catalogue.py", {}),
+    "plan (default)": ("pages/plan.py", {}),
+    "plan (50,000 configurations)": ("pages/plan.py", PLAN_50K),
+}
+COLD = {  # a widget edited before every rerun, so the page's cached sweep is recomputed
+    "plan (50,000, sweep recomputed)": ("pages/plan.py", PLAN_50K, "plan:input_tokens"),
 }
 
 
-def time_page(page: str | None, query: dict[str, str], repeats: int) -> dict[str, float]:
+def time_page(
+    page: str | None, query: dict[str, str], repeats: int, edit: str | None = None
+) -> dict[str, float]:
+    """Median and worst rerun; with `edit` (a number widget's key) the widget is raised by one
+    before each rerun, so whatever the page caches on its inputs is recomputed."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
@@ -40,6 +52,9 @@ def time_page(page: str | None, query: dict[str, str], repeats: int) -> dict[str
         raise RuntimeError(f"{page}: {at.exception[0].message}")
     times = []
     for _ in range(repeats):
+        if edit:
+            widget = at.number_input(key=edit)
+            widget.set_value(widget.value + 1)  # a new value each time: never a cache hit
         start = time.perf_counter()
         at.run()
         times.append(time.perf_counter() - start)
@@ -50,17 +65,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--only", default="", help="run the scenarios whose name contains this")
     args = parser.parse_args()
     results = {}
     for name, (page, query) in SCENARIOS.items():
-        if page and not (ROOT / page).exists():
+        if (page and not (ROOT / page).exists()) or args.only not in name:
             continue
         results[name] = time_page(page, query, args.repeats)
+    for name, (page, query, edit) in COLD.items():
+        if (ROOT / page).exists() and args.only in name:
+            results[name] = time_page(page, query, args.repeats, edit)
     if args.json:
         print(json.dumps(results, indent=2))
         return
     for name, r in results.items():
-        print(f"{name:<24} median {r['median_ms']:7.1f} ms   worst {r['max_ms']:7.1f} ms")
+        print(f"{name:<32} median {r['median_ms']:7.1f} ms   worst {r['max_ms']:7.1f} ms")
 
 
 if __name__ == "__main__":

@@ -90,11 +90,12 @@ def test_large_grids_are_drawn_with_bounded_points():
     fronts = [t for t in fig.data if t.mode == "lines+markers"]
     assert sum(len(t.x) for t in faint) == fp.MAX_FAINT_POINTS
     assert all(len(t.x) <= fp.MAX_FRONT_POINTS for t in fronts)
-    assert all(fp.DOMINATED in h for t in faint for h in t.hovertext[:5])  # config only
+    # a dominated point's hover: its configuration from customdata (devices, TP, PP, batch)
+    assert all(fp.DOMINATED in t.hovertemplate and t.customdata.shape[1] == 4 for t in faint)
 
 
 def test_thinning_keeps_both_ends_of_a_front():
-    rows = pd.DataFrame({"x": np.arange(1000.0)})
-    kept = fp.thin(rows, 60)
-    assert len(kept) == 60 and kept["x"].iloc[0] == 0 and kept["x"].iloc[-1] == 999
-    assert fp.thin(rows.iloc[:10], 60).equals(rows.iloc[:10])
+    kept = fp.thin_positions(np.arange(1000) + 5, 60)
+    assert len(kept) == 60 and kept[0] == 5 and kept[-1] == 1004
+    assert (np.diff(kept) > 0).all() and np.diff(kept).max() - np.diff(kept).min() <= 1
+    assert fp.thin_positions(np.arange(10), 60).tolist() == list(range(10))

@@ -9,7 +9,8 @@ it lands on x: 1000 / TPOT_ms. Traces are WebGL (Scattergl). Every number in the
 comes from ui.format. To keep a 50,000-configuration rerun fast, a front with more than
 MAX_FRONT_POINTS points is drawn through that many of them (evenly spaced along it, both ends
 kept), at most MAX_FAINT_POINTS dominated points are drawn (a fixed sample) and their hover
-names the configuration only; the table and the CSV keep every configuration and figure.
+names the configuration only (whole numbers filled in by Plotly from `customdata`); the table
+and the CSV keep every configuration and figure.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ui import plan_view as pv
 from ui.format import fmt, fmt_all, log_ticks
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
-MAX_FRONT_POINTS = 60  # per front drawn (evenly spaced along it)
+MAX_FRONT_POINTS = 40  # per front drawn (evenly spaced along it)
 MAX_FAINT_POINTS = 4_000  # dominated points drawn in all (a deterministic sample)
 DOMINATED = "dominated: a point on this colour's front beats it on both axes"
 
@@ -68,21 +69,24 @@ def hover_text(df: pd.DataFrame, names: dict[str, str]) -> list[str]:
     ]
 
 
-def config_text(df: pd.DataFrame, names: dict[str, str]) -> list[str]:
-    """Just the configuration (whole numbers and names, no measured figures): the hover of a
-    dominated point, cheap enough for thousands of them; its figures are its position, and the
-    table and CSV have them all."""
-    columns = zip(*_config_columns(df, names), strict=True)
-    return [
-        f"{n}× {h} TP{tp} PP{pp}, batch {b:,}, {p}<br>{DOMINATED}" for n, h, tp, pp, b, p in columns
-    ]
+CONFIG = ("devices", "tp", "pp", "batch_size")
 
 
-def thin(rows: pd.DataFrame, most: int) -> pd.DataFrame:
-    """At most `most` rows, evenly spaced, first and last kept (rows already in draw order)."""
-    if len(rows) <= most:
-        return rows
-    return rows.iloc[np.unique(np.linspace(0, len(rows) - 1, most).round().astype(int))]
+def config_template(label: str, precision: str) -> str:
+    """The hover of a dominated point: its configuration only (whole numbers from its
+    `customdata` row, CONFIG order), cheap enough for thousands of points; its figures are
+    its position, and the table and CSV have them all. `label` is already escaped."""
+    return (
+        f"%{{customdata[0]:,}}× {label} TP%{{customdata[1]}} PP%{{customdata[2]}}, "
+        f"batch %{{customdata[3]:,}}, {html.escape(precision)}<br>{DOMINATED}<extra></extra>"
+    )
+
+
+def thin_positions(positions: np.ndarray, most: int) -> np.ndarray:
+    """At most `most` of `positions` (already in draw order), evenly spaced, both ends kept."""
+    if len(positions) <= most:
+        return positions
+    return positions[np.unique(np.linspace(0, len(positions) - 1, most).round().astype(int))]
 
 
 DRAWN = ["hardware", "precision", "devices", "tp", "pp", "batch_size", "ttft_ms", "tpot_ms"]
@@ -102,53 +106,75 @@ def pareto_figure(df: pd.DataFrame, names: dict[str, str], slo: pv.Slo, title: s
         The figure, built from plain dicts in one pass (no per-trace validation: a
         50,000-configuration rerun stays fast; the tests validate it).
     """
-    shown = df.loc[df["fits_in_memory"].to_numpy(dtype=bool), DRAWN]
-    groups = ["hardware", "precision"]
-    front = pv.pareto_mask(shown, groups)
-    faint_all = shown[~front]
-    if len(faint_all) > MAX_FAINT_POINTS:
-        faint_all = faint_all.sample(MAX_FAINT_POINTS, random_state=0)
-    faint_by = dict(list(faint_all.groupby(groups, sort=True, observed=True)))
-    traces = []
-    fronts = shown[front].groupby(groups, sort=True, observed=True)
-    for i, ((hw, precision), rows) in enumerate(fronts):
-        color, label = PALETTE[i % len(PALETTE)], f"{html.escape(names.get(hw, hw))} {precision}"
-        best = thin(rows.sort_values(pv.X), MAX_FRONT_POINTS)
-        faint = faint_by.get((hw, precision), shown.iloc[:0])
-        common = {"type": "scattergl", "legendgroup": label, "hoverinfo": "text"}
-        traces.append(
-            common
-            | {
-                "x": faint[pv.X].to_numpy(),
-                "y": faint[pv.Y].to_numpy(),
-                "mode": "markers",
-                "name": f"{label} (dominated)",
-                "marker": {"color": color, "size": 5, "opacity": 0.18},
-                "hovertext": config_text(faint, names),
-                "showlegend": False,
-            }
-        )
-        symbols = np.where(best["meets_slo"].to_numpy(dtype=bool), "circle", "circle-open")
-        traces.append(
-            common
-            | {
-                "x": best[pv.X].to_numpy(),
-                "y": best[pv.Y].to_numpy(),
-                "mode": "lines+markers",
-                "name": label,
-                "marker": {"color": color, "size": 8, "symbol": symbols.tolist()},
-                "line": {"color": color, "width": 2},
-                "hovertext": hover_text(best, names),
-            }
-        )
+    shown = df.loc[df["fits_in_memory"].to_numpy(dtype=bool), DRAWN].reset_index(drop=True)
+    traces, light = [], shown[[pv.X, pv.Y, *CONFIG]]  # what a faint point needs
+    for i, (hw, precision, best, faint) in enumerate(_groups(shown)):
+        label = f"{html.escape(names.get(hw, hw))} {html.escape(precision)}"
+        style = {"type": "scattergl", "legendgroup": label, "color": PALETTE[i % len(PALETTE)]}
+        traces.append(_faint_trace(light.iloc[faint], label, style, names.get(hw, hw), precision))
+        traces.append(_front_trace(shown.iloc[best], label, style, names))
+    return go.Figure(data=traces, layout=_layout(shown, slo, title), _validate=False)
+
+
+def _groups(shown: pd.DataFrame) -> list[tuple[str, str, np.ndarray, np.ndarray]]:
+    """Per (accelerator, precision), sorted: front rows by x (thinned) and faint rows (of one
+    deterministic sample of all dominated rows), as positions in `shown`."""
+    hw_codes, hws = pd.factorize(shown["hardware"])  # categorical: from its codes, no strings
+    prec_codes, precs = pd.factorize(shown["precision"])
+    group = hw_codes * max(len(precs), 1) + prec_codes
+    front = pv.pareto_mask(shown, ["hardware", "precision"])
+    faint = np.flatnonzero(~front)
+    if len(faint) > MAX_FAINT_POINTS:
+        faint = np.sort(np.random.default_rng(0).choice(faint, MAX_FAINT_POINTS, replace=False))
+    x = shown[pv.X].to_numpy()
+    out = []
+    for code in np.unique(group):
+        best = np.flatnonzero(front & (group == code))
+        best = thin_positions(best[np.argsort(x[best], kind="stable")], MAX_FRONT_POINTS)
+        hw, precision = hws[code // max(len(precs), 1)], precs[code % max(len(precs), 1)]
+        out.append((str(hw), str(precision), best, faint[group[faint] == code]))
+    return sorted(out, key=lambda g: (g[0], g[1]))
+
+
+def _faint_trace(rows: pd.DataFrame, label: str, style: dict, name: str, precision: str):
+    return {
+        "type": style["type"],
+        "legendgroup": style["legendgroup"],
+        "x": rows[pv.X].to_numpy(),
+        "y": rows[pv.Y].to_numpy(),
+        "mode": "markers",
+        "name": f"{label} (dominated)",
+        "marker": {"color": style["color"], "size": 5, "opacity": 0.18},
+        "customdata": rows[list(CONFIG)].to_numpy(dtype=np.int64),
+        "hovertemplate": config_template(html.escape(name), precision),
+        "showlegend": False,
+    }
+
+
+def _front_trace(rows: pd.DataFrame, label: str, style: dict, names: dict[str, str]) -> dict:
+    symbols = np.where(rows["meets_slo"].to_numpy(dtype=bool), "circle", "circle-open")
+    return {
+        "type": style["type"],
+        "legendgroup": style["legendgroup"],
+        "x": rows[pv.X].to_numpy(),
+        "y": rows[pv.Y].to_numpy(),
+        "mode": "lines+markers",
+        "name": label,
+        "marker": {"color": style["color"], "size": 8, "symbol": symbols.tolist()},
+        "line": {"color": style["color"], "width": 2},
+        "hovertext": hover_text(rows, names),
+        "hoverinfo": "text",
+    }
+
+
+def _layout(shown: pd.DataFrame, slo: pv.Slo, title: str) -> dict:
     lines = _slo_lines(slo)
-    extra = [x for x, _ in lines]
-    layout = {
+    return {
         "title": {"text": html.escape(title)},
         "xaxis": {
             "title": {"text": "Interactivity: tokens/s per user (= 1000 / TPOT in ms)"},
             "type": "log",
-            **log_ticks(_span(shown[pv.X]), extra=extra),
+            **log_ticks(_span(shown[pv.X]), extra=[x for x, _ in lines]),
         },
         "yaxis": {
             "title": {"text": "Throughput: output tokens/s per GPU"},
@@ -160,7 +186,6 @@ def pareto_figure(df: pd.DataFrame, names: dict[str, str], slo: pv.Slo, title: s
         "legend": {"orientation": "h", "y": -0.25},
         "margin": {"l": 70, "r": 20, "t": 60, "b": 40},
     }
-    return go.Figure(data=traces, layout=layout, _validate=False)
 
 
 def _vline(x: float) -> dict:
