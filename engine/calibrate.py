@@ -14,7 +14,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from engine.catalog import Catalog
 from engine.measurements import Measurement, ape_summary, describe, read_measurements
@@ -95,6 +94,8 @@ def fit(
         with np.errstate(divide="ignore", invalid="ignore"):
             r = np.log(predicted) - log_measured
         return np.where(np.isfinite(r), r, _PENALTY)
+
+    from scipy.optimize import least_squares  # loaded by the first fit, not by `import engine`
 
     lower, upper = np.array([FIT_BOUNDS[p] for p in params]).T
     result = least_squares(

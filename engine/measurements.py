@@ -14,12 +14,15 @@ import math
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from engine.catalog import Catalog
 from engine.specs import check_precision
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 REQUIRED = (
     "source",
@@ -221,6 +224,8 @@ def catalogue_problems(rows: Iterable[Measurement], catalog: Catalog) -> dict[in
 
 def to_frame(rows: Iterable[Measurement]) -> pd.DataFrame:
     """The rows as a DataFrame with the schema's columns (plus file and row)."""
+    import pandas as pd  # loaded on first use, keeping `import engine` fast
+
     return pd.DataFrame([m.as_dict() for m in rows], columns=["file", "row", *COLUMNS])
 
 

@@ -11,15 +11,18 @@ memory) keeps its place with the reason, so nothing is dropped silently. See doc
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from engine.catalog import Catalog
 from engine.measurements import Measurement, ape_summary, to_frame
 from engine.predict import RowPlan, evaluate, plan_rows
 from engine.profiles import Profile, get_profile
 from engine.specs import Assumptions
+
+if TYPE_CHECKING:  # pandas loads with the first table, keeping `import engine` fast
+    import pandas as pd
 
 
 def _reasons(plan: RowPlan, result: dict) -> list[str | None]:
