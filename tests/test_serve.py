@@ -227,3 +227,36 @@ def test_closed_form_request_equals_the_loop_over_steps(model, tp, pp, tokens):
     assert r["e2e_latency_ms"] - r["ttft_ms"] == pytest.approx(loop, rel=1e-9)
     prefill = _step_ms(model, "H100", phase="prefill", context=tokens, **kw)
     assert r["ttft_ms"] == pytest.approx(prefill, rel=1e-9)
+
+
+LLMS = sorted(m.id for m in default_catalog().models.values() if getattr(m, "arch", None))
+
+
+@settings(max_examples=60, deadline=None)
+@given(model=st.sampled_from(LLMS), hw=st.sampled_from(["A100", "H100", "L40S", "MI300X"]),
+       tp=st.sampled_from([1, 2, 4, 8]), pp=st.sampled_from([1, 2, 3]),
+       batch=st.integers(1, 4096), tokens=st.integers(1, 200_000), out=st.integers(1, 5000),
+       precision=st.sampled_from(["fp32", "bf16", "fp8", "int4"]))  # fmt: skip
+def test_every_catalogue_llm_gives_finite_positive_figures(
+    model, hw, tp, pp, batch, tokens, out, precision
+):
+    try:
+        r = serve(model, hw, tp=tp, pp=pp, batch_size=batch, input_tokens=tokens,
+                  output_tokens=out, precision=precision).as_dict()  # fmt: skip
+    except ValueError as exc:  # only the documented refusals
+        assert "does not divide" in str(exc) or "must divide" in str(exc) or "exceeds" in str(exc)
+        return
+    undefined = {
+        "tpot_ms",
+        "tokens_per_s_per_user",
+        "decode_comm_ms",
+        "decode_comm_share",
+        "decode_overhead_share",
+        "decode_flop_per_step",
+        "decode_bytes_per_step",
+    }
+    for key, value in r.items():
+        if isinstance(value, float) and not (out == 1 and key in undefined):
+            assert math.isfinite(value) and value >= 0, (key, value)
+    assert r["ttft_ms"] > 0 and r["e2e_latency_ms"] >= r["ttft_ms"]
+    assert r["weight_bytes_per_device"] > 0 and r["kv_cache_bytes"] > 0
