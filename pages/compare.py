@@ -5,7 +5,7 @@ LLMs use the decode model at one context by default (ui.llm_view)."""
 import streamlit as st
 
 import engine
-from ui import common, explain, llm_view, scenario, state, widgets
+from ui import common, explain, llm_view, scenario, state, tables, widgets
 from ui import compare_view as cv
 from ui import figures_sweep as fs
 
@@ -107,14 +107,15 @@ left.plotly_chart(fs.throughput_figure(df, names), key="compare_throughput", con
 speedup = fs.speedup_figure(df, names, baseline)
 right.plotly_chart(speedup, key="compare_speedup_chart", config=png)
 st.subheader(f"Speedup vs {shown[baseline]} (throughput ratio, ×)")
-st.dataframe(fs.speedup_table(df, names), key="compare_speedup", hide_index=True)
+st.dataframe(tables.speedup_table(df, names), key="compare_speedup", hide_index=True)
 title = f"Rooflines: {len(hw_ids)} accelerators, {precision}"
 roofline = fs.roofline_trajectories(df, names, overrides["flop_convention"], title)
 st.plotly_chart(roofline, key="compare_roofline", config=png)
 
 st.subheader("All scenarios")
 columns = cv.DECODE_COLUMNS if decode else cv.TUTORIAL_COLUMNS
-st.dataframe(fs.display_table(df, names, columns), key="compare_table", hide_index=True)
+table = (llm_view.table if decode else tables.display_table)(df, names, columns)
+st.dataframe(table, key="compare_table", hide_index=True)
 st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
 csv_name = f"compare_{model_id}_{len(hw_ids)}hw_{precision}.csv"
 common.download_csv(raw, csv_name, "compare_csv", lazy=True)

@@ -5,7 +5,7 @@ Decoder LLMs use the decode model at one context by default (ui.llm_view)."""
 import streamlit as st
 
 import engine
-from ui import common, explain, llm_view, scenario, state, widgets
+from ui import common, explain, llm_view, scenario, state, tables, widgets
 from ui import figures_sweep as fs
 from ui import sweep_view as sv
 from ui.params import Param, number, write_number
@@ -51,7 +51,7 @@ if decode:
 else:
     raw = df = engine.marginal_gain(engine.sweep(model, hw, batches, [precision], **overrides))
     exact = explain.compute_bound_batch(model, hw, precision, overrides)
-first = fs.crossover_value(engine.crossover_batch(df)["crossover_batch"].iloc[0])
+first = tables.crossover_value(engine.crossover_batch(df)["crossover_batch"].iloc[0])
 values = {"model": model_id, "hardware": hw_id, "batches": batches, "budget_ms": budget}
 values |= {"precision": precision, **overrides, **s.custom}
 values |= llm_view.link_values(view, context, extra)
@@ -81,7 +81,8 @@ roofline = fs.roofline_trajectories(df, names, convention, title)
 right.plotly_chart(roofline, key="sweep_roofline", config=png)
 
 columns = llm_view.DECODE_COLUMNS if decode else sv.TUTORIAL_COLUMNS
-st.dataframe(fs.display_table(df, names, columns), key="sweep_table", hide_index=True)
+shown = (llm_view.table if decode else tables.display_table)(df, names, columns)
+st.dataframe(shown, key="sweep_table", hide_index=True)
 st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
 common.download_csv(raw, f"sweep_{model_id}_{hw_id}_{precision}.csv", "sweep_csv", lazy=True)
 common.share_link("sweep", query)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ui import figures_sweep as fs
+from ui import tables
 from ui.format import sig
 
 LISTED = "Crossover batch (first in your list)"
@@ -24,7 +24,7 @@ def summary(
 ) -> pd.DataFrame:
     """One row per accelerator; `exact` (hardware id -> the engine's smallest compute-bound
     batch, None: never) adds the exact crossover beside the first one in the list."""
-    out = fs.hardware_summary(df, cross, names).rename(columns={"Crossover batch": LISTED})
+    out = tables.hardware_summary(df, cross, names).rename(columns={"Crossover batch": LISTED})
     if exact is not None:
         ids = pd.unique(df["hardware"].astype(str))
         column = ["never" if exact[h] is None else f"{exact[h]:,}" for h in ids]

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 import engine
+from ui import tables
 from ui.params import Param, choice, number, write_number
 from ui.state import widget_key
 
@@ -124,6 +125,14 @@ def decode_frame(model, hardware: list, batches: list[int], context: int, precis
     shown["sample"] = "token"  # throughput in tokens/s (sample_unit: 'tokens/s')
     shown["energy_j"] = float("nan")  # the decode model has no energy figure
     return raw, shown
+
+
+DECODE_HEADERS = {"Latency": "TPOT (one decode step)", "Bound": "Decode bound"}
+
+
+def table(df: pd.DataFrame, names: dict[str, str], columns: list[str]) -> pd.DataFrame:
+    """The decode view's rows as the sweep's table, headed as what they are (TPOT, decode)."""
+    return tables.display_table(df, names, columns).rename(columns=DECODE_HEADERS)
 
 
 def caption(context: int, fits: pd.Series) -> str:

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import figures_sweep as fs
+from ui import tables
 from ui.format import fmt
 
 TUTORIAL_COLUMNS = ["batch_size", "bottleneck", "latency_ms", "throughput_per_s"]
@@ -24,7 +25,7 @@ def ms(milliseconds: float) -> str:
 def crossover_card(col, first: int | None, exact: int | None, decode: bool) -> None:
     """The crossover: the engine's exact smallest compute-bound batch (tutorial view), and the
     first compute-bound batch in the user's list (which is all the decode view shows)."""
-    listed = fs.crossover_text(first)
+    listed = tables.crossover_text(first)
     if decode:
         col.metric(
             "Crossover batch (first in your list)",
@@ -60,7 +61,7 @@ def never_text(df: pd.DataFrame, exact: int | None, decode: bool) -> str:
 
 def show_cards(df: pd.DataFrame, first: int | None, exact: int | None, decode: bool) -> None:
     """Crossover, best throughput, latency range, ridges; then the never-crossed note."""
-    unit, note = fs.sample_unit(df), "FLOP/byte"
+    unit, note = tables.sample_unit(df), "FLOP/byte"
     c = st.columns(4)
     crossover_card(c[0], first, exact, decode)
     best = df.loc[df["throughput_per_s"].idxmax()]
@@ -90,7 +91,7 @@ def show_budget(df: pd.DataFrame, budget: float | None) -> None:
         )
         return
     largest, fastest = within
-    unit = fs.sample_unit(df)
+    unit = tables.sample_unit(df)
     b = st.columns(2)
     b[0].metric(f"Largest batch within {ms(budget)}", f"{largest['batch_size']:,}")
     b[0].caption(f"latency {ms(largest['latency_ms'])}")
