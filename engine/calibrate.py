@@ -95,21 +95,18 @@ def fit(
             r = np.log(predicted) - log_measured
         return np.where(np.isfinite(r), r, _PENALTY)
 
+    x = _least_squares(residuals, _start_values(start, params), params)
+    return _assumptions(start, params, _rounded(x)), used
+
+
+def _least_squares(residuals: Callable, x0: np.ndarray, params: Sequence[str]) -> np.ndarray:
+    """Trust-region reflective least squares within FIT_BOUNDS, from x0, deterministic."""
     from scipy.optimize import least_squares  # loaded by the first fit, not by `import engine`
 
     lower, upper = np.array([FIT_BOUNDS[p] for p in params]).T
-    result = least_squares(
-        residuals,
-        _start_values(start, params),
-        bounds=(lower, upper),
-        method="trf",
-        x_scale="jac",
-        diff_step=1e-4,
-        xtol=1e-10,
-        ftol=1e-10,
-        max_nfev=400,
-    )
-    return _assumptions(start, params, _rounded(result.x)), used
+    result = least_squares(residuals, x0, bounds=(lower, upper), method="trf", x_scale="jac",
+                           diff_step=1e-4, xtol=1e-10, ftol=1e-10, max_nfev=400)  # fmt: skip
+    return result.x
 
 
 def calibrate(
@@ -145,6 +142,11 @@ def calibrate(
     assumptions, used = fit(rows, predictor, base, params)
     kept = [m for m, u in zip(rows, used, strict=True) if u]
     errors = predictor(kept, assumptions) / np.array([m.value for m in kept]) - 1.0
+    return _fitted_profile(name, assumptions, base, rows, kept, errors, command)
+
+
+def _fitted_profile(name, assumptions, base, rows, kept, errors, command) -> Profile:
+    """The fitted profile with what it was fitted on, when, how, and its residuals."""
     order = np.argsort(-np.abs(errors))[:3]
     return Profile(
         name=name,

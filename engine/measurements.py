@@ -160,14 +160,7 @@ def parse_measurements(data: bytes, label: str = "measurements") -> tuple[Measur
     except UnicodeDecodeError:
         raise MeasurementsError(label, ["the file is not UTF-8 text"]) from None
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = [h.strip() for h in (reader.fieldnames or [])]
-    missing = [c for c in REQUIRED if c not in header]
-    unknown = [c for c in header if c not in COLUMNS]
-    if missing or unknown:
-        problems = [f"column {c!r} is missing" for c in missing]
-        problems += [f"column {c[:40]!r} is not part of the schema" for c in unknown]
-        raise MeasurementsError(label, [*problems, f"expected columns: {', '.join(REQUIRED)}"])
-    reader.fieldnames = header
+    header = _header(reader, label)
     rows, problems = [], []
     for row, raw in enumerate(reader, start=1):
         if row > MAX_ROWS:
@@ -185,6 +178,19 @@ def parse_measurements(data: bytes, label: str = "measurements") -> tuple[Measur
     if not rows:
         raise MeasurementsError(label, ["no rows"])
     return tuple(rows)
+
+
+def _header(reader: csv.DictReader, label: str) -> list[str]:
+    """The checked header (every required column, nothing foreign), set on the reader."""
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    missing = [c for c in REQUIRED if c not in header]
+    unknown = [c for c in header if c not in COLUMNS]
+    if missing or unknown:
+        problems = [f"column {c!r} is missing" for c in missing]
+        problems += [f"column {c[:40]!r} is not part of the schema" for c in unknown]
+        raise MeasurementsError(label, [*problems, f"expected columns: {', '.join(REQUIRED)}"])
+    reader.fieldnames = header
+    return header
 
 
 def _more(problems: list[str]) -> list[str]:
