@@ -135,3 +135,16 @@ def test_real_module_in_a_subprocess():
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "ttft_ms" in done.stdout and "fits_in_memory" in done.stdout
+
+
+def test_serve_from_a_config_json_matches_the_catalogue(capsys):
+    # The catalogue's Mixtral-8x7B shapes come from this very config.json
+    config = str(ROOT / "tests" / "fixtures" / "configs" / "Mixtral-8x7B.json")
+    args = ["--hardware", "H100", "--tp", "2", "--batch-size", "4", "--input-tokens", "300",
+            "--output-tokens", "30", "--format", "json"]  # fmt: skip
+    code, out, err = cli(capsys, "serve", "--model-config", config, *args)
+    assert code == 0, err
+    from_config = json.loads(out)
+    catalogued = json.loads(cli(capsys, "serve", "--model", "Mixtral-8x7B", *args)[1])
+    for key in ("ttft_ms", "tpot_ms", "kv_cache_bytes", "weight_bytes_per_device"):
+        assert from_config[key] == pytest.approx(catalogued[key], rel=1e-3), key
