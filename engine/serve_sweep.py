@@ -8,6 +8,7 @@ assumptions flattened (user names and units) and the warnings joined by "; ".
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -234,3 +235,22 @@ def serve_csv(df: pd.DataFrame) -> str:
     names = set(api.ASSUMPTION_NAMES)
     headers = {k: v for k, v in csv_headers().items() if k in names} | CSV_HEADERS
     return df.rename(columns=headers).to_csv(index=False)
+
+
+def serve_records(df: pd.DataFrame) -> list[dict[str, object]]:
+    """A serve_sweep frame as `ServeResult.as_dict()` objects: assumptions nested, warnings a
+    list, NaN as None (JSON-ready)."""
+    names = list(api.ASSUMPTION_NAMES)
+    out = []
+    for row in df.to_dict(orient="records"):
+        record = {k: _plain(row[k]) for k in df.columns if k not in names and k != "warnings"}
+        record["assumptions"] = {k: _plain(row[k]) for k in names}
+        record["warnings"] = row["warnings"].split("; ") if row["warnings"] else []
+        out.append(record)
+    return out
+
+
+def _plain(value):
+    """numpy scalars to Python values; NaN (undefined) to None."""
+    value = value.item() if hasattr(value, "item") else value
+    return None if isinstance(value, float) and not math.isfinite(value) else value

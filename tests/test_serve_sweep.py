@@ -11,7 +11,7 @@ from test_ops import TOY, TOY_HW
 from engine import serve, serve_sweep
 from engine.api import ASSUMPTION_NAMES
 from engine.serve import KEYS
-from engine.serve_sweep import MAX_SERVE_SWEEP_ROWS, serve_csv
+from engine.serve_sweep import MAX_SERVE_SWEEP_ROWS, serve_csv, serve_records
 
 GRID = {
     "models": ["Llama-3.1-8B", "Mixtral-8x7B", "DeepSeek-V3", "Gemma-2-9B", "Mistral-7B-v0.1"],
@@ -61,6 +61,19 @@ def test_toy_rows_by_hand_and_order():
         df["e2e_latency_ms"].iloc[[1, 3]],
         df["ttft_ms"].iloc[[1, 3]] + df["tpot_ms"].iloc[[1, 3]],
     )
+
+
+def test_records_are_the_as_dict_objects():
+    df = serve_sweep("Mixtral-8x7B", "H100", tp=[2], input_tokens=[100], output_tokens=[1, 50],
+                     link_latency_us=2.0)  # fmt: skip
+    records = serve_records(df)
+    for record, out in zip(records, (1, 50), strict=True):
+        r = serve("Mixtral-8x7B", "H100", tp=2, input_tokens=100, output_tokens=out,
+                  link_latency_us=2.0).as_dict()  # fmt: skip
+        assert list(record) == list(r) and record["assumptions"] == r["assumptions"]
+        assert record["warnings"] == r["warnings"]
+        assert all(_same(r[k], record[k]) for k in KEYS)
+    assert records[0]["tpot_ms"] is None  # one output token: JSON null
 
 
 def test_csv_headers_carry_units():
