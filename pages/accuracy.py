@@ -22,6 +22,7 @@ PAGE = "accuracy"
 SHIPPED = common.ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv"
 common.setup_page("Accuracy")
 ss = st.session_state
+st.title("Accuracy: measured vs predicted")
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -108,7 +109,6 @@ if dict(st.query_params) != query:
 
 # --- render -----------------------------------------------------------------
 with right:
-    st.title("Accuracy: measured vs predicted")
     st.caption(
         f"Profile **{common.plain(name)}** · measurements {common.plain(ss['acc:label'])} "
         f"({summary['rows']} rows, {summary['predicted_rows']} predicted) · "

@@ -22,9 +22,8 @@ from engine import (
     profile_from_values,
 )
 
-SCENARIO_COLUMNS = ("file", "row", "source", "engine", "model", "hardware", "tp", "pp",
-                    "precision", "kv_precision", "batch_size", "input_tokens", "output_tokens",
-                    "metric")  # fmt: skip
+SCENARIO_COLUMNS = ("model", "hardware", "tp", "pp", "precision", "kv_precision", "batch_size",
+                    "input_tokens", "output_tokens", "metric")  # fmt: skip
 BAND = 0.20  # the ±20 % band drawn around y = x
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b")
 SYMBOLS = {
@@ -134,7 +133,7 @@ def mape_by(frames: Mapping[str, pd.DataFrame], key: str | None) -> pd.DataFrame
             columns[name] = ok.groupby(key)["ape_pct"].mean()
     table = pd.DataFrame(columns)
     table.index.name = key or "rows"
-    return table.add_suffix(" MAPE %").reset_index()
+    return table.round(1).add_suffix(" MAPE %").reset_index()
 
 
 def results_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -146,4 +145,6 @@ def results_table(df: pd.DataFrame) -> pd.DataFrame:
     out["error_pct"] = df["error"] * 100.0
     out["profile"] = df["profile"]
     out["not_predicted_because"] = df["reason"]
+    for column in ("engine", "source", "file", "row"):  # provenance last
+        out[column] = df[column]
     return out
