@@ -1,5 +1,7 @@
 """The planner's Pareto chart: one front per accelerator × precision, SLO lines, inert names."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -37,6 +39,9 @@ def test_tpot_limit_is_drawn_at_1000_over_tpot():
     fig = fp.pareto_figure(ranked_grid(), {}, pv.Slo(tpot_ms=50, min_tokens_per_s_per_user=12), "t")
     xs = sorted(shape.x0 for shape in fig.layout.shapes)
     assert xs == pytest.approx([12.0, 20.0])  # 1000 / 50 ms = 20 tokens/s per user
+    # annotations on a log axis sit at log10(x): 20 -> 1.301, 12 -> 1.079
+    labels = sorted(a.x for a in fig.layout.annotations)
+    assert labels == pytest.approx([math.log10(12.0), math.log10(20.0)])
 
 
 def test_names_are_escaped_in_legend_and_hover():

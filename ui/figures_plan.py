@@ -16,6 +16,7 @@ and the CSV keep every configuration and figure.
 from __future__ import annotations
 
 import html
+import math
 
 import numpy as np
 import pandas as pd
@@ -195,8 +196,10 @@ def _vline(x: float) -> dict:
 
 
 def _vlabel(x: float, text: str) -> dict:
-    return {"x": x, "xref": "x", "y": 1, "yref": "paper", "text": text, "showarrow": False,
-            "xanchor": "left", "yanchor": "bottom"}  # fmt: skip
+    """A label at the top of a vertical line; on a log axis Plotly places annotations at
+    log10(x) (shapes take x itself)."""
+    return {"x": math.log10(x), "xref": "x", "y": 1, "yref": "paper", "text": text,
+            "showarrow": False, "xanchor": "left", "yanchor": "bottom"}  # fmt: skip
 
 
 def _span(values: pd.Series) -> list[float]:
