@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 
 from ui.common import FLOP_NOTE
 from ui.format import fmt, pct
-from ui.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis
+from ui.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
 
 MAX_GAP_LABELS = 3  # labels on one accelerator's chart; the rest of the gaps are on hover
 TFLOPS, MS = 1e12, 1e-3  # the figure columns' units in SI (TFLOP/s, ms)
@@ -45,12 +45,8 @@ POINT_COLUMNS += ("achieved_tflops", "latency_ms", "t_overhead_ms", "overhead_sh
 
 def _plain(frame: pd.DataFrame, columns) -> pd.DataFrame:
     """Only the columns a figure needs, as plain numpy/object columns (fast to iterate)."""
-    return pd.DataFrame(
-        {
-            c: frame[c].to_numpy(dtype=object if frame[c].dtype.kind not in "fiub" else None)
-            for c in columns
-        }
-    )
+    kinds = {c: None if frame[c].dtype.kind in "fiub" else object for c in columns}
+    return pd.DataFrame({c: frame[c].to_numpy(dtype=kind) for c, kind in kinds.items()})
 
 
 def _x_range(points: pd.DataFrame, roofs: pd.DataFrame) -> tuple[float, float]:
@@ -138,10 +134,11 @@ def _point_colors(frame: pd.DataFrame, roofs: pd.DataFrame) -> list[str]:
     return [COLORS[index.get(h, 0) % len(COLORS)] for h in hardware]
 
 
-def gap_labels(points: pd.DataFrame, n_roofs: int) -> list[dict]:
+def gap_labels(points: pd.DataFrame, n_roofs: int, middle: float = np.inf) -> list[dict]:
     """On-chart gap labels that never pile up: only on a one-accelerator chart, the largest
     gaps first, none within half a decade of intensity of another; every point of a chart of
-    up to MAX_GAP_LABELS points, else one (the largest gap); the rest are on hover."""
+    up to MAX_GAP_LABELS points, else one (the largest gap); the rest are on hover. A label
+    right of `middle` (log10 intensity) sits left of its gap, so it never leaves the plot."""
     if n_roofs != 1:
         return []  # several accelerators share the intensities: the gaps are on hover
     limit = MAX_GAP_LABELS if len(points) <= MAX_GAP_LABELS else 1  # a sweep: the largest
@@ -158,8 +155,8 @@ def gap_labels(points: pd.DataFrame, n_roofs: int) -> list[dict]:
                 "y": float(np.log10(np.sqrt(p.attainable_tflops * p.achieved_tflops))),
                 "text": f"gap {fmt(p.t_overhead_ms * MS, 's')} ({pct(p.overhead_share, digits=2)})",
                 "showarrow": False,
-                "xanchor": "left",
-                "xshift": 8,
+                "xanchor": "left" if x < middle else "right",
+                "xshift": 8 if x < middle else -8,
                 "font": {"size": 12, "color": GAP_COLOR},
             }
         )
@@ -226,7 +223,7 @@ def roofline_figure(
     y_values = [*roofs["peak_tflops"], *points["achieved_tflops"], *roofs["bandwidth_tb_per_s"]]
     x_title = f"Arithmetic intensity (FLOP/byte)<br><sup>{FLOP_NOTE[convention]}</sup>"
     layout = {
-        "title": {"text": html.escape(title)},
+        "title": wrap_title(html.escape(title)),
         "height": 560,
         "xaxis": log_axis(x_title, [x_lo, x_hi]) | {"range": np.log10([x_lo, x_hi]).tolist()},
         "yaxis": log_axis(
@@ -234,7 +231,7 @@ def roofline_figure(
         ),
         "legend": legend_below(len(roofs)),
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-        "annotations": gap_labels(points, len(roofs)),
+        "annotations": gap_labels(points, len(roofs), np.log10([x_lo, x_hi]).mean()),
         "hovermode": "closest",
     }
     return go.Figure(data=traces, layout=layout)  # one validation pass: ~10x faster than add_*

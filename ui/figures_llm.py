@@ -16,18 +16,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.figures import (
-    COLORS,
-    GAP_COLOR,
-    WEBGL_POINTS,
-    legend_below,
-    log_axis,
-    roof_table,
-    roofline_figure,
-)
+from ui.figures import roof_table, roofline_figure
 from ui.format import fmt, fmt_all, fmt_bytes
 from ui.tables import DECODE_HEADERS as TABLE_HEADERS  # noqa: F401 (moved to ui.tables)
 from ui.tables import decode_table as display_table  # noqa: F401 (moved to ui.tables)
+from ui.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
 
 GB = 1e9  # decimal gigabytes (data/README.md)
 CAPACITY_COLOR = "#d62728"
@@ -111,7 +104,7 @@ def _figure(traces: list[dict], title: str, y_title: str, df: pd.DataFrame, x_ra
     if x_range is not None:
         xaxis["range"] = [np.log10(x_range[0]), np.log10(x_range[1])]
     layout = {
-        "title": {"text": title},
+        "title": wrap_title(title),
         "xaxis": xaxis,
         "yaxis": log_axis(y_title, y),
         "height": 480,

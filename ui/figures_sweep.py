@@ -20,15 +20,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.common import FLOP_NOTE
-from ui.figures import (
-    COLORS,
-    GAP_COLOR,
-    WEBGL_POINTS,
-    legend_below,
-    log_axis,
-    roof_table,
-    roofline_figure,
-)
+from ui.figures import roof_table, roofline_figure
 from ui.format import fmt, fmt_all
 from ui.tables import crossover_text as crossover_text  # re-exported: moved to ui.tables
 from ui.tables import crossover_value as crossover_value
@@ -36,6 +28,7 @@ from ui.tables import display_table as display_table
 from ui.tables import hardware_summary as hardware_summary
 from ui.tables import sample_unit
 from ui.tables import speedup_table as speedup_table
+from ui.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
 
 # What roofline_figure reads, plus the keys of a point's label.
 POINT_COLUMNS = ["hardware", "batch_size", "bottleneck", "latency_ms", "t_overhead_ms"]
@@ -63,7 +56,7 @@ def _figure(traces: list[dict], title: str, y_title: str, *, y_log: bool = True)
     than the rest of a page rerun (the unit tests validate every builder's output instead)."""
     yaxis = {"type": "linear", "title": {"text": y_title}, "automargin": True}
     layout = {
-        "title": {"text": title},
+        "title": wrap_title(title),
         "xaxis": log_axis("Batch size (samples per batch)", _values(traces, "x")),
         "yaxis": log_axis(y_title, _values(traces, "y")) if y_log else yaxis,
         "height": 440,
@@ -222,7 +215,10 @@ def speedup_figure(df: pd.DataFrame, names: dict[str, str], baseline: str) -> go
     base = html.escape(names.get(baseline, baseline))
     traces = _lines(df, names, "speedup_vs_baseline_ratio", f"× {base}")
     return _figure(
-        traces, f"Speedup vs {base} (throughput ratio)", f"Speedup (× {base})", y_log=False
+        traces,
+        f"Speedup vs {base}<br><sup>throughput ratio</sup>",
+        f"Speedup (× {base})",
+        y_log=False,
     )
 
 

@@ -23,5 +23,19 @@ def log_axis(title: str, values, extra=()) -> dict:
 
 
 def legend_below(rows: int = 1) -> dict:
-    """A horizontal legend under the plot (margins grow to fit it, also at 390 px wide)."""
-    return {"orientation": "h", "yanchor": "top", "y": -0.2 - 0.02 * rows, "font": {"size": 11}}
+    """A horizontal legend at the bottom of the figure, under the axis title (the container
+    anchors it, so a narrow 390 px chart never draws it over the title)."""
+    return {
+        "orientation": "h",
+        "yref": "container",
+        "yanchor": "bottom",
+        "y": 0,
+        "font": {"size": 11},
+    }
+
+
+def wrap_title(title: str) -> dict:
+    """A chart title that fits a phone: 'Roofline: H100, fp16' -> 'Roofline' over a smaller
+    'H100, fp16' line (plotly never wraps a title by itself)."""
+    head, sep, tail = title.partition(": ")
+    return {"text": f"{head}<br><sup>{tail}</sup>" if sep and "<br>" not in title else title}
