@@ -26,7 +26,7 @@ from streamlit.testing.v1 import AppTest
 import engine
 from engine.api import ASSUMPTION_NAMES, _catalog_for
 from engine.catalog import BUILTIN_FILES, ENV_VAR, read_catalog_bytes
-from ui import custom, decode_view, llm_view, widgets
+from ui import custom, decode_view, llm_view, plan_params, widgets
 from ui.common import plain
 from ui.params import MAX_PARAMS, MAX_VALUE_CHARS, parse_params
 
@@ -53,12 +53,18 @@ ODD += ["%3Cscript%3E", "[x](javascript:1)", "**b** `c` $x$", ":material/home:",
 ODD += ["8..512:8", "5..1", "1..10:0", "1,2,4", "A100,A100,H100", "A100," * 20, "ResNet-50"]
 ODD += ["resnet50", "a100", "Llama-3.1-8B", "fp8", "int4", "bf16", "0.7", "mac2", "catalog"]
 ODD += ["NVIDIA", "llm", "64", "2048", "1000001", "name=x;name=y", "fp16=;=;;"]
+ODD += ["H100:6.16,A100:none", "H100:", ":1", "H100:-1", "none", "fp16,fp8", "trtllm", "1,2,4,8"]
 ODD += ["decode", "tutorial", "DECODE", "vision", "0.005", "0.01", "0.95", "0.99", "1", "10000001"]
 STRICT = {"model", "hardware", "batch", "batches", "precision", "efficiency", "custom_hw"}
 STRICT |= {"layer_overhead_us", "dispatch_overhead_ms", "activation_fraction", "flop_convention"}
 STRICT |= {"view", "context", "memory_reserve"}  # the LLM view's link parameters (ui.llm_view)
 NAMES = [*STRICT, "custom_model", "q", "vendor", "task", "baseline", "prompt", "kv_precision"]
 NAMES += ["contexts", "budget_ms"]
+PLAN = {"input_tokens", "output_tokens", "ttft_ms", "tpot_ms", "min_tokens_per_s_per_user"}
+PLAN |= {"tp", "pp", "precisions", "profile", "prices", "bandwidth_efficiency", "link_latency_us"}
+PLAN |= {"attention_efficiency", "expert_efficiency", "link_efficiency"}  # the planner's link
+STRICT |= PLAN  # none of NEVER_VALID is a valid value of any of them
+NAMES += sorted(PLAN)
 ODD_KEYS = [*HTML, "", " model", "MODEL", "model[]", "__proto__", "embed", "a" * 300, "x\x00y"]
 IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")  # every page parameter's name has this form
 
@@ -74,6 +80,7 @@ def page_params() -> dict[str, list]:
         "compare": [model, widgets.hardware_list_param(CAT), widgets.batches_param(), *shared],
         "baseline": [widgets.hardware_param(CAT, "baseline"), widgets.batch_param("batch"), *view],
         "decode": decode_view.params(CAT, hw)[0],
+        "plan": plan_params.params(CAT),
     }
 
 
