@@ -71,6 +71,8 @@ st.caption(
     f"per request · profile {profile.name} · serving model (docs/model.md)"
 )
 scenario.show_notes(s)
+if s.custom_model:
+    st.info("Custom models are not offered here: they have no attention shapes (heads, layers).")
 for note in skipped:
     st.caption(f"Left out: {common.plain(note)}")
 if error or rows > pg.MAX_CONFIGURATIONS or df is None:

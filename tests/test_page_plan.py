@@ -202,3 +202,19 @@ def test_too_big_a_grid_is_refused_before_any_work():
 def test_an_empty_grid_explains_itself():
     at = open_page(MUST_SHOW | {"hardware": "A100", "precisions": "fp8"})
     assert "The grid is empty" in text(at.warning)
+
+
+def test_model_and_token_widgets_reach_the_sweep_and_the_link():
+    at = open_page(MUST_SHOW | {"hardware": "H100", "precisions": "fp16"})
+    at.selectbox(key="plan:model").set_value("Llama-3.1-8B").run()
+    at.number_input(key="plan:input_tokens").set_value(4096).run()
+    at.number_input(key="plan:output_tokens").set_value(512).run()
+    assert link(at, "model") == "Llama-3.1-8B"
+    assert (link(at, "input_tokens"), link(at, "output_tokens")) == ("4096", "512")
+    assert "4,096 input + 512 output tokens per request" in text(at.caption)
+    opts = {"tp": [1, 2, 4, 8], "batch_sizes": BATCHES, "input_tokens": 4096}
+    df = engine.serve_sweep("Llama-3.1-8B", "H100", output_tokens=512, **opts)
+    ok = df[df["fits_in_memory"] & (df["ttft_ms"] <= 2000) & (df["tpot_ms"] <= 50)]
+    price = CAT.hardware["H100"].price_per_hour_usd
+    cost = price * ok["devices"] / (ok["output_tokens_per_s"] * 3600) * 1e6
+    assert at.dataframe[0].value.iloc[0]["Cost (USD per 1M output tokens)"] == fmt(cost.min())

@@ -193,7 +193,10 @@ def price_inputs(hardware: Mapping[str, engine.HardwareSpec]) -> dict[str, float
     linked = st.session_state.get(k("prices")) or {}
     out = {}
     with st.expander("Prices (USD per accelerator-hour)", expanded=False):
-        st.caption("Catalogue: public on-demand list prices with their date. Blank: no price.")
+        st.caption(
+            "From the catalogue: public on-demand list prices, dated (table below the results). "
+            "Blank: no price. In the link: prices=H100:6.16,A100:none."
+        )
         for hw_id, hw in hardware.items():
             key = k(f"price.{hw_id}")
             if key not in st.session_state:
