@@ -142,3 +142,11 @@ def test_hostile_links_fall_back_to_tutorial_with_a_warning(query, warning):
 
 def test_pct_for_tiles():
     assert av.pct(12.8137) == "12.8 %" and av.pct(float("nan")) == "—"
+
+
+def test_profile_table_shows_every_assumption_and_what_unset_means():
+    table = av.profile_table(engine.get_profile("tutorial")).set_index("assumption")["value"]
+    assert table["efficiency"] == "0.5" and table["layer_overhead_us"] == "10"
+    assert table["attention_efficiency"] == "= efficiency"
+    assert table["link_latency_us"] == "catalogued per interconnect"
+    assert len(table) == 10  # every profile assumption, none hidden

@@ -136,6 +136,23 @@ def mape_by(frames: Mapping[str, pd.DataFrame], key: str | None) -> pd.DataFrame
     return table.round(1).add_suffix(" MAPE %").reset_index()
 
 
+UNSET = {
+    "attention_efficiency": "= efficiency",
+    "expert_efficiency": "= efficiency",
+    "dispatch_overhead_ms": "catalogued per accelerator",
+    "link_latency_us": "catalogued per interconnect",
+}
+
+
+def profile_table(profile: Profile) -> pd.DataFrame:
+    """Every assumption a profile can set, by user name (with its unit), unset ones said so."""
+    values = profile.values()
+    return pd.DataFrame(
+        {"assumption": list(PROFILE_KEYS),
+         "value": [f"{values[k]:.6g}" if k in values else UNSET[k] for k in PROFILE_KEYS]}
+    )  # fmt: skip
+
+
 def results_table(df: pd.DataFrame) -> pd.DataFrame:
     """The rows with unit-bearing column names, as shown and downloaded."""
     out = df[list(SCENARIO_COLUMNS)].copy()
