@@ -1,0 +1,176 @@
+"""The per-operator figures and table of the serving page (ui/figures_ops.py, ui/ops_view.py).
+
+Pure: no browser, no streamlit. Step times are checked against engine.serve, one of them by
+hand; every figure is validated by plotly when it is built (go.Figure(data=..., layout=...)).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import engine
+from ui import figures_ops as fo
+from ui import ops_view as ov
+from ui.format import fmt
+
+CATALOG = engine.load_catalog()
+H100 = CATALOG.hardware["H100"]
+DEPLOY = {"model": "Llama-3.1-70B", "hardware": "H100", "tp": 2, "pp": 1, "batch_size": 1}
+DEPLOY |= {"input_tokens": 8192, "output_tokens": 256, "precision": "fp16"}
+
+
+def tables(profile="trtllm", **change):
+    """(engine.serve(...).as_dict(), the operator table of the same deployment)."""
+    d = DEPLOY | change
+    r = engine.serve(**d, profile=profile, catalog=CATALOG).as_dict()
+    ops = ov.step_table(**d, profile=profile, catalog=CATALOG)
+    return r, ops
+
+
+@pytest.fixture(scope="module")
+def deployment():
+    return tables()
+
+
+def test_decode_context_is_the_mean_of_the_steps():
+    # steps at contexts I+1 … I+O−1: mean (I+1 + I+O−1)/2 = I + O/2 = 8192 + 128
+    assert ov.decode_context(8192, 256) == 8320
+    assert ov.decode_context(100, 3) == 101  # mean 101.5, floored
+    assert ov.decode_context(100, 1) is None  # O = 1: no decode step
+
+
+def test_bars_sum_to_the_step_times_of_serve(deployment):
+    r, ops = deployment
+    times = fo.class_times(ops).set_index("phase")
+    assert times.loc["prefill"].sum() == pytest.approx(r["ttft_ms"], rel=1e-9)
+    assert times.loc["decode"].sum() == pytest.approx(r["tpot_ms"], rel=1e-9)
+    # communication: the serve result's own figure per step
+    assert times.loc["decode", "communication"] == pytest.approx(r["decode_comm_ms"], rel=1e-9)
+    assert times.loc["prefill", "communication"] == pytest.approx(r["prefill_comm_ms"], rel=1e-9)
+    # overhead, by hand: L·τ + d = 80 × 190.317 µs (trtllm) + 10 µs (H100) = 15.23536 ms
+    assert times.loc["decode", "overhead"] == pytest.approx(15.23536, rel=1e-9)
+    fig = fo.step_breakdown(ops)
+    for axis, total in (("y", r["ttft_ms"]), ("y2", r["tpot_ms"])):
+        bars = [t for t in fig.data if t.yaxis == axis]
+        assert sum(t.x[0] for t in bars) == pytest.approx(total, rel=1e-9)
+    assert {t.name for t in fig.data} == {"attention", "GEMMs / FFN", "norms, embedding",
+                                          "communication", "overhead"}  # fmt: skip
+
+
+def test_bar_segments_by_hand_llama_8b_one_device():
+    # Llama-3.1-8B, one H100, tutorial profile (η_mem 1, τ 10 µs), decode step at context 1025.
+    # mlp per layer: 3·4096·14336 = 176,160,768 weights × 2 B = 352,321,536 B, plus activations
+    # (2·4096 + 2·2·14336)·2 B = 131,072 B: 352,452,608 B; ×32 layers = 11,278,483,456 B at
+    # 3.35 TB/s = 3.36671 ms (compute 352 MFLOP / (989 TFLOP/s × 0.5) = 0.71 µs: memory-bound).
+    r, ops = tables("tutorial", model="Llama-3.1-8B", tp=1, input_tokens=1024, output_tokens=2)
+    decode = ops[ops["phase"] == "decode"].set_index("name")
+    assert decode.loc["mlp", "total_time_ms"] == pytest.approx(3.36671, rel=1e-5)
+    assert decode.loc["mlp", "bottleneck"] == "memory"
+    times = fo.class_times(ops).set_index("phase")
+    assert times.loc["decode", "overhead"] == pytest.approx(0.33, rel=1e-9)  # 32×10 µs + 10 µs
+    assert times.loc["decode", "communication"] == 0  # one device: no all-reduce
+    assert times.loc["decode"].sum() == pytest.approx(r["tpot_ms"], rel=1e-9)
+
+
+def test_one_point_per_operator_with_flops(deployment):
+    _, ops = deployment
+    fig = fo.operator_roofline(ops, fo.roof_values(H100, "fp16", deployment[0]["assumptions"]), "t")
+    traces = {t.name: t for t in fig.data if (t.name or "").startswith("Operators")}
+    assert set(traces) == {"Operators: prefill (TTFT)", "Operators: decode step (TPOT)"}
+    # per phase: norm, qkv_projection, output_projection, attention, mlp, final_norm, lm_head
+    # (embedding has no FLOPs, all_reduce and overhead are bars, not points)
+    expected = ["norm", "qkv_projection", "output_projection", "attention", "mlp",
+                "final_norm", "lm_head"]  # fmt: skip
+    for trace in traces.values():
+        assert list(trace.text) == expected
+    points = fo.operator_points(ops)
+    assert len(points) == 14
+    # each operator sits on its own roof: achieved = FLOPs / own time
+    mlp = points[(points["phase"] == "decode") & (points["name"] == "mlp")].iloc[0]
+    assert mlp["achieved_flop_per_s"] == pytest.approx(mlp["flops"] / (mlp["time_ms"] * 1e-3))
+
+
+def test_hover_names_the_operator_and_its_figures(deployment):
+    _, ops = deployment
+    fig = fo.operator_roofline(ops, fo.roof_values(H100, "fp16", deployment[0]["assumptions"]), "t")
+    decode = next(t for t in fig.data if t.name == "Operators: decode step (TPOT)")
+    hover = decode.hovertext[list(decode.text).index("attention")]
+    row = ops[(ops["phase"] == "decode") & (ops["name"] == "attention")].iloc[0]
+    assert "<b>attention</b>" in hover and "layers 0–79" in hover and "×80" in hover
+    assert fmt(row["flops"], "FLOP") in hover and fmt(row["bytes"], "B") in hover
+    assert fmt(row["time_ms"] * 1e-3, "s") in hover and "memory-bound" in hover
+    # decode GEMMs all sit at intensity ≈ 1 on the memory roof: each names the others
+    qkv = decode.hovertext[list(decode.text).index("qkv_projection")]
+    assert "same point as:" in qkv and "mlp" in qkv.split("same point as:")[1]
+
+
+def test_user_text_is_escaped(deployment):
+    _, ops = deployment
+    hostile = ops.copy()
+    hostile.loc[hostile["name"] == "mlp", "name"] = "<img src=x onerror=alert(1)>"
+    hostile.loc[:, "layer"] = "<b>0</b>"
+    roof = fo.roof_values(H100, "fp16", deployment[0]["assumptions"]) | {"name": "<i>H</i>"}
+    fig = fo.operator_roofline(hostile, roof, "<script>t</script>")
+    text = str(fig.to_plotly_json())
+    assert "<img" not in text and "<script>" not in text and "<b>0</b>" not in text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in text and "&lt;i&gt;H&lt;/i&gt;" in text
+
+
+def test_roofs_use_the_profile_efficiencies(deployment):
+    r, ops = deployment
+    roof = fo.roof_values(H100, "fp16", r["assumptions"])
+    # memory roof: 3.35 TB/s × η_mem 0.975882 = 3.2692047 TB/s
+    assert roof["bandwidth"] == pytest.approx(3.35e12 * 0.975882)
+    fig = fo.operator_roofline(ops, roof, "t")
+    dotted = {t.name: t.y[0] for t in fig.data if "peak × η" in (t.name or "")}
+    assert all(fig.data[[t.name for t in fig.data].index(n)].line.dash == "dot" for n in dotted)
+    # GEMMs at 989 TFLOP/s × 0.691878 = 684.27 TFLOP/s; attention × 0.222546 = 220.10
+    assert sorted(round(v, 2) for v in dotted.values()) == [220.1, 684.27]
+    solid = next(t for t in fig.data if t.line and t.line.dash == "solid" and t.mode == "lines")
+    assert solid.y[0] / solid.x[0] == pytest.approx(3.2692047)  # TFLOP/s per FLOP/byte
+    assert [t.line.dash for t in fig.data if t.mode == "lines"].count("dash") == 1
+
+
+def test_whole_step_point_and_gap(deployment):
+    r, ops = deployment
+    steps = fo.step_points(ops).set_index("phase")
+    assert steps.loc["prefill", "flop"] == pytest.approx(r["prefill_flop"], rel=1e-12)
+    assert steps.loc["prefill", "bytes"] == pytest.approx(r["prefill_bytes"], rel=1e-12)
+    assert steps.loc["decode", "step_s"] * 1e3 == pytest.approx(r["tpot_ms"], rel=1e-9)
+    # gap = communication + overhead = 1.72348 ms + 15.23536 ms per decode step
+    assert steps.loc["decode", "gap_s"] * 1e3 == pytest.approx(r["decode_comm_ms"] + 15.23536)
+    fig = fo.operator_roofline(ops, fo.roof_values(H100, "fp16", r["assumptions"]), "t")
+    star = next(t for t in fig.data if t.name == "Whole decode step (TPOT)")
+    flop = steps.loc["decode", "flop"]
+    assert star.y[1] * 1e12 == pytest.approx(flop / (r["tpot_ms"] * 1e-3))  # filled: step
+    assert star.y[0] > star.y[1]  # open point above: the operators alone
+
+
+def test_one_output_token_has_no_decode_step():
+    r, ops = tables(output_tokens=1)
+    assert set(ops["phase"]) == {"prefill"}
+    fig = fo.step_breakdown(ops)
+    assert {t.yaxis for t in fig.data} == {"y"}
+    assert sum(t.x[0] for t in fig.data) == pytest.approx(r["ttft_ms"], rel=1e-9)
+
+
+def test_display_and_csv_tables(deployment):
+    r, ops = deployment
+    shown = ov.display_table(ops)
+    assert "Time (all instances)" in shown.columns and "FLOPs (each)" in shown.columns
+    mlp = shown[(shown["Phase"] == "decode") & (shown["Operator"] == "mlp")].iloc[0]
+    assert mlp["Bytes moved (each)"] == "705 MB"  # 704,790,528 B at 3 significant figures
+    scenario = {"model": "Llama-3.1-70B", "profile": "trtllm", "tp": 2}
+    csv = ov.csv_table(ops, scenario, r["assumptions"])
+    text = engine.to_csv(csv)
+    header = text.splitlines()[0].split(",")
+    assert header[:5] == ["model", "profile", "tp", "phase", "context_tokens"]
+    for column in ("flop_per_op", "bytes_per_op", "total_time_ms", "link_efficiency_fraction",
+                   "compute_efficiency_fraction", "layer_overhead_us"):  # fmt: skip
+        assert column in header
+    assert all(c == c.lower() and " " not in c for c in header)
+    assert (csv["profile"] == "trtllm").all() and len(csv) == len(ops)
+    assert pd.read_csv(__import__("io").StringIO(text))["total_time_ms"].sum() == pytest.approx(
+        r["ttft_ms"] + r["tpot_ms"], rel=1e-9
+    )
