@@ -23,6 +23,7 @@ blurbs = {
     "pages/compare.py": "2–8 accelerators side by side, rooflines overlaid, speedups.",
     "pages/decode.py": "LLM serving: KV cache, prefill vs decode, TPOT, capacity.",
     "pages/plan.py": "Size a deployment: SLOs, Pareto fronts, USD per 1M output tokens.",
+    "pages/accuracy.py": "Measured vs predicted: profiles, MAPE, fit your own stack.",
     "pages/catalogue.py": "Every accelerator and model with its figures and sources.",
 }
 for col, (path, label, icon) in zip(cols, pages, strict=True):

@@ -26,6 +26,7 @@ PAGES = (
     ("pages/compare.py", "Hardware comparison", ":material/compare_arrows:"),
     ("pages/decode.py", "LLM decode", ":material/chat:"),
     ("pages/plan.py", "Planner", ":material/savings:"),
+    ("pages/accuracy.py", "Accuracy", ":material/verified:"),
     ("pages/catalogue.py", "Catalogue", ":material/menu_book:"),
 )
 FLOP_NOTE = {
