@@ -10,6 +10,7 @@ import pytest
 
 import engine
 from tests.conftest import ROOT, metric, start_server, stop_server, wait_idle
+from ui.format import fmt
 
 pytestmark = pytest.mark.browser
 REFERENCE = "/solve?model=ResNet-50&hardware=A100&batch=1&precision=fp16"
@@ -29,9 +30,13 @@ def test_deep_link_as_first_request_shows_the_reference_case(fresh_server, chrom
     page = context.new_page()
     page.goto(fresh_server + REFERENCE)
     wait_idle(page)
+    r = engine.solve("ResNet-50", "A100", 1, "fp16")
     assert "memory" in metric(page, "Bottleneck")
-    assert metric(page, "Latency") == "0.543 ms"
+    assert metric(page, "Latency") == fmt(r.latency_s, "s") == "543 µs"  # 0.5426 ms
     assert "1,843" in metric(page, "Throughput")
+    # the headline: the regime (overhead is 77 % of the latency), the roofline bound beside it
+    heading = page.locator("[data-testid='stMain'] h3").first.inner_text()
+    assert "Overhead-bound · roofline bound: memory" in heading
     # the entry file's setup ran: our navigation (readable labels) is in the sidebar
     sidebar = page.locator("[data-testid='stSidebar']").inner_text()
     assert "Overview" in sidebar and "Single solve" in sidebar
@@ -58,7 +63,7 @@ def test_chart_has_roofs_achieved_point_and_overhead_gap(live_server, chromium):
     ):
         assert any(t.startswith(name) for t in legend), (name, legend)
     annotations = " ".join(chart.locator(".annotation-text").all_text_contents())
-    assert "gap 0.515 ms (95%)" in annotations
+    assert "gap 515 µs (95%)" in annotations  # 0.5153 ms of fixed overhead
     page.close()
 
 
