@@ -19,8 +19,10 @@ pages = [p for p in PAGES[1:] if (ROOT / p[0]).exists()]
 cols = st.columns(len(pages))
 blurbs = {
     "pages/solve.py": "One model × one accelerator: bound, latency split, roofline, MFU.",
-    "pages/sweep.py": "Batch sizes from 1 to thousands: crossover, throughput, latency budget.",
-    "pages/compare.py": "2–8 accelerators side by side, rooflines overlaid, speedups.",
+    "pages/sweep.py": "Batch sizes from 1 to thousands: crossover, throughput, latency budget "
+    "(LLMs: the decode model at your context).",
+    "pages/compare.py": "2–8 accelerators side by side, rooflines overlaid, speedups "
+    "(LLMs: the decode model).",
     "pages/decode.py": "LLM serving: KV cache, prefill vs decode, TPOT, capacity.",
     "pages/plan.py": "Size a deployment: SLOs, Pareto fronts, USD per 1M output tokens.",
     "pages/accuracy.py": "Measured vs predicted: profiles, MAPE, fit your own stack.",
