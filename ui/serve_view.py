@@ -1,0 +1,167 @@
+"""The serving page's parameters, engine calls and headline (one deployment of a decoder LLM).
+
+Link parameters: model (or `config.json` with `model_config=`), hardware, tp, pp, batch,
+input_tokens, output_tokens, precision, kv_precision, profile, contexts and batches (the
+curves), and optional overrides of the profile's assumptions (efficiency, layer_overhead_us,
+dispatch_overhead_ms, memory_reserve; blank: the profile's figure). The decode page's older
+links keep working: `prompt=` is the input tokens; `context=` is the context the request grows
+to, so with `prompt=` it sets output_tokens = context − prompt, and alone it is the input
+tokens. The written link uses the new names. Model: docs/model.md, "Serving model".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+import engine
+from ui import serve_config
+from ui.format import capacity, fmt, pct
+from ui.llm_view import reserve_param
+from ui.params import Param, choice, listing, number, parse_params, write_list, write_number
+from ui.widgets import EFFICIENCY_MIN, assumption_params, batch_param, batches_param
+
+KV_CHOICES = ("same", "fp16", "bf16", "fp8", "int8", "int4")  # same: the weight precision
+OVERRIDES = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "memory_reserve")
+DEFAULT_CONTEXTS, DEFAULT_BATCHES = [1024, 4096, 16384, 65536], [2**k for k in range(9)]
+TOKENS = number(1, engine.MAX_TOKENS, whole=True)
+DEGREE = number(1, engine.MAX_DEGREE, whole=True)
+DEFAULTS = {"model": "Llama-3.1-8B", "hardware": "A100", "tp": 1, "pp": 1, "batch": 1}
+DEFAULTS |= {"input_tokens": 1024, "output_tokens": 256, "precision": "fp16"}
+DEFAULTS |= {"kv_precision": "same", "profile": "tutorial", "contexts": DEFAULT_CONTEXTS}
+DEFAULTS |= {"batches": DEFAULT_BATCHES}
+LEGACY = ("context", "prompt")  # read, mapped onto input/output tokens, never written
+
+
+def model_reader(base):
+    def canon(text: str) -> str:
+        if text.strip().lower() == serve_config.CONFIG_ID:
+            return serve_config.CONFIG_ID
+        return engine.resolve_llm(text, base)[0]
+
+    return choice((), canon=canon)
+
+
+def params(base, hardware_param) -> tuple[list[Param], Param, Param]:
+    """(every link parameter of the page, the contexts parameter, the batches parameter)."""
+    contexts_p = Param(
+        "contexts", lambda t: sorted(listing(TOKENS, max_items=8)(t)), write_list, True
+    )
+    batches_p = batches_param(4096, ranges=True)
+    out = [Param("model", model_reader(base)), serve_config.param(), hardware_param]
+    out += [Param(n, DEGREE, write_number) for n in ("tp", "pp")]
+    out += [batch_param()] + [Param(n, TOKENS, write_number) for n in ("input_tokens",)]
+    out += [Param("output_tokens", TOKENS, write_number)]
+    out += [Param("kv_precision", choice(KV_CHOICES))]
+    out += [Param("profile", choice(engine.profile_names())), contexts_p, batches_p]
+    out += [Param("efficiency", number(EFFICIENCY_MIN, 1.0), write_number), reserve_param()]
+    skip = ("efficiency", *engine.IGNORED_ASSUMPTIONS)
+    out += [p for p in assumption_params() if p.name not in skip]
+    out += [Param(name, TOKENS, write_number) for name in LEGACY]
+    return out, contexts_p, batches_p
+
+
+def legacy_tokens(raw: Mapping) -> dict[str, int]:
+    """Input/output tokens from an older link's `prompt=` and `context=` (module docstring)."""
+    names = ("input_tokens", "output_tokens", *LEGACY)
+    given = {k: v for k, v in raw.items() if k in names}
+    values, _ = parse_params(given, [Param(n, TOKENS) for n in names])
+    out = {}
+    if "input_tokens" not in values and ("prompt" in values or "context" in values):
+        out["input_tokens"] = values.get("prompt", values.get("context"))
+    both = "output_tokens" not in values and {"prompt", "context"} <= values.keys()
+    if both and values["context"] > values["prompt"]:
+        out["output_tokens"] = values["context"] - values["prompt"]
+    return out
+
+
+def overrides(values: Mapping) -> dict:
+    """The assumption overrides set (None: the profile's figure)."""
+    return {k: values[k] for k in OVERRIDES if values.get(k) is not None}
+
+
+def run(model, hw, opts: dict) -> tuple[dict, str | None]:
+    """(engine.serve(...).as_dict(), an error to show): a placement the model or chip refuses
+    (tp not dividing the heads, no device link) falls back to one device."""
+    try:
+        return engine.serve(model, hw, **opts).as_dict(), None
+    except ValueError as exc:
+        if opts["tp"] == opts["pp"] == 1:
+            raise
+        r = engine.serve(model, hw, **(opts | {"tp": 1, "pp": 1})).as_dict()
+        return r, f"Devices not used: {exc}. Showing tp = 1, pp = 1 (one device)."
+
+
+def curves(model, hw, batches: list[int], contexts: list[int], opts: dict) -> pd.DataFrame:
+    """The serve sweep over batch × input tokens, under the columns ui.figures_llm draws
+    (context = input tokens; memory per device; the largest sweep batch that fits)."""
+    keep = {k: v for k, v in opts.items() if k not in ("batch_size", "input_tokens", "precision")}
+    df = engine.serve_sweep(
+        model, hw, batch_sizes=batches, input_tokens=contexts, precisions=opts["precision"], **keep
+    )
+    df = df.assign(
+        context=df["input_tokens"],
+        aggregate_tokens_per_s=df["output_tokens_per_s"],
+        memory_required_bytes=df["memory_per_device_bytes"],
+        weight_bytes=df["weight_bytes_per_device"],
+    )
+    fit = df["batch_size"].where(df["fits_in_memory"].astype(bool), 0)
+    return df.assign(max_batch_at_context=fit.groupby(df["input_tokens"]).transform("max"))
+
+
+def devices_text(hw, tp: int, pp: int) -> str:
+    """'2 × NVIDIA H100 SXM (TP 2 × PP 1), NVLink 4: 450 GB/s per direction, 600 ns per hop,
+    8 per node' (plain: the caller escapes the catalogue's names)."""
+    n = tp * pp
+    link = "no device-to-device link catalogued"
+    if hw.devices_per_node > 1:
+        link = (
+            f"{hw.interconnect_name}: {fmt(hw.interconnect_bandwidth_bytes_per_s, 'B/s')} per "
+            f"direction, {fmt(hw.interconnect_latency_s, 's')} per hop, "
+            f"{hw.devices_per_node} per node"
+        )
+    return f"{n} × {hw.name} (TP {tp} × PP {pp}), {link}"
+
+
+def fit_text(r: Mapping, hw) -> str:
+    """The memory verdict per device: needed against usable (capacity less the reserve)."""
+    verdict = "Fits" if r["fits_in_memory"] else "Does not fit"
+    return (
+        f"{verdict}: {fmt(r['memory_per_device_bytes'], 'B')} per device (weights "
+        f"{fmt(r['weight_bytes_per_device'], 'B')} + KV cache "
+        f"{fmt(r['kv_cache_bytes_per_device'], 'B')}) against {fmt(r['usable_memory_bytes'], 'B')}"
+        f" usable of {capacity(hw)} ({pct(r['assumptions']['memory_reserve'])} reserve)"
+    )
+
+
+def headline(r: Mapping) -> list[tuple[str, str, str]]:
+    """(label with unit, value, help) for the metric cards, in rows of 4 (fit first)."""
+    fits, n = bool(r["fits_in_memory"]), int(r["devices"])
+    mark = "" if fits else " — hypothetical"
+    reserve = r["memory_capacity_bytes"] - r["usable_memory_bytes"]
+    return [
+        ("Fits in memory", "yes" if fits else "NO", "weights + KV cache per device ≤ usable"),
+        (f"TTFT{mark}", fmt(r["ttft_ms"] * 1e-3, "s"), "prefill of batch × input tokens"),
+        (f"TPOT{mark}", fmt(r["tpot_ms"] * 1e-3, "s"), "mean decode step"),
+        (f"End-to-end latency{mark}", fmt(r["e2e_latency_ms"] * 1e-3, "s"), "TTFT + decode"),
+        (f"Per user{mark}", fmt(r["tokens_per_s_per_user"], "tokens/s"), "1 ÷ TPOT"),
+        (f"Per GPU{mark}", fmt(r["output_tokens_per_s_per_gpu"], "tokens/s"), f"÷ {n} devices"),
+        (f"All devices{mark}", fmt(r["output_tokens_per_s"], "tokens/s"), "batch × output ÷ e2e"),
+        ("Communication share of TPOT", pct(r["decode_comm_share"]), "all-reduces, sends"),
+        ("Memory per device", fmt(r["memory_per_device_bytes"], "B"), "weights + KV cache"),
+        ("Weights per device", fmt(r["weight_bytes_per_device"], "B"), "shard of the weights"),
+        ("KV cache per device", fmt(r["kv_cache_bytes_per_device"], "B"), "room for I + O"),
+        ("Reserve per device", fmt(reserve, "B"), "capacity held back (memory_reserve)"),
+    ]
+
+
+def bounds_text(r: Mapping) -> str:
+    """Which term bounds each phase, and what the fixed overhead and communication cost."""
+    return (
+        f"Prefill is {r['prefill_bottleneck']}-bound (communication "
+        f"{fmt(r['prefill_comm_ms'] * 1e-3, 's')}, fixed overhead "
+        f"{pct(r['prefill_overhead_share'])} of TTFT); a decode step is "
+        f"{r['decode_bottleneck']}-bound (communication {pct(r['decode_comm_share'])}, fixed "
+        f"overhead {pct(r['decode_overhead_share'])} of TPOT)."
+    )
