@@ -56,6 +56,7 @@ if 0 < rows <= pg.MAX_CONFIGURATIONS:
         error = str(exc)
 table = pv.ranked(pg.screen(df), slo, prices) if df is not None else None
 values = {"model": model_id, **grid, "hardware": grid["hardware"] or None}
+values["precisions"] = grid["precisions"] or None  # none chosen: not written as "precisions="
 values |= {"input_tokens": tokens[0], "output_tokens": tokens[1], "profile": profile.name}
 values |= {name: pp.NONE if v is None else v for name, v in slo.fields().items()}
 values |= {"prices": prices or None, **overrides, **s.custom}
