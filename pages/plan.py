@@ -95,8 +95,8 @@ for text, n in pg.warning_counts(df):  # per configuration: counted, not one box
 reason = pv.infeasible_reason(table, slo)
 if reason:
     st.warning(reason, icon="⛔")
-for label, words in pv.callouts(table, slo, names).items():
-    st.markdown(f"**{label.capitalize()}:** {common.plain(words)}")
+for kind, words in pv.callouts(table, slo, names).items():
+    st.markdown(f"**{pv.CALLOUTS[kind]}:** {common.plain(words)}")
 if reason is None and table["usd_per_1m_output_tokens"].isna().all():
     st.info("No chosen accelerator has a price: set one under Prices to rank by cost.")
 

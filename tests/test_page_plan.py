@@ -90,7 +90,8 @@ def test_must_show_link_draws_one_front_per_accelerator_and_ranks_by_cost():
     costs = [float(c) for c in table["Cost (USD per 1M output tokens)"]]
     assert costs == sorted(costs) and len(table) == min(100, len(by_hand()))
     words = text(at.markdown)
-    assert "**Cheapest:** " in words and "**Fastest:** " in words and "least headroom" in words
+    assert "**Cheapest (lowest USD per 1M output tokens):** " in words
+    assert "**Fastest (most tokens/s per user):** " in words and "least headroom" in words
     assert f"batch {int(best['batch_size']):,}, {best['precision']}" in words
 
 

@@ -37,6 +37,7 @@ class Group:
 
     @property
     def rows(self) -> int:
+        """Configurations per batch size."""
         return len(self.hardware) * len(self.tp) * len(self.pp) * len(self.precisions)
 
 
@@ -97,6 +98,7 @@ def native_precision(hw: engine.HardwareSpec, precision: str) -> bool:
 
 
 def row_count(groups: Sequence[Group], batches: Sequence[int]) -> int:
+    """Configurations in the grid (checked against MAX_CONFIGURATIONS before any sweep)."""
     return sum(g.rows for g in groups) * len(batches)
 
 

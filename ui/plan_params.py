@@ -63,6 +63,7 @@ ASSUMPTIONS = {
 
 
 def k(name: str) -> str:
+    """The planner's session key of a widget (`plan:<name>`)."""
     return state.widget_key(PAGE, name)
 
 

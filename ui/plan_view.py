@@ -210,6 +210,12 @@ def describe(row: pd.Series, slo: Slo, names: Mapping[str, str]) -> str:
     return f"{what}: {gives}. Why: {limit}; {resource}."
 
 
+CALLOUTS = {
+    "cheapest": "Cheapest (lowest USD per 1M output tokens)",
+    "fastest": "Fastest (most tokens/s per user)",
+}
+
+
 def callouts(table: pd.DataFrame, slo: Slo, names: Mapping[str, str]) -> dict[str, str]:
     """The cheapest and the fastest configuration that meet the SLOs, in words.
 
