@@ -14,6 +14,7 @@ from ui.format import (
     MISSING,
     capacity,
     fmt,
+    fmt_all,
     fmt_bytes,
     fmt_scaled,
     log_ticks,
@@ -143,3 +144,12 @@ def test_binary_bytes_round_trip(value):
 def test_sig_never_prints_none_or_nan(value):
     text = sig(value)
     assert text == MISSING if value is None or math.isnan(value) else "nan" not in text
+
+
+@given(
+    values=st.lists(st.one_of(finite, st.none(), st.just(float("nan"))), max_size=30),
+    unit=units,
+)
+def test_fmt_all_is_fmt_on_every_value(values, unit):
+    # the numpy fast path of a column must print exactly what fmt prints for each value
+    assert fmt_all(values, unit) == [fmt(v, unit) for v in values]

@@ -1,4 +1,5 @@
-"""Plotly figure builders: the roofline with its fixed-overhead gap, and the latency split.
+"""Plotly figure builders: the roofline with its fixed-overhead gap (the latency split lives in
+ui/figures_split.py and is re-exported here).
 
 Pure functions (DataFrame in, Figure out), tested without a browser. The roofline follows
 Williams et al. 2009: log-log, memory roof = bandwidth × intensity, compute roofs at peak and
@@ -18,7 +19,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.common import FLOP_NOTE
-from ui.format import fmt, pct
+from ui.figures_split import latency_breakdown_figure as latency_breakdown_figure
+from ui.format import fmt, fmt_all, pct
 from ui.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
 
 MAX_GAP_LABELS = 3  # labels on one accelerator's chart; the rest of the gaps are on hover
@@ -116,22 +118,34 @@ def _roof_traces(roofs: pd.DataFrame, x_lo: float, x_hi: float) -> list[dict]:
 
 def _hover(points: pd.DataFrame, convention: str) -> list[str]:
     note = FLOP_NOTE[convention]
+    col = points.__getitem__
+    ai = fmt_all(col("arithmetic_intensity_flop_per_byte"), "FLOP/B")
+    roof = fmt_all(col("attainable_tflops").to_numpy(float) * TFLOPS, "FLOP/s")
+    got = fmt_all(col("achieved_tflops").to_numpy(float) * TFLOPS, "FLOP/s")
+    latency = fmt_all(col("latency_ms").to_numpy(float) * MS, "s")
+    overhead = fmt_all(col("t_overhead_ms").to_numpy(float) * MS, "s")
+    share = fmt_all(col("overhead_share").to_numpy(float) * 100, "%", digits=2)
+    rows = zip(
+        col("label"), col("bottleneck"), ai, roof, got, latency, overhead, share, strict=True
+    )
     return [
-        f"<b>{html.escape(str(p.label))}</b><br>{p.bottleneck}-bound<br>"
-        f"intensity {fmt(p.arithmetic_intensity_flop_per_byte, 'FLOP/B')}<br>"
-        f"roof {fmt(p.attainable_tflops * TFLOPS, 'FLOP/s')} · "
-        f"achieved {fmt(p.achieved_tflops * TFLOPS, 'FLOP/s')}<br>"
-        f"latency {fmt(p.latency_ms * MS, 's')} (fixed overhead "
-        f"{fmt(p.t_overhead_ms * MS, 's')}, {pct(p.overhead_share, digits=2)})<br><i>{note}</i>"
-        for p in points.itertuples()
+        f"<b>{html.escape(str(label))}</b><br>{bound}-bound<br>intensity {a}<br>"
+        f"roof {r} · achieved {g}<br>latency {t} (fixed overhead {o}, {p})<br><i>{note}</i>"
+        for label, bound, a, r, g, t, o, p in rows
     ]
 
 
-def _point_colors(frame: pd.DataFrame, roofs: pd.DataFrame) -> list[str]:
-    """Each point in its accelerator's colour (the first one's when rows carry no hardware)."""
+def _point_colors(frame: pd.DataFrame, roofs: pd.DataFrame) -> dict:
+    """Marker colours: each point in its accelerator's colour. Several accelerators: an index
+    per point on a stepped colour scale (a numeric array; plotly checks a list of 2,000 colour
+    names one by one, ~1 s per figure)."""
+    if len(roofs) < 2 or "hardware" not in frame:
+        return {"color": COLORS[0]}
     index = {h: i for i, h in enumerate(roofs["hardware"])}
-    hardware = frame["hardware"].astype(str) if "hardware" in frame else [None] * len(frame)
-    return [COLORS[index.get(h, 0) % len(COLORS)] for h in hardware]
+    codes = np.array([index.get(h, 0) for h in frame["hardware"].astype(str)], dtype=float)
+    top = len(roofs) - 1
+    scale = [[i / top, COLORS[i % len(COLORS)]] for i in range(len(roofs))]
+    return {"color": codes, "colorscale": scale, "cmin": 0, "cmax": top}
 
 
 def gap_labels(points: pd.DataFrame, n_roofs: int, middle: float = np.inf) -> list[dict]:
@@ -163,7 +177,7 @@ def gap_labels(points: pd.DataFrame, n_roofs: int, middle: float = np.inf) -> li
     return labels
 
 
-def _point_traces(points: pd.DataFrame, colors: list[str], hover) -> list[dict]:
+def _point_traces(points: pd.DataFrame, colors: dict, hover) -> list[dict]:
     """The gap segments, attainable (open) and achieved (filled) points."""
     x = points["arithmetic_intensity_flop_per_byte"].to_numpy()
     top, low = points["attainable_tflops"].to_numpy(), points["achieved_tflops"].to_numpy()
@@ -188,7 +202,7 @@ def _point_traces(points: pd.DataFrame, colors: list[str], hover) -> list[dict]:
             "name": "Attainable (on the roof)",
             "hovertext": hover,
             "hoverinfo": "text",
-            "marker": {"symbol": "circle-open", "size": 11, "color": colors, "line": {"width": 2}},
+            "marker": {"symbol": "circle-open", "size": 11, "line": {"width": 2}} | colors,
         },
         {
             "type": kind,
@@ -198,7 +212,7 @@ def _point_traces(points: pd.DataFrame, colors: list[str], hover) -> list[dict]:
             "name": "Achieved (with overhead)",
             "hovertext": hover,
             "hoverinfo": "text",
-            "marker": {"size": 10, "color": colors},
+            "marker": {"size": 10} | colors,
         },
     ]
 
@@ -235,65 +249,3 @@ def roofline_figure(
         "hovermode": "closest",
     }
     return go.Figure(data=traces, layout=layout)  # one validation pass: ~10x faster than add_*
-
-
-def latency_breakdown_figure(
-    t_compute_ms: float, t_memory_ms: float, t_overhead_ms: float
-) -> go.Figure:
-    """Latency = max(compute, memory) + fixed overhead, as a stacked bar beside the terms.
-
-    Bar labels are at least 12 px or hidden (then the legend entry carries the value)."""
-    bound = "compute" if t_compute_ms > t_memory_ms else "memory"
-    binding = max(t_compute_ms, t_memory_ms)
-    total = binding + t_overhead_ms
-
-    def bar(y, x, name, color, text) -> dict:
-        return {
-            "type": "bar",
-            "orientation": "h",
-            "y": y,
-            "x": x,
-            "name": name,
-            "marker": {"color": color},
-            "text": text,
-            "textposition": "auto",
-            "hoverinfo": "name",
-        }
-
-    def ms(value: float) -> str:
-        return fmt(value * MS, "s")
-
-    traces = [
-        bar(
-            ["latency"],
-            [binding],
-            f"{bound} (binding): {ms(binding)}, {pct(binding / total, digits=2)}",
-            "#1f77b4",
-            [f"{bound} {ms(binding)}"],
-        ),
-        bar(
-            ["latency"],
-            [t_overhead_ms],
-            f"fixed overhead: {ms(t_overhead_ms)}, {pct(t_overhead_ms / total, digits=2)}",
-            GAP_COLOR,
-            [f"overhead {ms(t_overhead_ms)} ({pct(t_overhead_ms / total, digits=2)})"],
-        ),
-        bar(
-            ["compute term", "memory term"],
-            [t_compute_ms, t_memory_ms],
-            "terms (only the larger counts)",
-            "#aec7e8",
-            [ms(t_compute_ms), ms(t_memory_ms)],
-        ),
-    ]
-    layout = {
-        "barmode": "stack",
-        "height": 260,
-        "title": {"text": f"Latency split: {ms(total)}"},
-        "xaxis": {"ticksuffix": " ms", "automargin": True},  # no title: the legend sits below
-        "yaxis": {"automargin": True},
-        "uniformtext": {"minsize": 12, "mode": "hide"},
-        "legend": legend_below(),
-        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
-    }
-    return go.Figure(data=traces, layout=layout)
