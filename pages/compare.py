@@ -8,6 +8,7 @@ import engine
 from ui import common, explain, llm_view, scenario, state, tables, widgets
 from ui import compare_view as cv
 from ui import figures_sweep as fs
+from ui import sweep_view as sv
 
 PAGE = "compare"
 DEFAULT_BATCHES = [1, 8, 64, 256]
@@ -114,7 +115,7 @@ st.plotly_chart(roofline, key="compare_roofline", config=png)
 
 st.subheader("All scenarios")
 columns = cv.DECODE_COLUMNS if decode else cv.TUTORIAL_COLUMNS
-table = (llm_view.table if decode else tables.display_table)(df, names, columns)
+table = (llm_view.table if decode else sv.table)(df, names, columns)
 st.dataframe(table, key="compare_table", hide_index=True)
 st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
 csv_name = f"compare_{model_id}_{len(hw_ids)}hw_{precision}.csv"

@@ -81,7 +81,7 @@ roofline = fs.roofline_trajectories(df, names, convention, title)
 right.plotly_chart(roofline, key="sweep_roofline", config=png)
 
 columns = llm_view.DECODE_COLUMNS if decode else sv.TUTORIAL_COLUMNS
-shown = (llm_view.table if decode else tables.display_table)(df, names, columns)
+shown = (llm_view.table if decode else sv.table)(df, names, columns)
 st.dataframe(shown, key="sweep_table", hide_index=True)
 st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
 common.download_csv(raw, f"sweep_{model_id}_{hw_id}_{precision}.csv", "sweep_csv", lazy=True)

@@ -260,3 +260,12 @@ def test_user_text_in_names_is_shown_inert_not_as_markdown():
     chip = CHIP.replace("Test chip", "Chip [x](http://e.example)")
     at = run({"custom_hw": chip + ";dispatch=0.01 ms;tdp=350 W", "hardware": "Custom-HW"})
     assert "Chip \\[x\\]\\(http\u2060://e.example\\)" in at.title[0].value
+
+
+def test_the_table_shows_each_batchs_regime_beside_its_roofline_bound():
+    at = run()
+    table = at.dataframe[0].value
+    df = engine.sweep("ResNet-50", "A100", DEFAULT, ["fp16"])
+    assert list(table["Regime"]) == list(df["regime"].astype(str))
+    # batch 1: fixed overhead is 77 % of 0.543 ms -> overhead-bound, memory on the roofline
+    assert (table["Regime"].iloc[0], table["Bound"].iloc[0]) == ("overhead", "memory")

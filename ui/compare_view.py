@@ -10,10 +10,12 @@ from ui.format import sig
 
 LISTED = "Crossover batch (first in your list)"
 EXACT = "Crossover batch (exact)"
-TUTORIAL_COLUMNS = ["hardware", "batch_size", "bottleneck", "latency_ms", "throughput_per_s"]
+TUTORIAL_COLUMNS = ["hardware", "batch_size", "regime", "bottleneck", "latency_ms"]
+TUTORIAL_COLUMNS += ["throughput_per_s"]
 TUTORIAL_COLUMNS += ["speedup_vs_baseline_ratio", "arithmetic_intensity_flop_per_byte"]
 TUTORIAL_COLUMNS += ["achieved_tflops", "attainable_tflops", "mfu", "t_overhead_ms", "energy_j"]
-DECODE_COLUMNS = ["hardware", "batch_size", "bottleneck", "latency_ms", "throughput_per_s"]
+DECODE_COLUMNS = ["hardware", "batch_size", "regime", "bottleneck", "latency_ms"]
+DECODE_COLUMNS += ["throughput_per_s"]
 DECODE_COLUMNS += ["speedup_vs_baseline_ratio", "arithmetic_intensity_flop_per_byte"]
 DECODE_COLUMNS += ["achieved_tflops", "attainable_tflops", "mfu", "t_overhead_ms"]
 DECODE_COLUMNS += ["fits_in_memory"]

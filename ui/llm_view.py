@@ -29,6 +29,7 @@ AS_SWEEP = {  # decode_sweep column -> the sweep column the charts and tables re
     "aggregate_tokens_per_s": "throughput_per_s",
     "tpot_ms": "latency_ms",
     "decode_bottleneck": "bottleneck",
+    "decode_regime": "regime",
     "decode_arithmetic_intensity_flop_per_byte": "arithmetic_intensity_flop_per_byte",
     "decode_achieved_tflops": "achieved_tflops",
     "decode_attainable_tflops": "attainable_tflops",
@@ -36,7 +37,7 @@ AS_SWEEP = {  # decode_sweep column -> the sweep column the charts and tables re
     "decode_t_overhead_ms": "t_overhead_ms",
     "decode_overhead_share": "overhead_share",
 }
-DECODE_COLUMNS = ["batch_size", "bottleneck", "latency_ms", "throughput_per_s"]
+DECODE_COLUMNS = ["batch_size", "regime", "bottleneck", "latency_ms", "throughput_per_s"]
 DECODE_COLUMNS += ["arithmetic_intensity_flop_per_byte", "achieved_tflops", "attainable_tflops"]
 DECODE_COLUMNS += ["mfu", "t_overhead_ms", "fits_in_memory", "max_batch_at_context"]
 
@@ -127,7 +128,11 @@ def decode_frame(model, hardware: list, batches: list[int], context: int, precis
     return raw, shown
 
 
-DECODE_HEADERS = {"Latency": "TPOT (one decode step)", "Bound": "Decode bound"}
+DECODE_HEADERS = {
+    "Latency": "TPOT (one decode step)",
+    "Bound": "Decode bound",
+    "regime": "Decode regime",
+}
 
 
 def table(df: pd.DataFrame, names: dict[str, str], columns: list[str]) -> pd.DataFrame:

@@ -12,9 +12,14 @@ from ui import figures_sweep as fs
 from ui import tables
 from ui.format import fmt
 
-TUTORIAL_COLUMNS = ["batch_size", "bottleneck", "latency_ms", "throughput_per_s"]
+TUTORIAL_COLUMNS = ["batch_size", "regime", "bottleneck", "latency_ms", "throughput_per_s"]
 TUTORIAL_COLUMNS += ["marginal_throughput_gain_pct", "arithmetic_intensity_flop_per_byte"]
 TUTORIAL_COLUMNS += ["achieved_tflops", "attainable_tflops", "mfu", "t_overhead_ms", "energy_j"]
+
+
+def table(df: pd.DataFrame, names: dict[str, str], columns: list[str]) -> pd.DataFrame:
+    """The tutorial view's rows under readable headers (the regime beside the roofline bound)."""
+    return tables.display_table(df, names, columns).rename(columns={"regime": "Regime"})
 
 
 def ms(milliseconds: float) -> str:
