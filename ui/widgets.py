@@ -33,6 +33,42 @@ ASSUMPTION_DEFAULTS = {
     "flop_convention": DEFAULTS.flop_convention,
 }
 EFFICIENCY_MIN = 0.01  # the efficiency widget's and the link's lower bound (one range)
+ASSUMPTION_INPUTS = {  # name: (label, low, high, options): the widget's and the link's range
+    "efficiency": (
+        "Compute efficiency η (fraction of peak)",
+        EFFICIENCY_MIN,
+        1.0,
+        dict(step=0.05, format="%.2f", help=f"Default {DEFAULTS.efficiency} (docs/model.md)."),
+    ),
+    "layer_overhead_us": (
+        "Layer overhead τ (µs per layer)",
+        0.0,
+        1e6,
+        dict(step=1.0, help="Framework/launch cost per layer per forward pass; default 10 µs."),
+    ),
+    "dispatch_overhead_ms": (
+        "Dispatch overhead d (ms per call)",
+        0.0,
+        1e4,
+        dict(
+            value=None,
+            step=0.005,
+            format="%.3f",
+            placeholder="accelerator's figure",
+            help="Blank = the accelerator's catalogued figure.",
+        ),
+    ),
+    "activation_fraction": (
+        "Activation traffic α (× weight bytes per sample)",
+        0.0,
+        1e3,
+        dict(
+            step=0.05,
+            format="%.3f",
+            help="Bytes moved per extra sample as a fraction of weight bytes; default 0.1.",
+        ),
+    ),
+}
 CONVENTION_LABELS = {"catalog": "as catalogued", "mac2": "normalise to 2 FLOPs per MAC"}
 SHARED_NAMES = ("model", "precision", *ASSUMPTION_DEFAULTS, "custom_hw", "custom_model")
 SHARED_NAMES += ("view", "context", "memory_reserve")  # the LLM view (ui.llm_view)
@@ -51,12 +87,14 @@ def _hardware_reader(cat: Catalog):
 
 
 def assumption_params() -> list[Param]:
+    """The assumptions' link parameters, each over its widget's range (ASSUMPTION_INPUTS)."""
+    numbers = [
+        Param(name, number(lo, hi), write_number)
+        for name, (_, lo, hi, _) in ASSUMPTION_INPUTS.items()
+    ]
     return [
         Param("precision", choice(PRECISIONS)),
-        Param("efficiency", number(EFFICIENCY_MIN, 1.0), write_number),
-        Param("layer_overhead_us", number(0.0, 1e6), write_number),
-        Param("dispatch_overhead_ms", number(0.0, 1e4), write_number),
-        Param("activation_fraction", number(0.0, 1e3), write_number),
+        *numbers,
         Param("flop_convention", choice(tuple(CONVENTION_LABELS))),
         Param("custom_hw", custom.read_custom_hw),
         Param("custom_model", custom.read_custom_model),
@@ -161,57 +199,17 @@ def batch_list_input(
 
 def assumption_inputs(page: str) -> dict[str, object]:
     """The single-model solve's assumptions (docs/model.md), editable; returns override keywords."""
-    k = lambda name: widget_key(page, name)  # noqa: E731
     with st.expander("Assumptions", expanded=True):
-        eff = st.number_input(
-            "Compute efficiency η (fraction of peak)",
-            EFFICIENCY_MIN,
-            1.0,
-            step=0.05,
-            key=k("efficiency"),
-            format="%.2f",
-            help=f"Default {DEFAULTS.efficiency} (docs/model.md).",
-        )
-        layer = st.number_input(
-            "Layer overhead τ (µs per layer)",
-            0.0,
-            1e6,
-            step=1.0,
-            key=k("layer_overhead_us"),
-            help="Framework/launch cost per layer per forward pass; default 10 µs.",
-        )
-        dispatch = st.number_input(
-            "Dispatch overhead d (ms per call)",
-            0.0,
-            1e4,
-            value=None,
-            step=0.005,
-            format="%.3f",
-            key=k("dispatch_overhead_ms"),
-            placeholder="accelerator's figure",
-            help="Blank = the accelerator's catalogued figure.",
-        )
-        act = st.number_input(
-            "Activation traffic α (× weight bytes per sample)",
-            0.0,
-            1e3,
-            step=0.05,
-            key=k("activation_fraction"),
-            format="%.3f",
-            help="Bytes moved per extra sample as a fraction of weight bytes; default 0.1.",
-        )
-        conv = st.radio(
+        values = {
+            name: st.number_input(label, lo, hi, key=widget_key(page, name), **options)
+            for name, (label, lo, hi, options) in ASSUMPTION_INPUTS.items()
+        }
+        values["flop_convention"] = st.radio(
             "FLOP convention",
             list(CONVENTION_LABELS),
-            key=k("flop_convention"),
+            key=widget_key(page, "flop_convention"),
             format_func=CONVENTION_LABELS.get,
             help="Datasheets count a multiply-accumulate as 2 FLOPs; some model "
             "figures (ResNet-50's 4.1 G) count it as 1.",
         )
-    return {
-        "efficiency": eff,
-        "layer_overhead_us": layer,
-        "dispatch_overhead_ms": dispatch,
-        "activation_fraction": act,
-        "flop_convention": conv,
-    }
+    return values
