@@ -77,7 +77,7 @@ def test_must_show_link_draws_one_front_per_accelerator_and_ranks_by_cost():
                       "AMD Instinct MI300X fp16", "AMD Instinct MI300X fp8"]  # fmt: skip
     assert all(t["type"] == "scattergl" for t in fig["data"])
     assert [s["x0"] for s in fig["layout"]["shapes"]] == pytest.approx([20.0])  # 1000 / 50 ms
-    assert "A100 80GB SXM at fp8 (the catalogue lists no fp8 peak" in text(at.caption)
+    assert "fp8 on NVIDIA A100 80GB SXM: no fp8 peak in the catalogue" in text(at.caption)
     table = at.dataframe[0].value
     best = by_hand().iloc[0]
     first = table.iloc[0]

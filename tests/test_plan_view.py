@@ -213,7 +213,8 @@ def test_plan_leaves_out_what_the_engine_refuses_and_says_why():
     text = " | ".join(notes)
     assert "TP 3: tp 3 does not divide Llama-3.1-70B's 64 attention heads" in text
     assert "PP 200: pp 200 exceeds Llama-3.1-70B's 80 layers" in text
-    assert "NVIDIA A100 80GB SXM at fp8" in text and "one device only" in text
+    assert "fp8 on NVIDIA A100 80GB SXM, Apple MacBook Pro M3 Max: no fp8 peak" in text
+    assert "TP or PP > 1 on Apple MacBook Pro M3 Max: one device only" in text
     assert pg.row_count(groups, [1, 2, 4]) == 1 * 2 * 1 * 1 * 3
 
 
@@ -265,3 +266,30 @@ def test_price_table_says_where_each_price_comes_from():
 def test_warning_counts_split_joined_warnings():
     df = pd.DataFrame({"warnings": pd.Categorical(["a; b", "a", "", "b", "a"])})
     assert pg.warning_counts(df) == [("a", 3), ("b", 2)]
+
+
+LLMS = [m for m in CAT.models.values() if getattr(m, "arch", None) is not None]
+
+
+@pytest.mark.parametrize("model", LLMS, ids=lambda m: m.id)
+def test_every_catalogue_llm_plans_on_a_mixed_grid(model):
+    chips = {h: CAT.hardware[h] for h in ("H100", "A100", "MI300X", "M3Max")}
+    groups, _ = pg.plan(model.id, model.arch, chips, [1, 2, 4, 8], [1, 2], ["fp16", "fp8"])
+    df = pg.sweep(groups, model, chips, [1, 64], (512, 128), {"profile": "tutorial"})
+    assert len(df) == pg.row_count(groups, [1, 64])
+    slo, prices = (
+        pv.Slo(ttft_ms=3000, tpot_ms=60),
+        {h: c.price_per_hour_usd for h, c in chips.items()},
+    )
+    table = pv.ranked(pg.screen(df), slo, prices)
+    ok = table[table["meets_slo"]]
+    assert (
+        ok["fits_in_memory"].all() and (ok["ttft_ms"] <= 3000).all() and (ok["tpot_ms"] <= 60).all()
+    )
+    # cost = price × devices ÷ (output tokens/s × 3,600 s/h) × 1e6, the cheapest first
+    price = ok["hardware"].astype(str).map(prices).astype(float)
+    cost = price * ok["devices"] / (ok["output_tokens_per_s"] * 3600) * 1e6
+    assert np.allclose(ok["usd_per_1m_output_tokens"], cost, equal_nan=True)
+    priced = ok["usd_per_1m_output_tokens"].dropna().to_numpy()
+    assert (np.diff(priced) >= 0).all()
+    assert (pv.infeasible_reason(table, slo) is None) == bool(len(ok))

@@ -64,8 +64,7 @@ def plan(
         hardware: chosen accelerator id -> spec, in the user's order.
         tps, pps, precisions: the user's lists.
     """
-    notes = []
-    ok_tp, ok_pp = [], []
+    notes, ok_tp, ok_pp = [], [], []
     for t in tps:
         why = _refusal(serve_inputs.check_parallel, model_id, arch, int(t), 1)
         ok_tp += [int(t)] if why is None else []
@@ -75,17 +74,22 @@ def plan(
         ok_pp += [int(p)] if why is None else []
         notes += [f"PP {p}: {why}"] if why else []
     by_axes: dict[tuple, list[str]] = {}
+    single, missing = [], {p: [] for p in precisions}  # names, by the note they share
     for hw_id, hw in hardware.items():
-        single = _refusal(serve_inputs.check_devices, hw, 2, 1) is not None
-        tp = tuple(t for t in ok_tp if not single or t == 1)
-        pp = tuple(p for p in ok_pp if not single or p == 1)
-        if single and (len(tp) < len(ok_tp) or len(pp) < len(ok_pp)):
-            notes.append(f"{hw.name}: TP, PP > 1 (one device only: no device-to-device link)")
+        alone = _refusal(serve_inputs.check_devices, hw, 2, 1) is not None
+        tp = tuple(t for t in ok_tp if not alone or t == 1)
+        pp = tuple(p for p in ok_pp if not alone or p == 1)
+        single += [hw.name] if len(tp) < len(ok_tp) or len(pp) < len(ok_pp) else []
         native = tuple(p for p in precisions if native_precision(hw, p))
-        for p in sorted(set(precisions) - set(native), key=list(precisions).index):
-            notes.append(f"{hw.name} at {p} (the catalogue lists no {p} peak for it)")
+        for p in set(precisions) - set(native):
+            missing[p].append(hw.name)
         if tp and pp and native:
             by_axes.setdefault((tp, pp, native), []).append(hw_id)
+    if single:
+        notes.append(f"TP or PP > 1 on {', '.join(single)}: one device only (no link between "
+                     "devices in the catalogue)")  # fmt: skip
+    for p, names in missing.items():
+        notes += [f"{p} on {', '.join(names)}: no {p} peak in the catalogue"] if names else []
     groups = [Group(tuple(ids), *axes) for axes, ids in by_axes.items()]
     return groups, notes
 
