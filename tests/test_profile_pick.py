@@ -1,0 +1,98 @@
+"""The scenario pages' profile picker, its pure parts: which profile a link names, the values it
+seeds, what counts as edited, and what the link and captions say (ui.profile_pick)."""
+
+import pytest
+
+import engine
+from ui import profile_pick as pk
+
+TRT = engine.get_profile("trtllm")
+TUTORIAL = engine.get_profile("tutorial")
+
+
+def test_tutorial_seeds_the_tutorial_defaults():
+    # data/profiles/tutorial.toml: efficiency 0.5, 10 us per layer, activations 0.1; dispatch
+    # unset (the accelerator's catalogued figure) -> the published figures keep holding
+    assert pk.seeds(TUTORIAL) == {
+        "efficiency": 0.5,
+        "layer_overhead_us": 10.0,
+        "dispatch_overhead_ms": None,
+        "activation_fraction": 0.1,
+    }
+    assert pk.edits(TUTORIAL, pk.seeds(TUTORIAL)) == {}
+
+
+def test_trtllm_seeds_its_fitted_values():
+    # data/profiles/trtllm.toml: efficiency 0.691878, layer_overhead_us 190.317
+    s = pk.seeds(TRT)
+    assert s["efficiency"] == pytest.approx(0.691878)
+    assert s["layer_overhead_us"] == pytest.approx(190.317)
+    assert s["dispatch_overhead_ms"] is None and s["activation_fraction"] == pytest.approx(0.1)
+
+
+def test_an_edit_is_named_with_the_profiles_value():
+    chosen = pk.seeds(TRT) | {"efficiency": 0.45}
+    changed = pk.edits(TRT, chosen)
+    assert list(changed) == ["efficiency"]
+    assert pk.label(TRT, changed) == "trtllm, edited" and pk.label(TRT, {}) == "trtllm"
+    assert pk.describe(TRT, changed) == (
+        "Profile trtllm, edited: efficiency 0.45 (profile: 0.692)."
+    )
+    assert pk.describe(TRT, {}) == "Profile trtllm: its assumptions, unedited."
+    # a dispatch figure typed in where the profile leaves the accelerator's
+    changed = pk.edits(TUTORIAL, pk.seeds(TUTORIAL) | {"dispatch_overhead_ms": 0.02})
+    assert pk.describe(TUTORIAL, changed).endswith(
+        "dispatch_overhead_ms 0.02 (profile: the accelerator's figure)."
+    )
+
+
+def test_a_built_in_name_in_the_link_is_that_profile():
+    # the link's assumption values are the page's (edits), not a new profile
+    p, warnings = pk.link_profile({"profile": ["TRTLLM"], "efficiency": ["0.3"]})
+    assert p is TRT and warnings == []
+    assert pk.link_profile({})[0] is TUTORIAL
+
+
+def test_a_custom_profile_travels_as_its_values():
+    query = {"profile": ["team"], "efficiency": ["0.4"], "bandwidth_efficiency": ["0.8"]}
+    p, warnings = pk.link_profile(query)
+    assert (p.name, p.origin, warnings) == ("team", "link", [])
+    assert p.values()["efficiency"] == pytest.approx(0.4)
+    assert p.values()["bandwidth_efficiency"] == pytest.approx(0.8)
+    # written back: the name and the values the page's widgets do not carry (the defaults
+    # it did not set included: memory_reserve 0.1, link_efficiency 1.0, docs/model.md)
+    assert pk.link_values(p) == {
+        "profile": "team", "bandwidth_efficiency": 0.8, "memory_reserve": 0.1,
+        "link_efficiency": 1.0,
+    }  # fmt: skip
+    assert pk.link_values(p, skip=["memory_reserve"]).keys() == {
+        "profile",
+        "bandwidth_efficiency",
+        "link_efficiency",
+    }
+    assert pk.link_values(TRT) == {"profile": "trtllm"}
+
+
+@pytest.mark.parametrize(
+    ("query", "fragment"),
+    [
+        ({"profile": ["nope"]}, "unknown profile 'nope'"),
+        ({"profile": ["team"], "efficiency": ["7"]}, "custom profile"),
+        ({"profile": ["team"], "efficiency": ["nan"]}, "finite"),
+        ({"profile": ["<b>x</b>"], "efficiency": ["0.4"]}, "profile name"),
+    ],
+)
+def test_a_bad_profile_falls_back_to_tutorial_with_a_warning(query, fragment):
+    p, warnings = pk.link_profile(query)
+    assert p is TUTORIAL and len(warnings) == 1 and fragment in warnings[0]
+
+
+def test_the_profile_parameter_accepts_built_ins_and_the_custom_one():
+    custom = pk.link_profile({"profile": ["team"], "efficiency": ["0.4"]})[0]
+    read = pk.params(custom)[0].read
+    assert read("trtllm") == "trtllm" and read(" Team ") == "team"
+    with pytest.raises(ValueError, match="known: tutorial, trtllm, team"):
+        read("other")
+    names = [p.name for p in pk.params(None)]
+    assert names[0] == "profile" and set(names[1:]) == set(pk.RANGES)
+    assert set(pk.RANGES) | set(pk.WIDGETS) == set(engine.PROFILE_KEYS)  # every key has a home

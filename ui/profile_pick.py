@@ -1,0 +1,171 @@
+"""The profile picker of the scenario pages (Solve, Sweep, Compare): which profile, and edited?
+
+A profile is a named set of assumptions (docs/model.md, "Accuracy"; `tutorial` by default, so
+the tutorial's published figures hold). Picking one seeds the page's assumption widgets with
+its values; the widgets stay editable, and then the page says "profile X, edited" and names
+the edits. Links: `profile=<name>`; a built-in profile's name is enough, and the page's
+assumption parameters (efficiency, layer_overhead_us, ...) are then the values on screen, the
+edits included. A custom profile (fitted on the Accuracy page) travels as its parameters,
+read by ui.accuracy_view.profile_from_query as on every page.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import streamlit as st
+
+import engine
+from ui.accuracy_view import profile_from_query
+from ui.format import sig
+from ui.params import Param, ParamError, number, write_number
+from ui.state import widget_key
+
+DEFAULT = "tutorial"
+CUSTOM = "profile.custom"  # session key: the custom profile a link carried (shared by pages)
+# The whole-model solve's assumptions on the pages' widgets (user names; flop_convention is a
+# counting rule, not a profile's).
+WIDGETS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "activation_fraction")
+RANGES = {  # the other profile keys: accepted in a link for a custom profile
+    "bandwidth_efficiency": (0.01, 1.0),
+    "memory_reserve": (0.0, 0.95),
+    "attention_efficiency": (0.01, 1.0),
+    "expert_efficiency": (0.01, 1.0),
+    "link_efficiency": (0.01, 1.0),
+    "link_latency_us": (0.0, 1e6),
+}
+
+
+def is_builtin(name: object) -> bool:
+    return str(name).strip().lower() in engine.profile_names()
+
+
+def link_profile(query: Mapping[str, Sequence[str]]) -> tuple[engine.Profile, list[str]]:
+    """The profile a link names, and warnings about what was not used.
+
+    A built-in name gives that profile (the link's assumption values are the page's edits);
+    any other name is a custom profile read from the link's values by profile_from_query.
+    """
+    name = (query.get("profile") or [DEFAULT])[-1]
+    if is_builtin(name):
+        return engine.get_profile(name.strip().lower()), []
+    return profile_from_query({k: list(v) for k, v in query.items()})
+
+
+def seeds(profile: engine.Profile) -> dict[str, float | None]:
+    """The widget values a profile starts the page at (unset: the tutorial's default, or None
+    for the dispatch overhead: the accelerator's catalogued figure)."""
+    values, base = profile.values(), engine.get_profile(DEFAULT).values()
+    return {name: values.get(name, base.get(name)) for name in WIDGETS}
+
+
+def edits(profile: engine.Profile, chosen: Mapping[str, object]) -> dict[str, tuple]:
+    """The widget values that differ from the profile's: name -> (profile's, on screen)."""
+    out = {}
+    for name, start in seeds(profile).items():
+        now = chosen.get(name)
+        same = (start is None and now is None) or (
+            start is not None and now is not None and math.isclose(start, now, rel_tol=1e-9)
+        )
+        if not same:
+            out[name] = (start, now)
+    return out
+
+
+def label(profile: engine.Profile, changed: Mapping[str, tuple]) -> str:
+    """'trtllm' or 'trtllm, edited' (the CSV's and the captions' profile name)."""
+    return profile.name + (", edited" if changed else "")
+
+
+def describe(profile: engine.Profile, changed: Mapping[str, tuple]) -> str:
+    """One plain sentence for beside the results: the profile, and each edit."""
+    origin = "" if profile.origin == "built-in" else " (custom, from the link)"
+    if not changed:
+        return f"Profile {profile.name}{origin}: its assumptions, unedited."
+
+    def shown(v):
+        return "the accelerator's figure" if v is None else sig(v)
+
+    parts = [f"{n} {shown(now)} (profile: {shown(was)})" for n, (was, now) in changed.items()]
+    return f"Profile {profile.name}{origin}, edited: " + "; ".join(parts) + "."
+
+
+def _profile_name(custom: engine.Profile | None):
+    def read(text: str) -> str:
+        name = str(text).strip().lower()
+        if is_builtin(name) or (custom is not None and name == custom.name):
+            return name
+        known = ", ".join((*engine.profile_names(), *([custom.name] if custom else [])))
+        raise ParamError(f"unknown profile {text[:40]!r} (known: {known})")
+
+    return read
+
+
+def params(custom: engine.Profile | None) -> list[Param]:
+    """`profile` and the custom profile's serving assumptions (written for a custom one)."""
+    out = [Param("profile", _profile_name(custom))]
+    return out + [Param(k, number(lo, hi), write_number) for k, (lo, hi) in RANGES.items()]
+
+
+def link_values(profile: engine.Profile, skip: Sequence[str] = ()) -> dict[str, object]:
+    """The link's profile values: the name, and a custom profile's other assumptions (not the
+    page's widgets, nor `skip`: parameters the page writes itself, e.g. memory_reserve)."""
+    out: dict[str, object] = {"profile": profile.name}
+    if profile.origin != "built-in":
+        out |= {k: v for k, v in profile.values().items() if k in RANGES and k not in skip}
+    return out
+
+
+def start(page: str) -> tuple[engine.Profile | None, list[str]]:
+    """Before binding the page: read the link's profile once; when the link names a profile,
+    its values seed the assumption widgets the link leaves out (not another page's values).
+
+    Returns:
+        (the custom profile in use this session, if any; warnings about the link's profile).
+    """
+    key = widget_key(page, "profile")
+    query = {k: st.query_params.get_all(k) for k in st.query_params}
+    warnings: list[str] = []
+    if key not in st.session_state and "profile" in query:
+        profile, warnings = link_profile(query)
+        if profile.origin != "built-in":
+            st.session_state[CUSTOM] = profile
+        st.session_state[key] = profile.name
+        for name, value in seeds(profile).items():
+            if name not in query:
+                st.session_state[widget_key(page, name)] = value
+    return st.session_state.get(CUSTOM), warnings
+
+
+def current(page: str, custom: engine.Profile | None) -> engine.Profile:
+    """The profile the page's picker holds."""
+    name = st.session_state.get(widget_key(page, "profile"), DEFAULT)
+    if custom is not None and name == custom.name:
+        return custom
+    return engine.get_profile(name if is_builtin(name) else DEFAULT)
+
+
+def _apply(page: str, custom: engine.Profile | None) -> None:
+    """The picker's callback: the chosen profile's values into the assumption widgets."""
+    for name, value in seeds(current(page, custom)).items():
+        st.session_state[widget_key(page, name)] = value
+
+
+def picker(page: str, custom: engine.Profile | None) -> engine.Profile:
+    """The profile selectbox (built-ins, then the link's custom profile); returns the profile."""
+    options = [*engine.profile_names(), *([custom.name] if custom is not None else [])]
+    key = widget_key(page, "profile")
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = DEFAULT
+    st.selectbox(
+        "Profile (assumptions)",
+        options,
+        key=key,
+        on_change=_apply,
+        args=(page, custom),
+        help="tutorial: the tutorial's defaults (its published figures); trtllm: fitted on "
+        "TensorRT-LLM measurements (docs/model.md, Accuracy). Choosing one sets the "
+        "assumptions below; edit them freely (the page then says 'edited').",
+    )
+    return current(page, custom)
