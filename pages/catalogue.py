@@ -9,6 +9,7 @@ from engine.catalog import BUILTIN_FILES, MAX_FILE_BYTES, normalise_id, read_cat
 from engine.specs import PRECISIONS, TASKS
 from engine.units import quantity
 from ui import common, custom, state
+from ui.format import sig
 from ui.params import Param, ParamError, choice, listing, write_list
 from ui.search import matches
 from ui.widgets import SHARED_NAMES, assumption_params, custom_editors
@@ -76,11 +77,10 @@ def model_frame(specs: list) -> pd.DataFrame:
 
 def show_table(df: pd.DataFrame, key: str, filename: str, ids=None) -> None:
     df = df if ids is None else df[df["Id"].isin(ids)]  # headers stay when nothing matches
-    shown = {c: "localized" if c in WHOLE else "%.4g" for c in df.select_dtypes("number")}
-    config = {c: st.column_config.NumberColumn(format=f) for c, f in shown.items()}
-    config["Source"] = st.column_config.LinkColumn("Source", display_text=r"https?://([^/]+)")
-    config[RIDGE] = st.column_config.NumberColumn(RIDGE, format="%.1f", help="fp16 peak ÷ BW")
-    st.dataframe(df, key=key, hide_index=True, column_config=config)
+    shown = df.style.format(lambda v: sig(v, 4), list(df.select_dtypes("number")), na_rep="—")
+    config = {"Source": st.column_config.LinkColumn(display_text=r"https?://([^/]+)")}
+    config[RIDGE] = st.column_config.NumberColumn(RIDGE, help="fp16 peak ÷ BW")
+    st.dataframe(shown, key=key, hide_index=True, column_config=config)  # numbers stay numbers
     common.download_csv(df, filename, f"{key}_csv")
 
 
