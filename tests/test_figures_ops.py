@@ -7,6 +7,7 @@ hand; every figure is validated by plotly when it is built (go.Figure(data=..., 
 from __future__ import annotations
 
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 
 import engine
@@ -174,3 +175,10 @@ def test_display_and_csv_tables(deployment):
     assert pd.read_csv(__import__("io").StringIO(text))["total_time_ms"].sum() == pytest.approx(
         r["ttft_ms"] + r["tpot_ms"], rel=1e-9
     )
+
+
+def test_figures_pass_plotly_validation(deployment):
+    r, ops = deployment  # the builders skip validation for speed: validate here
+    roof = fo.roof_values(H100, "fp16", r["assumptions"])
+    for fig in (fo.operator_roofline(ops, roof, "t"), fo.step_breakdown(ops)):
+        assert len(go.Figure(fig.to_dict()).data) == len(fig.data)

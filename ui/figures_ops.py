@@ -57,29 +57,47 @@ def roof_values(hw, precision: str, assumptions: Mapping) -> dict:
     }
 
 
+def _records(ops: pd.DataFrame) -> list[dict]:
+    """The table as plain dicts (20-odd rows: plain Python beats pandas' string arrays)."""
+    columns = {c: ops[c].tolist() for c in ops.columns}
+    return [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)]
+
+
+def _points(rows: list[dict]) -> list[dict]:
+    step_ms: dict[str, float] = {}
+    for row in rows:
+        step_ms[row["phase"]] = step_ms.get(row["phase"], 0.0) + row["total_time_ms"]
+    return [
+        row | {"share": row["total_time_ms"] / step_ms[row["phase"]],
+               "achieved_flop_per_s": row["flops"] / (row["time_ms"] * 1e-3)}
+        for row in rows
+        if row["flops"] > 0 and row["op_class"] not in NOT_PLOTTED
+    ]  # fmt: skip
+
+
 def operator_points(ops: pd.DataFrame) -> pd.DataFrame:
     """The operators with FLOPs (one row each), with achieved FLOP/s and share of the step."""
-    step_ms = ops.groupby("phase")["total_time_ms"].transform("sum")
-    keep = (ops["flops"] > 0) & ~ops["op_class"].isin(NOT_PLOTTED)
-    out = ops[keep].assign(share=(ops["total_time_ms"] / step_ms)[keep])
-    return out.assign(achieved_flop_per_s=out["flops"] / (out["time_ms"] * 1e-3))
+    return pd.DataFrame(_points(_records(ops)))
+
+
+def _steps(rows: list[dict]) -> list[dict]:
+    out: dict[str, dict] = {}
+    for row in rows:
+        step = out.setdefault(row["phase"], {"phase": row["phase"], "flop": 0.0, "bytes": 0.0,
+                                             "step_s": 0.0, "gap_s": 0.0})  # fmt: skip
+        seconds = row["total_time_ms"] * 1e-3
+        step["step_s"] += seconds
+        if row["op_class"] in NOT_PLOTTED:
+            step["gap_s"] += seconds
+        else:
+            step["flop"] += row["count"] * row["flops"]
+            step["bytes"] += row["count"] * row["bytes"]
+    return [step | {"ops_s": step["step_s"] - step["gap_s"]} for step in out.values()]
 
 
 def step_points(ops: pd.DataFrame) -> pd.DataFrame:
     """Per phase: FLOPs, bytes, the operators' time, overhead + communication, the step time."""
-    rows = []
-    for phase, part in ops.groupby("phase", sort=False):
-        compute = part[~part["op_class"].isin(NOT_PLOTTED)]
-        count = compute["count"].to_numpy(dtype=float)
-        flops = float((count * compute["flops"]).sum())
-        nbytes = float((count * compute["bytes"]).sum())
-        step_s = float(part["total_time_ms"].sum()) * 1e-3
-        extra_s = float(part["total_time_ms"][part["op_class"].isin(NOT_PLOTTED)].sum()) * 1e-3
-        rows.append(
-            {"phase": phase, "flop": flops, "bytes": nbytes, "step_s": step_s,
-             "gap_s": extra_s, "ops_s": step_s - extra_s}
-        )  # fmt: skip
-    return pd.DataFrame(rows)
+    return pd.DataFrame(_steps(_records(ops)))
 
 
 def _roof_traces(roof: dict, x_lo: float, x_hi: float, classes: set[str]) -> list[dict]:
@@ -110,67 +128,65 @@ def _line(x, y, dash: str, color: str, name: str) -> dict:
             "hovertemplate": f"{name}<extra></extra>"}  # fmt: skip
 
 
-def operator_hover(p, also: list[str]) -> str:
+def operator_hover(p: dict, also: list[str]) -> str:
     """One operator's hover: name, layers, count, FLOPs, bytes, time, bound (escaped)."""
     text = (
-        f"<b>{html.escape(str(p.name))}</b> ({PHASE_LABELS[p.phase]})<br>"
-        f"layers {html.escape(str(p.layer))} · ×{p.count:,}<br>"
-        f"{fmt(p.flops, 'FLOP')}, {fmt(p.bytes, 'B')} each · "
-        f"intensity {fmt(p.arithmetic_intensity_flop_per_byte, 'FLOP/B')}<br>"
-        f"time {fmt(p.time_ms * 1e-3, 's')} each, {fmt(p.total_time_ms * 1e-3, 's')} in all "
-        f"({pct(p.share)} of the step)<br>{html.escape(str(p.bottleneck))}-bound · "
-        f"achieved {fmt(p.achieved_flop_per_s, 'FLOP/s')}"
+        f"<b>{html.escape(str(p['name']))}</b> ({PHASE_LABELS[p['phase']]})<br>"
+        f"layers {html.escape(str(p['layer']))} · ×{p['count']:,}<br>"
+        f"{fmt(p['flops'], 'FLOP')}, {fmt(p['bytes'], 'B')} each · "
+        f"intensity {fmt(p['arithmetic_intensity_flop_per_byte'], 'FLOP/B')}<br>"
+        f"time {fmt(p['time_ms'] * 1e-3, 's')} each, {fmt(p['total_time_ms'] * 1e-3, 's')} in "
+        f"all ({pct(p['share'])} of the step)<br>{html.escape(str(p['bottleneck']))}-bound · "
+        f"achieved {fmt(p['achieved_flop_per_s'], 'FLOP/s')}"
     )
     if also:
-        text += "<br>same point as: " + ", ".join(html.escape(a) for a in also)
+        text += "<br>same point as: " + ", ".join(html.escape(str(a)) for a in also)
     return text
 
 
-def _hovers(points: pd.DataFrame) -> list[str]:
-    """Hover per point; coincident points (within 1 %) name each other, since only one shows."""
-    x = np.round(np.log10(points["arithmetic_intensity_flop_per_byte"].to_numpy()), 2)
-    y = np.round(np.log10(points["achieved_flop_per_s"].to_numpy()), 2)
-    keys = list(zip(points["phase"], x, y, strict=True))
-    names = points["name"].astype(str).tolist()
-    return [
-        operator_hover(p, [n for k, n in zip(keys, names, strict=True) if k == key and n != p.name])
-        for p, key in zip(points.itertuples(), keys, strict=True)
-    ]
+def _key(p: dict) -> tuple:
+    """Where a point sits, to 1 % (coincident points name each other: only one hover shows)."""
+    x, y = p["arithmetic_intensity_flop_per_byte"], p["achieved_flop_per_s"]
+    return p["phase"], round(float(np.log10(x)), 2), round(float(np.log10(y)), 2)
 
 
-def _operator_traces(points: pd.DataFrame) -> list[dict]:
+def _operator_traces(points: list[dict]) -> list[dict]:
     """One trace per phase; marker area ∝ the operator's share of its step time."""
-    hover = np.asarray(_hovers(points), dtype=object)
+    keys = [_key(p) for p in points]
     traces = []
     for phase in ("prefill", "decode"):
-        at = (points["phase"] == phase).to_numpy()
-        if not at.any():
+        part = [(p, key) for p, key in zip(points, keys, strict=True) if p["phase"] == phase]
+        if not part:
             continue
-        part = points[at]
-        size = 7 + 18 * np.sqrt(part["share"].to_numpy(dtype=float))
-        marker = {"symbol": SYMBOLS[phase], "size": size, "color": COLORS[0],
-                  "opacity": 0.8, "line": {"width": 1, "color": GAP_COLOR}}  # fmt: skip
+        hover = [
+            operator_hover(p, [q["name"] for q, k in zip(points, keys, strict=True)
+                               if k == key and q is not p])
+            for p, key in part
+        ]  # fmt: skip
+        marker = {"symbol": SYMBOLS[phase], "color": COLORS[0], "opacity": 0.8,
+                  "size": [7 + 18 * float(np.sqrt(p["share"])) for p, _ in part],
+                  "line": {"width": 1, "color": GAP_COLOR}}  # fmt: skip
         traces.append(
             {"type": "scatter", "mode": "markers", "name": f"Operators: {PHASE_LABELS[phase]}",
-             "x": part["arithmetic_intensity_flop_per_byte"].to_numpy(),
-             "y": part["achieved_flop_per_s"].to_numpy() / TFLOPS, "marker": marker,
-             "text": part["name"].astype(str).map(html.escape).to_numpy(dtype=object),
-             "hovertext": hover[at], "hoverinfo": "text"}
+             "x": [p["arithmetic_intensity_flop_per_byte"] for p, _ in part],
+             "y": [p["achieved_flop_per_s"] / TFLOPS for p, _ in part], "marker": marker,
+             "text": [html.escape(str(p["name"])) for p, _ in part],
+             "hovertext": hover, "hoverinfo": "text"}
         )  # fmt: skip
     return traces
 
 
-def _step_traces(steps: pd.DataFrame) -> list[dict]:
+def _step_traces(steps: list[dict]) -> list[dict]:
     """The whole step per phase: open point at the operators' time, filled at the step time."""
     traces = []
-    for s in steps.itertuples():
-        x = s.flop / s.bytes
-        top, low = s.flop / s.ops_s / TFLOPS, s.flop / s.step_s / TFLOPS
+    for s in steps:
+        x, phase = s["flop"] / s["bytes"], s["phase"]
+        top, low = s["flop"] / s["ops_s"] / TFLOPS, s["flop"] / s["step_s"] / TFLOPS
         hover = (
-            f"<b>whole {PHASE_LABELS[s.phase]}</b><br>intensity {fmt(x, 'FLOP/B')}<br>"
-            f"operators {fmt(s.ops_s, 's')} → {fmt(top * TFLOPS, 'FLOP/s')}<br>step "
-            f"{fmt(s.step_s, 's')} → {fmt(low * TFLOPS, 'FLOP/s')} (gap: overhead + "
-            f"communication {fmt(s.gap_s, 's')}, {pct(s.gap_s / s.step_s)})"
+            f"<b>whole {PHASE_LABELS[phase]}</b><br>intensity {fmt(x, 'FLOP/B')}<br>"
+            f"operators {fmt(s['ops_s'], 's')} → {fmt(top * TFLOPS, 'FLOP/s')}<br>step "
+            f"{fmt(s['step_s'], 's')} → {fmt(low * TFLOPS, 'FLOP/s')} (gap: overhead + "
+            f"communication {fmt(s['gap_s'], 's')}, {pct(s['gap_s'] / s['step_s'])})"
         )
         style = {"hovertext": [hover, hover], "hoverinfo": "text", "legendgroup": "step"}
         traces += [
@@ -178,7 +194,7 @@ def _step_traces(steps: pd.DataFrame) -> list[dict]:
              "line": {"color": GAP_COLOR, "width": 3, "dash": "dot"}, "showlegend": False,
              "hoverinfo": "skip", "name": "gap"},
             {"type": "scatter", "x": [x, x], "y": [top, low], "mode": "markers+text",
-             "name": f"Whole {PHASE_LABELS[s.phase]}", "text": [s.phase, ""],
+             "name": f"Whole {PHASE_LABELS[phase]}", "text": [phase, ""],
              "textposition": "middle right",
              "marker": {"symbol": ["star-open", "star"], "size": 15, "color": "#e6a800"},
              **style},
@@ -194,11 +210,13 @@ def operator_roofline(ops: pd.DataFrame, roof: dict, title: str) -> go.Figure:
         roof: roof_values(...) of the accelerator, precision and profile used.
         title: the chart title (escaped here).
     """
-    points, steps = operator_points(ops), step_points(ops)
-    intensities = [*points["arithmetic_intensity_flop_per_byte"], *(steps.flop / steps.bytes)]
+    rows = _records(ops)
+    points, steps = _points(rows), _steps(rows)
+    intensities = [p["arithmetic_intensity_flop_per_byte"] for p in points]
+    intensities += [s["flop"] / s["bytes"] for s in steps]
     ridge = max(roof["peak"], roof["attention_peak"]) / roof["bandwidth"]
     x_lo, x_hi = min([*intensities, ridge]) / 8, max([*intensities, ridge]) * 8
-    classes = set(points["op_class"])
+    classes = {p["op_class"] for p in points}
     traces = [*_roof_traces(roof, x_lo, x_hi, classes), *_step_traces(steps)]
     traces += _operator_traces(points)
     ys = [float(v) for t in traces for v in t["y"]]
@@ -212,30 +230,35 @@ def operator_roofline(ops: pd.DataFrame, roof: dict, title: str) -> go.Figure:
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
         "hovermode": "closest",
     }
-    return go.Figure(data=traces, layout=layout)
+    return go.Figure(data=traces, layout=layout, _validate=False)  # dicts; tests validate
+
+
+def _class_times(rows: list[dict]) -> list[dict]:
+    out: dict[str, dict] = {}
+    group = {cls: label for label, classes, _ in GROUPS for cls in classes}
+    for row in rows:
+        times = out.setdefault(row["phase"], {"phase": row["phase"]} | dict.fromkeys(
+            (label for label, _, _ in GROUPS), 0.0))  # fmt: skip
+        times[group[row["op_class"]]] += row["total_time_ms"]
+    return list(out.values())
 
 
 def class_times(ops: pd.DataFrame) -> pd.DataFrame:
     """Step time (ms) per phase and bar segment; each phase's row sums to its step time."""
-    rows = []
-    for phase, part in ops.groupby("phase", sort=False):
-        row = {"phase": phase}
-        for label, classes, _ in GROUPS:
-            row[label] = float(part["total_time_ms"][part["op_class"].isin(classes)].sum())
-        rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(_class_times(_records(ops)))
 
 
 def step_breakdown(ops: pd.DataFrame, title: str = "Step time by operator class") -> go.Figure:
     """A stacked bar per phase (own axis each: a prefill can be 100× a decode step)."""
-    times = class_times(ops)
+    times = _class_times(_records(ops))
     traces, layout, shown = [], {}, set()
     n = len(times)
-    for i, row in enumerate(times.itertuples(index=False)):
+    for i, row in enumerate(times):
         axis = "" if i == 0 else str(i + 1)
-        total = sum(row[1:])
-        y_label = f"{PHASE_LABELS[row.phase]}: {fmt(total * 1e-3, 's')}"
-        for (label, _, color), value in zip(GROUPS, row[1:], strict=True):
+        total = sum(row[label] for label, _, _ in GROUPS)
+        y_label = f"{PHASE_LABELS[row['phase']]}: {fmt(total * 1e-3, 's')}"
+        for label, _, color in GROUPS:
+            value = row[label]
             if value <= 0:
                 continue
             text = f"{label}: {fmt(value * 1e-3, 's')} ({pct(value / total)})"
@@ -258,4 +281,4 @@ def step_breakdown(ops: pd.DataFrame, title: str = "Step time by operator class"
         "legend": legend_below(),
         "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
     }
-    return go.Figure(data=traces, layout=layout)
+    return go.Figure(data=traces, layout=layout, _validate=False)  # dicts; tests validate

@@ -40,6 +40,13 @@ DISPLAY = {
     "total_time_ms": ("Time (all instances)", "s", 1e-3),
     "bottleneck": ("Bound", None, 1.0),
 }
+CAPTION = (
+    "The prefill's operators sum to TTFT; the decode step shown is at context {context} tokens "
+    "(the mean of the O − 1 steps), whose operators sum to TPOT unless an attention operator "
+    "changes bound or crosses its window between the first and the last step. The embedding "
+    "has no FLOPs, so it is in the table but not on the roofline; communication and the fixed "
+    "overhead are in the bars. Marker area ∝ share of the step time."
+)
 CSV_RENAMES = {"name": "operator", "layer": "layers", "flops": "flop_per_op"}
 CSV_RENAMES |= {"bytes": "bytes_per_op"}  # plain "flops"/"bytes" mean per batch in the CSVs
 FRACTIONS = ("attention_efficiency", "expert_efficiency", "link_efficiency")  # engine.to_csv

@@ -12,12 +12,13 @@ tokens. The written link uses the new names. Model: docs/model.md, "Serving mode
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import SimpleNamespace
 
 import pandas as pd
 
 import engine
 from ui import serve_config
-from ui.format import capacity, fmt, pct
+from ui.format import capacity, fmt, fmt_all, pct
 from ui.llm_view import reserve_param
 from ui.params import Param, choice, listing, number, parse_params, write_list, write_number
 from ui.widgets import EFFICIENCY_MIN, assumption_params, batch_param, batches_param
@@ -32,13 +33,45 @@ DEFAULTS |= {"input_tokens": 1024, "output_tokens": 256, "precision": "fp16"}
 DEFAULTS |= {"kv_precision": "same", "profile": "tutorial", "contexts": DEFAULT_CONTEXTS}
 DEFAULTS |= {"batches": DEFAULT_BATCHES}
 LEGACY = ("context", "prompt")  # read, mapped onto input/output tokens, never written
+PAGE_ONLY = ["context", "aggregate_tokens_per_s", "memory_required_bytes", "weight_bytes"]
+PAGE_ONLY += ["max_batch_at_context"]  # the curves' columns under ui.figures_llm's names
+CURVE_TABLE = {  # column: (on-screen header, ui.format unit or None (as is), factor)
+    "input_tokens": ("Input tokens", None, 1.0),
+    "batch_size": ("Batch (sequences)", None, 1.0),
+    "ttft_ms": ("TTFT", "s", 1e-3),
+    "tpot_ms": ("TPOT", "s", 1e-3),
+    "tokens_per_s_per_user": ("Per user (tokens/s)", "", 1.0),
+    "output_tokens_per_s_per_gpu": ("Per GPU (tokens/s)", "", 1.0),
+    "output_tokens_per_s": ("All devices (tokens/s)", "", 1.0),
+    "decode_bottleneck": ("Decode bound", None, 1.0),
+    "memory_per_device_bytes": ("Memory per device", "B", 1.0),
+    "fits_in_memory": ("Fits", None, 1.0),
+}
+
+
+def model_entries(cat) -> dict:
+    """The picker's models: catalogue LLMs with shapes, then the config.json entry."""
+    out = {key: m for key, m in cat.models.items() if getattr(m, "arch", None) is not None}
+    return out | {serve_config.CONFIG_ID: SimpleNamespace(name=serve_config.CONFIG_NAME)}
+
+
+def curve_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The curves' rows under readable headers, numbers as ui.format text with units."""
+    out = {}
+    for column, (header, unit, factor) in CURVE_TABLE.items():
+        values = df[column].to_numpy()
+        out[header] = values if unit is None else fmt_all(values * factor, unit)
+    return pd.DataFrame(out)
 
 
 def model_reader(base):
     def canon(text: str) -> str:
         if text.strip().lower() == serve_config.CONFIG_ID:
             return serve_config.CONFIG_ID
-        return engine.resolve_llm(text, base)[0]
+        spec = engine.resolve_llm(text, base)
+        if getattr(spec, "arch", None) is None:
+            raise ValueError(f"{spec.id} has no shapes (the serving model needs them)")
+        return spec.id
 
     return choice((), canon=canon)
 

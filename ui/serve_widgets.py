@@ -1,0 +1,106 @@
+"""The serving page's own widgets: devices, tokens, profile, the config.json field, overrides,
+and the headline. Each widget's key is `decode:<param>`, bound to the share link (ui.state)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import engine
+from ui import serve_config
+from ui import serve_view as sv
+from ui.common import plain
+from ui.llm_view import RESERVE_MAX
+from ui.state import widget_key
+from ui.widgets import EFFICIENCY_MIN
+
+PAGE = "decode"
+ROW = 4  # metric cards per row
+
+
+def k(name: str) -> str:
+    return widget_key(PAGE, name)
+
+
+def devices_inputs() -> tuple[int, int]:
+    """Tensor- and pipeline-parallel degrees (devices = tp × pp)."""
+    left, right = st.columns(2)
+    tp = left.number_input("TP (tensor-parallel devices)", 1, engine.MAX_DEGREE, key=k("tp"))
+    pp = right.number_input("PP (pipeline stages)", 1, engine.MAX_DEGREE, key=k("pp"))
+    return int(tp), int(pp)
+
+
+def token_inputs() -> tuple[int, int, int]:
+    """(batch, input tokens, output tokens) per request of the static batch."""
+    batch = st.number_input("Batch (concurrent sequences)", 1, engine.MAX_BATCH, key=k("batch"))
+    left, right = st.columns(2)
+    i = left.number_input("Input tokens (prompt)", 1, engine.MAX_TOKENS, key=k("input_tokens"))
+    o = right.number_input("Output tokens", 1, engine.MAX_TOKENS, key=k("output_tokens"))
+    return int(batch), int(i), int(o)
+
+
+def profile_input() -> str:
+    names = engine.profile_names()
+    if st.session_state.get(k("profile")) not in names:
+        st.session_state[k("profile")] = "tutorial"
+    return st.selectbox(
+        "Profile (assumptions)",
+        names,
+        key=k("profile"),
+        format_func=lambda n: f"{n}: {engine.get_profile(n).description}"[:90],
+        help="A named set of efficiencies and overheads (docs/model.md, 'Serving model').",
+    )
+
+
+def config_input() -> tuple[object | None, str]:
+    """The pasted or uploaded config.json: (its ModelSpec or None, the compact text for the
+    link). A problem is shown under the field, naming the config.json field."""
+    text = st.text_area(
+        "config.json (paste)", key=k("model_config"), max_chars=serve_config.MAX_PASTE_CHARS,
+        placeholder='{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, ...}',
+    )  # fmt: skip
+    upload = st.file_uploader("or upload config.json", type=["json"], key=k("model_config.file"))
+    try:
+        if upload is not None:
+            text = serve_config.read_upload(upload.getvalue())
+        if not (text or "").strip():
+            st.info("Paste or upload a Hugging Face config.json to use a custom model.")
+            return None, ""
+        spec = serve_config.model(text)
+        st.caption(plain(serve_config.summary(spec)))
+        return spec, serve_config.compact(text)
+    except ValueError as exc:
+        st.error(plain(exc), icon="🚫")
+        return None, ""
+
+
+def override_inputs() -> dict[str, object]:
+    """The profile's assumptions the user overrides (blank: the profile's figure)."""
+    fields = {  # name: (label, min, max, step, format)
+        "efficiency": ("Compute efficiency η (fraction of peak)", EFFICIENCY_MIN, 1.0, 0.05, None),
+        "layer_overhead_us": ("Layer overhead τ (µs per layer per step)", 0.0, 1e6, 1.0, None),
+        "dispatch_overhead_ms": ("Dispatch overhead d (ms per step)", 0.0, 1e4, 0.005, "%.3f"),
+        "memory_reserve": ("Memory reserve (fraction of capacity held back)", 0.0, RESERVE_MAX,
+                           0.05, "%.2f"),
+    }  # fmt: skip
+    out = {}
+    with st.expander("Override the profile (blank: its figure)"):
+        for name, (label, lo, hi, step, form) in fields.items():
+            out[name] = st.number_input(
+                label, lo, hi, value=None, step=step, format=form, key=k(name),
+                placeholder="profile's figure",
+            )  # fmt: skip
+    return out
+
+
+def show_headline(r: dict, hw) -> None:
+    """The fit verdict first, then the metric cards in rows."""
+    verdict = plain(sv.fit_text(r, hw))
+    if r["fits_in_memory"]:
+        st.success(verdict, icon="✅")
+    else:
+        st.error(f"{verdict}. Every speed below is hypothetical (as if it fitted).", icon="🚫")
+    cards = sv.headline(r)
+    for start in range(0, len(cards), ROW):
+        row = cards[start : start + ROW]
+        for col, (label, value, tip) in zip(st.columns(ROW), row, strict=False):
+            col.metric(label, value, help=tip)
