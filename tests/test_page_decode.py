@@ -215,6 +215,15 @@ def test_custom_accelerator_from_the_link_is_used_and_custom_model_explained():
     assert url(at, "custom_hw") == chip and url(at, "custom_model") == toy  # kept in the link
 
 
+def test_capacity_is_shown_as_the_catalogue_states_it():
+    at = open_page({"hardware": "H200"})  # the H200 datasheet states 141 GB (decimal)
+    memory = next(c.value for c in at.caption if c.value.startswith("Memory: "))
+    assert "Capacity 141 GB as catalogued" in memory
+    at = open_page()  # the A100 80GB datasheet's 80 GB are GiB: 85.9e9 bytes
+    memory = next(c.value for c in at.caption if c.value.startswith("Memory: "))
+    assert "Capacity 80 GiB as catalogued" in memory
+
+
 def test_not_fitting_leads_the_page_and_marks_the_speed_figures_hypothetical():
     # Llama-3.1-70B at fp16 on one H100: 141 GB of weights > 80 GB (less the 10 % reserve)
     at = open_page({"model": "Llama-3.1-70B", "hardware": "H100", "precision": "fp16"})
@@ -224,6 +233,7 @@ def test_not_fitting_leads_the_page_and_marks_the_speed_figures_hypothetical():
     kinds = [type(first[k]).__name__ for k in sorted(first)][:3]
     assert kinds == ["Title", "Caption", "Error"], kinds
     assert "Does not fit" in at.error[0].value and "hypothetical" in at.error[0].value
+    assert "H100 SXM has 80 GiB" in at.error[0].value  # the capacity as catalogued
     assert all(
         label.endswith("— hypothetical")
         for label in labels(at)
