@@ -96,3 +96,11 @@ def test_the_profile_parameter_accepts_built_ins_and_the_custom_one():
     names = [p.name for p in pk.params(None)]
     assert names[0] == "profile" and set(names[1:]) == set(pk.RANGES)
     assert set(pk.RANGES) | set(pk.WIDGETS) == set(engine.PROFILE_KEYS)  # every key has a home
+
+
+def test_the_llm_views_memory_reserve_is_a_profile_value_too():
+    # trtllm.toml: memory_reserve 0.045; the LLM view's widget at 0.1 is an edit
+    s = pk.seeds(TRT, ["memory_reserve"])
+    assert s["memory_reserve"] == pytest.approx(0.045)
+    assert pk.edits(TRT, s) == {}
+    assert list(pk.edits(TRT, s | {"memory_reserve": 0.1})) == ["memory_reserve"]

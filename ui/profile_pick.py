@@ -53,18 +53,22 @@ def link_profile(query: Mapping[str, Sequence[str]]) -> tuple[engine.Profile, li
     return profile_from_query({k: list(v) for k, v in query.items()})
 
 
-def seeds(profile: engine.Profile) -> dict[str, float | None]:
+def seeds(profile: engine.Profile, extra: Sequence[str] = ()) -> dict[str, float | None]:
     """The widget values a profile starts the page at (unset: the tutorial's default, or None
-    for the dispatch overhead: the accelerator's catalogued figure)."""
+    for the dispatch overhead: the accelerator's catalogued figure); `extra`: more profile
+    keys the page has widgets for (e.g. memory_reserve on the LLM view)."""
     values, base = profile.values(), engine.get_profile(DEFAULT).values()
-    return {name: values.get(name, base.get(name)) for name in WIDGETS}
+    return {name: values.get(name, base.get(name)) for name in (*WIDGETS, *extra)}
 
 
 def edits(profile: engine.Profile, chosen: Mapping[str, object]) -> dict[str, tuple]:
-    """The widget values that differ from the profile's: name -> (profile's, on screen)."""
+    """The widget values that differ from the profile's: name -> (profile's, on screen); only
+    the profile keys in `chosen` are compared (None there: blank, the catalogue's figure)."""
     out = {}
-    for name, start in seeds(profile).items():
-        now = chosen.get(name)
+    for name, start in seeds(profile, [k for k in chosen if k in RANGES]).items():
+        if name not in chosen:
+            continue
+        now = chosen[name]
         same = (start is None and now is None) or (
             start is not None and now is not None and math.isclose(start, now, rel_tol=1e-9)
         )
@@ -117,7 +121,7 @@ def link_values(profile: engine.Profile, skip: Sequence[str] = ()) -> dict[str, 
     return out
 
 
-def start(page: str) -> tuple[engine.Profile | None, list[str]]:
+def start(page: str, extra: Sequence[str] = ()) -> tuple[engine.Profile | None, list[str]]:
     """Before binding the page: read the link's profile once; when the link names a profile,
     its values seed the assumption widgets the link leaves out (not another page's values).
 
@@ -132,10 +136,11 @@ def start(page: str) -> tuple[engine.Profile | None, list[str]]:
         if profile.origin != "built-in":
             st.session_state[CUSTOM] = profile
         st.session_state[key] = profile.name
-        for name, value in seeds(profile).items():
+        for name, value in seeds(profile, extra).items():
             if name not in query:
                 st.session_state[widget_key(page, name)] = value
-    return st.session_state.get(CUSTOM), warnings
+    custom = [w for w in warnings if w.startswith("custom profile")]  # the rest: parse_params
+    return st.session_state.get(CUSTOM), custom
 
 
 def current(page: str, custom: engine.Profile | None) -> engine.Profile:
@@ -146,13 +151,13 @@ def current(page: str, custom: engine.Profile | None) -> engine.Profile:
     return engine.get_profile(name if is_builtin(name) else DEFAULT)
 
 
-def _apply(page: str, custom: engine.Profile | None) -> None:
+def _apply(page: str, custom: engine.Profile | None, extra: Sequence[str]) -> None:
     """The picker's callback: the chosen profile's values into the assumption widgets."""
-    for name, value in seeds(current(page, custom)).items():
+    for name, value in seeds(current(page, custom), extra).items():
         st.session_state[widget_key(page, name)] = value
 
 
-def picker(page: str, custom: engine.Profile | None) -> engine.Profile:
+def picker(page: str, custom: engine.Profile | None, extra: Sequence[str] = ()) -> engine.Profile:
     """The profile selectbox (built-ins, then the link's custom profile); returns the profile."""
     options = [*engine.profile_names(), *([custom.name] if custom is not None else [])]
     key = widget_key(page, "profile")
@@ -163,7 +168,7 @@ def picker(page: str, custom: engine.Profile | None) -> engine.Profile:
         options,
         key=key,
         on_change=_apply,
-        args=(page, custom),
+        args=(page, custom, tuple(extra)),
         help="tutorial: the tutorial's defaults (its published figures); trtllm: fitted on "
         "TensorRT-LLM measurements (docs/model.md, Accuracy). Choosing one sets the "
         "assumptions below; edit them freely (the page then says 'edited').",
