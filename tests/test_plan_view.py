@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
+from engine import serve_inputs  # the engine's own fallback flag, to check the planner's rule
 from ui import plan_grid as pg
 from ui import plan_view as pv
 
@@ -211,8 +212,8 @@ def test_plan_leaves_out_what_the_engine_refuses_and_says_why():
     # A100 and M3 Max list no fp8 peak; M3 Max has no device-to-device link.
     assert groups == [pg.Group(("H100",), (1, 8), (1,), ("fp8",))]
     text = " | ".join(notes)
-    assert "TP 3: tp 3 does not divide Llama-3.1-70B's 64 attention heads" in text
-    assert "PP 200: pp 200 exceeds Llama-3.1-70B's 80 layers" in text
+    assert "TP 3: does not divide Llama-3.1-70B's 64 attention heads" in text
+    assert "PP 200: more stages than Llama-3.1-70B's 80 layers" in text
     assert "fp8 on NVIDIA A100 80GB SXM, Apple MacBook Pro M3 Max: no fp8 peak" in text
     assert "TP or PP > 1 on Apple MacBook Pro M3 Max: one device only" in text
     assert pg.row_count(groups, [1, 2, 4]) == 1 * 2 * 1 * 1 * 3
@@ -293,3 +294,32 @@ def test_every_catalogue_llm_plans_on_a_mixed_grid(model):
     priced = ok["usd_per_1m_output_tokens"].dropna().to_numpy()
     assert (np.diff(priced) >= 0).all()
     assert (pv.infeasible_reason(table, slo) is None) == bool(len(ok))
+
+
+def engine_refuses(model, hardware, tp: int, pp: int) -> bool:
+    try:
+        engine.serve(model, hardware, tp=tp, pp=pp, input_tokens=8, output_tokens=2)
+    except ValueError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("model", LLMS, ids=lambda m: m.id)
+def test_the_planners_tp_pp_rules_agree_with_the_engine(model):
+    # the planner decides from the public spec fields; the engine must refuse exactly those
+    for tp in range(1, 17):
+        planned = pg.tp_refusal(model.id, model.arch, tp) is None
+        assert planned == (not engine_refuses(model, "H100", tp, 1)), (model.id, tp)
+    for pp in (1, 2, model.arch.layers, model.arch.layers + 1):
+        planned = pg.pp_refusal(model.id, model.arch, pp) is None
+        assert planned == (not engine_refuses(model, "H100", 1, pp)), (model.id, pp)
+
+
+@pytest.mark.parametrize("hw", CAT.hardware.values(), ids=lambda h: h.id)
+def test_the_planners_chip_rules_agree_with_the_engine(hw):
+    small = CAT.models["Llama-3.2-1B"]  # 32 heads, 8 KV heads: TP 2 splits both
+    groups, _ = pg.plan(small.id, small.arch, {hw.id: hw}, [2], [1], ["fp16"])
+    assert bool(groups) == (not engine_refuses(small, hw, 2, 1))
+    for precision in engine.PRECISIONS:  # native when the engine raises no fallback flag
+        fallback = serve_inputs.hardware_values(hw, precision, engine.DEFAULTS)["fallback"]
+        assert pg.native_precision(hw, precision) == (not fallback), precision

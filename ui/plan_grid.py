@@ -1,12 +1,14 @@
 """The planner's grid: which (accelerator, TP, PP, precision) combinations to sweep, the sweep,
 the on-screen table and the CSV.
 
-The serving model refuses a TP that does not split the model's heads, a PP deeper than its
-layers, and TP×PP > 1 on a chip with no device-to-device link; a chip without a peak for a
-precision would silently run at another precision's peak. The planner leaves those
-combinations out *before* the sweep, says which and why (the engine's own checks and words),
-and runs one vectorised `engine.serve_sweep` per set of accelerators that share the same valid
-axes (usually one). Serving model: docs/model.md ("Serving model").
+The serving model refuses a TP that does not split the model's attention heads (or its KV
+heads, unless TP is a multiple of them; MLA has no KV heads to split), a PP deeper than its
+layers, and TP×PP > 1 on a chip with one device per node (no link); a chip that lists no peak
+for a precision would run at another precision's peak (`HardwareSpec.peak_for`). The planner
+leaves those combinations out *before* the sweep, from the public spec fields, and says which
+and why (tests check these rules against the engine's own refusals), then runs one vectorised
+`engine.serve_sweep` per set of accelerators that share the same valid axes (usually one).
+Serving model: docs/model.md ("Serving model").
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import numpy as np
 import pandas as pd
 
 import engine
-from engine import serve_inputs
 from ui import plan_view as pv
 from ui.common import defuse_formulas
 from ui.format import fmt_all
@@ -41,12 +42,19 @@ class Group:
         return len(self.hardware) * len(self.tp) * len(self.pp) * len(self.precisions)
 
 
-def _refusal(check, *args) -> str | None:
-    try:
-        check(*args)
-    except ValueError as exc:
-        return str(exc)
+def tp_refusal(model_id: str, arch: engine.Architecture, tp: int) -> str | None:
+    """Why the serving model refuses this TP degree for the model (None: it accepts it)."""
+    if arch.heads % tp:
+        return f"does not divide {model_id}'s {arch.heads} attention heads"
+    kv = arch.kv_heads
+    if arch.attention != "mla" and kv % tp and tp % kv:
+        return f"neither divides nor is a multiple of {model_id}'s {kv} KV heads"
     return None
+
+
+def pp_refusal(model_id: str, arch: engine.Architecture, pp: int) -> str | None:
+    """Why the serving model refuses this PP degree (None: it accepts it)."""
+    return f"more stages than {model_id}'s {arch.layers} layers" if pp > arch.layers else None
 
 
 def plan(
@@ -66,17 +74,17 @@ def plan(
     """
     notes, ok_tp, ok_pp = [], [], []
     for t in tps:
-        why = _refusal(serve_inputs.check_parallel, model_id, arch, int(t), 1)
+        why = tp_refusal(model_id, arch, int(t))
         ok_tp += [int(t)] if why is None else []
         notes += [f"TP {t}: {why}"] if why else []
     for p in pps:
-        why = _refusal(serve_inputs.check_parallel, model_id, arch, 1, int(p))
+        why = pp_refusal(model_id, arch, int(p))
         ok_pp += [int(p)] if why is None else []
         notes += [f"PP {p}: {why}"] if why else []
     by_axes: dict[tuple, list[str]] = {}
     single, missing = [], {p: [] for p in precisions}  # names, by the note they share
     for hw_id, hw in hardware.items():
-        alone = _refusal(serve_inputs.check_devices, hw, 2, 1) is not None
+        alone = hw.devices_per_node <= 1  # no device-to-device link in the catalogue
         tp = tuple(t for t in ok_tp if not alone or t == 1)
         pp = tuple(p for p in ok_pp if not alone or p == 1)
         single += [hw.name] if len(tp) < len(ok_tp) or len(pp) < len(ok_pp) else []
@@ -95,10 +103,10 @@ def plan(
 
 
 def native_precision(hw: engine.HardwareSpec, precision: str) -> bool:
-    """True when the chip lists a peak for `precision` (bf16 runs at the fp16 peak), by the
-    engine's own fallback flag."""
-    values = serve_inputs.hardware_values(hw, precision, engine.DEFAULTS)
-    return not values["fallback"]
+    """True when the chip lists a peak for `precision`; bf16 on the fp16 peak counts (they
+    share one figure), as `HardwareSpec.peak_for` documents."""
+    used = hw.peak_for(precision)[1]
+    return used == precision or (precision, used) == ("bf16", "fp16")
 
 
 def row_count(groups: Sequence[Group], batches: Sequence[int]) -> int:

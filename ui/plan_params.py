@@ -19,7 +19,6 @@ from collections.abc import Mapping
 import streamlit as st
 
 import engine
-from engine.serve_inputs import MAX_DEGREE, MAX_TOKENS
 from ui import custom, state, widgets
 from ui.format import fmt
 from ui.params import (
@@ -33,6 +32,8 @@ from ui.params import (
 )
 
 PAGE = "plan"
+MAX_TOKENS = engine.MAX_CONTEXT  # tokens per request (input or output)
+MAX_DEGREE = 1024  # a TP or PP degree; the serving model refuses more
 NONE = "none"  # the link's word for "no limit" / "no price"
 MAX_HARDWARE = 8
 DEFAULT_BATCHES = [2**k for k in range(9)]  # 1, 2, 4, ..., 256
