@@ -9,9 +9,9 @@ from engine.catalog import BUILTIN_FILES, MAX_FILE_BYTES, normalise_id, read_cat
 from engine.specs import PRECISIONS, TASKS
 from engine.units import quantity
 from ui import common, custom, state
-from ui.format import sig
 from ui.params import Param, ParamError, choice, listing, write_list
 from ui.search import matches
+from ui.tables import readable
 from ui.widgets import SHARED_NAMES, assumption_params, custom_editors
 
 PAGE = "catalogue"
@@ -77,10 +77,9 @@ def model_frame(specs: list) -> pd.DataFrame:
 
 def show_table(df: pd.DataFrame, key: str, filename: str, ids=None) -> None:
     df = df if ids is None else df[df["Id"].isin(ids)]  # headers stay when nothing matches
-    shown = df.style.format(lambda v: sig(v, 4), list(df.select_dtypes("number")), na_rep="—")
     config = {"Source": st.column_config.LinkColumn(display_text=r"https?://([^/]+)")}
     config[RIDGE] = st.column_config.NumberColumn(RIDGE, help="fp16 peak ÷ BW")
-    st.dataframe(shown, key=key, hide_index=True, column_config=config)  # numbers stay numbers
+    st.dataframe(readable(df), key=key, hide_index=True, column_config=config)
     common.download_csv(df, filename, f"{key}_csv")
 
 

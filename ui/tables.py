@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ui.format import MISSING, fmt, fmt_all
+from ui.format import MISSING, fmt, fmt_all, sig
 
 
 def sample_unit(df: pd.DataFrame) -> str:
@@ -122,3 +122,12 @@ def decode_table(df: pd.DataFrame) -> pd.DataFrame:
         values = df[column].to_numpy()
         out[header] = values if unit is None else fmt_all(values * factor, unit)
     return pd.DataFrame(out)
+
+
+def readable(df: pd.DataFrame):
+    """A catalogue-style frame for st.dataframe: numbers as ui.format.sig text (4 figures,
+    thousands separators) but still numbers underneath (they sort), and a column with a gap
+    as text with "—" (Streamlit draws a missing number as "None")."""
+    gaps = [c for c in df.select_dtypes("number") if df[c].isna().any()]
+    df = df.assign(**{c: [MISSING if pd.isna(v) else sig(v, 4) for v in df[c]] for c in gaps})
+    return df.style.format(lambda v: sig(v, 4), list(df.select_dtypes("number")))
