@@ -88,6 +88,7 @@ st.caption(
     f"{len(hw_ids)} accelerators × {len(batches):,} batch sizes ({batches[0]:,} to "
     f"{batches[-1]:,}) · {precision} · baseline {shown[baseline]} · {note}"
 )
+llm_view.show_fit(df, names)
 if decode:
     st.caption(llm_view.caption(context, df["fits_in_memory"]))
 elif view == "tutorial":

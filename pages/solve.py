@@ -40,6 +40,7 @@ query = state.publish(PAGE, params, values, shared=widgets.SHARED_NAMES)
 st.title(f"{common.plain(model.name)} on {common.plain(hw.name)}")
 note = common.FLOP_NOTE[overrides["flop_convention"]]
 st.caption(f"Batch {batch:,} · {precision} · {note}")
+sv.show_not_fit(result, hw)
 scenario.show_notes(s)
 scenario.show_engine_warnings(result.warnings)
 sv.show_headline(result, model, hw, crossover)

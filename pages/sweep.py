@@ -61,6 +61,7 @@ query = state.publish(PAGE, params, values, widgets.SHARED_NAMES)
 note, names = common.FLOP_NOTE[overrides["flop_convention"]], {hw_id: hw.name}
 st.title(f"Batch sweep: {common.plain(model.name)} on {common.plain(hw.name)}")
 st.caption(f"{len(df):,} batch sizes, {batches[0]:,} to {batches[-1]:,} · {precision} · {note}")
+llm_view.show_fit(df, names)
 scenario.show_notes(s)
 if decode:
     st.caption(llm_view.caption(context, df["fits_in_memory"]))

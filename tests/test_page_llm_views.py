@@ -101,3 +101,26 @@ def test_the_context_follows_the_user_from_the_decode_page():
     at.switch_page("pages/sweep.py").run()
     assert not at.exception
     assert at.number_input(key="sweep:context").value == 16384
+
+
+def kinds(at: AppTest) -> list[str]:
+    main = at.main.children
+    return [type(main[k]).__name__ for k in sorted(main)]
+
+
+def test_rows_that_do_not_fit_are_said_first_and_marked_hypothetical():
+    # Llama-3.1-70B at fp16: 141 GB of weights > one H100's 80 GiB at every batch
+    query = {"model": "Llama-3.1-70B", "precision": "fp16", "batches": "1,8"}
+    at = run("sweep", query | {"hardware": "H100"})
+    assert kinds(at)[:3] == ["Title", "Caption", "Error"]
+    assert "Does not fit" in at.error[0].value and "hypothetical" in at.error[0].value
+    # the tutorial view: 70.6e9 params × 2 B = 141.2 GB > 80 GiB (H100) and > 141 GB (H200)
+    at = run("compare", query | {"hardware": "H100,H200", "view": "tutorial"})
+    df = engine.sweep("Llama-3.1-70B", ["H100", "H200"], [1, 8], ["fp16"])
+    assert not df["fits_in_memory"].any()
+    assert "Does not fit" in at.error[0].value and "every row" in at.error[0].value
+    small = {"model": "Llama-3.1-8B", "precision": "fp16", "batches": "1,256"}
+    at = run("sweep", small | {"hardware": "A100", "context": "8192"})
+    d = engine.decode_sweep("Llama-3.1-8B", "A100", [1, 256], [8192])
+    assert list(d["fits_in_memory"]) == [True, False]  # 16 GB + 256 × 1.07 GB > 80 GiB
+    assert "1 of 2 rows do not fit" in at.error[0].value

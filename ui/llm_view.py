@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 import engine
-from ui import tables
+from ui import common, tables
 from ui.params import Param, choice, number, write_number
 from ui.state import widget_key
 
@@ -138,6 +138,22 @@ DECODE_HEADERS = {
 def table(df: pd.DataFrame, names: dict[str, str], columns: list[str]) -> pd.DataFrame:
     """The decode view's rows as the sweep's table, headed as what they are (TPOT, decode)."""
     return tables.display_table(df, names, columns).rename(columns=DECODE_HEADERS)
+
+
+def show_fit(df: pd.DataFrame, names: dict[str, str]) -> None:
+    """Rows that do not fit in memory, said first: their figures are hypothetical."""
+    fits = df["fits_in_memory"].astype(bool)
+    if fits.all():
+        return
+    out = sorted({names.get(str(h), str(h)) for h in df.loc[~fits, "hardware"]})
+    where = ", ".join(common.plain(n) for n in out)
+    what = "weights + KV cache" if "context" in df else "the weights"
+    if not fits.any():
+        head = f"**Does not fit** on {where}: {what} exceed the memory in every row."
+    else:
+        head = f"**{int((~fits).sum()):,} of {len(df):,} rows do not fit** ({where}): {what} "
+        head += "exceed the memory there."
+    st.error(head + " Those figures are **hypothetical** (as if it fitted).", icon="🚫")
 
 
 def caption(context: int, fits: pd.Series) -> str:

@@ -15,12 +15,16 @@ from ui.params import write_number
 DECODE_PAGE = "decode"
 
 
-def show_headline(r, model, hw, crossover: int | None) -> None:
-    """Not-fit first (the figures become hypothetical), then the regime with the roofline bound
-    beside it, then the explanation."""
-    hw_name = common.plain(hw.name)
+def show_not_fit(r, hw) -> None:
+    """When the weights do not fit, say so first: every figure becomes hypothetical."""
     if not r.fits_in_memory:
-        st.error(explain.not_fit_text(r.weight_bytes, hw, hw_name), icon="🚫")
+        st.error(explain.not_fit_text(r.weight_bytes, hw, common.plain(hw.name)), icon="🚫")
+
+
+def show_headline(r, model, hw, crossover: int | None) -> None:
+    """The regime with the roofline bound beside it (hypothetical when it does not fit), then
+    the explanation."""
+    hw_name = common.plain(hw.name)
     prefix = "Hypothetical: " if not r.fits_in_memory else ""
     st.subheader(prefix + explain.headline(r))
     for line in explain.explain(r, hw_name, crossover):
