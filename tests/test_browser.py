@@ -34,7 +34,7 @@ def test_deep_link_as_first_request_shows_the_reference_case(fresh_server, chrom
     assert "memory" in metric(page, "Bottleneck")
     assert metric(page, "Latency") == fmt(r.latency_s, "s") == "543 µs"  # 0.5426 ms
     assert "1,843" in metric(page, "Throughput")
-    # the headline: the regime (overhead is 77 % of the latency), the roofline bound beside it
+    # the headline: the regime (overhead 0.515 ms is 94.9 % of 0.543 ms), the roofline bound
     heading = page.locator("[data-testid='stMain'] h3").first.inner_text()
     assert "Overhead-bound · roofline bound: memory" in heading
     # the entry file's setup ran: our navigation (readable labels) is in the sidebar
