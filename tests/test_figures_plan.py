@@ -104,3 +104,21 @@ def test_thinning_keeps_both_ends_of_a_front():
     assert len(kept) == 60 and kept[0] == 5 and kept[-1] == 1004
     assert (np.diff(kept) > 0).all() and np.diff(kept).max() - np.diff(kept).min() <= 1
     assert fp.thin_positions(np.arange(10), 60).tolist() == list(range(10))
+
+
+def test_front_hover_names_the_limits_a_point_misses():
+    # TTFT 2,500 ms > 2,000 ms and 10 tokens/s per user < 12: both missed, named with units
+    df = grid(
+        ttft_ms=[2500.0, 100.0],
+        tokens_per_s_per_user=[10.0, 20.0],
+        output_tokens_per_s_per_gpu=[2000.0, 1000.0],  # both on the front
+    )
+    slo = pv.Slo(ttft_ms=2000, min_tokens_per_s_per_user=12)
+    assert pv.verdicts(df, slo) == [
+        "misses TTFT ≤ 2 s, tokens/s per user ≥ 12 tokens/s",
+        "meets the SLOs",
+    ]
+    fig = fp.pareto_figure(pv.ranked(df, slo, {}), {}, slo, "t")
+    hovers = [h for t in fig.data if t.mode == "lines+markers" for h in t.hovertext]
+    assert any("misses TTFT ≤ 2 s" in h for h in hovers)
+    assert pv.verdicts(grid(fits_in_memory=[False]), slo) == ["does not fit in memory"]

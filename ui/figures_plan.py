@@ -39,8 +39,9 @@ def _config_columns(df: pd.DataFrame, names: dict[str, str]) -> list[list]:
     return [ints[0], hardware, ints[1], ints[2], ints[3], list(map(str, df["precision"]))]
 
 
-def hover_text(df: pd.DataFrame, names: dict[str, str]) -> list[str]:
-    """The whole configuration of each row, for the hover box (names escaped: inert)."""
+def hover_text(df: pd.DataFrame, names: dict[str, str], slo: pv.Slo | None = None) -> list[str]:
+    """The whole configuration of each row, for the hover box (names escaped: inert); with
+    `slo`, which limits the row misses."""
     if df.empty:
         return []
     cost = (
@@ -48,11 +49,12 @@ def hover_text(df: pd.DataFrame, names: dict[str, str]) -> list[str]:
         if "usd_per_1m_output_tokens" in df
         else [""] * len(df)
     )
-    verdict = (
-        np.where(df["meets_slo"], "meets the SLOs", "misses an SLO or does not fit")
-        if "meets_slo" in df
-        else [""] * len(df)
-    )
+    if slo is not None:
+        verdict = [html.escape(v) for v in pv.verdicts(df, slo)]
+    elif "meets_slo" in df:
+        verdict = np.where(df["meets_slo"], "meets the SLOs", "misses an SLO or does not fit")
+    else:
+        verdict = [""] * len(df)
     columns = zip(
         *_config_columns(df, names),
         fmt_all(df["ttft_ms"].to_numpy() * 1e-3, "s"),
@@ -91,7 +93,7 @@ def thin_positions(positions: np.ndarray, most: int) -> np.ndarray:
 
 
 DRAWN = ["hardware", "precision", "devices", "tp", "pp", "batch_size", "ttft_ms", "tpot_ms"]
-DRAWN += [pv.X, pv.Y, "usd_per_1m_output_tokens", "meets_slo"]
+DRAWN += [pv.X, pv.Y, "usd_per_1m_output_tokens", "meets_slo", "fits_in_memory"]
 
 
 def pareto_figure(df: pd.DataFrame, names: dict[str, str], slo: pv.Slo, title: str) -> go.Figure:
@@ -113,7 +115,7 @@ def pareto_figure(df: pd.DataFrame, names: dict[str, str], slo: pv.Slo, title: s
         label = f"{html.escape(names.get(hw, hw))} {html.escape(precision)}"
         style = {"type": "scattergl", "legendgroup": label, "color": PALETTE[i % len(PALETTE)]}
         traces.append(_faint_trace(light.iloc[faint], label, style, names.get(hw, hw), precision))
-        traces.append(_front_trace(shown.iloc[best], label, style, names))
+        traces.append(_front_trace(shown.iloc[best], label, style, names, slo))
     return go.Figure(data=traces, layout=_layout(shown, slo, title), _validate=False)
 
 
@@ -152,7 +154,7 @@ def _faint_trace(rows: pd.DataFrame, label: str, style: dict, name: str, precisi
     }
 
 
-def _front_trace(rows: pd.DataFrame, label: str, style: dict, names: dict[str, str]) -> dict:
+def _front_trace(rows: pd.DataFrame, label: str, style: dict, names: dict, slo: pv.Slo) -> dict:
     symbols = np.where(rows["meets_slo"].to_numpy(dtype=bool), "circle", "circle-open")
     return {
         "type": style["type"],
@@ -163,7 +165,7 @@ def _front_trace(rows: pd.DataFrame, label: str, style: dict, names: dict[str, s
         "name": label,
         "marker": {"color": style["color"], "size": 8, "symbol": symbols.tolist()},
         "line": {"color": style["color"], "width": 2},
-        "hovertext": hover_text(rows, names),
+        "hovertext": hover_text(rows, names, slo),
         "hoverinfo": "text",
     }
 

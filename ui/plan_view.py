@@ -159,6 +159,28 @@ def limit_text(column: str, value: float) -> str:
     return fmt(value * _SCALE[column], _UNIT[column])
 
 
+def limit_label(column: str, limit: float) -> str:
+    """A limit in words: ("ttft_ms", 2000) -> 'TTFT ≤ 2 s'; the floor reads '≥'."""
+    sign = "≥" if column == X else "≤"
+    return f"{_WORD[column]} {sign} {limit_text(column, limit)}"
+
+
+def verdicts(df: pd.DataFrame, slo: Slo) -> list[str]:
+    """Per row: 'meets the SLOs', 'does not fit in memory', or the limits it misses."""
+    fits = df["fits_in_memory"].to_numpy(dtype=bool)
+    margins = slo_margins(df, slo)
+    labels = {c: limit_label(c, v) for c, v in slo.limits().items()}
+    missed = margins.to_numpy() < 0
+    out = []
+    for i, row in enumerate(missed):
+        names = [labels[c] for c, miss in zip(margins.columns, row, strict=True) if miss]
+        if not fits[i]:
+            out.append("does not fit in memory")
+        else:
+            out.append("misses " + ", ".join(names) if names else "meets the SLOs")
+    return out
+
+
 def _miss_words(column: str, miss: float, limit: float) -> str:
     if column == "tokens_per_s_per_user":
         return (
