@@ -79,7 +79,7 @@ def shrink(target: Path) -> None:
 def capture(base: str, out: Path, pages: dict[str, str], settle_ms: int) -> list[Path]:
     """Screenshot each page at each width and colour scheme; returns the written paths."""
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    written, problems = [], []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         for scheme in SCHEMES:
@@ -94,9 +94,13 @@ def capture(base: str, out: Path, pages: dict[str, str], settle_ms: int) -> list
                     target = out / f"{name}-{width}-{scheme}.png"
                     shoot_whole_page(page, width, height, target)
                     written.append(target)
-                    print(target, flush=True)
+                    failed = page.locator("[data-testid='stException']").count()
+                    print(target, "(SHOWS AN EXCEPTION)" if failed else "", flush=True)
+                    problems += [target] if failed else []
                 context.close()
         browser.close()
+    if problems:
+        raise SystemExit(f"{len(problems)} page(s) showed an exception: {problems}")
     return written
 
 
