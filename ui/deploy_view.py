@@ -19,9 +19,18 @@ import streamlit as st
 
 import engine
 from ui import common
-from ui.deployments import Deployment, notes
+from ui import profile_pick as pk
+from ui.deployments import (
+    Deployment,
+    check_deployment,
+    notes,
+    read_deployments,
+    write_deployments,
+)
 from ui.format import fmt_all, pct
+from ui.params import MAX_VALUE_CHARS, Param, number, write_number
 from ui.plan_view import usd_per_1m_output_tokens
+from ui.state import widget_key
 from ui.theme import COLORS, legend_below, log_axis
 
 DEFAULT_TEXT = "8xH100/tp8,4xMI300X/tp4"
@@ -155,8 +164,21 @@ def caption(df: pd.DataFrame, tokens: Mapping[str, int], profile_text: str) -> s
     )
 
 
-def show(df: pd.DataFrame, deps, cat, tokens, profile_text: str, csv_name: str, label: str):
-    """The section: notes, the trade-off chart, the table and its CSV download."""
+def show(model, deps, refused, cat, *, csv_name: str, profile, changed, **run) -> None:
+    """The section: refusals, notes, the trade-off chart, the table and its CSV download.
+
+    Args:
+        model: the decoder LLM; deps: the deployments to run; refused: why others were left
+            out (plain text); cat: the catalogue in use.
+        csv_name: the download's file name; profile, changed: the profile and the page's
+            edits of it (ui.profile_pick); **run: `frame`'s batches, tokens, precision,
+            overrides.
+    """
+    for why in refused:
+        st.warning(f"Deployment left out: {common.plain(why)}", icon="⚠️")
+    if not deps:
+        return
+    df = frame(model, deps, cat, profile=profile, **run)
     st.subheader("Multi-device deployments (serving model)")
     for d in deps:
         for note in notes(d, cat):
@@ -166,5 +188,64 @@ def show(df: pd.DataFrame, deps, cat, tokens, profile_text: str, csv_name: str, 
     title = f"Throughput vs interactivity: {len(deps)} deployments, {df['precision'].iloc[0]}"
     st.plotly_chart(tradeoff_figure(df, title), key="compare_deploy_chart")
     st.dataframe(display_table(df), key="compare_deploy_table", hide_index=True)
-    st.caption(caption(df, tokens, profile_text))
-    common.download_csv(csv_table(df, label), csv_name, "compare_deploy_csv", lazy=True)
+    st.caption(caption(df, run["tokens"], pk.describe(profile, changed)))
+    csv = csv_table(df, pk.label(profile, changed))
+    common.download_csv(csv, csv_name, "compare_deploy_csv", lazy=True)
+
+
+def params(cat: engine.Catalog) -> list[Param]:
+    """`deployments` (checked against the catalogue here, against the model on the page),
+    `input_tokens` and `output_tokens`."""
+    top = engine.MAX_TOKENS
+    out = [Param("deployments", read_deployments(cat), write_deployments, text_widget=True)]
+    return out + [Param(n, number(1, top, whole=True), write_number) for n in DEFAULT_TOKENS]
+
+
+def defaults(cat: engine.Catalog) -> dict[str, object]:
+    return {"deployments": read_deployments(cat)(DEFAULT_TEXT), **DEFAULT_TOKENS}
+
+
+def inputs(page: str, param: Param, cat: engine.Catalog, model) -> tuple[list, list[str], dict]:
+    """The deployments field and the request shape (sidebar, decoder LLMs with shapes).
+
+    Text that does not parse shows an error under the field and the last valid list is used;
+    a deployment the model cannot use (tp not dividing its heads, ...) is left out, with why.
+
+    Returns:
+        (the deployments to run, the refusals as plain text, the input and output tokens).
+    """
+    valid_key = widget_key(page, "deployments.valid")
+    text = st.text_input(
+        "Multi-device deployments (n × accelerator / TP / PP)",
+        key=widget_key(page, "deployments"),
+        max_chars=MAX_VALUE_CHARS,
+        help="Comma-separated, e.g. 8xH100/tp8,4xMI300X/tp4,2xH100/tp1/pp2: n = tp·pp devices "
+        "(8xH100 alone is TP8). Up to 8, run through the serving model (docs/model.md).",
+    )
+    try:
+        deps = param.read(text)
+        st.session_state[valid_key] = deps
+    except ValueError as exc:
+        deps = st.session_state.get(valid_key) or defaults(cat)["deployments"]
+        shown = write_deployments(deps)
+        st.error(f"Deployments not used: {common.plain(exc)}. Showing {shown}.", icon="🚫")
+    kept, refused = [], []
+    for d in deps:
+        try:
+            check_deployment(d, cat, model)
+            kept.append(d)
+        except ValueError as exc:
+            refused.append(str(exc))
+    return kept, refused, token_inputs(page)
+
+
+def token_inputs(page: str, tip: str | None = None) -> dict[str, int]:
+    """Input and output tokens per request, side by side (`tip`: the fields' help)."""
+    tokens = {}
+    labels = {"input_tokens": "Input tokens", "output_tokens": "Output tokens"}
+    for col, (name, label) in zip(st.columns(2), labels.items(), strict=True):
+        key = widget_key(page, name)
+        tokens[name] = int(
+            col.number_input(label, 1, engine.MAX_TOKENS, step=128, key=key, help=tip)
+        )
+    return tokens

@@ -27,6 +27,7 @@ CUSTOM = "profile.custom"  # session key: the custom profile a link carried (sha
 # The whole-model solve's assumptions on the pages' widgets (user names; flop_convention is a
 # counting rule, not a profile's).
 WIDGETS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "activation_fraction")
+LLM_VIEW = ("memory_reserve",)  # the profile key the LLM view of Sweep and Compare has a widget for
 RANGES = {  # the other profile keys: accepted in a link for a custom profile
     "bandwidth_efficiency": (0.01, 1.0),
     "memory_reserve": (0.0, 0.95),
@@ -106,10 +107,12 @@ def _profile_name(custom: engine.Profile | None):
     return read
 
 
-def params(custom: engine.Profile | None) -> list[Param]:
-    """`profile` and the custom profile's serving assumptions (written for a custom one)."""
+def params(custom: engine.Profile | None, skip: Sequence[str] = ()) -> list[Param]:
+    """`profile` and the custom profile's serving assumptions (written for a custom one), but
+    not `skip`: parameters the page declares itself (e.g. the LLM view's memory_reserve)."""
     out = [Param("profile", _profile_name(custom))]
-    return out + [Param(k, number(lo, hi), write_number) for k, (lo, hi) in RANGES.items()]
+    ranges = {k: r for k, r in RANGES.items() if k not in skip}
+    return out + [Param(k, number(lo, hi), write_number) for k, (lo, hi) in ranges.items()]
 
 
 def link_values(profile: engine.Profile, skip: Sequence[str] = ()) -> dict[str, object]:

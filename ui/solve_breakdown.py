@@ -10,6 +10,7 @@ tables and figures come from the pure builders.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -17,9 +18,9 @@ import engine
 from ui import common
 from ui import layers_view as lv
 from ui import ops_view as ov
+from ui.deploy_view import token_inputs as token_fields
 from ui.figures_ops import operator_roofline, roof_values, step_breakdown
 from ui.params import Param, number, write_number
-from ui.state import widget_key
 
 TOKENS = {"input_tokens": 1024, "output_tokens": 256}  # the planner's and Compare's defaults
 OPERATOR_ASSUMPTIONS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms")
@@ -38,21 +39,11 @@ def token_params() -> list[Param]:
 
 def token_inputs(page: str) -> dict[str, int]:
     """The request shape of the operator view (sidebar, decoder LLMs only)."""
-    out = {}
-    labels = {"input_tokens": "Input tokens (prompt)", "output_tokens": "Output tokens"}
-    for name, label in labels.items():
-        out[name] = int(
-            st.number_input(
-                label,
-                1,
-                engine.MAX_TOKENS,
-                step=128,
-                key=widget_key(page, name),
-                help="The operator view's request: a prefill of the input tokens, then decode "
-                "steps (the one shown at the mean context, input + ⌊output / 2⌋).",
-            )
-        )
-    return out
+    return token_fields(
+        page,
+        "The operator view's request: a prefill of the input tokens, then decode steps (the "
+        "one shown at the mean context, input + ⌊output / 2⌋).",
+    )
 
 
 def serving_values(profile: engine.Profile, overrides: Mapping[str, object]) -> dict:
@@ -63,26 +54,56 @@ def serving_values(profile: engine.Profile, overrides: Mapping[str, object]) -> 
     return values
 
 
-def show_operators(model_id, hw, batch, precision, profile, overrides, tokens, label) -> None:
-    """Operators of a prefill and a decode step on one device, next to the whole-model point."""
-    values = serving_values(profile, overrides)
+@dataclass(frozen=True)
+class Scenario:
+    """What the single-solve page chose, for the sections below its whole-model figures."""
+
+    model_id: str
+    model: object  # ModelSpec
+    hw: object  # HardwareSpec
+    batch: int
+    precision: str
+    profile: engine.Profile
+    overrides: Mapping[str, object]  # the page's assumptions (user names)
+    result: object  # the whole-model SolveResult
+    tokens: Mapping[str, int]  # input and output tokens (LLMs)
+    label: str  # the profile as used: 'trtllm' or 'trtllm, edited'
+
+
+def show(sc: Scenario, slot) -> None:
+    """The operator view (decoder LLMs with shapes) or the layer table (the two CNNs); the
+    roofline goes in `slot`, beside the whole-model one, the rest below."""
+    if has_operators(sc.model):
+        show_operators(sc, slot)
+    elif lv.has_layers(sc.model_id):
+        show_layers(sc, slot)
+
+
+def show_operators(sc: Scenario, slot) -> None:
+    """Operators of a prefill and a mean decode step on one device (tp = pp = 1)."""
+    values = serving_values(sc.profile, sc.overrides)
     set_values = {k: v for k, v in values.items() if v is not None}
     # every value the profile sets is passed by name over the tutorial's defaults, so a custom
     # profile from a link (not a built-in name step_table could look up) works the same way
     ops = ov.step_table(
-        model_id, hw, profile="tutorial", batch_size=batch,
-        precision=precision, **tokens, **set_values,
+        sc.model_id, sc.hw, profile="tutorial", batch_size=sc.batch, precision=sc.precision,
+        **sc.tokens, **set_values,
     )  # fmt: skip
-    roof = roof_values(hw, precision, _roof_assumptions(values))
-    title = f"Operators: {model_id} on {hw.name}, batch {batch:,}, {precision}"
-    st.plotly_chart(operator_roofline(ops, roof, title), key="solve_ops_roofline")
+    roof = roof_values(sc.hw, sc.precision, _roof_assumptions(values))
+    title = f"Operators: {sc.model.name} on {sc.hw.name}, batch {sc.batch:,}, {sc.precision}"
+    slot.plotly_chart(operator_roofline(ops, roof, title), key="solve_ops_roofline")
+    st.subheader("Operators (serving model, one device)")
+    st.caption(
+        f"A prefill of {sc.tokens['input_tokens']:,} tokens per sequence (TTFT) and the decode "
+        f"step at the mean context of {sc.tokens['output_tokens']:,} output tokens, batch "
+        f"{sc.batch:,}, profile {sc.label} (docs/model.md, Serving model). Counts are per step."
+    )
     st.plotly_chart(step_breakdown(ops), key="solve_ops_breakdown")
     st.dataframe(ov.display_table(ops), key="solve_ops_table", hide_index=True)
-    scenario = {"model": model_id, "hardware": hw.id, "tp": 1, "pp": 1, "batch_size": batch}
-    scenario |= {"input_tokens": tokens["input_tokens"], "output_tokens": tokens["output_tokens"]}
-    scenario |= {"precision": precision, "profile": label}
-    csv = ov.csv_table(ops, scenario, values)
-    name = f"operators_{model_id}_{hw.id}_b{batch}_{precision}.csv"
+    scenario = {"model": sc.model_id, "hardware": sc.hw.id, "tp": 1, "pp": 1}
+    scenario |= {"batch_size": sc.batch, **sc.tokens, "precision": sc.precision}
+    csv = ov.csv_table(ops, scenario | {"profile": sc.label}, values)
+    name = f"operators_{sc.model_id}_{sc.hw.id}_b{sc.batch}_{sc.precision}.csv"
     common.download_csv(csv, name, "solve_ops_csv", "Download the operators (CSV)", lazy=True)
 
 
@@ -94,17 +115,20 @@ def _roof_assumptions(values: Mapping[str, object]) -> dict:
     return out
 
 
-def show_layers(model_id, model, hw, batch, precision, overrides, result, label) -> None:
+def show_layers(sc: Scenario, slot) -> None:
     """The layer table generated from the architecture, each layer on the roofline."""
-    layers = lv.layer_frame(model_id, hw, batch_size=batch, precision=precision, **overrides)
-    st.caption(lv.totals_text(lv.totals(layers, model), common.plain(model.name)))
-    a = {"efficiency": overrides["efficiency"], "bandwidth_efficiency": 1.0}
-    title = f"Layers: {model.name} on {hw.name}, batch {batch:,}, {precision}"
-    fig = lv.layer_roofline(layers, hw, precision, a, result.t_overhead_s, title)
-    st.plotly_chart(fig, key="solve_layers_roofline")
+    layers = lv.layer_frame(
+        sc.model_id, sc.hw, batch_size=sc.batch, precision=sc.precision, **sc.overrides
+    )
+    a = {"efficiency": sc.overrides["efficiency"], "bandwidth_efficiency": 1.0}
+    title = f"Layers: {sc.model.name} on {sc.hw.name}, batch {sc.batch:,}, {sc.precision}"
+    fig = lv.layer_roofline(layers, sc.hw, sc.precision, a, sc.result.t_overhead_s, title)
+    slot.plotly_chart(fig, key="solve_layers_roofline")
+    st.subheader("Layers (from the architecture)")
+    st.caption(lv.totals_text(lv.totals(layers, sc.model), common.plain(sc.model.name)))
     st.dataframe(lv.display_table(layers), key="solve_layers_table", hide_index=True)
-    scenario = {"model": model_id, "hardware": hw.id, "batch_size": batch}
-    scenario |= {"precision": precision, "profile": label, **overrides}
-    name = f"layers_{model_id}_{hw.id}_b{batch}_{precision}.csv"
+    scenario = {"model": sc.model_id, "hardware": sc.hw.id, "batch_size": sc.batch}
+    scenario |= {"precision": sc.precision, "profile": sc.label, **sc.overrides}
+    name = f"layers_{sc.model_id}_{sc.hw.id}_b{sc.batch}_{sc.precision}.csv"
     csv = lv.csv_table(layers, scenario)
     common.download_csv(csv, name, "solve_layers_csv", "Download the layers (CSV)", lazy=True)
