@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.conftest import start_server, stop_server, wait_idle
 from tests.test_page_plan import by_hand
@@ -65,8 +66,18 @@ def test_first_request_draws_fronts_ranked_table_and_csv(fresh_server, chromium,
 
 def check_csv(page, tmp_path) -> None:
     """The downloaded CSV: contract columns first, ranked, its first row the engine's cheapest."""
-    with page.expect_download() as info:
-        page.get_by_role("button", name="Download CSV").first.click()
+    wait_idle(page, TIMEOUT_MS)
+    button = page.get_by_role("button", name="Download CSV").first
+    button.scroll_into_view_if_needed()
+    for attempt in range(2):  # a click that lands during a rerun can be lost on a busy machine
+        try:
+            with page.expect_download(timeout=TIMEOUT_MS // 2) as info:
+                button.click()
+            break
+        except PlaywrightTimeout:
+            if attempt:
+                raise
+            wait_idle(page, TIMEOUT_MS)
     target = tmp_path / "plan.csv"
     info.value.save_as(target)
     df = pd.read_csv(target)
