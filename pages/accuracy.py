@@ -23,6 +23,7 @@ SHIPPED = common.ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv"
 common.setup_page("Accuracy")
 ss = st.session_state
 st.title("Accuracy: measured vs predicted")
+common.show_catalog_notes(common.catalog())
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
