@@ -23,11 +23,14 @@ from engine.api import (
 from engine.arch import Architecture
 from engine.calibrate import calibrate
 from engine.catalog import (
+    BUILTIN_FILES,
     ENV_VAR,
+    MAX_FILE_BYTES,
     Catalog,
     UnknownIdError,
     load_catalog,
     normalise_id,
+    read_catalog_bytes,
     user_catalog_paths,
 )
 from engine.cnn import layer_table
@@ -69,14 +72,17 @@ from engine.specs import (
     BYTES_PER_PARAM,
     DEFAULTS,
     PRECISIONS,
+    TASKS,
     Assumptions,
     HardwareSpec,
     ModelSpec,
 )
 from engine.sweep import compute_bound_batch, crossover_batch, marginal_gain, sweep
+from engine.units import quantity
 from engine.validate import summarise, validate
 
 __all__ = [
+    "BUILTIN_FILES",
     "BYTES_PER_PARAM",
     "DEFAULTS",
     "ENERGY_FORMULA",
@@ -86,12 +92,14 @@ __all__ = [
     "MAX_BATCH",
     "MAX_CONTEXT",
     "MAX_DEGREE",
+    "MAX_FILE_BYTES",
     "MAX_MEASUREMENTS_BYTES",
     "MAX_TOKENS",
     "OVERHEAD_REGIME_SHARE",
     "PRECISIONS",
     "PROFILE_KEYS",
     "REGIMES",
+    "TASKS",
     "Architecture",
     "Assumptions",
     "Catalog",
@@ -133,6 +141,8 @@ __all__ = [
     "profile_from_values",
     "profile_names",
     "profile_to_toml",
+    "quantity",
+    "read_catalog_bytes",
     "read_measurements",
     "records",
     "resolve_llm",
