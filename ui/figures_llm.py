@@ -115,22 +115,25 @@ def _figure(traces: list[dict], title: str, y_title: str, df: pd.DataFrame, x_ra
     return go.Figure(data=traces, layout=layout, _validate=False)  # dicts; tests validate
 
 
-def _current(df: pd.DataFrame, column: str, current: tuple[int, int], scale=1.0) -> list:
+def _current(
+    df: pd.DataFrame, column: str, current: tuple[int, int], scale=1.0, word="context"
+) -> list:
     """A star on this scenario's (batch, context) row, if the sweep holds it."""
     at = (df["batch_size"].to_numpy() == current[0]) & (df["context"].to_numpy() == current[1])
     if not at.any():
         return []
-    name = f"This scenario (batch {current[0]:,}, context {current[1]:,})"
+    name = f"This scenario (batch {current[0]:,}, {word} {current[1]:,})"
     marker = {"symbol": "star", "size": 16, "color": STAR_COLOR, "line": {"width": 1}}
     y = df[column].to_numpy(dtype=float)[at][:1] / scale
     return [_trace([current[0]], y, name, mode="markers", marker=marker, hoverinfo="name")]
 
 
 def _context_lines(
-    df: pd.DataFrame, column: str, unit: str, scale: float = 1.0, si: float = 1.0
+    df: pd.DataFrame, column: str, unit: str, scale: float = 1.0, si: float = 1.0, word="context"
 ) -> list[dict]:
     """One line per context of `column` (÷ scale) against batch; ✕ marks what does not fit.
-    Hover text: `column` × `si` in ui.format's `unit`."""
+    Hover text: `column` × `si` in ui.format's `unit`; `word` names the `context` column
+    ("input" on the serving page, where it holds the input tokens)."""
     # numpy, not pandas row filters: several times faster on the sweep's 54 columns
     ctxs, batches = df["context"].to_numpy(), df["batch_size"].to_numpy()
     values = df[column].to_numpy(dtype=float) / scale
@@ -142,13 +145,13 @@ def _context_lines(
         fits = all_fits[rows]
         shown = fmt_all(values[rows] * scale * si, unit)
         extra = np.column_stack([bounds[rows], np.where(fits, "fits", "does NOT fit"), shown])
-        hover = f"context {ctx:,}<br>batch %{{x:,}}<br>%{{customdata[2]}}<br>"
+        hover = f"{word} {ctx:,} tokens<br>batch %{{x:,}}<br>%{{customdata[2]}}<br>"
         hover += "%{customdata[0]}-bound decode · %{customdata[1]} in memory<extra></extra>"
         style = {
             "line": {"color": COLORS[i % len(COLORS)], "width": 2},
             "marker": {"symbol": np.where(fits, "circle", "x").tolist(), "size": 7},
         }
-        x, y, name = batches[rows], values[rows], f"context {ctx:,} tokens"
+        x, y, name = batches[rows], values[rows], f"{word} {ctx:,} tokens"
         style["type"] = "scattergl" if len(rows) > WEBGL_POINTS else "scatter"
         traces.append(
             _trace(x, y, name, mode="lines+markers", customdata=extra, hovertemplate=hover, **style)
@@ -157,11 +160,14 @@ def _context_lines(
     return [*traces, _trace([None], [None], "✕ does not fit in memory", mode="markers", marker=key)]
 
 
-def speed_figure(df: pd.DataFrame, column: str, current: tuple[int, int]) -> go.Figure:
+def speed_figure(
+    df: pd.DataFrame, column: str, current: tuple[int, int], word: str = "context"
+) -> go.Figure:
     """`column` ("aggregate_tokens_per_s" or "tpot_ms") against batch, one line per context,
     this scenario (batch, context) starred; log-log."""
     title, y_title, unit, si = SPEED_CHARTS[column]
-    traces = [*_context_lines(df, column, unit, si=si), *_current(df, column, current)]
+    traces = [*_context_lines(df, column, unit, si=si, word=word)]
+    traces += _current(df, column, current, word=word)
     return _figure(traces, title, y_title, df)
 
 
@@ -170,7 +176,7 @@ def _line(x: list[float], y: list[float], name: str, color: str, dash: str) -> d
     return _trace(x, y, name, mode="lines", line=line, hoverinfo="name")
 
 
-def memory_figure(df: pd.DataFrame, current: tuple[int, int]) -> go.Figure:
+def memory_figure(df: pd.DataFrame, current: tuple[int, int], word: str = "context") -> go.Figure:
     """Weights + KV cache (GB) against batch, one line per context: the capacity line, the
     out-of-memory region above it shaded, and the largest batch that fits at current[1]."""
     b = df["batch_size"].to_numpy(dtype=float)
@@ -181,7 +187,7 @@ def memory_figure(df: pd.DataFrame, current: tuple[int, int]) -> go.Figure:
     box = ([x[0], x[1], x[1], x[0], x[0]], [capacity, capacity, top, top, capacity])
     style = {"fill": "toself", "fillcolor": OOM_FILL, "line": {"width": 0}, "hoverinfo": "name"}
     traces = [_trace(*box, "Out of memory (above capacity)", mode="lines", **style)]
-    traces += _context_lines(df, "memory_required_bytes", "B", GB)
+    traces += _context_lines(df, "memory_required_bytes", "B", GB, word=word)
     cap = f"Capacity {gb(capacity * GB)} ({fmt_bytes(capacity * GB, binary=True)})"
     traces.append(_line(x, [capacity] * 2, cap, CAPACITY_COLOR, "solid"))
     name = f"Weights alone {gb(weights * GB)}"
@@ -189,9 +195,9 @@ def memory_figure(df: pd.DataFrame, current: tuple[int, int]) -> go.Figure:
     at = df["context"].to_numpy() == current[1]
     most = int(df["max_batch_at_context"].to_numpy()[at][0]) if at.any() else 0
     if x[0] <= most <= x[1]:
-        name = f"Max batch {most:,} at context {current[1]:,}"
+        name = f"Max batch {most:,} at {word} {current[1]:,}"
         traces.append(_line([most] * 2, [weights / 3, capacity], name, CAPACITY_COLOR, "dot"))
-    traces += _current(df, "memory_required_bytes", current, GB)
+    traces += _current(df, "memory_required_bytes", current, GB, word)
     return _figure(traces, "Memory: weights + KV cache", "Memory needed (GB)", df, x)
 
 

@@ -18,6 +18,8 @@ import engine
 from ui.format import fmt_all
 
 PHASES = ("prefill", "decode")
+SCENARIO_KEYS = ("model", "hardware", "tp", "pp", "batch_size", "input_tokens",
+                 "output_tokens", "precision", "kv_precision", "profile")  # fmt: skip
 ASSUMPTION_NAMES = (  # the serving model's assumptions, by their user names
     "efficiency", "attention_efficiency", "expert_efficiency", "bandwidth_efficiency",
     "layer_overhead_us", "dispatch_overhead_ms", "memory_reserve", "link_efficiency",
@@ -95,14 +97,14 @@ def display_table(ops: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def csv_table(ops: pd.DataFrame, scenario: Mapping, assumptions: Mapping) -> pd.DataFrame:
-    """The CSV rows: the scenario (model, hardware, tp, pp, batch, tokens, precisions,
-    profile) on every row, the operator columns snake_case and unit-suffixed, then the
-    assumptions used (user names; empty: the catalogue's figure)."""
-    front = pd.DataFrame({key: [value] * len(ops) for key, value in scenario.items()})
+def csv_table(ops: pd.DataFrame, r: Mapping) -> pd.DataFrame:
+    """The CSV rows: the scenario of `r` (engine.serve(...).as_dict(): model, hardware, tp, pp,
+    batch, tokens, precisions, profile) on every row, the operator columns snake_case and
+    unit-suffixed, then the assumptions used (user names; empty: the catalogue's figure)."""
+    front = pd.DataFrame({key: [r[key]] * len(ops) for key in SCENARIO_KEYS})
     body = ops.rename(columns=CSV_RENAMES).reset_index(drop=True)
     used = {
-        f"{name}_fraction" if name in FRACTIONS else name: assumptions.get(name)
+        f"{name}_fraction" if name in FRACTIONS else name: r["assumptions"].get(name)
         for name in ASSUMPTION_NAMES
     }
     tail = pd.DataFrame({key: [value] * len(ops) for key, value in used.items()})

@@ -189,6 +189,19 @@ def headline(r: Mapping) -> list[tuple[str, str, str]]:
     ]
 
 
+def caption(r: Mapping, hw) -> str:
+    """The scenario in one line (plain text: the caller escapes the catalogue's names)."""
+    return (
+        f"{devices_text(hw, r['tp'], r['pp'])} · batch {r['batch_size']:,} × "
+        f"{r['input_tokens']:,} input + {r['output_tokens']:,} output tokens · weights "
+        f"{r['precision']}, KV cache {r['kv_precision']} · profile {r['profile']} · serving model"
+    )
+
+
+def file_name(kind: str, r: Mapping, hw_id: str) -> str:
+    return f"{kind}_{r['model']}_{hw_id}_tp{r['tp']}_pp{r['pp']}_{r['profile']}.csv"
+
+
 def bounds_text(r: Mapping) -> str:
     """Which term bounds each phase, and what the fixed overhead and communication cost."""
     return (

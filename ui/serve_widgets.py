@@ -10,8 +10,9 @@ from ui import serve_config
 from ui import serve_view as sv
 from ui.common import plain
 from ui.llm_view import RESERVE_MAX
+from ui.params import MAX_VALUE_CHARS, write_list
 from ui.state import widget_key
-from ui.widgets import EFFICIENCY_MIN
+from ui.widgets import EFFICIENCY_MIN, batch_list_input
 
 PAGE = "decode"
 ROW = 4  # metric cards per row
@@ -36,6 +37,20 @@ def token_inputs() -> tuple[int, int, int]:
     i = left.number_input("Input tokens (prompt)", 1, engine.MAX_TOKENS, key=k("input_tokens"))
     o = right.number_input("Output tokens", 1, engine.MAX_TOKENS, key=k("output_tokens"))
     return int(batch), int(i), int(o)
+
+
+def curve_inputs(contexts_p, batches_p) -> tuple[list[int], list[int]]:
+    """The curves' input lengths and batch sizes; a list that does not parse is named."""
+    text = st.text_input(
+        "Input tokens for the curves (comma-separated)", key=k("contexts"),
+        max_chars=MAX_VALUE_CHARS,
+    )  # fmt: skip
+    try:
+        contexts = contexts_p.read(text)
+    except ValueError as exc:
+        contexts = sv.DEFAULT_CONTEXTS
+        st.error(f"List not used: {exc}. Showing {write_list(contexts)}.", icon="🚫")
+    return contexts, batch_list_input(PAGE, batches_p, sv.DEFAULT_BATCHES)
 
 
 def profile_input() -> str:
