@@ -1,13 +1,17 @@
 """Hardware comparison: one model on 2–8 accelerators over a batch list → throughput, speedup
 vs a baseline, each one's crossover batch and ridge points, all rooflines overlaid. Decoder
-LLMs use the decode model at one context by default (ui.llm_view)."""
+LLMs use the decode model at one context by default (ui.llm_view), and multi-device deployments
+("8xH100/tp8") run through the serving model (ui.deploy_view). A profile (tutorial by default)
+seeds the assumptions, and is named beside the results and in the CSVs."""
 
 import streamlit as st
 
 import engine
 from ui import common, explain, llm_view, scenario, state, tables, widgets
 from ui import compare_view as cv
+from ui import deploy_view as dv
 from ui import figures_sweep as fs
+from ui import profile_pick as pk
 from ui import sweep_view as sv
 
 PAGE = "compare"
@@ -20,8 +24,12 @@ batches_p = widgets.batches_param(4096, ranges=True)
 params = [widgets.model_param(base), widgets.hardware_list_param(base, max_items=8)]
 params += [widgets.hardware_param(base, "baseline"), batches_p, *widgets.assumption_params()]
 params += llm_view.view_params()
+custom, profile_notes = pk.start(PAGE, pk.LLM_VIEW)
+deploy_p = dv.params(base)
+params += [*pk.params(custom, skip=pk.LLM_VIEW), *deploy_p]
 defaults = {"model": "ResNet-50", "hardware": ["A100", "H100"], "batches": DEFAULT_BATCHES}
 defaults |= {"precision": "fp16", **widgets.ASSUMPTION_DEFAULTS, **llm_view.VIEW_DEFAULTS}
+defaults |= {"profile": pk.DEFAULT, **dv.defaults(base)}
 s = scenario.start(PAGE, base, params, defaults)
 cat = s.cat
 hw_key, base_key = state.widget_key(PAGE, "hardware"), state.widget_key(PAGE, "baseline")
@@ -46,8 +54,11 @@ with s.pickers:
         widgets.select_entry(PAGE, "baseline", "Baseline", chosen, hw_ids[0]) if hw_ids else None
     )
     view, context, extra = llm_view.view_inputs(PAGE, model)
+    serving = getattr(model, "arch", None) is not None  # a decoder LLM with shapes
+    deps, refused, tokens = dv.inputs(PAGE, deploy_p[0], cat, model) if serving else ([], [], {})
     batches = widgets.batch_list_input(PAGE, batches_p, DEFAULT_BATCHES)
     precision = widgets.select_precision(PAGE)
+    profile = pk.picker(PAGE, custom, pk.LLM_VIEW)
     overrides = widgets.assumption_inputs(PAGE)
 
 # --- engine -----------------------------------------------------------------
@@ -67,13 +78,21 @@ if len(hw_ids) >= 2:
 values = {"model": model_id, "hardware": hw_ids or None, "baseline": baseline}
 values |= {"batches": batches, "precision": precision, **overrides, **s.custom}
 values |= llm_view.link_values(view, context, extra)
-query = state.publish(PAGE, params, values, widgets.SHARED_NAMES)
+values |= {**pk.link_values(profile, skip=pk.LLM_VIEW), **tokens}
+values["deployments"] = deps or None if serving else None
+query = state.publish(PAGE, params, values, (*widgets.SHARED_NAMES, "profile"))
+changed = pk.edits(profile, overrides | (extra if serving or decode else {}))
+label = pk.label(profile, changed)
 
 # --- render -----------------------------------------------------------------
 note = common.FLOP_NOTE[overrides["flop_convention"]]
 shown = {h: common.plain(name) for h, name in names.items()}  # inert in markdown
 st.title(f"Hardware comparison: {common.plain(model.name)}")
 scenario.show_notes(s)
+common.show_param_warnings(profile_notes)
+dv.show(model, deps, refused, cat, csv_name=f"deployments_{model_id}_{precision}.csv",
+        profile=profile, changed=changed, batches=batches, tokens=tokens, precision=precision,
+        overrides=overrides | extra)  # fmt: skip
 if dropped:
     st.warning("Dropped the custom accelerator from the list: it is switched off or invalid.")
 if len(hw_ids) < 2:
@@ -88,6 +107,7 @@ st.caption(
     f"{len(hw_ids)} accelerators × {len(batches):,} batch sizes ({batches[0]:,} to "
     f"{batches[-1]:,}) · {precision} · baseline {shown[baseline]} · {note}"
 )
+st.caption(pk.describe(profile, changed))
 llm_view.show_fit(df, names)
 if decode:
     st.caption(llm_view.caption(context, df["fits_in_memory"]))
@@ -120,7 +140,7 @@ table = (llm_view.table if decode else sv.table)(df, names, columns)
 st.dataframe(table, key="compare_table", hide_index=True)
 st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
 csv_name = f"compare_{model_id}_{len(hw_ids)}hw_{precision}.csv"
-common.download_csv(raw, csv_name, "compare_csv", lazy=True)
+common.download_csv(raw.assign(profile=label), csv_name, "compare_csv", lazy=True)
 common.share_link("compare", query)
 sources = " · ".join(common.source_md(h.name, h.source) for h in chosen.values())
 st.caption(

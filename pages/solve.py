@@ -1,11 +1,15 @@
 """Single solve: one model × one accelerator × one batch → regime, latency split, roofline.
 For decoder LLMs it keeps the tutorial's whole-model figure and shows the decode model's
-beside it, with a link to the decode page."""
+beside it, with a link to the decode page, and the serving model's operators; for ResNet-50
+and MobileNetV2 the layer table generated from the architecture. A profile (tutorial by
+default) seeds the assumptions, and is named beside the results and in the CSV."""
 
 import streamlit as st
 
 import engine
 from ui import common, explain, scenario, state, widgets
+from ui import profile_pick as pk
+from ui import solve_breakdown as sb
 from ui import solve_view as sv
 from ui.figures import latency_breakdown_figure, roof_table, roofline_figure
 from ui.metrics import result_table, solve_metrics
@@ -17,15 +21,21 @@ common.setup_page("Single solve")
 base = common.catalog()
 params = [widgets.model_param(base), widgets.hardware_param(base), widgets.batch_param()]
 params += widgets.assumption_params()
+custom, profile_notes = pk.start(PAGE)
+params += [*pk.params(custom), *sb.token_params()]
 defaults = {"model": "ResNet-50", "hardware": "A100", "batch": 1, "precision": "fp16"}
-s = scenario.start(PAGE, base, params, defaults | widgets.ASSUMPTION_DEFAULTS)
+defaults |= {**widgets.ASSUMPTION_DEFAULTS, "profile": pk.DEFAULT, **sb.TOKENS}
+s = scenario.start(PAGE, base, params, defaults)
 cat = s.cat
 with s.pickers:
     model_id = widgets.select_entry(PAGE, "model", "Model", dict(cat.models), "ResNet-50")
     hw_id = widgets.select_entry(PAGE, "hardware", "Accelerator", dict(cat.hardware), "A100")
     batch = widgets.batch_input(PAGE)
     precision = widgets.select_precision(PAGE)
+    profile = pk.picker(PAGE, custom)
     overrides = widgets.assumption_inputs(PAGE)
+    llm = sb.has_operators(cat.models[model_id])
+    tokens = sb.token_inputs(PAGE) if llm else {}
 
 # --- engine -----------------------------------------------------------------
 model, hw = cat.models[model_id], cat.hardware[hw_id]
@@ -33,15 +43,18 @@ result = engine.solve(model, hw, batch, precision, **overrides)
 row = engine.sweep(model, hw, [batch], [precision], **overrides)
 crossover = explain.compute_bound_batch(model, hw, precision, overrides)
 values = {"model": model_id, "hardware": hw_id, "batch": batch, "precision": precision}
-values |= {**overrides, **s.custom}
-query = state.publish(PAGE, params, values, shared=widgets.SHARED_NAMES)
+values |= {**overrides, **s.custom, **pk.link_values(profile), **tokens}
+query = state.publish(PAGE, params, values, shared=(*widgets.SHARED_NAMES, "profile"))
+changed = pk.edits(profile, overrides)
+label = pk.label(profile, changed)
 
 # --- render -----------------------------------------------------------------
 st.title(f"{common.plain(model.name)} on {common.plain(hw.name)}")
 note = common.FLOP_NOTE[overrides["flop_convention"]]
-st.caption(f"Batch {batch:,} · {precision} · {note}")
+st.caption(f"Batch {batch:,} · {precision} · {note} · {pk.describe(profile, changed)}")
 sv.show_not_fit(result, hw)
 scenario.show_notes(s)
+common.show_param_warnings(profile_notes)
 scenario.show_engine_warnings(result.warnings)
 sv.show_headline(result, model, hw, crossover)
 solve_metrics(result)
@@ -57,10 +70,17 @@ st.plotly_chart(
 roofs = roof_table(row, {hw_id: hw.name})
 title = f"Roofline: {hw.name}, {precision}"
 figure = roofline_figure(points, roofs, overrides["flop_convention"], title=title)
-st.plotly_chart(figure, key="solve_roofline")
+inside = llm or sb.lv.has_layers(model_id)
+whole, beside = st.columns(2) if inside else (st, None)
+whole.plotly_chart(figure, key="solve_roofline")
 st.dataframe(result_table(result), key="solve_table", hide_index=True)
 csv_name = f"roofline_{model_id}_{hw_id}_b{batch}_{precision}.csv"
-common.download_csv(row, csv_name, "solve_csv", lazy=True)
+common.download_csv(row.assign(profile=label), csv_name, "solve_csv", lazy=True)
+if inside:
+    sc = sb.Scenario(
+        model_id, model, hw, batch, precision, profile, overrides, result, tokens, label
+    )
+    sb.show(sc, beside)
 common.share_link("solve", query)
 st.caption(
     f"Sources: {common.source_md(model.name, model.source)} · "

@@ -1,12 +1,14 @@
 """Batch sweep: one model × one accelerator over a list of batch sizes → crossover batch,
 throughput/latency/intensity charts, roofline trajectory, latency budget, marginal-gain table.
-Decoder LLMs use the decode model at one context by default (ui.llm_view)."""
+Decoder LLMs use the decode model at one context by default (ui.llm_view). A profile (tutorial
+by default) seeds the assumptions, and is named beside the results and in the CSV."""
 
 import streamlit as st
 
 import engine
 from ui import common, explain, llm_view, scenario, state, tables, widgets
 from ui import figures_sweep as fs
+from ui import profile_pick as pk
 from ui import sweep_view as sv
 from ui.params import Param, number, write_number
 
@@ -20,8 +22,11 @@ batches_p = widgets.batches_param(4096, ranges=True)
 params = [widgets.model_param(base), widgets.hardware_param(base), batches_p]
 params += [Param("budget_ms", number(0.001, 1e6), write_number), *widgets.assumption_params()]
 params += llm_view.view_params()
+custom, profile_notes = pk.start(PAGE, pk.LLM_VIEW)
+params += pk.params(custom, skip=pk.LLM_VIEW)
 defaults = {"model": "ResNet-50", "hardware": "A100", "batches": DEFAULT_BATCHES}
 defaults |= {"precision": "fp16", **widgets.ASSUMPTION_DEFAULTS, **llm_view.VIEW_DEFAULTS}
+defaults["profile"] = pk.DEFAULT
 s = scenario.start(PAGE, base, params, defaults)
 cat = s.cat
 with s.pickers:
@@ -41,6 +46,7 @@ with s.pickers:
         key=state.widget_key(PAGE, "budget_ms"),
     )
     precision = widgets.select_precision(PAGE)
+    profile = pk.picker(PAGE, custom, pk.LLM_VIEW)
     overrides = widgets.assumption_inputs(PAGE)
 
 # --- engine -----------------------------------------------------------------
@@ -55,14 +61,19 @@ first = tables.crossover_value(engine.crossover_batch(df)["crossover_batch"].ilo
 values = {"model": model_id, "hardware": hw_id, "batches": batches, "budget_ms": budget}
 values |= {"precision": precision, **overrides, **s.custom}
 values |= llm_view.link_values(view, context, extra)
-query = state.publish(PAGE, params, values, widgets.SHARED_NAMES)
+values |= pk.link_values(profile, skip=pk.LLM_VIEW)
+query = state.publish(PAGE, params, values, (*widgets.SHARED_NAMES, "profile"))
+changed = pk.edits(profile, overrides | (extra if decode else {}))
+raw = raw.assign(profile=pk.label(profile, changed))
 
 # --- render -----------------------------------------------------------------
 note, names = common.FLOP_NOTE[overrides["flop_convention"]], {hw_id: hw.name}
 st.title(f"Batch sweep: {common.plain(model.name)} on {common.plain(hw.name)}")
 st.caption(f"{len(df):,} batch sizes, {batches[0]:,} to {batches[-1]:,} · {precision} · {note}")
 llm_view.show_fit(df, names)
+st.caption(pk.describe(profile, changed))
 scenario.show_notes(s)
+common.show_param_warnings(profile_notes)
 if decode:
     st.caption(llm_view.caption(context, df["fits_in_memory"]))
 elif view == "tutorial":

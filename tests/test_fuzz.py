@@ -26,7 +26,7 @@ from streamlit.testing.v1 import AppTest
 import engine
 from engine.api import ASSUMPTION_NAMES, _catalog_for
 from engine.catalog import BUILTIN_FILES, ENV_VAR, read_catalog_bytes
-from ui import custom, decode_view, llm_view, plan_params, widgets
+from ui import custom, decode_view, deploy_view, llm_view, plan_params, profile_pick, widgets
 from ui.common import plain
 from ui.params import MAX_PARAMS, MAX_VALUE_CHARS, parse_params
 
@@ -55,6 +55,8 @@ ODD += ["resnet50", "a100", "Llama-3.1-8B", "fp8", "int4", "bf16", "0.7", "mac2"
 ODD += ["NVIDIA", "llm", "64", "2048", "1000001", "name=x;name=y", "fp16=;=;;"]
 ODD += ["H100:6.16,A100:none", "H100:", ":1", "H100:-1", "none", "fp16,fp8", "trtllm", "1,2,4,8"]
 ODD += ["decode", "tutorial", "DECODE", "vision", "0.005", "0.01", "0.95", "0.99", "1", "10000001"]
+ODD += ["8xH100/tp8,4xMI300X/tp4", "2xH100/tp1/pp2", "8xH100/tp4", "3xH100/tp3", "h100/pp0"]
+ODD += ["2xJetsonOrinNX/tp2", "x/tp1", "1xA100/tp1," * 9, "team", "my-team_2"]
 STRICT = {"model", "hardware", "batch", "batches", "precision", "efficiency", "custom_hw"}
 STRICT |= {"layer_overhead_us", "dispatch_overhead_ms", "activation_fraction", "flop_convention"}
 STRICT |= {"view", "context", "memory_reserve"}  # the LLM view's link parameters (ui.llm_view)
@@ -64,7 +66,10 @@ PLAN = {"input_tokens", "output_tokens", "ttft_ms", "tpot_ms", "min_tokens_per_s
 PLAN |= {"tp", "pp", "precisions", "profile", "prices", "bandwidth_efficiency", "link_latency_us"}
 PLAN |= {"attention_efficiency", "expert_efficiency", "link_efficiency"}  # the planner's link
 STRICT |= PLAN  # none of NEVER_VALID is a valid value of any of them
-NAMES += sorted(PLAN)
+STRICT |= {"deployments"}  # Compare's multi-device deployments (ui.deployments)
+NAMES += [*sorted(PLAN), "deployments"]
+# with any of these in a link, `profile` may name a custom profile (ui.profile_pick)
+CUSTOM_PROFILE_KEYS = set(engine.PROFILE_KEYS)
 ODD_KEYS = [*HTML, "", " model", "MODEL", "model[]", "__proto__", "embed", "a" * 300, "x\x00y"]
 IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")  # every page parameter's name has this form
 
@@ -74,10 +79,12 @@ def page_params() -> dict[str, list]:
     """Every page's parameters, built as the pages build them."""
     model, hw = widgets.model_param(CAT), widgets.hardware_param(CAT)
     shared, view = widgets.assumption_params(), llm_view.view_params()
+    profile = profile_pick.params(None, skip=profile_pick.LLM_VIEW)
+    serving = [*shared, *view, *profile, *deploy_view.params(CAT)]  # Compare's LLM parameters
     return {
-        "solve": [model, hw, widgets.batch_param(), *shared],
-        "sweep": [model, hw, widgets.batches_param(ranges=True), *shared, *view],
-        "compare": [model, widgets.hardware_list_param(CAT), widgets.batches_param(), *shared],
+        "solve": [model, hw, widgets.batch_param(), *shared, *profile_pick.params(None)],
+        "sweep": [model, hw, widgets.batches_param(ranges=True), *shared, *view, *profile],
+        "compare": [model, widgets.hardware_list_param(CAT), widgets.batches_param(), *serving],
         "baseline": [widgets.hardware_param(CAT, "baseline"), widgets.batch_param("batch"), *view],
         "decode": decode_view.params(CAT, hw)[0],
         "plan": plan_params.params(CAT),
@@ -205,7 +212,8 @@ def must_warn(query: dict[str, list[str]], names: set[str]) -> bool:
             return True  # no page has such a parameter
         if key in names and (len(values) > 1 or len(values[-1]) > MAX_VALUE_CHARS):
             return True
-        if key in names & STRICT and values[-1] in NEVER_VALID:
+        custom_profile = key == "profile" and CUSTOM_PROFILE_KEYS & set(query)
+        if key in names & STRICT and values[-1] in NEVER_VALID and not custom_profile:
             return True
     return False
 

@@ -33,7 +33,8 @@ def run(query: dict[str, str] | None = None) -> AppTest:
 
 def tables(at: AppTest) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(per-accelerator summary, speedup grid, all scenarios), in page order."""
-    summary, speedup, scenarios = (d.value for d in at.dataframe)
+    frames = [d.value for d in at.dataframe if "Deployment" not in d.value.columns]
+    summary, speedup, scenarios = frames
     return summary, speedup, scenarios
 
 
@@ -232,3 +233,95 @@ def test_user_text_in_names_is_shown_inert_not_as_markdown():
     inert = "Chip \\[x\\]\\(http\u2060://e.example\\)"  # a word joiner stops the autolink
     assert inert in at.caption[0].value and inert in at.subheader[1].value
     assert "Chip [x](http://e.example)" in list(tables(at)[0]["Accelerator"])  # a table cell
+
+
+# --- multi-device deployments (LLMs) and the profile -------------------------------------------
+def link(at: AppTest, key: str) -> str | None:
+    value = at.query_params.get(key)
+    return value if value is None or isinstance(value, str) else value[-1]
+
+
+def deploy_table(at: AppTest) -> pd.DataFrame:
+    return next(d.value for d in at.dataframe if "Deployment" in d.value.columns)
+
+
+def test_an_llm_compares_multi_device_deployments_through_the_serving_model():
+    at = run({"model": "Llama-3.1-70B", "batches": "1,8"})
+    table = deploy_table(at)
+    assert (
+        table["Deployment"].tolist()
+        == ["8× NVIDIA H100 SXM TP8"] * 2 + ["4× AMD Instinct MI300X TP4"] * 2
+    )
+    r = engine.serve("Llama-3.1-70B", "H100", tp=8, batch_size=8, input_tokens=1024,
+                     output_tokens=256).as_dict()  # fmt: skip
+    row = table.iloc[1]
+    assert row["TTFT"] == fmt(r["ttft_ms"] * 1e-3, "s") and row["TPOT"] == fmt(
+        r["tpot_ms"] * 1e-3, "s"
+    )
+    assert row["Output tokens/s per GPU"] == fmt(r["output_tokens_per_s_per_gpu"], "tokens/s")
+    assert row["Memory per device"] == fmt(r["memory_per_device_bytes"], "B")
+    # H100 at the catalogue's $6.16 per hour × 8 devices
+    assert row["Price (USD per hour, all devices)"] == "49.3 USD/h"
+    assert link(at, "deployments") == "8xH100/tp8,4xMI300X/tp4"
+    assert link(at, "input_tokens") == "1024" and link(at, "output_tokens") == "256"
+    assert any(t["name"] == "8× NVIDIA H100 SXM TP8" for t in charts(at)[0]["data"])
+
+
+def test_deployments_from_the_link_and_the_field():
+    at = run({"model": "Llama-3.1-8B", "deployments": "2xH100/tp1/pp2,h100", "batches": "4"})
+    assert deploy_table(at)["Deployment"].tolist() == [
+        "2× NVIDIA H100 SXM TP1 PP2", "1× NVIDIA H100 SXM TP1"
+    ]  # fmt: skip
+    assert link(at, "deployments") == "2xH100/tp1/pp2,1xH100/tp1"
+    at.text_input(key="compare:deployments").set_value("4xMI300X/tp4").run()
+    assert deploy_table(at)["Deployment"].tolist() == ["4× AMD Instinct MI300X TP4"]
+    assert link(at, "deployments") == "4xMI300X/tp4"
+    at.text_input(key="compare:deployments").set_value("8xH100/tp4").run()  # not tp·pp
+    assert any("8 devices but tp 4 × pp 1 = 4" in e.value for e in at.error)
+    assert deploy_table(at)["Deployment"].tolist() == ["4× AMD Instinct MI300X TP4"]
+
+
+def test_a_deployment_the_model_cannot_use_is_left_out_with_why():
+    at = run({"model": "Llama-3.1-8B", "deployments": "8xH100/tp8,3xH100/tp3"})
+    assert any("3× H100 TP3: tp 3 does not divide Llama-3.1-8B's 32" in w.value
+               for w in at.warning)  # fmt: skip
+    assert set(deploy_table(at)["Deployment"]) == {"8× NVIDIA H100 SXM TP8"}
+    at = run({"model": "Llama-3.1-8B", "deployments": "2xJetsonOrinNX/tp2"})
+    assert any("no device-to-device link" in w.value for w in at.warning)
+
+
+def test_a_bad_deployments_link_warns():
+    at = run({"model": "Llama-3.1-8B", "deployments": "8xNoChip/tp8"})
+    assert any("deployments" in w.value and "NoChip" in w.value for w in at.warning)
+    assert link(at, "deployments") == "8xH100/tp8,4xMI300X/tp4"  # the default, healed
+
+
+def test_a_vision_model_keeps_the_single_device_comparison():
+    at = run({"deployments": "8xH100/tp8"})
+    assert not any("Deployment" in d.value.columns for d in at.dataframe)
+    assert link(at, "deployments") is None and link(at, "input_tokens") is None
+    summary, _, _ = tables(at)
+    assert len(summary) == 2
+
+
+def test_the_profile_reaches_the_deployments_and_both_csvs(monkeypatch):
+    captured, original = {}, st.download_button
+
+    def spy(label, data, **kwargs):
+        captured[kwargs.get("key")] = data
+        return original(label, data, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", spy)
+    at = run({"model": "Llama-3.1-8B", "profile": "trtllm", "deployments": "8xH100/tp8",
+              "batches": "8"})  # fmt: skip
+    assert any(c.value == "Profile trtllm: its assumptions, unedited." for c in at.caption)
+    read = {k: pd.read_csv(io.StringIO(d() if callable(d) else d)) for k, d in captured.items()}
+    deploy = read["compare_deploy_csv"]
+    r = engine.serve("Llama-3.1-8B", "H100", tp=8, batch_size=8, input_tokens=1024,
+                     output_tokens=256, profile="trtllm").as_dict()  # fmt: skip
+    assert deploy["ttft_ms"].iloc[0] == pytest.approx(r["ttft_ms"])
+    assert set(deploy["profile"]) == {"trtllm"} and deploy["deployment"].iloc[0] == "8xH100/tp8"
+    assert set(read["compare_csv"]["profile"]) == {"trtllm"}
+    at.number_input(key="compare:efficiency").set_value(0.3).run()
+    assert any(c.value.startswith("Profile trtllm, edited: efficiency 0.3") for c in at.caption)
+    assert link(at, "profile") == "trtllm" and link(at, "efficiency") == "0.3"

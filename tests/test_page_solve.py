@@ -238,3 +238,117 @@ def test_llm_solve_keeps_the_tutorials_published_figure():
     assert r.throughput_per_s == pytest.approx(111, abs=0.5)
     assert metrics(at)["Latency"] == fmt(r.latency_s, "s") == "9 ms"
     assert any("LLM decode model gives" in i.value for i in at.info)  # and the decode figure
+
+
+# --- the profile picker, the layer table and the operator view -----------------------------
+def caption_text(at: AppTest) -> str:
+    return "\n".join(c.value for c in at.caption)
+
+
+def chart(at: AppTest, key: str) -> dict:
+    """A chart's figure by its element key (the roofline, layer or operator chart)."""
+    for element in at.get("plotly_chart"):
+        if element.proto.id.endswith(key) or key in element.proto.id:
+            return json.loads(element.proto.spec)
+    raise AssertionError(f"no chart {key}")
+
+
+def test_default_profile_is_tutorial_and_keeps_the_published_figures():
+    at = solve_page()
+    m = metrics(at)
+    # ResNet-50 on A100, batch 1, fp16: the tutorial's 0.5426 ms and 1,843 images/s
+    assert m["Latency"] == "543 µs" and m["Throughput (images/s)"] == "1,843"
+    assert at.selectbox(key="solve:profile").value == "tutorial"
+    assert "Profile tutorial: its assumptions, unedited." in caption_text(at)
+    assert param(at, "profile") == "tutorial"
+
+
+def test_choosing_a_profile_seeds_the_assumptions_and_an_edit_is_said():
+    at = solve_page()
+    at.selectbox(key="solve:profile").set_value("trtllm").run()
+    # data/profiles/trtllm.toml: efficiency 0.691878, 190.317 µs per layer
+    assert at.number_input(key="solve:efficiency").value == pytest.approx(0.691878)
+    assert at.number_input(key="solve:layer_overhead_us").value == pytest.approx(190.317)
+    trt = engine.solve("ResNet-50", "A100", 1, efficiency=0.691878, layer_overhead_us=190.317)
+    assert metrics(at)["Latency"] == fmt(trt.latency_s, "s")
+    assert "Profile trtllm: its assumptions, unedited." in caption_text(at)
+    at.number_input(key="solve:efficiency").set_value(0.45).run()
+    assert "Profile trtllm, edited: efficiency 0.45 (profile: 0.692)." in caption_text(at)
+    # the link records both: the profile's name and the value on screen
+    assert param(at, "profile") == "trtllm" and param(at, "efficiency") == "0.45"
+
+
+def test_a_profile_link_seeds_the_widgets_it_leaves_out():
+    at = solve_page({"profile": "trtllm", "layer_overhead_us": "50"})
+    assert at.number_input(key="solve:efficiency").value == pytest.approx(0.691878)
+    assert at.number_input(key="solve:layer_overhead_us").value == pytest.approx(50)
+    assert "Profile trtllm, edited: layer_overhead_us 50 (profile: 190)." in caption_text(at)
+
+
+def test_a_custom_profile_travels_in_the_link_as_its_values():
+    at = solve_page({"profile": "team", "efficiency": "0.4", "bandwidth_efficiency": "0.8"})
+    assert at.selectbox(key="solve:profile").value == "team"
+    assert at.number_input(key="solve:efficiency").value == pytest.approx(0.4)
+    assert "Profile team (custom, from the link): its assumptions, unedited." in caption_text(at)
+    assert param(at, "bandwidth_efficiency") == "0.8" and param(at, "profile") == "team"
+    assert not at.warning
+
+
+@pytest.mark.parametrize(
+    ("query", "fragment"),
+    [({"profile": "nope"}, "unknown profile"), ({"profile": "team", "efficiency": "7"}, "custom")],
+)
+def test_a_bad_profile_in_the_link_warns_and_uses_tutorial(query, fragment):
+    at = solve_page(query)
+    assert not at.exception
+    assert any(fragment in w.value for w in at.warning)
+    assert at.selectbox(key="solve:profile").value == "tutorial"
+
+
+def test_resnet50_shows_its_layer_table_with_the_catalogued_totals():
+    at = solve_page()
+    layers = next(d.value for d in at.dataframe if "Layer" in d.value.columns)
+    assert len(layers) == 54 and layers["Layer"].iloc[0] == "conv1"
+    assert (
+        layers["Shape (kernel, channels in→out, stride, output side)"]
+        .iloc[0]
+        .startswith("7×7, 3→64, stride 2")
+    )
+    # 4,089,184,256 MACs vs the catalogued 4.1e9 (-0.264 %), 25,557,032 vs 25.6e6 (-0.168 %)
+    text = caption_text(at)
+    assert "54 layers generated from ResNet-50's architecture: 4.09 billion MACs" in text
+    assert "-0.264%" in text and "-0.168%" in text
+    fig = chart(at, "solve_layers_roofline")
+    points = next(t for t in fig["data"] if t["name"].startswith("Layers"))
+    assert len(points["hovertext"]) == 54
+
+
+def test_mobilenet_layer_table_and_no_operator_view():
+    at = solve_page({"model": "MobileNetV2"})
+    layers = next(d.value for d in at.dataframe if "Layer" in d.value.columns)
+    assert len(layers) == 53 and "depthwise" in set(layers["Kind"])
+    assert "301 million MACs per sample (catalogue 300 million MACs, +0.258%)" in caption_text(at)
+    assert "input_tokens" not in at.query_params
+
+
+def test_llm_solve_shows_the_operator_view_beside_the_tutorial_point():
+    at = solve_page({"model": "Llama-3.1-8B", "hardware": "A100"})
+    assert metrics(at)["Latency"] == "9 ms"  # the tutorial's whole-model point, kept
+    ops = next(d.value for d in at.dataframe if "Operator" in d.value.columns)
+    expected = engine.operators("Llama-3.1-8B", "A100", phase="prefill", context=1024, batch_size=1)
+    prefill = ops[ops["Phase"] == "prefill"]
+    assert prefill["Operator"].tolist() == expected["name"].tolist()
+    assert set(ops["Phase"]) == {"prefill", "decode"}
+    fig = chart(at, "solve_ops_roofline")
+    assert any(t["name"].startswith("Operators:") for t in fig["data"])
+    assert param(at, "input_tokens") == "1024" and param(at, "output_tokens") == "256"
+    at.number_input(key="solve:input_tokens").set_value(2048).run()
+    assert param(at, "input_tokens") == "2048"
+    assert "A prefill of 2,048 tokens per sequence" in caption_text(at)
+
+
+def test_a_vision_model_without_an_architecture_has_neither_view():
+    at = solve_page({"model": "ViT-B/16"})
+    assert not any("Layer" in d.value.columns or "Operator" in d.value.columns
+                   for d in at.dataframe)  # fmt: skip
+    assert len(at.get("plotly_chart")) == 2

@@ -269,3 +269,43 @@ def test_the_table_shows_each_batchs_regime_beside_its_roofline_bound():
     assert list(table["Regime"]) == list(df["regime"].astype(str))
     # batch 1: fixed overhead 0.515 ms is 94.9 % of 0.543 ms -> overhead-bound; roofline: memory
     assert (table["Regime"].iloc[0], table["Bound"].iloc[0]) == ("overhead", "memory")
+
+
+# --- the profile picker -----------------------------------------------------------------------
+def csvs(monkeypatch, query: dict[str, str]) -> dict[str, pd.DataFrame]:
+    """Every CSV download of the page opened with `query`, by the button's key."""
+    captured, original = {}, st.download_button
+
+    def spy(label, data, **kwargs):
+        captured[kwargs.get("key")] = data
+        return original(label, data, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", spy)
+    run(query)
+    return {
+        k: pd.read_csv(io.StringIO(d() if callable(d) else d)) for k, d in captured.items()
+    }  # fmt: skip
+
+
+def test_the_profile_is_named_beside_the_results_and_in_the_csv(monkeypatch):
+    at = run()
+    assert at.selectbox(key="sweep:profile").value == "tutorial"
+    assert any(c.value == "Profile tutorial: its assumptions, unedited." for c in at.caption)
+    assert metric(at, "Latency, batch 1 → 256").startswith("543 µs")  # the tutorial's 0.5426 ms
+    csv = csvs(monkeypatch, {"profile": "trtllm", "efficiency": "0.3"})["sweep_csv"]
+    assert set(csv["profile"]) == {"trtllm, edited"}
+    assert list(csv["compute_efficiency_fraction"].unique()) == pytest.approx([0.3])
+
+
+def test_choosing_a_profile_seeds_the_assumptions_and_the_llm_views_reserve():
+    at = run({"model": "Llama-3.1-8B"})
+    at.selectbox(key="sweep:profile").set_value("trtllm").run()
+    # data/profiles/trtllm.toml: efficiency 0.691878, memory_reserve 0.045
+    assert at.number_input(key="sweep:efficiency").value == pytest.approx(0.691878)
+    assert at.number_input(key="sweep:memory_reserve").value == pytest.approx(0.045)
+    assert any(c.value == "Profile trtllm: its assumptions, unedited." for c in at.caption)
+    value = at.query_params["profile"]  # a str, or a list when the page wrote it
+    assert (value if isinstance(value, str) else value[-1]) == "trtllm"
+    at.number_input(key="sweep:memory_reserve").set_value(0.2).run()
+    edited = "Profile trtllm, edited: memory_reserve 0.2 (profile: 0.045)."
+    assert any(c.value == edited for c in at.caption)
