@@ -62,6 +62,13 @@ STRICT |= {"layer_overhead_us", "dispatch_overhead_ms", "activation_fraction", "
 STRICT |= {"view", "context", "memory_reserve"}  # the LLM view's link parameters (ui.llm_view)
 NAMES = [*STRICT, "custom_model", "q", "vendor", "task", "baseline", "prompt", "kv_precision"]
 NAMES += ["contexts", "budget_ms"]
+# the serving page's config.json (ui.serve_config): a valid compact one, a refused one
+CONFIG = '{"architectures":["LlamaForCausalLM"],"hidden_size":4096,"intermediate_size":14336,'
+CONFIG += '"num_attention_heads":32,"num_hidden_layers":32,"num_key_value_heads":8,'
+CONFIG += '"vocab_size":128256,"max_position_embeddings":131072}'
+ODD += [CONFIG, CONFIG.replace("4096", '"<b>4096</b>"'), "config.json", '{"a":' * 400]
+STRICT |= {"model_config"}
+NAMES += ["model_config"]
 PLAN = {"input_tokens", "output_tokens", "ttft_ms", "tpot_ms", "min_tokens_per_s_per_user"}
 PLAN |= {"tp", "pp", "precisions", "profile", "prices", "bandwidth_efficiency", "link_latency_us"}
 PLAN |= {"attention_efficiency", "expert_efficiency", "link_efficiency"}  # the planner's link
@@ -300,6 +307,7 @@ def test_every_page_survives_hostile_share_links():
     linked = {"custom_hw": [CUSTOM[-1]], "hardware": ["Custom-HW"], "precision": ["fp8"]}
     fixed = [named, {"model": [HTML[0]], "hardware": [HTML[1]], "q": [HTML[2]]}, {HTML[0]: ["1"]}]
     fixed += [linked]  # a chip name with a markdown link and bare URLs, in engine warnings too
+    fixed += [{"model": ["config.json"], "model_config": ['{"architectures":["' + HTML[0] + '"]}']}]
     jobs = [(page, fixed + [hostile_query(rng) for _ in range(per_page)]) for page in pages]
     start = time.monotonic()
     with ProcessPoolExecutor(WORKERS, mp_context=get_context("spawn")) as pool:
