@@ -1,8 +1,10 @@
 """AppTest of the overview and the single-solve page: defaults, widgets, share links, warnings."""
 
+import io
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -352,3 +354,25 @@ def test_a_vision_model_without_an_architecture_has_neither_view():
     assert not any("Layer" in d.value.columns or "Operator" in d.value.columns
                    for d in at.dataframe)  # fmt: skip
     assert len(at.get("plotly_chart")) == 2
+
+
+def test_the_layer_operator_and_solve_csvs_name_the_profile(monkeypatch):
+    captured, original = {}, st.download_button
+
+    def spy(label, data, **kwargs):
+        captured[kwargs.get("key")] = data
+        return original(label, data, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", spy)
+    solve_page({"model": "Llama-3.1-8B", "profile": "trtllm", "efficiency": "0.6"})
+    solve_page({"model": "MobileNetV2"})
+    read = {k: pd.read_csv(io.StringIO(d() if callable(d) else d)) for k, d in captured.items()}
+    ops = read["solve_ops_csv"]
+    assert set(ops["profile"]) == {"trtllm, edited"} and set(ops["tp"]) == {1}
+    assert list(ops["compute_efficiency_fraction"].unique()) == pytest.approx([0.6])
+    # trtllm.toml's attention_efficiency 0.222546 travels with the profile
+    assert list(ops["attention_efficiency_fraction"].unique()) == pytest.approx([0.222546])
+    layers = read["solve_layers_csv"]
+    assert len(layers) == 53 and set(layers["profile"]) == {"tutorial"}
+    assert {"layer", "mac", "flop", "bytes_moved", "time_ms"} <= set(layers.columns)
+    assert set(read["solve_csv"]["profile"]) == {"tutorial"}  # the last page opened

@@ -102,7 +102,8 @@ def show_operators(sc: Scenario, slot) -> None:
     st.dataframe(ov.display_table(ops), key="solve_ops_table", hide_index=True)
     scenario = {"model": sc.model_id, "hardware": sc.hw.id, "tp": 1, "pp": 1}
     scenario |= {"batch_size": sc.batch, **sc.tokens, "precision": sc.precision}
-    csv = ov.csv_table(ops, scenario | {"profile": sc.label}, values)
+    scenario |= {"kv_precision": sc.precision, "profile": sc.label, "assumptions": values}
+    csv = ov.csv_table(ops, scenario)
     name = f"operators_{sc.model_id}_{sc.hw.id}_b{sc.batch}_{sc.precision}.csv"
     common.download_csv(csv, name, "solve_ops_csv", "Download the operators (CSV)", lazy=True)
 
