@@ -45,6 +45,7 @@ def test_deep_link_as_first_request_fits_and_shows_operator_points(fresh_server,
     page = open_page(context, fresh_server + MUST_SHOW)
     assert metric(page, "Fits in memory") == "yes"
     verdict = page.locator("[data-testid='stAlertContentSuccess']").first.inner_text()
+    verdict = verdict.splitlines()[-1]  # after the icon
     assert verdict.startswith("Fits: ") and fmt(r["memory_per_device_bytes"], "B") in verdict
     assert metric(page, "TPOT") == fmt(r["tpot_ms"] * 1e-3, "s")
     sidebar = page.locator("[data-testid='stSidebar']").inner_text()
@@ -67,6 +68,7 @@ def test_one_device_says_it_does_not_fit(fresh_server, chromium):
     page = open_page(chromium, fresh_server + MUST_SHOW.replace("tp=2", "tp=1"))
     assert metric(page, "Fits in memory") == "NO"
     error = page.locator("[data-testid='stAlertContentError']").first.inner_text()
+    error = error.splitlines()[-1]  # after the icon
     assert error.startswith("Does not fit: ") and "hypothetical" in error
     page.close()
 
