@@ -91,6 +91,20 @@ def frame(
     return df
 
 
+def _key(model, deps, cat, profile) -> str:
+    """What a deployment table depends on beyond the plain arguments: the specs themselves
+    (frozen dataclasses; a custom or team entry under a known id changes the key)."""
+    specs = [(d.text(), cat.hardware[d.hardware]) for d in deps]
+    return repr((model, specs, profile.name, profile.assumptions))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _frame_cached(key: str, _model, _deps, _cat, _profile, **run) -> pd.DataFrame:
+    """`frame`, cached on `key` and the batches, tokens, precision and overrides (a rerun that
+    changes none of them, e.g. a chart hover or another section's widget, costs nothing)."""
+    return frame(_model, _deps, _cat, profile=_profile, **run)
+
+
 def display_table(df: pd.DataFrame) -> pd.DataFrame:
     """The rows under readable headers, numbers as ui.format text with units."""
     out = {}
@@ -178,7 +192,7 @@ def show(model, deps, refused, cat, *, csv_name: str, profile, changed, **run) -
         st.warning(f"Deployment left out: {common.plain(why)}", icon="⚠️")
     if not deps:
         return
-    df = frame(model, deps, cat, profile=profile, **run)
+    df = _frame_cached(_key(model, deps, cat, profile), model, deps, cat, profile, **run)
     st.subheader("Multi-device deployments (serving model)")
     for d in deps:
         for note in notes(d, cat):
