@@ -232,3 +232,35 @@ def test_a_long_decode_has_its_numbers_with_units():
     assert all(v == "—" or " " in v or v in ("yes", "NO") or v.endswith("%")
                for v in cards(at).values())  # fmt: skip
     assert fmt(expected(output_tokens=1)["ttft_ms"] * 1e-3, "s") == cards(at)["TTFT"]
+
+
+def test_uploaded_config_json_is_the_model_and_goes_into_the_link():
+    mixtral = (ROOT / "tests" / "fixtures" / "configs" / "Mixtral-8x7B.json").read_bytes()
+    at = open_page({"model": "config.json", "hardware": "H100", "tp": "2"})
+    at.file_uploader(key="decode:model_config.file").upload(
+        "config.json", mixtral, "application/json"
+    )
+    at.run()
+    assert not at.exception
+    spec = engine.model_from_config(mixtral.decode())
+    assert_cards(at, expected(spec, "H100", tp=2))
+    assert url(at, "model_config") == sc.compact(mixtral.decode())
+    assert "8 experts (2 per token)" in text(at.caption)
+
+
+def test_an_uploaded_file_that_is_not_text_is_refused_next_to_the_field():
+    at = open_page({"model": "config.json"})
+    at.file_uploader(key="decode:model_config.file").upload("config.json", b"\xff\xfe", "x/y")
+    at.run()
+    assert not at.exception and "not UTF-8 text" in text(at.sidebar.error)
+    assert_cards(at, expected())  # the fallback model, said in a warning
+    assert "No valid config.json yet" in text(at.warning)
+
+
+def test_overhead_overrides_change_the_overhead_and_are_linked():
+    at = open_page()
+    at.number_input(key="decode:layer_overhead_us").set_value(50.0).run()
+    at.number_input(key="decode:dispatch_overhead_ms").set_value(0.2).run()
+    assert not at.exception
+    assert_cards(at, expected(layer_overhead_us=50.0, dispatch_overhead_ms=0.2))
+    assert url(at, "layer_overhead_us") == "50" and url(at, "dispatch_overhead_ms") == "0.2"
