@@ -36,6 +36,7 @@ def latency_breakdown_figure(
             "marker": {"color": color},
             "text": text,
             "textposition": "auto",
+            "textangle": 0,  # never turned on its side to fit a thin bar
             "hoverinfo": "name",
         }
 
