@@ -40,6 +40,7 @@ with s.pickers:
     profile = sw.profile_input()
     contexts, batches = sw.curve_inputs(contexts_p, batches_p)
     overrides = sw.override_inputs()
+    tutorial = sw.tutorial_input()
 
 # --- engine -----------------------------------------------------------------
 model = config_spec if model_id == serve_config.CONFIG_ID else cat.models[model_id]
@@ -57,6 +58,7 @@ values = {"model": model_id, "model_config": config_text or None, "hardware": hw
 values |= {"tp": tp, "pp": pp, "batch": batch, "input_tokens": input_tokens}
 values |= {"output_tokens": output_tokens, "precision": precision, "kv_precision": kv}
 values |= {"profile": profile, "contexts": contexts, "batches": batches, **overrides, **s.custom}
+values |= {"tutorial": tutorial}
 query = state.publish(PAGE, params, values, widgets.SHARED_NAMES)
 
 # --- render -----------------------------------------------------------------
@@ -91,6 +93,8 @@ st.plotly_chart(fl.memory_figure(df, now, "input"), key="decode_memory", config=
 st.dataframe(sv.curve_table(df), key="decode_table", hide_index=True)
 name = sv.file_name("serve", r, hw_id)
 common.download_csv(df.drop(columns=sv.PAGE_ONLY), name, "decode_csv", lazy=True)
+if tutorial:
+    sw.tutorial_view(model, hw, r, sv.overrides(overrides))
 common.share_link(PAGE, query)
 st.caption(
     f"Sources: {common.source_md(hw.name, hw.source)}"

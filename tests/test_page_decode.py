@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 import engine
 from tests.conftest import ROOT
 from ui import custom
+from ui import figures_llm as fl
 from ui import serve_config as sc
 from ui import serve_view as sv
 from ui.format import fmt
@@ -264,3 +265,17 @@ def test_overhead_overrides_change_the_overhead_and_are_linked():
     assert not at.exception
     assert_cards(at, expected(layer_overhead_us=50.0, dispatch_overhead_ms=0.2))
     assert url(at, "layer_overhead_us") == "50" and url(at, "dispatch_overhead_ms") == "0.2"
+
+
+def test_tutorial_one_step_view_is_a_labelled_choice():
+    at = open_page()
+    assert url(at, "tutorial") == "off" and "Tutorial view" not in text(at.subheader)
+    at.toggle(key="decode:tutorial").set_value(True).run()
+    assert not at.exception and url(at, "tutorial") == "on"
+    # engine.decode at the request's last context, 1024 + 256 = 1280 tokens, one device
+    d = engine.decode("Llama-3.1-8B", "A100", 1, 1280, prompt=1024).as_dict()
+    tutorial = {k.removesuffix(" (tutorial)"): v for k, v in cards(at).items() if "(tutorial)" in k}
+    assert tutorial == {label: value for label, value, _ in fl.headline_metrics(d)}
+    assert "Tutorial view: one decode step on one device" in text(at.subheader)
+    again = open_page({"tutorial": "on", "model": "Llama-3.1-70B", "hardware": "H100"})
+    assert any(k.endswith("(tutorial)") for k in cards(again))

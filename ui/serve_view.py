@@ -20,7 +20,16 @@ import engine
 from ui import serve_config
 from ui.format import capacity, fmt, fmt_all, pct
 from ui.llm_view import reserve_param
-from ui.params import Param, choice, listing, number, parse_params, write_list, write_number
+from ui.params import (
+    Param,
+    ParamError,
+    choice,
+    listing,
+    number,
+    parse_params,
+    write_list,
+    write_number,
+)
 from ui.widgets import EFFICIENCY_MIN, assumption_params, batch_param, batches_param
 
 KV_CHOICES = ("same", "fp16", "bf16", "fp8", "int8", "int4")  # same: the weight precision
@@ -31,7 +40,7 @@ DEGREE = number(1, engine.MAX_DEGREE, whole=True)
 DEFAULTS = {"model": "Llama-3.1-8B", "hardware": "A100", "tp": 1, "pp": 1, "batch": 1}
 DEFAULTS |= {"input_tokens": 1024, "output_tokens": 256, "precision": "fp16"}
 DEFAULTS |= {"kv_precision": "same", "profile": "tutorial", "contexts": DEFAULT_CONTEXTS}
-DEFAULTS |= {"batches": DEFAULT_BATCHES}
+DEFAULTS |= {"batches": DEFAULT_BATCHES, "tutorial": False}
 LEGACY = ("context", "prompt")  # read, mapped onto input/output tokens, never written
 PAGE_ONLY = ["context", "aggregate_tokens_per_s", "memory_required_bytes", "weight_bytes"]
 PAGE_ONLY += ["max_batch_at_context"]  # the curves' columns under ui.figures_llm's names
@@ -64,6 +73,13 @@ def curve_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def read_on_off(text: str) -> bool:
+    word = text.strip().lower()
+    if word not in ("on", "off"):
+        raise ParamError(f"{text[:20]!r} is not on or off")
+    return word == "on"
+
+
 def model_reader(base):
     def canon(text: str) -> str:
         if text.strip().lower() == serve_config.CONFIG_ID:
@@ -88,6 +104,7 @@ def params(base, hardware_param) -> tuple[list[Param], Param, Param]:
     out += [Param("output_tokens", TOKENS, write_number)]
     out += [Param("kv_precision", choice(KV_CHOICES))]
     out += [Param("profile", choice(engine.profile_names())), contexts_p, batches_p]
+    out += [Param("tutorial", read_on_off, lambda on: "on" if on else "off")]
     out += [Param("efficiency", number(EFFICIENCY_MIN, 1.0), write_number), reserve_param()]
     skip = ("efficiency", *engine.IGNORED_ASSUMPTIONS)
     out += [p for p in assumption_params() if p.name not in skip]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 import engine
+from ui import figures_llm as fl
 from ui import serve_config
 from ui import serve_view as sv
 from ui.common import plain
@@ -51,6 +52,13 @@ def curve_inputs(contexts_p, batches_p) -> tuple[list[int], list[int]]:
         contexts = sv.DEFAULT_CONTEXTS
         st.error(f"List not used: {exc}. Showing {write_list(contexts)}.", icon="🚫")
     return contexts, batch_list_input(PAGE, batches_p, sv.DEFAULT_BATCHES)
+
+
+def tutorial_input() -> bool:
+    return st.toggle(
+        "Also show the tutorial's one-step decode view", key=k("tutorial"),
+        help="engine.decode: one device, one decode step at context I + O (docs/model.md).",
+    )  # fmt: skip
 
 
 def profile_input() -> str:
@@ -119,3 +127,28 @@ def show_headline(r: dict, hw) -> None:
         row = cards[start : start + ROW]
         for col, (label, value, tip) in zip(st.columns(ROW), row, strict=False):
             col.metric(label, value, help=tip)
+
+
+def tutorial_view(model, hw, r: dict, overrides: dict) -> None:
+    """The tutorial's one-step decode view (engine.decode: one device, the decode step at the
+    request's last context I + O), labelled as such, under the serving model's figures."""
+    st.subheader("Tutorial view: one decode step on one device")
+    context = r["input_tokens"] + r["output_tokens"]
+    opts = {"precision": r["precision"], "kv_precision": r["kv_precision"]}
+    opts |= {"assumptions": engine.get_profile(r["profile"]).assumptions, **overrides}
+    try:
+        d = engine.decode(model, hw, r["batch_size"], context, prompt=r["input_tokens"], **opts)
+    except ValueError as exc:
+        st.error(f"Tutorial view not available: {plain(exc)}", icon="🚫")
+        return
+    st.caption(
+        f"engine.decode (docs/model.md, 'LLM decode'): weights + KV cache per step, one device "
+        f"(tp and pp ignored), the step at context {context:,} tokens, profile {r['profile']}."
+    )
+    cards = fl.headline_metrics(d.as_dict())
+    for start in range(0, len(cards), ROW):
+        row = cards[start : start + ROW]
+        for col, (label, value, tip) in zip(st.columns(ROW), row, strict=False):
+            col.metric(f"{label} (tutorial)", value, help=tip)
+    title = f"Roofline: {hw.name} (tutorial view: prefill and one decode step)"
+    st.plotly_chart(fl.decode_roofline(d.as_dict(), hw.name, title), key="tutorial_roofline")
