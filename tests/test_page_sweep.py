@@ -309,3 +309,18 @@ def test_choosing_a_profile_seeds_the_assumptions_and_the_llm_views_reserve():
     at.number_input(key="sweep:memory_reserve").set_value(0.2).run()
     edited = "Profile trtllm, edited: memory_reserve 0.2 (profile: 0.045)."
     assert any(c.value == edited for c in at.caption)
+
+
+def test_a_profile_chosen_on_solve_follows_to_the_sweep_with_all_its_values():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
+    at.switch_page("pages/solve.py").run()
+    at.selectbox(key="solve:model").set_value("Llama-3.1-8B").run()
+    at.selectbox(key="solve:profile").set_value("trtllm").run()
+    at.query_params.clear()  # as the sidebar's page link opens it: no query string
+    at.switch_page("pages/sweep.py").run()
+    assert not at.exception
+    assert at.selectbox(key="sweep:profile").value == "trtllm"
+    # efficiency from Solve's widget; memory_reserve (no widget on Solve) from trtllm.toml
+    assert at.number_input(key="sweep:efficiency").value == pytest.approx(0.691878)
+    assert at.number_input(key="sweep:memory_reserve").value == pytest.approx(0.045)
+    assert any(c.value == "Profile trtllm: its assumptions, unedited." for c in at.caption)

@@ -20,7 +20,7 @@ import engine
 from ui.accuracy_view import profile_from_query
 from ui.format import sig
 from ui.params import Param, ParamError, number, write_number
-from ui.state import widget_key
+from ui.state import SHARED, widget_key
 
 DEFAULT = "tutorial"
 CUSTOM = "profile.custom"  # session key: the custom profile a link carried (shared by pages)
@@ -142,13 +142,23 @@ def start(page: str, extra: Sequence[str] = ()) -> tuple[engine.Profile | None, 
         for name, value in seeds(profile, extra).items():
             if name not in query:
                 st.session_state[widget_key(page, name)] = value
+    elif key not in st.session_state and SHARED + "profile" in st.session_state:
+        # the profile chosen on another page: its values for the widgets no page has set yet
+        profile = current_named(st.session_state[SHARED + "profile"], st.session_state.get(CUSTOM))
+        for name, value in seeds(profile, extra).items():
+            if name not in query and SHARED + name not in st.session_state:
+                st.session_state[widget_key(page, name)] = value
     custom = [w for w in warnings if w.startswith("custom profile")]  # the rest: parse_params
     return st.session_state.get(CUSTOM), custom
 
 
 def current(page: str, custom: engine.Profile | None) -> engine.Profile:
     """The profile the page's picker holds."""
-    name = st.session_state.get(widget_key(page, "profile"), DEFAULT)
+    return current_named(st.session_state.get(widget_key(page, "profile"), DEFAULT), custom)
+
+
+def current_named(name: object, custom: engine.Profile | None) -> engine.Profile:
+    """The profile called `name`: the custom one, a built-in, else tutorial."""
     if custom is not None and name == custom.name:
         return custom
     return engine.get_profile(name if is_builtin(name) else DEFAULT)
