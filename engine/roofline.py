@@ -64,8 +64,16 @@ def roofline_terms(*, flops, bytes_moved, peak, bandwidth, efficiency, overhead_
 
 
 def _ops(*values) -> tuple:
-    """Python's max/min for plain floats (the scalar solve: ~10× faster), numpy's otherwise."""
-    if all(type(v) is float for v in values):
+    """Python's max/min when every input is a plain float (the scalar solve: ~10× faster than
+    numpy's ufuncs on scalars), numpy's otherwise."""
+    flops, bytes_moved, peak, bandwidth, overhead_s = values
+    if (
+        type(flops) is float
+        and type(bytes_moved) is float
+        and type(peak) is float
+        and type(bandwidth) is float
+        and type(overhead_s) is float
+    ):
         return max, min
     return np.maximum, np.minimum
 
