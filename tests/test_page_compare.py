@@ -325,3 +325,10 @@ def test_the_profile_reaches_the_deployments_and_both_csvs(monkeypatch):
     at.number_input(key="compare:efficiency").set_value(0.3).run()
     assert any(c.value.startswith("Profile trtllm, edited: efficiency 0.3") for c in at.caption)
     assert link(at, "profile") == "trtllm" and link(at, "efficiency") == "0.3"
+
+
+def test_serving_warnings_name_their_deployment():
+    # Llama-3.1-405B: 405e9 × 2 B = 810 GB of weights, more than 4 × 192 GB MI300X hold
+    at = run({"model": "Llama-3.1-405B", "deployments": "8xH200/tp8,4xMI300X/tp4", "batches": "1"})
+    fit = [w.value for w in at.warning if "does not fit" in w.value]
+    assert fit and all(w.startswith("4× AMD Instinct MI300X TP4: ") for w in fit)

@@ -197,8 +197,9 @@ def show(model, deps, refused, cat, *, csv_name: str, profile, changed, **run) -
     for d in deps:
         for note in notes(d, cat):
             st.caption(common.plain(note))
-    for w in dict.fromkeys(w for w in df["warnings"].astype(str) if w):
-        st.warning(common.plain(w), icon="⚠️")
+    said = df[["deployment_label", "warnings"]].astype(str).drop_duplicates()
+    for label, w in said[said["warnings"] != ""].itertuples(index=False):
+        st.warning(common.plain(f"{label}: {w}"), icon="⚠️")
     title = f"Throughput vs interactivity: {len(deps)} deployments, {df['precision'].iloc[0]}"
     st.plotly_chart(tradeoff_figure(df, title), key="compare_deploy_chart")
     st.dataframe(display_table(df), key="compare_deploy_table", hide_index=True)
