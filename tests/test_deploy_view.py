@@ -90,6 +90,8 @@ def test_tradeoff_chart_has_a_line_per_deployment(df):
     assert [t.name for t in fig.data] == [
         "8× NVIDIA H100 SXM TP8", "4× AMD Instinct MI300X TP4", "1× NVIDIA Jetson AGX Orin 64GB TP1"
     ]  # fmt: skip
-    assert fig.layout.xaxis.type == "log" and "&lt;i&gt;" in fig.layout.title.text
+    # y: log (throughput spans decades); x: linear from 0 (interactivity spans less)
+    assert fig.layout.yaxis.type == "log" and fig.layout.xaxis.rangemode == "tozero"
+    assert "&lt;i&gt;" in fig.layout.title.text
     assert list(fig.data[0].y) == pytest.approx(df["output_tokens_per_s_per_gpu"].iloc[:2].tolist())
     assert "does not fit" in fig.data[2].hovertext[0]

@@ -151,11 +151,15 @@ def tradeoff_figure(df: pd.DataFrame, title: str) -> go.Figure:
              "line": {"color": color}, "marker": {"color": color, "size": 9, "symbol": symbols},
              "hovertext": hover, "hoverinfo": "text"}
         )  # fmt: skip
-    xs = [v for t in traces for v in t["x"]]
     ys = [v for t in traces for v in t["y"]]
     layout = {
         "title": {"text": html.escape(title)},
-        "xaxis": log_axis("Tokens/s per user (interactivity)", xs),
+        # linear: a few deployments span well under a decade of tokens/s per user
+        "xaxis": {
+            "title": {"text": "Tokens/s per user (interactivity)"},
+            "automargin": True,
+            "rangemode": "tozero",
+        },
         "yaxis": log_axis("Output tokens/s per GPU (throughput)", ys),
         "legend": legend_below(),
         "height": 480,
@@ -206,6 +210,7 @@ def show(model, deps, refused, cat, *, csv_name: str, profile, changed, **run) -
     st.caption(caption(df, run["tokens"], pk.describe(profile, changed)))
     csv = csv_table(df, pk.label(profile, changed))
     common.download_csv(csv, csv_name, "compare_deploy_csv", lazy=True)
+    st.subheader("One accelerator each")
 
 
 def params(cat: engine.Catalog) -> list[Param]:
