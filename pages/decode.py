@@ -83,7 +83,7 @@ st.plotly_chart(fo.step_breakdown(ops), key="ops_breakdown", config=png)
 st.caption(ov.CAPTION.format(context=ov.decode_context(input_tokens, output_tokens) or "—"))
 st.dataframe(ov.display_table(ops), key="ops_table", hide_index=True)
 name = sv.file_name("operators", r, hw_id)
-common.download_csv(ov.csv_table(ops, r), name, "ops_csv", "Download operators CSV")
+common.download_csv(ov.csv_table(ops, r), name, "ops_csv", "Download operators CSV", lazy=True)
 
 now = (batch, input_tokens)
 for col, column in zip(st.columns(2), fl.SPEED_CHARTS, strict=True):
