@@ -66,54 +66,64 @@ def _line(x, y, name: str, color: str, hover: str, dash: str = "solid", group=""
 def _roof_traces(roofs: pd.DataFrame, x_lo: float, x_hi: float) -> list[dict]:
     """Per accelerator: memory roof (solid), compute roof at peak (dashed) and at peak ×
     efficiency (dotted), and the two ridge points (diamonds, on hover)."""
-    traces = []
-    for i, roof in enumerate(roofs.itertuples()):
-        color, name = COLORS[i % len(COLORS)], html.escape(roof.name)
-        peak, eff_peak, bw = roof.peak_tflops, roof.effective_peak_tflops, roof.bandwidth_tb_per_s
-        ridge, ridge_eff = peak / bw, eff_peak / bw
-        peak_text, eff_text = fmt(peak * TFLOPS, "FLOP/s"), fmt(eff_peak * TFLOPS, "FLOP/s")
-        ridges = f"{fmt(ridge, 'FLOP/B')} / {fmt(ridge_eff, 'FLOP/B')}"
-        traces += [
-            _line(
-                [x_lo, ridge],
-                [bw * x_lo, peak],
-                f"Memory roof {name} ({fmt(bw * TFLOPS, 'B/s')})",
-                color,
-                f"{name}<br>memory roof: {fmt(bw * TFLOPS, 'B/s')} × intensity",
-                group=roof.hardware,
-            ),
-            _line(
-                [ridge, x_hi],
-                [peak, peak],
-                f"Compute roof {name} (peak {peak_text})",
-                color,
-                f"{name}<br>peak compute roof: {peak_text}",
-                "dash",
-                roof.hardware,
-            ),
-            _line(
-                [ridge_eff, x_hi],
-                [eff_peak, eff_peak],
-                f"Effective compute roof {name} ({eff_text})",
-                color,
-                f"{name}<br>peak × efficiency: {eff_text}",
-                "dot",
-                roof.hardware,
-            ),
-            {
-                "type": "scatter",
-                "x": [ridge, ridge_eff],
-                "y": [peak, eff_peak],
-                "mode": "markers",
-                "marker": {"symbol": "diamond", "size": 9, "color": color},
-                "name": f"Ridge points {name} ({ridges} FLOP/B)",
-                "legendgroup": roof.hardware,
-                "showlegend": False,
-                "hovertext": [f"{name}<br>ridge {fmt(r, 'FLOP/B')}" for r in (ridge, ridge_eff)],
-                "hoverinfo": "text",
-            },
-        ]
-    return traces
+    return [
+        trace
+        for i, roof in enumerate(roofs.itertuples())
+        for trace in _one_roof(roof, COLORS[i % len(COLORS)], x_lo, x_hi)
+    ]
+
+
+def _ridge_points(name: str, group: str, color: str, x: tuple, y: tuple) -> dict:
+    """The peak and effective ridge points (diamonds, hover only; not in the legend)."""
+    return {
+        "type": "scatter",
+        "x": list(x),
+        "y": list(y),
+        "mode": "markers",
+        "marker": {"symbol": "diamond", "size": 9, "color": color},
+        "name": f"Ridge points {name} ({fmt(x[0])} / {fmt(x[1])} FLOP/B)",
+        "legendgroup": group,
+        "showlegend": False,
+        "hovertext": [f"{name}<br>ridge {fmt(r, 'FLOP/B')}" for r in x],
+        "hoverinfo": "text",
+    }
+
+
+def _one_roof(roof, color: str, x_lo: float, x_hi: float) -> list[dict]:
+    name, group = html.escape(roof.name), roof.hardware
+    peak, eff_peak, bw = roof.peak_tflops, roof.effective_peak_tflops, roof.bandwidth_tb_per_s
+    ridge, ridge_eff = peak / bw, eff_peak / bw
+    peak_text, eff_text = fmt(peak * TFLOPS, "FLOP/s"), fmt(eff_peak * TFLOPS, "FLOP/s")
+    bw_text = fmt(bw * TFLOPS, "B/s")
+    return [
+        _line(
+            [x_lo, ridge],
+            [bw * x_lo, peak],
+            f"Memory roof {name} ({bw_text})",
+            color,
+            f"{name}<br>memory roof: {bw_text} × intensity",
+            group=group,
+        ),
+        _line(
+            [ridge, x_hi],
+            [peak, peak],
+            f"Compute roof {name} (peak {peak_text})",
+            color,
+            f"{name}<br>peak compute roof: {peak_text}",
+            "dash",
+            group,
+        ),
+        _line(
+            [ridge_eff, x_hi],
+            [eff_peak, eff_peak],
+            f"Effective compute roof {name} ({eff_text})",
+            color,
+            f"{name}<br>peak × efficiency: {eff_text}",
+            "dot",
+            group,
+        ),
+        _ridge_points(name, group, color, (ridge, ridge_eff), (peak, eff_peak)),
+    ]
 
 
 def _hover(points: pd.DataFrame, convention: str) -> list[str]:

@@ -16,6 +16,38 @@ from ui.theme import GAP_COLOR, legend_below
 MS = 1e-3  # the inputs' unit (ms) in seconds
 
 
+def _bar(y: list, x: list, name: str, color: str, text: list[str]) -> dict:
+    return {
+        "type": "bar",
+        "orientation": "h",
+        "y": y,
+        "x": x,
+        "name": name,
+        "marker": {"color": color},
+        "text": text,
+        "textposition": "auto",
+        "textangle": 0,  # never turned on its side to fit a thin bar
+        "hoverinfo": "name",
+    }
+
+
+def _ms(value: float) -> str:
+    return fmt(value * MS, "s")
+
+
+def _layout(total: str) -> dict:
+    return {
+        "barmode": "stack",
+        "height": 260,
+        "title": {"text": f"Latency split: {total}"},
+        "xaxis": {"ticksuffix": " ms", "automargin": True},  # no title: the legend sits below
+        "yaxis": {"automargin": True},
+        "uniformtext": {"minsize": 12, "mode": "hide"},
+        "legend": legend_below(),
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+    }
+
+
 def latency_breakdown_figure(
     t_compute_ms: float, t_memory_ms: float, t_overhead_ms: float
 ) -> go.Figure:
@@ -25,55 +57,28 @@ def latency_breakdown_figure(
     bound = "compute" if t_compute_ms > t_memory_ms else "memory"
     binding = max(t_compute_ms, t_memory_ms)
     total = binding + t_overhead_ms
-
-    def bar(y, x, name, color, text) -> dict:
-        return {
-            "type": "bar",
-            "orientation": "h",
-            "y": y,
-            "x": x,
-            "name": name,
-            "marker": {"color": color},
-            "text": text,
-            "textposition": "auto",
-            "textangle": 0,  # never turned on its side to fit a thin bar
-            "hoverinfo": "name",
-        }
-
-    def ms(value: float) -> str:
-        return fmt(value * MS, "s")
-
+    share = {k: pct(v / total, digits=2) for k, v in (("b", binding), ("o", t_overhead_ms))}
     traces = [
-        bar(
+        _bar(
             ["latency"],
             [binding],
-            f"{bound} (binding): {ms(binding)}, {pct(binding / total, digits=2)}",
+            f"{bound} (binding): {_ms(binding)}, {share['b']}",
             "#1f77b4",
-            [f"{bound} {ms(binding)}"],
+            [f"{bound} {_ms(binding)}"],
         ),
-        bar(
+        _bar(
             ["latency"],
             [t_overhead_ms],
-            f"fixed overhead: {ms(t_overhead_ms)}, {pct(t_overhead_ms / total, digits=2)}",
+            f"fixed overhead: {_ms(t_overhead_ms)}, {share['o']}",
             GAP_COLOR,
-            [f"overhead {ms(t_overhead_ms)} ({pct(t_overhead_ms / total, digits=2)})"],
+            [f"overhead {_ms(t_overhead_ms)} ({share['o']})"],
         ),
-        bar(
+        _bar(
             ["compute term", "memory term"],
             [t_compute_ms, t_memory_ms],
             "terms (only the larger counts)",
             "#aec7e8",
-            [ms(t_compute_ms), ms(t_memory_ms)],
+            [_ms(t_compute_ms), _ms(t_memory_ms)],
         ),
     ]
-    layout = {
-        "barmode": "stack",
-        "height": 260,
-        "title": {"text": f"Latency split: {ms(total)}"},
-        "xaxis": {"ticksuffix": " ms", "automargin": True},  # no title: the legend sits below
-        "yaxis": {"automargin": True},
-        "uniformtext": {"minsize": 12, "mode": "hide"},
-        "legend": legend_below(),
-        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
-    }
-    return go.Figure(data=traces, layout=layout)
+    return go.Figure(data=traces, layout=_layout(_ms(total)))
