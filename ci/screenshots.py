@@ -38,7 +38,18 @@ PAGES = {
     "compare": "/compare",
     "decode": "/decode",
     "catalogue": "/catalogue",
+    "plan": "/plan",
+    "accuracy": "/accuracy",
 }
+# The README's three questions, one link each (--pages q1-serve,q2-plan,q3-operators).
+QUESTIONS = {
+    "q1-serve": "/decode?model=Llama-3.1-70B&hardware=H100&tp=2&input_tokens=8192"
+    "&output_tokens=256",
+    "q2-plan": "/plan?model=Llama-3.1-70B&hardware=H100,A100,MI300X&input_tokens=1024"
+    "&output_tokens=256&ttft_ms=2000&tpot_ms=50",
+    "q3-operators": "/solve?model=Llama-3.1-8B&hardware=A100&batch=1",
+}
+LINKS = PAGES | QUESTIONS
 VIEWPORTS = {1440: 1000, 390: 900}
 MAX_HEIGHT = 5000  # CSS px: keeps each PNG small; taller pages are cut at the bottom
 SCHEMES = ("light", "dark")
@@ -76,14 +87,22 @@ def shrink(target: Path) -> None:
     small.save(target, optimize=True)
 
 
-def capture(base: str, out: Path, pages: dict[str, str], settle_ms: int) -> list[Path]:
+def capture(
+    base: str,
+    out: Path,
+    pages: dict[str, str],
+    settle_ms: int,
+    schemes: tuple[str, ...] = SCHEMES,
+    widths: tuple[int, ...] = tuple(VIEWPORTS),
+) -> list[Path]:
     """Screenshot each page at each width and colour scheme; returns the written paths."""
     out.mkdir(parents=True, exist_ok=True)
     written, problems = [], []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        for scheme in SCHEMES:
-            for width, height in VIEWPORTS.items():
+        for scheme in schemes:
+            for width in widths:
+                height = VIEWPORTS[width]
                 context = browser.new_context(
                     viewport={"width": width, "height": height}, color_scheme=scheme
                 )
@@ -111,12 +130,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated page names")
     parser.add_argument("--settle-ms", type=int, default=3000, help="extra wait for charts")
+    parser.add_argument("--schemes", default=",".join(SCHEMES), help="light,dark")
+    parser.add_argument("--widths", default="1440,390", help="1440,390")
     args = parser.parse_args(argv)
     chosen = [p.strip() for p in args.pages.split(",") if p.strip()]
-    unknown = [p for p in chosen if p not in PAGES]
+    unknown = [p for p in chosen if p not in LINKS]
     if unknown:
-        parser.error(f"unknown page(s) {unknown}; choose from {', '.join(PAGES)}")
-    capture(args.base_url, args.out_dir, {p: PAGES[p] for p in chosen}, args.settle_ms)
+        parser.error(f"unknown page(s) {unknown}; choose from {', '.join(LINKS)}")
+    schemes = tuple(x for x in args.schemes.split(",") if x in SCHEMES) or SCHEMES
+    try:
+        widths = tuple(int(x) for x in args.widths.split(",") if int(x) in VIEWPORTS)
+    except ValueError:
+        parser.error("--widths: comma-separated 1440 and/or 390")
+    links = {p: LINKS[p] for p in chosen}
+    capture(args.base_url, args.out_dir, links, args.settle_ms, schemes, widths or (1440, 390))
     return 0
 
 
