@@ -22,7 +22,7 @@ BOUNDS = ("compute", "memory", "communication", "overhead", "none")
 WARNINGS = (
     "no peak listed for this precision: a slower one's is used (see peak_precision)",
     "tp beyond one node's devices: all-reduces modelled on the in-node link (optimistic)",
-    "does not fit: memory_per_device_bytes exceeds usable_memory_bytes",
+    "does not fit: memory per device exceeds the usable memory (capacity less the reserve)",
     "input + output tokens exceed the model's trained context length",
     "one output token: the prefill produces it and no decode step runs, so TPOT and "
     "tokens/s per user are undefined (NaN)",

@@ -120,9 +120,9 @@ st.download_button("Download CSV", csv, csv_name, "text/csv", key="plan_csv", ic
 st.subheader("Prices")
 st.dataframe(pg.price_table(chosen, prices), key="plan_prices", hide_index=True)
 st.caption(
-    "List prices are public on-demand prices per accelerator-hour as published on their date "
-    "(not quotes, not re-verified; reserved and spot prices are lower). Cost = price × devices "
-    "÷ output tokens per hour × 10⁶."
+    "List prices are public on-demand prices per accelerator-hour as a dated public page "
+    "quotes them (check the source; reserved and spot prices are lower). Cost = price × "
+    "devices ÷ output tokens per hour × 10⁶."
 )
 common.share_link(PAGE, query)
 sources = " · ".join(common.source_md(h.name, h.source) for h in chosen.values())
