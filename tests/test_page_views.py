@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as hs
 
 import engine
-from ui import compare_view, decode_view, editors, explain, llm_view, sweep_view
+from ui import compare_view, editors, explain, llm_view, sweep_view
 from ui.common import WORD_JOINER, plain
 
 CAT = engine.default_catalog()
@@ -75,19 +75,6 @@ def test_sweep_never_text_points_past_the_list_or_says_never():
     assert "batch ≥ 2 would cross it" in sweep_view.never_text(df, 2, decode=False)
     assert "never crosses it" in sweep_view.never_text(df, None, decode=False)
     assert "KV cache" in sweep_view.never_text(df, None, decode=True)
-
-
-def test_decode_cards_are_marked_hypothetical_only_when_it_does_not_fit():
-    cards = [("TPOT", "8 ms", ""), ("TTFT", "1 ms", ""), ("Decode bottleneck", "memory", "")]
-    assert decode_view.hypothetical(cards, True) == cards
-    marked = [label for label, _, _ in decode_view.hypothetical(cards, False)]
-    assert marked == ["TPOT — hypothetical", "TTFT — hypothetical", "Decode bottleneck"]
-
-
-def test_a_prompt_longer_than_the_context_is_cut_with_a_message():
-    assert decode_view.check_prompt(1024, 4096) == (1024, None)
-    used, error = decode_view.check_prompt(8192, 4096)
-    assert used == 4096 and "Showing a prompt of 4,096 tokens" in error
 
 
 def test_custom_error_lines_are_inert_and_say_what_is_still_used():
