@@ -5,9 +5,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.catalog import BUILTIN_FILES, MAX_FILE_BYTES, normalise_id, read_catalog_bytes
-from engine.specs import PRECISIONS, TASKS
-from engine.units import quantity
+import engine
+from engine import PRECISIONS, TASKS, normalise_id
 from ui import common, custom, state
 from ui.params import Param, ParamError, choice, listing, write_list
 from ui.search import matches
@@ -16,7 +15,7 @@ from ui.widgets import SHARED_NAMES, assumption_params, custom_editors
 
 PAGE = "catalogue"
 common.setup_page("Catalogue")
-BUILTIN = {str(p) for p in BUILTIN_FILES}
+BUILTIN = {str(p) for p in engine.BUILTIN_FILES}
 RIDGE = "Ridge fp16 (FLOP/byte)"
 UNIT = {p: "TOPS" if "int" in p else "TFLOP/s" for p in PRECISIONS}  # TOPS: 1 int op = 1 FLOP
 PEAKS = {p: f"Peak {p.replace('fp16', 'fp16/bf16')} ({UNIT[p]}, dense)" for p in PRECISIONS}
@@ -45,7 +44,7 @@ def frame(rows: list[dict]) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     for header in df.columns.intersection(list(UNITS)):
         si, shown = UNITS[header]
-        df[header] = quantity(df[header].to_numpy(float), si).m_as(shown).round(6)
+        df[header] = engine.quantity(df[header].to_numpy(float), si).m_as(shown).round(6)
     return df
 
 
@@ -130,10 +129,10 @@ st.subheader(f"Accelerators ({len(hardware)} of {len(cat.hardware)})")
 show_table(hardware_frame([*cat.hardware.values()]), "catalogue_hw", "accelerators.csv", hardware)
 st.subheader(f"Models ({len(models)} of {len(cat.models)})")
 show_table(model_frame([*cat.models.values()]), "catalogue_models", "models.csv", models)
-label = f"Preview a team catalogue file (TOML, ≤ {MAX_FILE_BYTES / 1e6:g} MB; never stored)"
+label = f"Preview a team catalogue file (TOML, ≤ {engine.MAX_FILE_BYTES / 1e6:g} MB; never stored)"
 upload = st.file_uploader(label, key=key["upload"], max_upload_size=1)
 if upload is not None:
-    found, problems = read_catalog_bytes(upload.getvalue(), f"upload: {upload.name[:80]}")
+    found, problems = engine.read_catalog_bytes(upload.getvalue(), f"upload: {upload.name[:80]}")
     new_hw, new_models = list(found["hardware"].values()), list(found["models"].values())
     old = {normalise_id(k) for k in (*base.hardware, *base.models)}
     clash = [f"`{s.id}`" for s in (*new_hw, *new_models) if normalise_id(s.id) in old]

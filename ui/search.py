@@ -4,7 +4,7 @@ group, ignoring case and punctuation ("llama 70" finds Llama-3.1-70B; "h100sxm" 
 
 from __future__ import annotations
 
-from engine.catalog import normalise_id
+from engine import normalise_id
 
 
 def matches(query: str, *fields: str) -> bool:
