@@ -1,5 +1,8 @@
 """Known answers for the single-model solve (docs/model.md), arithmetic in the comments."""
 
+import dataclasses
+import pickle
+
 import numpy as np
 import pytest
 
@@ -281,3 +284,15 @@ def test_one_whole_number_check_for_scalars_and_lists():
         engine.check_whole_numbers([2, 11], "n", low=2, high=10)
     with pytest.raises(ValueError, match="give at least one"):
         engine.check_whole_numbers([], "n", high=10)
+
+
+def test_results_are_complete_frozen_dataclasses():
+    # The solve fills the result's fields in one step (engine.roofline._result): it must set
+    # exactly the declared fields, compare equal to one built field by field, and stay frozen.
+    r = engine.solve("ResNet-50", "A100", batch_size=8)
+    names = [f.name for f in dataclasses.fields(engine.SolveResult)]
+    assert set(vars(r)) == set(names)
+    assert r == engine.SolveResult(**{n: getattr(r, n) for n in names})
+    assert pickle.loads(pickle.dumps(r)) == r
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.latency_s = 0.0
