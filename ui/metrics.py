@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from engine import SolveResult
+from engine import ENERGY_FORMULA, SolveResult
 from ui.common import FLOP_NOTE
 from ui.format import MISSING, fmt, fmt_bytes, fmt_scaled, pct
 
@@ -59,7 +59,7 @@ def solve_metrics(r: SolveResult) -> None:
         f"{achieved} / {roof}",
         help="the gap between them is the fixed overhead",
     )
-    c[3].metric("Energy per batch", fmt(r.energy_j, "J"), help="TDP × (0.3 + 0.7·MFU) × latency")
+    c[3].metric("Energy per batch", fmt(r.energy_j, "J"), help=ENERGY_FORMULA)
     fit = "fits" if r.fits_in_memory else "does NOT fit"
     st.progress(
         min(1.0, r.weight_bytes / r.memory_capacity_bytes),

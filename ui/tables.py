@@ -54,7 +54,7 @@ def hardware_summary(
         {
             "Accelerator": [names.get(h, h) for h in ids],
             "Peak": fmt_all(peak, "FLOP/s"),
-            "Bandwidth": fmt_all(peak / first["ridge_flop_per_byte"].to_numpy(), "B/s"),
+            "Bandwidth": fmt_all(first["memory_bandwidth_bytes_per_s"].to_numpy(), "B/s"),
             "Ridge, theoretical (FLOP/byte)": fmt_all(first["ridge_flop_per_byte"]),
             "Ridge, effective (FLOP/byte)": fmt_all(first["effective_ridge_flop_per_byte"]),
             "Crossover batch": [crossover_text(cross[h]) for h in ids],
