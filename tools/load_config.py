@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 import engine
-from ui.common import num
+from ui.format import fmt
 
 MODELS = ("ResNet-50", "MobileNetV2", "BERT-Base", "Llama-3.1-8B", "GPT-2-XL")
 HARDWARE = ("A100", "H100", "T4", "V100", "MI300X")
@@ -58,13 +58,13 @@ class Scenario:
         return "/solve?" + urlencode(query)
 
     def expected(self, batch: int) -> dict[str, str]:
-        """What the page must show for this user at `batch` (formatted as ui.metrics does)."""
+        """What the page must show for this user at `batch` (formatted by ui.format, as shown)."""
         r = engine.solve(self.model, self.hardware, batch, self.precision)
         cat = engine.default_catalog()
         return {
             "title": f"{cat.models[self.model].name} on {cat.hardware[self.hardware].name}",
             "caption": f"Batch {batch} · {self.precision} ·",
-            "latency": f"{num(r.latency_s * 1e3, 3)} ms",
+            "latency": fmt(r.latency_s, "s"),
             "bottleneck": r.bottleneck,
         }
 
