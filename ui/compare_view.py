@@ -39,6 +39,6 @@ def ridge_caption(efficiency: float, precision: str, note: str, decode: bool) ->
     return (
         f"Ridge = peak ÷ bandwidth (theoretical) and peak × η ÷ bandwidth (effective, η = "
         f"{sig(efficiency)}). {LISTED}: the first {what} in your list that is compute-bound"
-        + ("" if decode else f"; {EXACT}: the smallest batch that is compute-bound, from the closed form (engine)")
+        + ("" if decode else f"; {EXACT}: the smallest compute-bound batch (engine)")
         + f". Peaks for {precision}. {note}."
     )
