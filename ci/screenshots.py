@@ -13,24 +13,15 @@ browser's colour-scheme preference is set with Playwright's ``color_scheme`` so 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from PIL import Image
 from playwright.sync_api import sync_playwright
 
-CHROMIUM = os.environ.get("ROOFLINE_CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo root
+from tools.server import CHROMIUM, CHROMIUM_ARGS
+
 PAGES = {
     "overview": "/",
     "solve": "/solve",
@@ -99,7 +90,7 @@ def capture(
     out.mkdir(parents=True, exist_ok=True)
     written, problems = [], []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         for scheme in schemes:
             for width in widths:
                 height = VIEWPORTS[width]

@@ -14,18 +14,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo root
+from tools.server import CHROMIUM, CHROMIUM_ARGS
+
 DEEP_LINK = "solve?model=ResNet-50&hardware=TeamChip&batch=1&precision=fp16"
 
 
@@ -65,7 +58,7 @@ def main(argv: list[str]) -> int:
     t0 = time.monotonic()
     with sync_playwright() as pw:
         try:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         except PlaywrightError as exc:
             print(f"[smoke_browser] cannot launch {CHROMIUM}: {exc}", file=sys.stderr)
             return 2
