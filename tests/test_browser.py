@@ -93,7 +93,8 @@ def test_edited_scenario_link_reproduces_in_a_new_browser_context(live_server, c
     batch.fill("64")
     batch.press("Enter")
     wait_idle(page)
-    page.wait_for_function("() => location.search.includes('batch=64')", timeout=10_000)
+    page.wait_for_function("() => location.search.includes('batch=64')", timeout=30_000)
+    wait_idle(page)  # the rerun that wrote the link may still be drawing the share box
     page.get_by_text("Share this scenario").click()
     link = page.locator("[data-testid='stCode'] code").first.inner_text().strip()
     assert link.startswith(live_server + "/solve?") and "batch=64" in link
