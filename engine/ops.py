@@ -4,8 +4,10 @@ Every operator carries FLOPs and HBM bytes (weights read, activations in/out, KV
 written) as lines in the context c: F(c) = f0 + f1·min(c, w), M(c) = m0 + m1·min(c, w), where w
 is the attention window (infinite for global layers). Its time is the roofline of its own class,
 max(F/(Π·η_op), M/(β·η_mem)) (Williams et al., CACM 2009), so the sum over the decode steps of a
-request has a closed form: a max of two lines summed on each side of their crossover and of the
-window. The formulas and conventions are in docs/model.md, "Serving model".
+request has a closed form (engine/closed_form.py). Each operator is first built per unit of the
+step's size (a Template: per new token, per sequence, per key), once per model, TP degree and
+precision; a step of T tokens from B sequences is then a few multiplications (`instantiate`).
+The formulas and conventions are in docs/model.md, "Serving model".
 
 Everything is written for Python floats (a scalar `serve` in microseconds) or numpy arrays (a
 vectorised sweep): pass `xp=SCALAR` or `xp=np`.
@@ -37,7 +39,8 @@ SCALAR = _Scalar()
 
 
 class Op(NamedTuple):
-    """One operator of one layer (or of the step) on one device; bytes and FLOPs SI floats."""
+    """One operator of one layer (or of the step) on one device for a given step; bytes and
+    FLOPs SI floats, lines in the context c (decode) or constants (prefill, w = INF)."""
 
     name: str
     cls: str  # gemm | attention | expert | other: which efficiency applies
@@ -51,6 +54,30 @@ class Op(NamedTuple):
     mk1: object  # KV-cache bytes read per token of (windowed) context
     w: object  # attention window, tokens (INF: global)
     resident: object  # weight bytes held on the device for one instance
+
+
+class Template(NamedTuple):
+    """One operator on one device per unit of a step's size: its cost in a step of T new tokens
+    from B sequences is linear in T and B, except the routed experts read (× the experts the T
+    tokens touch) and prefill attention (× the mean keys a prompt token attends to).
+    `instantiate` turns it into an Op; the serving kernel reads it directly."""
+
+    name: str
+    cls: str
+    layers: str
+    count: object
+    w: object  # attention window, tokens (INF: global)
+    resident: object  # weight bytes held on the device for one instance
+    mw: object  # weight bytes read, whatever the step's size
+    wx: object  # weight bytes read per routed expert touched
+    wt: object  # weight bytes read per new token (embedding rows)
+    ft: object  # FLOPs per new token
+    fb: object  # FLOPs per sequence (the LM head sees each sequence's last token)
+    fk: object  # attention FLOPs per token per key (decode: per sequence per context token)
+    mt: object  # activation bytes per new token
+    mb: object  # activation bytes per sequence
+    kt: object  # KV-cache bytes per new token (decode: written; prefill: written and read once)
+    mk: object  # decode: KV-cache bytes read per sequence per context token
 
 
 def shape_values(arch) -> dict[str, float]:
@@ -107,87 +134,82 @@ def mean_keys(S, w, xp):
     return (wc * (wc + 1.0) / 2.0 + (S - wc) * wc) / S
 
 
-def _static(name, cls, layers, count, flops, mw, ma, resident=None) -> Op:
+def _static(name, cls, layers, count, ft, mw, mt, *, wx=0.0, wt=0.0, fb=0.0, mb=0.0,
+            resident=None) -> Template:  # fmt: skip
     """An operator whose cost does not depend on the context (resident: mw unless given)."""
     held = mw if resident is None else resident
-    return Op(name, cls, layers, count, flops, 0.0, mw, ma, 0.0, 0.0, INF, held)
+    return Template(name, cls, layers, count, INF, held, mw, wx, wt, ft, fb, 0.0, mt, mb, 0.0, 0.0)
 
 
-def _projections(s, T, tp, bw, ba, xp) -> list[Op]:
+def _projections(s, tp, bw, ba, xp) -> list[Template]:
     """Norms, the QKV (or MLA) projections and the output projection of one layer.
 
     MLA: the projection carries W_qa, W_qb, W_kva and W_kvb (the absorbed decode applies W_kvb
     to the new tokens' queries and outputs instead of to the cache: the same FLOPs).
     """
     h, hd, kd = s["h"], *heads_per_device(s, tp, xp)
-    norm_w = h * s["nv"] * bw
-    norm = _static("norm", "other", "all", s["norms"] * s["L"], 4.0 * T * h, norm_w, 2 * T * h * ba)
+    norm = _static(
+        "norm", "other", "all", s["norms"] * s["L"], 4.0 * h, h * s["nv"] * bw, 2 * h * ba
+    )
     q_mla = xp.where(s["rq"] > 0, h * s["rq"] + s["rq"] * hd * s["dq"], h * hd * s["dq"])
     mla_elems = q_mla + h * (s["r"] + s["dr"]) + s["r"] * hd * (s["dn"] + s["dv"])
     gqa_elems = h * (hd * s["dq"] + kd * (s["dq"] + s["dv"]))
     elems = xp.where(s["mla"] > 0, mla_elems, gqa_elems)
     out_w = xp.where(s["mla"] > 0, hd * s["dq"] + s["r"] + s["dr"], (hd + 2 * kd) * s["dq"])
-    qkv_act = T * (h + out_w) * ba
-    qkv = _static("qkv_projection", "gemm", "all", s["L"], 2 * T * elems, elems * bw, qkv_act)
+    qkv = _static("qkv_projection", "gemm", "all", s["L"], 2 * elems, elems * bw, (h + out_w) * ba)
     o_elems = hd * s["dv"] * h
-    o_act = T * (hd * s["dv"] + h) * ba
-    o_proj = _static(
-        "output_projection", "gemm", "all", s["L"], 2 * T * o_elems, o_elems * bw, o_act
-    )
+    o_act = (hd * s["dv"] + h) * ba
+    o_proj = _static("output_projection", "gemm", "all", s["L"], 2 * o_elems, o_elems * bw, o_act)
     return [norm, qkv, o_proj]
 
 
-def _attention(s, T, B, tp, b_kv, ba, xp, *, prefill_tokens=None) -> list[Op]:
+def _attention(s, tp, b_kv, ba, xp, phase: str) -> list[Template]:
     """Scores and context, FlashAttention-style (the score matrix never reaches HBM).
 
     Decode: F and the KV read are lines in the context. MLA decode uses the absorbed form
     (scores and context in the latent space, 2·(2r + d_r) FLOPs per head per key); MLA prefill
     the decompressed form (2·(d_q + d_v) per head per key, K and V read decompressed).
-    Prefill (`prefill_tokens` S): constants, each query attending mean_keys(S, w) keys.
+    Prefill: constants, each of a prompt's S tokens attending mean_keys(S, w) keys, the new K/V
+    written and each key read once.
     """
     hd, _ = heads_per_device(s, tp, xp)
     _, kv_dev = kv_bytes_per_token_layer(s, tp, b_kv, xp)
     per_key = 2.0 * hd * (s["dq"] + s["dv"])
-    qo = T * hd * (s["dq"] + s["dv"]) * ba  # Q in, O out
+    qo = hd * (s["dq"] + s["dv"]) * ba  # Q in, O out, per token
+    if phase == "decode":
+        fk = xp.where(s["mla"] > 0, 2.0 * hd * (2.0 * s["r"] + s["dr"]), per_key)
+        kt, mk = kv_dev, kv_dev
+    else:
+        fk, mk = per_key, 0.0
+        kt = kv_dev + xp.where(s["mla"] > 0, hd * (s["dq"] + s["dv"]) * ba, kv_dev)
     spans = (
         ("attention", "global", s["L"] - s["n_local"], INF),
         ("attention_local", "local", s["n_local"], s["w"]),
     )
-    if prefill_tokens is None:
-        per_key = xp.where(s["mla"] > 0, 2.0 * hd * (2.0 * s["r"] + s["dr"]), per_key)
-        return [
-            Op(n, "attention", g, c, 0.0, B * per_key, 0.0, qo, T * kv_dev, B * kv_dev, w, 0.0)
-            for n, g, c, w in spans
-        ]
-    S = prefill_tokens
-    read = xp.where(s["mla"] > 0, hd * (s["dq"] + s["dv"]) * ba, kv_dev)  # per key, once
-    kv = T * kv_dev + B * S * read  # the new K/V written, then each key read once
     return [
-        Op(n, "attention", g, c, T * per_key * mean_keys(S, w, xp), 0.0, 0.0, qo, kv, 0.0, INF, 0.0)
+        Template(n, "attention", g, c, w, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, fk, qo, 0.0, kt, mk)
         for n, g, c, w in spans
     ]
 
 
-def _ffn(s, T, tp, bw, ba, xp) -> list[Op]:
+def _ffn(s, tp, bw, ba, xp) -> list[Template]:
     """The dense FFN, or the router, routed experts (each touched expert read once) and shared
     experts of a mixture-of-experts layer. Experts are split TP ways by width."""
     h, nm, E = s["h"], s["nmat"], s["E"]
     dense = nm * h * s["f"] / tp
-    dense_act = T * (2.0 * h + 2.0 * (nm - 1.0) * s["f"] / tp) * ba
-    mlp = _static("mlp", "gemm", "dense", s["n_dense"], 2 * T * dense, dense * bw, dense_act)
-    router_act = T * (h + E) * ba
-    router = _static("router", "gemm", "moe", s["n_moe"], 2 * T * h * E, h * E * bw, router_act)
+    dense_act = (2.0 * h + 2.0 * (nm - 1.0) * s["f"] / tp) * ba
+    mlp = _static("mlp", "gemm", "dense", s["n_dense"], 2 * dense, dense * bw, dense_act)
+    router = _static("router", "gemm", "moe", s["n_moe"], 2 * h * E, h * E * bw, (h + E) * ba)
     one = nm * h * s["fe"] / tp  # one expert's weights on one device
-    act = T * (2.0 * h + 2.0 * (nm - 1.0) * s["fe"] / tp) * ba
-    read = experts_touched(s, T) * one * bw
+    act = (2.0 * h + 2.0 * (nm - 1.0) * s["fe"] / tp) * ba
     routed = _static(
-        "routed_experts", "expert", "moe", s["n_moe"], 2 * T * s["k"] * one, read,
-        s["k"] * act, E * one * bw,
+        "routed_experts", "expert", "moe", s["n_moe"], 2 * s["k"] * one, 0.0, s["k"] * act,
+        wx=one * bw, resident=E * one * bw,
     )  # fmt: skip
     nsh = s["nsh"]
     shared = _static(
         "shared_experts", "expert", "moe", s["n_moe"] * xp.minimum(nsh, 1.0),
-        2 * T * nsh * one, nsh * one * bw, nsh * act,
+        2 * nsh * one, nsh * one * bw, nsh * act,
     )  # fmt: skip
     return [mlp, router, routed, shared]
 
@@ -199,17 +221,49 @@ def experts_touched(s: dict, T):
     return E * (1.0 - (1.0 - s["k"] / safe) ** T)
 
 
-def _once(s, T, B, tp, bw, ba) -> list[Op]:
+def _once(s, tp, bw, ba) -> list[Template]:
     """Once per step: the embedding lookup, the final norm and the LM head (last token only)."""
     h, V = s["h"], s["V"]
     table = V * h / tp * bw  # vocabulary-parallel: each device holds V/TP rows
-    emb = _static("embedding", "other", "once", 1.0, 0.0, T * h / tp * bw, T * h * ba, table)
-    norm_w = h * s["nv"] * bw
-    final = _static("final_norm", "other", "once", 1.0, 4.0 * T * h, norm_w, 2 * T * h * ba)
-    head_act = B * (h + V / tp) * ba
+    emb = _static("embedding", "other", "once", 1.0, 0.0, 0.0, h * ba, wt=h / tp * bw,
+                  resident=table)  # fmt: skip
+    final = _static("final_norm", "other", "once", 1.0, 4.0 * h, h * s["nv"] * bw, 2 * h * ba)
     head_held = (s["heads_w"] - 1.0) * table  # tied: the embedding table, already counted
-    head = _static("lm_head", "gemm", "once", 1.0, 2 * B * V * h / tp, table, head_act, head_held)
+    head = _static("lm_head", "gemm", "once", 1.0, 0.0, table, 0.0, fb=2 * V * h / tp,
+                   mb=(h + V / tp) * ba, resident=head_held)  # fmt: skip
     return [emb, final, head]
+
+
+def templates(s, *, tp, bw, b_kv, ba, xp, phase: str) -> list[Template]:
+    """The operators of one forward step on one device per unit of its size (docs/model.md,
+    "Serving model"): `phase` "decode" or "prefill" (their attention differs).
+
+    Args:
+        s: shape_values() (floats, or arrays of one value per scenario).
+        tp: tensor-parallel degree; bw, b_kv, ba: bytes per weight, KV and activation element.
+        xp: SCALAR or numpy.
+    """
+    return (
+        _projections(s, tp, bw, ba, xp)
+        + _attention(s, tp, b_kv, ba, xp, phase)
+        + _ffn(s, tp, bw, ba, xp)
+        + _once(s, tp, bw, ba)
+    )
+
+
+def instantiate(op: Template, s, *, T, B, S=None, xp) -> Op:
+    """The Op of a step of T new tokens from B sequences: a decode step (S None) or the
+    prefill of B prompts of S tokens (T = B·S)."""
+    f0 = op.ft * T + op.fb * B
+    if S is not None and op.cls == "attention":
+        f0 = f0 + op.fk * T * mean_keys(S, op.w, xp)
+    mw = op.mw + op.wx * experts_touched(s, T) + op.wt * T
+    ma = op.mt * T + op.mb * B
+    if S is None:
+        f1, mk1, w = op.fk * B, op.mk * B, op.w
+    else:
+        f1, mk1, w = 0.0, 0.0, INF
+    return Op(op.name, op.cls, op.layers, op.count, f0, f1, mw, ma, op.kt * T, mk1, w, op.resident)
 
 
 def step_ops(s, *, T, B, tp, bw, b_kv, ba, xp, prefill_tokens=None) -> list[Op]:
@@ -224,52 +278,18 @@ def step_ops(s, *, T, B, tp, bw, b_kv, ba, xp, prefill_tokens=None) -> list[Op]:
         xp: SCALAR or numpy.
         prefill_tokens: S for a prefill (its attention as constants); None for a decode step.
     """
-    return (
-        _projections(s, T, tp, bw, ba, xp)
-        + _attention(s, T, B, tp, b_kv, ba, xp, prefill_tokens=prefill_tokens)
-        + _ffn(s, T, tp, bw, ba, xp)
-        + _once(s, T, B, tp, bw, ba)
-    )
+    phase = "decode" if prefill_tokens is None else "prefill"
+    ts = templates(s, tp=tp, bw=bw, b_kv=b_kv, ba=ba, xp=xp, phase=phase)
+    return [instantiate(op, s, T=T, B=B, S=prefill_tokens, xp=xp) for op in ts]
 
 
-def op_lines(op: Op, peak, bandwidth):
-    """(compute intercept, compute slope, memory intercept, memory slope), seconds per step and
-    per token of context, given the op's effective peak FLOP/s and bandwidth (bytes/s)."""
-    return op.f0 / peak, op.f1 / peak, (op.mw + op.ma + op.mk0) / bandwidth, op.mk1 / bandwidth
-
-
-def _pos_line_sum(d0, d1, p, q, xp):
-    """Σ max(0, d0 + d1·c) over the whole numbers c in [p, q] (empty when q < p)."""
-    root = -d0 / xp.where(d1 == 0, 1.0, d1)
-    root = xp.minimum(xp.maximum(root, p - 1.0), q + 1.0)
-    lo = xp.where(d1 > 0, xp.maximum(p, xp.floor(root) + 1.0), p)
-    hi = xp.where(d1 < 0, xp.minimum(q, xp.ceil(root) - 1.0), q)
-    hi = xp.where((d1 == 0) & (d0 <= 0), lo - 1.0, hi)
-    n = xp.maximum(hi - lo + 1.0, 0.0)
-    return n * d0 + d1 * (lo + hi) * n / 2.0
-
-
-def context_basis(a, b, w, xp):
-    """(how many c in [a, b], Σ min(c, w) over them): Σ v0 + v1·min(c, w) = v0·n + v1·x."""
-    hi = xp.minimum(b, w)
-    n = xp.maximum(hi - a + 1.0, 0.0)
-    flat = xp.maximum(b - xp.maximum(a, w + 1.0) + 1.0, 0.0)
-    return n + flat, (a + hi) * n / 2.0 + flat * xp.minimum(w, b)
-
-
-def line_sum(v0, v1, a, b, w, xp):
-    """Σ v0 + v1·min(c, w) over the whole numbers c in [a, b]: arithmetic series up to w, then
-    constant."""
-    hi = xp.minimum(b, w)
-    n = xp.maximum(hi - a + 1.0, 0.0)
-    flat = xp.maximum(b - xp.maximum(a, w + 1.0) + 1.0, 0.0)
-    return n * v0 + v1 * (a + hi) * n / 2.0 + flat * (v0 + v1 * xp.minimum(w, b))
-
-
-def max_line_sum(g0, g1, m0, m1, a, b, w, xp):
-    """Σ max(g0 + g1·x, m0 + m1·x), x = min(c, w), over the whole numbers c in [a, b]."""
-    hi = xp.minimum(b, w)
-    linear = line_sum(m0, m1, a, hi, INF, xp) + _pos_line_sum(g0 - m0, g1 - m1, a, hi, xp)
-    flat = xp.maximum(b - xp.maximum(a, w + 1.0) + 1.0, 0.0)
-    x = xp.minimum(w, b)
-    return linear + flat * xp.maximum(g0 + g1 * x, m0 + m1 * x)
+def step_lists(s, sc, xp, phases=("prefill", "decode")) -> tuple[list, ...]:
+    """The operator templates (ops.Template) of the prefill and of a decode step, without those
+    no layer carries. They depend on the shapes, TP and element sizes only, not on the batch or
+    the tokens, so a caller may build them once for many requests."""
+    sizes = {"tp": sc["tp"], "bw": sc["bw"], "b_kv": sc["b_kv"], "ba": sc["ba"], "xp": xp}
+    out = []
+    for phase in phases:
+        step = templates(s, phase=phase, **sizes)
+        out.append([op for op in step if (op.count if xp is SCALAR else xp.any(op.count))])
+    return tuple(out)

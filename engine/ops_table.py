@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from engine import ops, parallel
 from engine import serve_inputs as si
-from engine.serve import peak_of
+from engine.serve_kernel import peak_of
 
 if TYPE_CHECKING:
     import pandas as pd

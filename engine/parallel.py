@@ -10,8 +10,6 @@ docs/model.md, "Serving model". Floats or numpy arrays throughout (`xp`, as in e
 
 from __future__ import annotations
 
-from engine.ops import kv_bytes_per_token_layer
-
 
 def ring_all_reduce_s(nbytes, devices, bandwidth, latency):
     """Ring all-reduce of `nbytes` over `devices`: 2·(p−1)/p·N/bw + 2·(p−1)·α (0 for p = 1).
@@ -31,12 +29,16 @@ def send_s(nbytes, bandwidth, latency):
     return nbytes / bandwidth + latency
 
 
-def step_comm_s(s: dict, tokens, tp, pp, act_bytes, bandwidth, latency):
-    """Communication of one forward step: two all-reduces of T·h activations per layer (TP),
-    plus one activation transfer between each pair of consecutive stages (PP)."""
-    nbytes = tokens * s["h"] * act_bytes
-    all_reduce = 2.0 * s["L"] * ring_all_reduce_s(nbytes, tp, bandwidth, latency)
-    return all_reduce + (pp - 1.0) * send_s(nbytes, bandwidth, latency)
+def comm_line(s: dict, tp, pp, act_bytes, bandwidth, latency) -> tuple:
+    """Communication of one forward step of T new tokens as (fixed s, s per token): two
+    all-reduces of T·h activations per layer (TP), plus one activation transfer between each
+    pair of consecutive stages (PP). Both are linear in T: latency per hop, bytes per token."""
+    per_token = s["h"] * act_bytes
+    layers = 2.0 * s["L"]
+    fixed = layers * ring_all_reduce_s(0.0, tp, bandwidth, latency)
+    fixed = fixed + (pp - 1.0) * send_s(0.0, bandwidth, latency)
+    slope = layers * ring_all_reduce_s(per_token, tp, bandwidth, 0.0)
+    return fixed, slope + (pp - 1.0) * send_s(per_token, bandwidth, 0.0)
 
 
 def stage_layers(layers, pp, xp):
@@ -53,36 +55,18 @@ def weight_bytes_per_device(ops, s: dict, pp, xp):
     """Weights held by a device of the fullest stage: ⌈L/PP⌉ mean layers (split TP ways, with
     the replicated parts whole), the final norm and one vocabulary table per stage at the ends
     (both tables when PP = 1 and the head is not tied)."""
-    per_layer = sum(op.count * op.resident for op in ops if op.layers != "once") / s["L"]
-    once = {op.name: op.resident for op in ops if op.layers == "once"}
-    ends = once["embedding"] + once["final_norm"] + xp.where(pp > 1, 0.0, once["lm_head"])
-    return per_layer * stage_layers(s["L"], pp, xp) + ends
+    per_layer = once = head = 0.0
+    for op in ops:
+        if op.layers != "once":
+            per_layer = per_layer + op.count * op.resident
+        elif op.name == "lm_head":
+            head = op.resident
+        else:
+            once = once + op.resident  # the embedding table and the final norm
+    ends = once + xp.where(pp > 1, 0.0, head)
+    return per_layer / s["L"] * stage_layers(s["L"], pp, xp) + ends
 
 
 def cached_tokens(s: dict, context, xp):
     """Σ over layers of the tokens each layer caches: global layers c, local ones min(c, w)."""
     return (s["L"] - s["n_local"]) * context + s["n_local"] * xp.minimum(context, s["w"])
-
-
-def kv_bytes_per_device(s: dict, batch, context, kv_dev, pp, xp):
-    """The KV cache of the fullest stage's device: its ⌈L/PP⌉ share of the layers."""
-    per_layer = batch * cached_tokens(s, context, xp) * kv_dev / s["L"]
-    return per_layer * stage_layers(s["L"], pp, xp)
-
-
-def memory_terms(s, hw, sc, step, xp) -> dict:
-    """Weights and KV cache (room for I + O tokens per sequence) on the fullest device."""
-    kv_full, kv_dev = kv_bytes_per_token_layer(s, sc["tp"], sc["b_kv"], xp)
-    context = sc["I"] + sc["O"]
-    weights = weight_bytes_per_device(step, s, sc["pp"], xp)
-    kv_device = kv_bytes_per_device(s, sc["B"], context, kv_dev, sc["pp"], xp)
-    usable = hw["capacity"] * (1.0 - hw["reserve"])
-    return {
-        "kv_cache_bytes": sc["B"] * cached_tokens(s, context, xp) * kv_full,
-        "kv_cache_bytes_per_device": kv_device,
-        "weight_bytes_per_device": weights,
-        "memory_per_device_bytes": weights + kv_device,
-        "memory_capacity_bytes": hw["capacity"],
-        "usable_memory_bytes": usable,
-        "fits_in_memory": weights + kv_device <= usable,
-    }

@@ -19,7 +19,8 @@ from engine import api
 from engine import serve_inputs as si
 from engine.catalog import Catalog
 from engine.measurements import Measurement
-from engine.serve import request_terms, step_lists
+from engine.ops import step_lists
+from engine.serve import request_terms
 from engine.specs import Assumptions
 
 # metric -> (the kernel's SI term, scale to the metric's unit)

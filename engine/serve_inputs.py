@@ -13,6 +13,7 @@ from engine import api, ops
 from engine.arch import Architecture
 from engine.catalog import Catalog
 from engine.profiles import get_profile
+from engine.serve_kernel import Folded, fold
 from engine.specs import BYTES_PER_PARAM, PRECISIONS, Assumptions, HardwareSpec, ModelSpec
 from engine.specs import check_precision as _check_precision
 
@@ -172,3 +173,57 @@ def eta_by_class(a: Assumptions) -> dict[str, float]:
         "attention": eff if a.attention_efficiency is None else a.attention_efficiency,
         "expert": eff if a.expert_efficiency is None else a.expert_efficiency,
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """Everything about a scalar scenario but its batch and tokens: checked and precomputed."""
+
+    name: str
+    hw_id: str
+    tp: int
+    pp: int
+    setup: Setup
+    peak_precision: str  # the precision whose peak is used (a fallback when not listed)
+    folded: Folded  # the kernel's coefficients for this deployment
+    echo: dict[str, object]
+    catalog: Catalog  # the catalogue the ids were found in
+
+
+_SCENARIOS: dict[tuple, Scenario] = {}
+SCENARIO_CACHE = 4096  # entries kept; the cache starts afresh when full
+
+
+def scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumptions, catalog,
+             overrides: dict) -> Scenario:  # fmt: skip
+    """The checked, precomputed Scenario, cached by its arguments when they are all hashable
+    (ids, Architectures, Assumptions): a page varying batch and tokens checks them once."""
+    tp, pp = check_whole(tp, "tp", MAX_DEGREE), check_whole(pp, "pp", MAX_DEGREE)
+    cat = catalog or api.default_catalog()
+    key = (model, hardware, tp, pp, precision, kv_precision, profile, assumptions, id(cat),
+           tuple((k, type(v), v) for k, v in overrides.items()))  # fmt: skip
+    try:
+        hit = _SCENARIOS.get(key)
+    except TypeError:  # a spec or a value that cannot be hashed: no caching
+        return _scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumptions,
+                         cat, overrides)  # fmt: skip
+    if hit is not None and hit.catalog is cat:
+        return hit
+    made = _scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumptions,
+                     cat, overrides)  # fmt: skip
+    if len(_SCENARIOS) >= SCENARIO_CACHE:
+        _SCENARIOS.clear()
+    _SCENARIOS[key] = made
+    return made
+
+
+def _scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumptions, cat,
+              overrides) -> Scenario:  # fmt: skip
+    st = setup(precision, kv_precision, assumptions, profile, overrides)
+    name, arch, hw, tp, pp = placement(model, hardware, tp, pp, cat)
+    s = shapes(arch)
+    sc = {"tp": float(tp), "pp": float(pp)} | element_bytes(st.precision, st.kv_precision)
+    hwv = hardware_values(hw, st.precision, st.assumptions)
+    folded = fold(s, hwv, sc, eta_by_class(st.assumptions), ops.SCALAR)
+    used = hwv["peak_precision"]
+    return Scenario(name, hw.id, tp, pp, st, used, folded, echo(st.assumptions), cat)
