@@ -224,6 +224,15 @@ def _scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumpt
     s = shapes(arch)
     sc = {"tp": float(tp), "pp": float(pp)} | element_bytes(st.precision, st.kv_precision)
     hwv = hardware_values(hw, st.precision, st.assumptions)
-    folded = fold(s, hwv, sc, eta_by_class(st.assumptions), ops.SCALAR)
+    steps = _templates(arch, tp, st.precision, st.kv_precision)
+    folded = fold(s, hwv, sc, eta_by_class(st.assumptions), ops.SCALAR, steps)
     used = hwv["peak_precision"]
     return Scenario(name, hw.id, tp, pp, st, used, folded, echo(st.assumptions), cat)
+
+
+@functools.lru_cache(maxsize=512)
+def _templates(arch: Architecture, tp: int, precision: str, kv_precision: str) -> tuple:
+    """ops.step_lists of one model, TP degree and precision: shared by every accelerator and
+    assumption set (pure and immutable: cached across calls)."""
+    sc = {"tp": float(tp)} | element_bytes(precision, kv_precision)
+    return ops.step_lists(shapes(arch), sc, ops.SCALAR)

@@ -16,6 +16,7 @@ model", has the model and its conventions.
 
 from __future__ import annotations
 
+import operator
 from typing import NamedTuple
 
 from engine import ops, parallel
@@ -74,7 +75,8 @@ def _rates(hw: dict, eta: dict) -> dict:
 
 def _sums(rows) -> tuple:
     """Σ k × row[i] over the rows for every column after the first (k)."""
-    return tuple(sum((r[0] * r[i] for r in rows), 0.0) for i in range(1, len(rows[0])))
+    counts, *columns = zip(*rows, strict=True)
+    return tuple(sum(map(operator.mul, counts, column), 0.0) for column in columns)
 
 
 def fold(s: dict, hw: dict, sc: dict, eta: dict, xp, steps=None) -> Folded:
