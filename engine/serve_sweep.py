@@ -9,12 +9,14 @@ assumptions flattened (user names and units) and the warnings joined by "; ".
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine import api
 from engine import serve_inputs as si
+from engine.grid_columns import categorical, code_dtype, constant, full
 from engine.serve import BOUNDS, METRICS, WARNINGS, request_terms, warning_list
 from engine.sweep import as_list
 
@@ -22,6 +24,7 @@ if TYPE_CHECKING:  # pandas loads on the first sweep, keeping `import engine` fa
     import pandas as pd
 
 MAX_SERVE_SWEEP_ROWS = 2_000_000  # refused before any work; 1 M rows: about 0.3 GiB (bench)
+CHUNK_ROWS = 65_536  # rows the kernel computes at once (its temporaries: about 0.5 MB each)
 AXES = ("model", "hardware", "precision", "tp", "pp", "batch_size", "input_tokens",
         "output_tokens")  # fmt: skip
 
@@ -101,38 +104,68 @@ def _axis(values: np.ndarray, axis: int) -> np.ndarray:
     return np.asarray(values).reshape(shape)
 
 
-def _compute(inp: dict, shape: tuple, eta: dict) -> dict[str, np.ndarray]:
-    """Every metric for every row, by broadcasting over the grid's axes: each term is computed
-    on the axes it depends on only (a decode step's weights never see the token axes)."""
-    n_hw, n_prec = shape[1], shape[2]
+def chunks(shape: tuple) -> Iterator[tuple[int, tuple[slice, ...]]]:
+    """Sub-grids of at most about CHUNK_ROWS rows in row order: (first row, a slice per axis).
+
+    The innermost axes whose rows fit stay whole, the axis before them is cut into pieces, and
+    every index of the axes before that starts new chunks (one long axis is cut too).
+    """
+    cut = len(shape) - 1
+    while cut > 0 and math.prod(shape[cut:]) <= CHUNK_ROWS:
+        cut -= 1  # the grid fits: cut = 0 and one piece holds the whole first axis
+    inner = math.prod(shape[cut + 1 :])
+    step, whole = max(1, CHUNK_ROWS // inner), (slice(None),) * (len(shape) - cut - 1)
+    for outer in np.ndindex(*shape[:cut]):
+        base = int(np.ravel_multi_index(outer, shape[:cut])) if cut else 0
+        for start in range(0, shape[cut], step):
+            pieces = (*(slice(i, i + 1) for i in outer), slice(start, start + step), *whole)
+            yield (base * shape[cut] + start) * inner, pieces
+
+
+def _laid(inp: dict, shape: tuple) -> tuple[dict, dict, dict]:
+    """The kernel's inputs, each laid along the axes it depends on only (a decode step's
+    weights never see the token axes)."""
     s = {k: _axis(v, 0) for k, v in inp["shape"].items()}
-    hw = {k: v.reshape(1, n_hw, n_prec, 1, 1, 1, 1, 1) for k, v in inp["hw"].items()}
+    hw = {k: v.reshape(1, shape[1], shape[2], 1, 1, 1, 1, 1) for k, v in inp["hw"].items()}
     tps, pps, bs, ins, outs = inp["axes"]
     sc = {"tp": _axis(tps, 3), "pp": _axis(pps, 4), "B": _axis(bs, 5), "I": _axis(ins, 6)}
     sc |= {"O": _axis(outs, 7)} | {k: _axis(v, 2) for k, v in inp["sizes"].items()}
+    return s, hw, sc
+
+
+def _cut(values: dict, pieces: tuple) -> dict:
+    """Every array of `values` on one chunk (an axis it does not depend on stays size 1)."""
+    return {
+        k: v[tuple(p if n > 1 else slice(None) for p, n in zip(pieces, v.shape, strict=True))]
+        for k, v in values.items()
+    }
+
+
+def _compute(inp: dict, shape: tuple, eta: dict) -> dict[str, np.ndarray]:
+    """Every metric for every row: the kernel runs chunk by chunk (small temporaries, reused)
+    and writes into one preallocated flat column per metric."""
+    rows = math.prod(shape)
+    terms = [(term, scale) for _, term, scale in METRICS] + [("warning_bits", None)]
+    out = {term: np.empty(rows, _dtype(term, scale)) for term, scale in terms}
+    laid = _laid(inp, shape)
     with np.errstate(all="ignore"):  # O = 1 rows divide by zero on purpose (NaN means none)
-        t = request_terms(s, hw, sc, eta, np)
-        out = {}
-        for key, term, scale in METRICS:
-            value = t[term] if scale in (None, 1.0) else t[term] * scale
-            out[term] = _full(value, shape, _dtype(key, scale))
-    out["warning_bits"] = _full(t["warning_bits"], shape, np.int16)
+        for first, pieces in chunks(shape):
+            sub = tuple(len(range(n)[p]) for n, p in zip(shape, pieces, strict=True))
+            t = request_terms(*(_cut(v, pieces) for v in laid), eta, np)
+            last = first + math.prod(sub)
+            for term, scale in terms:
+                view = out[term][first:last].reshape(sub)  # a view: no copy
+                if scale in (None, 1.0):
+                    view[...] = t[term]
+                else:
+                    np.multiply(t[term], scale, out=view)
     return out
 
 
-def _full(value, shape: tuple, dtype) -> np.ndarray:
-    """`value` broadcast to the whole grid, as one flat column (at most one copy)."""
-    if isinstance(value, np.ndarray) and value.shape == shape and value.dtype == dtype:
-        return value.reshape(-1)  # already a fresh full-grid array: a view, no copy
-    out = np.empty(shape, dtype=dtype)
-    out[...] = value
-    return out.reshape(-1)
-
-
-def _dtype(key: str, scale) -> type:
-    if scale is not None:
-        return np.float64
-    return np.bool_ if key == "fits_in_memory" else np.int8
+def _dtype(term: str, scale) -> type:
+    """Numbers float64; bound codes int8; fits_in_memory bool; warning_bits: the codes."""
+    kinds = {"fits_in_memory": np.bool_, "warning_bits": code_dtype(1 << len(WARNINGS))}
+    return np.float64 if scale is not None else kinds.get(term, np.int8)
 
 
 def serve_sweep(
@@ -177,22 +210,13 @@ def serve_sweep(
     return pd.DataFrame(cols, copy=False)
 
 
-def _categorical(codes: np.ndarray, labels: list, shape: tuple) -> pd.Categorical:
-    """A categorical column over the grid from one code per value of an axis (`codes` laid
-    along it); repeated labels share one category."""
-    import pandas as pd
-
-    unique = list(dict.fromkeys(labels))
-    remap = np.array([unique.index(label) for label in labels], dtype=np.int16)
-    return pd.Categorical.from_codes(_full(remap[codes], shape, np.int16), categories=unique)
-
-
 def _assumption_columns(a, rows: int) -> dict:
-    """Every assumption as a constant column (None, the catalogue's figure: NaN)."""
+    """Every assumption as a constant column (None, the catalogue's figure: NaN); the numbers
+    cost no memory per row (grid_columns.constant)."""
     return {
-        name: _categorical(np.zeros(1, dtype=np.int16), [value], (rows,))
+        name: categorical(np.zeros(1, dtype=np.intp), [value], (rows,))
         if isinstance(value, str)
-        else np.full(rows, np.nan if value is None else float(value))
+        else constant(np.nan if value is None else float(value), rows)
         for name, value in si.echo(a).items()
     }
 
@@ -201,31 +225,30 @@ def _id_columns(inp: dict, shape: tuple) -> dict:
     setups = inp["setups"]
     tps, pps, bs, ins, outs = (v.astype(np.int64) for v in inp["axes"])
     hp = np.arange(shape[1] * shape[2]).reshape((1, shape[1], shape[2]) + (1,) * 5)
-    precision_codes = _axis(np.arange(shape[2]), 2)
-    return {
-        "model": _categorical(_axis(np.arange(shape[0]), 0), inp["names"], shape),
-        "hardware": _categorical(_axis(np.arange(shape[1]), 1), inp["hw_ids"], shape),
-        "devices": _full(_axis(tps, 3) * _axis(pps, 4), shape, np.int64),
-        "tp": _full(_axis(tps, 3), shape, np.int64),
-        "pp": _full(_axis(pps, 4), shape, np.int64),
-        "batch_size": _full(_axis(bs, 5), shape, np.int64),
-        "input_tokens": _full(_axis(ins, 6), shape, np.int64),
-        "output_tokens": _full(_axis(outs, 7), shape, np.int64),
-        "precision": _categorical(precision_codes, [st.precision for st in setups], shape),
-        "kv_precision": _categorical(precision_codes, [st.kv_precision for st in setups], shape),
-        "peak_precision": _categorical(hp, inp["peak_precision"], shape),
-        "profile": _categorical(np.zeros(1, dtype=np.int16), [setups[0].profile], shape),
+    precision_codes = _axis(np.arange(shape[2]), 2)  # hp, codes: one small array per axis
+    return {  # each column written once from its axis, no full-grid temporary
+        "model": categorical(_axis(np.arange(shape[0]), 0), inp["names"], shape),
+        "hardware": categorical(_axis(np.arange(shape[1]), 1), inp["hw_ids"], shape),
+        "devices": full(_axis(tps, 3) * _axis(pps, 4), shape, np.int64),
+        "tp": full(_axis(tps, 3), shape, np.int64),
+        "pp": full(_axis(pps, 4), shape, np.int64),
+        "batch_size": full(_axis(bs, 5), shape, np.int64),
+        "input_tokens": full(_axis(ins, 6), shape, np.int64),
+        "output_tokens": full(_axis(outs, 7), shape, np.int64),
+        "precision": categorical(precision_codes, [st.precision for st in setups], shape),
+        "kv_precision": categorical(precision_codes, [st.kv_precision for st in setups], shape),
+        "peak_precision": categorical(hp, inp["peak_precision"], shape),
+        "profile": categorical(np.zeros(1, dtype=np.intp), [setups[0].profile], shape),
     }
 
 
 def _metric_columns(t: dict) -> dict:
     import pandas as pd
 
-    cols = {}
-    for key, term, _ in METRICS:
-        is_bound = key.endswith("bottleneck")
-        cols[key] = pd.Categorical.from_codes(t[term], BOUNDS) if is_bound else t[term]
-    return cols
+    return {
+        key: pd.Categorical.from_codes(t[term], BOUNDS) if key.endswith("bottleneck") else t[term]
+        for key, term, _ in METRICS
+    }
 
 
 def serve_csv(df: pd.DataFrame) -> str:
