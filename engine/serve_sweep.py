@@ -23,7 +23,7 @@ from engine.sweep import as_list
 if TYPE_CHECKING:  # pandas loads on the first sweep, keeping `import engine` fast
     import pandas as pd
 
-MAX_SERVE_SWEEP_ROWS = 2_000_000  # refused before any work; 1 M rows: about 0.3 GiB (bench)
+MAX_SERVE_SWEEP_ROWS = 2_000_000  # refused before any work; 1 M rows: about 0.23 GiB (bench)
 CHUNK_ROWS = 65_536  # rows the kernel computes at once (its temporaries: about 0.5 MB each)
 AXES = ("model", "hardware", "precision", "tp", "pp", "batch_size", "input_tokens",
         "output_tokens")  # fmt: skip
