@@ -26,6 +26,8 @@ BOUNDS = ("compute", "memory", "communication", "overhead", "none")
 
 def warning_list(bits: int, notes: tuple[str, ...] = ()) -> list[str]:
     """The call-wide notes, then the WARNINGS whose bits are set (the sweep joins them: '; ')."""
+    if not bits:
+        return list(notes)
     return list(notes) + [w for i, w in enumerate(WARNINGS) if bits >> i & 1]
 
 

@@ -201,7 +201,7 @@ def scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumpti
     tp, pp = check_whole(tp, "tp", MAX_DEGREE), check_whole(pp, "pp", MAX_DEGREE)
     cat = catalog or api.default_catalog()
     key = (model, hardware, tp, pp, precision, kv_precision, profile, assumptions, id(cat),
-           tuple((k, type(v), v) for k, v in overrides.items()))  # fmt: skip
+           tuple((k, type(v), v) for k, v in overrides.items()) if overrides else ())  # fmt: skip
     try:
         hit = _SCENARIOS.get(key)
     except TypeError:  # a spec or a value that cannot be hashed: no caching

@@ -1,9 +1,10 @@
 """`serve_sweep`: the serving model over a cartesian grid of scenarios, vectorised.
 
-Every row equals `engine.serve` of the same scenario: the same kernel (`serve.request_terms`)
-runs on numpy arrays of one value per row, in chunks, with no Python loop over rows or decode
-steps (docs/model.md, "Serving model"). Columns are `ServeResult.as_dict()`'s keys with the
-assumptions flattened (user names and units) and the warnings joined by "; ".
+Every row equals `engine.serve` of the same scenario: the same kernel (engine/serve_kernel.py)
+folds every deployment at once on numpy arrays, then evaluates the grid in chunks, with no
+Python loop over rows or decode steps (docs/model.md, "Serving model"). Columns are
+`ServeResult.as_dict()`'s keys with the assumptions flattened (user names and units) and the
+warnings joined by "; ".
 """
 
 from __future__ import annotations
@@ -17,14 +18,15 @@ import numpy as np
 from engine import api
 from engine import serve_inputs as si
 from engine.grid_columns import categorical, code_dtype, constant, full
-from engine.serve import BOUNDS, METRICS, WARNINGS, request_terms, warning_list
+from engine.serve import BOUNDS, METRICS, WARNINGS, warning_list
+from engine.serve_kernel import evaluate, fold
 from engine.sweep import as_list
 
 if TYPE_CHECKING:  # pandas loads on the first sweep, keeping `import engine` fast
     import pandas as pd
 
 MAX_SERVE_SWEEP_ROWS = 2_000_000  # refused before any work; 1 M rows: about 0.23 GiB (bench)
-CHUNK_ROWS = 65_536  # rows the kernel computes at once (its temporaries: about 0.5 MB each)
+CHUNK_ROWS = 131_072  # rows the kernel evaluates at once (its temporaries: about 1 MB each)
 AXES = ("model", "hardware", "precision", "tp", "pp", "batch_size", "input_tokens",
         "output_tokens")  # fmt: skip
 
@@ -133,12 +135,17 @@ def _laid(inp: dict, shape: tuple) -> tuple[dict, dict, dict]:
     return s, hw, sc
 
 
-def _cut(values: dict, pieces: tuple) -> dict:
-    """Every array of `values` on one chunk (an axis it does not depend on stays size 1)."""
-    return {
-        k: v[tuple(p if n > 1 else slice(None) for p, n in zip(pieces, v.shape, strict=True))]
-        for k, v in values.items()
-    }
+def _cut(x, pieces: tuple):
+    """Every array in `x` (an array, or dicts and tuples of them: a Folded) on one chunk; an
+    axis an array does not depend on stays size 1."""
+    if isinstance(x, np.ndarray):
+        return x[tuple(p if n > 1 else slice(None) for p, n in zip(pieces, x.shape, strict=True))]
+    if isinstance(x, dict):
+        return {k: _cut(v, pieces) for k, v in x.items()}
+    if isinstance(x, tuple):
+        items = (_cut(v, pieces) for v in x)
+        return type(x)(*items) if hasattr(x, "_fields") else tuple(items)
+    return x
 
 
 def _compute(inp: dict, shape: tuple, eta: dict) -> dict[str, np.ndarray]:
@@ -147,11 +154,13 @@ def _compute(inp: dict, shape: tuple, eta: dict) -> dict[str, np.ndarray]:
     rows = math.prod(shape)
     terms = [(term, scale) for _, term, scale in METRICS] + [("warning_bits", None)]
     out = {term: np.empty(rows, _dtype(term, scale)) for term, scale in terms}
-    laid = _laid(inp, shape)
+    s, hw, sc = _laid(inp, shape)
     with np.errstate(all="ignore"):  # O = 1 rows divide by zero on purpose (NaN means none)
+        folded = fold(s, hw, sc, eta, np)  # once: over the deployment axes only
         for first, pieces in chunks(shape):
             sub = tuple(len(range(n)[p]) for n, p in zip(shape, pieces, strict=True))
-            t = request_terms(*(_cut(v, pieces) for v in laid), eta, np)
+            B, n_in, n_out = (_cut(sc[k], pieces) for k in ("B", "I", "O"))
+            t = evaluate(_cut(folded, pieces), B, n_in, n_out, np)
             last = first + math.prod(sub)
             for term, scale in terms:
                 view = out[term][first:last].reshape(sub)  # a view: no copy
