@@ -27,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import engine
+from engine.serve_inputs import forget_scenarios
 from engine.serve_sweep import MAX_SERVE_SWEEP_ROWS
 
 MODELS = ["Llama-3.1-8B", "Llama-3.1-70B", "Mixtral-8x7B", "DeepSeek-V3", "Gemma-2-9B"]
@@ -117,12 +118,15 @@ def bench_scalar(calls: int) -> None:
     ]  # fmt: skip
     for case in cases[:50]:
         engine.serve(**case)  # warm
-    for label, subset in (
-        ("varied scenarios", cases),
-        ("one scenario repeated", cases[:1] * calls),
+    for label, subset, forget in (
+        ("varied scenarios", cases, False),
+        ("one scenario repeated", cases[:1] * calls, False),
+        ("varied scenarios, every deployment new: cache emptied before each call", cases, True),
     ):
         times = []
         for case in subset:
+            if forget:
+                forget_scenarios()
             start = time.process_time()
             engine.serve(**case)
             times.append(time.process_time() - start)

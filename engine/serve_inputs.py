@@ -217,6 +217,11 @@ def scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumpti
     return made
 
 
+def forget_scenarios() -> None:
+    """Empty the cache of folded deployments (benchmarks time the first call this way)."""
+    _SCENARIOS.clear()
+
+
 def _scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumptions, cat,
               overrides) -> Scenario:  # fmt: skip
     st = setup(precision, kv_precision, assumptions, profile, overrides)

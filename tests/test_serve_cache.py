@@ -43,6 +43,9 @@ def test_a_deployment_is_folded_once_and_reused_across_batches_and_tokens():
     big = serve("Llama-3.1-70B", "H100", tp=4, **(REQUEST | {"batch_size": 64}))
     assert serve_inputs.scenario(*args) is one
     assert big["output_tokens_per_s"] > small["output_tokens_per_s"]  # a different answer
+    serve_inputs.forget_scenarios()
+    again = serve_inputs.scenario(*args)
+    assert again is not one and again.folded == one.folded  # folded afresh, the same figures
 
 
 def test_the_cache_lets_no_bad_argument_through():
