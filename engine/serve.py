@@ -108,10 +108,16 @@ def serve(
     i = si.check_whole(input_tokens, "input_tokens", si.MAX_TOKENS)
     o = si.check_whole(output_tokens, "output_tokens", si.MAX_TOKENS)
     t = evaluate(p.folded, float(b), float(i), float(o), ops.SCALAR)
+    return _result(p, (b, i, o), t)
+
+
+def _result(p: si.Scenario, request: tuple[int, int, int], t: dict) -> ServeResult:
+    """The kernel's SI terms as a ServeResult: ids first, then METRICS in the documented
+    order (milliseconds, bottleneck words, fits as a bool)."""
     st = p.setup
-    ids = (p.name, p.hw_id, p.tp * p.pp, p.tp, p.pp, b, i, o, st.precision, st.kv_precision,
+    ids = (p.name, p.hw_id, p.tp * p.pp, p.tp, p.pp, *request, st.precision, st.kv_precision,
            p.peak_precision, st.profile)  # fmt: skip
-    values = dict(zip(ID_KEYS, ids, strict=True))  # then METRICS: the documented order
+    values = dict(zip(ID_KEYS, ids, strict=True))
     for key, term, scale in METRICS:
         values[key] = t[term] if scale is None else t[term] * scale
     values["prefill_bottleneck"] = BOUNDS[values["prefill_bottleneck"]]
