@@ -191,7 +191,7 @@ class Scenario:
 
 
 _SCENARIOS: dict[tuple, Scenario] = {}
-SCENARIO_CACHE = 4096  # entries kept; the cache starts afresh when full
+SCENARIO_CACHE = 1024  # entries kept (about 6 KiB each); the cache starts afresh when full
 
 
 def scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumptions, catalog,
