@@ -35,14 +35,3 @@ def step_sums(g0, g1, m0, m1, a, b, w, xp):
     rising = n * m0 + m1 * ramp + _pos_line_sum(g0 - m0, g1 - m1, a, hi, xp)
     total = rising + flat * xp.maximum(g0 + g1 * x_full, m0 + m1 * x_full)
     return total, n + flat, ramp + flat * x_full
-
-
-def line_sum(v0, v1, a, b, w, xp):
-    """Σ v0 + v1·min(c, w) over the whole numbers c in [a, b]."""
-    _, count, x = step_sums(0.0, 0.0, 0.0, 0.0, a, b, w, xp)
-    return v0 * count + v1 * x
-
-
-def max_line_sum(g0, g1, m0, m1, a, b, w, xp):
-    """Σ max(g0 + g1·x, m0 + m1·x), x = min(c, w), over the whole numbers c in [a, b]."""
-    return step_sums(g0, g1, m0, m1, a, b, w, xp)[0]

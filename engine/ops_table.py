@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from engine import ops, parallel
 from engine import serve_inputs as si
-from engine.serve_kernel import peak_of
+from engine.serve_kernel import rates
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,12 +55,12 @@ def _windows(arch) -> tuple:
     return (arch.sliding_window,) * local + (None,) * (arch.layers - local)
 
 
-def _row(op, hw: dict, eta: dict, context: float, label: str) -> dict:
+def _row(op, hw: dict, rate_of: dict, context: float, label: str) -> dict:
     x = min(context, op.w)
     flops = op.f0 + op.f1 * x
     kv = op.mk0 + op.mk1 * x
     moved = op.mw + op.ma + kv
-    t_c = flops / (peak_of(op, hw) * eta[op.cls])
+    t_c = flops / rate_of[op.cls]
     t_m = moved / hw["bandwidth"]
     return {
         "name": op.name,
@@ -141,6 +141,6 @@ def operators(
     tokens = float(b * c if phase == "prefill" else b)
     step = ops.step_ops(s, T=tokens, B=float(b), tp=float(tp), **sizes, xp=ops.SCALAR,
                         prefill_tokens=float(c) if phase == "prefill" else None)  # fmt: skip
-    labels, eta = layer_labels(arch), si.eta_by_class(st.assumptions)
-    rows = [_row(op, hwv, eta, float(c), labels[op.layers]) for op in step if op.count]
+    labels, rate_of = layer_labels(arch), rates(hwv, si.eta_by_class(st.assumptions))
+    rows = [_row(op, hwv, rate_of, float(c), labels[op.layers]) for op in step if op.count]
     return pd.DataFrame(rows + _extra_rows(s, hwv, tokens, tp, pp, sizes["ba"], labels["all"]))

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 from engine import ops
 from engine import serve_inputs as si
-from engine.serve_kernel import WARNINGS, evaluate, peak_of, request_terms
+from engine.serve_kernel import WARNINGS, evaluate, request_terms
 from engine.specs import Assumptions
 
-__all__ = ["BOUNDS", "KEYS", "METRICS", "WARNINGS", "ServeResult", "peak_of", "request_terms",
+__all__ = ["BOUNDS", "KEYS", "METRICS", "WARNINGS", "ServeResult", "request_terms",
            "serve", "warning_list"]  # fmt: skip
 
 BOUNDS = ("compute", "memory", "communication", "overhead", "none")

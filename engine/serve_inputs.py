@@ -205,15 +205,15 @@ def scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumpti
     try:
         hit = _SCENARIOS.get(key)
     except TypeError:  # a spec or a value that cannot be hashed: no caching
-        return _scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumptions,
-                         cat, overrides)  # fmt: skip
+        key = hit = None
     if hit is not None and hit.catalog is cat:
         return hit
     made = _scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumptions,
                      cat, overrides)  # fmt: skip
-    if len(_SCENARIOS) >= SCENARIO_CACHE:
-        _SCENARIOS.clear()
-    _SCENARIOS[key] = made
+    if key is not None:
+        if len(_SCENARIOS) >= SCENARIO_CACHE:
+            _SCENARIOS.clear()
+        _SCENARIOS[key] = made
     return made
 
 

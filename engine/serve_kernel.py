@@ -63,13 +63,9 @@ class Folded(NamedTuple):
     bubble: object
 
 
-def peak_of(op, hw: dict):
-    """The datasheet peak an operator runs at: attention on 16-bit (or wider) activations."""
-    return hw["peak_attn"] if op.cls == "attention" else hw["peak"]
-
-
-def _rates(hw: dict, eta: dict) -> dict:
-    """Achievable FLOP/s per operator class: its datasheet peak times its efficiency."""
+def rates(hw: dict, eta: dict) -> dict:
+    """Achievable FLOP/s per operator class: its datasheet peak (attention runs on 16-bit or
+    wider activations: peak_attn) times its efficiency."""
     return {c: (hw["peak_attn"] if c == "attention" else hw["peak"]) * e for c, e in eta.items()}
 
 
@@ -93,10 +89,10 @@ def fold(s: dict, hw: dict, sc: dict, eta: dict, xp, steps=None) -> Folded:
         steps: ops.step_lists(s, sc, xp) if already built.
     """
     prefill, decode = steps or ops.step_lists(s, sc, xp)
-    rates, bw = _rates(hw, eta), hw["bandwidth"]
+    rate_of, bw = rates(hw, eta), hw["bandwidth"]
     pre_ops, pre_attn, pre_rows = [], [], []
     for op in prefill:  # T new tokens from B sequences
-        rate, moved = rates[op.cls], op.wt + op.mt + op.kt
+        rate, moved = rate_of[op.cls], op.wt + op.mt + op.kt
         t = (op.count, op.ft / rate, op.fb / rate, op.mw / bw, op.wx / bw, moved / bw, op.mb / bw)
         pre_rows.append((*t, op.ft, op.fb, op.mw, op.wx, moved, op.mb))
         if op.cls == "attention":
@@ -105,7 +101,7 @@ def fold(s: dict, hw: dict, sc: dict, eta: dict, xp, steps=None) -> Folded:
             pre_ops.append(t)
     dec_ops, dec_attn, dec_rows = [], [], []
     for op in decode:  # one new token from each of B sequences
-        rate, moved, flops = rates[op.cls], op.wt + op.mt + op.kt + op.mb, op.ft + op.fb
+        rate, moved, flops = rate_of[op.cls], op.wt + op.mt + op.kt + op.mb, op.ft + op.fb
         t = (op.count, flops / rate, op.mw / bw, op.wx / bw, moved / bw)
         dec_rows.append((*t, flops, op.mw, op.wx, moved))
         if op.cls == "attention":

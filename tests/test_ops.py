@@ -79,9 +79,9 @@ def test_closed_form_sums_equal_loops(g0, g1, m0, m1, a, n, w):
     loop_max = sum(max(g0 + g1 * x, m0 + m1 * x) for x in xs)
     loop_line = sum(m0 + m1 * x for x in xs)
     args = (float(a), float(b), win, ops.SCALAR)
-    assert closed_form.max_line_sum(g0, g1, m0, m1, *args) == pytest.approx(loop_max, abs=1e-6)
-    assert closed_form.line_sum(m0, m1, *args) == pytest.approx(loop_line, abs=1e-6)
-    _, count, total = closed_form.step_sums(0.0, 0.0, 0.0, 0.0, *args)
+    max_sum, count, total = closed_form.step_sums(g0, g1, m0, m1, *args)
+    assert max_sum == pytest.approx(loop_max, abs=1e-6)
+    assert m0 * count + m1 * total == pytest.approx(loop_line, abs=1e-6)
     assert (count, total) == (pytest.approx(len(xs)), pytest.approx(sum(xs)))
 
 
