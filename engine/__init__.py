@@ -12,17 +12,20 @@ formulas, defaults and conventions are described in docs/model.md (Williams et a
     2
 """
 
-from engine.api import (
-    MAX_BATCH,
-    check_whole,
-    check_whole_numbers,
-    default_catalog,
-    make_assumptions,
-    solve,
+from engine.accuracy.calibrate import calibrate
+from engine.accuracy.measurements import (
+    MAX_MEASUREMENTS_BYTES,
+    Measurement,
+    MeasurementsError,
+    catalogue_problems,
+    parse_measurements,
+    read_measurements,
 )
-from engine.arch import Architecture
-from engine.calibrate import calibrate
-from engine.catalog import (
+from engine.accuracy.validate import summarise, validate
+from engine.catalog.arch import Architecture
+from engine.catalog.cnn import layer_table
+from engine.catalog.hf_config import model_from_config
+from engine.catalog.load import (
     BUILTIN_FILES,
     ENV_VAR,
     MAX_FILE_BYTES,
@@ -33,22 +36,8 @@ from engine.catalog import (
     read_catalog_bytes,
     user_catalog_paths,
 )
-from engine.cnn import layer_table
-from engine.export import records, to_csv
-from engine.hf_config import model_from_config
-from engine.llm import MAX_CONTEXT, DecodeResult
-from engine.llm_sweep import IGNORED_ASSUMPTIONS, check_prompt, decode, decode_sweep, resolve_llm
-from engine.measurements import (
-    MAX_MEASUREMENTS_BYTES,
-    Measurement,
-    MeasurementsError,
-    catalogue_problems,
-    parse_measurements,
-    read_measurements,
-)
-from engine.ops_table import operators
-from engine.parse import CatalogError, parse_hardware, parse_model
-from engine.profiles import (
+from engine.catalog.parse import CatalogError, parse_hardware, parse_model
+from engine.catalog.profiles import (
     PROFILE_KEYS,
     Profile,
     check_profile_name,
@@ -58,17 +47,7 @@ from engine.profiles import (
     profile_names,
     profile_to_toml,
 )
-from engine.roofline import (
-    ENERGY_FORMULA,
-    IDLE_POWER_FRACTION,
-    OVERHEAD_REGIME_SHARE,
-    REGIMES,
-    SolveResult,
-)
-from engine.serve import ServeResult, serve
-from engine.serve_inputs import MAX_DEGREE, MAX_TOKENS, check_devices, check_parallel
-from engine.serve_sweep import serve_sweep
-from engine.specs import (
+from engine.catalog.specs import (
     BYTES_PER_PARAM,
     DEFAULTS,
     PRECISIONS,
@@ -77,9 +56,36 @@ from engine.specs import (
     HardwareSpec,
     ModelSpec,
 )
-from engine.sweep import compute_bound_batch, crossover_batch, marginal_gain, sweep
-from engine.units import quantity
-from engine.validate import summarise, validate
+from engine.catalog.units import quantity
+from engine.report.export import records, to_csv
+from engine.roofline.api import (
+    MAX_BATCH,
+    check_whole,
+    check_whole_numbers,
+    default_catalog,
+    make_assumptions,
+    solve,
+)
+from engine.roofline.decode import MAX_CONTEXT, DecodeResult
+from engine.roofline.decode_sweep import (
+    IGNORED_ASSUMPTIONS,
+    check_prompt,
+    decode,
+    decode_sweep,
+    resolve_llm,
+)
+from engine.roofline.solve import (
+    ENERGY_FORMULA,
+    IDLE_POWER_FRACTION,
+    OVERHEAD_REGIME_SHARE,
+    REGIMES,
+    SolveResult,
+)
+from engine.roofline.sweep import compute_bound_batch, crossover_batch, marginal_gain, sweep
+from engine.serving.inputs import MAX_DEGREE, MAX_TOKENS, check_devices, check_parallel
+from engine.serving.op_table import operators
+from engine.serving.serve import ServeResult, serve
+from engine.serving.sweep import serve_sweep
 
 __all__ = [
     "BUILTIN_FILES",

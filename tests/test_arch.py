@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
-from engine.arch import (
+from engine.catalog.arch import (
     Architecture,
     active_param_count,
     attention_params,
@@ -24,7 +24,7 @@ from engine.arch import (
     layer_windows,
     param_count,
 )
-from engine.specs import ModelSpec
+from engine.catalog.specs import ModelSpec
 
 CATALOG = engine.load_catalog(use_env=False)
 WITH_ARCH = [m for m in CATALOG.models.values() if m.arch is not None]

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.calibrate import FIT_BOUNDS, calibrate, fit
-from engine.measurements import Measurement, ape_summary, read_measurements
-from engine.profiles import get_profile, profile_from_toml, profile_to_toml
-from engine.specs import Assumptions
+from engine.accuracy.calibrate import FIT_BOUNDS, calibrate, fit
+from engine.accuracy.measurements import Measurement, ape_summary, read_measurements
+from engine.catalog.profiles import get_profile, profile_from_toml, profile_to_toml
+from engine.catalog.specs import Assumptions
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv"
@@ -138,8 +138,8 @@ def test_shipped_measurements_read_for_calibration():
 
 
 def test_vectorised_prediction_equals_serve_row_by_row():
-    from engine.serve import serve
-    from engine.validate import predict
+    from engine.accuracy.validate import predict
+    from engine.serving.serve import serve
 
     rows = read_measurements(sorted(SHIPPED.parent.glob("*.csv")))
     for name in ("tutorial", "trtllm"):
@@ -157,7 +157,7 @@ def test_vectorised_prediction_equals_serve_row_by_row():
 
 
 def test_rows_the_model_cannot_express_keep_their_reason():
-    from engine.validate import predict
+    from engine.accuracy.validate import predict
 
     (m,) = read_measurements([SHIPPED])[:1]  # GPT-J-6B on 1x H100
     odd = [

@@ -11,14 +11,14 @@ import pytest
 
 import engine
 from engine import CatalogError, UnknownIdError, load_catalog
-from engine.catalog import (
+from engine.catalog.load import (
     BUILTIN_FILES,
     ENV_VAR,
     MAX_FILE_BYTES,
     read_catalog_bytes,
     read_catalog_file,
 )
-from engine.parse import parse_hardware, parse_model
+from engine.catalog.parse import parse_hardware, parse_model
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TEAM, BROKEN = FIXTURES / "team_catalog.toml", FIXTURES / "broken_team_catalog.toml"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
-from engine.measurements import REQUIRED
-from engine.profiles import get_profile, profile_from_toml
+from engine.accuracy.measurements import REQUIRED
+from engine.catalog.profiles import get_profile, profile_from_toml
+from engine.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = str(ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv")

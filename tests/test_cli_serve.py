@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from engine import serve
-from engine.cli import main
+from engine.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVE = ["serve", "--model", "Llama-3.1-70B", "--hardware", "H100", "--input-tokens", "128",

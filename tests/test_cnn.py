@@ -3,7 +3,7 @@
 import pytest
 
 import engine
-from engine.cnn import NETWORKS, mobilenet_v2, network_layers, resnet50
+from engine.catalog.cnn import NETWORKS, mobilenet_v2, network_layers, resnet50
 
 # torchvision's published totals (pytorch.org/vision/stable/models: ResNet50_Weights.IMAGENET1K_V1
 # 25,557,032 params, 4.09 GFLOPS; MobileNet_V2_Weights.IMAGENET1K_V1 3,504,872 params,

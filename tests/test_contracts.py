@@ -30,7 +30,7 @@ def test_every_recorded_engine_name_is_still_public():
 
 
 def _cli_flags() -> dict[str, set[str]]:
-    from engine.cli import build_parser
+    from engine.cli.main import build_parser
 
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

@@ -184,7 +184,7 @@ def test_compose_example_has_healthcheck_restart_and_read_only_catalogue():
 
 
 def test_team_catalogue_example_loads_cleanly_in_the_engine():
-    from engine.catalog import load_catalog
+    from engine.catalog.load import load_catalog
 
     path = ROOT / "deploy" / "team-catalog.example.toml"
     catalog = load_catalog([path], use_env=False)

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
-from engine.catalog import display_origin, read_catalog_bytes
-from engine.specs import FALLBACKS, PRECISIONS, HardwareSpec
+from engine.catalog.load import display_origin, read_catalog_bytes
+from engine.catalog.specs import FALLBACKS, PRECISIONS, HardwareSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 TEAM = ROOT / "tests" / "fixtures" / "team_catalog.toml"

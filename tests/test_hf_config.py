@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
-from engine.arch import param_count
-from engine.cli import main
-from engine.hf_config import MAX_CONFIG_BYTES, architecture_from_config, without_extras
-from engine.parse import CatalogError, parse_model
+from engine.catalog.arch import param_count
+from engine.catalog.hf_config import MAX_CONFIG_BYTES, architecture_from_config, without_extras
+from engine.catalog.parse import CatalogError, parse_model
+from engine.cli.main import main
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "configs"
 CATALOG = engine.load_catalog(use_env=False)

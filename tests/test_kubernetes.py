@@ -23,7 +23,7 @@ import pytest
 import yaml
 from dockerfile_parse import DockerfileParser
 
-from engine.catalog import read_catalog_bytes
+from engine.catalog.load import read_catalog_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 K8S = ROOT / "deploy" / "kubernetes"

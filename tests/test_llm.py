@@ -19,11 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
-from engine.api import MAX_BATCH
-from engine.llm import MAX_CONTEXT
-from engine.llm_sweep import MAX_DECODE_SWEEP_ROWS
-from engine.parse import parse_hardware, parse_model
-from engine.roofline import fallback_warning
+from engine.catalog.parse import parse_hardware, parse_model
+from engine.roofline.api import MAX_BATCH
+from engine.roofline.decode import MAX_CONTEXT
+from engine.roofline.decode_sweep import MAX_DECODE_SWEEP_ROWS
+from engine.roofline.solve import fallback_warning
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = engine.load_catalog(use_env=False)

@@ -4,8 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.catalog import load_catalog
-from engine.measurements import (
+from engine.accuracy.measurements import (
     MAX_MEASUREMENTS_BYTES,
     METRICS,
     REQUIRED,
@@ -15,6 +14,7 @@ from engine.measurements import (
     read_measurements,
     to_frame,
 )
+from engine.catalog.load import load_catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv"

@@ -10,11 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import closed_form, ops, parallel
-from engine.arch import Architecture
-from engine.ops_table import operators
-from engine.serve_inputs import shapes
-from engine.specs import HardwareSpec
+from engine.catalog.arch import Architecture
+from engine.catalog.specs import HardwareSpec
+from engine.serving import closed_form, parallel
+from engine.serving import operators as ops
+from engine.serving.inputs import shapes
+from engine.serving.op_table import operators
 
 # A toy decoder small enough to count by hand: 2 layers, h 8, 2 heads of 4, 1 KV head, SwiGLU
 # width 16, vocabulary 32.
@@ -119,8 +120,8 @@ def test_prefill_attention_is_causal_flash_attention():
 
 def test_llama_8b_decode_flops_are_twice_the_non_embedding_parameters():
     # 2 FLOPs per weight per token: 2·(8.03e9 − 128256·4096) = 1.501e10 at context 1
-    from engine.api import default_catalog
-    from engine.arch import embedding_params, param_count
+    from engine.catalog.arch import embedding_params, param_count
+    from engine.roofline.api import default_catalog
 
     arch = default_catalog().find_model("Llama-3.1-8B").arch
     df = operators("Llama-3.1-8B", "A100", batch_size=1, context=1)
@@ -140,7 +141,7 @@ def test_attention_share_grows_with_context():
 def test_kv_bytes_per_token_from_shapes():
     # Llama-3.1-8B: 2·8·128·2 B = 4096 per layer (131,072 per token over 32 layers);
     # DeepSeek-V3 (MLA): (512 + 64)·2 = 1152 per layer, 61 layers = 70,272 B per token
-    from engine.api import default_catalog
+    from engine.roofline.api import default_catalog
 
     cat = default_catalog()
     llama = shapes(cat.find_model("Llama-3.1-8B").arch)

@@ -10,8 +10,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import engine
-from engine.api import _catalog_for
-from engine.catalog import ENV_VAR, MAX_FILE_BYTES
+from engine.catalog.load import ENV_VAR, MAX_FILE_BYTES
+from engine.roofline.api import _catalog_for
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from engine.units import UnitError, to_si
+from engine.catalog.units import UnitError, to_si
 from ui import custom
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.profiles import (
+from engine.catalog.profiles import (
     PROFILE_DIR,
     Profile,
     builtin_profiles,
@@ -16,7 +16,7 @@ from engine.profiles import (
     profile_from_values,
     profile_to_toml,
 )
-from engine.specs import DEFAULTS, Assumptions
+from engine.catalog.specs import DEFAULTS, Assumptions
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -117,7 +117,7 @@ def test_profile_names_are_checked():
 
 
 def test_serve_resolves_a_profile_name_and_records_it():
-    from engine.serve import serve
+    from engine.serving.serve import serve
 
     scenario = {"batch_size": 64, "input_tokens": 128, "output_tokens": 128, "precision": "fp8"}
     tutorial = serve("Llama-2-7B", "H100", **scenario)

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 import engine
 from engine import Assumptions, HardwareSpec, ModelSpec
-from engine.api import MAX_BATCH
-from engine.roofline import solve_specs
+from engine.roofline.api import MAX_BATCH
+from engine.roofline.solve import solve_specs
 
 positive = st.floats(min_value=1e-3, max_value=1e3, allow_nan=False)
 hardware = st.builds(

@@ -8,7 +8,7 @@ import pytest
 
 import engine
 from engine import Assumptions, HardwareSpec, ModelSpec
-from engine.roofline import solve_specs
+from engine.roofline.solve import solve_specs
 
 TOY_HW = HardwareSpec(
     id="toy",

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import serve, serve_inputs
-from engine.api import default_catalog
+from engine import serve
+from engine.roofline.api import default_catalog
+from engine.serving import inputs as serve_inputs
 
 REQUEST = {"batch_size": 8, "input_tokens": 512, "output_tokens": 64}
 

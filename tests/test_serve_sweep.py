@@ -12,13 +12,14 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_ops import TOY, TOY_HW
 
-from engine import grid_columns, serve, serve_sweep
-from engine.api import ASSUMPTION_NAMES
-from engine.serve import KEYS
-from engine.serve_sweep import MAX_SERVE_SWEEP_ROWS, serve_csv, serve_records
-from engine.sweep import as_list
+from engine import serve, serve_sweep
+from engine.report import frames as grid_columns
+from engine.roofline.api import ASSUMPTION_NAMES
+from engine.roofline.sweep import as_list
+from engine.serving.serve import KEYS
+from engine.serving.sweep import MAX_SERVE_SWEEP_ROWS, serve_csv, serve_records
 
-SS = importlib.import_module("engine.serve_sweep")  # `engine.serve_sweep`: the function
+SS = importlib.import_module("engine.serving.sweep")
 
 GRID = {
     "models": ["Llama-3.1-8B", "Mixtral-8x7B", "DeepSeek-V3", "Gemma-2-9B", "Mistral-7B-v0.1"],

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import engine
-from engine.sweep import MAX_SWEEP_ROWS
+from engine.roofline.sweep import MAX_SWEEP_ROWS
 
 MODELS = ["ResNet-50", "Llama-3.1-8B", "MobileNetV2"]
 HARDWARE = ["A100", "H100", "T4"]

@@ -1,0 +1,256 @@
+"""Measured serving results as data: the CSV schema, read and checked row by row.
+
+A measurements file is what a team measured on its own stack (or what a vendor published):
+one row per scenario and metric, with the source of every row. The schema and the metrics are
+described in docs/model.md ("Accuracy"). Every problem is reported with its row (the first data
+row is row 1; the header is line 1 of the file) and its column, so a user can fix the file.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from engine.catalog.load import Catalog
+from engine.catalog.specs import check_precision
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+REQUIRED = (
+    "source",
+    "engine",
+    "hardware",
+    "tp",
+    "model",
+    "precision",
+    "kv_precision",
+    "batch_size",
+    "input_tokens",
+    "output_tokens",
+    "metric",
+    "value",
+)
+OPTIONAL = ("pp",)
+COLUMNS = REQUIRED + OPTIONAL
+# metric -> unit of its value (the name carries it too).
+METRICS = {
+    "output_tokens_per_s_per_gpu": "tokens/s per GPU",
+    "ttft_ms": "ms",
+    "tpot_ms": "ms",
+    "e2e_latency_ms": "ms",
+}
+MAX_MEASUREMENTS_BYTES = 1_000_000  # refused unread above this (the app's upload limit is 1 MB too)
+MAX_ROWS = 5_000
+MAX_PROBLEMS = 20  # the first problems are listed; the count says how many more
+_WHOLE = {"tp": 64, "pp": 64, "batch_size": 1_000_000, "input_tokens": 10_000_000}
+_WHOLE["output_tokens"] = 10_000_000
+
+
+class MeasurementsError(ValueError):
+    """A measurements file that cannot be used; `problems` lists each one (row and column)."""
+
+    def __init__(self, label: str, problems: list[str]):
+        self.problems = problems
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        super().__init__(f"{label}: " + "; ".join(problems[:3]) + more)
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """One measured number: a serving scenario, a metric and its value in the metric's unit."""
+
+    row: int  # 1-based data row in its file
+    file: str
+    source: str
+    engine: str
+    hardware: str
+    tp: int
+    pp: int
+    model: str
+    precision: str
+    kv_precision: str
+    batch_size: int
+    input_tokens: int
+    output_tokens: int
+    metric: str
+    value: float
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _whole(text: str, column: str) -> tuple[int | None, str | None]:
+    try:
+        value = float(text)
+    except ValueError:
+        return None, f"must be a whole number, got {text[:40]!r}"
+    if not math.isfinite(value) or value != int(value) or not 1 <= value <= _WHOLE[column]:
+        return None, f"must be a whole number from 1 to {_WHOLE[column]:,}, got {text[:40]!r}"
+    return int(value), None
+
+
+def _positive(text: str) -> tuple[float | None, str | None]:
+    try:
+        value = float(text)
+    except ValueError:
+        return None, f"must be a number, got {text[:40]!r}"
+    if not (math.isfinite(value) and value > 0):
+        return None, f"must be a positive number, got {text[:40]!r}"
+    return value, None
+
+
+def _parse_row(cells: dict[str, str], row: int, file: str) -> tuple[Measurement | None, list]:
+    out: dict[str, object] = {"row": row, "file": file}
+    problems = []
+
+    def bad(column: str, message: str) -> None:
+        problems.append(f"row {row}, column {column!r}: {message}")
+
+    for column in ("source", "engine", "hardware", "model"):
+        out[column] = cells[column]
+        if not cells[column]:
+            bad(column, "is empty")
+    for column in ("tp", "pp", "batch_size", "input_tokens", "output_tokens"):
+        text = cells.get(column) or "1" if column == "pp" else cells[column]
+        value, message = _whole(text, column)
+        out[column] = value
+        if message:
+            bad(column, message)
+    for column in ("precision", "kv_precision"):
+        text = cells[column] or (cells["precision"] if column == "kv_precision" else "")
+        try:
+            out[column] = check_precision(text)
+        except ValueError as exc:
+            bad(column, str(exc))
+    out["metric"] = cells["metric"]
+    if cells["metric"] not in METRICS:
+        bad("metric", f"unknown metric {cells['metric'][:40]!r} (known: {', '.join(METRICS)})")
+    out["value"], message = _positive(cells["value"])
+    if message:
+        bad("value", message)
+    return (None if problems else Measurement(**out)), problems
+
+
+def parse_measurements(data: bytes, label: str = "measurements") -> tuple[Measurement, ...]:
+    """Read a measurements CSV given as bytes; every row checked before any is returned.
+
+    Args:
+        data: the file's bytes (UTF-8; at most MAX_MEASUREMENTS_BYTES).
+        label: the file's name, used in messages and kept on every row.
+
+    Raises:
+        MeasurementsError: too big, not UTF-8 CSV, a missing or unknown column, or bad rows;
+            the problems name the row and column.
+    """
+    if len(data) > MAX_MEASUREMENTS_BYTES:
+        size = f"{len(data) / 1e6:.1f} MB"
+        raise MeasurementsError(
+            label, [f"the file is {size}; the limit is {MAX_MEASUREMENTS_BYTES / 1e6} MB"]
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise MeasurementsError(label, ["the file is not UTF-8 text"]) from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = _header(reader, label)
+    rows, problems = [], []
+    for row, raw in enumerate(reader, start=1):
+        if row > MAX_ROWS:
+            raise MeasurementsError(label, [f"more than {MAX_ROWS:,} rows"])
+        if None in raw or any(v is None for v in raw.values()):
+            problems.append(f"row {row}: expected {len(header)} cells")
+            continue
+        cells = {k: v.strip() for k, v in raw.items()}
+        measurement, found = _parse_row(cells, row, label)
+        problems += found
+        if measurement is not None:
+            rows.append(measurement)
+    if problems:
+        raise MeasurementsError(label, problems[:MAX_PROBLEMS] + _more(problems))
+    if not rows:
+        raise MeasurementsError(label, ["no rows"])
+    return tuple(rows)
+
+
+def _header(reader: csv.DictReader, label: str) -> list[str]:
+    """The checked header (every required column, nothing foreign), set on the reader."""
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    missing = [c for c in REQUIRED if c not in header]
+    unknown = [c for c in header if c not in COLUMNS]
+    if missing or unknown:
+        problems = [f"column {c!r} is missing" for c in missing]
+        problems += [f"column {c[:40]!r} is not part of the schema" for c in unknown]
+        raise MeasurementsError(label, [*problems, f"expected columns: {', '.join(REQUIRED)}"])
+    reader.fieldnames = header
+    return header
+
+
+def _more(problems: list[str]) -> list[str]:
+    extra = len(problems) - MAX_PROBLEMS
+    return [f"... and {extra} more problems"] if extra > 0 else []
+
+
+def read_measurements(paths: Iterable[str | Path]) -> tuple[Measurement, ...]:
+    """Read and check one or more measurements files (their rows, in order)."""
+    rows: list[Measurement] = []
+    for path in map(Path, paths):
+        try:
+            size = path.stat().st_size
+            if size > MAX_MEASUREMENTS_BYTES:  # refused before reading it
+                parse_measurements(b" " * (MAX_MEASUREMENTS_BYTES + 1), path.name)
+            data = path.read_bytes()
+        except OSError as exc:
+            raise MeasurementsError(path.name, [f"cannot read it ({exc.strerror})"]) from None
+        rows += parse_measurements(data, path.name)
+    if not rows:
+        raise MeasurementsError("measurements", ["no file given"])
+    return tuple(rows)
+
+
+def catalogue_problems(rows: Iterable[Measurement], catalog: Catalog) -> dict[int, str]:
+    """Rows whose model or accelerator the catalogue does not know: index -> message."""
+    found = {}
+    for i, m in enumerate(rows):
+        for column, find in (("model", catalog.find_model), ("hardware", catalog.find_hardware)):
+            try:
+                find(getattr(m, column))
+            except (KeyError, ValueError) as exc:
+                found[i] = f"{m.file} row {m.row}, column {column!r}: {str(exc).strip(chr(34))}"
+                break
+    return found
+
+
+def to_frame(rows: Iterable[Measurement]) -> pd.DataFrame:
+    """The rows as a DataFrame with the schema's columns (plus file and row)."""
+    import pandas as pd  # loaded on first use, keeping `import engine` fast
+
+    return pd.DataFrame([m.as_dict() for m in rows], columns=["file", "row", *COLUMNS])
+
+
+def ape_summary(errors: Iterable[float]) -> dict[str, float]:
+    """MAPE, median and largest absolute percentage error, in %, of `errors` (pred/meas - 1)."""
+    ape = np.abs(np.asarray(list(errors), dtype=float)) * 100.0
+    if ape.size == 0:
+        return {"mape_pct": float("nan"), "median_ape_pct": float("nan"), "max_ape_pct": 0.0}
+    return {
+        "mape_pct": float(ape.mean()),
+        "median_ape_pct": float(np.median(ape)),
+        "max_ape_pct": float(ape.max()),
+    }
+
+
+def describe(m: Measurement) -> str:
+    """A one-line scenario description of a measurement row (for the worst-rows lists)."""
+    devices = f"{m.tp}x {m.hardware}" + (f" pp{m.pp}" if m.pp > 1 else "")
+    return (
+        f"{m.file} row {m.row}: {m.model} on {devices} {m.precision}, batch {m.batch_size}, "
+        f"{m.input_tokens}/{m.output_tokens} tokens, {m.metric}"
+    )

@@ -1,0 +1,137 @@
+"""Measured vs predicted: the serving model's prediction of every row of a measurements file.
+
+Each row is predicted under a profile with the serving model (docs/model.md, "Serving model";
+vectorised over the rows by engine/predict.py, equal to `engine.serve` row by row);
+its error is predicted / measured − 1. A row the model cannot express (unknown model or
+accelerator, a model without shapes, a split the model refuses, a batch that does not fit in
+memory) keeps its place with the reason, so nothing is dropped silently. See docs/model.md
+("Accuracy").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from engine.accuracy.measurements import Measurement, ape_summary, to_frame
+from engine.catalog.load import Catalog
+from engine.catalog.profiles import Profile, get_profile
+from engine.catalog.specs import Assumptions
+from engine.serving.rows import RowPlan, evaluate, plan_rows
+
+if TYPE_CHECKING:  # pandas loads with the first table, keeping `import engine` fast
+    import pandas as pd
+
+
+def _reasons(plan: RowPlan, result: dict) -> list[str | None]:
+    reasons = list(plan.reasons)
+    for i in plan.index:
+        if not result["fits"][i]:
+            need, usable = result["memory_per_device_bytes"][i], result["usable_memory_bytes"][i]
+            reasons[i] = (
+                f"does not fit in memory: {need / 1e9:.1f} GB per device > "
+                f"{usable / 1e9:.1f} GB usable"
+            )
+        elif not np.isfinite(result["value"][i]):
+            reasons[i] = "the model gives no value of this metric for this scenario"
+    return reasons
+
+
+def predict(
+    rows: Sequence[Measurement],
+    assumptions: Assumptions,
+    *,
+    catalog: Catalog | None = None,
+    plan: RowPlan | None = None,
+) -> tuple[np.ndarray, list[str | None]]:
+    """Predicted values (each row's metric unit; NaN where it cannot) and the reasons.
+
+    Args:
+        rows: the measurement rows.
+        assumptions: what the serving model assumes (a profile's).
+        catalog: where models and accelerators are looked up (the default catalogue if None).
+        plan: `plan_rows(rows, catalog)` if already made (calibration reuses it).
+    """
+    plan = plan or plan_rows(rows, catalog)
+    result = evaluate(plan, assumptions)
+    reasons = _reasons(plan, result)
+    value = np.where([r is None for r in reasons], result["value"], np.nan)
+    return value, reasons
+
+
+def memory_fractions(
+    rows: Sequence[Measurement], assumptions: Assumptions, catalog: Catalog | None = None
+) -> np.ndarray:
+    """Memory per device / capacity that each row needs (NaN where the model cannot say)."""
+    result = evaluate(plan_rows(rows, catalog), assumptions)
+    return result["memory_per_device_bytes"] / result["memory_capacity_bytes"]
+
+
+class ServingPredictor:
+    """The calibration's predictor: predicted values under some assumptions (NaN: cannot).
+
+    The rows are resolved once per list of rows (the fit calls it a few hundred times).
+    """
+
+    def __init__(self, catalog: Catalog | None = None):
+        self.catalog = catalog
+        self._key: tuple = ()
+        self._plan: RowPlan | None = None
+
+    def __call__(self, rows: Sequence[Measurement], assumptions: Assumptions) -> np.ndarray:
+        key = tuple(rows)
+        if self._plan is None or key != self._key:
+            self._key, self._plan = key, plan_rows(rows, self.catalog)
+        return predict(rows, assumptions, plan=self._plan)[0]
+
+
+def predict_values(
+    rows: Sequence[Measurement], assumptions: Assumptions, catalog: Catalog | None = None
+) -> np.ndarray:
+    """Predicted values under `assumptions` (NaN where the model cannot)."""
+    return predict(rows, assumptions, catalog=catalog)[0]
+
+
+def validate(
+    rows: Iterable[Measurement],
+    profile: str | Profile = "tutorial",
+    *,
+    catalog: Catalog | None = None,
+) -> pd.DataFrame:
+    """Every row with its prediction under `profile`.
+
+    Returns:
+        The measurement columns plus `predicted` (the metric's unit), `error` (predicted /
+        measured − 1), `ape_pct` (|error| in %) and `reason` (empty when predicted).
+    """
+    rows = list(rows)
+    p = get_profile(profile)
+    predicted, reasons = predict(rows, p.assumptions, catalog=catalog)
+    df = to_frame(rows)
+    df["predicted"] = predicted
+    df["error"] = predicted / df["value"].to_numpy(dtype=float) - 1.0
+    df["ape_pct"] = df["error"].abs() * 100.0
+    df["reason"] = [r or "" for r in reasons]
+    df["profile"] = p.name
+    return df
+
+
+def summarise(df: pd.DataFrame, worst: int = 5) -> dict[str, object]:
+    """MAPE overall, per accelerator and per metric, the worst rows, the unpredicted rows."""
+    ok = df[df["reason"] == ""]
+    out: dict[str, object] = {
+        "profile": str(df["profile"].iloc[0]) if len(df) else "",
+        "rows": len(df),
+        "predicted_rows": len(ok),
+        **ape_summary(ok["error"]),
+    }
+    for key in ("hardware", "metric", "model"):
+        out[f"mape_pct_by_{key}"] = {
+            str(k): float(g["ape_pct"].mean()) for k, g in ok.groupby(key, sort=True)
+        }
+    top = ok.reindex(ok["ape_pct"].sort_values(ascending=False).index).head(worst)
+    out["worst"] = top[["file", "row", "model", "hardware", "metric", "error"]].to_dict("records")
+    out["unpredicted"] = df.loc[df["reason"] != "", ["file", "row", "reason"]].to_dict("records")
+    return out

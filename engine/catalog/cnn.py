@@ -1,0 +1,178 @@
+"""Layer tables of convolutional networks, generated from their architecture definitions.
+
+ResNet-50 (He et al. 2016, "Deep Residual Learning", Table 1; torchvision's v1.5 layout with
+the stride on the 3×3 convolution) and MobileNetV2 (Sandler et al. 2018, Table 2) are written
+down as the papers define them; every convolution's output size, multiply-accumulates (MACs)
+and parameters follow from the shapes. The totals reproduce the catalogued whole-model figures
+(4.1 G / 0.3 G MACs, 25.6 M / 3.5 M parameters) within 2 %, which a test checks, so the
+per-layer roofline and the tutorial's whole-model point describe the same network.
+
+Batch-norm layers are folded into their convolution for traffic (they add 2 parameters per
+channel, counted in `params`); pooling and additions move activations only and are omitted
+from the MAC count, as torchvision's and the papers' counts omit them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+INPUT_SIDE = 224  # both papers' ImageNet resolution
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    """One convolution or fully connected layer at batch 1 (element counts, not bytes)."""
+
+    name: str
+    kind: str  # "conv", "depthwise" or "fc"
+    in_channels: int
+    out_channels: int
+    kernel: int
+    stride: int
+    out_side: int  # output height = width
+    groups: int = 1
+    batch_norm: bool = True
+    bias: bool = False
+
+    @property
+    def in_side(self) -> int:
+        return self.out_side * self.stride
+
+    @property
+    def weights(self) -> int:
+        return self.kernel**2 * self.in_channels // self.groups * self.out_channels
+
+    @property
+    def params(self) -> int:
+        extra = 2 * self.out_channels if self.batch_norm else 0  # BN scale and shift
+        return self.weights + extra + (self.out_channels if self.bias else 0)
+
+    @property
+    def macs(self) -> int:
+        return self.weights * self.out_side**2
+
+    @property
+    def activations_in(self) -> int:
+        return self.in_channels * self.in_side**2
+
+    @property
+    def activations_out(self) -> int:
+        return self.out_channels * self.out_side**2
+
+
+def _conv(name, cin, cout, k, stride, side_out, groups=1) -> Layer:
+    kind = "depthwise" if groups > 1 and groups == cin else "conv"
+    return Layer(name, kind, cin, cout, k, stride, side_out, groups)
+
+
+def resnet50() -> list[Layer]:
+    """ResNet-50: a 7×7 stem, four stages of [3, 4, 6, 3] bottlenecks, a 1000-way classifier."""
+    layers = [_conv("conv1", 3, 64, 7, 2, 112)]
+    cin, side = 64, 56  # after the 3×3 stride-2 max pool
+    for stage, (blocks, width) in enumerate(((3, 64), (4, 128), (6, 256), (3, 512)), start=1):
+        for block in range(blocks):
+            stride = 2 if block == 0 and stage > 1 else 1
+            out_side, cout, tag = side // stride, width * 4, f"layer{stage}.{block}"
+            layers += [
+                _conv(f"{tag}.conv1", cin, width, 1, 1, side),
+                _conv(f"{tag}.conv2", width, width, 3, stride, out_side),
+                _conv(f"{tag}.conv3", width, cout, 1, 1, out_side),
+            ]
+            if block == 0:  # the projection shortcut
+                layers.append(_conv(f"{tag}.downsample", cin, cout, 1, stride, out_side))
+            cin, side = cout, out_side
+    layers.append(Layer("fc", "fc", 2048, 1000, 1, 1, 1, batch_norm=False, bias=True))
+    return layers
+
+
+# (expansion t, output channels c, repeats n, first stride s): Sandler et al. 2018, Table 2.
+_MOBILENET_V2 = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1))
+_MOBILENET_V2 += ((6, 160, 3, 2), (6, 320, 1, 1))
+
+
+def mobilenet_v2() -> list[Layer]:
+    """MobileNetV2 (width 1.0): a 3×3 stem, 17 inverted residual blocks, 1×1 to 1280, classifier."""
+    layers = [_conv("features.0", 3, 32, 3, 2, 112)]
+    cin, side, index = 32, 112, 1
+    for t, c, n, s in _MOBILENET_V2:
+        for repeat in range(n):
+            stride = s if repeat == 0 else 1
+            hidden, out_side, tag = cin * t, side // stride, f"features.{index}"
+            if t != 1:
+                layers.append(_conv(f"{tag}.expand", cin, hidden, 1, 1, side))
+            layers.append(_conv(f"{tag}.depthwise", hidden, hidden, 3, stride, out_side, hidden))
+            layers.append(_conv(f"{tag}.project", hidden, c, 1, 1, out_side))
+            cin, side, index = c, out_side, index + 1
+    layers.append(_conv(f"features.{index}", cin, 1280, 1, 1, side))
+    layers.append(Layer("classifier", "fc", 1280, 1000, 1, 1, 1, batch_norm=False, bias=True))
+    return layers
+
+
+NETWORKS = {"ResNet-50": resnet50, "MobileNetV2": mobilenet_v2}
+
+
+def network_layers(model_id: str) -> list[Layer]:
+    """The layer list of a catalogued CNN by id, or ValueError naming the ones we have."""
+    try:
+        return NETWORKS[model_id]()
+    except KeyError:
+        known = ", ".join(NETWORKS)
+        raise ValueError(f"no layer table for {model_id!r} (available: {known})") from None
+
+
+def layer_table(model, hardware, *, batch_size: int = 1, precision: str = "fp16", **assumptions):
+    """Each layer of a catalogued CNN on its own roofline, as a DataFrame (one row per layer).
+
+    FLOPs follow the assumptions' FLOP convention like the whole-model solve ("catalog": the
+    catalogued 1 FLOP per MAC for these networks; "mac2": 2). Bytes are the layer's weights
+    plus its input and output activations for the batch, at `precision`. Time is the layer's
+    own roofline max(FLOPs / (peak·η), bytes / (bandwidth·η_mem)), without overheads.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from engine.catalog.specs import BYTES_PER_PARAM, check_precision
+    from engine.roofline.api import check_batch, make_assumptions, resolve_hardware, resolve_model
+
+    spec, hw = resolve_model(model), resolve_hardware(hardware)
+    batch, precision = check_batch(batch_size), check_precision(precision)
+    a = make_assumptions(**assumptions)
+    layers = network_layers(spec.id)
+    per_mac = 2.0 if a.flop_convention == "mac2" or spec.flop_convention == "mac2" else 1.0
+    peak, used = hw.peak_for(precision)
+    b = BYTES_PER_PARAM[precision]
+    macs = np.array([lay.macs for lay in layers], dtype=float) * batch
+    weight_bytes = np.array([lay.params for lay in layers], dtype=float) * b
+    act = np.array([lay.activations_in + lay.activations_out for lay in layers], float) * batch * b
+    flops, moved = macs * per_mac, weight_bytes + act
+    t_compute = flops / (peak * a.efficiency)
+    t_memory = moved / (hw.memory_bandwidth_bytes_per_s * a.bandwidth_efficiency)
+    return pd.DataFrame(
+        {
+            "name": [lay.name for lay in layers],
+            "kind": [lay.kind for lay in layers],
+            "shape": [_shape(lay) for lay in layers],
+            "params": [lay.params for lay in layers],
+            "macs": macs,
+            "flops": flops,
+            "weight_bytes": weight_bytes,
+            "activation_bytes": act,
+            "bytes": moved,
+            "arithmetic_intensity_flop_per_byte": flops / moved,
+            "t_compute_ms": t_compute * 1e3,
+            "t_memory_ms": t_memory * 1e3,
+            "time_ms": np.maximum(t_compute, t_memory) * 1e3,
+            "bottleneck": np.where(t_compute > t_memory, "compute", "memory"),
+            "peak_precision": used,
+        }
+    )
+
+
+def _shape(lay: Layer) -> str:
+    if lay.kind == "fc":
+        return f"fc {lay.in_channels}→{lay.out_channels}"
+    dw = " depthwise" if lay.kind == "depthwise" else ""
+    return (
+        f"{lay.kernel}×{lay.kernel}{dw}, {lay.in_channels}→{lay.out_channels}, "
+        f"stride {lay.stride}, {lay.out_side}×{lay.out_side} out"
+    )

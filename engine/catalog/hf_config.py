@@ -1,0 +1,123 @@
+"""Bring your own model: a Hugging Face config.json read into an Architecture and a ModelSpec.
+
+The input is untrusted: its size is capped, it must be a JSON object, every shape is checked
+for type and range, and unknown architectures are refused, each with a message that names the
+config.json field. Keys a family leaves out take the defaults of that family's configuration
+class in transformers (e.g. Gemma 3's vocabulary of 262,208). Only the text decoder is read;
+a vision tower is not counted. Field mapping: data/README.md ("arch").
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from engine.catalog.arch import Architecture, active_param_count, param_count
+from engine.catalog.hf_families import FAMILIES, GEMMA3_TEXT_DEFAULTS, TEXT_CONFIG, Fields
+from engine.catalog.specs import ModelSpec
+
+MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB; refuse anything larger unread
+
+
+def _read_text(path: Path) -> str:
+    try:
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            raise ValueError(f"config.json: larger than {MAX_CONFIG_BYTES:,} bytes")
+        with path.open("rb") as file:
+            return file.read(MAX_CONFIG_BYTES + 1).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
+        raise ValueError(f"config.json: cannot read {str(path)[:80]} ({reason})") from None
+
+
+def read_config(source: str | Path | Mapping) -> dict:
+    """A config.json as a dict, from a dict, a JSON text or a file path (at most 1 MB).
+
+    A string that starts with '{' or '[' is JSON text; any other string is a path.
+    """
+    if isinstance(source, Mapping):
+        data = dict(source)
+    else:
+        text = source if isinstance(source, str) else None
+        if text is None or text.lstrip()[:1] not in ("{", "["):
+            text = _read_text(Path(source))
+        if len(text) > MAX_CONFIG_BYTES:
+            raise ValueError(f"config.json: larger than {MAX_CONFIG_BYTES:,} bytes")
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"config.json: not valid JSON ({str(exc)[:120]})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"config.json: must be a JSON object, got {type(data).__name__}")
+    return data
+
+
+def architecture_from_config(source: str | Path | Mapping) -> Architecture:
+    """The decoder's Architecture from a config.json (see read_config for `source`)."""
+    config = read_config(source)
+    names = config.get("architectures")
+    if not (isinstance(names, list) and names and isinstance(names[0], str)):
+        raise ValueError(
+            "config.json: 'architectures' is missing (a list like ['LlamaForCausalLM'])"
+        )
+    family = names[0]
+    if family not in FAMILIES:
+        known = ", ".join(sorted(FAMILIES))
+        raise ValueError(
+            f"config.json: architecture {family[:60]!r} is not supported (known: {known})"
+        )
+    fields = Fields(config)
+    if family in TEXT_CONFIG:
+        text = config.get("text_config")
+        if not isinstance(text, dict):
+            raise ValueError("config.json: 'text_config' is missing (the decoder's shapes)")
+        defaults = GEMMA3_TEXT_DEFAULTS if family.startswith("Gemma3") else {}
+        fields = Fields(text, "text_config.", defaults)
+    try:
+        return Architecture(**FAMILIES[family](fields))
+    except ValueError as exc:
+        message = str(exc)
+        raise ValueError(
+            message if message.startswith("config.json") else f"config.json: {message}"
+        ) from None
+
+
+def model_from_config(
+    source: str | Path | Mapping, *, id: str | None = None, name: str | None = None
+) -> ModelSpec:
+    """A decoder-LLM ModelSpec from a Hugging Face config.json (a path, JSON text or dict).
+
+    Parameters are counted from the shapes (`published_params` stays None); FLOPs per token
+    are 2·active parameters (mac2). Raises ValueError naming the offending config.json field.
+    """
+    arch = architecture_from_config(source)
+    total = param_count(arch)
+    active = active_param_count(arch) if arch.is_moe else None
+    label = id or "config.json"
+    return ModelSpec(
+        id=label,
+        name=name or label,
+        params=total,
+        flops_per_sample=2.0 * (active or total),
+        flop_convention="mac2",
+        layers=arch.layers,
+        source="config.json",
+        task="llm",
+        sample="token",
+        active_params=active,
+        hidden=arch.hidden,
+        heads=arch.heads,
+        kv_heads=arch.kv_heads,
+        head_dim=arch.head_dim,
+        context_length=arch.context_length,
+        notes="Shapes from a config.json; parameters counted from them (text decoder only).",
+        origin="config.json",
+        arch=arch,
+    )
+
+
+def without_extras(arch: Architecture) -> Architecture:
+    """The same decoder without parameters outside it (what a config.json import counts)."""
+    return replace(arch, extra_params=0.0)

@@ -1,0 +1,225 @@
+"""Profiles: named sets of assumptions, kept as TOML files with what they were fitted on.
+
+A profile sets the serving model's global assumptions (compute efficiency per operator class,
+bandwidth efficiency, per-layer and dispatch overheads, interconnect efficiency and latency),
+never anything per model or per accelerator, so it carries over to models and chips it was not
+fitted on. `tutorial` is the tutorial's defaults; fitted profiles (e.g. `trtllm`) record their
+measurements, date, command and residuals. See docs/model.md ("Accuracy").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+
+from engine.catalog.specs import DEFAULTS, Assumptions
+from engine.roofline.api import ASSUMPTION_UNITS, make_assumptions
+
+PROFILE_DIR = Path(__file__).resolve().parents[2] / "data" / "profiles"
+DEFAULT_PROFILE = "tutorial"
+MAX_PROFILE_BYTES = 100_000
+# The assumptions a profile may set (user names and units, as on the CLI and in links).
+PROFILE_KEYS = tuple(k for k in ASSUMPTION_UNITS if k != "flop_convention")
+_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def check_profile_name(name: object) -> str:
+    """A profile name: 1–40 lower-case letters, digits, '-' or '_'."""
+    text = str(name).strip().lower()
+    if not text or len(text) > 40 or not set(text) <= _NAME_CHARS:
+        raise ValueError(
+            f"profile name {str(name)[:40]!r}: use 1-40 letters, digits, '-' or '_' (e.g. my-team)"
+        )
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """A named Assumptions plus where it came from (empty for hand-set profiles)."""
+
+    name: str
+    assumptions: Assumptions
+    description: str = ""
+    fitted_on: tuple[str, ...] = ()  # measurement file names
+    rows: int = 0  # measurement rows the fit used
+    fitted_at: str = ""  # ISO date
+    command: str = ""  # the command that reproduces it
+    residuals: Mapping[str, float] = field(default_factory=dict)  # mape, median_ape, max_ape
+    worst: tuple[str, ...] = ()  # the worst-predicted rows, described
+    origin: str = "built-in"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", check_profile_name(self.name))
+        object.__setattr__(self, "residuals", MappingProxyType(dict(self.residuals)))
+
+    def values(self) -> dict[str, float]:
+        """The assumptions it sets, in user names and units (None: the catalogue's figure)."""
+        a = self.assumptions
+        out = {}
+        for user, (field_name, factor) in ASSUMPTION_UNITS.items():
+            if user in PROFILE_KEYS and getattr(a, field_name) is not None:
+                out[user] = _from_si(getattr(a, field_name), factor)
+        return out
+
+    def link_params(self) -> dict[str, str]:
+        """Share-link parameters: the name, and for a non-built-in profile its values too."""
+        params = {"profile": self.name}
+        if self.origin != "built-in":
+            params |= {k: f"{v:.6g}" for k, v in self.values().items()}
+        return params
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "assumptions": self.values(),
+            "fitted_on": list(self.fitted_on),
+            "rows": self.rows,
+            "fitted_at": self.fitted_at,
+            "command": self.command,
+            "residuals": dict(self.residuals),
+            "worst": list(self.worst),
+            "origin": self.origin,
+        }
+
+
+def assumptions_from(table: object, label: str, base: Assumptions = DEFAULTS) -> Assumptions:
+    """`base` with the assumptions of a profile table (user names and units) applied.
+
+    Raises:
+        ValueError: not a table, an unknown name, or a value out of range (named).
+    """
+    if not isinstance(table, dict):
+        raise ValueError(f"{label}: [assumptions] must be a table")
+    unknown = sorted(set(table) - set(PROFILE_KEYS))
+    if unknown:
+        raise ValueError(
+            f"{label}: unknown assumption {unknown[0]!r} (known: {', '.join(PROFILE_KEYS)})"
+        )
+    try:
+        checked = make_assumptions(base, **table)
+    except ValueError as exc:
+        raise ValueError(f"{label}: {exc}") from None
+    exact = {ASSUMPTION_UNITS[k][0]: _to_si(v, ASSUMPTION_UNITS[k][1]) for k, v in table.items()}
+    return replace(checked, **exact)
+
+
+# Unit scales are powers of ten: dividing by 10**n (not multiplying by 10**-n) keeps 10 us
+# exactly 10e-6 s, so the tutorial file gives the very defaults the published figures use.
+def _to_si(value: float, factor: float) -> float:
+    return value / round(1 / factor) if factor < 1 else value * factor
+
+
+def _from_si(value: float, factor: float) -> float:
+    return value * round(1 / factor) if factor < 1 else value / factor
+
+
+def profile_from_toml(data: bytes | str, label: str, origin: str = "uploaded") -> Profile:
+    """Parse a profile TOML document; errors name the file and the key."""
+    raw = data.encode() if isinstance(data, str) else data
+    if len(raw) > MAX_PROFILE_BYTES:
+        raise ValueError(f"{label}: larger than {MAX_PROFILE_BYTES:,} bytes")
+    try:
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{label}: not a TOML file ({exc})") from None
+    fit = doc.get("fitted_on", {})
+    res = doc.get("residuals", {})
+    if not isinstance(fit, dict) or not isinstance(res, dict):
+        raise ValueError(f"{label}: [fitted_on] and [residuals] must be tables")
+    try:
+        return Profile(
+            name=doc.get("name", Path(label).stem),
+            assumptions=assumptions_from(doc.get("assumptions", {}), label),
+            description=str(doc.get("description", "")),
+            fitted_on=tuple(str(f) for f in fit.get("files", [])),
+            rows=int(fit.get("rows", 0)),
+            fitted_at=str(doc.get("fitted_at", "")),
+            command=str(doc.get("command", "")),
+            residuals={k: float(v) for k, v in res.items() if k != "worst"},
+            worst=tuple(str(w) for w in res.get("worst", [])),
+            origin=origin,
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{label}: {exc}") from None
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+    if isinstance(value, bool | int):
+        return str(value).lower()
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"cannot write {value!r} to TOML")
+        return repr(value)
+    if not value:
+        return "[]"
+    return "[\n" + "".join(f"  {_toml_value(v)},\n" for v in value) + "]"
+
+
+def profile_to_toml(profile: Profile) -> str:
+    """The profile as a TOML document that `profile_from_toml` reads back unchanged."""
+    lines = [
+        "# A Roofline Explorer profile: global serving assumptions (docs/model.md, Accuracy).",
+        f"name = {_toml_value(profile.name)}",
+        f"description = {_toml_value(profile.description)}",
+        f"fitted_at = {_toml_value(profile.fitted_at)}",
+        f"command = {_toml_value(profile.command)}",
+        "",
+        "[assumptions]",
+    ]
+    lines += [f"{k} = {_toml_value(float(v))}" for k, v in profile.values().items()]
+    lines += ["", "[fitted_on]", f"files = {_toml_value(list(profile.fitted_on))}"]
+    lines += [f"rows = {profile.rows}", "", "[residuals]"]
+    lines += [f"{k} = {_toml_value(float(v))}" for k, v in profile.residuals.items()]
+    lines += [f"worst = {_toml_value(list(profile.worst))}"]
+    return "\n".join(lines) + "\n"
+
+
+def builtin_profiles(directory: Path = PROFILE_DIR) -> dict[str, Profile]:
+    """Every data/profiles/*.toml by name; `tutorial` first."""
+    found = {}
+    for path in sorted(directory.glob("*.toml")):
+        profile = profile_from_toml(path.read_bytes(), path.name, origin="built-in")
+        found[profile.name] = profile
+    if DEFAULT_PROFILE not in found:
+        raise ValueError(f"{directory}: the {DEFAULT_PROFILE!r} profile is missing")
+    return {DEFAULT_PROFILE: found.pop(DEFAULT_PROFILE)} | found
+
+
+_CACHE: dict[str, Profile] = {}
+
+
+def get_profile(profile: str | Profile | None = None) -> Profile:
+    """A Profile by name (built-in), or the Profile itself; None means `tutorial`."""
+    if isinstance(profile, Profile):
+        return profile
+    if not _CACHE:
+        _CACHE.update(builtin_profiles())
+    name = DEFAULT_PROFILE if profile is None else str(profile).strip().lower()
+    if name not in _CACHE:
+        raise ValueError(f"unknown profile {str(profile)[:40]!r} (known: {', '.join(_CACHE)})")
+    return _CACHE[name]
+
+
+def profile_names() -> tuple[str, ...]:
+    """The built-in profiles' names."""
+    get_profile()
+    return tuple(_CACHE)
+
+
+def profile_from_values(name: str, values: Mapping[str, object]) -> Profile:
+    """A custom profile from share-link values (user names and units), checked like a file."""
+    assumptions = assumptions_from(dict(values), f"profile {name[:40]!r}")
+    return Profile(name, assumptions, "custom (from a link)", origin="link")
+
+
+def today() -> str:
+    """Today's date, ISO (the fitted_at of a new profile)."""
+    return dt.date.today().isoformat()

@@ -1,0 +1,288 @@
+"""Frozen specs of accelerators, models and the solve's assumptions, in SI floats.
+
+Every physical figure is a float in SI units with the unit in its name; specs check themselves
+when built, so an impossible catalogue entry fails at load time, never in a solve. The
+assumption defaults are those of docs/model.md (the MLSys·im "Hello, Roofline" tutorial) and are
+shown and editable on every page.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from types import MappingProxyType
+
+from engine.catalog.arch import Architecture
+
+# Bytes per parameter for each precision (docs/model.md).
+BYTES_PER_PARAM: Mapping[str, float] = MappingProxyType(
+    {"fp32": 4.0, "tf32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+)
+PRECISIONS: tuple[str, ...] = tuple(BYTES_PER_PARAM)
+# Every accelerator lists these two peaks; the others are optional.
+REQUIRED_PEAKS: tuple[str, ...] = ("fp16", "fp32")
+# Where a precision the chip lists no peak for takes its peak from (with a warning, except bf16):
+# never a faster precision. bf16 shares fp16's figure, tf32 runs at the fp32 rate, and fp8,
+# int8 and int4 weights are computed in fp16 (docs/model.md).
+FALLBACKS: Mapping[str, str] = MappingProxyType(
+    {"bf16": "fp16", "tf32": "fp32", "fp8": "fp16", "int8": "fp16", "int4": "fp16"}
+)
+FALLBACK_PRECISION = "fp16"  # the fallback of the 8-bit and 4-bit precisions
+FLOP_CONVENTIONS = ("catalog", "mac2")  # as catalogued | normalise to 2 FLOPs per MAC
+TASKS = ("vision", "llm", "encoder", "diffusion", "speech", "other")
+
+
+def check_precision(precision: str) -> str:
+    """Return the canonical precision name or raise ValueError listing the known ones."""
+    if type(precision) is str and precision in BYTES_PER_PARAM:  # already canonical
+        return precision
+    name = str(precision).strip().lower()
+    if name not in BYTES_PER_PARAM:
+        raise ValueError(f"unknown precision {precision!r} (known: {', '.join(PRECISIONS)})")
+    return name
+
+
+def _positive(owner: str, **values: float) -> None:
+    for name, value in values.items():
+        if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+            raise ValueError(f"{owner}: {name} must be a positive finite number, got {value!r}")
+
+
+def _check_interconnect(hw: HardwareSpec) -> None:
+    n = hw.devices_per_node
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 < n <= 100_000:
+        raise ValueError(f"{hw.id}: devices_per_node must be a whole number > 0, got {n!r}")
+    bw, lat = hw.interconnect_bandwidth_bytes_per_s, hw.interconnect_latency_s
+    if n > 1:
+        _positive(hw.id, interconnect_bandwidth=bw)
+    elif not (isinstance(bw, int | float) and math.isfinite(bw) and bw >= 0):
+        raise ValueError(f"{hw.id}: interconnect_bandwidth must be >= 0, got {bw!r}")
+    if not (isinstance(lat, int | float) and math.isfinite(lat) and lat >= 0):
+        raise ValueError(f"{hw.id}: interconnect_latency must be >= 0, got {lat!r}")
+    if hw.price_per_hour_usd is not None:
+        _positive(hw.id, price_per_hour_usd=hw.price_per_hour_usd)
+
+
+@dataclass(frozen=True, slots=True)
+class HardwareSpec:
+    """One accelerator: dense peak FLOP/s per precision, HBM bandwidth and capacity."""
+
+    id: str
+    name: str
+    peak_flop_per_s: Mapping[str, float]
+    memory_bandwidth_bytes_per_s: float
+    memory_capacity_bytes: float
+    dispatch_overhead_s: float
+    tdp_w: float
+    source: str
+    # The device-to-device link (docs/model.md, "Serving"): per device, per direction.
+    interconnect_name: str
+    interconnect_bandwidth_bytes_per_s: float
+    interconnect_latency_s: float  # per hop
+    devices_per_node: int  # 1: a single device, multi-device requests are refused
+    vendor: str = ""
+    retrieved: str = ""
+    notes: str = ""
+    aliases: tuple[str, ...] = ()
+    origin: str = "built-in"  # the catalogue file this entry came from
+    interconnect_source: str = ""
+    interconnect_notes: str = ""
+    memory_capacity_text: str = ""  # as the catalogue states it, e.g. "80 GiB" or "141 GB"
+    price_per_hour_usd: float | None = None  # public on-demand list price; None: none known
+    price_source: str = ""
+    price_date: str = ""
+    price_notes: str = ""
+
+    def __post_init__(self) -> None:
+        _positive(
+            self.id,
+            memory_bandwidth=self.memory_bandwidth_bytes_per_s,
+            memory_capacity=self.memory_capacity_bytes,
+            tdp=self.tdp_w,
+        )
+        if not (math.isfinite(self.dispatch_overhead_s) and self.dispatch_overhead_s >= 0):
+            raise ValueError(f"{self.id}: dispatch_overhead must be >= 0")
+        _check_interconnect(self)
+        for precision, peak in self.peak_flop_per_s.items():
+            check_precision(precision)
+            _positive(self.id, **{f"peak.{precision}": peak})
+        for precision in REQUIRED_PEAKS:
+            if precision not in self.peak_flop_per_s:
+                raise ValueError(f"{self.id}: peak.{precision} is required")
+        object.__setattr__(self, "peak_flop_per_s", MappingProxyType(dict(self.peak_flop_per_s)))
+
+    @property
+    def capacity_label(self) -> str:
+        """The capacity as the catalogue states it ("80 GiB", "141 GB"), else in decimal GB."""
+        return self.memory_capacity_text or f"{self.memory_capacity_bytes / 1e9:.4g} GB"
+
+    def peak_for(self, precision: str) -> tuple[float, str]:
+        """The dense peak FLOP/s for `precision` and the precision whose peak was used.
+
+        A precision the chip does not list takes the peak of FALLBACKS[precision], never a
+        faster one: bf16 -> fp16 (shared figure), tf32 -> fp32, fp8/int8/int4 -> fp16. The
+        caller warns when the second item differs (except bf16 on fp16).
+        """
+        precision = check_precision(precision)
+        if precision in self.peak_flop_per_s:
+            return self.peak_flop_per_s[precision], precision
+        used = FALLBACKS[precision]  # fp16 and fp32 are always listed
+        return self.peak_flop_per_s[used], used
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """One model: parameters, FLOPs per sample (with their convention) and depth."""
+
+    id: str
+    name: str
+    params: float
+    flops_per_sample: float
+    flop_convention: str  # "mac1": the figure counts 1 FLOP per MAC; "mac2": 2 per MAC
+    layers: int
+    source: str
+    task: str = "other"
+    sample: str = "sample"
+    active_params: float | None = None  # mixture-of-experts: parameters used per token
+    hidden: int | None = None
+    heads: int | None = None
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    context_length: int | None = None
+    retrieved: str = ""
+    notes: str = ""
+    aliases: tuple[str, ...] = ()
+    origin: str = "built-in"
+    arch: Architecture | None = None  # decoder LLMs: the config.json shapes (engine/arch.py)
+    published_params: float | None = None  # the maker's exact count, when `params` is rounded
+
+    def __post_init__(self) -> None:
+        _positive(self.id, params=self.params, flops_per_sample=self.flops_per_sample)
+        if self.published_params is not None:
+            _positive(self.id, published_params=self.published_params)
+        if self.arch is not None:
+            _check_arch(self)
+        if self.flop_convention not in ("mac1", "mac2"):
+            raise ValueError(f"{self.id}: flop_convention must be 'mac1' or 'mac2'")
+        if not (isinstance(self.layers, int) and self.layers > 0):
+            raise ValueError(f"{self.id}: layers must be a positive whole number")
+        if self.task not in TASKS:
+            raise ValueError(f"{self.id}: task must be one of {', '.join(TASKS)}")
+        if self.active_params is not None:
+            _positive(self.id, active_params=self.active_params)
+            if self.active_params > self.params:
+                raise ValueError(f"{self.id}: active_params cannot exceed params")
+        for name in ("hidden", "heads", "kv_heads", "head_dim", "context_length"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, int) and value > 0):
+                raise ValueError(f"{self.id}: {name} must be a positive whole number")
+        if self.heads and self.kv_heads and self.heads % self.kv_heads:
+            raise ValueError(f"{self.id}: kv_heads must divide heads")
+
+    @property
+    def is_decoder_llm(self) -> bool:
+        """True when the entry has what the LLM decode view (docs/model.md) needs."""
+        return self.task == "llm" and bool(self.hidden and self.heads and self.kv_heads)
+
+    @property
+    def params_active(self) -> float:
+        return self.active_params if self.active_params is not None else self.params
+
+    def flops_for(self, convention: str) -> float:
+        """FLOPs per sample under `convention` ("catalog" or "mac2"); docs/model.md."""
+        if convention not in FLOP_CONVENTIONS:
+            raise ValueError(f"unknown FLOP convention {convention!r} (known: catalog, mac2)")
+        if convention == "mac2" and self.flop_convention == "mac1":
+            return 2.0 * self.flops_per_sample
+        return self.flops_per_sample
+
+
+def _check_arch(model: ModelSpec) -> None:
+    """The flat shape fields the decode model reads must agree with the architecture."""
+    arch = model.arch
+    if not isinstance(arch, Architecture):
+        raise ValueError(f"{model.id}: arch must be an Architecture")
+    if model.task != "llm":
+        raise ValueError(f"{model.id}: an arch table is only for task = 'llm'")
+    for name in ("layers", "hidden", "heads", "kv_heads", "head_dim", "context_length"):
+        flat = getattr(model, name)
+        if flat is not None and flat != getattr(arch, name):
+            raise ValueError(
+                f"{model.id}: {name} = {flat} disagrees with arch.{name} = {getattr(arch, name)}"
+            )
+    implied = model.hidden / model.heads if model.hidden and model.heads else None
+    if model.head_dim is None and implied is not None and implied != arch.head_dim:
+        raise ValueError(
+            f"{model.id}: head_dim is missing and hidden / heads = {implied:g} "
+            f"disagrees with arch.head_dim = {arch.head_dim}"
+        )
+
+
+def _fraction(name: str, value: object) -> None:
+    if not (isinstance(value, int | float) and math.isfinite(value) and 0 < value <= 1):
+        raise ValueError(f"{name} must be in (0, 1], got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Assumptions:
+    """Everything the solve assumes beyond the catalogue; docs/model.md's defaults, all editable.
+
+    `dispatch_overhead_s` None means "the accelerator's catalogued figure".
+    """
+
+    efficiency: float = 0.5
+    layer_overhead_s: float = 10e-6
+    dispatch_overhead_s: float | None = None
+    activation_fraction: float = 0.1
+    flop_convention: str = "catalog"
+    # The serving model's assumptions (docs/model.md, "Serving"); the defaults leave the
+    # tutorial's figures unchanged.
+    bandwidth_efficiency: float = 1.0  # achievable fraction of the memory bandwidth
+    # Fraction of device memory the runtime keeps for itself (CUDA context, activations,
+    # allocator slack): vLLM's default gpu_memory_utilization is 0.9, i.e. 10 % held back.
+    memory_reserve: float = 0.10
+    attention_efficiency: float | None = None  # None: `efficiency` (the GEMM figure)
+    expert_efficiency: float | None = None  # None: `efficiency`
+    link_efficiency: float = 1.0  # achievable fraction of the interconnect bandwidth
+    link_latency_s: float | None = None  # per hop; None: the interconnect's catalogued figure
+
+    def __post_init__(self) -> None:
+        for name in ("efficiency", "bandwidth_efficiency", "link_efficiency"):
+            _fraction(name, getattr(self, name))
+        for name in ("attention_efficiency", "expert_efficiency"):
+            if getattr(self, name) is not None:
+                _fraction(name, getattr(self, name))
+        r = self.memory_reserve
+        if not (isinstance(r, int | float) and math.isfinite(r) and 0 <= r < 1):
+            raise ValueError(f"memory_reserve must be in [0, 1), got {r!r}")
+        t = self.link_latency_s
+        if t is not None and not (isinstance(t, int | float) and math.isfinite(t) and t >= 0):
+            raise ValueError(f"link_latency must be a finite number >= 0, got {t!r}")
+        for name in ("layer_overhead_s", "activation_fraction"):
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        d = self.dispatch_overhead_s
+        if d is not None and not (isinstance(d, int | float) and math.isfinite(d) and d >= 0):
+            raise ValueError(f"dispatch_overhead must be a finite number >= 0, got {d!r}")
+        if self.flop_convention not in FLOP_CONVENTIONS:
+            raise ValueError(
+                f"unknown FLOP convention {self.flop_convention!r} (known: catalog, mac2)"
+            )
+
+    def as_dict(self) -> dict[str, object]:
+        """The assumptions with display-friendly units, as echoed in results and exports."""
+        return {
+            "efficiency": self.efficiency,
+            "layer_overhead_us": self.layer_overhead_s * 1e6,
+            "dispatch_overhead_ms": (
+                None if self.dispatch_overhead_s is None else self.dispatch_overhead_s * 1e3
+            ),
+            "activation_fraction": self.activation_fraction,
+            "flop_convention": self.flop_convention,
+        }
+
+
+ASSUMPTION_FIELDS = tuple(f.name for f in fields(Assumptions))
+DEFAULTS = Assumptions()

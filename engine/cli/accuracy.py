@@ -1,0 +1,136 @@
+"""`python -m engine calibrate|validate`: fit a profile, and check one against measurements.
+
+`calibrate FILE... [--out data/profiles/NAME.toml]` prints the fitted parameters and the
+in-sample errors (and writes the profile); `validate FILE [--profile NAME|FILE.toml]` prints
+every row with its prediction and error, the MAPE and the worst rows. Rows the model cannot
+express are listed with their reason; exit status 2 only when no row can be predicted (or on
+bad input). See docs/model.md ("Accuracy").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+from engine.accuracy.calibrate import FIT_PARAMS, calibrate
+from engine.accuracy.measurements import read_measurements
+from engine.accuracy.validate import summarise, validate
+from engine.catalog.load import Catalog
+from engine.catalog.profiles import (
+    Profile,
+    check_profile_name,
+    get_profile,
+    profile_from_toml,
+    profile_to_toml,
+)
+from engine.report.export import key_value_table
+
+
+def add_accuracy_commands(sub) -> None:
+    """Register the `calibrate` and `validate` sub-commands on `sub` (argparse subparsers)."""
+    p = sub.add_parser("calibrate", help="fit a profile to measurements (least squares)")
+    p.add_argument("files", nargs="+", metavar="FILE", help="measurements CSV file(s)")
+    p.add_argument("--start", default="tutorial", help="profile to start from (default tutorial)")
+    p.add_argument("--name", help="the new profile's name (default: --out's stem, or fitted)")
+    p.add_argument("--out", metavar="TOML", help="write the profile there")
+    p.add_argument("--format", choices=["json", "table"], default="table")
+    p = sub.add_parser("validate", help="predicted vs measured for every row of a file")
+    p.add_argument("file", metavar="FILE", help="measurements CSV file")
+    p.add_argument("--profile", default="tutorial", help="a profile name or a .toml file")
+    p.add_argument("--format", choices=["json", "table"], default="table")
+
+
+def _profile_arg(text: str) -> Profile:
+    if text.endswith(".toml"):
+        path = Path(text)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ValueError(f"--profile {text[:60]!r}: cannot read it ({exc.strerror})") from None
+        return profile_from_toml(data, path.name, origin="file")
+    return get_profile(text)
+
+
+def _clean(value: object) -> object:
+    """JSON-safe: NaN becomes null, numpy scalars become Python numbers."""
+    if hasattr(value, "item"):
+        value = value.item()
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
+    """Fit, optionally write the TOML, and print the parameters and in-sample errors."""
+    name = check_profile_name(args.name or (Path(args.out).stem if args.out else "fitted"))
+    command = " ".join(
+        ["python -m engine calibrate", *args.files, "--start", args.start, "--name", name]
+        + (["--out", args.out] if args.out else [])
+    )
+    profile = calibrate(
+        read_measurements(args.files),
+        _profile_arg(args.start),
+        name=name,
+        command=command,
+        catalog=catalog,
+    )
+    if args.out:
+        try:
+            Path(args.out).write_text(profile_to_toml(profile))
+        except OSError as exc:
+            raise ValueError(f"--out {args.out[:60]!r}: cannot write it ({exc.strerror})") from None
+    if args.format == "json":
+        return json.dumps(profile.as_dict(), indent=2)
+    fitted = {k: v for k, v in profile.values().items() if k in FIT_PARAMS}
+    head = {"profile": profile.name, "rows": profile.rows, "fitted_on": list(profile.fitted_on)}
+    lines = [key_value_table(head), "", "fitted parameters:", key_value_table(fitted)]
+    lines += ["", "in-sample errors:", key_value_table(dict(profile.residuals)), "", "worst:"]
+    return "\n".join(lines + [f"  {w}" for w in profile.worst])
+
+
+def cmd_validate(args: argparse.Namespace, catalog: Catalog) -> str:
+    """Every row with its prediction; exit 2 (ValueError) only if none can be predicted."""
+    df = validate(read_measurements([args.file]), _profile_arg(args.profile), catalog=catalog)
+    summary = summarise(df)
+    if summary["predicted_rows"] == 0:
+        reasons = "; ".join(f"row {u['row']}: {u['reason']}" for u in summary["unpredicted"][:5])
+        raise ValueError(f"no row of {Path(args.file).name} can be predicted ({reasons})")
+    if args.format == "json":
+        records = [{k: _clean(v) for k, v in r.items()} for r in df.to_dict("records")]
+        return json.dumps(records, indent=2)
+    return validation_table(df, summary)
+
+
+def _num(value: float) -> str:
+    """4 significant digits without exponents (26150 -> '26,150'; 7.325 -> '7.325')."""
+    if math.isnan(value):
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
+def validation_table(df, summary: dict) -> str:
+    """The rows, then MAPE overall / per accelerator / per metric, worst and unpredicted rows."""
+    shown = df[["row", "model", "hardware", "tp", "batch_size", "input_tokens", "output_tokens"]]
+    shown = shown.assign(
+        metric=df["metric"],
+        measured=df["value"].map(_num),
+        predicted=df["predicted"].map(_num),
+        error_pct=df["error"].map(lambda v: "-" if math.isnan(v) else f"{v * 100:+.1f}"),
+    )
+    pct = {k: round(float(summary[k]), 1) for k in ("mape_pct", "median_ape_pct", "max_ape_pct")}
+    lines = [shown.to_string(index=False), ""]
+    lines.append(f"profile {summary['profile']}: {summary['predicted_rows']} of "
+                 f"{summary['rows']} rows predicted")  # fmt: skip
+    lines.append(key_value_table(pct))
+    for key in ("hardware", "metric", "model"):
+        by = {k: round(v, 1) for k, v in summary[f"mape_pct_by_{key}"].items()}
+        lines.append(f"mape_pct by {key}: " + ", ".join(f"{k} {v}" for k, v in by.items()))
+    lines.append("worst rows:")
+    lines += [
+        f"  row {w['row']}: {w['model']} on {w['hardware']}, {w['metric']}: {w['error']:+.1%}"
+        for w in summary["worst"]
+    ]
+    if summary["unpredicted"]:
+        lines.append(f"rows not predicted ({len(summary['unpredicted'])}):")
+        lines += [f"  row {u['row']}: {u['reason']}" for u in summary["unpredicted"]]
+    return "\n".join(lines)

@@ -1,0 +1,38 @@
+"""`python -m engine decode`: the LLM decode view (docs/model.md) from the shell.
+
+The handler of the `decode` sub-command (its flags are built in engine/cli.py). JSON keys are
+`DecodeResult.as_dict()`'s, a contract; bad input raises ValueError/KeyError, which `main`
+turns into one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from engine.catalog.load import Catalog
+from engine.cli.model_args import model_from_args
+from engine.report.export import key_value_table
+from engine.roofline.decode_sweep import decode
+
+
+def cmd_decode(args: argparse.Namespace, catalog: Catalog) -> str:
+    """Decode step and prefill of one LLM on one accelerator, as JSON or a table."""
+    result = decode(
+        model_from_args(args),
+        args.hardware,
+        args.batch_size,
+        args.context,
+        prompt=args.prompt,
+        precision=args.precision,
+        kv_precision=args.kv_precision,
+        catalog=catalog,
+        efficiency=args.efficiency,
+        layer_overhead_us=args.layer_overhead_us,
+        dispatch_overhead_ms=args.dispatch_overhead_ms,
+        activation_fraction=args.activation_fraction,
+        flop_convention=args.flop_convention,
+    ).as_dict()
+    if args.format == "json":
+        return json.dumps(result, indent=2)
+    return key_value_table(result)

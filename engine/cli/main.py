@@ -1,0 +1,255 @@
+"""The command line: `python -m engine solve|sweep|decode|list ...` (flags and keys: a contract).
+
+Bad input of any kind exits with status 2 and one line on stderr, never a traceback. Output
+goes to stdout as JSON (the API's keys), CSV (unit-bearing headers) or a readable table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+
+from engine.catalog.arch import param_count
+from engine.catalog.load import Catalog, display_origin, load_catalog
+from engine.catalog.parse import CatalogError
+from engine.catalog.specs import PRECISIONS
+from engine.cli.accuracy import add_accuracy_commands, cmd_calibrate, cmd_validate
+from engine.cli.decode import cmd_decode
+from engine.cli.model_args import add_model_args, model_from_args, models_from_args
+from engine.cli.serve import add_serve_commands, cmd_ops, cmd_serve
+from engine.report.export import key_value_table, records, to_csv
+from engine.roofline.api import make_assumptions, solve
+from engine.roofline.sweep import sweep
+
+
+class UsageError(Exception):
+    """Bad input: printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line instead of usage + error
+        raise UsageError(message)
+
+
+def add_assumption_flags(p: argparse.ArgumentParser) -> None:
+    """The assumption flags shared by every solving command (defaults: docs/model.md)."""
+    p.add_argument("--efficiency", type=float, help="achievable fraction of peak (default 0.5)")
+    p.add_argument("--layer-overhead-us", type=float, help="per-layer overhead, µs (default 10)")
+    p.add_argument(
+        "--dispatch-overhead-ms",
+        type=float,
+        help="per-call dispatch overhead, ms (default: the accelerator's figure)",
+    )
+    p.add_argument(
+        "--activation-fraction",
+        type=float,
+        help="activation bytes per extra sample / weight bytes (default 0.1)",
+    )
+    p.add_argument(
+        "--flop-convention",
+        choices=["catalog", "mac2"],
+        help="catalog: FLOPs as catalogued (default); mac2: 2 FLOPs per MAC",
+    )
+
+
+def assumptions_from(args: argparse.Namespace):
+    return make_assumptions(
+        efficiency=args.efficiency,
+        layer_overhead_us=args.layer_overhead_us,
+        dispatch_overhead_ms=args.dispatch_overhead_ms,
+        activation_fraction=args.activation_fraction,
+        flop_convention=args.flop_convention,
+    )
+
+
+def cmd_solve(args: argparse.Namespace, catalog: Catalog) -> str:
+    result = solve(
+        model_from_args(args),
+        args.hardware,
+        args.batch_size,
+        args.precision,
+        catalog=catalog,
+        assumptions=assumptions_from(args),
+    ).as_dict()
+    if args.format == "json":
+        return json.dumps(result, indent=2)
+    return key_value_table(result)
+
+
+def _batch_list(text: str) -> list[int]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items or len(items) > 10_000:
+        raise UsageError("--batch-sizes takes 1 to 10,000 comma-separated whole numbers")
+    try:
+        return [int(t) for t in items]
+    except ValueError:
+        raise UsageError(f"--batch-sizes: {text[:40]!r} is not a list of whole numbers") from None
+
+
+def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> str:
+    df = sweep(
+        models_from_args(args),
+        args.hardware,
+        _batch_list(args.batch_sizes),
+        args.precision or ["fp16"],
+        catalog=catalog,
+        assumptions=assumptions_from(args),
+    )
+    if args.format == "json":
+        return json.dumps(records(df), indent=2)
+    if args.format == "csv":
+        return to_csv(df).rstrip("\n")
+    cols = [
+        "model",
+        "hardware",
+        "precision",
+        "batch_size",
+        "bottleneck",
+        "latency_ms",
+        "throughput_per_s",
+        "arithmetic_intensity_flop_per_byte",
+        "mfu",
+    ]
+    return df[cols].to_string(index=False)
+
+
+def cmd_list(args: argparse.Namespace, catalog: Catalog) -> str:
+    entries = catalog.models if args.what == "models" else catalog.hardware
+    if args.what == "models":
+        rows = [
+            {
+                "id": m.id,
+                "name": m.name,
+                "task": m.task,
+                "params": m.params,
+                "published_params": m.published_params,
+                "params_from_shapes": param_count(m.arch) if m.arch else None,
+                "flops_per_sample": m.flops_per_sample,
+                "flop_convention": m.flop_convention,
+                "layers": m.layers,
+                "source": m.source,
+                "origin": display_origin(m.origin),
+            }
+            for m in entries.values()
+        ]
+    else:
+        rows = [
+            {
+                "id": h.id,
+                "name": h.name,
+                "peak_tflops": {k: v / 1e12 for k, v in h.peak_flop_per_s.items()},
+                "memory_bandwidth_gb_per_s": h.memory_bandwidth_bytes_per_s / 1e9,
+                "memory_capacity_gib": h.memory_capacity_bytes / 2**30,
+                "memory_capacity_bytes": h.memory_capacity_bytes,
+                "capacity_label": h.capacity_label,
+                "dispatch_overhead_ms": h.dispatch_overhead_s * 1e3,
+                "tdp_w": h.tdp_w,
+                "interconnect_name": h.interconnect_name,
+                "interconnect_bandwidth_bytes_per_s": h.interconnect_bandwidth_bytes_per_s,
+                "interconnect_latency_s": h.interconnect_latency_s,
+                "devices_per_node": h.devices_per_node,
+                "interconnect_source": h.interconnect_source,
+                "price_per_hour_usd": h.price_per_hour_usd,
+                "price_source": h.price_source,
+                "price_date": h.price_date,
+                "source": h.source,
+                "origin": display_origin(h.origin),
+            }
+            for h in entries.values()
+        ]
+    if args.format == "json":
+        return json.dumps(rows, indent=2)
+    return "\n".join(f"{r['id']:<18} {r['name']}" for r in rows)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m engine", description="Roofline Explorer from the shell.")
+    parser.add_argument(
+        "--catalog",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="extra catalogue TOML file (repeatable); overrides built-ins",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = sub.add_parser("solve", help="one model on one accelerator (docs/model.md)")
+    add_model_args(p)
+    p.add_argument("--hardware", required=True)
+    p.add_argument("--batch-size", type=int, default=1)
+    p.add_argument("--precision", default="fp16", choices=PRECISIONS)
+    add_assumption_flags(p)
+    p.add_argument("--format", choices=["json", "table"], default="table")
+    p = sub.add_parser("sweep", help="every model × hardware × precision × batch")
+    add_model_args(p, many=True)
+    p.add_argument("--hardware", action="append", required=True)
+    p.add_argument("--batch-sizes", required=True, help="comma-separated, e.g. 1,2,4,8")
+    p.add_argument("--precision", action="append", choices=PRECISIONS)
+    add_assumption_flags(p)
+    p.add_argument("--format", choices=["json", "csv", "table"], default="table")
+    p = sub.add_parser("decode", help="an LLM's decode step and prefill (docs/model.md)")
+    add_model_args(p)
+    p.add_argument("--hardware", required=True)
+    p.add_argument("--batch-size", type=int, default=1, help="concurrent sequences (default 1)")
+    p.add_argument("--context", type=int, required=True, help="KV-cache tokens per sequence")
+    p.add_argument("--prompt", type=int, help="prompt tokens for the TTFT (default: --context)")
+    p.add_argument("--precision", default="fp16", choices=PRECISIONS)
+    p.add_argument("--kv-precision", choices=PRECISIONS, help="KV cache (default: --precision)")
+    add_assumption_flags(p)
+    p.add_argument("--format", choices=["json", "table"], default="table")
+    p = sub.add_parser("list", help="catalogue entries")
+    p.add_argument("what", choices=["models", "hardware"])
+    p.add_argument("--format", choices=["json", "table"], default="table")
+    add_accuracy_commands(sub)
+    add_serve_commands(sub, add_assumption_flags)
+    return parser
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, Catalog], str]] = {
+    "solve": cmd_solve,
+    "sweep": cmd_sweep,
+    "decode": cmd_decode,
+    "list": cmd_list,
+    "calibrate": cmd_calibrate,
+    "validate": cmd_validate,
+    "serve": cmd_serve,
+    "ops": cmd_ops,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns the exit status (0, or 2 for any bad input)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        paths = _pop_catalog_flags(argv)  # accepted before or after the sub-command
+        args = build_parser().parse_args(argv)
+        catalog = load_catalog(paths)
+        explicit = set(paths)
+        for problem in catalog.problems:
+            if problem.file in explicit:
+                raise UsageError(f"catalogue problem: {problem}")
+            print(f"warning: {problem}", file=sys.stderr)
+        print(COMMANDS[args.command](args, catalog))
+    except BrokenPipeError:  # `... | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (UsageError, ValueError, KeyError, CatalogError) as exc:
+        message = str(exc).replace("\n", " ")
+        print(f"error: {message}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _pop_catalog_flags(argv: list[str]) -> list[str]:
+    """Remove every `--catalog FILE` / `--catalog=FILE` from argv and return the files."""
+    found, i = [], 0
+    while i < len(argv):
+        if argv[i] == "--catalog" and i + 1 < len(argv):
+            found.append(argv[i + 1])
+            del argv[i : i + 2]
+        elif argv[i].startswith("--catalog="):
+            found.append(argv.pop(i).split("=", 1)[1])
+        else:
+            i += 1
+    return found

@@ -1,0 +1,119 @@
+"""`python -m engine serve|ops`: the serving model from the shell (docs/model.md, "Serving model").
+
+`serve` prints one static batch of requests on TP×PP accelerators (JSON keys: `ServeResult.
+as_dict()`, a contract); `ops` prints one forward step's operators (JSON, CSV with unit-bearing
+headers, or a table). Bad input raises ValueError/KeyError, which engine/cli.py's `main` turns
+into one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from engine.catalog.load import Catalog
+from engine.catalog.specs import PRECISIONS
+from engine.cli.model_args import add_model_args, model_from_args
+from engine.report.export import key_value_table
+from engine.serving.op_table import PHASES, operators
+from engine.serving.serve import serve
+
+# The serving model's own assumption flags: (flag, user name, help with the default).
+SERVING_FLAGS = (
+    ("--bandwidth-efficiency", "achievable fraction of memory bandwidth (default 1.0)"),
+    ("--memory-reserve", "fraction of device memory held back by the runtime (default 0.10)"),
+    ("--attention-efficiency", "compute efficiency of attention (default: --efficiency)"),
+    ("--expert-efficiency", "compute efficiency of MoE experts (default: --efficiency)"),
+    ("--link-efficiency", "achievable fraction of interconnect bandwidth (default 1.0)"),
+    ("--link-latency-us", "per-hop link latency, µs (default: the interconnect's figure)"),
+)
+TUTORIAL_FLAGS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms")
+OPS_COLUMNS = ("name", "layer", "count", "op_class", "flops", "bytes", "time_ms",
+               "total_time_ms", "bottleneck", "arithmetic_intensity_flop_per_byte")  # fmt: skip
+CSV_RENAMES = {"flops": "work_flop", "count": "count_per_step"}
+
+
+def add_serving_flags(p: argparse.ArgumentParser) -> None:
+    """The serving assumptions' flags (skipping any that engine/cli.py already added)."""
+    for flag, text in SERVING_FLAGS:
+        if flag not in p._option_string_actions:
+            p.add_argument(flag, type=float, help=text)
+
+
+def _common(p: argparse.ArgumentParser, assumption_flags) -> None:
+    add_model_args(p)
+    p.add_argument("--hardware", required=True)
+    p.add_argument("--tp", type=int, default=1, help="tensor-parallel devices (default 1)")
+    p.add_argument("--pp", type=int, default=1, help="pipeline stages (default 1)")
+    p.add_argument("--batch-size", type=int, default=1, help="sequences (default 1)")
+    p.add_argument("--precision", default="fp16", choices=PRECISIONS)
+    p.add_argument("--kv-precision", choices=PRECISIONS, help="KV cache (default: --precision)")
+    p.add_argument("--profile", help="named assumptions to start from (default tutorial)")
+    assumption_flags(p)
+    add_serving_flags(p)
+
+
+def add_serve_commands(sub, assumption_flags) -> None:
+    """Register `serve` and `ops` on `sub`; `assumption_flags` adds engine/cli.py's flags."""
+    p = sub.add_parser("serve", help="an LLM serving a static batch of requests on TP×PP devices")
+    _common(p, assumption_flags)
+    p.add_argument("--input-tokens", type=int, required=True, help="prompt tokens per sequence")
+    p.add_argument("--output-tokens", type=int, required=True, help="tokens generated each")
+    p.add_argument("--format", choices=["json", "table"], default="table")
+    p = sub.add_parser("ops", help="one forward step's operators, each on its own roofline")
+    _common(p, assumption_flags)
+    p.add_argument("--phase", choices=PHASES, default="decode")
+    p.add_argument("--context", type=int, required=True, help="tokens per sequence")
+    p.add_argument("--format", choices=["json", "csv", "table"], default="table")
+
+
+def _assumption_args(args: argparse.Namespace) -> dict:
+    """profile name, starting assumptions and every override the flags give."""
+    from engine.roofline.api import ASSUMPTION_NAMES
+
+    out: dict = {name: getattr(args, name, None) for name in ASSUMPTION_NAMES}
+    if args.profile:
+        from engine.catalog.profiles import get_profile
+
+        profile = get_profile(args.profile)
+        out |= {"profile": profile.name, "assumptions": profile.assumptions}
+    return out
+
+
+def _clean(value: object) -> object:
+    """JSON-safe values: NaN becomes null (undefined, e.g. TPOT with one output token)."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def cmd_serve(args: argparse.Namespace, catalog: Catalog) -> str:
+    result = serve(
+        model_from_args(args), args.hardware, tp=args.tp, pp=args.pp,
+        batch_size=args.batch_size, input_tokens=args.input_tokens,
+        output_tokens=args.output_tokens, precision=args.precision,
+        kv_precision=args.kv_precision, catalog=catalog, **_assumption_args(args),
+    ).as_dict()  # fmt: skip
+    if args.format == "json":
+        return json.dumps(_clean(result), indent=2)
+    return key_value_table(result)
+
+
+def cmd_ops(args: argparse.Namespace, catalog: Catalog) -> str:
+    kwargs = _assumption_args(args)
+    kwargs.pop("profile", None)
+    df = operators(
+        model_from_args(args), args.hardware, phase=args.phase, batch_size=args.batch_size,
+        context=args.context, tp=args.tp, pp=args.pp, precision=args.precision,
+        kv_precision=args.kv_precision, catalog=catalog, **kwargs,
+    )  # fmt: skip
+    if args.format == "json":
+        return json.dumps([_clean(r) for r in df.to_dict(orient="records")], indent=2)
+    if args.format == "csv":
+        return df.rename(columns=CSV_RENAMES).to_csv(index=False).rstrip("\n")
+    return df[list(OPS_COLUMNS)].to_string(index=False)

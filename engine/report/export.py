@@ -1,0 +1,80 @@
+"""Turn sweep DataFrames into the public JSON records and self-contained CSV files.
+
+JSON records have exactly the keys of `SolveResult.as_dict()` (a contract with users' scripts).
+CSV headers carry their units (`mfu_fraction`, `work_flop_per_batch`, ...): they come from the
+same column tables as the JSON keys (`engine.columns.SOLVE_COLUMNS`, `engine.llm_columns`).
+Every row carries the assumptions it was computed with, so a downloaded file stands alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from typing import TYPE_CHECKING
+
+from engine.report import columns
+from engine.roofline import decode_columns as llm_columns
+
+if TYPE_CHECKING:  # imported lazily: `import engine` stays fast
+    import pandas as pd
+
+
+@functools.cache
+def csv_headers() -> dict[str, str]:
+    """Display key -> CSV header, from the column tables of the solve and the decode view."""
+    out = llm_columns.csv_headers()
+    out |= {key: csv for key, _, csv in columns.SOLVE_COLUMNS.values()}
+    out |= {key: csv for key, _, csv in columns.ASSUMPTION_COLUMNS.values()}
+    return out | {"warnings": "warning"}
+
+
+@functools.cache
+def assumption_keys() -> frozenset[str]:
+    """Display keys of every echoed assumption (nested under "assumptions" in JSON records)."""
+    tables = (columns.ASSUMPTION_COLUMNS, llm_columns.ASSUMPTION_COLUMNS)
+    keys = {key for table in tables for key, _, _ in table.values()}
+    return frozenset(keys | set(llm_columns.FIXED_ASSUMPTIONS))
+
+
+def _plain(value):
+    """numpy/pandas scalars to JSON-safe Python values (NaN and <NA> become None)."""
+    import pandas as pd
+
+    if value is pd.NA or value is None:
+        return None
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def records(df: pd.DataFrame) -> list[dict[str, object]]:
+    """Sweep rows as the CLI's JSON objects: assumptions nested, warnings as a list."""
+    out = []
+    for row in df.to_dict(orient="records"):
+        nested = assumption_keys()
+        record = {k: _plain(v) for k, v in row.items() if k not in nested}
+        record["assumptions"] = {k: _plain(v) for k, v in row.items() if k in nested}
+        warning = record.pop("warnings", "") or ""
+        record["warnings"] = [warning] if warning else []
+        out.append(record)
+    return out
+
+
+def key_value_table(mapping: dict[str, object]) -> str:
+    """A readable two-column text table (the CLI's `--format table`)."""
+    width = max(len(k) for k in mapping)
+
+    def shown(value: object) -> str:
+        if isinstance(value, float):
+            return f"{value:.4g}"
+        return json.dumps(value) if isinstance(value, dict | list) else str(value)
+
+    return "\n".join(f"{k:<{width}}  {shown(v)}" for k, v in mapping.items())
+
+
+def to_csv(df: pd.DataFrame) -> str:
+    """CSV text with unit-bearing headers; numbers at full precision."""
+    return df.rename(columns=csv_headers()).to_csv(index=False)

@@ -1,0 +1,240 @@
+"""The LLM decode view (docs/model.md, "LLM decode"): KV cache, decode step and prefill.
+
+A decode step reads every weight and each sequence's whole KV cache once per generated token,
+so at small batch it is memory-bound; prefill pushes the prompt's S tokens through in one pass
+and turns compute-bound (Pope et al., "Efficiently Scaling Transformer Inference", MLSys 2023).
+The kernel `llm_terms` works on floats or numpy arrays through the shared `roofline_terms`, so
+the scalar `decode` and the vectorised `decode_sweep` (engine/llm_sweep.py) agree.
+
+Modelling choices, echoed in every result's `assumptions`: activation traffic is neglected,
+ACTIVATION_BYTES_PER_TOKEN = 0 (activations are small: Llama-3.1-8B's residual stream is
+2·32·4096·2 B = 0.5 MB per token against 16 GB of weights; the single-model solve's
+activation_fraction is not used); FLOPs come from the shapes at 2 per multiply-accumulate
+("mac2"); prefill's attention FLOPs are not halved for the causal mask; memory traffic runs at
+bandwidth × bandwidth_efficiency; what fits is judged against the usable memory,
+capacity × (1 − memory_reserve), and the longest context is capped at the model's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from engine.catalog.specs import BYTES_PER_PARAM, PRECISIONS, Assumptions
+from engine.roofline.api import MAX_BATCH, check_whole, check_whole_numbers
+from engine.roofline.decode_columns import (
+    ACTIVATION_BYTES_PER_TOKEN,
+    ID_COLUMNS,
+    display_assumptions,
+    display_metrics,
+)
+from engine.roofline.solve import regime_of, roofline_terms
+
+MAX_CONTEXT = 10_000_000  # tokens; the longest published context window (Llama 4 Scout, 10M)
+# The scenario's identity: the first keys of `DecodeResult.as_dict`.
+ID_KEYS = tuple(ID_COLUMNS)
+
+
+def check_tokens(value: object, name: str) -> int:
+    """A whole number of tokens from 1 to MAX_CONTEXT, or ValueError naming `name`."""
+    return check_whole(value, name, high=MAX_CONTEXT)
+
+
+def check_token_list(values: object, name: str) -> np.ndarray:
+    """Whole numbers of tokens from 1 to MAX_CONTEXT (as float64), or ValueError naming `name`."""
+    return check_whole_numbers(values, name, high=MAX_CONTEXT)
+
+
+def check_kv_precision(kv_precision: str | None, precision: str) -> str:
+    """The KV-cache precision (the weight precision when None), or ValueError listing choices."""
+    name = precision if kv_precision is None else str(kv_precision).strip().lower()
+    if name not in BYTES_PER_PARAM:
+        raise ValueError(f"unknown KV precision {kv_precision!r} (known: {', '.join(PRECISIONS)})")
+    return name
+
+
+def head_dim_of(model) -> float:
+    """Per-head width: the catalogued head_dim, else hidden / heads."""
+    return float(model.head_dim) if model.head_dim else model.hidden / model.heads
+
+
+def context_limit(model) -> int:
+    """The longest context the capacity figures consider: the model's own, at most MAX_CONTEXT."""
+    return min(model.context_length or MAX_CONTEXT, MAX_CONTEXT)
+
+
+def kv_bytes_per_token(model, kv_precision: str) -> float:
+    """KV-cache bytes per token of one sequence: 2 (K and V) · layers · kv_heads · head_dim · b_kv.
+
+    Grouped-query attention caches kv_heads heads, not heads (Ainslie et al., GQA, 2023).
+    """
+    return 2.0 * model.layers * model.kv_heads * head_dim_of(model) * BYTES_PER_PARAM[kv_precision]
+
+
+def largest_fitting(memory_of, per_unit_bytes, room_bytes, capacity_bytes, limit):
+    """Largest whole n in [0, limit] with memory_of(n) <= capacity (arrays or floats).
+
+    The estimate floor(room / per_unit) is corrected by one step either way with the very
+    expression `fits_in_memory` uses, so n fits and n + 1 does not, despite rounding.
+    """
+    n = np.clip(np.floor(room_bytes / per_unit_bytes), 0, limit)
+    up = np.minimum(n + 1, limit)
+    n = np.where(memory_of(up) <= capacity_bytes, up, n)
+    return np.where((n > 0) & (memory_of(n) > capacity_bytes), n - 1, n)
+
+
+def _phase(flops, bytes_moved, roof: dict) -> dict:
+    r = roofline_terms(flops=flops, bytes_moved=bytes_moved, **roof)
+    return {k: r[k] for k in PHASE_TERMS} | {"flops": flops, "bytes": bytes_moved}
+
+
+PHASE_TERMS = (  # what a phase keeps of `roofline_terms`
+    "t_compute_s",
+    "t_memory_s",
+    "t_overhead_s",
+    "latency_s",
+    "overhead_share",
+    "arithmetic_intensity_flop_per_byte",
+    "attainable_flop_per_s",
+    "achieved_flop_per_s",
+    "overhead_gap_flop_per_s",
+    "mfu",
+    "compute_bound",
+    "overhead_bound",
+)
+
+
+def _limits(weight, kv_tok, batch, context, usable, context_limit) -> dict:
+    # The same association as `kv` in llm_terms, so these agree with fits_in_memory exactly.
+    room = usable - weight
+    return {
+        "max_batch_at_context": largest_fitting(
+            lambda n: weight + kv_tok * context * n, kv_tok * context, room, usable, MAX_BATCH
+        ),
+        "max_context_at_batch": largest_fitting(
+            lambda n: weight + kv_tok * n * batch, kv_tok * batch, room, usable, context_limit
+        ),
+    }
+
+
+def llm_terms(*, model: dict, batch, context, prompt, peak, bandwidth, capacity, **roof) -> dict:
+    """The decode view for one scenario or a broadcast grid of them; SI floats or arrays.
+
+    Args:
+        model: params, params_active, layers, heads, head_dim, kv_bytes_per_token,
+            bytes_per_param, context_limit (the longest context allowed; floats or arrays).
+        batch, context, prompt: sequences, KV length at the decode step, prompt tokens S.
+        peak, bandwidth, capacity: FLOP/s, catalogued byte/s and bytes of the accelerator.
+        **roof: efficiency, bandwidth_efficiency, memory_reserve (fractions), overhead_s
+            (d + N·τ) and tdp_w; all but the middle two go to `roofline_terms`.
+
+    Returns:
+        The memory and capacity figures, ridges, and a dict per phase ("decode", "prefill").
+    """
+    m = model
+    kv_tok = m["kv_bytes_per_token"]
+    weight = m["params"] * m["bytes_per_param"]  # P·b; MoE: all experts are read
+    kv = kv_tok * context * batch
+    usable = capacity * (1 - roof.pop("memory_reserve"))
+    achievable = bandwidth * roof.pop("bandwidth_efficiency")
+    attention = 4.0 * m["layers"] * m["heads"] * m["head_dim"]  # QKᵀ and AV per (query, key)
+    roof = {"peak": peak, "bandwidth": achievable, **roof}
+    decode_flops = 2.0 * m["params_active"] * batch + attention * context * batch
+    prefill_flops = (2.0 * m["params_active"] * prompt + attention * prompt * prompt) * batch
+    prefill_bytes = weight + kv_tok * prompt * batch + ACTIVATION_BYTES_PER_TOKEN * prompt * batch
+    memory = weight + kv
+    return {
+        "weight_bytes": weight,
+        "kv_cache_bytes_per_token": kv_tok,
+        "kv_cache_bytes": kv,
+        "memory_required_bytes": memory,
+        "memory_capacity_bytes": capacity,
+        "usable_memory_bytes": usable,
+        "fits_in_memory": memory <= usable,
+        **_limits(weight, kv_tok, batch, context, usable, m["context_limit"]),
+        "peak_flop_per_s": peak,
+        "memory_bandwidth_bytes_per_s": bandwidth,
+        "ridge_flop_per_byte": peak / bandwidth,
+        "effective_ridge_flop_per_byte": peak * roof["efficiency"] / achievable,
+        "decode": _phase(decode_flops, memory + ACTIVATION_BYTES_PER_TOKEN * batch, roof),
+        "prefill": _phase(prefill_flops, prefill_bytes, roof),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseCost:
+    """One phase (decode step or prefill) on the roofline, in SI units."""
+
+    flops: float
+    bytes: float
+    t_compute_s: float
+    t_memory_s: float
+    t_overhead_s: float
+    latency_s: float
+    overhead_share: float
+    arithmetic_intensity_flop_per_byte: float
+    attainable_flop_per_s: float
+    achieved_flop_per_s: float
+    overhead_gap_flop_per_s: float
+    mfu: float
+    compute_bound: bool
+    overhead_bound: bool  # fixed overhead is at least half of latency
+
+    @property
+    def bottleneck(self) -> str:
+        return "compute" if self.compute_bound else "memory"
+
+    @property
+    def regime(self) -> str:
+        """ "overhead" when fixed overhead is at least half of latency, else the bottleneck."""
+        return regime_of(self.compute_bound, self.overhead_bound)
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeResult:
+    """One LLM × accelerator × batch × context scenario; `as_dict` is the CLI JSON."""
+
+    model: str
+    hardware: str
+    batch_size: int
+    context: int
+    prompt: int
+    precision: str
+    kv_precision: str
+    peak_precision: str  # the precision whose peak was used (fp16 on fallback)
+    weight_bytes: float
+    kv_cache_bytes_per_token: float
+    kv_cache_bytes: float
+    memory_required_bytes: float
+    memory_capacity_bytes: float
+    usable_memory_bytes: float  # capacity × (1 − memory_reserve)
+    fits_in_memory: bool  # weights + KV cache <= usable memory
+    max_batch_at_context: int  # 0 when not even one sequence fits; capped at MAX_BATCH
+    max_context_at_batch: int  # 0 if not even one token fits; <= the model's context, MAX_CONTEXT
+    peak_flop_per_s: float
+    memory_bandwidth_bytes_per_s: float  # as catalogued (time uses × bandwidth_efficiency)
+    ridge_flop_per_byte: float
+    effective_ridge_flop_per_byte: float
+    decode: PhaseCost
+    prefill: PhaseCost
+    assumptions: Assumptions  # dispatch_overhead_s is the figure used
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def tpot_s(self) -> float:
+        """Time per output token: one decode step."""
+        return self.decode.latency_s
+
+    @property
+    def ttft_s(self) -> float:
+        """Time to first token: the prefill of the prompt."""
+        return self.prefill.latency_s
+
+    def as_dict(self) -> dict[str, object]:
+        """The public JSON shape (CLI `decode`, sweep columns): keys are a contract."""
+        si = asdict(self)
+        out = {k: si[k] for k in ID_KEYS} | display_metrics(si)
+        out["assumptions"] = display_assumptions(self.assumptions)
+        out["warnings"] = list(self.warnings)
+        return out

@@ -1,0 +1,292 @@
+"""Entry points of the LLM serving model: `decode` (one scenario) and `decode_sweep` (a grid).
+
+Both take catalogue ids or specs, check every argument before any arithmetic, and call the one
+kernel `engine.llm.llm_terms` (docs/model.md, "LLM decode"; Pope et al., "Efficiently Scaling
+Transformer Inference", MLSys 2023). `decode_sweep` evaluates model × hardware × context ×
+batch at once by numpy broadcasting (no per-row Python loop), so each row equals the scalar
+`decode` of the same scenario; its columns are `DecodeResult.as_dict()`'s keys with the
+assumptions flattened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from engine.catalog.load import Catalog
+from engine.catalog.parse import CatalogError
+from engine.catalog.specs import (
+    BYTES_PER_PARAM,
+    Assumptions,
+    HardwareSpec,
+    ModelSpec,
+    check_precision,
+)
+from engine.roofline import api
+from engine.roofline import decode as llm
+from engine.roofline.decode_columns import PHASES
+from engine.roofline.solve import dispatch_s, fallback_warning
+from engine.roofline.sweep import as_list, categorical
+
+if TYPE_CHECKING:  # pandas loads on first sweep, keeping `import engine` fast
+    import pandas as pd
+
+MAX_DECODE_SWEEP_ROWS = 1_000_000  # refused before any work: ~0.4 GB of DataFrame, ~4 s
+IGNORED_ASSUMPTIONS = {  # §1-only assumptions: a warning says why when one is given
+    "activation_fraction": "it moves weights and KV cache; activations are neglected",
+    "flop_convention": "its FLOPs come from the shapes at 2 per multiply-accumulate",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Setup:
+    """The checked arguments shared by every scenario of a call."""
+
+    precision: str
+    kv_precision: str
+    assumptions: Assumptions
+    notes: tuple[str, ...]  # warnings that apply to every scenario
+
+
+def _setup(precision: str, kv_precision: str | None, assumptions, overrides: dict) -> _Setup:
+    precision = check_precision(precision)
+    a = api.make_assumptions(assumptions, **overrides)  # checks the ignored ones' values too
+    notes = tuple(
+        f"{name} is not used by the LLM serving model: {why}"
+        for name, why in IGNORED_ASSUMPTIONS.items()
+        if overrides.get(name) is not None
+    )
+    return _Setup(precision, llm.check_kv_precision(kv_precision, precision), a, notes)
+
+
+def _llm_ids(catalog: Catalog | None) -> str:
+    try:
+        models = (catalog or api.default_catalog()).models.values()
+    except CatalogError:
+        return "none (the catalogue did not load)"
+    return ", ".join(m.id for m in models if m.is_decoder_llm) or "none in the catalogue"
+
+
+def resolve_llm(model: str | ModelSpec, catalog: Catalog | None = None) -> ModelSpec:
+    """The ModelSpec of a decoder LLM, or ValueError saying which catalogue models work."""
+    spec = api.resolve_model(model, catalog)
+    if not spec.is_decoder_llm:
+        raise ValueError(
+            f"{spec.id} is not a decoder LLM (needs task 'llm' with hidden, heads and "
+            f"kv_heads); decoder LLMs in the catalogue: {_llm_ids(catalog)}"
+        )
+    return spec
+
+
+def check_prompt(prompt: object, context: int) -> int:
+    """The prompt length S (the context when None); at most the context it precedes."""
+    if prompt is None:
+        return context
+    tokens = llm.check_tokens(prompt, "prompt")
+    if tokens > context:
+        raise ValueError(
+            f"prompt of {tokens:,} tokens is longer than the context of {context:,}: the decode "
+            "step at context L follows a prompt of at most L tokens"
+        )
+    return tokens
+
+
+def _warnings(m: ModelSpec, hw: HardwareSpec, setup: _Setup, context: int) -> tuple[str, ...]:
+    used = hw.peak_for(setup.precision)[1]
+    found = [fallback_warning(hw, setup.precision, used)]
+    if m.context_length and context > m.context_length:
+        found.append(
+            f"context of {context:,} tokens is beyond {m.id}'s catalogued maximum of "
+            f"{m.context_length:,}"
+        )
+    return tuple(w for w in (*found, *setup.notes) if w)
+
+
+def _kernel_inputs(ms, hs, setup: _Setup, per_model, per_hw) -> dict:
+    """llm_terms' model and hardware arguments; per_model/per_hw shape a list of values."""
+    a = setup.assumptions
+    terms = {
+        "params": [m.params for m in ms],
+        "params_active": [m.params_active for m in ms],
+        "layers": [float(m.layers) for m in ms],
+        "heads": [float(m.heads) for m in ms],
+        "head_dim": [llm.head_dim_of(m) for m in ms],
+        "kv_bytes_per_token": [llm.kv_bytes_per_token(m, setup.kv_precision) for m in ms],
+        "bytes_per_param": [BYTES_PER_PARAM[setup.precision] for _ in ms],
+        "context_limit": [float(llm.context_limit(m)) for m in ms],
+    }
+    return {
+        "model": {k: per_model(v) for k, v in terms.items()},
+        "peak": per_hw([h.peak_for(setup.precision)[0] for h in hs]),
+        "bandwidth": per_hw([h.memory_bandwidth_bytes_per_s for h in hs]),
+        "capacity": per_hw([h.memory_capacity_bytes for h in hs]),
+        "efficiency": a.efficiency,
+        "bandwidth_efficiency": a.bandwidth_efficiency,
+        "memory_reserve": a.memory_reserve,
+        "overhead_s": per_hw([dispatch_s(h, a) for h in hs])
+        + per_model(terms["layers"]) * a.layer_overhead_s,
+        "tdp_w": per_hw([h.tdp_w for h in hs]),
+    }
+
+
+def _scalars(terms: dict) -> dict:
+    return {k: np.asarray(v).item() for k, v in terms.items()}
+
+
+def decode(
+    model: str | ModelSpec,
+    hardware: str | HardwareSpec,
+    batch_size: int,
+    context: int,
+    *,
+    prompt: int | None = None,
+    precision: str = "fp16",
+    kv_precision: str | None = None,
+    catalog: Catalog | None = None,
+    assumptions: Assumptions | None = None,
+    **overrides: object,
+) -> llm.DecodeResult:
+    """Decode step (TPOT) and prefill (TTFT) of a decoder LLM on one accelerator.
+
+    Args:
+        model, hardware: catalogue ids ("Llama-3.1-8B", "A100") or specs.
+        batch_size: concurrent sequences B (1 to engine.api.MAX_BATCH).
+        context: tokens in each sequence's KV cache at the decode step (1 to MAX_CONTEXT).
+        prompt: prompt tokens S for the TTFT (1 to context); the context when None.
+        precision: weight precision (picks the peak); kv_precision: the KV cache's (None: same).
+        catalog, assumptions, **overrides: as for `engine.solve`; activation_fraction and
+            flop_convention are not used (giving one adds a warning).
+
+    Returns:
+        A DecodeResult; `.as_dict()` is the CLI's JSON object.
+    """
+    m, hw = resolve_llm(model, catalog), api.resolve_hardware(hardware, catalog)
+    batch, ctx = api.check_batch(batch_size), llm.check_tokens(context, "context")
+    tokens = check_prompt(prompt, ctx)
+    setup = _setup(precision, kv_precision, assumptions, overrides)
+    return _decode_specs(m, hw, batch, ctx, tokens, setup)
+
+
+def _decode_specs(m, hw, batch: int, ctx: int, tokens: int, setup: _Setup) -> llm.DecodeResult:
+    """`decode` for resolved, checked arguments."""
+    inputs = _kernel_inputs([m], [hw], setup, _first, _first)
+    t = llm.llm_terms(**inputs, batch=batch, context=ctx, prompt=tokens)
+    phases = {p: llm.PhaseCost(**_scalars(t.pop(p))) for p in PHASES}
+    values = _scalars(t)
+    for name in ("max_batch_at_context", "max_context_at_batch"):
+        values[name] = int(values[name])
+    a = setup.assumptions
+    return llm.DecodeResult(
+        model=m.id,
+        hardware=hw.id,
+        batch_size=batch,
+        context=ctx,
+        prompt=tokens,
+        precision=setup.precision,
+        kv_precision=setup.kv_precision,
+        peak_precision=hw.peak_for(setup.precision)[1],
+        **values,
+        **phases,
+        assumptions=replace(a, dispatch_overhead_s=dispatch_s(hw, a)),
+        warnings=_warnings(m, hw, setup, ctx),
+    )
+
+
+def _first(values: list):
+    return values[0]
+
+
+def _per_model(values: list) -> np.ndarray:
+    return np.asarray(values, dtype=float)[:, None, None, None]
+
+
+def _per_hw(values: list) -> np.ndarray:
+    return np.asarray(values, dtype=float)[None, :, None, None]
+
+
+def decode_sweep(
+    models,
+    hardware,
+    batch_sizes,
+    contexts,
+    *,
+    prompt: int | None = None,
+    precision: str = "fp16",
+    kv_precision: str | None = None,
+    catalog: Catalog | None = None,
+    assumptions: Assumptions | None = None,
+    **overrides: object,
+) -> pd.DataFrame:
+    """`decode` for every model × hardware × context × batch, in one vectorised pass.
+
+    Args:
+        models, hardware: ids or specs (one, or a list); the models must be decoder LLMs.
+        batch_sizes, contexts: whole numbers (1 to MAX_BATCH; 1 to MAX_CONTEXT tokens).
+        prompt: one prompt length S for every row (at most the smallest context); None: each
+            row's context. precision, kv_precision, catalog, assumptions, **overrides: as for
+            `decode`.
+
+    Returns:
+        At most MAX_DECODE_SWEEP_ROWS rows ordered model, hardware, context, batch; columns as
+        `DecodeResult.as_dict` with the assumptions flattened, warnings "; "-joined ("" if none).
+    """
+    ms, hs, batches, ctxs = _grid(models, hardware, batch_sizes, contexts, catalog)
+    if prompt is not None:
+        check_prompt(prompt, int(ctxs.min()))
+    setup = _setup(precision, kv_precision, assumptions, overrides)
+    ctx_axis = ctxs[None, None, :, None]
+    prompt_axis = ctx_axis if prompt is None else float(prompt)
+    inputs = _kernel_inputs(ms, hs, setup, _per_model, _per_hw)
+    t = llm.llm_terms(
+        **inputs, batch=batches[None, None, None, :], context=ctx_axis, prompt=prompt_axis
+    )
+    return _frame(t, ms, hs, batches, ctxs, prompt_axis, setup)
+
+
+def _grid(models, hardware, batch_sizes, contexts, catalog: Catalog | None) -> tuple:
+    """The checked axes of a sweep; over MAX_DECODE_SWEEP_ROWS is refused before any work."""
+    ms, hs = as_list(models, "models"), as_list(hardware, "hardware")
+    bs, cs = as_list(batch_sizes, "batch_sizes"), as_list(contexts, "contexts")
+    rows, limit = len(ms) * len(hs) * len(bs) * len(cs), MAX_DECODE_SWEEP_ROWS
+    if rows > limit:
+        raise ValueError(f"sweep of {rows:,} scenarios is over the limit of {limit:,}")
+    return (
+        [resolve_llm(m, catalog) for m in ms],
+        [api.resolve_hardware(h, catalog) for h in hs],
+        api.check_batches(bs),
+        llm.check_token_list(cs, "contexts"),
+    )
+
+
+def _frame(t: dict, ms, hs, batches, ctxs, prompt_axis, setup: _Setup) -> pd.DataFrame:
+    """The sweep's DataFrame from the broadcast kernel terms, one row per scenario."""
+    shape = (len(ms), len(hs), len(ctxs), len(batches))
+
+    def col(x) -> np.ndarray:
+        return np.broadcast_to(x, shape).ravel()
+
+    mi, hi, ci, bi = (ix.ravel() for ix in np.indices(shape))
+    flat = {k: col(v) for k, v in t.items() if k not in PHASES}
+    flat |= {p: {k: col(v) for k, v in t[p].items()} for p in PHASES}
+    flat |= {"batch_size": batches[bi], "prompt": col(prompt_axis)}
+    warns = ["; ".join(_warnings(m, h, setup, int(c))) for m in ms for h in hs for c in ctxs]
+    shown = llm.display_assumptions(setup.assumptions)
+    dispatch_ms = _per_hw([dispatch_s(h, setup.assumptions) for h in hs]) * 1e3
+    shown["dispatch_overhead_ms"] = col(dispatch_ms)
+    used = [h.peak_for(setup.precision)[1] for h in hs]
+    ids = {
+        "model": categorical(mi, [m.id for m in ms]),
+        "hardware": categorical(hi, [h.id for h in hs]),
+        "batch_size": batches.astype(np.int64)[bi],
+        "context": ctxs.astype(np.int64)[ci],
+        "prompt": flat["prompt"].astype(np.int64),
+        "precision": setup.precision,
+        "kv_precision": setup.kv_precision,
+        "peak_precision": categorical(hi, used),
+    }
+    warnings = categorical((mi * len(hs) + hi) * len(ctxs) + ci, warns)
+    import pandas as pd
+
+    return pd.DataFrame(ids | llm.display_metrics(flat) | shown | {"warnings": warnings})

@@ -1,0 +1,147 @@
+"""`operators`: one forward step of a decoder LLM as a table, one row per operator.
+
+Each row is one operator of one layer (identical layers grouped, with their range and count) or
+of the step (embedding, final norm, LM head), with its FLOPs, bytes (weights, KV cache,
+activations) and its own roofline on one device (docs/model.md, "Serving model"). The step
+time of `engine.serve` is Σ total_time_ms: the operators, communication rows when the step
+spans several devices, and one row of fixed overhead (per-layer and dispatch).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine.serving import inputs as si
+from engine.serving import operators as ops
+from engine.serving import parallel
+from engine.serving.kernel import rates
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+PHASES = ("decode", "prefill")
+
+
+def _span(indices: list[int]) -> str:
+    """'0–31' for a contiguous run, '5' for one layer, '21 layers of 0–41' otherwise."""
+    if not indices:
+        return ""
+    lo, hi = indices[0], indices[-1]
+    if hi - lo + 1 == len(indices):
+        return f"{lo}–{hi}" if hi > lo else str(lo)
+    return f"{len(indices)} layers of 0–{hi}"
+
+
+def layer_labels(arch) -> dict[str, str]:
+    """Which layers carry each group of operators, as text."""
+    every = list(range(arch.layers))
+    moe = arch.layers - arch.dense_layers if arch.experts else 0
+    windows = _windows(arch)
+    return {
+        "all": _span(every),
+        "dense": _span(every[: arch.layers - moe]),
+        "moe": _span(every[arch.layers - moe :]),
+        "global": _span([i for i in every if windows[i] is None]),
+        "local": _span([i for i in every if windows[i] is not None]),
+        "once": "step",
+    }
+
+
+def _windows(arch) -> tuple:
+    from engine.catalog import arch as arch_module
+
+    if hasattr(arch_module, "layer_windows"):
+        return arch_module.layer_windows(arch)
+    local = arch.sliding_layers if arch.sliding_window else 0
+    return (arch.sliding_window,) * local + (None,) * (arch.layers - local)
+
+
+def _row(op, hw: dict, rate_of: dict, context: float, label: str) -> dict:
+    x = min(context, op.w)
+    flops = op.f0 + op.f1 * x
+    kv = op.mk0 + op.mk1 * x
+    moved = op.mw + op.ma + kv
+    t_c = flops / rate_of[op.cls]
+    t_m = moved / hw["bandwidth"]
+    return {
+        "name": op.name,
+        "layer": label,
+        "count": int(op.count),
+        "op_class": op.cls,
+        "flops": flops,
+        "bytes": moved,
+        "weight_bytes": op.mw,
+        "kv_bytes": kv,
+        "activation_bytes": op.ma,
+        "t_compute_ms": t_c * 1e3,
+        "t_memory_ms": t_m * 1e3,
+        "time_ms": max(t_c, t_m) * 1e3,
+        "total_time_ms": op.count * max(t_c, t_m) * 1e3,
+        "bottleneck": "compute" if t_c > t_m else "memory",
+        "arithmetic_intensity_flop_per_byte": flops / moved if moved else float("nan"),
+    }
+
+
+def _extra_rows(s, hw: dict, tokens, tp: int, pp: int, ba, label: str) -> list[dict]:
+    """Communication (two all-reduces per layer, stage-to-stage sends) and the step's fixed
+    overhead (L·τ per layer plus one dispatch), so that Σ total_time_ms is the step time."""
+    nbytes = tokens * s["h"] * ba
+    rows = []
+    if tp > 1:
+        t = 2.0 * parallel.ring_all_reduce_s(nbytes, tp, hw["link_bw"], hw["link_lat"])
+        rows.append(("all_reduce", label, int(s["L"]), 2.0 * nbytes, t, "communication"))
+    if pp > 1:
+        t = parallel.send_s(nbytes, hw["link_bw"], hw["link_lat"])
+        rows.append(("stage_send", "between stages", pp - 1, nbytes, t, "communication"))
+    overhead = s["L"] * hw["tau"] + hw["dispatch"]
+    rows.append(("overhead", "step", 1, 0.0, overhead, "overhead"))
+    return [
+        {"name": n, "layer": g, "count": c, "op_class": k, "flops": 0.0,
+         "bytes": b, "weight_bytes": 0.0, "kv_bytes": 0.0, "activation_bytes": b,
+         "t_compute_ms": 0.0, "t_memory_ms": 0.0, "time_ms": t * 1e3,
+         "total_time_ms": c * t * 1e3, "bottleneck": k,
+         "arithmetic_intensity_flop_per_byte": 0.0}
+        for n, g, c, b, t, k in rows
+    ]  # fmt: skip
+
+
+def operators(
+    model,
+    hardware,
+    *,
+    phase: str = "decode",
+    batch_size: int = 1,
+    context: int,
+    tp: int = 1,
+    pp: int = 1,
+    precision: str = "fp16",
+    kv_precision: str | None = None,
+    assumptions=None,
+    catalog=None,
+    **overrides: object,
+) -> pd.DataFrame:
+    """The operators of one forward step on one device, one row per operator group.
+
+    Args:
+        model, hardware: as for `serve` (ids or specs; the model needs shapes).
+        phase: "decode" (batch_size new tokens at `context`) or "prefill" (prompts of `context`).
+        batch_size, context: sequences, tokens per sequence; tp, pp: parallel degrees.
+        precision, kv_precision, assumptions, catalog, **overrides: as for `serve`.
+    """
+    import pandas as pd
+
+    if phase not in PHASES:
+        raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
+    st = si.setup(precision, kv_precision, assumptions, "tutorial", overrides)
+    _, arch, hw, tp, pp = si.placement(model, hardware, tp, pp, catalog)
+    b = si.check_whole(batch_size, "batch_size", si.MAX_BATCH)
+    c = si.check_whole(context, "context", si.MAX_TOKENS)
+    hwv = si.hardware_values(hw, st.precision, st.assumptions)
+    sizes = si.element_bytes(st.precision, st.kv_precision)
+    s = si.shapes(arch)
+    tokens = float(b * c if phase == "prefill" else b)
+    step = ops.step_ops(s, T=tokens, B=float(b), tp=float(tp), **sizes, xp=ops.SCALAR,
+                        prefill_tokens=float(c) if phase == "prefill" else None)  # fmt: skip
+    labels, rate_of = layer_labels(arch), rates(hwv, si.eta_by_class(st.assumptions))
+    rows = [_row(op, hwv, rate_of, float(c), labels[op.layers]) for op in step if op.count]
+    return pd.DataFrame(rows + _extra_rows(s, hwv, tokens, tp, pp, sizes["ba"], labels["all"]))

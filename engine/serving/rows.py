@@ -1,0 +1,120 @@
+"""Predict measurement rows with the serving model, vectorised over the rows.
+
+Each row is its own scenario (model, accelerator, TP/PP, batch, tokens, precision), so this is
+not a grid: the rows are resolved and checked once (`plan_rows`), their operator lists built
+once on numpy arrays, and then `evaluate` runs the serving model's kernel on all rows at once
+for any assumptions, which is what a least-squares fit needs (a few hundred evaluations). The
+numbers are those of `engine.serve` row by row (a test checks it); see docs/model.md
+("Serving model", "Accuracy").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.accuracy.measurements import Measurement
+from engine.catalog.load import Catalog
+from engine.catalog.specs import Assumptions
+from engine.roofline import api
+from engine.serving import inputs as si
+from engine.serving.operators import step_lists
+from engine.serving.serve import request_terms
+
+# metric -> (the kernel's SI term, scale to the metric's unit)
+TERMS = {
+    "output_tokens_per_s_per_gpu": ("output_tokens_per_s_per_gpu", 1.0),
+    "ttft_ms": ("ttft_s", 1e3),
+    "tpot_ms": ("tpot_s", 1e3),
+    "e2e_latency_ms": ("e2e_latency_s", 1e3),
+}
+MEMORY_KEYS = ("memory_per_device_bytes", "usable_memory_bytes", "memory_capacity_bytes")
+
+
+@dataclass(frozen=True)
+class RowPlan:
+    """The rows resolved once: which can be predicted (and why not), and their arrays."""
+
+    rows: int
+    index: np.ndarray  # positions of the predictable rows
+    reasons: tuple[str | None, ...]  # per row: None, or why the model cannot express it
+    s: dict  # shapes, one value per predictable row
+    sc: dict  # scenario sizes, one value per predictable row
+    steps: tuple  # operator lists on those arrays (assumption-free)
+    groups: tuple  # distinct (HardwareSpec, precision) pairs
+    group_of: np.ndarray  # each predictable row's group
+    metrics: tuple[str, ...]
+
+
+def _resolve(m: Measurement, catalog: Catalog):
+    model = api.resolve_model(m.model, catalog)
+    placed = si.placement(model, m.hardware, m.tp, m.pp, catalog)  # name, arch, hw, tp, pp
+    return placed[1], placed[2]
+
+
+def plan_rows(rows: Sequence[Measurement], catalog: Catalog | None = None) -> RowPlan:
+    """Resolve every row's model and accelerator and check its split, once."""
+    catalog = catalog or api.default_catalog()
+    reasons, keep, found = [], [], []
+    for i, m in enumerate(rows):
+        try:
+            found.append(_resolve(m, catalog))
+        except (KeyError, ValueError) as exc:
+            reasons.append(str(exc).strip('"'))
+            continue
+        reasons.append(None)
+        keep.append(i)
+    kept = [rows[i] for i in keep]
+    shapes = [si.shapes(arch) for arch, _ in found]
+    sizes = [si.element_bytes(m.precision, m.kv_precision) for m in kept]
+    s = {k: np.array([x[k] for x in shapes]) for k in (shapes[0] if shapes else {})}
+    sc = {
+        key: np.array([float(getattr(m, attr)) for m in kept])
+        for key, attr in (("B", "batch_size"), ("I", "input_tokens"), ("O", "output_tokens"),
+                          ("tp", "tp"), ("pp", "pp"))
+    }  # fmt: skip
+    sc |= {k: np.array([x[k] for x in sizes]) for k in ("bw", "b_kv", "ba")}
+    pairs = [(hw.id, m.precision) for (_, hw), m in zip(found, kept, strict=True)]
+    unique = list(dict.fromkeys(pairs))
+    specs = {hw.id: hw for _, hw in found}
+    return RowPlan(
+        rows=len(rows),
+        index=np.array(keep, dtype=int),
+        reasons=tuple(reasons),
+        s=s,
+        sc=sc,
+        steps=step_lists(s, sc, np) if kept else ((), ()),
+        groups=tuple((specs[h], p) for h, p in unique),
+        group_of=np.array([unique.index(p) for p in pairs], dtype=int),
+        metrics=tuple(m.metric for m in kept),
+    )
+
+
+def evaluate(plan: RowPlan, a: Assumptions) -> dict[str, np.ndarray]:
+    """The serving model on every predictable row under `a` (one value per row, NaN elsewhere).
+
+    Returns:
+        value (each row's metric, in its unit), fits (bool), memory_per_device_bytes,
+        usable_memory_bytes and memory_capacity_bytes.
+    """
+    n = plan.rows
+    out = {k: np.full(n, np.nan) for k in ("value", *MEMORY_KEYS)}
+    out["fits"] = np.zeros(n, dtype=bool)
+    if not plan.index.size:
+        return out
+    values = [si.hardware_values(hw, p, a) for hw, p in plan.groups]
+    keys = [k for k in values[0] if k != "peak_precision"]
+    hw = {k: np.array([v[k] for v in values], dtype=float)[plan.group_of] for k in keys}
+    with np.errstate(all="ignore"):  # one-output-token rows have no decode step (NaN TPOT)
+        t = request_terms(plan.s, hw, plan.sc, si.eta_by_class(a), np, plan.steps)
+    metric = np.array(plan.metrics)
+    value = np.full(plan.index.size, np.nan)
+    for name, (term, scale) in TERMS.items():
+        value = np.where(metric == name, np.broadcast_to(t[term], value.shape) * scale, value)
+    out["value"][plan.index] = value
+    out["fits"][plan.index] = np.broadcast_to(t["fits_in_memory"], value.shape)
+    for key in MEMORY_KEYS:
+        out[key][plan.index] = np.broadcast_to(t[key], value.shape)
+    return out

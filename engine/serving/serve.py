@@ -1,0 +1,127 @@
+"""The serving model: whole requests of a decoder LLM on TP×PP accelerators, per operator.
+
+A static batch of B sequences with I input and O output tokens: TTFT is the prefill of B·I
+tokens, then O−1 decode steps at contexts I+1 … I+O−1, each the sum of its operators' own
+rooflines (engine/ops.py) plus per-layer and dispatch overheads plus communication
+(engine/parallel.py); the sum over the steps is in closed form. The kernel
+(engine/serve_kernel.py) takes Python floats (the scalar `serve`, which folds a deployment once
+and caches it: engine/serve_inputs.py) or numpy arrays (engine/serve_sweep.py), so both agree.
+The model, its conventions and defaults are in docs/model.md, "Serving model".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.catalog.specs import Assumptions
+from engine.serving import inputs as si
+from engine.serving import operators as ops
+from engine.serving.kernel import WARNINGS, evaluate, request_terms
+
+__all__ = ["BOUNDS", "KEYS", "METRICS", "WARNINGS", "ServeResult", "request_terms",
+           "serve", "warning_list"]  # fmt: skip
+
+BOUNDS = ("compute", "memory", "communication", "overhead", "none")
+
+
+def warning_list(bits: int, notes: tuple[str, ...] = ()) -> list[str]:
+    """The call-wide notes, then the WARNINGS whose bits are set (the sweep joins them: '; ')."""
+    if not bits:
+        return list(notes)
+    return list(notes) + [w for i, w in enumerate(WARNINGS) if bits >> i & 1]
+
+
+# The result's metric keys in order; each comes from the SI term of the same name, except the
+# milliseconds (from seconds), the bottleneck words (from codes) and fits_in_memory (a bool).
+METRIC_KEYS = (
+    "ttft_ms", "tpot_ms", "e2e_latency_ms", "output_tokens_per_s", "output_tokens_per_s_per_gpu",
+    "tokens_per_s_per_user", "prefill_bottleneck", "decode_bottleneck", "prefill_comm_ms",
+    "decode_comm_ms", "decode_comm_share", "prefill_overhead_share", "decode_overhead_share",
+    "prefill_flop", "prefill_bytes", "decode_flop_per_step", "decode_bytes_per_step",
+    "experts_touched_per_layer", "pp_bubble_fraction", "kv_cache_bytes",
+    "kv_cache_bytes_per_device", "weight_bytes_per_device", "memory_per_device_bytes",
+    "memory_capacity_bytes", "usable_memory_bytes", "fits_in_memory",
+)  # fmt: skip
+METRICS = tuple(  # (key, SI term, scale; None: not a number)
+    (k, k[:-3] + "_s", 1e3) if k.endswith("_ms")
+    else (k, k.replace("bottleneck", "bound"), None) if k.endswith("bottleneck")
+    else (k, k, None if k == "fits_in_memory" else 1.0)
+    for k in METRIC_KEYS
+)  # fmt: skip
+ID_KEYS = ("model", "hardware", "devices", "tp", "pp", "batch_size", "input_tokens",
+           "output_tokens", "precision", "kv_precision", "peak_precision", "profile")  # fmt: skip
+KEYS = ID_KEYS + tuple(key for key, _, _ in METRICS)
+
+
+@dataclass(frozen=True, slots=True)
+class ServeResult:
+    """One request's serving metrics; `as_dict()` is the CLI's JSON object (a contract).
+
+    `values` holds ID_KEYS then the METRICS keys (SI-scaled as named: _ms, _bytes, per_s);
+    `result["ttft_ms"]` reads one.
+    """
+
+    values: dict
+    assumptions: dict
+    warnings: tuple[str, ...]
+
+    def __getitem__(self, key: str):
+        return self.values[key]
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.values) | {
+            "assumptions": dict(self.assumptions),
+            "warnings": list(self.warnings),
+        }
+
+
+def serve(
+    model,
+    hardware,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    batch_size: int = 1,
+    input_tokens: int,
+    output_tokens: int,
+    precision: str = "fp16",
+    kv_precision: str | None = None,
+    profile: str = "tutorial",
+    assumptions: Assumptions | None = None,
+    catalog=None,
+    **overrides: object,
+) -> ServeResult:
+    """One static batch of requests on TP×PP accelerators (docs/model.md, "Serving model").
+
+    Args:
+        model, hardware: ids, or a ModelSpec with `arch` (or an Architecture), a HardwareSpec.
+        tp, pp, batch_size: parallel degrees (devices = tp·pp); sequences in the static batch.
+        input_tokens, output_tokens: I and O per sequence (O = 1: the prefill only).
+        precision, kv_precision: weights (and the compute peak); KV cache (default: weights).
+        profile, assumptions: a profile name (its assumptions when `assumptions` is None).
+        catalog: where ids are looked up (the default catalogue if None).
+        **overrides: assumptions by their user names (engine.api.ASSUMPTION_NAMES).
+    """
+    p = si.scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumptions,
+                    catalog, overrides)  # fmt: skip
+    b = si.check_whole(batch_size, "batch_size", si.MAX_BATCH)
+    i = si.check_whole(input_tokens, "input_tokens", si.MAX_TOKENS)
+    o = si.check_whole(output_tokens, "output_tokens", si.MAX_TOKENS)
+    t = evaluate(p.folded, float(b), float(i), float(o), ops.SCALAR)
+    return _result(p, (b, i, o), t)
+
+
+def _result(p: si.Scenario, request: tuple[int, int, int], t: dict) -> ServeResult:
+    """The kernel's SI terms as a ServeResult: ids first, then METRICS in the documented
+    order (milliseconds, bottleneck words, fits as a bool)."""
+    st = p.setup
+    ids = (p.name, p.hw_id, p.tp * p.pp, p.tp, p.pp, *request, st.precision, st.kv_precision,
+           p.peak_precision, st.profile)  # fmt: skip
+    values = dict(zip(ID_KEYS, ids, strict=True))
+    for key, term, scale in METRICS:
+        values[key] = t[term] if scale is None else t[term] * scale
+    values["prefill_bottleneck"] = BOUNDS[values["prefill_bottleneck"]]
+    values["decode_bottleneck"] = BOUNDS[values["decode_bottleneck"]]
+    values["fits_in_memory"] = bool(values["fits_in_memory"])
+    warnings = warning_list(int(t["warning_bits"]), st.notes)
+    return ServeResult(values, dict(p.echo), tuple(warnings))
