@@ -19,9 +19,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.calibrate import calibrate  # noqa: E402
-from engine.measurements import read_measurements  # noqa: E402
-from engine.validate import summarise, validate  # noqa: E402
+from engine.accuracy.calibrate import calibrate  # noqa: E402
+from engine.accuracy.measurements import read_measurements  # noqa: E402
+from engine.accuracy.validate import summarise, validate  # noqa: E402
 
 DATA = ROOT / "data" / "measurements"
 DEFAULT = [DATA / "trtllm-v0.6.1.csv"]  # what the shipped trtllm profile is fitted on

@@ -48,7 +48,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import engine
-    from engine.roofline import solve_specs
+    from engine.roofline.solve import solve_specs
 
     cat = engine.default_catalog()
     model, hw = cat.find_model("ResNet-50"), cat.find_hardware("A100")

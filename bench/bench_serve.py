@@ -27,8 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import engine
-from engine.serve_inputs import forget_scenarios
-from engine.serve_sweep import MAX_SERVE_SWEEP_ROWS
+from engine.serving.inputs import forget_scenarios
+from engine.serving.sweep import MAX_SERVE_SWEEP_ROWS
 
 MODELS = ["Llama-3.1-8B", "Llama-3.1-70B", "Mixtral-8x7B", "DeepSeek-V3", "Gemma-2-9B"]
 HARDWARE = ["A100", "H100", "H200", "L40S"]
@@ -118,8 +118,12 @@ def bench_scalar(calls: int) -> None:
     ]  # fmt: skip
     for case in cases[:50]:
         engine.serve(**case)  # warm
+    cat = engine.default_catalog()  # a page passes spec objects: the same cache as ids
+    specs = [case | {"model": cat.find_model(case["model"]),
+                     "hardware": cat.find_hardware(case["hardware"])} for case in cases]  # fmt: skip
     for label, subset, forget in (
         ("varied scenarios", cases, False),
+        ("varied scenarios, spec objects as a page passes them", specs, False),
         ("one scenario repeated", cases[:1] * calls, False),
         ("varied scenarios, every deployment new: cache emptied before each call", cases, True),
     ):

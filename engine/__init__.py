@@ -22,8 +22,8 @@ from engine.accuracy.measurements import (
     read_measurements,
 )
 from engine.accuracy.validate import summarise, validate
+from engine.assumptions import DEFAULTS, Assumptions, make_assumptions
 from engine.catalog.arch import Architecture
-from engine.catalog.cnn import layer_table
 from engine.catalog.hf_config import model_from_config
 from engine.catalog.load import (
     BUILTIN_FILES,
@@ -47,25 +47,11 @@ from engine.catalog.profiles import (
     profile_names,
     profile_to_toml,
 )
-from engine.catalog.specs import (
-    BYTES_PER_PARAM,
-    DEFAULTS,
-    PRECISIONS,
-    TASKS,
-    Assumptions,
-    HardwareSpec,
-    ModelSpec,
-)
+from engine.catalog.resolve import default_catalog
+from engine.catalog.specs import BYTES_PER_PARAM, PRECISIONS, TASKS, HardwareSpec, ModelSpec
 from engine.catalog.units import quantity
+from engine.checks import MAX_BATCH, MAX_DEGREE, MAX_TOKENS, check_whole, check_whole_numbers
 from engine.report.export import records, to_csv
-from engine.roofline.api import (
-    MAX_BATCH,
-    check_whole,
-    check_whole_numbers,
-    default_catalog,
-    make_assumptions,
-    solve,
-)
 from engine.roofline.decode import MAX_CONTEXT, DecodeResult
 from engine.roofline.decode_sweep import (
     IGNORED_ASSUMPTIONS,
@@ -74,15 +60,17 @@ from engine.roofline.decode_sweep import (
     decode_sweep,
     resolve_llm,
 )
+from engine.roofline.layers import layer_table
 from engine.roofline.solve import (
     ENERGY_FORMULA,
     IDLE_POWER_FRACTION,
     OVERHEAD_REGIME_SHARE,
     REGIMES,
     SolveResult,
+    solve,
 )
 from engine.roofline.sweep import compute_bound_batch, crossover_batch, marginal_gain, sweep
-from engine.serving.inputs import MAX_DEGREE, MAX_TOKENS, check_devices, check_parallel
+from engine.serving.inputs import check_devices, check_parallel
 from engine.serving.op_table import operators
 from engine.serving.serve import ServeResult, serve
 from engine.serving.sweep import serve_sweep

@@ -18,12 +18,11 @@ from engine.catalog.arch import (
     attention_params,
     embedding_params,
     ffn_params,
-    kv_bytes_per_token,
-    kv_cache_bytes,
     layer_params,
     layer_windows,
     param_count,
 )
+from engine.catalog.shapes import kv_bytes_per_token, kv_cache_bytes
 from engine.catalog.specs import ModelSpec
 
 CATALOG = engine.load_catalog(use_env=False)

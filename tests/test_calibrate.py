@@ -11,8 +11,8 @@ import pytest
 
 from engine.accuracy.calibrate import FIT_BOUNDS, calibrate, fit
 from engine.accuracy.measurements import Measurement, ape_summary, read_measurements
+from engine.assumptions import Assumptions
 from engine.catalog.profiles import get_profile, profile_from_toml, profile_to_toml
-from engine.catalog.specs import Assumptions
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv"

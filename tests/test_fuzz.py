@@ -24,8 +24,9 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 import engine
+from engine.assumptions import ASSUMPTION_NAMES
 from engine.catalog.load import BUILTIN_FILES, ENV_VAR, read_catalog_bytes
-from engine.roofline.api import ASSUMPTION_NAMES, _catalog_for
+from engine.catalog.resolve import _catalog_for
 from ui import custom, decode_view, deploy_view, llm_view, plan_params, profile_pick, widgets
 from ui.common import plain
 from ui.params import MAX_PARAMS, MAX_VALUE_CHARS, parse_params

@@ -19,7 +19,7 @@ ENGINE_FILES = sorted((ROOT / "engine").rglob("*.py"))
 UI_FILES = sorted([*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py"), ROOT / "app.py"])
 BENCH_FILES = sorted((ROOT / "bench").glob("*.py"))
 SKIP_DIRS = {".venv", ".git", "node_modules", "__pycache__", ".hypothesis", ".pytest_cache"}
-PAGE_MAX, TEST_MAX, MODULE_MAX = 150, 600, 300
+PAGE_MAX, TEST_MAX, MODULE_MAX = 150, 800, 500
 
 
 def _imported_modules(tree: ast.AST) -> list[str]:
@@ -127,9 +127,9 @@ def test_every_file_is_within_its_size_budget(path):
 
 def test_budgets_and_file_lists_are_what_they_say():
     assert line_budget(ROOT / "pages" / "solve.py") == 150
-    assert line_budget(ROOT / "tests" / "test_llm.py") == 600
-    assert line_budget(ROOT / "engine" / "api.py") == 300
+    assert line_budget(ROOT / "tests" / "test_llm.py") == 800
+    assert line_budget(ROOT / "engine" / "checks.py") == 500
     files = {_rel(p) for p in python_files()}
-    assert {"app.py", "engine/roofline/api.py", "tests/test_ops.py", "tools/server.py"} <= files
+    assert {"app.py", "engine/roofline/solve.py", "tests/test_ops.py", "tools/server.py"} <= files
     assert not any(f.startswith(".venv") for f in files)
     assert len(ENGINE_FILES) >= 8 and len(UI_FILES) >= 8 and BENCH_FILES

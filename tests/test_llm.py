@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import engine
 from engine.catalog.parse import parse_hardware, parse_model
-from engine.roofline.api import MAX_BATCH
+from engine.checks import MAX_BATCH
 from engine.roofline.decode import MAX_CONTEXT
 from engine.roofline.decode_sweep import MAX_DECODE_SWEEP_ROWS
 from engine.roofline.solve import fallback_warning
@@ -325,7 +325,7 @@ def test_context_beyond_the_model_and_unused_assumptions_are_warned():
         ({"context": MAX_CONTEXT + 1}, "10,000,000"),
         ({"prompt": 0}, "prompt"),
         ({"prompt": 5000}, "longer than the context"),
-        ({"batch_size": 0}, "batch size"),
+        ({"batch_size": 0}, "batch_size: expected a whole number from 1 to 1,000,000, got 0"),
         ({"kv_precision": "int3"}, "KV precision"),
         ({"precision": "fp12"}, "precision"),
         ({"efficiency": float("nan")}, "efficiency"),
@@ -455,10 +455,10 @@ def test_decode_sweep_refuses_big_grids_before_working():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ((TOY_LLM, TOY_CHIP, [1], []), "contexts"),
+        ((TOY_LLM, TOY_CHIP, [1], []), "context"),
         ((TOY_LLM, TOY_CHIP, [], [1]), "batch"),
-        ((TOY_LLM, TOY_CHIP, [1], [0, 5]), "contexts"),
-        ((TOY_LLM, TOY_CHIP, [1], [np.nan]), "contexts"),
+        ((TOY_LLM, TOY_CHIP, [1], [0, 5]), "context"),
+        ((TOY_LLM, TOY_CHIP, [1], [np.nan]), "context"),
         ((TOY_LLM, TOY_CHIP, [1.5], [5]), "batch"),
     ],
 )

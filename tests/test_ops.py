@@ -5,6 +5,7 @@ operators of a toy model, closed-form sums against loops, published shapes (docs
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -14,7 +15,8 @@ from engine.catalog.arch import Architecture
 from engine.catalog.specs import HardwareSpec
 from engine.serving import closed_form, parallel
 from engine.serving import operators as ops
-from engine.serving.inputs import shapes
+from engine.arrays import SCALAR
+from engine.catalog.shapes import kv_bytes_per_token_layer, shapes_of
 from engine.serving.op_table import operators
 
 # A toy decoder small enough to count by hand: 2 layers, h 8, 2 heads of 4, 1 KV head, SwiGLU
@@ -79,7 +81,7 @@ def test_closed_form_sums_equal_loops(g0, g1, m0, m1, a, n, w):
     xs = [min(c, win) for c in range(a, b + 1)]
     loop_max = sum(max(g0 + g1 * x, m0 + m1 * x) for x in xs)
     loop_line = sum(m0 + m1 * x for x in xs)
-    args = (float(a), float(b), win, ops.SCALAR)
+    args = (float(a), float(b), win, SCALAR)
     max_sum, count, total = closed_form.step_sums(g0, g1, m0, m1, *args)
     assert max_sum == pytest.approx(loop_max, abs=1e-6)
     assert m0 * count + m1 * total == pytest.approx(loop_line, abs=1e-6)
@@ -88,10 +90,11 @@ def test_closed_form_sums_equal_loops(g0, g1, m0, m1, a, n, w):
 
 def test_mixture_of_experts_reads_only_touched_experts():
     # Mixtral: 8 experts, 2 per token; batch 1 touches 8·(1 − (6/8)^1) = 2, batch 256 all 8
-    s = {"E": 8.0, "k": 2.0}
+    s = SimpleNamespace(experts=8.0, experts_per_token=2.0)
     assert ops.experts_touched(s, 1.0) == pytest.approx(2.0)
     assert ops.experts_touched(s, 256.0) == pytest.approx(8.0)
-    assert ops.experts_touched({"E": 0.0, "k": 0.0}, 7.0) == 0.0  # a dense model
+    dense = SimpleNamespace(experts=0.0, experts_per_token=0.0)
+    assert ops.experts_touched(dense, 7.0) == 0.0
 
 
 def test_moe_operators_read_two_of_eight_experts_at_batch_one():
@@ -106,8 +109,8 @@ def test_moe_operators_read_two_of_eight_experts_at_batch_one():
 
 def test_mean_keys_of_causal_prefill():
     # causal: (S+1)/2 keys; window 4 over S = 10: (4·5/2 + 6·4)/10 = 3.4
-    assert ops.mean_keys(9.0, math.inf, ops.SCALAR) == pytest.approx(5.0)
-    assert ops.mean_keys(10.0, 4.0, ops.SCALAR) == pytest.approx(3.4)
+    assert ops.mean_keys(9.0, math.inf, SCALAR) == pytest.approx(5.0)
+    assert ops.mean_keys(10.0, 4.0, SCALAR) == pytest.approx(3.4)
 
 
 def test_prefill_attention_is_causal_flash_attention():
@@ -121,7 +124,7 @@ def test_prefill_attention_is_causal_flash_attention():
 def test_llama_8b_decode_flops_are_twice_the_non_embedding_parameters():
     # 2 FLOPs per weight per token: 2·(8.03e9 − 128256·4096) = 1.501e10 at context 1
     from engine.catalog.arch import embedding_params, param_count
-    from engine.roofline.api import default_catalog
+    from engine.catalog.resolve import default_catalog
 
     arch = default_catalog().find_model("Llama-3.1-8B").arch
     df = operators("Llama-3.1-8B", "A100", batch_size=1, context=1)
@@ -141,14 +144,14 @@ def test_attention_share_grows_with_context():
 def test_kv_bytes_per_token_from_shapes():
     # Llama-3.1-8B: 2·8·128·2 B = 4096 per layer (131,072 per token over 32 layers);
     # DeepSeek-V3 (MLA): (512 + 64)·2 = 1152 per layer, 61 layers = 70,272 B per token
-    from engine.roofline.api import default_catalog
+    from engine.catalog.resolve import default_catalog
 
     cat = default_catalog()
-    llama = shapes(cat.find_model("Llama-3.1-8B").arch)
-    ds = shapes(cat.find_model("DeepSeek-V3").arch)
-    assert ops.kv_bytes_per_token_layer(llama, 1.0, 2.0, ops.SCALAR) == (4096, 4096)
-    full, per_device = ops.kv_bytes_per_token_layer(ds, 8.0, 2.0, ops.SCALAR)
-    assert (full * ds["L"], per_device) == (70272, 1152)  # the latent is not split by TP
+    llama = shapes_of(cat.find_model("Llama-3.1-8B").arch)
+    ds = shapes_of(cat.find_model("DeepSeek-V3").arch)
+    assert kv_bytes_per_token_layer(llama, 2.0, 1.0, SCALAR) == (4096, 4096)
+    full, per_device = kv_bytes_per_token_layer(ds, 2.0, 8.0, SCALAR)
+    assert (full * ds.layers, per_device) == (70272, 1152)  # the latent is not split by TP
 
 
 @settings(max_examples=60, deadline=None)

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from engine.catalog.load import ENV_VAR, MAX_FILE_BYTES
-from engine.roofline.api import _catalog_for
+from engine.catalog.resolve import _catalog_for
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

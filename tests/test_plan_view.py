@@ -323,5 +323,5 @@ def test_the_planners_chip_rules_agree_with_the_engine(hw):
     groups, _ = pg.plan(small.id, small.arch, {hw.id: hw}, [2], [1], ["fp16"])
     assert bool(groups) == (not engine_refuses(small, hw, 2, 1))
     for precision in engine.PRECISIONS:  # native when the engine raises no fallback flag
-        fallback = serve_inputs.hardware_values(hw, precision, engine.DEFAULTS)["fallback"]
+        fallback = serve_inputs.device_values(hw, precision, engine.DEFAULTS)[0].fallback
         assert pg.native_precision(hw, precision) == (not fallback), precision

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import engine
 from engine import Assumptions, HardwareSpec, ModelSpec
-from engine.roofline.api import MAX_BATCH
+from engine.checks import MAX_BATCH
 from engine.roofline.solve import solve_specs
 
 positive = st.floats(min_value=1e-3, max_value=1e3, allow_nan=False)

@@ -153,7 +153,7 @@ def test_as_dict_has_the_cli_contract_keys():
 @pytest.mark.parametrize(
     "kwargs, fragment",
     [
-        ({"batch_size": 0}, "batch size"),
+        ({"batch_size": 0}, "batch_size: expected a whole number from 1 to 1,000,000, got 0"),
         ({"batch_size": 2.5}, "whole number"),
         ({"precision": "fp12"}, "unknown precision"),
         ({"efficiency": float("nan")}, "efficiency"),
@@ -273,14 +273,14 @@ def test_numpy_and_whole_float_batches_are_accepted(batch):
     "batch", [True, np.bool_(True), np.float64(2.5), "4", [4], None, 10**400, np.int64(0)]
 )
 def test_non_whole_batches_are_refused_with_the_range(batch):
-    with pytest.raises(ValueError, match="batch size: expected a whole number from 1 to"):
+    with pytest.raises(ValueError, match="batch_size: expected a whole number from 1 to"):
         engine.solve("ResNet-50", "A100", batch_size=batch)
 
 
 def test_one_whole_number_check_for_scalars_and_lists():
     assert engine.check_whole(np.int64(7), "n", high=10) == 7
     assert engine.check_whole_numbers(np.arange(1, 4), "n", high=10).tolist() == [1.0, 2.0, 3.0]
-    with pytest.raises(ValueError, match=r"n: expected whole numbers from 2 to 10, got 11"):
+    with pytest.raises(ValueError, match=r"n: expected a whole number from 2 to 10, got 11"):
         engine.check_whole_numbers([2, 11], "n", low=2, high=10)
     with pytest.raises(ValueError, match="give at least one"):
         engine.check_whole_numbers([], "n", high=10)

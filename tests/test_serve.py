@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from test_ops import TOY, TOY_HW
 
 from engine import operators, serve
-from engine.roofline.api import default_catalog
+from engine.catalog.resolve import default_catalog
 
 REQUEST = {"batch_size": 1, "input_tokens": 128, "output_tokens": 128}
 

@@ -1,6 +1,6 @@
-"""The scalar `serve` folds a deployment once and caches it (engine/serve_inputs.py `scenario`,
-engine/serve_kernel.py `fold`/`evaluate`): the cache must never change an answer or let a bad
-argument through."""
+"""The scalar `serve` folds a deployment once and caches it (engine/serving/inputs.py `scenario`,
+engine/serving/kernel.py `fold`/`evaluate`): the cache must never change an answer or let a bad
+argument through, and a call with spec objects (a page's) hits the entry a call by id made."""
 
 from __future__ import annotations
 
@@ -11,16 +11,31 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import serve
-from engine.roofline.api import default_catalog
+from engine.catalog.resolve import default_catalog
 from engine.serving import inputs as serve_inputs
 
 REQUEST = {"batch_size": 8, "input_tokens": 512, "output_tokens": 64}
 
 
 def _uncached(model: str, hardware: str, **kw) -> dict:
-    """The same scenario through specs (a HardwareSpec cannot be hashed: never cached)."""
+    """The same scenario folded afresh (the cache emptied first), through copies of the specs."""
     cat = default_catalog()
-    return serve(cat.find_model(model), cat.find_hardware(hardware), **kw).as_dict()
+    serve_inputs.forget_scenarios()
+    m, hw = replace(cat.find_model(model)), replace(cat.find_hardware(hardware))
+    return serve(m, hw, **kw).as_dict()
+
+
+def test_a_call_with_spec_objects_hits_the_entry_a_call_by_id_made():
+    cat = default_catalog()
+    serve_inputs.forget_scenarios()
+    by_id = serve("Llama-3.1-8B", "A100", **REQUEST)
+    before = serve_inputs._folded.cache_info()
+    by_spec = serve(cat.find_model("Llama-3.1-8B"), cat.find_hardware("A100"), **REQUEST)
+    copies = serve(replace(cat.find_model("Llama-3.1-8B")), replace(cat.hardware["A100"]),
+                   **REQUEST)  # fmt: skip
+    after = serve_inputs._folded.cache_info()
+    assert (after.hits - before.hits, after.currsize) == (2, before.currsize) == (2, 1)
+    assert by_id.as_dict() == by_spec.as_dict() == copies.as_dict()
 
 
 @settings(max_examples=40, deadline=None)
@@ -51,7 +66,7 @@ def test_a_deployment_is_folded_once_and_reused_across_batches_and_tokens():
 
 def test_the_cache_lets_no_bad_argument_through():
     serve("Llama-3.1-8B", "H100", tp=1, efficiency=1.0, **REQUEST)  # cached with tp 1, η 1.0
-    with pytest.raises(ValueError, match="tp must be a whole number"):
+    with pytest.raises(ValueError, match="tp: expected a whole number"):
         serve("Llama-3.1-8B", "H100", tp=True, **REQUEST)  # True == 1 and hashes alike
     with pytest.raises(ValueError, match="efficiency must be a number"):
         serve("Llama-3.1-8B", "H100", efficiency=True, **REQUEST)
@@ -73,10 +88,10 @@ def test_another_catalogue_is_another_deployment():
     assert serve("Llama-3.1-8B", "H100", **kw)["tpot_ms"] == base["tpot_ms"]
 
 
-def test_the_cache_is_bounded(monkeypatch):
-    monkeypatch.setattr(serve_inputs, "SCENARIO_CACHE", 3)
-    monkeypatch.setattr(serve_inputs, "_SCENARIOS", {})
-    for tp in (1, 2, 4, 8):
-        serve("Llama-3.1-8B", "H100", tp=tp, **REQUEST)
-        assert len(serve_inputs._SCENARIOS) <= 3
+def test_the_cache_is_bounded():
+    serve_inputs.forget_scenarios()
+    for i in range(serve_inputs.SCENARIO_CACHE + 10):  # distinct deployments: efficiencies
+        serve("Llama-3.2-1B", "H100", efficiency=0.5 + i / 1e5, **REQUEST)
+    info = serve_inputs._folded.cache_info()
+    assert info.currsize == serve_inputs.SCENARIO_CACHE and info.maxsize == info.currsize
     assert serve("Llama-3.1-8B", "H100", tp=8, **REQUEST)["tp"] == 8

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from test_ops import TOY, TOY_HW
 
 from engine import serve, serve_sweep
+from engine.assumptions import ASSUMPTION_NAMES
 from engine.report import frames as grid_columns
-from engine.roofline.api import ASSUMPTION_NAMES
 from engine.roofline.sweep import as_list
 from engine.serving.serve import KEYS
 from engine.serving.sweep import MAX_SERVE_SWEEP_ROWS, serve_csv, serve_records

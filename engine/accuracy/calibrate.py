@@ -17,9 +17,9 @@ import numpy as np
 
 from engine.accuracy.measurements import Measurement, ape_summary, describe, read_measurements
 from engine.accuracy.validate import ServingPredictor, memory_fractions
+from engine.assumptions import Assumptions
 from engine.catalog.load import Catalog
 from engine.catalog.profiles import Profile, assumptions_from, get_profile, today
-from engine.catalog.specs import Assumptions
 
 # Fitted parameter (user name and unit) -> (lower, upper) bound. Efficiencies are fractions of
 # a datasheet peak, so in (0, 1]; the lower bound 0.02 keeps them away from a zero division.

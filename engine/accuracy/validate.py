@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.accuracy.measurements import Measurement, ape_summary, to_frame
+from engine.accuracy.rows import RowPlan, evaluate, plan_rows
+from engine.assumptions import Assumptions
 from engine.catalog.load import Catalog
 from engine.catalog.profiles import Profile, get_profile
-from engine.catalog.specs import Assumptions
-from engine.serving.rows import RowPlan, evaluate, plan_rows
 
 if TYPE_CHECKING:  # pandas loads with the first table, keeping `import engine` fast
     import pandas as pd

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 MLP_KINDS = ("gated", "plain")  # gated: 3 matrices h×f (SwiGLU, GeGLU); plain: 2 (GELU MLP)
 ATTENTION_KINDS = ("mha", "gqa", "mla")
 NORM_KINDS = ("rmsnorm", "layernorm")  # layernorm carries a bias vector, rmsnorm does not
@@ -225,14 +223,6 @@ def active_param_count(arch: Architecture, *, embedding: bool = True) -> float:
     return float(embed + _stack(arch, active=True) + head)
 
 
-def kv_bytes_per_layer_token(arch: Architecture, kv_bytes_per_element: float) -> float:
-    """Cache bytes one token adds in one layer: K·(d + d_v)·b, or MLA's (r + d_r)·b."""
-    if arch.attention == "mla":
-        return (arch.kv_lora_rank + arch.rope_head_dim) * kv_bytes_per_element
-    dv = arch.v_head_dim or arch.head_dim
-    return arch.kv_heads * (arch.head_dim + dv) * kv_bytes_per_element
-
-
 def layer_windows(arch: Architecture) -> tuple[int | None, ...]:
     """Each layer's attention window in tokens (None: global). With `sliding_pattern` n,
     layers n-1, 2n-1, ... are global; without one, the local layers are listed first."""
@@ -241,39 +231,6 @@ def layer_windows(arch: Architecture) -> tuple[int | None, ...]:
         return tuple(None if (i + 1) % n == 0 else arch.sliding_window for i in range(arch.layers))
     local = arch.sliding_layers
     return (arch.sliding_window,) * local + (None,) * (arch.layers - local)
-
-
-def kv_cache_bytes(arch: Architecture, kv_bytes_per_element: float, context):
-    """KV-cache bytes of one sequence of `context` tokens: Σ_layers min(c, w_layer)·bytes.
-
-    Vectorised: `context` may be a number (returns a float) or a numpy array of any shape.
-    A sliding-window layer keeps at most w tokens, so the cache stops growing once c passes
-    the largest window in layers that are all local (Mistral-7B-v0.1: 4096).
-    """
-    c = np.asarray(context, dtype=float)
-    per_layer = kv_bytes_per_layer_token(arch, kv_bytes_per_element)
-    local = arch.sliding_layers
-    held = (arch.layers - local) * c
-    if local:
-        held = held + local * np.minimum(c, float(arch.sliding_window))
-    out = per_layer * held
-    return float(out) if out.ndim == 0 else out
-
-
-def kv_bytes_per_token(arch: Architecture, kv_bytes_per_element: float, context=None):
-    """KV-cache bytes per token of one sequence.
-
-    Without `context`: what one more token adds while every layer still grows (the full
-    per-token figure, e.g. Llama-3.1-8B at fp16: 2·32·8·128·2 = 131,072 B). With `context`:
-    the cache of a `context`-token sequence divided by its length (smaller once windows fill).
-    """
-    if context is None:
-        return kv_bytes_per_layer_token(arch, kv_bytes_per_element) * arch.layers
-    c = np.asarray(context, dtype=float)
-    if np.any(c <= 0):
-        raise ValueError("context must be > 0 tokens")
-    out = np.asarray(kv_cache_bytes(arch, kv_bytes_per_element, c)) / c
-    return float(out) if out.ndim == 0 else out
 
 
 def _whole(name: str, value: object, *, minimum: int) -> None:

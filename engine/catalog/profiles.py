@@ -17,8 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 
-from engine.catalog.specs import DEFAULTS, Assumptions
-from engine.roofline.api import ASSUMPTION_UNITS, make_assumptions
+from engine.assumptions import ASSUMPTION_UNITS, DEFAULTS, Assumptions, make_assumptions
 
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "data" / "profiles"
 DEFAULT_PROFILE = "tutorial"
@@ -146,7 +145,8 @@ def profile_from_toml(data: bytes | str, label: str, origin: str = "uploaded") -
             origin=origin,
         )
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{label}: {exc}") from None
+        message = str(exc)
+        raise ValueError(message if message.startswith(label) else f"{label}: {message}") from None
 
 
 def _toml_value(value: object) -> str:

@@ -1,18 +1,18 @@
-"""Frozen specs of accelerators, models and the solve's assumptions, in SI floats.
+"""Frozen specs of accelerators and models, in SI floats.
 
 Every physical figure is a float in SI units with the unit in its name; specs check themselves
-when built, so an impossible catalogue entry fails at load time, never in a solve. The
-assumption defaults are those of docs/model.md (the MLSys·im "Hello, Roofline" tutorial) and are
-shown and editable on every page.
+when built, so an impossible catalogue entry fails at load time, never in a solve. What the
+models assume beyond the catalogue is in engine/assumptions.py.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 
+from engine.assumptions import FLOP_CONVENTIONS
 from engine.catalog.arch import Architecture
 
 # Bytes per parameter for each precision (docs/model.md).
@@ -29,7 +29,6 @@ FALLBACKS: Mapping[str, str] = MappingProxyType(
     {"bf16": "fp16", "tf32": "fp32", "fp8": "fp16", "int8": "fp16", "int4": "fp16"}
 )
 FALLBACK_PRECISION = "fp16"  # the fallback of the 8-bit and 4-bit precisions
-FLOP_CONVENTIONS = ("catalog", "mac2")  # as catalogued | normalise to 2 FLOPs per MAC
 TASKS = ("vision", "llm", "encoder", "diffusion", "speech", "other")
 
 
@@ -43,10 +42,30 @@ def check_precision(precision: str) -> str:
     return name
 
 
+def check_kv_precision(kv_precision: str | None, precision: str) -> str:
+    """The KV-cache precision (the weight precision when None), or ValueError listing choices."""
+    name = precision if kv_precision is None else str(kv_precision).strip().lower()
+    if name not in BYTES_PER_PARAM:
+        raise ValueError(f"unknown KV precision {kv_precision!r} (known: {', '.join(PRECISIONS)})")
+    return name
+
+
 def _positive(owner: str, **values: float) -> None:
     for name, value in values.items():
         if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
             raise ValueError(f"{owner}: {name} must be a positive finite number, got {value!r}")
+
+
+def _field_hash(spec) -> int:
+    """A spec's hash from its compared fields (mappings as sorted items), computed once at
+    construction: specs key the serving model's caches, so a lookup must cost no more than a
+    dict probe (docs/architecture.md, "Caches")."""
+    values = []
+    for f in fields(spec):
+        if f.compare:
+            value = getattr(spec, f.name)
+            values.append(tuple(sorted(value.items())) if isinstance(value, Mapping) else value)
+    return hash(tuple(values))
 
 
 def _check_interconnect(hw: HardwareSpec) -> None:
@@ -93,6 +112,10 @@ class HardwareSpec:
     price_source: str = ""
     price_date: str = ""
     price_notes: str = ""
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def __post_init__(self) -> None:
         _positive(
@@ -111,6 +134,7 @@ class HardwareSpec:
             if precision not in self.peak_flop_per_s:
                 raise ValueError(f"{self.id}: peak.{precision} is required")
         object.__setattr__(self, "peak_flop_per_s", MappingProxyType(dict(self.peak_flop_per_s)))
+        object.__setattr__(self, "_hash", _field_hash(self))
 
     @property
     def capacity_label(self) -> str:
@@ -156,6 +180,10 @@ class ModelSpec:
     origin: str = "built-in"
     arch: Architecture | None = None  # decoder LLMs: the config.json shapes (engine/arch.py)
     published_params: float | None = None  # the maker's exact count, when `params` is rounded
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def __post_init__(self) -> None:
         _positive(self.id, params=self.params, flops_per_sample=self.flops_per_sample)
@@ -179,6 +207,7 @@ class ModelSpec:
                 raise ValueError(f"{self.id}: {name} must be a positive whole number")
         if self.heads and self.kv_heads and self.heads % self.kv_heads:
             raise ValueError(f"{self.id}: kv_heads must divide heads")
+        object.__setattr__(self, "_hash", _field_hash(self))
 
     @property
     def is_decoder_llm(self) -> bool:
@@ -217,72 +246,3 @@ def _check_arch(model: ModelSpec) -> None:
             f"{model.id}: head_dim is missing and hidden / heads = {implied:g} "
             f"disagrees with arch.head_dim = {arch.head_dim}"
         )
-
-
-def _fraction(name: str, value: object) -> None:
-    if not (isinstance(value, int | float) and math.isfinite(value) and 0 < value <= 1):
-        raise ValueError(f"{name} must be in (0, 1], got {value!r}")
-
-
-@dataclass(frozen=True, slots=True)
-class Assumptions:
-    """Everything the solve assumes beyond the catalogue; docs/model.md's defaults, all editable.
-
-    `dispatch_overhead_s` None means "the accelerator's catalogued figure".
-    """
-
-    efficiency: float = 0.5
-    layer_overhead_s: float = 10e-6
-    dispatch_overhead_s: float | None = None
-    activation_fraction: float = 0.1
-    flop_convention: str = "catalog"
-    # The serving model's assumptions (docs/model.md, "Serving"); the defaults leave the
-    # tutorial's figures unchanged.
-    bandwidth_efficiency: float = 1.0  # achievable fraction of the memory bandwidth
-    # Fraction of device memory the runtime keeps for itself (CUDA context, activations,
-    # allocator slack): vLLM's default gpu_memory_utilization is 0.9, i.e. 10 % held back.
-    memory_reserve: float = 0.10
-    attention_efficiency: float | None = None  # None: `efficiency` (the GEMM figure)
-    expert_efficiency: float | None = None  # None: `efficiency`
-    link_efficiency: float = 1.0  # achievable fraction of the interconnect bandwidth
-    link_latency_s: float | None = None  # per hop; None: the interconnect's catalogued figure
-
-    def __post_init__(self) -> None:
-        for name in ("efficiency", "bandwidth_efficiency", "link_efficiency"):
-            _fraction(name, getattr(self, name))
-        for name in ("attention_efficiency", "expert_efficiency"):
-            if getattr(self, name) is not None:
-                _fraction(name, getattr(self, name))
-        r = self.memory_reserve
-        if not (isinstance(r, int | float) and math.isfinite(r) and 0 <= r < 1):
-            raise ValueError(f"memory_reserve must be in [0, 1), got {r!r}")
-        t = self.link_latency_s
-        if t is not None and not (isinstance(t, int | float) and math.isfinite(t) and t >= 0):
-            raise ValueError(f"link_latency must be a finite number >= 0, got {t!r}")
-        for name in ("layer_overhead_s", "activation_fraction"):
-            value = getattr(self, name)
-            if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
-                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-        d = self.dispatch_overhead_s
-        if d is not None and not (isinstance(d, int | float) and math.isfinite(d) and d >= 0):
-            raise ValueError(f"dispatch_overhead must be a finite number >= 0, got {d!r}")
-        if self.flop_convention not in FLOP_CONVENTIONS:
-            raise ValueError(
-                f"unknown FLOP convention {self.flop_convention!r} (known: catalog, mac2)"
-            )
-
-    def as_dict(self) -> dict[str, object]:
-        """The assumptions with display-friendly units, as echoed in results and exports."""
-        return {
-            "efficiency": self.efficiency,
-            "layer_overhead_us": self.layer_overhead_s * 1e6,
-            "dispatch_overhead_ms": (
-                None if self.dispatch_overhead_s is None else self.dispatch_overhead_s * 1e3
-            ),
-            "activation_fraction": self.activation_fraction,
-            "flop_convention": self.flop_convention,
-        }
-
-
-ASSUMPTION_FIELDS = tuple(f.name for f in fields(Assumptions))
-DEFAULTS = Assumptions()

@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Callable
 
+from engine.assumptions import make_assumptions
 from engine.catalog.arch import param_count
 from engine.catalog.load import Catalog, display_origin, load_catalog
 from engine.catalog.parse import CatalogError
@@ -21,7 +22,7 @@ from engine.cli.decode import cmd_decode
 from engine.cli.model_args import add_model_args, model_from_args, models_from_args
 from engine.cli.serve import add_serve_commands, cmd_ops, cmd_serve
 from engine.report.export import key_value_table, records, to_csv
-from engine.roofline.api import make_assumptions, solve
+from engine.roofline.solve import solve
 from engine.roofline.sweep import sweep
 
 

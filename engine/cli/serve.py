@@ -70,7 +70,7 @@ def add_serve_commands(sub, assumption_flags) -> None:
 
 def _assumption_args(args: argparse.Namespace) -> dict:
     """profile name, starting assumptions and every override the flags give."""
-    from engine.roofline.api import ASSUMPTION_NAMES
+    from engine.assumptions import ASSUMPTION_NAMES
 
     out: dict = {name: getattr(args, name, None) for name in ASSUMPTION_NAMES}
     if args.profile:

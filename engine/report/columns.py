@@ -7,7 +7,7 @@ One table for the results and one for the echoed assumptions, shared by `SolveRe
 
 from __future__ import annotations
 
-from engine.catalog.specs import Assumptions
+from engine.assumptions import Assumptions
 
 # SI result field -> (display key: JSON and DataFrame column, scale to its unit, CSV header).
 # The one mapping shared by `SolveResult.as_dict`, `engine.sweep` and `engine.to_csv`.

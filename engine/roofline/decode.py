@@ -21,8 +21,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from engine.catalog.specs import BYTES_PER_PARAM, PRECISIONS, Assumptions
-from engine.roofline.api import MAX_BATCH, check_whole, check_whole_numbers
+from engine.assumptions import Assumptions
+from engine.catalog.arch import Architecture
+from engine.catalog.shapes import Shapes, cached_tokens, shapes_of
+from engine.checks import MAX_BATCH, MAX_TOKENS
 from engine.roofline.decode_columns import (
     ACTIVATION_BYTES_PER_TOKEN,
     ID_COLUMNS,
@@ -31,27 +33,9 @@ from engine.roofline.decode_columns import (
 )
 from engine.roofline.solve import regime_of, roofline_terms
 
-MAX_CONTEXT = 10_000_000  # tokens; the longest published context window (Llama 4 Scout, 10M)
+MAX_CONTEXT = MAX_TOKENS  # tokens; the longest published context window (Llama 4 Scout, 10M)
 # The scenario's identity: the first keys of `DecodeResult.as_dict`.
 ID_KEYS = tuple(ID_COLUMNS)
-
-
-def check_tokens(value: object, name: str) -> int:
-    """A whole number of tokens from 1 to MAX_CONTEXT, or ValueError naming `name`."""
-    return check_whole(value, name, high=MAX_CONTEXT)
-
-
-def check_token_list(values: object, name: str) -> np.ndarray:
-    """Whole numbers of tokens from 1 to MAX_CONTEXT (as float64), or ValueError naming `name`."""
-    return check_whole_numbers(values, name, high=MAX_CONTEXT)
-
-
-def check_kv_precision(kv_precision: str | None, precision: str) -> str:
-    """The KV-cache precision (the weight precision when None), or ValueError listing choices."""
-    name = precision if kv_precision is None else str(kv_precision).strip().lower()
-    if name not in BYTES_PER_PARAM:
-        raise ValueError(f"unknown KV precision {kv_precision!r} (known: {', '.join(PRECISIONS)})")
-    return name
 
 
 def head_dim_of(model) -> float:
@@ -64,21 +48,31 @@ def context_limit(model) -> int:
     return min(model.context_length or MAX_CONTEXT, MAX_CONTEXT)
 
 
-def kv_bytes_per_token(model, kv_precision: str) -> float:
-    """KV-cache bytes per token of one sequence: 2 (K and V) · layers · kv_heads · head_dim · b_kv.
+def kv_shapes(model) -> Shapes:
+    """The shapes the KV-cache rule reads (engine/catalog/shapes.py): the model's architecture,
+    or for an entry with only flat shapes (a custom model) a plain GQA stack of them."""
+    if model.arch is not None:
+        return shapes_of(model.arch)
+    d = int(head_dim_of(model))
+    flat = Architecture(layers=model.layers, hidden=model.hidden, heads=model.heads,
+                        kv_heads=model.kv_heads, head_dim=d, intermediate=0, vocab=1,
+                        context_length=context_limit(model))  # fmt: skip
+    return shapes_of(flat)
 
-    Grouped-query attention caches kv_heads heads, not heads (Ainslie et al., GQA, 2023).
-    """
-    return 2.0 * model.layers * model.kv_heads * head_dim_of(model) * BYTES_PER_PARAM[kv_precision]
+
+def sequence_kv(s: Shapes, kv_layer, context):
+    """KV-cache bytes of one sequence at `context` tokens: the one rule (MLA, windows)."""
+    return kv_layer * cached_tokens(s, context, np)
 
 
-def largest_fitting(memory_of, per_unit_bytes, room_bytes, capacity_bytes, limit):
+def largest_fitting(memory_of, estimate, capacity_bytes, limit):
     """Largest whole n in [0, limit] with memory_of(n) <= capacity (arrays or floats).
 
-    The estimate floor(room / per_unit) is corrected by one step either way with the very
-    expression `fits_in_memory` uses, so n fits and n + 1 does not, despite rounding.
+    The estimate (the exact real solution) is floored, then corrected by one step either way
+    with the very expression `fits_in_memory` uses, so n fits and n + 1 does not.
     """
-    n = np.clip(np.floor(room_bytes / per_unit_bytes), 0, limit)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = np.clip(np.floor(np.nan_to_num(estimate, nan=limit, posinf=limit)), 0, limit)
     up = np.minimum(n + 1, limit)
     n = np.where(memory_of(up) <= capacity_bytes, up, n)
     return np.where((n > 0) & (memory_of(n) > capacity_bytes), n - 1, n)
@@ -105,15 +99,22 @@ PHASE_TERMS = (  # what a phase keeps of `roofline_terms`
 )
 
 
-def _limits(weight, kv_tok, batch, context, usable, context_limit) -> dict:
+def _limits(s: Shapes, weight, kv_layer, batch, context, usable, context_limit) -> dict:
     # The same association as `kv` in llm_terms, so these agree with fits_in_memory exactly.
     room = usable - weight
+    per_seq = sequence_kv(s, kv_layer, context)
+    # Invert cached_tokens: L·c up to the window w, then (L − local)·c + local·w.
+    tokens = room / (kv_layer * batch)
+    full = s.layers * np.minimum(s.window, MAX_CONTEXT)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        past = s.window + (tokens - full) / (s.layers - s.local_layers)
+    c = np.where(tokens <= full, tokens / s.layers, past)
     return {
         "max_batch_at_context": largest_fitting(
-            lambda n: weight + kv_tok * context * n, kv_tok * context, room, usable, MAX_BATCH
+            lambda n: weight + per_seq * n, room / per_seq, usable, MAX_BATCH
         ),
         "max_context_at_batch": largest_fitting(
-            lambda n: weight + kv_tok * n * batch, kv_tok * batch, room, usable, context_limit
+            lambda n: weight + sequence_kv(s, kv_layer, n) * batch, c, usable, context_limit
         ),
     }
 
@@ -122,8 +123,9 @@ def llm_terms(*, model: dict, batch, context, prompt, peak, bandwidth, capacity,
     """The decode view for one scenario or a broadcast grid of them; SI floats or arrays.
 
     Args:
-        model: params, params_active, layers, heads, head_dim, kv_bytes_per_token,
-            bytes_per_param, context_limit (the longest context allowed; floats or arrays).
+        model: params, params_active, heads, head_dim, bytes_per_param, context_limit (the
+            longest context allowed), kv_layer (KV bytes per token per layer; floats or
+            arrays) and shapes (a Shapes: layers and windows, for the one KV-cache rule).
         batch, context, prompt: sequences, KV length at the decode step, prompt tokens S.
         peak, bandwidth, capacity: FLOP/s, catalogued byte/s and bytes of the accelerator.
         **roof: efficiency, bandwidth_efficiency, memory_reserve (fractions), overhead_s
@@ -132,17 +134,20 @@ def llm_terms(*, model: dict, batch, context, prompt, peak, bandwidth, capacity,
     Returns:
         The memory and capacity figures, ridges, and a dict per phase ("decode", "prefill").
     """
-    m = model
-    kv_tok = m["kv_bytes_per_token"]
+    m, s, kv_layer = model, model["shapes"], model["kv_layer"]
+    kv_tok = kv_layer * s.layers  # while every layer still grows
     weight = m["params"] * m["bytes_per_param"]  # P·b; MoE: all experts are read
-    kv = kv_tok * context * batch
+    kv = sequence_kv(s, kv_layer, context) * batch  # MLA's latent; windows hold at most w
     usable = capacity * (1 - roof.pop("memory_reserve"))
     achievable = bandwidth * roof.pop("bandwidth_efficiency")
-    attention = 4.0 * m["layers"] * m["heads"] * m["head_dim"]  # QKᵀ and AV per (query, key)
+    attention = 4.0 * m["heads"] * m["head_dim"]  # QKᵀ and AV per (query, key) per layer
     roof = {"peak": peak, "bandwidth": achievable, **roof}
-    decode_flops = 2.0 * m["params_active"] * batch + attention * context * batch
-    prefill_flops = (2.0 * m["params_active"] * prompt + attention * prompt * prompt) * batch
-    prefill_bytes = weight + kv_tok * prompt * batch + ACTIVATION_BYTES_PER_TOKEN * prompt * batch
+    keys = cached_tokens(s, context, np)  # Σ over layers of the keys each attends
+    decode_flops = 2.0 * m["params_active"] * batch + attention * keys * batch
+    prompt_keys = prompt * cached_tokens(s, prompt, np)  # S·Σ min(S, w), no causal halving
+    prefill_flops = (2.0 * m["params_active"] * prompt + attention * prompt_keys) * batch
+    prefill_kv = sequence_kv(s, kv_layer, prompt) * batch
+    prefill_bytes = weight + prefill_kv + ACTIVATION_BYTES_PER_TOKEN * prompt * batch
     memory = weight + kv
     return {
         "weight_bytes": weight,
@@ -152,7 +157,7 @@ def llm_terms(*, model: dict, batch, context, prompt, peak, bandwidth, capacity,
         "memory_capacity_bytes": capacity,
         "usable_memory_bytes": usable,
         "fits_in_memory": memory <= usable,
-        **_limits(weight, kv_tok, batch, context, usable, m["context_limit"]),
+        **_limits(s, weight, kv_layer, batch, context, usable, m["context_limit"]),
         "peak_flop_per_s": peak,
         "memory_bandwidth_bytes_per_s": bandwidth,
         "ridge_flop_per_byte": peak / bandwidth,

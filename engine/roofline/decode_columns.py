@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.catalog.specs import Assumptions
+from engine.assumptions import Assumptions
 from engine.roofline.solve import REGIMES, regime_codes, regime_of
 from engine.roofline.sweep import categorical
 

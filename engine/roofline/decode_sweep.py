@@ -15,20 +15,23 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.assumptions import Assumptions, make_assumptions
 from engine.catalog.load import Catalog
 from engine.catalog.parse import CatalogError
+from engine.catalog.resolve import default_catalog, resolve_hardware, resolve_model
+from engine.catalog.shapes import Shapes, kv_bytes_per_token_layer
 from engine.catalog.specs import (
     BYTES_PER_PARAM,
-    Assumptions,
     HardwareSpec,
     ModelSpec,
+    check_kv_precision,
     check_precision,
 )
-from engine.roofline import api
+from engine.checks import MAX_BATCH, MAX_TOKENS, as_list, check_whole, check_whole_numbers
 from engine.roofline import decode as llm
 from engine.roofline.decode_columns import PHASES
 from engine.roofline.solve import dispatch_s, fallback_warning
-from engine.roofline.sweep import as_list, categorical
+from engine.roofline.sweep import categorical
 
 if TYPE_CHECKING:  # pandas loads on first sweep, keeping `import engine` fast
     import pandas as pd
@@ -52,18 +55,18 @@ class _Setup:
 
 def _setup(precision: str, kv_precision: str | None, assumptions, overrides: dict) -> _Setup:
     precision = check_precision(precision)
-    a = api.make_assumptions(assumptions, **overrides)  # checks the ignored ones' values too
+    a = make_assumptions(assumptions, **overrides)  # checks the ignored ones' values too
     notes = tuple(
         f"{name} is not used by the LLM serving model: {why}"
         for name, why in IGNORED_ASSUMPTIONS.items()
         if overrides.get(name) is not None
     )
-    return _Setup(precision, llm.check_kv_precision(kv_precision, precision), a, notes)
+    return _Setup(precision, check_kv_precision(kv_precision, precision), a, notes)
 
 
 def _llm_ids(catalog: Catalog | None) -> str:
     try:
-        models = (catalog or api.default_catalog()).models.values()
+        models = (catalog or default_catalog()).models.values()
     except CatalogError:
         return "none (the catalogue did not load)"
     return ", ".join(m.id for m in models if m.is_decoder_llm) or "none in the catalogue"
@@ -71,7 +74,7 @@ def _llm_ids(catalog: Catalog | None) -> str:
 
 def resolve_llm(model: str | ModelSpec, catalog: Catalog | None = None) -> ModelSpec:
     """The ModelSpec of a decoder LLM, or ValueError saying which catalogue models work."""
-    spec = api.resolve_model(model, catalog)
+    spec = resolve_model(model, catalog)
     if not spec.is_decoder_llm:
         raise ValueError(
             f"{spec.id} is not a decoder LLM (needs task 'llm' with hidden, heads and "
@@ -84,7 +87,7 @@ def check_prompt(prompt: object, context: int) -> int:
     """The prompt length S (the context when None); at most the context it precedes."""
     if prompt is None:
         return context
-    tokens = llm.check_tokens(prompt, "prompt")
+    tokens = check_whole(prompt, "prompt", high=MAX_TOKENS)
     if tokens > context:
         raise ValueError(
             f"prompt of {tokens:,} tokens is longer than the context of {context:,}: the decode "
@@ -107,26 +110,28 @@ def _warnings(m: ModelSpec, hw: HardwareSpec, setup: _Setup, context: int) -> tu
 def _kernel_inputs(ms, hs, setup: _Setup, per_model, per_hw) -> dict:
     """llm_terms' model and hardware arguments; per_model/per_hw shape a list of values."""
     a = setup.assumptions
+    shapes = [llm.kv_shapes(m) for m in ms]
+    kv_bytes = BYTES_PER_PARAM[setup.kv_precision]
     terms = {
         "params": [m.params for m in ms],
         "params_active": [m.params_active for m in ms],
-        "layers": [float(m.layers) for m in ms],
         "heads": [float(m.heads) for m in ms],
         "head_dim": [llm.head_dim_of(m) for m in ms],
-        "kv_bytes_per_token": [llm.kv_bytes_per_token(m, setup.kv_precision) for m in ms],
+        "kv_layer": [kv_bytes_per_token_layer(s, kv_bytes)[0] for s in shapes],
         "bytes_per_param": [BYTES_PER_PARAM[setup.precision] for _ in ms],
         "context_limit": [float(llm.context_limit(m)) for m in ms],
     }
+    stacked = Shapes.stack(shapes).map(lambda v: per_model(list(v)))
+    layers = per_model([float(m.layers) for m in ms])
     return {
-        "model": {k: per_model(v) for k, v in terms.items()},
+        "model": {k: per_model(v) for k, v in terms.items()} | {"shapes": stacked},
         "peak": per_hw([h.peak_for(setup.precision)[0] for h in hs]),
         "bandwidth": per_hw([h.memory_bandwidth_bytes_per_s for h in hs]),
         "capacity": per_hw([h.memory_capacity_bytes for h in hs]),
         "efficiency": a.efficiency,
         "bandwidth_efficiency": a.bandwidth_efficiency,
         "memory_reserve": a.memory_reserve,
-        "overhead_s": per_hw([dispatch_s(h, a) for h in hs])
-        + per_model(terms["layers"]) * a.layer_overhead_s,
+        "overhead_s": per_hw([dispatch_s(h, a) for h in hs]) + layers * a.layer_overhead_s,
         "tdp_w": per_hw([h.tdp_w for h in hs]),
     }
 
@@ -152,7 +157,7 @@ def decode(
 
     Args:
         model, hardware: catalogue ids ("Llama-3.1-8B", "A100") or specs.
-        batch_size: concurrent sequences B (1 to engine.api.MAX_BATCH).
+        batch_size: concurrent sequences B (1 to MAX_BATCH, engine/checks.py).
         context: tokens in each sequence's KV cache at the decode step (1 to MAX_CONTEXT).
         prompt: prompt tokens S for the TTFT (1 to context); the context when None.
         precision: weight precision (picks the peak); kv_precision: the KV cache's (None: same).
@@ -162,8 +167,9 @@ def decode(
     Returns:
         A DecodeResult; `.as_dict()` is the CLI's JSON object.
     """
-    m, hw = resolve_llm(model, catalog), api.resolve_hardware(hardware, catalog)
-    batch, ctx = api.check_batch(batch_size), llm.check_tokens(context, "context")
+    m, hw = resolve_llm(model, catalog), resolve_hardware(hardware, catalog)
+    batch = check_whole(batch_size, "batch_size", high=MAX_BATCH)
+    ctx = check_whole(context, "context", high=MAX_TOKENS)
     tokens = check_prompt(prompt, ctx)
     setup = _setup(precision, kv_precision, assumptions, overrides)
     return _decode_specs(m, hw, batch, ctx, tokens, setup)
@@ -254,9 +260,9 @@ def _grid(models, hardware, batch_sizes, contexts, catalog: Catalog | None) -> t
         raise ValueError(f"sweep of {rows:,} scenarios is over the limit of {limit:,}")
     return (
         [resolve_llm(m, catalog) for m in ms],
-        [api.resolve_hardware(h, catalog) for h in hs],
-        api.check_batches(bs),
-        llm.check_token_list(cs, "contexts"),
+        [resolve_hardware(h, catalog) for h in hs],
+        check_whole_numbers(bs, "batch_size", high=MAX_BATCH),
+        check_whole_numbers(cs, "context", high=MAX_TOKENS),
     )
 
 

@@ -14,7 +14,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from engine.catalog.specs import BYTES_PER_PARAM, DEFAULTS, Assumptions, HardwareSpec, ModelSpec
+from engine.assumptions import DEFAULTS, Assumptions, make_assumptions
+from engine.catalog.load import Catalog
+from engine.catalog.resolve import resolve_pair
+from engine.catalog.specs import BYTES_PER_PARAM, HardwareSpec, ModelSpec, check_precision
+from engine.checks import MAX_BATCH, check_whole
 from engine.report.columns import SOLVE_COLUMNS, assumption_values, display
 
 IDLE_POWER_FRACTION = 0.3  # energy = TDP · (0.3 + 0.7·MFU) · latency (docs/model.md, "Energy")
@@ -270,3 +274,39 @@ def _result(values: dict) -> SolveResult:
     result = object.__new__(SolveResult)
     object.__setattr__(result, "__dict__", values)
     return result
+
+
+def solve(
+    model: str | ModelSpec,
+    hardware: str | HardwareSpec,
+    batch_size: int = 1,
+    precision: str = "fp16",
+    *,
+    catalog: Catalog | None = None,
+    assumptions: Assumptions | None = None,
+    **overrides: object,
+) -> SolveResult:
+    """The first-order roofline solve (docs/model.md) of one model on one accelerator.
+
+    Args:
+        model: a catalogue id ("ResNet-50", "resnet50") or a ModelSpec.
+        hardware: a catalogue id ("A100") or a HardwareSpec.
+        batch_size: samples per forward pass, a whole number (int, numpy integer or whole
+            float) from 1 to MAX_BATCH.
+        precision: fp32, tf32, fp16, bf16, fp8, int8 or int4.
+        catalog: where ids are looked up; the default catalogue (with ROOFLINE_CATALOG) if None.
+        assumptions: a starting Assumptions; the defaults of docs/model.md if None.
+        **overrides: efficiency, layer_overhead_us, dispatch_overhead_ms, activation_fraction,
+            flop_convention ("catalog" or "mac2").
+
+    Returns:
+        A SolveResult; `.as_dict()` is the CLI's JSON object.
+    """
+    spec_m, spec_h = resolve_pair(model, hardware, catalog)
+    return solve_specs(
+        spec_m,
+        spec_h,
+        check_whole(batch_size, "batch_size", high=MAX_BATCH),
+        check_precision(precision),
+        make_assumptions(assumptions, **overrides),
+    )

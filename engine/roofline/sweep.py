@@ -9,27 +9,17 @@ flattened. No per-row Python loop and no pint here. Also the exact crossover bat
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.assumptions import Assumptions, make_assumptions
 from engine.catalog.load import Catalog
-from engine.catalog.specs import (
-    BYTES_PER_PARAM,
-    Assumptions,
-    HardwareSpec,
-    ModelSpec,
-    check_precision,
-)
+from engine.catalog.resolve import resolve_hardware, resolve_model
+from engine.catalog.specs import BYTES_PER_PARAM, HardwareSpec, ModelSpec, check_precision
+from engine.checks import MAX_BATCH, as_list, check_whole_numbers
 from engine.report.columns import assumption_values, display
-from engine.roofline.api import (
-    MAX_BATCH,
-    check_batches,
-    make_assumptions,
-    resolve_hardware,
-    resolve_model,
-)
 from engine.roofline.solve import REGIMES, dispatch_s, fallback_warning, regime_codes, solve_terms
 
 if TYPE_CHECKING:  # pandas is imported on first sweep, not with `import engine` (0.5 s)
@@ -37,15 +27,6 @@ if TYPE_CHECKING:  # pandas is imported on first sweep, not with `import engine`
 
 MAX_SWEEP_ROWS = 2_000_000  # refused before any work: about 1 GB of DataFrame
 GROUP = ["model", "hardware", "precision"]
-
-
-def as_list(value, name: str) -> list:
-    """One value or an iterable of them, as a non-empty list (ValueError when empty)."""
-    single = isinstance(value, str | ModelSpec | HardwareSpec) or not isinstance(value, Iterable)
-    items = [value] if single else list(value)  # one value (a batch of 4, None, ...) or a list
-    if not items:
-        raise ValueError(f"{name}: give at least one")
-    return items
 
 
 def categorical(codes: np.ndarray, labels: Sequence[str]) -> pd.Categorical:
@@ -82,7 +63,7 @@ def sweep(
     ms = [resolve_model(m, catalog) for m in as_list(models, "models")]
     hs = [resolve_hardware(h, catalog) for h in as_list(hardware, "hardware")]
     ps = [check_precision(p) for p in as_list(precisions, "precisions")]
-    batches = check_batches(as_list(batch_sizes, "batch_sizes"))
+    batches = check_whole_numbers(as_list(batch_sizes, "batch_sizes"), "batch_size", high=MAX_BATCH)
     rows = len(ms) * len(hs) * len(ps) * len(batches)
     if rows > MAX_SWEEP_ROWS:
         raise ValueError(f"sweep of {rows:,} scenarios is over the limit of {MAX_SWEEP_ROWS:,}")

@@ -1,7 +1,10 @@
 """Checked inputs of the serving model: models with shapes, accelerators, TP/PP, assumptions.
 
-Shared by `serve`, `serve_sweep` and `operators`, so a bad argument gets the same one-line
-message everywhere before any arithmetic (docs/model.md, "Serving model").
+Shared by `serve`, `serve_sweep`, `operators` and the measurement rows, so a bad argument gets
+the same one-line message everywhere before any arithmetic (docs/model.md, "Serving model").
+A deployment (model, accelerator, TP, PP, precisions, assumptions) is folded into the kernel's
+coefficients once and kept in one bounded cache keyed by the specs themselves, so a call by
+catalogue id and a page's call with the same spec objects share an entry.
 """
 
 from __future__ import annotations
@@ -9,20 +12,25 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from engine.arrays import INF, SCALAR
+from engine.assumptions import ASSUMPTION_NAMES, Assumptions, make_assumptions
 from engine.catalog.arch import Architecture
 from engine.catalog.load import Catalog
 from engine.catalog.profiles import get_profile
-from engine.catalog.specs import BYTES_PER_PARAM, PRECISIONS, Assumptions, HardwareSpec, ModelSpec
-from engine.catalog.specs import check_precision as _check_precision
-from engine.roofline import api
-from engine.serving import operators as ops
-from engine.serving.kernel import Folded, fold
+from engine.catalog.resolve import resolve_hardware, resolve_model, resolve_pair
+from engine.catalog.shapes import shapes_of
+from engine.catalog.specs import (
+    BYTES_PER_PARAM,
+    HardwareSpec,
+    check_kv_precision,
+    check_precision,
+)
+from engine.checks import MAX_DEGREE, check_whole
+from engine.serving.kernel import Device, Efficiencies, Folded, fold
+from engine.serving.operators import Layout, step_lists
 
-MAX_DEGREE = 1024  # TP or PP larger than this is refused
-MAX_TOKENS = 10_000_000  # input or output tokens per sequence
-MAX_BATCH = api.MAX_BATCH
 ACTIVATION_BYTES_MIN = 2.0  # activations stay 16-bit when weights are narrower (fp8, int4)
-KNOWN = frozenset(api.ASSUMPTION_NAMES)
+KNOWN = frozenset(ASSUMPTION_NAMES)
 UNUSED = {  # the tutorial's assumptions the serving model does not read
     "activation_fraction": "activations are counted per operator",
     "flop_convention": "FLOPs come from the shapes at 2 per multiply-accumulate",
@@ -42,10 +50,8 @@ class Setup:
 
 def setup(precision, kv_precision, assumptions, profile, overrides: dict) -> Setup:
     """Check the call-wide arguments; `overrides` are assumptions by their user names."""
-    precision = _check_precision(precision)
-    kv = precision if kv_precision is None else str(kv_precision).strip().lower()
-    if kv not in BYTES_PER_PARAM:
-        raise ValueError(f"unknown KV precision {kv_precision!r} (known: {', '.join(PRECISIONS)})")
+    precision = check_precision(precision)
+    kv = check_kv_precision(kv_precision, precision)
     if not isinstance(profile, str) or not profile.strip() or len(profile) > 100:
         raise ValueError("profile must be a name (1 to 100 characters)")
     if assumptions is None:  # a built-in profile's name stands for its assumptions
@@ -53,7 +59,7 @@ def setup(precision, kv_precision, assumptions, profile, overrides: dict) -> Set
     if not isinstance(assumptions, Assumptions):
         raise ValueError(f"assumptions must be an Assumptions, got {type(assumptions).__name__}")
     plain = all(v is None for v in overrides.values()) and overrides.keys() <= KNOWN
-    a = assumptions if plain else api.make_assumptions(assumptions, **overrides)
+    a = assumptions if plain else make_assumptions(assumptions, **overrides)
     notes = tuple(
         f"{name} is not used by the serving model: {why}"
         for name, why in UNUSED.items()
@@ -62,49 +68,17 @@ def setup(precision, kv_precision, assumptions, profile, overrides: dict) -> Set
     return Setup(precision, kv, a, profile, notes)
 
 
-@functools.lru_cache(maxsize=64)
-def echo(a: Assumptions) -> dict[str, object]:
-    """Every assumption by its user name and unit (None: the catalogue's figure); callers copy
-    it (cached: Assumptions is frozen)."""
-    out = {}
-    for name, (field, scale) in api.ASSUMPTION_UNITS.items():
-        value = getattr(a, field)
-        out[name] = value if value is None or isinstance(value, str) else value * round(1 / scale)
-    return out
-
-
-def check_whole(value: object, name: str, top: int) -> int:
-    """A whole number from 1 to `top`, or ValueError naming `name`."""
-    if type(value) is int and 1 <= value <= top:  # the common case, quickly
-        return value
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if ok and isinstance(value, float):
-        ok = value == value and abs(value) < 1e18 and value == int(value)
-    if not ok or not 1 <= int(value) <= top:
-        raise ValueError(f"{name} must be a whole number from 1 to {top:,}, got {value!r}")
-    return int(value)
-
-
-def resolve_llm(model, catalog: Catalog | None = None) -> tuple[str, Architecture]:
+def llm_architecture(model, catalog: Catalog | None = None) -> tuple[str, Architecture]:
     """(display name, shapes) of a catalogue id, a ModelSpec or an Architecture."""
     if isinstance(model, Architecture):
         return "custom", model
-    spec = model if isinstance(model, ModelSpec) else api.resolve_model(model, catalog)
-    arch = getattr(spec, "arch", None)
-    if arch is None:
+    spec = resolve_model(model, catalog)
+    if spec.arch is None:
         raise ValueError(
             f"{spec.id} has no architecture: the serving model needs a decoder LLM with shapes "
             "(an [models.<id>.arch] table)"
         )
-    return spec.id, arch
-
-
-@functools.lru_cache(maxsize=512)
-def shapes(arch: Architecture) -> dict[str, float]:
-    """ops.shape_values plus the trained context length (cached: Architecture is frozen)."""
-    return {k: float(v) for k, v in ops.shape_values(arch).items()} | {
-        "context_length": float(arch.context_length)
-    }
+    return spec.id, spec.arch
 
 
 def check_parallel(name: str, arch: Architecture, tp: int, pp: int) -> None:
@@ -118,16 +92,6 @@ def check_parallel(name: str, arch: Architecture, tp: int, pp: int) -> None:
         raise ValueError(f"pp {pp} exceeds {name}'s {arch.layers} layers")
 
 
-def placement(model, hardware, tp, pp, catalog=None) -> tuple:
-    """(name, shapes, HardwareSpec, tp, pp) for one scenario, every check done."""
-    name, arch = resolve_llm(model, catalog)
-    hw = api.resolve_hardware(hardware, catalog)
-    tp, pp = check_whole(tp, "tp", MAX_DEGREE), check_whole(pp, "pp", MAX_DEGREE)
-    check_parallel(name, arch, tp, pp)
-    check_devices(hw, tp, pp)
-    return name, arch, hw, tp, pp
-
-
 def check_devices(hw: HardwareSpec, tp: int, pp: int) -> None:
     if tp * pp > 1 and hw.devices_per_node <= 1:
         raise ValueError(
@@ -136,49 +100,62 @@ def check_devices(hw: HardwareSpec, tp: int, pp: int) -> None:
         )
 
 
-def hardware_values(hw: HardwareSpec, precision: str, a: Assumptions) -> dict:
-    """The accelerator's figures the kernel reads, with the assumptions applied."""
+def placement(model, hardware, tp, pp, catalog=None) -> tuple:
+    """(name, Architecture, HardwareSpec, tp, pp) for one scenario, every check done."""
+    name, arch = llm_architecture(model, catalog)
+    hw = resolve_hardware(hardware, catalog)
+    tp = check_whole(tp, "tp", high=MAX_DEGREE)
+    pp = check_whole(pp, "pp", high=MAX_DEGREE)
+    check_parallel(name, arch, tp, pp)
+    check_devices(hw, tp, pp)
+    return name, arch, hw, tp, pp
+
+
+def device_values(hw: HardwareSpec, precision: str, a: Assumptions) -> tuple[Device, str]:
+    """The accelerator's figures the kernel reads, the assumptions applied, and the precision
+    whose peak is used (a slower one's when this one is not listed)."""
     peak, used = hw.peak_for(precision)
     wide = precision if BYTES_PER_PARAM[precision] >= 2 else "fp16"
     link_bw = hw.interconnect_bandwidth_bytes_per_s * a.link_efficiency
     latency = hw.interconnect_latency_s if a.link_latency_s is None else a.link_latency_s
     dispatch = hw.dispatch_overhead_s if a.dispatch_overhead_s is None else a.dispatch_overhead_s
-    return {
-        "peak": peak,
-        "peak_attn": hw.peak_for(wide)[0],  # attention runs on 16-bit (or wider) activations
-        "bandwidth": hw.memory_bandwidth_bytes_per_s * a.bandwidth_efficiency,
-        "capacity": hw.memory_capacity_bytes,
-        "reserve": a.memory_reserve,
-        "link_bw": link_bw if link_bw > 0 else float("inf"),  # single device: never used
-        "link_lat": latency,
-        "dispatch": dispatch,
-        "tau": a.layer_overhead_s,
-        "devices_per_node": float(hw.devices_per_node),
-        "fallback": float(used != precision and not (precision == "bf16" and used == "fp16")),
-        "peak_precision": used,
-    }
+    device = Device(
+        peak=peak,
+        peak_attn=hw.peak_for(wide)[0],  # attention runs on 16-bit (or wider) activations
+        bandwidth=hw.memory_bandwidth_bytes_per_s * a.bandwidth_efficiency,
+        capacity=hw.memory_capacity_bytes,
+        reserve=a.memory_reserve,
+        link_bw=link_bw if link_bw > 0 else INF,  # single device: never used
+        link_lat=latency,
+        dispatch=dispatch,
+        tau=a.layer_overhead_s,
+        devices_per_node=float(hw.devices_per_node),
+        fallback=used != precision and not (precision == "bf16" and used == "fp16"),
+    )
+    return device, used
 
 
-def element_bytes(precision: str, kv_precision: str) -> dict[str, float]:
-    """Bytes per weight, KV-cache and activation element."""
+def layout(tp, pp, precision: str, kv_precision: str) -> Layout:
+    """TP, PP and the bytes per weight, KV-cache and activation element."""
     bw = BYTES_PER_PARAM[precision]
-    return {"bw": bw, "b_kv": BYTES_PER_PARAM[kv_precision], "ba": max(bw, ACTIVATION_BYTES_MIN)}
+    return Layout(float(tp), float(pp), bw, BYTES_PER_PARAM[kv_precision],
+                  max(bw, ACTIVATION_BYTES_MIN))  # fmt: skip
 
 
-def eta_by_class(a: Assumptions) -> dict[str, float]:
+def efficiencies(a: Assumptions) -> Efficiencies:
     """Compute efficiency per operator class (attention and experts default to `efficiency`)."""
     eff = a.efficiency
-    return {
-        "gemm": eff,
-        "other": eff,
-        "attention": eff if a.attention_efficiency is None else a.attention_efficiency,
-        "expert": eff if a.expert_efficiency is None else a.expert_efficiency,
-    }
+    return Efficiencies(
+        gemm=eff,
+        attention=eff if a.attention_efficiency is None else a.attention_efficiency,
+        expert=eff if a.expert_efficiency is None else a.expert_efficiency,
+        other=eff,
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
-    """Everything about a scalar scenario but its batch and tokens: checked and precomputed."""
+    """Everything about a scalar scenario but its batch and tokens: checked and folded."""
 
     name: str
     hw_id: str
@@ -187,58 +164,53 @@ class Scenario:
     setup: Setup
     peak_precision: str  # the precision whose peak is used (a fallback when not listed)
     folded: Folded  # the kernel's coefficients for this deployment
-    echo: dict[str, object]
-    catalog: Catalog  # the catalogue the ids were found in
+    echo: dict[str, object]  # every assumption by its user name and unit
 
 
-_SCENARIOS: dict[tuple, Scenario] = {}
-SCENARIO_CACHE = 1024  # entries kept (about 6 KiB each); the cache starts afresh when full
+SCENARIO_CACHE = 1024  # folded deployments kept (about 6 KiB each)
 
 
 def scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumptions, catalog,
              overrides: dict) -> Scenario:  # fmt: skip
-    """The checked, precomputed Scenario, cached by its arguments when they are all hashable
-    (ids, Architectures, Assumptions): a page varying batch and tokens checks them once."""
-    tp, pp = check_whole(tp, "tp", MAX_DEGREE), check_whole(pp, "pp", MAX_DEGREE)
-    cat = catalog or api.default_catalog()
-    key = (model, hardware, tp, pp, precision, kv_precision, profile, assumptions, id(cat),
-           tuple((k, type(v), v) for k, v in overrides.items()) if overrides else ())  # fmt: skip
+    """The checked, folded Scenario. Ids resolve to specs first, and the cache is keyed by the
+    specs, so a call by id and a call with the spec objects share one entry."""
+    tp, pp = check_whole(tp, "tp", high=MAX_DEGREE), check_whole(pp, "pp", high=MAX_DEGREE)
+    if isinstance(model, Architecture):
+        spec, hw = model, resolve_hardware(hardware, catalog)
+    else:  # ids resolve through one memo (catalog/resolve.py)
+        spec, hw = resolve_pair(model, hardware, catalog)
+    extra = tuple((k, type(v), v) for k, v in overrides.items() if v is not None)
     try:
-        hit = _SCENARIOS.get(key)
-    except TypeError:  # a spec or a value that cannot be hashed: no caching
-        key = hit = None
-    if hit is not None and hit.catalog is cat:
-        return hit
-    made = _scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumptions,
-                     cat, overrides)  # fmt: skip
-    if key is not None:
-        if len(_SCENARIOS) >= SCENARIO_CACHE:
-            _SCENARIOS.clear()
-        _SCENARIOS[key] = made
-    return made
+        return _folded(spec, hw, tp, pp, precision, kv_precision, profile, assumptions, extra)
+    except TypeError as exc:  # an unhashable argument (a list for a precision, say)
+        if "unhashable" not in str(exc):
+            raise
+        return _scenario(spec, hw, tp, pp, precision, kv_precision, profile, assumptions, extra)
+
+
+@functools.lru_cache(maxsize=SCENARIO_CACHE)
+def _folded(spec, hw, tp, pp, precision, kv_precision, profile, assumptions, extra) -> Scenario:
+    return _scenario(spec, hw, tp, pp, precision, kv_precision, profile, assumptions, extra)
 
 
 def forget_scenarios() -> None:
     """Empty the cache of folded deployments (benchmarks time the first call this way)."""
-    _SCENARIOS.clear()
+    _folded.cache_clear()
 
 
-def _scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumptions, cat,
-              overrides) -> Scenario:  # fmt: skip
+def _scenario(spec, hw, tp, pp, precision, kv_precision, profile, assumptions, extra):
+    overrides = {k: v for k, _, v in extra}
     st = setup(precision, kv_precision, assumptions, profile, overrides)
-    name, arch, hw, tp, pp = placement(model, hardware, tp, pp, cat)
-    s = shapes(arch)
-    sc = {"tp": float(tp), "pp": float(pp)} | element_bytes(st.precision, st.kv_precision)
-    hwv = hardware_values(hw, st.precision, st.assumptions)
+    name, arch, hw, tp, pp = placement(spec, hw, tp, pp)
+    dev, used = device_values(hw, st.precision, st.assumptions)
+    lay = layout(tp, pp, st.precision, st.kv_precision)
     steps = _templates(arch, tp, st.precision, st.kv_precision)
-    folded = fold(s, hwv, sc, eta_by_class(st.assumptions), ops.SCALAR, steps)
-    used = hwv["peak_precision"]
-    return Scenario(name, hw.id, tp, pp, st, used, folded, echo(st.assumptions), cat)
+    folded = fold(shapes_of(arch), dev, lay, efficiencies(st.assumptions), SCALAR, steps)
+    return Scenario(name, hw.id, tp, pp, st, used, folded, st.assumptions.as_dict())
 
 
 @functools.lru_cache(maxsize=512)
 def _templates(arch: Architecture, tp: int, precision: str, kv_precision: str) -> tuple:
-    """ops.step_lists of one model, TP degree and precision: shared by every accelerator and
-    assumption set (pure and immutable: cached across calls)."""
-    sc = {"tp": float(tp)} | element_bytes(precision, kv_precision)
-    return ops.step_lists(shapes(arch), sc, ops.SCALAR)
+    """operators.step_lists of one model, TP degree and precision: shared by every accelerator
+    and assumption set (pure and immutable: cached across calls)."""
+    return step_lists(shapes_of(arch), layout(tp, 1, precision, kv_precision), SCALAR)

@@ -5,52 +5,167 @@ the accelerator's rates and links, the precision and the assumptions) to coeffic
 seconds and bytes per new token, per sequence and per key of context, with their sums over the
 operators. `evaluate` then applies a static batch of B sequences with I input and O output
 tokens: the prefill of B·I tokens, then O−1 decode steps at contexts I+1 … I+O−1 summed in
-closed form (engine/closed_form.py). Only each operator's max(compute, memory) needs a pass over
-the operators; every other total is linear in the batch and tokens.
+closed form (engine/serving/closed_form.py). Only each operator's max(compute, memory) needs a
+pass over the operators; every other total is linear in the batch and tokens.
 
-Both stages run on Python floats (`xp=ops.SCALAR`: a scalar `serve` folds once per deployment
-and evaluates in microseconds) or on numpy arrays (a sweep: coefficients over the deployment
-axes broadcast against the batch and token axes), so the two agree. docs/model.md, "Serving
-model", has the model and its conventions.
+Both stages run on Python floats (`xp=SCALAR`: a scalar `serve` folds once per deployment and
+evaluates in microseconds) or on numpy arrays (a sweep: coefficients over the deployment axes
+broadcast against the batch and token axes), so the two agree. docs/model.md, "Serving model",
+has the model and its conventions.
 """
 
 from __future__ import annotations
 
+import enum
 import operator
 from typing import NamedTuple
 
-from engine.serving import operators as ops
+from engine.arrays import SCALAR
+from engine.catalog.shapes import Shapes, cached_tokens, kv_bytes_per_token_layer
 from engine.serving import parallel
 from engine.serving.closed_form import step_sums
+from engine.serving.operators import Layout, Template, experts_touched, mean_keys, step_lists
 
-# Row-level warnings, one bit each (the sweep keeps the bits; the text is looked up once).
-WARNINGS = (
-    "no peak listed for this precision: a slower one's is used (see peak_precision)",
-    "tp beyond one node's devices: all-reduces modelled on the in-node link (optimistic)",
-    "does not fit: memory per device exceeds the usable memory (capacity less the reserve)",
-    "input + output tokens exceed the model's trained context length",
-    "one output token: the prefill produces it and no decode step runs, so TPOT and "
-    "tokens/s per user are undefined (NaN)",
-    "fewer KV heads than tensor-parallel devices: each device holds a replicated KV head",
-    "MLA's latent KV cache is replicated on every tensor-parallel device",
-)
 NAN = float("nan")
 
 
+class Warn(enum.IntFlag):
+    """Row-level warnings, one bit each (a sweep keeps the bits; the text is looked up once)."""
+
+    PEAK_FALLBACK = 1
+    TP_BEYOND_NODE = 2
+    DOES_NOT_FIT = 4
+    BEYOND_CONTEXT = 8
+    NO_DECODE = 16
+    KV_HEAD_REPLICATED = 32
+    LATENT_REPLICATED = 64
+
+
+WARNING_TEXT = {
+    Warn.PEAK_FALLBACK: "no peak listed for this precision: a slower one's is used "
+    "(see peak_precision)",
+    Warn.TP_BEYOND_NODE: "tp beyond one node's devices: all-reduces modelled on the in-node "
+    "link (optimistic)",
+    Warn.DOES_NOT_FIT: "does not fit: memory per device exceeds the usable memory (capacity "
+    "less the reserve)",
+    Warn.BEYOND_CONTEXT: "input + output tokens exceed the model's trained context length",
+    Warn.NO_DECODE: "one output token: the prefill produces it and no decode step runs, so "
+    "TPOT and tokens/s per user are undefined (NaN)",
+    Warn.KV_HEAD_REPLICATED: "fewer KV heads than tensor-parallel devices: each device holds a "
+    "replicated KV head",
+    Warn.LATENT_REPLICATED: "MLA's latent KV cache is replicated on every tensor-parallel device",
+}
+WARNINGS = tuple(WARNING_TEXT[w] for w in Warn)  # in bit order
+
+
+class Device(NamedTuple):
+    """An accelerator's figures as the kernel reads them, the assumptions applied (floats, or
+    arrays over the deployment axes): serving/inputs.py `device_values`."""
+
+    peak: object  # FLOP/s of the weights' precision (dense datasheet peak)
+    peak_attn: object  # FLOP/s of attention (16-bit or wider activations)
+    bandwidth: object  # memory bytes/s, times the bandwidth efficiency
+    capacity: object  # bytes
+    reserve: object  # fraction of capacity the runtime keeps
+    link_bw: object  # bytes/s per device per direction, times the link efficiency
+    link_lat: object  # s per hop
+    dispatch: object  # s per step
+    tau: object  # s per layer per step
+    devices_per_node: object
+    fallback: object  # bool: the precision has no listed peak (a slower one's is used)
+
+
+class Efficiencies(NamedTuple):
+    """Achievable fraction of the datasheet peak per operator class (ops.OP_CLASSES)."""
+
+    gemm: object
+    attention: object
+    expert: object
+    other: object
+
+
+class PrefillOp(NamedTuple):
+    """One prefill operator's max(compute, memory) coefficients, seconds per unit."""
+
+    count: object
+    compute_per_token: object
+    compute_per_seq: object
+    memory_fixed: object  # weights read whatever the step
+    memory_per_expert: object  # per routed expert touched
+    memory_per_token: object
+    memory_per_seq: object
+
+
+class PrefillAttention(NamedTuple):
+    """A prefill attention operator: PrefillOp's terms plus its keys."""
+
+    op: PrefillOp
+    window: object
+    compute_per_key: object  # s per (token, key attended)
+    flop_per_key: object
+
+
+class PrefillSums(NamedTuple):
+    """Σ count × coefficient over the prefill's operators (seconds, FLOPs, bytes)."""
+
+    compute_per_token: object
+    compute_per_seq: object
+    memory_fixed: object
+    memory_per_expert: object
+    memory_per_token: object
+    memory_per_seq: object
+    flop_per_token: object
+    flop_per_seq: object
+    bytes_fixed: object
+    bytes_per_expert: object
+    bytes_per_token: object
+    bytes_per_seq: object
+
+
+class DecodeOp(NamedTuple):
+    """One decode operator's max(compute, memory) coefficients, seconds per unit."""
+
+    count: object
+    compute_per_seq: object
+    memory_fixed: object
+    memory_per_expert: object
+    memory_per_seq: object
+
+
+class DecodeAttention(NamedTuple):
+    """A decode attention operator: DecodeOp's terms plus lines in the (windowed) context."""
+
+    op: DecodeOp
+    window: object
+    compute_per_key: object  # s per (sequence, context token)
+    memory_per_key: object
+    flop_per_key: object
+    bytes_per_key: object
+
+
+class DecodeSums(NamedTuple):
+    """Σ count × coefficient over one decode step's operators (seconds, FLOPs, bytes)."""
+
+    compute_per_seq: object
+    memory_fixed: object
+    memory_per_expert: object
+    memory_per_seq: object
+    flop_per_seq: object
+    bytes_fixed: object
+    bytes_per_expert: object
+    bytes_per_seq: object
+
+
 class Folded(NamedTuple):
-    """A deployment's coefficients (floats, or arrays over the deployment axes).
+    """A deployment's coefficients (floats, or arrays over the deployment axes)."""
 
-    Operators: per operator, only what its own max(compute, memory) needs, seconds per unit;
-    sums: Σ count × coefficient over every operator of the phase, for the linear totals.
-    """
-
-    s: dict  # the shapes (layers, window, experts, context length)
-    pre_ops: tuple  # (k, gt, gb, mw, mx, mt, mb): per new token, per sequence, fixed
-    pre_attn: tuple  # (k, gt, gb, mw, mx, mt, mb, w, gk, fk): attention, per key attended
-    pre_sums: tuple  # Gt, Gb, Mw, Mx, Mt, Mb (s), Ft, Fb (FLOP), Yw, Yx, Yt, Yb (bytes)
-    dec_ops: tuple  # (k, g, mw, mx, m): context-independent operators, per sequence
-    dec_attn: tuple  # (k, w, g, mw, mx, m, gk, mk, fk, yk): attention, lines in the context
-    dec_sums: tuple  # G, Mw, Mx, M (s), F (FLOP), Yw, Yx, Y (bytes)
+    s: Shapes
+    prefill_ops: tuple[PrefillOp, ...]
+    prefill_attention: tuple[PrefillAttention, ...]
+    prefill_sums: PrefillSums
+    decode_ops: tuple[DecodeOp, ...]
+    decode_attention: tuple[DecodeAttention, ...]
+    decode_sums: DecodeSums
     comm: tuple  # (fixed s, s per new token) of one step
     overhead: object  # per-layer and dispatch overhead of one step, s
     weights: object  # weight bytes held by the fullest device
@@ -59,83 +174,107 @@ class Folded(NamedTuple):
     stage: object  # layers on the fullest pipeline stage
     capacity: object
     usable: object
-    static_bits: object  # the WARNINGS that do not depend on the batch or tokens
+    static_warnings: object  # Warn bits that no batch or token changes
     devices: object
     bubble: object
 
 
-def rates(hw: dict, eta: dict) -> dict:
+def rates(dev: Device, eta: Efficiencies) -> dict[str, object]:
     """Achievable FLOP/s per operator class: its datasheet peak (attention runs on 16-bit or
     wider activations: peak_attn) times its efficiency."""
-    return {c: (hw["peak_attn"] if c == "attention" else hw["peak"]) * e for c, e in eta.items()}
+    return {
+        cls: (dev.peak_attn if cls == "attention" else dev.peak) * getattr(eta, cls)
+        for cls in Efficiencies._fields
+    }
 
 
 def _sums(rows) -> tuple:
-    """Σ k × row[i] over the rows for every column after the first (k)."""
+    """Σ count × row[i] over the rows for every column after the first (the count)."""
     counts, *columns = zip(*rows, strict=True)
     return tuple(sum(map(operator.mul, counts, column), 0.0) for column in columns)
 
 
-def fold(s: dict, hw: dict, sc: dict, eta: dict, xp, steps=None) -> Folded:
+def _fold_prefill(prefill: list[Template], rate_of: dict, bw) -> tuple:
+    ops, attention, rows = [], [], []
+    for op in prefill:  # T new tokens from B sequences
+        rate = rate_of[op.cls]
+        moved = op.weight_bytes_per_token + op.act_bytes_per_token + op.kv_bytes_per_token
+        coef = PrefillOp(op.count, op.flop_per_token / rate, op.flop_per_seq / rate,
+                         op.weight_bytes / bw, op.weight_bytes_per_expert / bw, moved / bw,
+                         op.act_bytes_per_seq / bw)  # fmt: skip
+        rows.append((*coef, op.flop_per_token, op.flop_per_seq, op.weight_bytes,
+                     op.weight_bytes_per_expert, moved, op.act_bytes_per_seq))  # fmt: skip
+        if op.cls == "attention":
+            per_key = op.flop_per_key
+            attention.append(PrefillAttention(coef, op.window, per_key / rate, per_key))
+        else:
+            ops.append(coef)
+    return tuple(ops), tuple(attention), PrefillSums(*_sums(rows))
+
+
+def _fold_decode(decode: list[Template], rate_of: dict, bw) -> tuple:
+    ops, attention, rows = [], [], []
+    for op in decode:  # one new token from each of B sequences
+        rate = rate_of[op.cls]
+        moved = (
+            op.weight_bytes_per_token
+            + op.act_bytes_per_token
+            + op.kv_bytes_per_token
+            + op.act_bytes_per_seq
+        )
+        flops = op.flop_per_token + op.flop_per_seq
+        coef = DecodeOp(op.count, flops / rate, op.weight_bytes / bw,
+                        op.weight_bytes_per_expert / bw, moved / bw)  # fmt: skip
+        rows.append((*coef, flops, op.weight_bytes, op.weight_bytes_per_expert, moved))
+        if op.cls == "attention":
+            fk, mk = op.flop_per_key, op.kv_bytes_per_key
+            attention.append(DecodeAttention(coef, op.window, fk / rate, mk / bw, fk, mk))
+        else:
+            ops.append(coef)
+    return tuple(ops), tuple(attention), DecodeSums(*_sums(rows))
+
+
+def fold(s: Shapes, dev: Device, lay: Layout, eta: Efficiencies, xp, steps=None) -> Folded:
     """A deployment's coefficients.
 
     Args:
-        s: ops.shape_values() plus context_length (floats or arrays).
-        hw: peak, peak_attn (FLOP/s), bandwidth (bytes/s, times the bandwidth efficiency),
-            capacity (bytes), reserve, link_bw (bytes/s, times the link efficiency), link_lat
-            (s), dispatch (s), tau (s per layer), devices_per_node, fallback (0/1).
-        sc: tp, pp and bw, b_kv, ba (bytes per weight, KV and activation element).
-        eta: serve_inputs.eta_by_class().
-        xp: ops.SCALAR or numpy.
-        steps: ops.step_lists(s, sc, xp) if already built.
+        s: the model's shapes (floats or arrays).
+        dev: the accelerator's figures with the assumptions applied.
+        lay: tp, pp and the bytes per weight, KV and activation element.
+        eta: compute efficiency per operator class.
+        xp: SCALAR or numpy.
+        steps: operators.step_lists(s, lay, xp) if already built.
     """
-    prefill, decode = steps or ops.step_lists(s, sc, xp)
-    rate_of, bw = rates(hw, eta), hw["bandwidth"]
-    pre_ops, pre_attn, pre_rows = [], [], []
-    for op in prefill:  # T new tokens from B sequences
-        rate, moved = rate_of[op.cls], op.wt + op.mt + op.kt
-        t = (op.count, op.ft / rate, op.fb / rate, op.mw / bw, op.wx / bw, moved / bw, op.mb / bw)
-        pre_rows.append((*t, op.ft, op.fb, op.mw, op.wx, moved, op.mb))
-        if op.cls == "attention":
-            pre_attn.append((*t, op.w, op.fk / rate, op.fk))
-        else:
-            pre_ops.append(t)
-    dec_ops, dec_attn, dec_rows = [], [], []
-    for op in decode:  # one new token from each of B sequences
-        rate, moved, flops = rate_of[op.cls], op.wt + op.mt + op.kt + op.mb, op.ft + op.fb
-        t = (op.count, flops / rate, op.mw / bw, op.wx / bw, moved / bw)
-        dec_rows.append((*t, flops, op.mw, op.wx, moved))
-        if op.cls == "attention":
-            dec_attn.append((*t[:1], op.w, *t[1:], op.fk / rate, op.mk / bw, op.fk, op.mk))
-        else:
-            dec_ops.append(t)
-    return Folded(
-        s, tuple(pre_ops), tuple(pre_attn), _sums(pre_rows), tuple(dec_ops), tuple(dec_attn),
-        _sums(dec_rows), *_fixed(s, hw, sc, decode, xp),
-    )  # fmt: skip
+    prefill, decode = steps or step_lists(s, lay, xp)
+    rate_of = rates(dev, eta)
+    pre = _fold_prefill(prefill, rate_of, dev.bandwidth)
+    dec = _fold_decode(decode, rate_of, dev.bandwidth)
+    return Folded(s, *pre, *dec, *_fixed(s, dev, lay, decode, xp))
 
 
-def _fixed(s, hw, sc, decode, xp) -> tuple:
+def _fixed(s: Shapes, dev: Device, lay: Layout, decode, xp) -> tuple:
     """Communication, overhead, memory and warnings: the terms no batch or token changes."""
-    tp, pp = sc["tp"], sc["pp"]
-    comm = parallel.comm_line(s, tp, pp, sc["ba"], hw["link_bw"], hw["link_lat"])
-    kv_full, kv_dev = ops.kv_bytes_per_token_layer(s, tp, sc["b_kv"], xp)
+    tp, pp = lay.tp, lay.pp
+    comm = parallel.comm_line(s, tp, pp, lay.act_bytes, dev.link_bw, dev.link_lat)
+    kv_full, kv_dev = kv_bytes_per_token_layer(s, lay.kv_bytes, tp, xp)
     flags = (
-        hw["fallback"] > 0,
-        tp > hw["devices_per_node"],
-        (s["mla"] < 0.5) & (s["K"] < tp),
-        (s["mla"] > 0.5) & (tp > 1.5),
-    )
-    bits = sum(flag * (1 << i) for flag, i in zip(flags, (0, 1, 5, 6), strict=True))
+        (dev.fallback, Warn.PEAK_FALLBACK),
+        (tp > dev.devices_per_node, Warn.TP_BEYOND_NODE),
+        (~s.mla & (s.kv_heads < tp) if xp is not SCALAR else (not s.mla and s.kv_heads < tp),
+         Warn.KV_HEAD_REPLICATED),
+        (s.mla & (tp > 1.5) if xp is not SCALAR else (s.mla and tp > 1.5),
+         Warn.LATENT_REPLICATED),
+    )  # fmt: skip
+    bits = sum(flag * int(bit) for flag, bit in flags)
     return (
         comm,
-        s["L"] * hw["tau"] + hw["dispatch"],
+        s.layers * dev.tau + dev.dispatch,
         parallel.weight_bytes_per_device(decode, s, pp, xp),
         kv_full,
         kv_dev,
-        parallel.stage_layers(s["L"], pp, xp),
-        hw["capacity"],
-        hw["capacity"] * (1.0 - hw["reserve"]),
+        parallel.stage_layers(s.layers, pp, xp),
+        dev.capacity,
+        dev.capacity * (1.0 - dev.reserve),
         bits,
         tp * pp,
         parallel.bubble_fraction(pp),
@@ -144,7 +283,7 @@ def _fixed(s, hw, sc, decode, xp) -> tuple:
 
 def bound_code(parts, xp):
     """Index of the largest of (compute, memory, communication, overhead); the first on a tie."""
-    if xp is ops.SCALAR:
+    if xp is SCALAR:
         return parts.index(max(parts))
     code, best = 0, parts[0]
     for i, part in enumerate(parts[1:], 1):
@@ -158,11 +297,12 @@ def evaluate(f: Folded, B, n_in, n_out, xp) -> dict:
     a grid of them), in SI units: the keys of serve.METRICS' terms plus warning_bits."""
     out = _prefill(f, B, n_in, xp) | _decode(f, B, n_in, n_out, xp)
     e2e = out["ttft_s"] + out.pop("decode_total_s")
-    tokens = B * parallel.cached_tokens(f.s, n_in + n_out, xp)  # Σ over sequences and layers
-    kv_device = tokens * f.kv_dev / f.s["L"] * f.stage
+    tokens = B * cached_tokens(f.s, n_in + n_out, xp)  # Σ over sequences and layers
+    kv_device = tokens * f.kv_dev / f.s.layers * f.stage
     memory = f.weights + kv_device
     fits = memory <= f.usable
-    late = (f.s["context_length"] < n_in + n_out) * 8 + (n_out < 1.5) * 16
+    late = (f.s.context_length < n_in + n_out) * int(Warn.BEYOND_CONTEXT)
+    late = late + (n_out < 1.5) * int(Warn.NO_DECODE)
     per_s = B * n_out / e2e
     return out | {
         "kv_cache_bytes": tokens * f.kv_full,
@@ -178,32 +318,40 @@ def evaluate(f: Folded, B, n_in, n_out, xp) -> dict:
         "output_tokens_per_s_per_gpu": per_s / f.devices,
         "tokens_per_s_per_user": 1.0 / out["tpot_s"],
         "pp_bubble_fraction": f.bubble,
-        "warning_bits": f.static_bits + (memory > f.usable) * 4 + late,
+        "warning_bits": f.static_warnings + (memory > f.usable) * int(Warn.DOES_NOT_FIT) + late,
     }
 
 
 def _prefill(f: Folded, B, S, xp) -> dict:
     """TTFT: the prefill of B prompts of S tokens (T = B·S new tokens) as one step."""
     T = B * S
-    tau = ops.experts_touched(f.s, T)
-    Gt, Gb, Mw, Mx, Mt, Mb, Ft, Fb, Yw, Yx, Yt, Yb = f.pre_sums
-    compute, flops, t_ops = Gt * T + Gb * B, Ft * T + Fb * B, 0.0
-    for k, gt, gb, mw, mx, mt, mb in f.pre_ops:
-        t_ops = t_ops + k * xp.maximum(gt * T + gb * B, mw + mx * tau + mt * T + mb * B)
-    for k, gt, gb, mw, mx, mt, mb, w, gk, fk in f.pre_attn:
-        keys = T * ops.mean_keys(S, w, xp)  # keys attended, summed over the new tokens
-        g = gt * T + gb * B + gk * keys
-        t_ops = t_ops + k * xp.maximum(g, mw + mx * tau + mt * T + mb * B)
-        compute, flops = compute + k * gk * keys, flops + k * fk * keys
-    memory = Mw + Mx * tau + Mt * T + Mb * B
+    tau = experts_touched(f.s, T)
+    m = f.prefill_sums
+    compute = m.compute_per_token * T + m.compute_per_seq * B
+    flops = m.flop_per_token * T + m.flop_per_seq * B
+    t_ops = 0.0
+    for count, per_token, per_seq, fixed, per_expert, mem_token, mem_seq in f.prefill_ops:
+        memory = fixed + per_expert * tau + mem_token * T + mem_seq * B
+        t_ops = t_ops + count * xp.maximum(per_token * T + per_seq * B, memory)
+    for att in f.prefill_attention:
+        count, per_token, per_seq, fixed, per_expert, mem_token, mem_seq = att.op
+        keys = T * mean_keys(S, att.window, xp)  # keys attended, summed over the new tokens
+        memory = fixed + per_expert * tau + mem_token * T + mem_seq * B
+        busy = per_token * T + per_seq * B + att.compute_per_key * keys
+        t_ops = t_ops + count * xp.maximum(busy, memory)
+        compute = compute + count * att.compute_per_key * keys
+        flops = flops + count * att.flop_per_key * keys
+    memory = m.memory_fixed + m.memory_per_expert * tau + m.memory_per_token * T
+    memory = memory + m.memory_per_seq * B
     comm = f.comm[0] + f.comm[1] * T
     ttft = t_ops + comm + f.overhead
+    nbytes = m.bytes_fixed + m.bytes_per_expert * tau + m.bytes_per_token * T
     return {
         "ttft_s": ttft,
         "prefill_comm_s": comm,
         "prefill_overhead_share": f.overhead / ttft,
         "prefill_flop": flops,
-        "prefill_bytes": Yw + Yx * tau + Yt * T + Yb * B,
+        "prefill_bytes": nbytes + m.bytes_per_seq * B,
         "prefill_bound": bound_code((compute, memory, comm, f.overhead), xp),
     }
 
@@ -212,18 +360,22 @@ def _decode(f: Folded, B, n_in, n_out, xp) -> dict:
     """The O−1 decode steps of B sequences at contexts I+1 … I+O−1 (I = n_in, O = n_out), summed
     in closed form."""
     a, b, steps = n_in + 1.0, n_in + n_out - 1.0, n_out - 1.0
-    tau = ops.experts_touched(f.s, B)
+    tau = experts_touched(f.s, B)
     one = 0.0  # one step of the context-independent operators
-    for k, g, mw, mx, m in f.dec_ops:
-        one = one + k * xp.maximum(g * B, mw + mx * tau + m * B)
-    G, Mw, Mx, M, F, Yw, Yx, Y = f.dec_sums
-    t_ops, compute, flops = steps * one, steps * G * B, steps * F * B
-    memory, nbytes = steps * (Mw + Mx * tau + M * B), steps * (Yw + Yx * tau + Y * B)
-    for k, w, g, mw, mx, m, gk, mk, fk, yk in f.dec_attn:  # lines in x = min(c, w)
-        g1, m1 = gk * B, mk * B
-        t_sum, _, x = step_sums(g * B, g1, mw + mx * tau + m * B, m1, a, b, w, xp)
+    for count, per_seq, fixed, per_expert, mem_seq in f.decode_ops:
+        one = one + count * xp.maximum(per_seq * B, fixed + per_expert * tau + mem_seq * B)
+    m = f.decode_sums
+    t_ops, compute, flops = steps * one, steps * m.compute_per_seq * B, steps * m.flop_per_seq * B
+    memory = steps * (m.memory_fixed + m.memory_per_expert * tau + m.memory_per_seq * B)
+    nbytes = steps * (m.bytes_fixed + m.bytes_per_expert * tau + m.bytes_per_seq * B)
+    for att in f.decode_attention:  # lines in x = min(c, w)
+        k, per_seq, fixed, per_expert, mem_seq = att.op
+        g1, m1 = att.compute_per_key * B, att.memory_per_key * B
+        m0 = fixed + per_expert * tau + mem_seq * B
+        t_sum, _, x = step_sums(per_seq * B, g1, m0, m1, a, b, att.window, xp)
         t_ops, compute, memory = t_ops + k * t_sum, compute + k * g1 * x, memory + k * m1 * x
-        flops, nbytes = flops + k * fk * B * x, nbytes + k * yk * B * x
+        flops = flops + k * att.flop_per_key * B * x
+        nbytes = nbytes + k * att.bytes_per_key * B * x
     comm = f.comm[0] + f.comm[1] * B
     total = t_ops + steps * (comm + f.overhead)
     per = xp.maximum(steps, 1.0)  # O = 1: no step; the means below are NaN then
@@ -241,8 +393,3 @@ def _decode(f: Folded, B, n_in, n_out, xp) -> dict:
         "decode_bound": xp.where(none, 4, code),
         "experts_touched_per_layer": tau,
     }
-
-
-def request_terms(s: dict, hw: dict, sc: dict, eta: dict, xp, steps=None) -> dict:
-    """`evaluate(fold(...))`: sc also carries B, I and O (floats or arrays)."""
-    return evaluate(fold(s, hw, sc, eta, xp, steps), sc["B"], sc["I"], sc["O"], xp)

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from engine.arrays import SCALAR
+from engine.catalog.arch import layer_windows
+from engine.catalog.shapes import shapes_of
+from engine.checks import MAX_BATCH, MAX_TOKENS, check_whole
 from engine.serving import inputs as si
-from engine.serving import operators as ops
 from engine.serving import parallel
-from engine.serving.kernel import rates
+from engine.serving.kernel import Device, rates
+from engine.serving.operators import step_ops
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,7 +40,7 @@ def layer_labels(arch) -> dict[str, str]:
     """Which layers carry each group of operators, as text."""
     every = list(range(arch.layers))
     moe = arch.layers - arch.dense_layers if arch.experts else 0
-    windows = _windows(arch)
+    windows = layer_windows(arch)
     return {
         "all": _span(every),
         "dense": _span(every[: arch.layers - moe]),
@@ -47,22 +51,13 @@ def layer_labels(arch) -> dict[str, str]:
     }
 
 
-def _windows(arch) -> tuple:
-    from engine.catalog import arch as arch_module
-
-    if hasattr(arch_module, "layer_windows"):
-        return arch_module.layer_windows(arch)
-    local = arch.sliding_layers if arch.sliding_window else 0
-    return (arch.sliding_window,) * local + (None,) * (arch.layers - local)
-
-
-def _row(op, hw: dict, rate_of: dict, context: float, label: str) -> dict:
-    x = min(context, op.w)
-    flops = op.f0 + op.f1 * x
-    kv = op.mk0 + op.mk1 * x
-    moved = op.mw + op.ma + kv
+def _row(op, dev: Device, rate_of: dict, context: float, label: str) -> dict:
+    x = min(context, op.window)
+    flops = op.flop + op.flop_per_context * x
+    kv = op.kv_write_bytes + op.kv_bytes_per_context * x
+    moved = op.weight_bytes + op.act_bytes + kv
     t_c = flops / rate_of[op.cls]
-    t_m = moved / hw["bandwidth"]
+    t_m = moved / dev.bandwidth
     return {
         "name": op.name,
         "layer": label,
@@ -70,9 +65,9 @@ def _row(op, hw: dict, rate_of: dict, context: float, label: str) -> dict:
         "op_class": op.cls,
         "flops": flops,
         "bytes": moved,
-        "weight_bytes": op.mw,
+        "weight_bytes": op.weight_bytes,
         "kv_bytes": kv,
-        "activation_bytes": op.ma,
+        "activation_bytes": op.act_bytes,
         "t_compute_ms": t_c * 1e3,
         "t_memory_ms": t_m * 1e3,
         "time_ms": max(t_c, t_m) * 1e3,
@@ -82,18 +77,18 @@ def _row(op, hw: dict, rate_of: dict, context: float, label: str) -> dict:
     }
 
 
-def _extra_rows(s, hw: dict, tokens, tp: int, pp: int, ba, label: str) -> list[dict]:
+def _extra_rows(s, dev: Device, tokens, tp: int, pp: int, ba, label: str) -> list[dict]:
     """Communication (two all-reduces per layer, stage-to-stage sends) and the step's fixed
     overhead (L·τ per layer plus one dispatch), so that Σ total_time_ms is the step time."""
-    nbytes = tokens * s["h"] * ba
+    nbytes = tokens * s.hidden * ba
     rows = []
     if tp > 1:
-        t = 2.0 * parallel.ring_all_reduce_s(nbytes, tp, hw["link_bw"], hw["link_lat"])
-        rows.append(("all_reduce", label, int(s["L"]), 2.0 * nbytes, t, "communication"))
+        t = 2.0 * parallel.ring_all_reduce_s(nbytes, tp, dev.link_bw, dev.link_lat)
+        rows.append(("all_reduce", label, int(s.layers), 2.0 * nbytes, t, "communication"))
     if pp > 1:
-        t = parallel.send_s(nbytes, hw["link_bw"], hw["link_lat"])
+        t = parallel.send_s(nbytes, dev.link_bw, dev.link_lat)
         rows.append(("stage_send", "between stages", pp - 1, nbytes, t, "communication"))
-    overhead = s["L"] * hw["tau"] + hw["dispatch"]
+    overhead = s.layers * dev.tau + dev.dispatch
     rows.append(("overhead", "step", 1, 0.0, overhead, "overhead"))
     return [
         {"name": n, "layer": g, "count": c, "op_class": k, "flops": 0.0,
@@ -134,14 +129,15 @@ def operators(
         raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
     st = si.setup(precision, kv_precision, assumptions, "tutorial", overrides)
     _, arch, hw, tp, pp = si.placement(model, hardware, tp, pp, catalog)
-    b = si.check_whole(batch_size, "batch_size", si.MAX_BATCH)
-    c = si.check_whole(context, "context", si.MAX_TOKENS)
-    hwv = si.hardware_values(hw, st.precision, st.assumptions)
-    sizes = si.element_bytes(st.precision, st.kv_precision)
-    s = si.shapes(arch)
+    b = check_whole(batch_size, "batch_size", high=MAX_BATCH)
+    c = check_whole(context, "context", high=MAX_TOKENS)
+    dev, _ = si.device_values(hw, st.precision, st.assumptions)
+    lay = si.layout(tp, pp, st.precision, st.kv_precision)
+    s = shapes_of(arch)
     tokens = float(b * c if phase == "prefill" else b)
-    step = ops.step_ops(s, T=tokens, B=float(b), tp=float(tp), **sizes, xp=ops.SCALAR,
-                        prefill_tokens=float(c) if phase == "prefill" else None)  # fmt: skip
-    labels, rate_of = layer_labels(arch), rates(hwv, si.eta_by_class(st.assumptions))
-    rows = [_row(op, hwv, rate_of, float(c), labels[op.layers]) for op in step if op.count]
-    return pd.DataFrame(rows + _extra_rows(s, hwv, tokens, tp, pp, sizes["ba"], labels["all"]))
+    prompt = float(c) if phase == "prefill" else None
+    step = step_ops(s, lay, T=tokens, B=float(b), xp=SCALAR, prefill_tokens=prompt)
+    labels, rate_of = layer_labels(arch), rates(dev, si.efficiencies(st.assumptions))
+    rows = [_row(op, dev, rate_of, float(c), labels[op.layers]) for op in step if op.count]
+    extra = _extra_rows(s, dev, tokens, tp, pp, lay.act_bytes, labels["all"])
+    return pd.DataFrame(rows + extra)

@@ -5,7 +5,7 @@ and the KV heads TP ways and adds two all-reduces of the step's activations per 
 all-reduce of N bytes over p devices moves 2·(p−1)/p·N bytes per device in 2·(p−1) hops
 (Patarasuk and Yuan 2009). Pipeline parallelism splits the layers into PP stages that a token
 passes in turn. The conventions (a static batch is one pipeline micro-batch) are in
-docs/model.md, "Serving model". Floats or numpy arrays throughout (`xp`, as in engine/ops.py).
+docs/model.md, "Serving model". Floats or numpy arrays throughout (`xp`: engine/arrays.py).
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ def send_s(nbytes, bandwidth, latency):
     return nbytes / bandwidth + latency
 
 
-def comm_line(s: dict, tp, pp, act_bytes, bandwidth, latency) -> tuple:
+def comm_line(s, tp, pp, act_bytes, bandwidth, latency) -> tuple:
     """Communication of one forward step of T new tokens as (fixed s, s per token): two
     all-reduces of T·h activations per layer (TP), plus one activation transfer between each
     pair of consecutive stages (PP). Both are linear in T: latency per hop, bytes per token."""
-    per_token = s["h"] * act_bytes
-    layers = 2.0 * s["L"]
+    per_token = s.hidden * act_bytes
+    layers = 2.0 * s.layers
     fixed = layers * ring_all_reduce_s(0.0, tp, bandwidth, latency)
     fixed = fixed + (pp - 1.0) * send_s(0.0, bandwidth, latency)
     slope = layers * ring_all_reduce_s(per_token, tp, bandwidth, 0.0)
@@ -51,22 +51,17 @@ def bubble_fraction(pp):
     return (pp - 1.0) / pp
 
 
-def weight_bytes_per_device(ops, s: dict, pp, xp):
+def weight_bytes_per_device(ops, s, pp, xp):
     """Weights held by a device of the fullest stage: ⌈L/PP⌉ mean layers (split TP ways, with
     the replicated parts whole), the final norm and one vocabulary table per stage at the ends
     (both tables when PP = 1 and the head is not tied)."""
     per_layer = once = head = 0.0
     for op in ops:
         if op.layers != "once":
-            per_layer = per_layer + op.count * op.resident
+            per_layer = per_layer + op.count * op.resident_bytes
         elif op.name == "lm_head":
-            head = op.resident
+            head = op.resident_bytes
         else:
-            once = once + op.resident  # the embedding table and the final norm
+            once = once + op.resident_bytes  # the embedding table and the final norm
     ends = once + xp.where(pp > 1, 0.0, head)
-    return per_layer / s["L"] * stage_layers(s["L"], pp, xp) + ends
-
-
-def cached_tokens(s: dict, context, xp):
-    """Σ over layers of the tokens each layer caches: global layers c, local ones min(c, w)."""
-    return (s["L"] - s["n_local"]) * context + s["n_local"] * xp.minimum(context, s["w"])
+    return per_layer / s.layers * stage_layers(s.layers, pp, xp) + ends

@@ -2,10 +2,10 @@
 
 A static batch of B sequences with I input and O output tokens: TTFT is the prefill of B·I
 tokens, then O−1 decode steps at contexts I+1 … I+O−1, each the sum of its operators' own
-rooflines (engine/ops.py) plus per-layer and dispatch overheads plus communication
-(engine/parallel.py); the sum over the steps is in closed form. The kernel
-(engine/serve_kernel.py) takes Python floats (the scalar `serve`, which folds a deployment once
-and caches it: engine/serve_inputs.py) or numpy arrays (engine/serve_sweep.py), so both agree.
+rooflines (engine/serving/operators.py) plus per-layer and dispatch overheads plus communication
+(engine/serving/parallel.py); the sum over the steps is in closed form. The kernel
+(engine/serving/kernel.py) takes Python floats (the scalar `serve`, which folds a deployment once
+and caches it: engine/serving/inputs.py) or numpy arrays (engine/serving/sweep.py), so both agree.
 The model, its conventions and defaults are in docs/model.md, "Serving model".
 """
 
@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.catalog.specs import Assumptions
+from engine.arrays import SCALAR
+from engine.assumptions import Assumptions
+from engine.checks import MAX_BATCH, MAX_TOKENS, check_whole
 from engine.serving import inputs as si
-from engine.serving import operators as ops
-from engine.serving.kernel import WARNINGS, evaluate, request_terms
+from engine.serving.kernel import WARNING_TEXT, WARNINGS, Warn, evaluate
 
-__all__ = ["BOUNDS", "KEYS", "METRICS", "WARNINGS", "ServeResult", "request_terms",
-           "serve", "warning_list"]  # fmt: skip
+__all__ = ["BOUNDS", "KEYS", "METRICS", "WARNINGS", "ServeResult", "serve", "warning_list"]
 
 BOUNDS = ("compute", "memory", "communication", "overhead", "none")
 
@@ -28,7 +28,7 @@ def warning_list(bits: int, notes: tuple[str, ...] = ()) -> list[str]:
     """The call-wide notes, then the WARNINGS whose bits are set (the sweep joins them: '; ')."""
     if not bits:
         return list(notes)
-    return list(notes) + [w for i, w in enumerate(WARNINGS) if bits >> i & 1]
+    return list(notes) + [WARNING_TEXT[w] for w in Warn if bits & w]
 
 
 # The result's metric keys in order; each comes from the SI term of the same name, except the
@@ -100,14 +100,14 @@ def serve(
         precision, kv_precision: weights (and the compute peak); KV cache (default: weights).
         profile, assumptions: a profile name (its assumptions when `assumptions` is None).
         catalog: where ids are looked up (the default catalogue if None).
-        **overrides: assumptions by their user names (engine.api.ASSUMPTION_NAMES).
+        **overrides: assumptions by their user names (engine/assumptions.py).
     """
     p = si.scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumptions,
                     catalog, overrides)  # fmt: skip
-    b = si.check_whole(batch_size, "batch_size", si.MAX_BATCH)
-    i = si.check_whole(input_tokens, "input_tokens", si.MAX_TOKENS)
-    o = si.check_whole(output_tokens, "output_tokens", si.MAX_TOKENS)
-    t = evaluate(p.folded, float(b), float(i), float(o), ops.SCALAR)
+    b = check_whole(batch_size, "batch_size", high=MAX_BATCH)
+    i = check_whole(input_tokens, "input_tokens", high=MAX_TOKENS)
+    o = check_whole(output_tokens, "output_tokens", high=MAX_TOKENS)
+    t = evaluate(p.folded, float(b), float(i), float(o), SCALAR)
     return _result(p, (b, i, o), t)
 
 

@@ -1,6 +1,6 @@
 """`serve_sweep`: the serving model over a cartesian grid of scenarios, vectorised.
 
-Every row equals `engine.serve` of the same scenario: the same kernel (engine/serve_kernel.py)
+Every row equals `engine.serve` of the same scenario: the same kernel (engine/serving/kernel.py)
 folds every deployment at once on numpy arrays, then evaluates the grid in chunks, with no
 Python loop over rows or decode steps (docs/model.md, "Serving model"). Columns are
 `ServeResult.as_dict()`'s keys with the assumptions flattened (user names and units) and the
@@ -15,11 +15,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.assumptions import ASSUMPTION_NAMES
+from engine.catalog.resolve import resolve_hardware
+from engine.catalog.shapes import Shapes, shapes_of
+from engine.checks import MAX_BATCH, MAX_DEGREE, MAX_TOKENS, as_list, check_whole_numbers
 from engine.report.frames import categorical, code_dtype, constant, full
-from engine.roofline import api
-from engine.roofline.sweep import as_list
 from engine.serving import inputs as si
-from engine.serving.kernel import evaluate, fold
+from engine.serving.kernel import Device, evaluate, fold
+from engine.serving.operators import Layout
 from engine.serving.serve import BOUNDS, METRICS, WARNINGS, warning_list
 
 if TYPE_CHECKING:  # pandas loads on the first sweep, keeping `import engine` fast
@@ -42,20 +45,7 @@ CSV_HEADERS = {
     "link_efficiency": "link_efficiency_fraction",
     "warnings": "warning",
 }
-TOPS = (si.MAX_BATCH, si.MAX_TOKENS, si.MAX_TOKENS)  # batch, input and output tokens
-
-
-def whole_numbers(values, name: str, top: int) -> np.ndarray:
-    """Whole numbers from 1 to `top` as float64 (vectorised check), or ValueError naming `name`."""
-    raw = np.asarray(as_list(values, name)).ravel()
-    if raw.dtype.kind not in "iuf":  # rejects text, None, booleans and mixtures
-        raise ValueError(f"{name}: expected whole numbers, got {values!r}"[:200])
-    x = raw.astype(float)
-    bad = ~np.isfinite(x) | (x != np.round(x)) | (x < 1) | (x > top)
-    if bad.any():
-        got = raw[int(np.argmax(bad))].item()
-        raise ValueError(f"{name}: expected whole numbers from 1 to {top:,}, got {got!r}")
-    return x
+TOPS = (MAX_DEGREE, MAX_DEGREE, MAX_BATCH, MAX_TOKENS, MAX_TOKENS)  # tp, pp, batch, I, O
 
 
 def _axes(models, hardware, precisions, tp, pp, batch_sizes, input_tokens, output_tokens):
@@ -75,27 +65,27 @@ def _inputs(lists, kv_precision, assumptions, profile, overrides, catalog) -> di
     """Resolve and check every axis; per-model and per-(hardware, precision) figures."""
     ms, hs, precs = lists[0], lists[1], lists[2]
     setups = [si.setup(p, kv_precision, assumptions, profile, overrides) for p in precs]
-    models = [si.resolve_llm(m, catalog) for m in ms]
-    hws = [api.resolve_hardware(h, catalog) for h in hs]
-    tps = whole_numbers(lists[3], "tp", si.MAX_DEGREE)
-    pps = whole_numbers(lists[4], "pp", si.MAX_DEGREE)
+    models = [si.llm_architecture(m, catalog) for m in ms]
+    hws = [resolve_hardware(h, catalog) for h in hs]
+    counts = [check_whole_numbers(as_list(v, n), n, high=top)
+              for v, n, top in zip(lists[3:], AXES[3:], TOPS, strict=True)]  # fmt: skip
+    tps, pps = counts[0], counts[1]
     for (name, arch), t, p in ((m, t, p) for m in models for t in tps for p in pps):
         si.check_parallel(name, arch, int(t), int(p))
     for hw, t, p in ((h, t, p) for h in hws for t in tps for p in pps):
         si.check_devices(hw, int(t), int(p))
-    shapes = [si.shapes(arch) for _, arch in models]
-    hwv = [si.hardware_values(h, st.precision, st.assumptions) for h in hws for st in setups]
-    sizes = [si.element_bytes(st.precision, st.kv_precision) for st in setups]
+    devices = [si.device_values(h, st.precision, st.assumptions) for h in hws for st in setups]
+    columns = zip(*(device for device, _ in devices), strict=True)
+    layouts = [si.layout(1, 1, st.precision, st.kv_precision) for st in setups]
     return {
         "setups": setups,
         "names": [name for name, _ in models],
         "hw_ids": [h.id for h in hws],
-        "shape": {k: np.array([s[k] for s in shapes]) for k in shapes[0]},
-        "hw": {k: np.array([v[k] for v in hwv]) for k in hwv[0] if k != "peak_precision"},
-        "peak_precision": [v["peak_precision"] for v in hwv],
-        "sizes": {k: np.array([v[k] for v in sizes]) for k in sizes[0]},
-        "axes": [tps, pps]
-        + [whole_numbers(v, n, top) for v, n, top in zip(lists[5:], AXES[5:], TOPS, strict=True)],
+        "shape": Shapes.stack([shapes_of(arch) for _, arch in models]),
+        "device": Device(*(np.array(column) for column in columns)),
+        "peak_precision": [used for _, used in devices],
+        "sizes": [np.array([lay[i] for lay in layouts]) for i in (2, 3, 4)],
+        "axes": counts,
     }
 
 
@@ -124,19 +114,18 @@ def chunks(shape: tuple) -> Iterator[tuple[int, tuple[slice, ...]]]:
             yield (base * shape[cut] + start) * inner, pieces
 
 
-def _laid(inp: dict, shape: tuple) -> tuple[dict, dict, dict]:
+def _laid(inp: dict, shape: tuple) -> tuple[Shapes, Device, Layout, tuple]:
     """The kernel's inputs, each laid along the axes it depends on only (a decode step's
-    weights never see the token axes)."""
-    s = {k: _axis(v, 0) for k, v in inp["shape"].items()}
-    hw = {k: v.reshape(1, shape[1], shape[2], 1, 1, 1, 1, 1) for k, v in inp["hw"].items()}
+    weights never see the token axes): shapes, device, layout and (B, I, O)."""
+    s = inp["shape"].map(lambda v: _axis(v, 0))
+    dev = Device(*(v.reshape(1, shape[1], shape[2], 1, 1, 1, 1, 1) for v in inp["device"]))
     tps, pps, bs, ins, outs = inp["axes"]
-    sc = {"tp": _axis(tps, 3), "pp": _axis(pps, 4), "B": _axis(bs, 5), "I": _axis(ins, 6)}
-    sc |= {"O": _axis(outs, 7)} | {k: _axis(v, 2) for k, v in inp["sizes"].items()}
-    return s, hw, sc
+    lay = Layout(_axis(tps, 3), _axis(pps, 4), *(_axis(v, 2) for v in inp["sizes"]))
+    return s, dev, lay, (_axis(bs, 5), _axis(ins, 6), _axis(outs, 7))
 
 
 def _cut(x, pieces: tuple):
-    """Every array in `x` (an array, or dicts and tuples of them: a Folded) on one chunk; an
+    """Every array in `x` (an array, or Shapes, dicts and tuples of them: a Folded) on one chunk; an
     axis an array does not depend on stays size 1."""
     if isinstance(x, np.ndarray):
         return x[tuple(p if n > 1 else slice(None) for p, n in zip(pieces, x.shape, strict=True))]
@@ -145,21 +134,23 @@ def _cut(x, pieces: tuple):
     if isinstance(x, tuple):
         items = (_cut(v, pieces) for v in x)
         return type(x)(*items) if hasattr(x, "_fields") else tuple(items)
+    if isinstance(x, Shapes):
+        return x.map(lambda v: _cut(v, pieces))
     return x
 
 
-def _compute(inp: dict, shape: tuple, eta: dict) -> dict[str, np.ndarray]:
+def _compute(inp: dict, shape: tuple, eta) -> dict[str, np.ndarray]:
     """Every metric for every row: the kernel runs chunk by chunk (small temporaries, reused)
     and writes into one preallocated flat column per metric."""
     rows = math.prod(shape)
     terms = [(term, scale) for _, term, scale in METRICS] + [("warning_bits", None)]
     out = {term: np.empty(rows, _dtype(term, scale)) for term, scale in terms}
-    s, hw, sc = _laid(inp, shape)
+    s, dev, lay, request = _laid(inp, shape)
     with np.errstate(all="ignore"):  # O = 1 rows divide by zero on purpose (NaN means none)
-        folded = fold(s, hw, sc, eta, np)  # once: over the deployment axes only
+        folded = fold(s, dev, lay, eta, np)  # once: over the deployment axes only
         for first, pieces in chunks(shape):
             sub = tuple(len(range(n)[p]) for n, p in zip(shape, pieces, strict=True))
-            B, n_in, n_out = (_cut(sc[k], pieces) for k in ("B", "I", "O"))
+            B, n_in, n_out = (_cut(v, pieces) for v in request)
             t = evaluate(_cut(folded, pieces), B, n_in, n_out, np)
             last = first + math.prod(sub)
             for term, scale in terms:
@@ -210,7 +201,7 @@ def serve_sweep(
     inp = _inputs(lists, kv_precision, assumptions, profile, overrides, catalog)
     shape = tuple(len(v) for v in lists)
     a = inp["setups"][0].assumptions
-    t = _compute(inp, shape, si.eta_by_class(a))
+    t = _compute(inp, shape, si.efficiencies(a))
     cols = _id_columns(inp, shape) | _metric_columns(t)
     cols |= _assumption_columns(a, len(t["ttft_s"]))
     notes = inp["setups"][0].notes
@@ -226,7 +217,7 @@ def _assumption_columns(a, rows: int) -> dict:
         name: categorical(np.zeros(1, dtype=np.intp), [value], (rows,))
         if isinstance(value, str)
         else constant(np.nan if value is None else float(value), rows)
-        for name, value in si.echo(a).items()
+        for name, value in a.as_dict().items()
     }
 
 
@@ -264,7 +255,7 @@ def serve_csv(df: pd.DataFrame) -> str:
     """A serve_sweep frame as CSV text with unit-bearing headers, every row self-contained."""
     from engine.report.export import csv_headers
 
-    names = set(api.ASSUMPTION_NAMES)
+    names = set(ASSUMPTION_NAMES)
     headers = {k: v for k, v in csv_headers().items() if k in names} | CSV_HEADERS
     return df.rename(columns=headers).to_csv(index=False)
 
@@ -272,7 +263,7 @@ def serve_csv(df: pd.DataFrame) -> str:
 def serve_records(df: pd.DataFrame) -> list[dict[str, object]]:
     """A serve_sweep frame as `ServeResult.as_dict()` objects: assumptions nested, warnings a
     list, NaN as None (JSON-ready)."""
-    names = list(api.ASSUMPTION_NAMES)
+    names = list(ASSUMPTION_NAMES)
     out = []
     for row in df.to_dict(orient="records"):
         record = {k: _plain(row[k]) for k in df.columns if k not in names and k != "warnings"}

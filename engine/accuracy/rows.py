@@ -16,12 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.accuracy.measurements import Measurement
+from engine.assumptions import Assumptions
 from engine.catalog.load import Catalog
-from engine.catalog.specs import Assumptions
-from engine.roofline import api
+from engine.catalog.resolve import default_catalog, resolve_model
+from engine.catalog.shapes import Shapes, shapes_of
 from engine.serving import inputs as si
-from engine.serving.operators import step_lists
-from engine.serving.serve import request_terms
+from engine.serving.kernel import Device, fold
+from engine.serving.kernel import evaluate as evaluate_folded
+from engine.serving.operators import Layout, step_lists
 
 # metric -> (the kernel's SI term, scale to the metric's unit)
 TERMS = {
@@ -40,8 +42,9 @@ class RowPlan:
     rows: int
     index: np.ndarray  # positions of the predictable rows
     reasons: tuple[str | None, ...]  # per row: None, or why the model cannot express it
-    s: dict  # shapes, one value per predictable row
-    sc: dict  # scenario sizes, one value per predictable row
+    s: Shapes | None  # shapes, one value per predictable row (None: no such row)
+    lay: Layout | None  # TP, PP and element sizes, one value per predictable row
+    request: tuple  # (batch, input tokens, output tokens), one array each
     steps: tuple  # operator lists on those arrays (assumption-free)
     groups: tuple  # distinct (HardwareSpec, precision) pairs
     group_of: np.ndarray  # each predictable row's group
@@ -49,14 +52,14 @@ class RowPlan:
 
 
 def _resolve(m: Measurement, catalog: Catalog):
-    model = api.resolve_model(m.model, catalog)
+    model = resolve_model(m.model, catalog)
     placed = si.placement(model, m.hardware, m.tp, m.pp, catalog)  # name, arch, hw, tp, pp
     return placed[1], placed[2]
 
 
 def plan_rows(rows: Sequence[Measurement], catalog: Catalog | None = None) -> RowPlan:
     """Resolve every row's model and accelerator and check its split, once."""
-    catalog = catalog or api.default_catalog()
+    catalog = catalog or default_catalog()
     reasons, keep, found = [], [], []
     for i, m in enumerate(rows):
         try:
@@ -67,15 +70,15 @@ def plan_rows(rows: Sequence[Measurement], catalog: Catalog | None = None) -> Ro
         reasons.append(None)
         keep.append(i)
     kept = [rows[i] for i in keep]
-    shapes = [si.shapes(arch) for arch, _ in found]
-    sizes = [si.element_bytes(m.precision, m.kv_precision) for m in kept]
-    s = {k: np.array([x[k] for x in shapes]) for k in (shapes[0] if shapes else {})}
-    sc = {
-        key: np.array([float(getattr(m, attr)) for m in kept])
-        for key, attr in (("B", "batch_size"), ("I", "input_tokens"), ("O", "output_tokens"),
-                          ("tp", "tp"), ("pp", "pp"))
-    }  # fmt: skip
-    sc |= {k: np.array([x[k] for x in sizes]) for k in ("bw", "b_kv", "ba")}
+    s = Shapes.stack([shapes_of(arch) for arch, _ in found]) if kept else None
+    lay = None
+    if kept:
+        layouts = [si.layout(m.tp, m.pp, m.precision, m.kv_precision) for m in kept]
+        lay = Layout(*(np.array(column, dtype=float) for column in zip(*layouts, strict=True)))
+    request = tuple(
+        np.array([float(getattr(m, attr)) for m in kept])
+        for attr in ("batch_size", "input_tokens", "output_tokens")
+    )
     pairs = [(hw.id, m.precision) for (_, hw), m in zip(found, kept, strict=True)]
     unique = list(dict.fromkeys(pairs))
     specs = {hw.id: hw for _, hw in found}
@@ -84,8 +87,9 @@ def plan_rows(rows: Sequence[Measurement], catalog: Catalog | None = None) -> Ro
         index=np.array(keep, dtype=int),
         reasons=tuple(reasons),
         s=s,
-        sc=sc,
-        steps=step_lists(s, sc, np) if kept else ((), ()),
+        lay=lay,
+        request=request,
+        steps=step_lists(s, lay, np) if kept else ((), ()),
         groups=tuple((specs[h], p) for h, p in unique),
         group_of=np.array([unique.index(p) for p in pairs], dtype=int),
         metrics=tuple(m.metric for m in kept),
@@ -104,11 +108,11 @@ def evaluate(plan: RowPlan, a: Assumptions) -> dict[str, np.ndarray]:
     out["fits"] = np.zeros(n, dtype=bool)
     if not plan.index.size:
         return out
-    values = [si.hardware_values(hw, p, a) for hw, p in plan.groups]
-    keys = [k for k in values[0] if k != "peak_precision"]
-    hw = {k: np.array([v[k] for v in values], dtype=float)[plan.group_of] for k in keys}
+    values = [si.device_values(hw, p, a)[0] for hw, p in plan.groups]
+    dev = Device(*(np.array(column)[plan.group_of] for column in zip(*values, strict=True)))
     with np.errstate(all="ignore"):  # one-output-token rows have no decode step (NaN TPOT)
-        t = request_terms(plan.s, hw, plan.sc, si.eta_by_class(a), np, plan.steps)
+        folded = fold(plan.s, dev, plan.lay, si.efficiencies(a), np, plan.steps)
+        t = evaluate_folded(folded, *plan.request, np)
     metric = np.array(plan.metrics)
     value = np.full(plan.index.size, np.nan)
     for name, (term, scale) in TERMS.items():
