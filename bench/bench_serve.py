@@ -119,8 +119,10 @@ def bench_scalar(calls: int) -> None:
     for case in cases[:50]:
         engine.serve(**case)  # warm
     cat = engine.default_catalog()  # a page passes spec objects: the same cache as ids
-    specs = [case | {"model": cat.find_model(case["model"]),
-                     "hardware": cat.find_hardware(case["hardware"])} for case in cases]  # fmt: skip
+    specs = [
+        case | {"model": cat.find_model(case["model"]), "hardware": cat.hardware[case["hardware"]]}
+        for case in cases
+    ]
     for label, subset, forget in (
         ("varied scenarios", cases, False),
         ("varied scenarios, spec objects as a page passes them", specs, False),

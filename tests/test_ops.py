@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.arrays import SCALAR
 from engine.catalog.arch import Architecture
+from engine.catalog.shapes import kv_bytes_per_token_layer, shapes_of
 from engine.catalog.specs import HardwareSpec
 from engine.serving import closed_form, parallel
 from engine.serving import operators as ops
-from engine.arrays import SCALAR
-from engine.catalog.shapes import kv_bytes_per_token_layer, shapes_of
 from engine.serving.op_table import operators
 
 # A toy decoder small enough to count by hand: 2 layers, h 8, 2 heads of 4, 1 KV head, SwiGLU

@@ -77,7 +77,7 @@ def test_unknown_profile_lists_the_known_ones():
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ("[assumptions]\nefficiency = 1.5\n", "efficiency must be a number from 0.01 to 1, got 1.5"),
+        ("[assumptions]\nefficiency = 1.5\n", "efficiency must be a number from 0.01 to 1"),
         ("[assumptions]\nhbm_per_chip = 1.0\n", "unknown assumption 'hbm_per_chip'"),
         ("[assumptions]\nlayer_overhead_us = -3.0\n", "layer_overhead"),
         ("[assumptions]\nefficiency = 'fast'\n", "efficiency must be a number"),
