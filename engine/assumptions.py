@@ -12,7 +12,7 @@ tutorial's (docs/model.md): the published figures depend on them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from engine.checks import MAX_DEGREE  # noqa: F401  (the limits live in engine/checks.py)
 
@@ -125,8 +125,13 @@ class Assumptions:
     expert_efficiency: float | None = None
     link_efficiency: float = 1.0
     link_latency_s: float | None = None
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash(tuple(getattr(self, f) for f in _FIELDS)))
         for a in REGISTRY:
             value = getattr(self, a.field)
             if value is not None and not a.choices:
@@ -140,8 +145,9 @@ class Assumptions:
         return {a.name: from_si(a, getattr(self, a.field)) for a in REGISTRY}
 
 
+_FIELDS = tuple(a.field for a in REGISTRY)  # every field the hash and make_assumptions read
 DEFAULTS = Assumptions()
-ASSUMPTION_FIELDS = tuple(f.name for f in fields(Assumptions))
+ASSUMPTION_FIELDS = tuple(f.name for f in fields(Assumptions) if f.init)
 
 
 def make_assumptions(assumptions: Assumptions | None = None, **overrides: object) -> Assumptions:
@@ -169,7 +175,7 @@ def make_assumptions(assumptions: Assumptions | None = None, **overrides: object
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 1e300:
             raise ValueError(f"{name} is out of range")
         check_value(BY_NAME[name], value)
-    kwargs = {f: getattr(base, f) for f in ASSUMPTION_FIELDS}
+    kwargs = {f: getattr(base, f) for f in _FIELDS}
     for name, value in values.items():
         a = BY_NAME[name]
         kwargs[a.field] = to_si(a, value)

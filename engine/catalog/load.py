@@ -50,9 +50,11 @@ class UnknownIdError(KeyError, ValueError):
         return str(self.args[0])
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Catalog:
-    """Accelerators and models by id, plus what went wrong and what was overridden."""
+    """Accelerators and models by id, plus what went wrong and what was overridden.
+
+    Compared and hashed by identity: a catalogue is one loaded object (caches key on it)."""
 
     hardware: Mapping[str, object]
     models: Mapping[str, object]

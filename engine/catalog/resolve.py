@@ -36,23 +36,14 @@ def resolve_hardware(hardware: str | HardwareSpec, catalog: Catalog | None = Non
     return (catalog or default_catalog()).find_hardware(hardware)
 
 
-_PAIRS: dict[tuple, tuple] = {}  # (catalogue id, model text, hardware text) -> specs
-MAX_PAIRS = 4096
-
-
 def resolve_pair(model, hardware, catalog: Catalog | None = None) -> tuple[ModelSpec, HardwareSpec]:
-    """`resolve_model` and `resolve_hardware` at once, remembering what ids resolved to.
-
-    The memo is per catalogue object (kept alongside, so a recycled id never matches); only
-    successful lookups are kept, so an unknown id is refused with its message every time.
-    """
+    """`resolve_model` and `resolve_hardware` at once, remembering what ids resolved to (per
+    catalogue object; an unknown id raises, so it is refused with its message every time)."""
     if type(model) is not str or type(hardware) is not str:
         return resolve_model(model, catalog), resolve_hardware(hardware, catalog)
-    catalog = catalog or default_catalog()
-    key = (id(catalog), model, hardware)
-    hit = _PAIRS.get(key)
-    if hit is None or hit[0] is not catalog:
-        if len(_PAIRS) >= MAX_PAIRS:
-            _PAIRS.clear()
-        hit = _PAIRS[key] = (catalog, catalog.find_model(model), catalog.find_hardware(hardware))
-    return hit[1], hit[2]
+    return _pair(catalog or default_catalog(), model, hardware)
+
+
+@functools.lru_cache(maxsize=4096)
+def _pair(catalog: Catalog, model: str, hardware: str) -> tuple[ModelSpec, HardwareSpec]:
+    return catalog.find_model(model), catalog.find_hardware(hardware)

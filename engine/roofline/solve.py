@@ -10,6 +10,7 @@ bottleneck, regime, overhead share, the gap between the roof and the achieved po
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -205,24 +206,14 @@ def fallback_warning(hw: HardwareSpec, precision: str, used: str) -> str | None:
     )
 
 
-_ECHOED: dict[tuple[int, float], tuple[Assumptions, Assumptions]] = {}
-
-
 def _echo(a: Assumptions, dispatch: float) -> Assumptions:
-    """`a` with the dispatch figure used; built once per (assumptions object, figure) pair.
+    """`a` with the dispatch figure used (the result echoes what was assumed)."""
+    return a if a.dispatch_overhead_s == dispatch else _with_dispatch(a, dispatch)
 
-    The cache is keyed by identity (hashing all the fields would cost more than the solve's
-    arithmetic) and keeps `a` itself to make sure a recycled id never matches.
-    """
-    if a.dispatch_overhead_s == dispatch:
-        return a
-    key = (id(a), dispatch)
-    hit = _ECHOED.get(key)
-    if hit is None or hit[0] is not a:
-        if len(_ECHOED) > 1024:
-            _ECHOED.clear()
-        hit = _ECHOED[key] = (a, replace(a, dispatch_overhead_s=dispatch))
-    return hit[1]
+
+@functools.lru_cache(maxsize=1024)
+def _with_dispatch(a: Assumptions, dispatch: float) -> Assumptions:
+    return replace(a, dispatch_overhead_s=dispatch)
 
 
 def solve_specs(
