@@ -2,7 +2,7 @@
 
 JSON records have exactly the keys of `SolveResult.as_dict()` (a contract with users' scripts).
 CSV headers carry their units (`mfu_fraction`, `work_flop_per_batch`, ...): they come from the
-same column tables as the JSON keys (`engine.columns.SOLVE_COLUMNS`, `engine.llm_columns`).
+same column registry as the JSON keys (engine/report/columns.py).
 Every row carries the assumptions it was computed with, so a downloaded file stands alone.
 """
 
@@ -14,7 +14,6 @@ import math
 from typing import TYPE_CHECKING
 
 from engine.report import columns
-from engine.roofline import decode_columns as llm_columns
 
 if TYPE_CHECKING:  # imported lazily: `import engine` stays fast
     import pandas as pd
@@ -22,8 +21,8 @@ if TYPE_CHECKING:  # imported lazily: `import engine` stays fast
 
 @functools.cache
 def csv_headers() -> dict[str, str]:
-    """Display key -> CSV header, from the column tables of the solve and the decode view."""
-    out = llm_columns.csv_headers()
+    """Display key -> CSV header for the solve's and the decode view's frames."""
+    out = columns.decode_csv_headers()
     out |= {key: csv for key, _, csv in columns.SOLVE_COLUMNS.values()}
     out |= {key: csv for key, _, csv in columns.ASSUMPTION_COLUMNS.values()}
     return out | {"warnings": "warning"}
@@ -32,9 +31,9 @@ def csv_headers() -> dict[str, str]:
 @functools.cache
 def assumption_keys() -> frozenset[str]:
     """Display keys of every echoed assumption (nested under "assumptions" in JSON records)."""
-    tables = (columns.ASSUMPTION_COLUMNS, llm_columns.ASSUMPTION_COLUMNS)
+    tables = (columns.ASSUMPTION_COLUMNS, columns.DECODE_ASSUMPTION_COLUMNS)
     keys = {key for table in tables for key, _, _ in table.values()}
-    return frozenset(keys | set(llm_columns.FIXED_ASSUMPTIONS))
+    return frozenset(keys | set(columns.DECODE_FIXED_ASSUMPTIONS))
 
 
 def _plain(value):

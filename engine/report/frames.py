@@ -51,9 +51,11 @@ def code_dtype(categories: int) -> type:
     return next(t for t in (np.int8, np.int16, np.int32) if categories < np.iinfo(t).max)
 
 
-def categorical(codes: np.ndarray, labels: list, shape: tuple) -> pd.Categorical:
+def categorical(codes: np.ndarray, labels: list, shape: tuple | None = None) -> pd.Categorical:
     """A categorical column over a grid of `shape` from one code per value of an axis (`codes`
-    laid along it, broadcasting); repeated labels share one category."""
+    laid along it, broadcasting; None: `codes` is the whole column); repeated labels share one
+    category."""
+    shape = np.shape(codes) if shape is None else shape
     import pandas as pd
 
     unique = list(dict.fromkeys(labels))

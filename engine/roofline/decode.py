@@ -25,17 +25,20 @@ from engine.assumptions import Assumptions
 from engine.catalog.arch import Architecture
 from engine.catalog.shapes import Shapes, cached_tokens, shapes_of
 from engine.checks import MAX_BATCH, MAX_TOKENS
-from engine.roofline.decode_columns import (
+from engine.report.columns import (
     ACTIVATION_BYTES_PER_TOKEN,
-    ID_COLUMNS,
-    display_assumptions,
-    display_metrics,
+    DECODE_ASSUMPTION_COLUMNS,
+    DECODE_FIXED_ASSUMPTIONS,
+    DECODE_ID_COLUMNS,
+    DECODE_PHASE_COLUMNS,
+    DECODE_SCENARIO_COLUMNS,
 )
-from engine.roofline.solve import regime_of, roofline_terms
+from engine.report.frames import categorical
+from engine.roofline.solve import REGIMES, regime_codes, regime_of, roofline_terms
 
 MAX_CONTEXT = MAX_TOKENS  # tokens; the longest published context window (Llama 4 Scout, 10M)
 # The scenario's identity: the first keys of `DecodeResult.as_dict`.
-ID_KEYS = tuple(ID_COLUMNS)
+ID_KEYS = tuple(DECODE_ID_COLUMNS)
 
 
 def head_dim_of(model) -> float:
@@ -243,3 +246,51 @@ class DecodeResult:
         out["assumptions"] = display_assumptions(self.assumptions)
         out["warnings"] = list(self.warnings)
         return out
+
+
+def _labels(compute_bound, overhead_bound=None):
+    """Bottleneck (or, with overhead_bound, regime) as text or a categorical column."""
+    if np.ndim(compute_bound) == 0:
+        if overhead_bound is None:
+            return "compute" if compute_bound else "memory"
+        return regime_of(bool(compute_bound), bool(overhead_bound))
+    if overhead_bound is None:
+        return categorical(np.asarray(compute_bound).astype(np.int8), ["memory", "compute"])
+    return categorical(regime_codes(compute_bound, overhead_bound), REGIMES)
+
+
+def _scaled(value, scale):
+    """A float column scaled to its unit; counts (float arrays in a sweep) as int64."""
+    if scale is not None:
+        return value * scale
+    if np.ndim(value) and np.asarray(value).dtype.kind == "f":
+        return np.asarray(value).astype(np.int64)
+    return value
+
+
+def display_metrics(si: dict) -> dict:
+    """SI terms (floats or arrays, plus batch_size and prompt) -> display keys with units."""
+    d, p, batch = si["decode"], si["prefill"], si["batch_size"]
+    out = {
+        "tpot_ms": d["latency_s"] * 1e3,
+        "tokens_per_s": 1.0 / d["latency_s"],
+        "aggregate_tokens_per_s": batch / d["latency_s"],
+        "ttft_ms": p["latency_s"] * 1e3,
+        "prefill_tokens_per_s": si["prompt"] * batch / p["latency_s"],
+    }
+    for name, ph in (("decode", d), ("prefill", p)):
+        out[f"{name}_bottleneck"] = _labels(ph["compute_bound"])
+        out[f"{name}_regime"] = _labels(ph["compute_bound"], ph["overhead_bound"])
+    out |= {key: _scaled(si[n], scale) for n, (key, scale, _) in DECODE_SCENARIO_COLUMNS.items()}
+    for name, ph in (("decode", d), ("prefill", p)):
+        out |= {f"{name}_{k}": ph[n] * s for n, (k, s, _) in DECODE_PHASE_COLUMNS.items()}
+    return out
+
+
+def display_assumptions(a: Assumptions) -> dict:
+    """What the decode view assumed, in display units (a's dispatch: the figure used)."""
+    out = {}
+    for name, (key, scale, _) in DECODE_ASSUMPTION_COLUMNS.items():
+        value = getattr(a, name)
+        out[key] = None if value is None else value * scale
+    return out | DECODE_FIXED_ASSUMPTIONS

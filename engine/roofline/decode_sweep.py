@@ -28,10 +28,10 @@ from engine.catalog.specs import (
     check_precision,
 )
 from engine.checks import MAX_BATCH, MAX_TOKENS, as_list, check_whole, check_whole_numbers
+from engine.report.columns import PHASES
+from engine.report.frames import categorical
 from engine.roofline import decode as llm
-from engine.roofline.decode_columns import PHASES
 from engine.roofline.solve import dispatch_s, fallback_warning
-from engine.roofline.sweep import categorical
 
 if TYPE_CHECKING:  # pandas loads on first sweep, keeping `import engine` fast
     import pandas as pd

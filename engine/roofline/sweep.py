@@ -9,7 +9,6 @@ flattened. No per-row Python loop and no pint here. Also the exact crossover bat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,6 +19,7 @@ from engine.catalog.resolve import resolve_hardware, resolve_model
 from engine.catalog.specs import BYTES_PER_PARAM, HardwareSpec, ModelSpec, check_precision
 from engine.checks import MAX_BATCH, as_list, check_whole_numbers
 from engine.report.columns import assumption_values, display
+from engine.report.frames import categorical
 from engine.roofline.solve import REGIMES, dispatch_s, fallback_warning, regime_codes, solve_terms
 
 if TYPE_CHECKING:  # pandas is imported on first sweep, not with `import engine` (0.5 s)
@@ -27,15 +27,6 @@ if TYPE_CHECKING:  # pandas is imported on first sweep, not with `import engine`
 
 MAX_SWEEP_ROWS = 2_000_000  # refused before any work: about 1 GB of DataFrame
 GROUP = ["model", "hardware", "precision"]
-
-
-def categorical(codes: np.ndarray, labels: Sequence[str]) -> pd.Categorical:
-    """A categorical column from integer codes into `labels` (labels may repeat)."""
-    unique = list(dict.fromkeys(labels))
-    remap = np.array([unique.index(label) for label in labels], dtype=np.int32)
-    import pandas as pd
-
-    return pd.Categorical.from_codes(remap[codes], categories=unique)
 
 
 def sweep(

@@ -19,6 +19,7 @@ from engine.assumptions import ASSUMPTION_NAMES
 from engine.catalog.resolve import resolve_hardware
 from engine.catalog.shapes import Shapes, shapes_of
 from engine.checks import MAX_BATCH, MAX_DEGREE, MAX_TOKENS, as_list, check_whole_numbers
+from engine.report.columns import ASSUMPTION_CSV, SERVE_CSV_HEADERS
 from engine.report.frames import categorical, code_dtype, constant, full
 from engine.serving import inputs as si
 from engine.serving.kernel import Device, evaluate, fold
@@ -34,17 +35,6 @@ AXES = ("model", "hardware", "precision", "tp", "pp", "batch_size", "input_token
         "output_tokens")  # fmt: skip
 
 
-# CSV headers of the unitless metrics (the assumptions take engine.export's names).
-CSV_HEADERS = {
-    "decode_comm_share": "decode_comm_share_fraction",
-    "prefill_overhead_share": "prefill_overhead_share_fraction",
-    "decode_overhead_share": "decode_overhead_share_fraction",
-    "experts_touched_per_layer": "experts_touched_per_layer_count",
-    "attention_efficiency": "attention_efficiency_fraction",
-    "expert_efficiency": "expert_efficiency_fraction",
-    "link_efficiency": "link_efficiency_fraction",
-    "warnings": "warning",
-}
 TOPS = (MAX_DEGREE, MAX_DEGREE, MAX_BATCH, MAX_TOKENS, MAX_TOKENS)  # tp, pp, batch, I, O
 
 
@@ -253,11 +243,7 @@ def _metric_columns(t: dict) -> dict:
 
 def serve_csv(df: pd.DataFrame) -> str:
     """A serve_sweep frame as CSV text with unit-bearing headers, every row self-contained."""
-    from engine.report.export import csv_headers
-
-    names = set(ASSUMPTION_NAMES)
-    headers = {k: v for k, v in csv_headers().items() if k in names} | CSV_HEADERS
-    return df.rename(columns=headers).to_csv(index=False)
+    return df.rename(columns=ASSUMPTION_CSV | SERVE_CSV_HEADERS).to_csv(index=False)
 
 
 def serve_records(df: pd.DataFrame) -> list[dict[str, object]]:
