@@ -4,7 +4,11 @@
 - Pages and ui/ use only the engine's public API: `import engine` and the names in
   `engine.__all__`, never `engine.<module>` (so the engine's modules can change freely).
 - bench/ never imports tests/ (shared code lives in tools/).
-- Size budget: a page at most 150 lines, a test file at most 600, any other module 300.
+- The engine is cut by concept: at most four shared modules at its root, folders that import
+  downward only (catalog, report, roofline, serving, load/training, accuracy, cli) and no
+  import cycles.
+- Size budget: a page at most 150 lines, a test file at most 800, any other module 500 (a soft
+  limit: a file is small because its scope is small).
 """
 
 import ast
@@ -52,6 +56,122 @@ def test_engine_never_prints_except_the_cli(path):
         if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "print"
     ]
     assert not calls, path
+
+
+# The engine's concept folders, bottom up: a module may import its own folder, the root's shared
+# modules and the folders below it, never one above (or beside, at the same rank).
+ENGINE_RANKS = {
+    "": 0,  # engine/arrays.py, checks.py, assumptions.py: shared by all
+    "catalog": 1,
+    "report": 2,
+    "roofline": 3,
+    "serving": 4,
+    "load": 5,
+    "training": 5,
+    "accuracy": 6,
+    "cli": 7,
+}
+ENGINE_ROOT_MAX = 4  # modules at engine/'s root besides __init__ and __main__
+TOP_MODULES = ("engine", "engine.__main__")  # the public API and the CLI entry: above all
+
+
+def engine_folder(module: str) -> str | None:
+    """The concept folder of an engine module name ("" for the root), None outside the engine."""
+    parts = module.split(".")
+    if parts[0] != "engine" or len(parts) == 1:
+        return None
+    return parts[1] if parts[1] in ENGINE_RANKS and len(parts) > 2 else ""
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = [p for p in rel.parts if p != "__init__"]
+    return ".".join(parts)
+
+
+def engine_imports(path: Path) -> list[str]:
+    """Engine modules a file imports (absolute, also inside functions)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.startswith("engine")]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("engine"):
+            base = node.module
+            found += [f"{base}.{a.name}" if f"{base}.{a.name}" in ENGINE_MODULES else base
+                      for a in node.names]  # fmt: skip
+    return found
+
+
+def arrows_against_the_grain(src: str, imports: list[str]) -> list[str]:
+    """Imports of `src` that reach a folder above its own (or a sibling of the same rank)."""
+    own = engine_folder(src)
+    bad = []
+    for target in imports:
+        folder = engine_folder(target)
+        if own is None or folder is None or folder in ("", own) or src in TOP_MODULES:
+            continue
+        if ENGINE_RANKS[folder] >= ENGINE_RANKS[own]:
+            bad.append(f"{src} -> {target}")
+    return bad
+
+
+ENGINE_MODULES = {module_name(p) for p in ENGINE_FILES}
+
+
+def test_the_engine_is_cut_by_concept():
+    root = [p.name for p in (ROOT / "engine").glob("*.py")]
+    shared = sorted(set(root) - {"__init__.py", "__main__.py"})
+    assert len(shared) <= ENGINE_ROOT_MAX, shared
+    folders = [p for p in (ROOT / "engine").iterdir() if (p / "__init__.py").exists()]
+    assert len(folders) >= 4 and {p.name for p in folders} <= set(ENGINE_RANKS)
+    for folder in folders:  # each folder says what lives there
+        assert ast.get_docstring(ast.parse((folder / "__init__.py").read_text())), folder
+
+
+def test_engine_folders_import_downward_only():
+    bad = [
+        arrow
+        for path in ENGINE_FILES
+        for arrow in arrows_against_the_grain(module_name(path), engine_imports(path))
+    ]
+    assert not bad, bad
+
+
+def test_the_engine_has_no_import_cycles():
+    graph = {module_name(p): set(engine_imports(p)) & ENGINE_MODULES for p in ENGINE_FILES}
+    graph = {m: {t for t in targets if t != m and m != "engine"} for m, targets in graph.items()}
+    assert find_cycle(graph) is None
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of the directed graph as a list of nodes, or None (depth-first search)."""
+    state: dict[str, int] = {}  # 1: on the stack, 2: done
+
+    def visit(node: str, stack: list[str]) -> list[str] | None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt] if nxt in stack else [node, nxt]
+            if nxt not in state and (found := visit(nxt, [*stack, nxt])):
+                return found
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start, [start])):
+            return found
+    return None
+
+
+def test_the_folder_rules_catch_what_they_forbid():
+    assert arrows_against_the_grain("engine.catalog.specs", ["engine.serving.kernel"]) == [
+        "engine.catalog.specs -> engine.serving.kernel"
+    ]
+    assert arrows_against_the_grain("engine.load.sim", ["engine.training.step"])  # siblings
+    assert not arrows_against_the_grain("engine.serving.kernel", ["engine.catalog.shapes"])
+    assert not arrows_against_the_grain("engine.serving.kernel", ["engine.checks"])
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
 def private_engine_uses(tree: ast.AST) -> list[str]:
