@@ -12,13 +12,13 @@ import os
 import sys
 from collections.abc import Callable
 
-from engine.assumptions import make_assumptions
 from engine.catalog.arch import param_count
 from engine.catalog.load import Catalog, display_origin, load_catalog
 from engine.catalog.parse import CatalogError
 from engine.catalog.specs import PRECISIONS
 from engine.cli.accuracy import add_accuracy_commands, cmd_calibrate, cmd_validate
 from engine.cli.decode import cmd_decode
+from engine.cli.flags import add_assumption_flags, assumptions_from
 from engine.cli.model_args import add_model_args, model_from_args, models_from_args
 from engine.cli.serve import add_serve_commands, cmd_ops, cmd_serve
 from engine.report.export import key_value_table, records, to_csv
@@ -33,37 +33,6 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line instead of usage + error
         raise UsageError(message)
-
-
-def add_assumption_flags(p: argparse.ArgumentParser) -> None:
-    """The assumption flags shared by every solving command (defaults: docs/model.md)."""
-    p.add_argument("--efficiency", type=float, help="achievable fraction of peak (default 0.5)")
-    p.add_argument("--layer-overhead-us", type=float, help="per-layer overhead, µs (default 10)")
-    p.add_argument(
-        "--dispatch-overhead-ms",
-        type=float,
-        help="per-call dispatch overhead, ms (default: the accelerator's figure)",
-    )
-    p.add_argument(
-        "--activation-fraction",
-        type=float,
-        help="activation bytes per extra sample / weight bytes (default 0.1)",
-    )
-    p.add_argument(
-        "--flop-convention",
-        choices=["catalog", "mac2"],
-        help="catalog: FLOPs as catalogued (default); mac2: 2 FLOPs per MAC",
-    )
-
-
-def assumptions_from(args: argparse.Namespace):
-    return make_assumptions(
-        efficiency=args.efficiency,
-        layer_overhead_us=args.layer_overhead_us,
-        dispatch_overhead_ms=args.dispatch_overhead_ms,
-        activation_fraction=args.activation_fraction,
-        flop_convention=args.flop_convention,
-    )
 
 
 def cmd_solve(args: argparse.Namespace, catalog: Catalog) -> str:

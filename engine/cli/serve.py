@@ -14,31 +14,15 @@ import math
 
 from engine.catalog.load import Catalog
 from engine.catalog.specs import PRECISIONS
+from engine.cli.flags import add_serving_flags
 from engine.cli.model_args import add_model_args, model_from_args
 from engine.report.export import key_value_table
 from engine.serving.op_table import PHASES, operators
 from engine.serving.serve import serve
 
-# The serving model's own assumption flags: (flag, user name, help with the default).
-SERVING_FLAGS = (
-    ("--bandwidth-efficiency", "achievable fraction of memory bandwidth (default 1.0)"),
-    ("--memory-reserve", "fraction of device memory held back by the runtime (default 0.10)"),
-    ("--attention-efficiency", "compute efficiency of attention (default: --efficiency)"),
-    ("--expert-efficiency", "compute efficiency of MoE experts (default: --efficiency)"),
-    ("--link-efficiency", "achievable fraction of interconnect bandwidth (default 1.0)"),
-    ("--link-latency-us", "per-hop link latency, µs (default: the interconnect's figure)"),
-)
-TUTORIAL_FLAGS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms")
 OPS_COLUMNS = ("name", "layer", "count", "op_class", "flops", "bytes", "time_ms",
                "total_time_ms", "bottleneck", "arithmetic_intensity_flop_per_byte")  # fmt: skip
 CSV_RENAMES = {"flops": "work_flop", "count": "count_per_step"}
-
-
-def add_serving_flags(p: argparse.ArgumentParser) -> None:
-    """The serving assumptions' flags (skipping any that engine/cli.py already added)."""
-    for flag, text in SERVING_FLAGS:
-        if flag not in p._option_string_actions:
-            p.add_argument(flag, type=float, help=text)
 
 
 def _common(p: argparse.ArgumentParser, assumption_flags) -> None:
