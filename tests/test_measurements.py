@@ -98,7 +98,7 @@ def test_a_short_row_is_reported():
 
 
 def test_an_oversized_file_is_refused_before_parsing():
-    with pytest.raises(MeasurementsError, match=r"the limit is 1\.0 MB"):
+    with pytest.raises(MeasurementsError, match=r"larger than the limit of 1,000,000 bytes"):
         parse_measurements(b"x" * (MAX_MEASUREMENTS_BYTES + 1), "big.csv")
 
 

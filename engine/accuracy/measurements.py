@@ -20,6 +20,7 @@ import numpy as np
 
 from engine.catalog.load import Catalog
 from engine.catalog.specs import check_precision
+from engine.files import FileLimitError, read_bounded
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -151,9 +152,8 @@ def parse_measurements(data: bytes, label: str = "measurements") -> tuple[Measur
             the problems name the row and column.
     """
     if len(data) > MAX_MEASUREMENTS_BYTES:
-        size = f"{len(data) / 1e6:.1f} MB"
         raise MeasurementsError(
-            label, [f"the file is {size}; the limit is {MAX_MEASUREMENTS_BYTES / 1e6} MB"]
+            label, [f"the file is larger than the limit of {MAX_MEASUREMENTS_BYTES:,} bytes"]
         )
     try:
         text = data.decode("utf-8-sig")
@@ -162,7 +162,7 @@ def parse_measurements(data: bytes, label: str = "measurements") -> tuple[Measur
     reader = csv.DictReader(io.StringIO(text, newline=""))
     header = _header(reader, label)
     rows, problems = [], []
-    for row, raw in enumerate(reader, start=1):
+    for row, raw in _numbered(reader, label):
         if row > MAX_ROWS:
             raise MeasurementsError(label, [f"more than {MAX_ROWS:,} rows"])
         if None in raw or any(v is None for v in raw.values()):
@@ -180,9 +180,28 @@ def parse_measurements(data: bytes, label: str = "measurements") -> tuple[Measur
     return tuple(rows)
 
 
+def _numbered(reader: csv.DictReader, label: str):
+    """(row number, cells) of each data row; a row the csv module cannot read (a cell longer
+    than its limit of 131,072 characters, a stray quote) is a row error, not a traceback."""
+    row = 0
+    while True:
+        row += 1
+        try:
+            raw = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise MeasurementsError(label, [f"row {row}: not readable as CSV ({exc})"]) from None
+        yield row, raw
+
+
 def _header(reader: csv.DictReader, label: str) -> list[str]:
     """The checked header (every required column, nothing foreign), set on the reader."""
-    header = [h.strip() for h in (reader.fieldnames or [])]
+    try:
+        names = reader.fieldnames or []
+    except csv.Error as exc:
+        raise MeasurementsError(label, [f"the header is not readable as CSV ({exc})"]) from None
+    header = [h.strip() for h in names]
     missing = [c for c in REQUIRED if c not in header]
     unknown = [c for c in header if c not in COLUMNS]
     if missing or unknown:
@@ -203,12 +222,9 @@ def read_measurements(paths: Iterable[str | Path]) -> tuple[Measurement, ...]:
     rows: list[Measurement] = []
     for path in map(Path, paths):
         try:
-            size = path.stat().st_size
-            if size > MAX_MEASUREMENTS_BYTES:  # refused before reading it
-                parse_measurements(b" " * (MAX_MEASUREMENTS_BYTES + 1), path.name)
-            data = path.read_bytes()
-        except OSError as exc:
-            raise MeasurementsError(path.name, [f"cannot read it ({exc.strerror})"]) from None
+            data = read_bounded(path, MAX_MEASUREMENTS_BYTES, path.name)
+        except FileLimitError as exc:
+            raise MeasurementsError(path.name, [str(exc).split(": ", 1)[1]]) from None
         rows += parse_measurements(data, path.name)
     if not rows:
         raise MeasurementsError("measurements", ["no file given"])

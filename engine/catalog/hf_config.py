@@ -17,19 +17,17 @@ from pathlib import Path
 from engine.catalog.arch import Architecture, active_param_count, param_count
 from engine.catalog.hf_families import FAMILIES, GEMMA3_TEXT_DEFAULTS, TEXT_CONFIG, Fields
 from engine.catalog.specs import ModelSpec
+from engine.files import read_bounded
 
 MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB; refuse anything larger unread
 
 
 def _read_text(path: Path) -> str:
+    data = read_bounded(path, MAX_CONFIG_BYTES, "config.json")
     try:
-        if path.stat().st_size > MAX_CONFIG_BYTES:
-            raise ValueError(f"config.json: larger than {MAX_CONFIG_BYTES:,} bytes")
-        with path.open("rb") as file:
-            return file.read(MAX_CONFIG_BYTES + 1).decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or "not UTF-8 text"
-        raise ValueError(f"config.json: cannot read {str(path)[:80]} ({reason})") from None
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"config.json: cannot read {str(path)[:80]} (not UTF-8 text)") from None
 
 
 def read_config(source: str | Path | Mapping) -> dict:

@@ -20,6 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from engine.catalog.parse import CatalogError, parse_hardware, parse_model
+from engine.files import FileLimitError, read_bounded
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 BUILTIN_FILES = (DATA_DIR / "hardware.toml", DATA_DIR / "models.toml")
@@ -96,14 +97,12 @@ def _find(entries: Mapping[str, object], text: str, kind: str):
 def read_catalog_file(path: Path) -> tuple[dict[str, dict], list[CatalogError]]:
     """Parse one catalogue file into {"hardware": {id: spec}, "models": {...}} and problems."""
     label = str(path)
+    if not label.strip() or label == ".":
+        return _empty(), [CatalogError(label, "", "", "no file named (an empty path)")]
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:  # refused before reading a byte of it
-            return _empty(), [CatalogError(label, "", "", _too_big(size))]
-        with path.open("rb") as file:
-            data = file.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        return _empty(), [CatalogError(label, "", "", f"cannot read file ({exc.strerror})")]
+        data = read_bounded(path, MAX_FILE_BYTES, "catalogue")
+    except FileLimitError as exc:
+        return _empty(), [CatalogError(label, "", "", str(exc).split(": ", 1)[1])]
     return read_catalog_bytes(data, label)
 
 

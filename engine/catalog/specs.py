@@ -56,6 +56,31 @@ def _positive(owner: str, **values: float) -> None:
             raise ValueError(f"{owner}: {name} must be a positive finite number, got {value!r}")
 
 
+# Physical ranges of catalogue figures (SI): a value outside is a typo or a unit slip (a chip
+# with 1e-300 B/s would make every time infinite), refused when the catalogue loads.
+RANGES = {
+    "peak": (1e6, 1e19, "FLOP/s"),  # 1 MFLOP/s (a microcontroller) to 10 EFLOP/s
+    "memory_bandwidth": (1e6, 1e16, "B/s"),  # 1 MB/s to 10 PB/s
+    "memory_capacity": (1e3, 1e15, "B"),  # 1 kB to 1 PB
+    "dispatch_overhead": (0.0, 1.0, "s"),
+    "tdp": (1e-3, 1e6, "W"),
+    "interconnect_bandwidth": (1e6, 1e14, "B/s"),
+    "interconnect_latency": (0.0, 1.0, "s"),
+    "params": (1.0, 1e14, ""),  # parameters: one to 100 trillion
+    "flops_per_sample": (1.0, 1e18, "FLOP"),
+}
+
+
+def _in_range(owner: str, name: str, value: object) -> None:
+    """ValueError unless `value` is a finite number within RANGES[name] (the field named)."""
+    low, high, unit = RANGES[name.split(".")[0]]
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not (ok and math.isfinite(value) and low <= value <= high):
+        raise ValueError(
+            f"{owner}: {name} must be from {low:g} to {high:g} {unit}, got {value!r}".rstrip()
+        )
+
+
 def _field_hash(spec) -> int:
     """A spec's hash from its compared fields (mappings as sorted items), computed once at
     construction: specs key the serving model's caches, so a lookup must cost no more than a
@@ -73,12 +98,9 @@ def _check_interconnect(hw: HardwareSpec) -> None:
     if isinstance(n, bool) or not isinstance(n, int) or not 0 < n <= 100_000:
         raise ValueError(f"{hw.id}: devices_per_node must be a whole number > 0, got {n!r}")
     bw, lat = hw.interconnect_bandwidth_bytes_per_s, hw.interconnect_latency_s
-    if n > 1:
-        _positive(hw.id, interconnect_bandwidth=bw)
-    elif not (isinstance(bw, int | float) and math.isfinite(bw) and bw >= 0):
-        raise ValueError(f"{hw.id}: interconnect_bandwidth must be >= 0, got {bw!r}")
-    if not (isinstance(lat, int | float) and math.isfinite(lat) and lat >= 0):
-        raise ValueError(f"{hw.id}: interconnect_latency must be >= 0, got {lat!r}")
+    if n > 1 or bw:  # a single device may still list its link (unused)
+        _in_range(hw.id, "interconnect_bandwidth", bw)
+    _in_range(hw.id, "interconnect_latency", lat)
     if hw.price_per_hour_usd is not None:
         _positive(hw.id, price_per_hour_usd=hw.price_per_hour_usd)
 
@@ -118,18 +140,14 @@ class HardwareSpec:
         return self._hash
 
     def __post_init__(self) -> None:
-        _positive(
-            self.id,
-            memory_bandwidth=self.memory_bandwidth_bytes_per_s,
-            memory_capacity=self.memory_capacity_bytes,
-            tdp=self.tdp_w,
-        )
-        if not (math.isfinite(self.dispatch_overhead_s) and self.dispatch_overhead_s >= 0):
-            raise ValueError(f"{self.id}: dispatch_overhead must be >= 0")
+        _in_range(self.id, "memory_bandwidth", self.memory_bandwidth_bytes_per_s)
+        _in_range(self.id, "memory_capacity", self.memory_capacity_bytes)
+        _in_range(self.id, "tdp", self.tdp_w)
+        _in_range(self.id, "dispatch_overhead", self.dispatch_overhead_s)
         _check_interconnect(self)
         for precision, peak in self.peak_flop_per_s.items():
             check_precision(precision)
-            _positive(self.id, **{f"peak.{precision}": peak})
+            _in_range(self.id, f"peak.{precision}", peak)
         for precision in REQUIRED_PEAKS:
             if precision not in self.peak_flop_per_s:
                 raise ValueError(f"{self.id}: peak.{precision} is required")
@@ -186,9 +204,10 @@ class ModelSpec:
         return self._hash
 
     def __post_init__(self) -> None:
-        _positive(self.id, params=self.params, flops_per_sample=self.flops_per_sample)
+        _in_range(self.id, "params", self.params)
+        _in_range(self.id, "flops_per_sample", self.flops_per_sample)
         if self.published_params is not None:
-            _positive(self.id, published_params=self.published_params)
+            _in_range(self.id, "params", self.published_params)
         if self.arch is not None:
             _check_arch(self)
         if self.flop_convention not in ("mac1", "mac2"):

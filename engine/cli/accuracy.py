@@ -10,7 +10,6 @@ bad input). See docs/model.md ("Accuracy").
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 
@@ -19,12 +18,15 @@ from engine.accuracy.measurements import read_measurements
 from engine.accuracy.validate import summarise, validate
 from engine.catalog.load import Catalog
 from engine.catalog.profiles import (
+    MAX_PROFILE_BYTES,
     Profile,
     check_profile_name,
     get_profile,
     profile_from_toml,
     profile_to_toml,
 )
+from engine.cli.output import json_text
+from engine.files import read_bounded
 from engine.report.export import key_value_table
 
 
@@ -45,19 +47,9 @@ def add_accuracy_commands(sub) -> None:
 def _profile_arg(text: str) -> Profile:
     if text.endswith(".toml"):
         path = Path(text)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise ValueError(f"--profile {text[:60]!r}: cannot read it ({exc.strerror})") from None
+        data = read_bounded(path, MAX_PROFILE_BYTES, f"--profile {text[:60]!r}")
         return profile_from_toml(data, path.name, origin="file")
     return get_profile(text)
-
-
-def _clean(value: object) -> object:
-    """JSON-safe: NaN becomes null, numpy scalars become Python numbers."""
-    if hasattr(value, "item"):
-        value = value.item()
-    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
@@ -80,7 +72,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
         except OSError as exc:
             raise ValueError(f"--out {args.out[:60]!r}: cannot write it ({exc.strerror})") from None
     if args.format == "json":
-        return json.dumps(profile.as_dict(), indent=2)
+        return json_text(profile.as_dict())
     fitted = {k: v for k, v in profile.values().items() if k in FIT_PARAMS}
     head = {"profile": profile.name, "rows": profile.rows, "fitted_on": list(profile.fitted_on)}
     lines = [key_value_table(head), "", "fitted parameters:", key_value_table(fitted)]
@@ -96,8 +88,7 @@ def cmd_validate(args: argparse.Namespace, catalog: Catalog) -> str:
         reasons = "; ".join(f"row {u['row']}: {u['reason']}" for u in summary["unpredicted"][:5])
         raise ValueError(f"no row of {Path(args.file).name} can be predicted ({reasons})")
     if args.format == "json":
-        records = [{k: _clean(v) for k, v in r.items()} for r in df.to_dict("records")]
-        return json.dumps(records, indent=2)
+        return json_text(df.to_dict("records"))
     return validation_table(df, summary)
 
 

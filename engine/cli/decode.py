@@ -8,11 +8,10 @@ turns into one line on stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
-import json
 
 from engine.catalog.load import Catalog
 from engine.cli.model_args import model_from_args
-from engine.report.export import key_value_table
+from engine.cli.output import json_text, table_text
 from engine.roofline.decode_sweep import decode
 
 
@@ -34,5 +33,5 @@ def cmd_decode(args: argparse.Namespace, catalog: Catalog) -> str:
         flop_convention=args.flop_convention,
     ).as_dict()
     if args.format == "json":
-        return json.dumps(result, indent=2)
-    return key_value_table(result)
+        return json_text(result)
+    return table_text(result)

@@ -7,7 +7,6 @@ goes to stdout as JSON (the API's keys), CSV (unit-bearing headers) or a readabl
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -20,8 +19,9 @@ from engine.cli.accuracy import add_accuracy_commands, cmd_calibrate, cmd_valida
 from engine.cli.decode import cmd_decode
 from engine.cli.flags import add_assumption_flags, assumptions_from
 from engine.cli.model_args import add_model_args, model_from_args, models_from_args
+from engine.cli.output import json_text, table_text
 from engine.cli.serve import add_serve_commands, cmd_ops, cmd_serve
-from engine.report.export import key_value_table, records, to_csv
+from engine.report.export import records, to_csv
 from engine.roofline.solve import solve
 from engine.roofline.sweep import sweep
 
@@ -45,8 +45,8 @@ def cmd_solve(args: argparse.Namespace, catalog: Catalog) -> str:
         assumptions=assumptions_from(args),
     ).as_dict()
     if args.format == "json":
-        return json.dumps(result, indent=2)
-    return key_value_table(result)
+        return json_text(result)
+    return table_text(result)
 
 
 def _batch_list(text: str) -> list[int]:
@@ -69,7 +69,7 @@ def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> str:
         assumptions=assumptions_from(args),
     )
     if args.format == "json":
-        return json.dumps(records(df), indent=2)
+        return json_text(records(df))
     if args.format == "csv":
         return to_csv(df).rstrip("\n")
     cols = [
@@ -131,7 +131,7 @@ def cmd_list(args: argparse.Namespace, catalog: Catalog) -> str:
             for h in entries.values()
         ]
     if args.format == "json":
-        return json.dumps(rows, indent=2)
+        return json_text(rows)
     return "\n".join(f"{r['id']:<18} {r['name']}" for r in rows)
 
 
@@ -194,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         paths = _pop_catalog_flags(argv)  # accepted before or after the sub-command
+        if any(not p.strip() for p in paths):
+            raise UsageError("--catalog needs a file name (got an empty one)")
         args = build_parser().parse_args(argv)
         catalog = load_catalog(paths)
         explicit = set(paths)

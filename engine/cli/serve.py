@@ -9,14 +9,13 @@ into one line on stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
-import json
-import math
 
 from engine.catalog.load import Catalog
 from engine.catalog.specs import PRECISIONS
 from engine.cli.flags import add_serving_flags
 from engine.cli.model_args import add_model_args, model_from_args
-from engine.report.export import key_value_table
+from engine.cli.output import json_text, table_text
+from engine.report.export import write_csv
 from engine.serving.op_table import PHASES, operators
 from engine.serving.serve import serve
 
@@ -65,17 +64,6 @@ def _assumption_args(args: argparse.Namespace) -> dict:
     return out
 
 
-def _clean(value: object) -> object:
-    """JSON-safe values: NaN becomes null (undefined, e.g. TPOT with one output token)."""
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return None if isinstance(value, float) and not math.isfinite(value) else value
-
-
 def cmd_serve(args: argparse.Namespace, catalog: Catalog) -> str:
     result = serve(
         model_from_args(args), args.hardware, tp=args.tp, pp=args.pp,
@@ -84,8 +72,8 @@ def cmd_serve(args: argparse.Namespace, catalog: Catalog) -> str:
         kv_precision=args.kv_precision, catalog=catalog, **_assumption_args(args),
     ).as_dict()  # fmt: skip
     if args.format == "json":
-        return json.dumps(_clean(result), indent=2)
-    return key_value_table(result)
+        return json_text(result)
+    return table_text(result)
 
 
 def cmd_ops(args: argparse.Namespace, catalog: Catalog) -> str:
@@ -97,7 +85,7 @@ def cmd_ops(args: argparse.Namespace, catalog: Catalog) -> str:
         kv_precision=args.kv_precision, catalog=catalog, **kwargs,
     )  # fmt: skip
     if args.format == "json":
-        return json.dumps([_clean(r) for r in df.to_dict(orient="records")], indent=2)
+        return json_text(df.to_dict(orient="records"))
     if args.format == "csv":
-        return df.rename(columns=CSV_RENAMES).to_csv(index=False).rstrip("\n")
+        return write_csv(df.rename(columns=CSV_RENAMES)).rstrip("\n")
     return df[list(OPS_COLUMNS)].to_string(index=False)

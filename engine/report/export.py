@@ -75,5 +75,27 @@ def key_value_table(mapping: dict[str, object]) -> str:
 
 
 def to_csv(df: pd.DataFrame) -> str:
-    """CSV text with unit-bearing headers; numbers at full precision."""
-    return df.rename(columns=csv_headers()).to_csv(index=False)
+    """A solve or decode sweep as CSV text with unit-bearing headers; numbers at full precision."""
+    return write_csv(df.rename(columns=csv_headers()))
+
+
+RISKY = r"^[=+\-@\t\r]"  # what a spreadsheet would run as a formula (OWASP "CSV injection")
+
+
+def defuse_formulas(df: pd.DataFrame) -> pd.DataFrame:
+    """Text cells that a spreadsheet would run as a formula (=, +, -, @, tab, CR first) get a
+    leading apostrophe; numbers are untouched. Returns `df` itself when nothing is risky."""
+    text = [c for c in df.columns if df[c].dtype.kind not in "fiub"]
+    risky = [c for c in text if df[c].astype(str).str.match(RISKY).any()]
+    if not risky:
+        return df
+    out = df.copy()
+    for c in risky:
+        col = out[c].astype(str)
+        out[c] = col.where(~col.str.match(RISKY), "'" + col)
+    return out
+
+
+def write_csv(df: pd.DataFrame) -> str:
+    """The one CSV writer of the project: formulas defused, no index, numbers at full precision."""
+    return defuse_formulas(df).to_csv(index=False)

@@ -243,7 +243,9 @@ def _metric_columns(t: dict) -> dict:
 
 def serve_csv(df: pd.DataFrame) -> str:
     """A serve_sweep frame as CSV text with unit-bearing headers, every row self-contained."""
-    return df.rename(columns=ASSUMPTION_CSV | SERVE_CSV_HEADERS).to_csv(index=False)
+    from engine.report.export import write_csv
+
+    return write_csv(df.rename(columns=ASSUMPTION_CSV | SERVE_CSV_HEADERS))
 
 
 def serve_records(df: pd.DataFrame) -> list[dict[str, object]]:
