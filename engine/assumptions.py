@@ -69,6 +69,20 @@ REGISTRY: tuple[Assumption, ...] = (
     Assumption("link_latency_us", "link_latency_s", "µs", 10**6, None, 0.0, 1e6,
                "link_latency_us", "Link latency α (µs per hop)",
                none_means="the interconnect's catalogued figure", models="serving"),
+    _fraction("fp8_efficiency", "fp8_efficiency", None, "fp8_efficiency_fraction",
+              "8-bit GEMM efficiency (fraction of the fp8/int8 peak)", "serving",
+              "the compute efficiency η"),
+    _fraction("kv_reuse", "kv_reuse", 1.0, "kv_reuse_fraction",
+              "Grouped-KV reuse (share of the GQA read saving that decode kernels realise)",
+              "serving", low=0.0),
+    Assumption("prefill_layer_overhead_us", "prefill_layer_overhead_s", "µs", 10**6, None,
+               0.0, 1e6, "prefill_layer_overhead_us",
+               "Prefill layer overhead (µs per layer per prefill step)",
+               none_means="the layer overhead τ", models="serving"),
+    Assumption("sequence_overhead_us", "sequence_overhead_s", "µs", 10**6, 0.0, 0.0, 1e5,
+               "sequence_overhead_us",
+               "Sequence overhead σ (µs per sequence per step: sampling, bookkeeping)",
+               models="serving"),
 )  # fmt: skip
 BY_NAME = {a.name: a for a in REGISTRY}
 ASSUMPTION_NAMES = tuple(BY_NAME)
@@ -110,7 +124,8 @@ class Assumptions:
     """Everything the models assume beyond the catalogue, in SI units; REGISTRY's defaults.
 
     `dispatch_overhead_s` and `link_latency_s` None mean "the catalogue's figure";
-    `attention_efficiency` and `expert_efficiency` None mean "the compute efficiency".
+    `attention_efficiency`, `expert_efficiency` and `fp8_efficiency` None mean "the compute
+    efficiency"; `prefill_layer_overhead_s` None means "the layer overhead".
     """
 
     efficiency: float = 0.5
@@ -125,6 +140,10 @@ class Assumptions:
     expert_efficiency: float | None = None
     link_efficiency: float = 1.0
     link_latency_s: float | None = None
+    fp8_efficiency: float | None = None  # None: `efficiency`
+    kv_reuse: float = 1.0  # 1: each KV head read once for its query-head group (ideal GQA)
+    prefill_layer_overhead_s: float | None = None  # None: layer_overhead_s
+    sequence_overhead_s: float = 0.0
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __hash__(self) -> int:

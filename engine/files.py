@@ -25,7 +25,7 @@ def read_bounded(path: str | Path, limit: int, what: str = "file") -> bytes:
             data = file.read(limit + 1)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise FileLimitError(f"{what}: cannot read it ({reason})") from None
+        raise FileLimitError(f"{what}: cannot read {str(path)[:80]} ({reason})") from None
     if len(data) > limit:
         raise FileLimitError(f"{what}: larger than the limit of {limit:,} bytes")
     return data

@@ -1,43 +1,70 @@
-"""Fit a profile to measurements: least squares on log(predicted / measured).
+"""Fit a profile to measurements: least squares on log(predicted / measured), honestly.
 
-The fitted parameters are global (compute efficiency of GEMMs and of attention, bandwidth
-efficiency, per-layer overhead, interconnect efficiency), each bounded to its physical range;
-the start is a fixed profile and the solver (scipy.optimize.least_squares, trust-region
-reflective) uses no randomness, so the same measurements always give the same profile.
-See docs/model.md ("Accuracy").
+The fitted parameters are global (compute efficiency of GEMMs, of 8-bit GEMMs and of
+attention, bandwidth efficiency, the overheads per layer and per sequence, the share of the
+grouped-KV saving kernels realise, interconnect efficiency and latency), each bounded to its
+physical range (FIT_BOUNDS); nothing is per model or per accelerator. The solver
+(scipy.optimize.least_squares, trust-region reflective) starts from a fixed profile and uses
+no randomness, so the same measurements always give the same profile.
+
+Honest by construction (docs/model.md, "Accuracy"):
+- only what the rows can identify is fitted: a parameter no row is sensitive to keeps its
+  start value, and the profile lists it as not identified;
+- the memory reserve is never fitted from speed rows (it stays the start profile's);
+- the error is reported in sample and out of sample: leave one model out and leave one
+  accelerator out refit on the other rows and predict the held-out ones;
+- fewer than MIN_ROWS_PER_PARAMETER rows per fitted parameter is flagged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from engine.accuracy.bands import families
 from engine.accuracy.measurements import Measurement, ape_summary, describe, read_measurements
-from engine.accuracy.validate import ServingPredictor, memory_fractions
+from engine.accuracy.validate import ServingPredictor
 from engine.assumptions import Assumptions
 from engine.catalog.load import Catalog
 from engine.catalog.profiles import Profile, assumptions_from, get_profile, today
+from engine.catalog.resolve import resolve_model
 
-# Fitted parameter (user name and unit) -> (lower, upper) bound. Efficiencies are fractions of
-# a datasheet peak, so in (0, 1]; the lower bound 0.02 keeps them away from a zero division.
+# Fitted parameter (user name and unit) -> (lower, upper) bound, each with a physical meaning:
+# efficiencies are fractions of a datasheet peak (below 5 % no production kernel runs; dense
+# GEMMs stay under 95 %, FlashAttention under 80 %: FlashAttention-3 reaches about 75 % of
+# H100's fp16 peak, Shah et al. 2024); a per-layer overhead beyond 200 µs or a per-sequence
+# one beyond 1 ms per step would be a stalled runtime, not a cost; a link hop beyond 50 µs is
+# a network, not NVLink or PCIe.
 FIT_BOUNDS: Mapping[str, tuple[float, float]] = {
-    "efficiency": (0.02, 1.0),
-    "attention_efficiency": (0.02, 1.0),
-    "bandwidth_efficiency": (0.02, 1.0),
-    "layer_overhead_us": (0.0, 500.0),
-    "link_efficiency": (0.02, 1.0),
-    "link_latency_us": (0.0, 100.0),
+    "efficiency": (0.05, 0.95),
+    "fp8_efficiency": (0.05, 0.95),
+    "attention_efficiency": (0.05, 0.8),
+    "bandwidth_efficiency": (0.3, 1.0),
+    "kv_reuse": (0.0, 1.0),
+    "layer_overhead_us": (0.0, 200.0),
+    "prefill_layer_overhead_us": (0.0, 200.0),
+    "sequence_overhead_us": (0.0, 1000.0),
+    "link_efficiency": (0.05, 1.0),
+    "link_latency_us": (0.0, 50.0),
 }
 FIT_PARAMS = tuple(FIT_BOUNDS)
-# Start values for parameters a profile may leave unset: "the same as efficiency", or (the
-# link latency, unset meaning each interconnect's catalogued figure) a fixed 1 us per hop.
-_FALLBACK = {"attention_efficiency": "efficiency", "expert_efficiency": "efficiency"}
+MIN_ROWS_PER_PARAMETER = 5  # fewer rows per fitted parameter: the fit is flagged
+# Start values for parameters a profile may leave unset: "the same as efficiency" (or the
+# layer overhead), or (unset meaning each interconnect's catalogued figure) 1 µs per hop.
+_FALLBACK = {
+    "attention_efficiency": "efficiency",
+    "expert_efficiency": "efficiency",
+    "fp8_efficiency": "efficiency",
+    "prefill_layer_overhead_us": "layer_overhead_us",
+}
 _UNSET_START = {"link_latency_us": 1.0}
 # A row the model stops expressing mid-fit counts as this log error (a factor e^3 ~ 20x).
 _PENALTY = 3.0
+# A parameter is identifiable when a 10 % step moves some row's prediction by at least this
+# (relative): below it no row can tell its value.
+_SENSITIVITY = 1e-3
 
 # (rows, assumptions) -> predicted values in each row's metric unit; NaN where it cannot.
 Predictor = Callable[[Sequence[Measurement], Assumptions], np.ndarray]
@@ -65,16 +92,51 @@ def _rounded(x: np.ndarray) -> np.ndarray:
     return np.array([float(f"{v:.6g}") for v in x])
 
 
+def _snapped(x: np.ndarray, params: Sequence[str]) -> np.ndarray:
+    """Values within a billionth of their range from a bound are the bound (a fit pressed
+    against 0 µs reports 0, not 5e-16)."""
+    lower, upper = np.array([FIT_BOUNDS[p] for p in params]).T
+    close = 1e-9 * (upper - lower)
+    return np.where(x - lower < close, lower, np.where(upper - x < close, upper, x))
+
+
+def _log_residuals(predictor, rows, log_measured, start, params):
+    def residuals(x: np.ndarray) -> np.ndarray:
+        predicted = predictor(rows, _assumptions(start, params, x))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.log(predicted) - log_measured
+        return np.where(np.isfinite(r), r, _PENALTY)
+
+    return residuals
+
+
+def identifiable(residuals: Callable, x0: np.ndarray, params: Sequence[str]) -> list[str]:
+    """The parameters some row is sensitive to: a 10 % step of each (or +0.1 for one at 0)
+    moves at least one log-residual by _SENSITIVITY."""
+    base = residuals(x0)
+    found = []
+    for i, name in enumerate(params):
+        lo, hi = FIT_BOUNDS[name]
+        step = x0.copy()
+        step[i] = min(max(x0[i] * 1.1 if x0[i] else 0.1 * (hi - lo), lo), hi)
+        if step[i] == x0[i]:  # at an upper bound: step down
+            step[i] = max(x0[i] * 0.9, lo)
+        if np.max(np.abs(residuals(step) - base)) >= _SENSITIVITY:
+            found.append(name)
+    return found
+
+
 def fit(
     rows: Sequence[Measurement],
     predictor: Predictor,
     start: Profile,
     params: Sequence[str] = FIT_PARAMS,
-) -> tuple[Assumptions, np.ndarray]:
-    """Least-squares fit of `params` over the rows the start profile can predict.
+) -> tuple[Assumptions, np.ndarray, list[str]]:
+    """Least-squares fit of the identifiable `params` over the rows the start can predict.
 
     Returns:
-        The fitted Assumptions and the boolean mask of the rows used.
+        The fitted Assumptions, the boolean mask of the rows used and the parameters fitted
+        (the others keep the start profile's values).
 
     Raises:
         ValueError: an unknown parameter, or no row that the model can predict.
@@ -88,15 +150,13 @@ def fit(
         raise ValueError("no measurement row can be predicted, so there is nothing to fit")
     kept = [m for m, u in zip(rows, used, strict=True) if u]
     log_measured = np.log(measured[used])
-
-    def residuals(x: np.ndarray) -> np.ndarray:
-        predicted = predictor(kept, _assumptions(start, params, x))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.log(predicted) - log_measured
-        return np.where(np.isfinite(r), r, _PENALTY)
-
-    x = _least_squares(residuals, _start_values(start, params), params)
-    return _assumptions(start, params, _rounded(x)), used
+    everything = _log_residuals(predictor, kept, log_measured, start, params)
+    chosen = identifiable(everything, _start_values(start, params), params)
+    if not chosen:
+        return start.assumptions, used, []
+    residuals = _log_residuals(predictor, kept, log_measured, start, chosen)
+    x = _least_squares(residuals, _start_values(start, chosen), chosen)
+    return _assumptions(start, chosen, _rounded(_snapped(x, chosen))), used, chosen
 
 
 def _least_squares(residuals: Callable, x0: np.ndarray, params: Sequence[str]) -> np.ndarray:
@@ -109,6 +169,32 @@ def _least_squares(residuals: Callable, x0: np.ndarray, params: Sequence[str]) -
     return result.x
 
 
+def cross_validated(
+    rows: Sequence[Measurement], predictor: Predictor, start: Profile, params, key: str
+) -> dict[str, float] | None:
+    """Leave-one-group-out error: for each value of `key` ("model", "hardware"), refit on the
+    other rows and predict the held-out ones. None when there is only one group.
+
+    Returns:
+        mape_pct, median_ape_pct, max_ape_pct and the rows predicted out of sample.
+    """
+    groups = list(dict.fromkeys(getattr(m, key) for m in rows))
+    if len(groups) < 2:
+        return None
+    errors = []
+    for group in groups:
+        train = [m for m in rows if getattr(m, key) != group]
+        test = [m for m in rows if getattr(m, key) == group]
+        try:
+            assumptions, _, _ = fit(train, predictor, start, params)
+        except ValueError:  # nothing predictable left to fit on
+            continue
+        predicted = predictor(test, assumptions)
+        measured = np.array([m.value for m in test])
+        errors += [e for e in predicted / measured - 1.0 if np.isfinite(e)]
+    return ape_summary(errors) | {"rows": float(len(errors))}
+
+
 def calibrate(
     measurements: Sequence[Measurement] | Iterable[str | Path],
     start: str | Profile = "tutorial",
@@ -118,34 +204,65 @@ def calibrate(
     params: Sequence[str] = FIT_PARAMS,
     command: str = "",
     catalog: Catalog | None = None,
+    cross_validate: bool = True,
 ) -> Profile:
     """Fit a profile to measured results (files or rows).
 
     Args:
         measurements: measurement rows, or paths of measurements CSV files.
-        start: the profile the fit starts from (and keeps for what it does not fit).
+        start: the profile the fit starts from (and keeps for what it does not fit, the
+            memory reserve included).
         name: the new profile's name.
         predictor: predicts rows under some assumptions; the serving model if None.
-        params: the parameters to fit (user names; see FIT_BOUNDS).
+        params: the parameters that may be fitted (user names; see FIT_BOUNDS); only the
+            identifiable ones are.
         command: the command that reproduces the fit, recorded in the profile.
         catalog: where the rows' models and accelerators are looked up (default catalogue).
+        cross_validate: also refit leaving one model out and one accelerator out.
 
     Returns:
-        The fitted Profile, with its in-sample residuals and worst rows.
+        The fitted Profile: its residuals in sample (mape_pct, ...) and, when there are two or
+        more models or accelerators, out of sample (lomo_mape_pct, loao_mape_pct), the
+        parameters fitted and those left at their start values.
     """
     rows = _rows(measurements)
     base = get_profile(start)
-    if predictor is None:  # the serving model: its memory check applies too
-        predictor = ServingPredictor(catalog)
-        fractions = memory_fractions(rows, base.assumptions, catalog)
-        base = _with_observed_reserve(base, fractions)
-    assumptions, used = fit(rows, predictor, base, params)
+    predictor = predictor or ServingPredictor(catalog)
+    assumptions, used, chosen = fit(rows, predictor, base, params)
     kept = [m for m, u in zip(rows, used, strict=True) if u]
     errors = predictor(kept, assumptions) / np.array([m.value for m in kept]) - 1.0
-    return _fitted_profile(name, assumptions, base, rows, kept, errors, command)
+    residuals = ape_summary(errors)
+    if cross_validate:
+        for key, short in (("model", "lomo"), ("hardware", "loao")):
+            cv = cross_validated(kept, predictor, base, params, key)
+            if cv is not None:
+                residuals |= {f"{short}_{k}": v for k, v in cv.items()}
+    not_fitted = tuple(p for p in params if p not in chosen)
+    extra = {"fitted": tuple(chosen), "not_identified": not_fitted,
+             "ground": ground_of(kept, catalog)}  # fmt: skip
+    return _fitted_profile(name, assumptions, base, rows, kept, errors, command, residuals,
+                           extra)  # fmt: skip
 
 
-def _fitted_profile(name, assumptions, base, rows, kept, errors, command) -> Profile:
+def ground_of(rows: Sequence[Measurement], catalog: Catalog | None) -> dict[str, tuple]:
+    """What the fitted rows cover: accelerators, precisions, models and their families."""
+    found = {
+        "hardware": tuple(dict.fromkeys(m.hardware for m in rows)),
+        "precisions": tuple(dict.fromkeys(m.precision for m in rows)),
+        "models": tuple(dict.fromkeys(m.model for m in rows)),
+    }
+    kinds = []
+    for model in found["models"]:
+        try:
+            arch = resolve_model(model, catalog).arch
+        except (KeyError, ValueError):  # a model only a test's predictor knows
+            continue
+        kinds += list(families(arch)) if arch is not None else []
+    return found | ({"families": tuple(dict.fromkeys(kinds))} if kinds else {})
+
+
+def _fitted_profile(name, assumptions, base, rows, kept, errors, command, residuals,
+                    extra) -> Profile:  # fmt: skip
     """The fitted profile with what it was fitted on, when, how, and its residuals."""
     order = np.argsort(-np.abs(errors))[:3]
     return Profile(
@@ -156,24 +273,27 @@ def _fitted_profile(name, assumptions, base, rows, kept, errors, command) -> Pro
         rows=len(kept),
         fitted_at=today(),
         command=command,
-        residuals=ape_summary(errors),
+        residuals=residuals,
         worst=tuple(f"{describe(kept[i])}: {errors[i]:+.1%}" for i in order),
         origin="fitted",
+        **extra,
     )
 
 
-def _with_observed_reserve(start: Profile, fractions: np.ndarray) -> Profile:
-    """Lower the memory reserve so that every measured run fits: it ran, so it fitted.
-
-    The largest fraction of capacity a measured run needs (up to 1) caps the reserve, rounded
-    down to 0.5 %; a run needing more than the whole capacity stays unpredictable.
-    """
-    possible = fractions[np.isfinite(fractions) & (fractions <= 1.0)]
-    if possible.size == 0:
-        return start
-    cap = np.floor((1.0 - possible.max()) * 200.0) / 200.0
-    reserve = min(start.assumptions.memory_reserve, float(cap))
-    return replace(start, assumptions=replace(start.assumptions, memory_reserve=reserve))
+def fit_warnings(profile: Profile) -> list[str]:
+    """What a reader of a fitted profile must know before trusting it."""
+    out = []
+    if profile.fitted and profile.rows < MIN_ROWS_PER_PARAMETER * len(profile.fitted):
+        out.append(
+            f"{profile.rows} rows for {len(profile.fitted)} fitted parameters (fewer than "
+            f"{MIN_ROWS_PER_PARAMETER} per parameter): the in-sample error flatters the fit"
+        )
+    if profile.not_identified:
+        kept = ", ".join(profile.not_identified)
+        out.append(f"no row is sensitive to {kept}: kept at the start profile's values")
+    if profile.fitted and "lomo_mape_pct" not in profile.residuals:
+        out.append("one model only: no leave-one-model-out error (it could not be measured)")
+    return out
 
 
 def _rows(measurements: Sequence[Measurement] | Iterable[str | Path]) -> list[Measurement]:

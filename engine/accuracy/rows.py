@@ -21,7 +21,7 @@ from engine.catalog.load import Catalog
 from engine.catalog.resolve import default_catalog, resolve_model
 from engine.catalog.shapes import Shapes, shapes_of
 from engine.serving import inputs as si
-from engine.serving.kernel import Device, fold
+from engine.serving.kernel import Device, Efficiencies, fold
 from engine.serving.kernel import evaluate as evaluate_folded
 from engine.serving.operators import Layout, step_lists
 
@@ -108,10 +108,12 @@ def evaluate(plan: RowPlan, a: Assumptions) -> dict[str, np.ndarray]:
     out["fits"] = np.zeros(n, dtype=bool)
     if not plan.index.size:
         return out
-    values = [si.device_values(hw, p, a)[0] for hw, p in plan.groups]
-    dev = Device(*(np.array(column)[plan.group_of] for column in zip(*values, strict=True)))
+    values = [si.device_values(hw, p, a) for hw, p in plan.groups]
+    dev = Device(*(np.array(c)[plan.group_of] for c in zip(*(d for d, _ in values), strict=True)))
+    etas = [si.efficiencies(a, used) for _, used in values]
+    eta = Efficiencies(*(np.array(c)[plan.group_of] for c in zip(*etas, strict=True)))
     with np.errstate(all="ignore"):  # one-output-token rows have no decode step (NaN TPOT)
-        folded = fold(plan.s, dev, plan.lay, si.efficiencies(a), np, plan.steps)
+        folded = fold(plan.s, dev, plan.lay, eta, np, plan.steps)
         t = evaluate_folded(folded, *plan.request, np)
     metric = np.array(plan.metrics)
     value = np.full(plan.index.size, np.nan)

@@ -24,6 +24,7 @@ DEFAULT_PROFILE = "tutorial"
 MAX_PROFILE_BYTES = 100_000
 # The assumptions a profile may set (user names and units, as on the CLI and in links).
 PROFILE_KEYS = tuple(k for k in ASSUMPTION_UNITS if k != "flop_convention")
+GROUND = ("hardware", "precisions", "families", "models")  # kinds of calibrated ground
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-_")
 
 
@@ -51,10 +52,17 @@ class Profile:
     residuals: Mapping[str, float] = field(default_factory=dict)  # mape, median_ape, max_ape
     worst: tuple[str, ...] = ()  # the worst-predicted rows, described
     origin: str = "built-in"
+    fitted: tuple[str, ...] = ()  # the parameters the fit set
+    not_identified: tuple[str, ...] = ()  # fittable, but no row was sensitive to them
+    # The calibrated ground: what the fitted rows covered, by kind ("hardware", "precisions",
+    # "families", "models"); a prediction off it is flagged (engine/accuracy/bands.py).
+    ground: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "name", check_profile_name(self.name))
         object.__setattr__(self, "residuals", MappingProxyType(dict(self.residuals)))
+        ground = {k: tuple(v) for k, v in self.ground.items()}
+        object.__setattr__(self, "ground", MappingProxyType(ground))
 
     def values(self) -> dict[str, float]:
         """The assumptions it sets, in user names and units (None: the catalogue's figure)."""
@@ -84,6 +92,9 @@ class Profile:
             "residuals": dict(self.residuals),
             "worst": list(self.worst),
             "origin": self.origin,
+            "fitted": list(self.fitted),
+            "not_identified": list(self.not_identified),
+            "ground": {k: list(v) for k, v in self.ground.items()},
         }
 
 
@@ -143,6 +154,9 @@ def profile_from_toml(data: bytes | str, label: str, origin: str = "uploaded") -
             residuals={k: float(v) for k, v in res.items() if k != "worst"},
             worst=tuple(str(w) for w in res.get("worst", [])),
             origin=origin,
+            fitted=tuple(str(p) for p in fit.get("parameters", [])),
+            not_identified=tuple(str(p) for p in fit.get("not_identified", [])),
+            ground={k: tuple(str(x) for x in fit.get(k, [])) for k in GROUND if k in fit},
         )
     except (TypeError, ValueError) as exc:
         message = str(exc)
@@ -176,7 +190,11 @@ def profile_to_toml(profile: Profile) -> str:
     ]
     lines += [f"{k} = {_toml_value(float(v))}" for k, v in profile.values().items()]
     lines += ["", "[fitted_on]", f"files = {_toml_value(list(profile.fitted_on))}"]
-    lines += [f"rows = {profile.rows}", "", "[residuals]"]
+    lines += [f"rows = {profile.rows}"]
+    lines += [f"parameters = {_toml_value(list(profile.fitted))}"]
+    lines += [f"not_identified = {_toml_value(list(profile.not_identified))}"]
+    lines += [f"{k} = {_toml_value(list(v))}" for k, v in profile.ground.items()]
+    lines += ["", "[residuals]"]
     lines += [f"{k} = {_toml_value(float(v))}" for k, v in profile.residuals.items()]
     lines += [f"worst = {_toml_value(list(profile.worst))}"]
     return "\n".join(lines) + "\n"

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import replace
 from pathlib import Path
 
-from engine.accuracy.calibrate import FIT_PARAMS, calibrate
+from engine.accuracy.calibrate import FIT_PARAMS, calibrate, fit_warnings
 from engine.accuracy.measurements import read_measurements
 from engine.accuracy.validate import summarise, validate
+from engine.assumptions import REGISTRY, make_assumptions
 from engine.catalog.load import Catalog
 from engine.catalog.profiles import (
     MAX_PROFILE_BYTES,
@@ -25,6 +27,7 @@ from engine.catalog.profiles import (
     profile_from_toml,
     profile_to_toml,
 )
+from engine.cli.flags import add_serving_flags
 from engine.cli.output import json_text
 from engine.files import read_bounded
 from engine.report.export import key_value_table
@@ -38,6 +41,13 @@ def add_accuracy_commands(sub) -> None:
     p.add_argument("--name", help="the new profile's name (default: --out's stem, or fitted)")
     p.add_argument("--out", metavar="TOML", help="write the profile there")
     p.add_argument("--format", choices=["json", "table"], default="table")
+    p.add_argument(
+        "--fit",
+        metavar="NAMES",
+        help="comma-separated parameters that may be fitted "
+        f"(default: all of {', '.join(FIT_PARAMS)}; only identifiable ones are)",
+    )
+    add_serving_flags(p)  # an assumption given here is fixed: set on the start, never fitted
     p = sub.add_parser("validate", help="predicted vs measured for every row of a file")
     p.add_argument("file", metavar="FILE", help="measurements CSV file")
     p.add_argument("--profile", default="tutorial", help="a profile name or a .toml file")
@@ -52,17 +62,39 @@ def _profile_arg(text: str) -> Profile:
     return get_profile(text)
 
 
+def _fit_list(text: str | None) -> list[str]:
+    """The parameters `--fit` names (all fittable ones when not given)."""
+    if text is None:
+        return list(FIT_PARAMS)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in FIT_PARAMS]
+    if unknown or not names:
+        raise ValueError(f"--fit: cannot fit {unknown[0] if unknown else 'nothing'!r} "
+                         f"(fittable: {', '.join(FIT_PARAMS)})")  # fmt: skip
+    return names
+
+
 def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
     """Fit, optionally write the TOML, and print the parameters and in-sample errors."""
     name = check_profile_name(args.name or (Path(args.out).stem if args.out else "fitted"))
+    fixed = {a.name: getattr(args, a.name) for a in REGISTRY if getattr(args, a.name, None)
+             is not None}  # fmt: skip
+    flags = [f"--{k.replace('_', '-')} {v:g}" for k, v in fixed.items()]
+    chosen = _fit_list(args.fit)
+    flags += ["--fit", ",".join(chosen)] if args.fit else []
     command = " ".join(
-        ["python -m engine calibrate", *args.files, "--start", args.start, "--name", name]
+        ["python -m engine calibrate", *args.files, "--start", args.start, *flags]
+        + ["--name", name]
         + (["--out", args.out] if args.out else [])
     )
+    start = _profile_arg(args.start)
+    if fixed:  # what the user knows of the stack: set, and left out of the fit
+        start = replace(start, assumptions=make_assumptions(start.assumptions, **fixed))
     profile = calibrate(
         read_measurements(args.files),
-        _profile_arg(args.start),
+        start,
         name=name,
+        params=[p for p in chosen if p not in fixed],
         command=command,
         catalog=catalog,
     )
@@ -73,11 +105,13 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
             raise ValueError(f"--out {args.out[:60]!r}: cannot write it ({exc.strerror})") from None
     if args.format == "json":
         return json_text(profile.as_dict())
-    fitted = {k: v for k, v in profile.values().items() if k in FIT_PARAMS}
+    fitted = {k: v for k, v in profile.values().items() if k in profile.fitted}
     head = {"profile": profile.name, "rows": profile.rows, "fitted_on": list(profile.fitted_on)}
     lines = [key_value_table(head), "", "fitted parameters:", key_value_table(fitted)]
-    lines += ["", "in-sample errors:", key_value_table(dict(profile.residuals)), "", "worst:"]
-    return "\n".join(lines + [f"  {w}" for w in profile.worst])
+    lines += ["", "errors (in sample; lomo/loao: leave one model/accelerator out):"]
+    lines += [key_value_table(dict(profile.residuals)), "", "worst:"]
+    lines += [f"  {w}" for w in profile.worst]
+    return "\n".join(lines + [f"note: {w}" for w in fit_warnings(profile)])
 
 
 def cmd_validate(args: argparse.Namespace, catalog: Catalog) -> str:

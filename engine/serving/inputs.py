@@ -129,6 +129,10 @@ def device_values(hw: HardwareSpec, precision: str, a: Assumptions) -> tuple[Dev
         link_lat=latency,
         dispatch=dispatch,
         tau=a.layer_overhead_s,
+        tau_prefill=(
+            a.layer_overhead_s if a.prefill_layer_overhead_s is None else a.prefill_layer_overhead_s
+        ),
+        seq_overhead=a.sequence_overhead_s,
         devices_per_node=float(hw.devices_per_node),
         fallback=used != precision and not (precision == "bf16" and used == "fp16"),
     )
@@ -142,14 +146,19 @@ def layout(tp, pp, precision: str, kv_precision: str) -> Layout:
                   max(bw, ACTIVATION_BYTES_MIN))  # fmt: skip
 
 
-def efficiencies(a: Assumptions) -> Efficiencies:
-    """Compute efficiency per operator class (attention and experts default to `efficiency`)."""
+def efficiencies(a: Assumptions, peak_precision: str = "fp16") -> Efficiencies:
+    """Compute efficiency per operator class and the GQA KV reuse. GEMMs (and experts, unless
+    set apart) run at `fp8_efficiency` when their peak is an 8-bit one, else `efficiency`;
+    attention runs on 16-bit activations at `attention_efficiency` (default `efficiency`)."""
     eff = a.efficiency
+    eight_bit = BYTES_PER_PARAM[peak_precision] == 1.0 and a.fp8_efficiency is not None
+    gemm = a.fp8_efficiency if eight_bit else eff
     return Efficiencies(
-        gemm=eff,
+        gemm=gemm,
         attention=eff if a.attention_efficiency is None else a.attention_efficiency,
-        expert=eff if a.expert_efficiency is None else a.expert_efficiency,
+        expert=gemm if a.expert_efficiency is None else a.expert_efficiency,
         other=eff,
+        kv_reuse=a.kv_reuse,
     )
 
 
@@ -205,7 +214,8 @@ def _scenario(spec, hw, tp, pp, precision, kv_precision, profile, assumptions, e
     dev, used = device_values(hw, st.precision, st.assumptions)
     lay = layout(tp, pp, st.precision, st.kv_precision)
     steps = _templates(arch, tp, st.precision, st.kv_precision)
-    folded = fold(shapes_of(arch), dev, lay, efficiencies(st.assumptions), SCALAR, steps)
+    eta = efficiencies(st.assumptions, used)
+    folded = fold(shapes_of(arch), dev, lay, eta, SCALAR, steps)
     return Scenario(name, hw.id, tp, pp, st, used, folded, st.assumptions.as_dict())
 
 

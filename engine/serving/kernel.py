@@ -24,7 +24,15 @@ from engine.arrays import SCALAR
 from engine.catalog.shapes import Shapes, cached_tokens, kv_bytes_per_token_layer
 from engine.serving import parallel
 from engine.serving.closed_form import step_sums
-from engine.serving.operators import Layout, Template, experts_touched, mean_keys, step_lists
+from engine.serving.operators import (
+    OP_CLASSES,
+    Layout,
+    Template,
+    experts_touched,
+    kv_read_factor,
+    mean_keys,
+    step_lists,
+)
 
 NAN = float("nan")
 
@@ -69,19 +77,24 @@ class Device(NamedTuple):
     reserve: object  # fraction of capacity the runtime keeps
     link_bw: object  # bytes/s per device per direction, times the link efficiency
     link_lat: object  # s per hop
-    dispatch: object  # s per step
-    tau: object  # s per layer per step
+    dispatch: object  # s per step (per call)
+    tau: object  # s per layer per decode step
+    tau_prefill: object  # s per layer per prefill step
+    seq_overhead: object  # s per sequence per step
     devices_per_node: object
     fallback: object  # bool: the precision has no listed peak (a slower one's is used)
 
 
 class Efficiencies(NamedTuple):
-    """Achievable fraction of the datasheet peak per operator class (ops.OP_CLASSES)."""
+    """How much of the ideal the kernels realise: the achievable fraction of the datasheet
+    peak per operator class (operators.OP_CLASSES), and the share of grouped-query
+    attention's KV read saving that decode kernels realise."""
 
     gemm: object
     attention: object
     expert: object
     other: object
+    kv_reuse: object = 1.0
 
 
 class PrefillOp(NamedTuple):
@@ -167,7 +180,9 @@ class Folded(NamedTuple):
     decode_attention: tuple[DecodeAttention, ...]
     decode_sums: DecodeSums
     comm: tuple  # (fixed s, s per new token) of one step
-    overhead: object  # per-layer and dispatch overhead of one step, s
+    overhead_prefill: object  # per-layer and dispatch overhead of a prefill step, s
+    overhead_decode: object  # per-layer and dispatch overhead of a decode step, s
+    overhead_per_seq: object  # s per sequence in a step (sampling, bookkeeping)
     weights: object  # weight bytes held by the fullest device
     kv_full: object  # KV bytes per token per layer, whole model
     kv_dev: object  # KV bytes per token per layer, one device
@@ -184,7 +199,7 @@ def rates(dev: Device, eta: Efficiencies) -> dict[str, object]:
     wider activations: peak_attn) times its efficiency."""
     return {
         cls: (dev.peak_attn if cls == "attention" else dev.peak) * getattr(eta, cls)
-        for cls in Efficiencies._fields
+        for cls in OP_CLASSES
     }
 
 
@@ -212,7 +227,7 @@ def _fold_prefill(prefill: list[Template], rate_of: dict, bw) -> tuple:
     return tuple(ops), tuple(attention), PrefillSums(*_sums(rows))
 
 
-def _fold_decode(decode: list[Template], rate_of: dict, bw) -> tuple:
+def _fold_decode(decode: list[Template], rate_of: dict, bw, kv_factor) -> tuple:
     ops, attention, rows = [], [], []
     for op in decode:  # one new token from each of B sequences
         rate = rate_of[op.cls]
@@ -227,7 +242,7 @@ def _fold_decode(decode: list[Template], rate_of: dict, bw) -> tuple:
                         op.weight_bytes_per_expert / bw, moved / bw)  # fmt: skip
         rows.append((*coef, flops, op.weight_bytes, op.weight_bytes_per_expert, moved))
         if op.cls == "attention":
-            fk, mk = op.flop_per_key, op.kv_bytes_per_key
+            fk, mk = op.flop_per_key, op.kv_bytes_per_key * kv_factor  # KV re-reads (GQA)
             attention.append(DecodeAttention(coef, op.window, fk / rate, mk / bw, fk, mk))
         else:
             ops.append(coef)
@@ -248,14 +263,15 @@ def fold(s: Shapes, dev: Device, lay: Layout, eta: Efficiencies, xp, steps=None)
     prefill, decode = steps or step_lists(s, lay, xp)
     rate_of = rates(dev, eta)
     pre = _fold_prefill(prefill, rate_of, dev.bandwidth)
-    dec = _fold_decode(decode, rate_of, dev.bandwidth)
+    kv_factor = kv_read_factor(s, lay.tp, eta.kv_reuse, xp)
+    dec = _fold_decode(decode, rate_of, dev.bandwidth, kv_factor)
     return Folded(s, *pre, *dec, *_fixed(s, dev, lay, decode, xp))
 
 
 def _fixed(s: Shapes, dev: Device, lay: Layout, decode, xp) -> tuple:
     """Communication, overhead, memory and warnings: the terms no batch or token changes."""
     tp, pp = lay.tp, lay.pp
-    comm = parallel.comm_line(s, tp, pp, lay.act_bytes, dev.link_bw, dev.link_lat)
+    comm = parallel.comm_line(s, tp, pp, lay.act_bytes, dev.link_bw, dev.link_lat, xp)
     kv_full, kv_dev = kv_bytes_per_token_layer(s, lay.kv_bytes, tp, xp)
     flags = (
         (dev.fallback, Warn.PEAK_FALLBACK),
@@ -268,7 +284,9 @@ def _fixed(s: Shapes, dev: Device, lay: Layout, decode, xp) -> tuple:
     bits = sum(flag * int(bit) for flag, bit in flags)
     return (
         comm,
+        s.layers * dev.tau_prefill + dev.dispatch,
         s.layers * dev.tau + dev.dispatch,
+        dev.seq_overhead,
         parallel.weight_bytes_per_device(decode, s, pp, xp),
         kv_full,
         kv_dev,
@@ -344,15 +362,16 @@ def _prefill(f: Folded, B, S, xp) -> dict:
     memory = m.memory_fixed + m.memory_per_expert * tau + m.memory_per_token * T
     memory = memory + m.memory_per_seq * B
     comm = f.comm[0] + f.comm[1] * T
-    ttft = t_ops + comm + f.overhead
+    overhead = f.overhead_prefill + f.overhead_per_seq * B
+    ttft = t_ops + comm + overhead
     nbytes = m.bytes_fixed + m.bytes_per_expert * tau + m.bytes_per_token * T
     return {
         "ttft_s": ttft,
         "prefill_comm_s": comm,
-        "prefill_overhead_share": f.overhead / ttft,
+        "prefill_overhead_share": overhead / ttft,
         "prefill_flop": flops,
         "prefill_bytes": nbytes + m.bytes_per_seq * B,
-        "prefill_bound": bound_code((compute, memory, comm, f.overhead), xp),
+        "prefill_bound": bound_code((compute, memory, comm, overhead), xp),
     }
 
 
@@ -377,17 +396,18 @@ def _decode(f: Folded, B, n_in, n_out, xp) -> dict:
         flops = flops + k * att.flop_per_key * B * x
         nbytes = nbytes + k * att.bytes_per_key * B * x
     comm = f.comm[0] + f.comm[1] * B
-    total = t_ops + steps * (comm + f.overhead)
+    overhead = f.overhead_decode + f.overhead_per_seq * B  # per decode step
+    total = t_ops + steps * (comm + overhead)
     per = xp.maximum(steps, 1.0)  # O = 1: no step; the means below are NaN then
     none = steps < 0.5
     tpot = xp.where(none, NAN, total / per)
-    code = bound_code((compute, memory, steps * comm, steps * f.overhead), xp)
+    code = bound_code((compute, memory, steps * comm, steps * overhead), xp)
     return {
         "decode_total_s": total,
         "tpot_s": tpot,
         "decode_comm_s": xp.where(none, NAN, comm),
         "decode_comm_share": comm / tpot,
-        "decode_overhead_share": f.overhead / tpot,
+        "decode_overhead_share": overhead / tpot,
         "decode_flop_per_step": xp.where(none, NAN, flops / per),
         "decode_bytes_per_step": xp.where(none, NAN, nbytes / per),
         "decode_bound": xp.where(none, 4, code),

@@ -18,7 +18,7 @@ from engine.checks import MAX_BATCH, MAX_TOKENS, check_whole
 from engine.serving import inputs as si
 from engine.serving import parallel
 from engine.serving.kernel import Device, rates
-from engine.serving.operators import step_ops
+from engine.serving.operators import kv_read_factor, step_ops
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,10 +51,10 @@ def layer_labels(arch) -> dict[str, str]:
     }
 
 
-def _row(op, dev: Device, rate_of: dict, context: float, label: str) -> dict:
+def _row(op, dev: Device, rate_of: dict, context: float, label: str, kv_factor: float) -> dict:
     x = min(context, op.window)
     flops = op.flop + op.flop_per_context * x
-    kv = op.kv_write_bytes + op.kv_bytes_per_context * x
+    kv = op.kv_write_bytes + op.kv_bytes_per_context * kv_factor * x  # decode reads (GQA)
     moved = op.weight_bytes + op.act_bytes + kv
     t_c = flops / rate_of[op.cls]
     t_m = moved / dev.bandwidth
@@ -77,18 +77,23 @@ def _row(op, dev: Device, rate_of: dict, context: float, label: str) -> dict:
     }
 
 
-def _extra_rows(s, dev: Device, tokens, tp: int, pp: int, ba, label: str) -> list[dict]:
-    """Communication (two all-reduces per layer, stage-to-stage sends) and the step's fixed
-    overhead (L·τ per layer plus one dispatch), so that Σ total_time_ms is the step time."""
+def _extra_rows(s, dev: Device, step: tuple, tp: int, pp: int, ba, label: str) -> list[dict]:
+    """Communication (the all-reduces of each layer, stage-to-stage sends) and the step's
+    overhead (per layer, per call and per sequence), so that Σ total_time_ms is the step time.
+    `step` is (new tokens, sequences, phase)."""
+    tokens, sequences, phase = step
     nbytes = tokens * s.hidden * ba
     rows = []
     if tp > 1:
-        t = 2.0 * parallel.ring_all_reduce_s(nbytes, tp, dev.link_bw, dev.link_lat)
-        rows.append(("all_reduce", label, int(s.layers), 2.0 * nbytes, t, "communication"))
+        per_layer = parallel.all_reduces_per_layer(s, SCALAR)  # 1 with parallel attention
+        t = per_layer * parallel.ring_all_reduce_s(nbytes, tp, dev.link_bw, dev.link_lat)
+        moved = per_layer * nbytes
+        rows.append(("all_reduce", label, int(s.layers), moved, t, "communication"))
     if pp > 1:
         t = parallel.send_s(nbytes, dev.link_bw, dev.link_lat)
         rows.append(("stage_send", "between stages", pp - 1, nbytes, t, "communication"))
-    overhead = s.layers * dev.tau + dev.dispatch
+    tau = dev.tau_prefill if phase == "prefill" else dev.tau
+    overhead = s.layers * tau + dev.dispatch + dev.seq_overhead * sequences
     rows.append(("overhead", "step", 1, 0.0, overhead, "overhead"))
     return [
         {"name": n, "layer": g, "count": c, "op_class": k, "flops": 0.0,
@@ -131,13 +136,15 @@ def operators(
     _, arch, hw, tp, pp = si.placement(model, hardware, tp, pp, catalog)
     b = check_whole(batch_size, "batch_size", high=MAX_BATCH)
     c = check_whole(context, "context", high=MAX_TOKENS)
-    dev, _ = si.device_values(hw, st.precision, st.assumptions)
+    dev, used = si.device_values(hw, st.precision, st.assumptions)
     lay = si.layout(tp, pp, st.precision, st.kv_precision)
     s = shapes_of(arch)
     tokens = float(b * c if phase == "prefill" else b)
     prompt = float(c) if phase == "prefill" else None
     step = step_ops(s, lay, T=tokens, B=float(b), xp=SCALAR, prefill_tokens=prompt)
-    labels, rate_of = layer_labels(arch), rates(dev, si.efficiencies(st.assumptions))
-    rows = [_row(op, dev, rate_of, float(c), labels[op.layers]) for op in step if op.count]
-    extra = _extra_rows(s, dev, tokens, tp, pp, lay.act_bytes, labels["all"])
+    eta = si.efficiencies(st.assumptions, used)
+    labels, rate_of = layer_labels(arch), rates(dev, eta)
+    factor = kv_read_factor(s, float(tp), eta.kv_reuse, SCALAR) if phase == "decode" else 1.0
+    rows = [_row(op, dev, rate_of, float(c), labels[op.layers], factor) for op in step if op.count]
+    extra = _extra_rows(s, dev, (tokens, float(b), phase), tp, pp, lay.act_bytes, labels["all"])
     return pd.DataFrame(rows + extra)

@@ -163,6 +163,19 @@ def _ffn(s: Shapes, lay: Layout, xp) -> list[Template]:
     return [mlp, router, routed, shared]
 
 
+def kv_read_factor(s: Shapes, tp, reuse, xp):
+    """How many times a decode step reads each cached KV head per key, relative to once.
+
+    With grouped-query attention each KV head serves H/K query heads; a kernel that loads it
+    once per group realises the whole saving (factor 1), one that loads it per query head
+    none (factor H/K, as multi-head attention). `reuse` in [0, 1] is the share realised:
+    1 + (1 − reuse)·(H/K − 1) per device. MLA's latent is read once per head group by the
+    absorbed kernels, and MHA has nothing to share: factor 1.
+    """
+    hd, kd = heads_per_device(s, tp, xp)
+    return xp.where(s.mla, 1.0, 1.0 + (1.0 - reuse) * (hd / kd - 1.0))
+
+
 def experts_touched(s: Shapes, T):
     """Expected distinct routed experts per layer for T tokens: E·(1 − (1 − k/E)^T)."""
     E = s.experts

@@ -29,12 +29,20 @@ def send_s(nbytes, bandwidth, latency):
     return nbytes / bandwidth + latency
 
 
-def comm_line(s, tp, pp, act_bytes, bandwidth, latency) -> tuple:
-    """Communication of one forward step of T new tokens as (fixed s, s per token): two
-    all-reduces of T·h activations per layer (TP), plus one activation transfer between each
-    pair of consecutive stages (PP). Both are linear in T: latency per hop, bytes per token."""
+def all_reduces_per_layer(s, xp):
+    """Tensor-parallel all-reduces per layer: one after attention and one after the MLP, or
+    a single one when the two read the same normed input and their outputs are summed before
+    it (parallel attention: GPT-J, Falcon; Wang & Komatsuzaki 2021)."""
+    return xp.where(s.parallel_attention, 1.0, 2.0)
+
+
+def comm_line(s, tp, pp, act_bytes, bandwidth, latency, xp) -> tuple:
+    """Communication of one forward step of T new tokens as (fixed s, s per token): the
+    all-reduces of T·h activations of every layer (TP), plus one activation transfer between
+    each pair of consecutive stages (PP). Both are linear in T: latency per hop, bytes per
+    token."""
     per_token = s.hidden * act_bytes
-    layers = 2.0 * s.layers
+    layers = all_reduces_per_layer(s, xp) * s.layers
     fixed = layers * ring_all_reduce_s(0.0, tp, bandwidth, latency)
     fixed = fixed + (pp - 1.0) * send_s(0.0, bandwidth, latency)
     slope = layers * ring_all_reduce_s(per_token, tp, bandwidth, 0.0)

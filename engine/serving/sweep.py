@@ -22,7 +22,7 @@ from engine.checks import MAX_BATCH, MAX_DEGREE, MAX_TOKENS, as_list, check_whol
 from engine.report.columns import ASSUMPTION_CSV, SERVE_CSV_HEADERS
 from engine.report.frames import categorical, code_dtype, constant, full
 from engine.serving import inputs as si
-from engine.serving.kernel import Device, evaluate, fold
+from engine.serving.kernel import Device, Efficiencies, evaluate, fold
 from engine.serving.operators import Layout
 from engine.serving.serve import BOUNDS, METRICS, WARNINGS, warning_list
 
@@ -66,6 +66,8 @@ def _inputs(lists, kv_precision, assumptions, profile, overrides, catalog) -> di
         si.check_devices(hw, int(t), int(p))
     devices = [si.device_values(h, st.precision, st.assumptions) for h in hws for st in setups]
     columns = zip(*(device for device, _ in devices), strict=True)
+    etas = [si.efficiencies(st.assumptions, used) for st, (_, used) in
+            zip(setups * len(hws), devices, strict=True)]  # fmt: skip
     layouts = [si.layout(1, 1, st.precision, st.kv_precision) for st in setups]
     return {
         "setups": setups,
@@ -73,6 +75,7 @@ def _inputs(lists, kv_precision, assumptions, profile, overrides, catalog) -> di
         "hw_ids": [h.id for h in hws],
         "shape": Shapes.stack([shapes_of(arch) for _, arch in models]),
         "device": Device(*(np.array(column) for column in columns)),
+        "efficiencies": Efficiencies(*(np.array(c) for c in zip(*etas, strict=True))),
         "peak_precision": [used for _, used in devices],
         "sizes": [np.array([lay[i] for lay in layouts]) for i in (2, 3, 4)],
         "axes": counts,
@@ -104,14 +107,16 @@ def chunks(shape: tuple) -> Iterator[tuple[int, tuple[slice, ...]]]:
             yield (base * shape[cut] + start) * inner, pieces
 
 
-def _laid(inp: dict, shape: tuple) -> tuple[Shapes, Device, Layout, tuple]:
+def _laid(inp: dict, shape: tuple) -> tuple:
     """The kernel's inputs, each laid along the axes it depends on only (a decode step's
-    weights never see the token axes): shapes, device, layout and (B, I, O)."""
+    weights never see the token axes): shapes, device, efficiencies, layout and (B, I, O)."""
     s = inp["shape"].map(lambda v: _axis(v, 0))
-    dev = Device(*(v.reshape(1, shape[1], shape[2], 1, 1, 1, 1, 1) for v in inp["device"]))
+    per_pair = (1, shape[1], shape[2], 1, 1, 1, 1, 1)  # one value per (hardware, precision)
+    dev = Device(*(v.reshape(per_pair) for v in inp["device"]))
+    eta = Efficiencies(*(v.reshape(per_pair) for v in inp["efficiencies"]))
     tps, pps, bs, ins, outs = inp["axes"]
     lay = Layout(_axis(tps, 3), _axis(pps, 4), *(_axis(v, 2) for v in inp["sizes"]))
-    return s, dev, lay, (_axis(bs, 5), _axis(ins, 6), _axis(outs, 7))
+    return s, dev, eta, lay, (_axis(bs, 5), _axis(ins, 6), _axis(outs, 7))
 
 
 def _cut(x, pieces: tuple):
@@ -129,13 +134,13 @@ def _cut(x, pieces: tuple):
     return x
 
 
-def _compute(inp: dict, shape: tuple, eta) -> dict[str, np.ndarray]:
+def _compute(inp: dict, shape: tuple) -> dict[str, np.ndarray]:
     """Every metric for every row: the kernel runs chunk by chunk (small temporaries, reused)
     and writes into one preallocated flat column per metric."""
     rows = math.prod(shape)
     terms = [(term, scale) for _, term, scale in METRICS] + [("warning_bits", None)]
     out = {term: np.empty(rows, _dtype(term, scale)) for term, scale in terms}
-    s, dev, lay, request = _laid(inp, shape)
+    s, dev, eta, lay, request = _laid(inp, shape)
     with np.errstate(all="ignore"):  # O = 1 rows divide by zero on purpose (NaN means none)
         folded = fold(s, dev, lay, eta, np)  # once: over the deployment axes only
         for first, pieces in chunks(shape):
@@ -191,7 +196,7 @@ def serve_sweep(
     inp = _inputs(lists, kv_precision, assumptions, profile, overrides, catalog)
     shape = tuple(len(v) for v in lists)
     a = inp["setups"][0].assumptions
-    t = _compute(inp, shape, si.efficiencies(a))
+    t = _compute(inp, shape)
     cols = _id_columns(inp, shape) | _metric_columns(t)
     cols |= _assumption_columns(a, len(t["ttft_s"]))
     notes = inp["setups"][0].notes

@@ -1,0 +1,111 @@
+"""The serving model's physics terms, each checked by hand on the toy decoder (tests/test_ops.py):
+one all-reduce per layer for parallel-attention blocks, overheads per layer (prefill and
+decode) and per sequence, the grouped-KV reuse of decode attention, and 8-bit GEMM efficiency.
+Every default leaves the earlier figures unchanged (tests/test_serve.py holds them)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from test_ops import TOY, TOY_HW
+
+import engine
+from engine import operators, serve
+from engine.accuracy.bands import error_band, families, off_ground
+from engine.catalog.resolve import default_catalog
+
+STEP = {"batch_size": 1, "input_tokens": 9, "output_tokens": 2}  # one decode step at context 10
+
+
+def test_parallel_attention_pays_one_all_reduce_per_layer():
+    # TP 2, one token: an all-reduce of 1·8·2 = 16 B takes 2·1/2·16/1e9 + 2·1·1e-6 = 2.016 µs.
+    # Sequential blocks: 2 layers · 2 all-reduces = 8.064 µs; parallel (GPT-J, Falcon): 4.032.
+    both = serve(TOY, TOY_HW, tp=2, **STEP)
+    one = serve(replace(TOY, parallel_attention=True, norms_per_layer=1), TOY_HW, tp=2, **STEP)
+    assert both["decode_comm_ms"] == pytest.approx(8.064e-3)
+    assert one["decode_comm_ms"] == pytest.approx(4.032e-3)
+    table = operators(replace(TOY, parallel_attention=True), TOY_HW, context=10, tp=2)
+    assert table.set_index("name").loc["all_reduce", "time_ms"] == pytest.approx(2.016e-3)
+
+
+def test_falcon_and_gpt_j_are_the_parallel_attention_models_of_the_catalogue():
+    cat = default_catalog()
+    parallel = sorted(m.id for m in cat.models.values() if m.arch and m.arch.parallel_attention)
+    assert parallel == ["Falcon-180B", "GPT-J-6B"]
+
+
+def test_overheads_per_layer_and_per_sequence():
+    # Decode step: 4.064 µs of operators + 2 layers · 10 µs = 24.064 µs (tests/test_serve.py);
+    # 3 µs per sequence at batch 2 adds 6 µs. Prefill of 2 prompts of 9 tokens: 2 layers ·
+    # 30 µs instead of 2 · 10 µs, plus 2 · 3 µs.
+    base = serve(TOY, TOY_HW, **(STEP | {"batch_size": 2}))
+    more = serve(TOY, TOY_HW, sequence_overhead_us=3, prefill_layer_overhead_us=30,
+                 **(STEP | {"batch_size": 2}))  # fmt: skip
+    assert more["tpot_ms"] - base["tpot_ms"] == pytest.approx(6e-3)
+    assert more["ttft_ms"] - base["ttft_ms"] == pytest.approx(2 * 20e-3 + 6e-3)
+
+
+def test_grouped_kv_reuse_multiplies_decode_reads_only():
+    # The toy has 2 query heads per KV head: with no reuse each KV head is read twice per key.
+    # Attention at context 10: KV read 10·16 = 160 B -> 320 B; the KV written (16 B) and the
+    # cache held are unchanged; the step moves 2 layers · 160 B = 320 B more: 4.384 µs.
+    full = operators(TOY, TOY_HW, context=10).set_index("name")
+    none = operators(TOY, TOY_HW, context=10, kv_reuse=0.0).set_index("name")
+    assert full.loc["attention", "kv_bytes"] == 16 + 160
+    assert none.loc["attention", "kv_bytes"] == 16 + 320
+    half = serve(TOY, TOY_HW, kv_reuse=0.5, **STEP)  # factor 1 + 0.5·(2 − 1) = 1.5: +160 B
+    assert half["tpot_ms"] == pytest.approx(24.064e-3 + 160 / 1e9 * 1e3)
+    assert half["kv_cache_bytes"] == serve(TOY, TOY_HW, **STEP)["kv_cache_bytes"]
+    prefill = operators(TOY, TOY_HW, phase="prefill", context=9, kv_reuse=0.0)
+    assert prefill.set_index("name").loc["attention", "kv_bytes"] == 9 * 16 + 9 * 16  # as before
+
+
+def test_mha_and_mla_have_nothing_to_reuse():
+    mha = replace(TOY, kv_heads=2)
+    a = operators(mha, TOY_HW, context=10).set_index("name").loc["attention", "kv_bytes"]
+    b = operators(mha, TOY_HW, context=10, kv_reuse=0.0).set_index("name")
+    assert b.loc["attention", "kv_bytes"] == a
+    ds = serve("DeepSeek-V3", "H200", tp=8, input_tokens=512, output_tokens=64, batch_size=8)
+    ds0 = serve("DeepSeek-V3", "H200", tp=8, input_tokens=512, output_tokens=64, batch_size=8,
+                kv_reuse=0.0)  # fmt: skip
+    assert ds0["tpot_ms"] == ds["tpot_ms"]
+
+
+def test_eight_bit_gemms_run_at_their_own_efficiency():
+    # Llama-3.1-8B prefill of 8 × 2048 tokens on H100 is compute-bound in its GEMMs: at fp8 the
+    # GEMM time scales as 1 / fp8_efficiency, so halving it (0.5 -> 0.25) nearly doubles the
+    # compute part of the TTFT; fp16 ignores it.
+    kw = {"batch_size": 8, "input_tokens": 2048, "output_tokens": 1}
+    fp8 = serve("Llama-3.1-8B", "H100", precision="fp8", **kw)["ttft_ms"]
+    slow = serve("Llama-3.1-8B", "H100", precision="fp8", fp8_efficiency=0.25, **kw)["ttft_ms"]
+    assert 1.6 < slow / fp8 < 2.0
+    fp16 = serve("Llama-3.1-8B", "H100", **kw)["ttft_ms"]
+    assert serve("Llama-3.1-8B", "H100", fp8_efficiency=0.25, **kw)["ttft_ms"] == fp16
+
+
+def test_the_error_band_is_the_measured_out_of_sample_error():
+    trtllm = engine.get_profile("trtllm")
+    band = error_band(trtllm)
+    r = trtllm.residuals
+    assert band.pct == max(r["lomo_mape_pct"], r["loao_mape_pct"]) and "leave-one" in band.basis
+    assert error_band(engine.get_profile("vllm")).pct is None  # one model: not measurable
+
+
+def test_the_tutorial_profiles_band_is_its_error_on_the_shipped_measurements():
+    rows = engine.read_measurements(
+        ["data/measurements/trtllm-v0.6.1.csv", "data/measurements/vllm-mi300x-oci.csv"]
+    )
+    summary = engine.summarise(engine.validate(rows, "tutorial"))
+    assert error_band(engine.get_profile("tutorial")).pct == pytest.approx(
+        summary["mape_pct"], abs=0.05
+    )
+
+
+def test_a_prediction_off_the_fitted_ground_says_so():
+    trtllm = engine.get_profile("trtllm")
+    cat = default_catalog()
+    assert off_ground(trtllm, cat.models["Llama-2-70B"].arch, "H100", "fp8") == []
+    why = off_ground(trtllm, cat.models["Mixtral-8x7B"].arch, "MI300X", "bf16")
+    assert len(why) == 3 and "MI300X" in why[0] and "bf16" in why[1] and "moe" in why[2]
+    assert families(cat.models["DeepSeek-V3"].arch) == ("moe", "mla")
