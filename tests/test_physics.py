@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_ops import TOY, TOY_HW
 
 import engine
@@ -109,3 +111,25 @@ def test_a_prediction_off_the_fitted_ground_says_so():
     why = off_ground(trtllm, cat.models["Mixtral-8x7B"].arch, "MI300X", "bf16")
     assert len(why) == 3 and "MI300X" in why[0] and "bf16" in why[1] and "moe" in why[2]
     assert families(cat.models["DeepSeek-V3"].arch) == ("moe", "mla")
+
+
+@settings(max_examples=40, deadline=None)
+@given(model=st.sampled_from(["Llama-3.1-8B", "Gemma-3-27B", "Mistral-7B-v0.1", "DeepSeek-V3",
+                              "Mixtral-8x7B"]),
+       hw=st.sampled_from(["A100", "H200", "MI300X"]), tp=st.sampled_from([1, 8]),
+       tokens=st.integers(1, 200_000), out=st.integers(1, 4000))  # fmt: skip
+def test_the_largest_batch_that_fits_fits_and_one_more_does_not(model, hw, tp, tokens, out):
+    kw = {"tp": tp, "input_tokens": tokens, "output_tokens": out}
+    n = serve(model, hw, **kw)["max_batch_size"]
+    if n > 0:
+        assert serve(model, hw, batch_size=n, **kw)["fits_in_memory"]
+    if n < engine.MAX_BATCH:
+        assert not serve(model, hw, batch_size=n + 1, **kw)["fits_in_memory"]
+
+
+def test_max_batch_by_hand_on_the_toy():
+    # usable 0.9e9 B − weights 3408 B, one sequence of 11 tokens caches 2 layers · 11 · 16 B
+    # = 352 B: floor((9e8 − 3408) / 352) = 2,556,808, capped at MAX_BATCH = 1,000,000
+    assert serve(TOY, TOY_HW, **STEP)["max_batch_size"] == engine.MAX_BATCH
+    small = replace(TOY_HW, memory_capacity_bytes=1e4)  # usable 9000 B: (9000 − 3408) / 352
+    assert serve(TOY, small, **STEP)["max_batch_size"] == 15  # 15.9 -> 15

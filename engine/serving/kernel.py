@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from engine.arrays import SCALAR
 from engine.catalog.shapes import Shapes, cached_tokens, kv_bytes_per_token_layer
+from engine.checks import MAX_BATCH
 from engine.serving import parallel
 from engine.serving.closed_form import step_sums
 from engine.serving.operators import (
@@ -315,7 +316,8 @@ def evaluate(f: Folded, B, n_in, n_out, xp) -> dict:
     a grid of them), in SI units: the keys of serve.METRICS' terms plus warning_bits."""
     out = _prefill(f, B, n_in, xp) | _decode(f, B, n_in, n_out, xp)
     e2e = out["ttft_s"] + out.pop("decode_total_s")
-    tokens = B * cached_tokens(f.s, n_in + n_out, xp)  # Σ over sequences and layers
+    per_seq = cached_tokens(f.s, n_in + n_out, xp)  # Σ over layers, one sequence
+    tokens = B * per_seq  # Σ over sequences and layers
     kv_device = tokens * f.kv_dev / f.s.layers * f.stage
     memory = f.weights + kv_device
     fits = memory <= f.usable
@@ -330,6 +332,7 @@ def evaluate(f: Folded, B, n_in, n_out, xp) -> dict:
         "memory_capacity_bytes": f.capacity,
         "usable_memory_bytes": f.usable,
         "fits_in_memory": fits,
+        "max_batch_size": max_batch(f, per_seq, xp),
         "devices": f.devices,
         "e2e_latency_s": e2e,
         "output_tokens_per_s": per_s,
@@ -338,6 +341,20 @@ def evaluate(f: Folded, B, n_in, n_out, xp) -> dict:
         "pp_bubble_fraction": f.bubble,
         "warning_bits": f.static_warnings + (memory > f.usable) * int(Warn.DOES_NOT_FIT) + late,
     }
+
+
+def max_batch(f: Folded, per_seq, xp):
+    """The largest batch whose KV cache fits beside the weights at this request's tokens (0:
+    not even one sequence), at most MAX_BATCH: the room divided by one sequence's cache,
+    checked one step either way with the very expression `fits_in_memory` uses."""
+
+    def memory(n):
+        return f.weights + n * per_seq * f.kv_dev / f.s.layers * f.stage
+
+    one = per_seq * f.kv_dev / f.s.layers * f.stage
+    n = xp.minimum(xp.maximum(xp.floor((f.usable - f.weights) / one), 0.0), float(MAX_BATCH))
+    n = xp.where((n < MAX_BATCH) & (memory(n + 1.0) <= f.usable), n + 1.0, n)
+    return xp.where((n > 0) & (memory(n) > f.usable), n - 1.0, n)
 
 
 def _prefill(f: Folded, B, S, xp) -> dict:

@@ -40,12 +40,12 @@ METRIC_KEYS = (
     "prefill_flop", "prefill_bytes", "decode_flop_per_step", "decode_bytes_per_step",
     "experts_touched_per_layer", "pp_bubble_fraction", "kv_cache_bytes",
     "kv_cache_bytes_per_device", "weight_bytes_per_device", "memory_per_device_bytes",
-    "memory_capacity_bytes", "usable_memory_bytes", "fits_in_memory",
+    "memory_capacity_bytes", "usable_memory_bytes", "fits_in_memory", "max_batch_size",
 )  # fmt: skip
 METRICS = tuple(  # (key, SI term, scale; None: not a number)
     (k, k[:-3] + "_s", 1e3) if k.endswith("_ms")
     else (k, k.replace("bottleneck", "bound"), None) if k.endswith("bottleneck")
-    else (k, k, None if k == "fits_in_memory" else 1.0)
+    else (k, k, None if k in ("fits_in_memory", "max_batch_size") else 1.0)
     for k in METRIC_KEYS
 )  # fmt: skip
 ID_KEYS = ("model", "hardware", "devices", "tp", "pp", "batch_size", "input_tokens",
@@ -123,5 +123,6 @@ def _result(p: si.Scenario, request: tuple[int, int, int], t: dict) -> ServeResu
     values["prefill_bottleneck"] = BOUNDS[values["prefill_bottleneck"]]
     values["decode_bottleneck"] = BOUNDS[values["decode_bottleneck"]]
     values["fits_in_memory"] = bool(values["fits_in_memory"])
+    values["max_batch_size"] = int(values["max_batch_size"])
     warnings = warning_list(int(t["warning_bits"]), st.notes)
     return ServeResult(values, dict(p.echo), tuple(warnings))

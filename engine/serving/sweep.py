@@ -159,7 +159,8 @@ def _compute(inp: dict, shape: tuple) -> dict[str, np.ndarray]:
 
 def _dtype(term: str, scale) -> type:
     """Numbers float64; bound codes int8; fits_in_memory bool; warning_bits: the codes."""
-    kinds = {"fits_in_memory": np.bool_, "warning_bits": code_dtype(1 << len(WARNINGS))}
+    kinds = {"fits_in_memory": np.bool_, "max_batch_size": np.int64,
+             "warning_bits": code_dtype(1 << len(WARNINGS))}  # fmt: skip
     return np.float64 if scale is not None else kinds.get(term, np.int8)
 
 
