@@ -34,7 +34,7 @@ class Assumption:
     label: str  # what it is, with its symbol (widgets, --help)
     none_means: str = ""  # what an unset value stands for
     choices: tuple[str, ...] = ()
-    models: str = "both"  # "tutorial", "serving" or "both": which models read it
+    models: str = "both"  # "tutorial", "serving", "both" (those two) or "training"
 
 
 def _fraction(name, field, default, csv, label, models="both", none_means="", low=0.01, high=1.0):
@@ -69,11 +69,29 @@ REGISTRY: tuple[Assumption, ...] = (
     Assumption("link_latency_us", "link_latency_s", "µs", 10**6, None, 0.0, 1e6,
                "link_latency_us", "Link latency α (µs per hop)",
                none_means="the interconnect's catalogued figure", models="serving"),
+    _fraction("network_efficiency", "network_efficiency", 1.0, "network_efficiency_fraction",
+              "Network efficiency (fraction of the inter-node bandwidth)", "training"),
+    Assumption("network_latency_us", "network_latency_s", "µs", 10**6, None, 0.0, 1e6,
+               "network_latency_us", "Network latency (µs per hop between nodes)",
+               none_means="the network's catalogued figure", models="training"),
+    _fraction("overlap_fraction", "overlap_fraction", 1.0, "overlap_fraction",
+              "Overlap (share of the overlapping compute that hides data-parallel traffic)",
+              "training", low=0.0),
+    Assumption("attention_backward_factor", "attention_backward_factor", "", 1, 2.5, 1.0, 5.0,
+               "attention_backward_factor", "Attention backward (× its forward time)",
+               models="training"),
 )  # fmt: skip
 BY_NAME = {a.name: a for a in REGISTRY}
 ASSUMPTION_NAMES = tuple(BY_NAME)
 # User name -> (Assumptions field, scale from the user's unit to SI); kept for callers.
 ASSUMPTION_UNITS = {a.name: (a.field, 1.0 / a.scale) for a in REGISTRY}
+# What the training model reads (docs/model.md, "Training step"): its own assumptions and the
+# serving model's per-operator ones (efficiencies, overheads, links, memory reserve).
+TRAINING_NAMES = (
+    "efficiency", "attention_efficiency", "expert_efficiency", "bandwidth_efficiency",
+    "layer_overhead_us", "memory_reserve", "link_efficiency", "link_latency_us",
+    *(a.name for a in REGISTRY if a.models == "training"),
+)  # fmt: skip
 
 
 def to_si(a: Assumption, value):
@@ -109,7 +127,8 @@ def check_value(a: Assumption, value: object, slack: float = 0.0) -> None:
 class Assumptions:
     """Everything the models assume beyond the catalogue, in SI units; REGISTRY's defaults.
 
-    `dispatch_overhead_s` and `link_latency_s` None mean "the catalogue's figure";
+    `dispatch_overhead_s`, `link_latency_s` and `network_latency_s` None mean "the
+    catalogue's figure";
     `attention_efficiency` and `expert_efficiency` None mean "the compute efficiency".
     """
 
@@ -125,6 +144,10 @@ class Assumptions:
     expert_efficiency: float | None = None
     link_efficiency: float = 1.0
     link_latency_s: float | None = None
+    network_efficiency: float = 1.0
+    network_latency_s: float | None = None
+    overlap_fraction: float = 1.0
+    attention_backward_factor: float = 2.5  # FlashAttention-2: 5 matmuls backward, 2 forward
 
     def __post_init__(self) -> None:
         for a in REGISTRY:
