@@ -1,4 +1,5 @@
-"""The command line: `python -m engine solve|sweep|decode|list ...` (flags and keys: a contract).
+"""The command line: `python -m engine solve|sweep|decode|list|serve|train ...` (flags and keys:
+a contract).
 
 Bad input of any kind exits with status 2 and one line on stderr, never a traceback. Output
 goes to stdout as JSON (the API's keys), CSV (unit-bearing headers) or a readable table.
@@ -21,6 +22,12 @@ from engine.cli.accuracy import add_accuracy_commands, cmd_calibrate, cmd_valida
 from engine.cli.decode import cmd_decode
 from engine.cli.model_args import add_model_args, model_from_args, models_from_args
 from engine.cli.serve import add_serve_commands, cmd_ops, cmd_serve
+from engine.cli.train import (
+    add_train_commands,
+    cmd_calibrate_train,
+    cmd_train,
+    cmd_train_search,
+)
 from engine.report.export import key_value_table, records, to_csv
 from engine.roofline.solve import solve
 from engine.roofline.sweep import sweep
@@ -209,6 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["json", "table"], default="table")
     add_accuracy_commands(sub)
     add_serve_commands(sub, add_assumption_flags)
+    add_train_commands(sub)
     return parser
 
 
@@ -221,6 +229,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Catalog], str]] = {
     "validate": cmd_validate,
     "serve": cmd_serve,
     "ops": cmd_ops,
+    "train": cmd_train,
+    "train-search": cmd_train_search,
+    "calibrate-train": cmd_calibrate_train,
 }
 
 
