@@ -116,5 +116,5 @@ def setup(model, hardware, *, precision, profile, assumptions, catalog, override
         name=name, arch=arch, s=shapes_of(arch), hw=hw, precision=precision,
         peak_precision=used, dev=dev, links=links_of(hw, dev, a), eta=efficiencies(a),
         assumptions=a, profile=profile_name, weight_bytes=BYTES_PER_PARAM[precision],
-        echo={k: v for k, v in a.as_dict().items() if k in TRAINING_NAMES},
+        echo={k: a.as_dict()[k] for k in TRAINING_NAMES},
     )  # fmt: skip
