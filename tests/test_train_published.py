@@ -1,6 +1,7 @@
-"""The training model against the Megatron-LM paper (Narayanan et al. 2021, Tables 1 and 2,
-data/measurements/megatron-2104.04473-training.csv) with the shipped `megatron` profile, and
-the profile itself: reproducible by one command, its in-sample and leave-one-out errors."""
+"""The training model against the Megatron-LM paper (Narayanan et al. 2021, Tables 1 and 2:
+data/measurements/training/megatron-2104.04473-training.csv) with the shipped `megatron`
+profile, and the profile itself: reproducible by one command, its in-sample and leave-one-out
+errors."""
 
 import csv
 

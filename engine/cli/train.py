@@ -167,7 +167,7 @@ def cmd_calibrate_train(args: argparse.Namespace, catalog: Catalog) -> str:
     from engine.training.measurements import MEGATRON_FILE, read_runs
 
     name = check_profile_name(args.name)
-    files = args.files or [str(MEGATRON_FILE.relative_to(MEGATRON_FILE.parents[2]))]
+    files = args.files or [str(MEGATRON_FILE.relative_to(MEGATRON_FILE.parents[3]))]
     command = " ".join(["python -m engine calibrate-train", *args.files, "--name", name]
                        + (["--out", args.out] if args.out else []))  # fmt: skip
     runs = [run for f in files for run in _read(read_runs, f)]

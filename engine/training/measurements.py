@@ -38,7 +38,7 @@ from engine.training.gpt import gpt_architecture
 from engine.training.kernel import evaluate
 from engine.training.setup import setup
 
-MEASUREMENTS_DIR = Path(__file__).resolve().parents[2] / "data" / "measurements"
+MEASUREMENTS_DIR = Path(__file__).resolve().parents[2] / "data" / "measurements" / "training"
 MEGATRON_FILE = MEASUREMENTS_DIR / "megatron-2104.04473-training.csv"
 METRICS = {"tflops_per_gpu": "hardware_tflops_per_gpu"}  # measured metric -> predicted key
 # examples/sc21/run_table_1.sh: model size -> (micro-batch, layers per virtual stage or None)
