@@ -191,6 +191,8 @@ def _ranked(df: pd.DataFrame, rank_by: str, include_rejected: bool) -> pd.DataFr
         raise ValueError("rank_by cost needs a price: the catalogue lists none for this "
                          "accelerator; give price_per_gpu_hour")  # fmt: skip
     ranked = df[ok].sort_values(key, ascending=RANKS[rank_by], kind="stable")
+    if not include_rejected:  # every row valid: dp and m are whole
+        ranked = ranked.astype({"dp": np.int64, "micro_batches": np.int64})
     if include_rejected:
         ranked = pd.concat([ranked, df[~ok].sort_values("reason", kind="stable")])
     return ranked.reset_index(drop=True)
