@@ -103,3 +103,12 @@ def test_70b_without_model_parallelism_on_8_gpus_does_not_fit_and_says_why():
                            zero=3)  # fmt: skip
     assert not sharded["fits_in_memory"]
     assert sharded["memory_per_gpu_bytes"] > 16 * 70.55e9 / 8
+
+
+def test_the_training_profile_round_trips_and_stays_apart_from_serving_ones():
+    text = engine.profile_to_toml(PROFILE)
+    back = engine.profile_from_toml(text, "megatron.toml")
+    assert back.kind == "training" and back.values() == PROFILE.values()
+    assert "megatron" not in engine.profile_names()  # the serving pages list serving profiles
+    with pytest.raises(ValueError, match="serving profile"):
+        engine.get_training_profile(engine.get_profile("trtllm"))

@@ -112,9 +112,10 @@ def setup(model, hardware, *, precision, profile, assumptions, catalog, override
     hw = resolve_hardware(hardware, catalog)
     profile_name, a = _assumptions(profile, assumptions, overrides)
     dev, used = device_values(hw, precision, a)
+    echo = a.as_dict()
     return Setup(
         name=name, arch=arch, s=shapes_of(arch), hw=hw, precision=precision,
         peak_precision=used, dev=dev, links=links_of(hw, dev, a), eta=efficiencies(a),
         assumptions=a, profile=profile_name, weight_bytes=BYTES_PER_PARAM[precision],
-        echo={k: a.as_dict()[k] for k in TRAINING_NAMES},
+        echo={k: echo[k] for k in TRAINING_NAMES},
     )  # fmt: skip
