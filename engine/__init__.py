@@ -42,6 +42,7 @@ from engine.catalog.profiles import (
     Profile,
     check_profile_name,
     get_profile,
+    get_training_profile,
     profile_from_toml,
     profile_from_values,
     profile_names,
@@ -74,6 +75,9 @@ from engine.serving.inputs import check_devices, check_parallel
 from engine.serving.op_table import operators
 from engine.serving.serve import ServeResult, serve
 from engine.serving.sweep import serve_sweep
+from engine.training.gpt import gpt_architecture
+from engine.training.search import train_search
+from engine.training.train import TrainResult, train
 
 __all__ = [
     "BUILTIN_FILES",
@@ -106,6 +110,7 @@ __all__ = [
     "Profile",
     "ServeResult",
     "SolveResult",
+    "TrainResult",
     "UnknownIdError",
     "calibrate",
     "catalogue_problems",
@@ -121,6 +126,8 @@ __all__ = [
     "decode_sweep",
     "default_catalog",
     "get_profile",
+    "get_training_profile",
+    "gpt_architecture",
     "layer_table",
     "load_catalog",
     "make_assumptions",
@@ -146,6 +153,8 @@ __all__ = [
     "summarise",
     "sweep",
     "to_csv",
+    "train",
+    "train_search",
     "user_catalog_paths",
     "validate",
 ]

@@ -34,7 +34,7 @@ class Assumption:
     label: str  # what it is, with its symbol (widgets, --help)
     none_means: str = ""  # what an unset value stands for
     choices: tuple[str, ...] = ()
-    models: str = "both"  # "tutorial", "serving" or "both": which models read it
+    models: str = "both"  # "tutorial", "serving", "both" (those two) or "training"
 
 
 def _fraction(name, field, default, csv, label, models="both", none_means="", low=0.01, high=1.0):
@@ -83,11 +83,29 @@ REGISTRY: tuple[Assumption, ...] = (
                "sequence_overhead_us",
                "Sequence overhead σ (µs per sequence per step: sampling, bookkeeping)",
                models="serving"),
+    _fraction("network_efficiency", "network_efficiency", 1.0, "network_efficiency_fraction",
+              "Network efficiency (fraction of the inter-node bandwidth)", "training"),
+    Assumption("network_latency_us", "network_latency_s", "µs", 10**6, None, 0.0, 1e6,
+               "network_latency_us", "Network latency (µs per hop between nodes)",
+               none_means="the network's catalogued figure", models="training"),
+    _fraction("overlap_fraction", "overlap_fraction", 1.0, "overlap_fraction",
+              "Overlap (share of the overlapping compute that hides data-parallel traffic)",
+              "training", low=0.0),
+    Assumption("attention_backward_factor", "attention_backward_factor", "", 1, 2.5, 1.0, 5.0,
+               "attention_backward_factor", "Attention backward (× its forward time)",
+               models="training"),
 )  # fmt: skip
 BY_NAME = {a.name: a for a in REGISTRY}
 ASSUMPTION_NAMES = tuple(BY_NAME)
 # User name -> (Assumptions field, scale from the user's unit to SI); kept for callers.
 ASSUMPTION_UNITS = {a.name: (a.field, 1.0 / a.scale) for a in REGISTRY}
+# What the training model reads (docs/model.md, "Training step"): its own assumptions and the
+# serving model's per-operator ones (efficiencies, overheads, links, memory reserve).
+TRAINING_NAMES = (
+    "efficiency", "attention_efficiency", "expert_efficiency", "bandwidth_efficiency",
+    "layer_overhead_us", "memory_reserve", "link_efficiency", "link_latency_us",
+    *(a.name for a in REGISTRY if a.models == "training"),
+)  # fmt: skip
 
 
 def to_si(a: Assumption, value):
@@ -123,9 +141,9 @@ def check_value(a: Assumption, value: object, slack: float = 0.0) -> None:
 class Assumptions:
     """Everything the models assume beyond the catalogue, in SI units; REGISTRY's defaults.
 
-    `dispatch_overhead_s` and `link_latency_s` None mean "the catalogue's figure";
-    `attention_efficiency`, `expert_efficiency` and `fp8_efficiency` None mean "the compute
-    efficiency"; `prefill_layer_overhead_s` None means "the layer overhead".
+    `dispatch_overhead_s`, `link_latency_s` and `network_latency_s` None mean "the
+    catalogue's figure"; `attention_efficiency`, `expert_efficiency` and `fp8_efficiency` None
+    mean "the compute efficiency"; `prefill_layer_overhead_s` None means "the layer overhead".
     """
 
     efficiency: float = 0.5
@@ -144,6 +162,10 @@ class Assumptions:
     kv_reuse: float = 1.0  # 1: each KV head read once for its query-head group (ideal GQA)
     prefill_layer_overhead_s: float | None = None  # None: layer_overhead_s
     sequence_overhead_s: float = 0.0
+    network_efficiency: float = 1.0
+    network_latency_s: float | None = None
+    overlap_fraction: float = 1.0
+    attention_backward_factor: float = 2.5  # FlashAttention-2: 5 matmuls backward, 2 forward
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __hash__(self) -> int:

@@ -1,7 +1,8 @@
-"""The accelerator catalogue's sub-tables: interconnect, price, and the capacity as stated.
+"""The accelerator catalogue's sub-tables: interconnect, network, price, capacity as stated.
 
 Pure functions from a TOML value to HardwareSpec keyword arguments, with no defaults: an
-interconnect is a full table or the explicit word "none" (a single device); a price is a
+interconnect is a full table or the explicit word "none" (a single device); a network (the
+inter-node link per device, optional) is a full table; a price is a
 table whose `usd_per_hour` is a number or "none" (no public list price). Problems raise
 HardwareTableError naming the sub-field; engine/parse.py adds the file and entry. Schema:
 data/README.md.
@@ -17,9 +18,14 @@ NONE = "none"
 MAX_TEXT = 300
 LINK_FIELDS = ("name", "bandwidth", "latency", "devices_per_node", "source", "notes")
 PRICE_FIELDS = ("usd_per_hour", "source", "date", "notes")
+NETWORK_FIELDS = ("name", "bandwidth", "latency", "source", "notes")
 _LINK_EXAMPLE = (
     'must be "none" (a single device) or a table like { name = "NVLink 4", bandwidth = '
     '"450 GB/s", latency = "2 us", devices_per_node = 8, source = "https://..." }'
+)
+_NETWORK_EXAMPLE = (
+    'must be a table like { name = "InfiniBand NDR", bandwidth = "400 Gbit/s", latency = '
+    '"2.7 us", source = "https://..." } (per device, per direction)'
 )
 _PRICE_EXAMPLE = (
     'must be a table like { usd_per_hour = 2.5, source = "https://...", date = 2025-06-01 }'
@@ -60,8 +66,8 @@ def _text(table: dict, name: str, field: str, required: bool = True) -> str:
     return value.strip()
 
 
-def _positive(table: dict, name: str, unit: str) -> float:
-    field = f"interconnect.{name}"
+def _positive(table: dict, name: str, unit: str, owner: str = "interconnect") -> float:
+    field = f"{owner}.{name}"
     if name not in table:
         raise HardwareTableError(field, "required field is missing")
     try:
@@ -98,6 +104,19 @@ def interconnect_fields(value: object) -> dict:
         devices_per_node=n,
         interconnect_source=_text(link, "source", "interconnect"),
         interconnect_notes=_text(link, "notes", "interconnect", required=False),
+    )
+
+
+def network_fields(value: object) -> dict:
+    """HardwareSpec's network_* fields from the optional `network` table: the inter-node link
+    of one device (its share of the node's NICs), per direction, and the latency per hop."""
+    net = _table(value, "network", NETWORK_FIELDS, _NETWORK_EXAMPLE)
+    return dict(
+        network_name=_text(net, "name", "network"),
+        network_bandwidth_bytes_per_s=_positive(net, "bandwidth", "byte/s", "network"),
+        network_latency_s=_positive(net, "latency", "s", "network"),
+        network_source=_text(net, "source", "network"),
+        network_notes=_text(net, "notes", "network", required=False),
     )
 
 

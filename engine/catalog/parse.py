@@ -14,6 +14,7 @@ from engine.catalog.hardware_table import (
     HardwareTableError,
     capacity_text,
     interconnect_fields,
+    network_fields,
     price_fields,
 )
 from engine.catalog.specs import REQUIRED_PEAKS, HardwareSpec, ModelSpec, check_precision
@@ -32,7 +33,7 @@ _HW_REQUIRED = (
     "interconnect",
     "source",
 )
-_HW_OPTIONAL = ("vendor", "aliases", "retrieved", "notes", "price")
+_HW_OPTIONAL = ("vendor", "aliases", "retrieved", "notes", "price", "network")
 _MODEL_REQUIRED = ("name", "params", "layers", "source")
 _MODEL_OPTIONAL = (
     "task",
@@ -140,9 +141,10 @@ def _aliases(table: dict, entry: str, origin: str) -> tuple[str, ...]:
 
 
 def _hardware_tables(t: dict, where: str, origin: str) -> dict:
-    """The interconnect, price and stated-capacity fields (engine/hardware_table.py)."""
+    """The interconnect, network, price and stated-capacity fields (hardware_table.py)."""
     try:
         out = interconnect_fields(t["interconnect"])
+        out |= network_fields(t["network"]) if "network" in t else {}
         out |= price_fields(t["price"]) if "price" in t else {}
     except HardwareTableError as exc:
         raise CatalogError(origin, where, exc.field, exc.message) from None

@@ -5,6 +5,10 @@ bandwidth efficiency, per-layer and dispatch overheads, interconnect efficiency 
 never anything per model or per accelerator, so it carries over to models and chips it was not
 fitted on. `tutorial` is the tutorial's defaults; fitted profiles (e.g. `trtllm`) record their
 measurements, date, command and residuals. See docs/model.md ("Accuracy").
+
+Training profiles (`kind = "training"`, in data/profiles/training/, e.g. `megatron`) set the
+training model's assumptions the same way (docs/model.md, "Training step"); they are kept apart
+so the serving pages list serving profiles only.
 """
 
 from __future__ import annotations
@@ -17,13 +21,26 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 
-from engine.assumptions import ASSUMPTION_UNITS, DEFAULTS, Assumptions, make_assumptions
+from engine.assumptions import (
+    ASSUMPTION_UNITS,
+    DEFAULTS,
+    REGISTRY,
+    TRAINING_NAMES,
+    Assumptions,
+    make_assumptions,
+)
 
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "data" / "profiles"
+TRAINING_PROFILE_DIR = PROFILE_DIR / "training"
 DEFAULT_PROFILE = "tutorial"
+DEFAULT_TRAINING_PROFILE = "megatron"
 MAX_PROFILE_BYTES = 100_000
 # The assumptions a profile may set (user names and units, as on the CLI and in links).
-PROFILE_KEYS = tuple(k for k in ASSUMPTION_UNITS if k != "flop_convention")
+PROFILE_KEYS = tuple(
+    a.name for a in REGISTRY if a.name != "flop_convention" and a.models != "training"
+)
+TRAINING_PROFILE_KEYS = TRAINING_NAMES
+KINDS = {"serving": PROFILE_KEYS, "training": TRAINING_PROFILE_KEYS}
 GROUND = ("hardware", "precisions", "families", "models")  # kinds of calibrated ground
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-_")
 
@@ -57,19 +74,22 @@ class Profile:
     # The calibrated ground: what the fitted rows covered, by kind ("hardware", "precisions",
     # "families", "models"); a prediction off it is flagged (engine/accuracy/bands.py).
     ground: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    kind: str = "serving"  # or "training": which model's assumptions it sets (KINDS)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "name", check_profile_name(self.name))
         object.__setattr__(self, "residuals", MappingProxyType(dict(self.residuals)))
         ground = {k: tuple(v) for k, v in self.ground.items()}
         object.__setattr__(self, "ground", MappingProxyType(ground))
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
 
     def values(self) -> dict[str, float]:
         """The assumptions it sets, in user names and units (None: the catalogue's figure)."""
-        a = self.assumptions
+        a, keys = self.assumptions, KINDS[self.kind]
         out = {}
         for user, (field_name, factor) in ASSUMPTION_UNITS.items():
-            if user in PROFILE_KEYS and getattr(a, field_name) is not None:
+            if user in keys and getattr(a, field_name) is not None:
                 out[user] = _from_si(getattr(a, field_name), factor)
         return out
 
@@ -95,22 +115,23 @@ class Profile:
             "fitted": list(self.fitted),
             "not_identified": list(self.not_identified),
             "ground": {k: list(v) for k, v in self.ground.items()},
+            "kind": self.kind,
         }
 
 
-def assumptions_from(table: object, label: str, base: Assumptions = DEFAULTS) -> Assumptions:
+def assumptions_from(
+    table: object, label: str, base: Assumptions = DEFAULTS, keys: tuple = PROFILE_KEYS
+) -> Assumptions:
     """`base` with the assumptions of a profile table (user names and units) applied.
 
     Raises:
-        ValueError: not a table, an unknown name, or a value out of range (named).
+        ValueError: not a table, an unknown name (not in `keys`), or a value out of range.
     """
     if not isinstance(table, dict):
         raise ValueError(f"{label}: [assumptions] must be a table")
-    unknown = sorted(set(table) - set(PROFILE_KEYS))
+    unknown = sorted(set(table) - set(keys))
     if unknown:
-        raise ValueError(
-            f"{label}: unknown assumption {unknown[0]!r} (known: {', '.join(PROFILE_KEYS)})"
-        )
+        raise ValueError(f"{label}: unknown assumption {unknown[0]!r} (known: {', '.join(keys)})")
     try:
         checked = make_assumptions(base, **table)
     except ValueError as exc:
@@ -142,10 +163,13 @@ def profile_from_toml(data: bytes | str, label: str, origin: str = "uploaded") -
     res = doc.get("residuals", {})
     if not isinstance(fit, dict) or not isinstance(res, dict):
         raise ValueError(f"{label}: [fitted_on] and [residuals] must be tables")
+    kind = doc.get("kind", "serving")
+    if kind not in KINDS:
+        raise ValueError(f"{label}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
     try:
         return Profile(
             name=doc.get("name", Path(label).stem),
-            assumptions=assumptions_from(doc.get("assumptions", {}), label),
+            assumptions=assumptions_from(doc.get("assumptions", {}), label, keys=KINDS[kind]),
             description=str(doc.get("description", "")),
             fitted_on=tuple(str(f) for f in fit.get("files", [])),
             rows=int(fit.get("rows", 0)),
@@ -157,6 +181,7 @@ def profile_from_toml(data: bytes | str, label: str, origin: str = "uploaded") -
             fitted=tuple(str(p) for p in fit.get("parameters", [])),
             not_identified=tuple(str(p) for p in fit.get("not_identified", [])),
             ground={k: tuple(str(x) for x in fit.get(k, [])) for k in GROUND if k in fit},
+            kind=kind,
         )
     except (TypeError, ValueError) as exc:
         message = str(exc)
@@ -179,8 +204,12 @@ def _toml_value(value: object) -> str:
 
 def profile_to_toml(profile: Profile) -> str:
     """The profile as a TOML document that `profile_from_toml` reads back unchanged."""
+    training = profile.kind == "training"
     lines = [
-        "# A Roofline Explorer profile: global serving assumptions (docs/model.md, Accuracy).",
+        "# A Roofline Explorer profile: global training assumptions (docs/model.md, Training step)."
+        if training
+        else "# A Roofline Explorer profile: global serving assumptions (docs/model.md, Accuracy).",
+        *([f"kind = {_toml_value(profile.kind)}"] if training else []),
         f"name = {_toml_value(profile.name)}",
         f"description = {_toml_value(profile.description)}",
         f"fitted_at = {_toml_value(profile.fitted_at)}",
@@ -230,6 +259,40 @@ def profile_names() -> tuple[str, ...]:
     """The built-in profiles' names."""
     get_profile()
     return tuple(_CACHE)
+
+
+def training_profiles(directory: Path = TRAINING_PROFILE_DIR) -> dict[str, Profile]:
+    """Every data/profiles/training/*.toml by name (each must say kind = "training")."""
+    found = {}
+    for path in sorted(directory.glob("*.toml")):
+        profile = profile_from_toml(path.read_bytes(), path.name, origin="built-in")
+        if profile.kind != "training":
+            raise ValueError(f'{path.name}: a training profile must say kind = "training"')
+        found[profile.name] = profile
+    return found
+
+
+_TRAINING: dict[str, Profile] = {}
+
+
+def get_training_profile(profile: str | Profile | None = None) -> Profile:
+    """A training Profile by name (built-in), or the Profile itself; None: `megatron`."""
+    if isinstance(profile, Profile):
+        if profile.kind != "training":
+            raise ValueError(f"profile {profile.name!r} is a serving profile, not a training one")
+        return profile
+    if not _TRAINING:
+        _TRAINING.update(training_profiles())
+    name = DEFAULT_TRAINING_PROFILE if profile is None else str(profile).strip().lower()
+    if name not in _TRAINING:
+        known = ", ".join(_TRAINING) or "none"
+        raise ValueError(f"unknown training profile {str(profile)[:40]!r} (known: {known})")
+    return _TRAINING[name]
+
+
+def forget_training_profiles() -> None:
+    """Read data/profiles/training/ again on the next call (after a refit writes it)."""
+    _TRAINING.clear()
 
 
 def profile_from_values(name: str, values: Mapping[str, object]) -> Profile:

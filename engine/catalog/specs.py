@@ -103,6 +103,11 @@ def _check_interconnect(hw: HardwareSpec) -> None:
     _in_range(hw.id, "interconnect_latency", lat)
     if hw.price_per_hour_usd is not None:
         _positive(hw.id, price_per_hour_usd=hw.price_per_hour_usd)
+    if hw.network_bandwidth_bytes_per_s is not None:
+        _positive(hw.id, network_bandwidth=hw.network_bandwidth_bytes_per_s)
+        net_lat = hw.network_latency_s
+        if not (isinstance(net_lat, int | float) and math.isfinite(net_lat) and net_lat >= 0):
+            raise ValueError(f"{hw.id}: network_latency must be >= 0, got {net_lat!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +139,13 @@ class HardwareSpec:
     price_source: str = ""
     price_date: str = ""
     price_notes: str = ""
+    # The inter-node network (scale-out) per device, per direction; None: not catalogued, so
+    # training across nodes is refused (docs/model.md, "Training step").
+    network_name: str = ""
+    network_bandwidth_bytes_per_s: float | None = None
+    network_latency_s: float | None = None  # per hop
+    network_source: str = ""
+    network_notes: str = ""
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __hash__(self) -> int:

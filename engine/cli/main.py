@@ -1,4 +1,5 @@
-"""The command line: `python -m engine solve|sweep|decode|list ...` (flags and keys: a contract).
+"""The command line: `python -m engine solve|sweep|decode|list|serve|train ...` (flags and keys:
+a contract).
 
 Bad input of any kind exits with status 2 and one line on stderr, never a traceback. Output
 goes to stdout as JSON (the API's keys), CSV (unit-bearing headers) or a readable table.
@@ -21,6 +22,12 @@ from engine.cli.flags import add_assumption_flags, assumptions_from
 from engine.cli.model_args import add_model_args, model_from_args, models_from_args
 from engine.cli.output import json_text, table_text
 from engine.cli.serve import add_serve_commands, cmd_ops, cmd_serve
+from engine.cli.train import (
+    add_train_commands,
+    cmd_calibrate_train,
+    cmd_train,
+    cmd_train_search,
+)
 from engine.report.export import records, to_csv
 from engine.roofline.solve import solve
 from engine.roofline.sweep import sweep
@@ -122,6 +129,10 @@ def cmd_list(args: argparse.Namespace, catalog: Catalog) -> str:
                 "interconnect_latency_s": h.interconnect_latency_s,
                 "devices_per_node": h.devices_per_node,
                 "interconnect_source": h.interconnect_source,
+                "network_name": h.network_name,
+                "network_bandwidth_bytes_per_s": h.network_bandwidth_bytes_per_s,
+                "network_latency_s": h.network_latency_s,
+                "network_source": h.network_source,
                 "price_per_hour_usd": h.price_per_hour_usd,
                 "price_source": h.price_source,
                 "price_date": h.price_date,
@@ -174,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["json", "table"], default="table")
     add_accuracy_commands(sub)
     add_serve_commands(sub, add_assumption_flags)
+    add_train_commands(sub)
     return parser
 
 
@@ -186,6 +198,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Catalog], str]] = {
     "validate": cmd_validate,
     "serve": cmd_serve,
     "ops": cmd_ops,
+    "train": cmd_train,
+    "train-search": cmd_train_search,
+    "calibrate-train": cmd_calibrate_train,
 }
 
 

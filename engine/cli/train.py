@@ -1,0 +1,184 @@
+"""`python -m engine train|train-search|calibrate-train`: the training model from the shell.
+
+`train` prints one configuration's training step (JSON keys: `TrainResult.as_dict()`, a
+contract); `train-search` the ranked configurations (JSON records, CSV, or a table of the
+best); `calibrate-train` fits the training profile to measured runs and prints (and writes)
+it with its in-sample and leave-one-out errors. The flags have the API's names
+(`--micro-batch-size`, `--global-batch-size`, `--seq-len`, ...). A model is `--model ID`,
+`--model-config FILE` or `--gpt-shape LAYERS,HIDDEN,HEADS[,VOCAB]` (a Megatron/GPT-3-style
+model of that sequence length). Bad input raises ValueError, which engine/cli/main.py turns
+into one line on stderr and exit status 2. docs/model.md, "Training step".
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from engine.assumptions import BY_NAME, TRAINING_NAMES
+from engine.catalog.load import Catalog
+from engine.cli.model_args import add_model_args, model_from_args
+from engine.cli.output import json_text, table_text
+from engine.report.export import key_value_table, write_csv
+from engine.training.compute import ATTENTION_KERNELS
+from engine.training.config import RECOMPUTE, TRAIN_PRECISIONS
+from engine.training.gpt import gpt_architecture
+from engine.training.search import RANKS, train_search
+from engine.training.train import train
+
+TABLE_COLUMNS = ("gpus", "tp", "pp", "cp", "vp", "ep", "dp", "micro_batch_size", "zero",
+                 "recompute", "step_time_s", "tokens_per_s_per_gpu", "mfu",
+                 "memory_per_gpu_bytes", "reason")  # fmt: skip
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _model_flags(p: argparse.ArgumentParser) -> None:
+    add_model_args(p)
+    p.add_argument("--gpt-shape", metavar="L,H,A[,V]",
+                   help="a GPT-3-style model: layers, hidden, heads[, vocab (51200)]")  # fmt: skip
+    p.add_argument("--hardware", required=True)
+    p.add_argument("--global-batch-size", type=int, required=True, help="sequences per step")
+    p.add_argument("--seq-len", type=int, required=True, help="tokens per sequence")
+    p.add_argument("--precision", default="bf16", choices=TRAIN_PRECISIONS)
+    p.add_argument("--attention", default="flash", choices=ATTENTION_KERNELS)
+    p.add_argument("--profile", default="megatron", help="training profile (default megatron)")
+    p.add_argument("--token-budget", type=float, default=1e12, help="tokens to train on")
+    p.add_argument("--price-per-gpu-hour", type=float, help="USD (default: the catalogue's)")
+    for name in TRAINING_NAMES:
+        a = BY_NAME[name]
+        unit = f", {a.unit}" if a.unit else ""
+        p.add_argument(_flag(name), type=float, help=f"{a.label}{unit} (default: the profile's)")
+
+
+def add_train_commands(sub) -> None:
+    """Register `train`, `train-search` and `calibrate-train` on `sub` (argparse subparsers)."""
+    p = sub.add_parser("train", help="one training step on a configuration of GPUs")
+    _model_flags(p)
+    p.add_argument("--gpus", type=int, required=True)
+    for name in ("tp", "pp", "cp", "vp", "ep", "micro-batch-size"):
+        p.add_argument(f"--{name}", type=int, default=1, help="(default 1)")
+    p.add_argument("--recompute", default="none", choices=RECOMPUTE)
+    p.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3))
+    p.add_argument("--format", choices=["json", "csv", "table"], default="table")
+    p = sub.add_parser("train-search", help="every parallel configuration, ranked")
+    _model_flags(p)
+    p.add_argument("--gpus", required=True, help="a GPU count or a list: 64,128,256")
+    for name in ("tp", "pp", "cp", "vp", "ep", "micro-batch-size", "zero", "recompute"):
+        p.add_argument(f"--{name}", help="values to try, comma-separated (default: all)")
+    p.add_argument("--rank-by", default="tokens_per_s", choices=tuple(RANKS))
+    p.add_argument("--include-rejected", action="store_true", help="list rejected ones too")
+    p.add_argument("--top", type=int, default=20, help="rows in the table format (default 20)")
+    p.add_argument("--format", choices=["json", "csv", "table"], default="table")
+    p = sub.add_parser("calibrate-train", help="fit the training profile to measured runs")
+    shipped = "training measurements (default: the shipped Megatron-LM tables)"
+    p.add_argument("files", nargs="*", metavar="FILE", help=shipped)
+    p.add_argument("--name", default="megatron", help="the profile's name (default megatron)")
+    p.add_argument("--out", metavar="TOML", help="write the profile there")
+    p.add_argument("--format", choices=["json", "table"], default="table")
+
+
+def _model(args: argparse.Namespace):
+    if args.gpt_shape is None:
+        return model_from_args(args)
+    if args.model or args.model_config:
+        raise ValueError("give one of --model, --model-config or --gpt-shape")
+    parts = [t.strip() for t in args.gpt_shape.split(",")]
+    if len(parts) not in (3, 4) or not all(t.isdigit() for t in parts):
+        raise ValueError(f"--gpt-shape takes LAYERS,HIDDEN,HEADS[,VOCAB], got {args.gpt_shape!r}")
+    layers, hidden, heads, *vocab = (int(t) for t in parts)
+    return gpt_architecture(layers=layers, hidden=hidden, heads=heads,
+                            vocab=vocab[0] if vocab else 51_200, seq_len=args.seq_len)  # fmt: skip
+
+
+def _common(args: argparse.Namespace, catalog: Catalog) -> dict:
+    given = {name: getattr(args, name) for name in TRAINING_NAMES}
+    overrides = {k: v for k, v in given.items() if v is not None}
+    return dict(global_batch_size=args.global_batch_size, seq_len=args.seq_len,
+                precision=args.precision, attention=args.attention, profile=args.profile,
+                token_budget=args.token_budget, price_per_gpu_hour=args.price_per_gpu_hour,
+                catalog=catalog, **overrides)  # fmt: skip
+
+
+def cmd_train(args: argparse.Namespace, catalog: Catalog) -> str:
+    result = train(_model(args), args.hardware, gpus=args.gpus, tp=args.tp, pp=args.pp,
+                   cp=args.cp, vp=args.vp, ep=args.ep, micro_batch_size=args.micro_batch_size,
+                   recompute=args.recompute, zero=args.zero, **_common(args, catalog))  # fmt: skip
+    result = result.as_dict()
+    if args.format == "json":
+        return json_text(result)
+    flat = {k: v for k, v in result.items() if k not in ("assumptions", "warnings")}
+    flat |= result["assumptions"] | {"warnings": "; ".join(result["warnings"])}
+    if args.format == "csv":
+        import pandas as pd
+
+        return write_csv(pd.DataFrame([flat])).rstrip("\n")
+    return table_text(flat)
+
+
+def _list(text: str | None, name: str, word: bool = False) -> list | None:
+    if text is None:
+        return None
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items or len(items) > 1000:
+        raise ValueError(f"--{name} takes 1 to 1,000 comma-separated values, got {text[:40]!r}")
+    if word:
+        return items
+    if not all(t.isdigit() for t in items):
+        raise ValueError(f"--{name}: {text[:40]!r} is not a list of whole numbers")
+    return [int(t) for t in items]
+
+
+def cmd_train_search(args: argparse.Namespace, catalog: Catalog) -> str:
+    dims = {n: _list(getattr(args, n), n.replace("_", "-"))
+            for n in ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero")}  # fmt: skip
+    df = train_search(_model(args), args.hardware, gpus=_list(args.gpus, "gpus"),
+                      recompute=_list(args.recompute, "recompute", word=True),
+                      rank_by=args.rank_by, include_rejected=args.include_rejected, **dims,
+                      **_common(args, catalog))  # fmt: skip
+    if args.format == "json":
+        return json_text(df.to_dict(orient="records"))
+    if args.format == "csv":
+        return write_csv(df).rstrip("\n")
+    if args.top < 1:
+        raise ValueError("--top must be 1 or more")
+    return df[list(TABLE_COLUMNS)].head(args.top).to_string(index=False) if len(df) else (
+        "no configuration fits (--include-rejected lists why)")  # fmt: skip
+
+
+def cmd_calibrate_train(args: argparse.Namespace, catalog: Catalog) -> str:
+    """Fit, optionally write the TOML, and print the parameters and errors."""
+    from engine.catalog.profiles import check_profile_name, profile_to_toml
+    from engine.training.calibrate import FIT_PARAMS, calibrate
+    from engine.training.measurements import MEGATRON_FILE, read_runs
+
+    name = check_profile_name(args.name)
+    files = args.files or [str(MEGATRON_FILE.relative_to(MEGATRON_FILE.parents[3]))]
+    command = " ".join(["python -m engine calibrate-train", *args.files, "--name", name]
+                       + (["--out", args.out] if args.out else []))  # fmt: skip
+    runs = [run for f in files for run in _read(read_runs, f)]
+    profile = calibrate(runs, name=name, command=command)
+    if args.out:
+        try:
+            Path(args.out).write_text(profile_to_toml(profile))
+        except OSError as exc:
+            raise ValueError(f"--out {args.out[:60]!r}: cannot write it ({exc.strerror})") from None
+    if args.format == "json":
+        return json_text(profile.as_dict())
+    fitted = {k: v for k, v in profile.values().items() if k in FIT_PARAMS}
+    lines = [key_value_table({"profile": profile.name, "rows": profile.rows}), "",
+             "fitted parameters:", key_value_table(fitted), "", "errors (%):",
+             key_value_table({k: round(v, 2) for k, v in profile.residuals.items()}), "",
+             "every run, worst first:"]  # fmt: skip
+    return "\n".join(lines + [f"  {w}" for w in profile.worst])
+
+
+def _read(read_runs, path: str) -> list:
+    try:
+        return read_runs(path)
+    except OSError as exc:
+        raise ValueError(f"{path[:80]}: cannot read it ({exc.strerror})") from None
+    except (KeyError, IndexError) as exc:
+        raise ValueError(f"{path[:80]}: not a training measurements file ({exc})") from None

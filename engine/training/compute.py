@@ -1,0 +1,140 @@
+"""One micro-batch on one pipeline stage, operator by operator, and the FLOPs of a token.
+
+The forward pass of a micro-batch of b sequences of s tokens is the serving model's prefill
+(engine/serving/operators.py): the operators of one forward step with T = b·s/cp tokens per
+device (causal attention: each token attends (s+1)/2 keys on average; context parallelism
+splits the tokens, not the keys), every token's logits computed (training predicts every
+position, so the LM head sees T tokens, not one per sequence). Each operator runs on its own
+roofline, max(F/(Π·η_class), bytes/(β·η_mem)), with the efficiency of its class (Williams et
+al. 2009). The backward pass of a GEMM is two GEMMs of its size (input and weight gradients):
+2× its forward time; FlashAttention's backward is about 2.5× its forward (Dao 2023: five
+matrix products against two, plus the recomputed scores), the `attention_backward_factor`
+assumption. With sequence parallelism (Korthikanti et al. 2022) the norms run on T/tp tokens.
+With expert parallelism a device holds E/ep routed experts and reads only those.
+
+Unfused attention (`attention="unfused"`: Megatron-LM before FlashAttention, e.g. the 2021
+paper's runs) computes the whole s×s score matrix (masking skips nothing) with two batched
+GEMMs and writes it to memory between kernels: per score element the forward writes the
+scores (2 bytes), the fused scale-mask-softmax reads and writes them (4), dropout reads them
+and writes its output and mask (5) and the second GEMM reads them (2): 13 bytes; the backward
+writes and reads the gradient of each (the value GEMM's, dropout's, softmax's and the two
+score GEMMs' reads: 19 bytes). Its time is the GEMMs at the attention efficiency (backward:
+twice) plus that traffic at the memory bandwidth, since they are separate kernels.
+
+Model FLOPs follow PaLM's definition (Chowdhery et al. 2022, appendix B): 6·N + 6·L·H·(d_qk +
+d_v)·s per token (12·L·H·Q·T for d_qk = d_v = Q), N the weights a token multiplies (matrix
+products, the LM head included; embeddings, norms and biases excluded), attention over the
+whole sequence (no causal halving). Hardware FLOPs add what recomputation runs again: the
+layers' forward pass (full) or the attention core's (selective).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from engine.catalog.shapes import Shapes, heads_per_device
+from engine.serving.operators import Layout, instantiate, templates
+
+GEMM_BACKWARD = 2.0  # input gradient + weight gradient: two GEMMs the size of the forward
+ATTENTION_KERNELS = ("flash", "unfused")
+SCORE_BYTES_FORWARD = 13.0  # unfused attention: memory traffic per score element, forward
+SCORE_BYTES_BACKWARD = 19.0  # and backward (see the module docstring)
+
+
+class PassTimes(NamedTuple):
+    """Seconds per micro-batch on one device (arrays over configurations): per mean layer, and
+    the operators of the first stage (embedding) and of the last (final norm, LM head)."""
+
+    layer_fwd: np.ndarray
+    layer_bwd: np.ndarray
+    attn_fwd: np.ndarray  # the attention core of a mean layer (selective recompute, CP overlap)
+    attn_bwd: np.ndarray
+    first_fwd: np.ndarray
+    first_bwd: np.ndarray
+    last_fwd: np.ndarray
+    last_bwd: np.ndarray
+
+
+def op_seconds(op, rate_of: dict, bandwidth):
+    """An operator's roofline: max(FLOPs / its class's rate, bytes moved / bandwidth)."""
+    moved = op.weight_bytes + op.act_bytes + op.kv_write_bytes
+    return np.maximum(op.flop / rate_of[op.cls], moved / bandwidth)
+
+
+def _unfused(tmpl, s: Shapes, lay: Layout, tokens, seq, rate: float, bandwidth) -> tuple:
+    """(forward, backward) seconds of an unfused attention operator: every key of the window
+    (no causal skipping), batched GEMMs at `rate`, score traffic at `bandwidth`."""
+    keys = np.minimum(tmpl.window, seq)
+    flop = tmpl.flop_per_key * tokens * keys
+    scores = heads_per_device(s, lay.tp, np)[0] * tokens * keys
+    fwd = flop / rate + SCORE_BYTES_FORWARD * scores / bandwidth
+    return fwd, GEMM_BACKWARD * flop / rate + SCORE_BYTES_BACKWARD * scores / bandwidth
+
+
+def pass_times(s: Shapes, lay: Layout, tokens, seq, ep, rate_of: dict, bandwidth,
+               attention_backward: float, unfused: bool = False) -> PassTimes:  # fmt: skip
+    """Forward and backward seconds of one micro-batch, `tokens` per device, `seq` per sequence.
+
+    Args:
+        s, lay: the model's shapes; tp and bytes per element (Layout, pp unused).
+        tokens: T = b·s/cp per device; seq: s (the keys a causal prompt attends).
+        ep: expert-parallel degree (routed expert weights read: E/ep of them).
+        rate_of: achievable FLOP/s per operator class (engine.serving.kernel.rates).
+        bandwidth: memory bytes/s, the bandwidth efficiency applied.
+        attention_backward: backward/forward time of attention (FlashAttention: 2.5).
+        unfused: attention as separate kernels with the scores in memory (see above).
+    """
+    zero = np.zeros(np.shape(tokens))
+    acc = {k: zero for k in PassTimes._fields}
+    for tmpl in templates(s, lay, np, "prefill"):
+        op = instantiate(tmpl, s, T=tokens, B=tokens, S=seq, xp=np)
+        if op.name == "routed_experts":
+            op = op._replace(weight_bytes=op.weight_bytes / ep)
+        t = op_seconds(op, rate_of, bandwidth)
+        if op.cls == "other" and op.name != "embedding":
+            t = t / lay.tp  # sequence parallelism: norms on T/tp tokens
+        t_back = (attention_backward if op.cls == "attention" else GEMM_BACKWARD) * t
+        if unfused and op.cls == "attention":
+            t, t_back = _unfused(tmpl, s, lay, tokens, seq, rate_of["attention"], bandwidth)
+        if op.layers != "once":
+            share = op.count / s.layers  # per mean layer
+            acc["layer_fwd"] = acc["layer_fwd"] + share * t
+            acc["layer_bwd"] = acc["layer_bwd"] + share * t_back
+            if op.cls == "attention":
+                acc["attn_fwd"] = acc["attn_fwd"] + share * t
+                acc["attn_bwd"] = acc["attn_bwd"] + share * t_back
+        else:
+            end = "first" if op.name == "embedding" else "last"
+            acc[f"{end}_fwd"] = acc[f"{end}_fwd"] + t
+            acc[f"{end}_bwd"] = acc[f"{end}_bwd"] + t_back
+    return PassTimes(**acc)
+
+
+class TokenFlops(NamedTuple):
+    """FLOPs per token (floats, or arrays over models), PaLM's convention."""
+
+    matmul_params: object  # N: weights of the matrix products a token multiplies
+    model: object  # 6·N + 6·Σ_layers H·(d_qk + d_v)·keys: forward and backward
+    recompute_full: object  # the layers' forward again: 2·(N − head) + attention forward
+    recompute_selective: object  # the attention core's forward again
+
+
+def token_flops(s: Shapes, seq) -> TokenFlops:
+    """Model FLOPs per token of a sequence of `seq` tokens, and what recomputation adds."""
+    lay = Layout(1.0, 1.0, 1.0, 1.0, 1.0)  # FLOPs do not depend on bytes: one device, no split
+    matmul = head = attention = 0.0
+    for op in templates(s, lay, np, "prefill"):
+        if op.cls == "attention":  # whole-sequence attention (PaLM), window-capped
+            attention = attention + op.count * op.flop_per_key * np.minimum(op.window, seq)
+        elif op.cls in ("gemm", "expert"):
+            per_token = op.count * (op.flop_per_token + op.flop_per_seq)
+            matmul = matmul + per_token
+            head = head + (per_token if op.layers == "once" else 0.0)
+    return TokenFlops(
+        matmul_params=matmul / 2.0,
+        model=3.0 * (matmul + attention),
+        recompute_full=matmul - head + attention,
+        recompute_selective=attention,
+    )

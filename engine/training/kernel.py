@@ -1,0 +1,205 @@
+"""The training step's kernel: every configuration at once, on numpy arrays.
+
+One step (docs/model.md, "Training step"; Narayanan et al. 2021, §2-3): every pipeline stage
+runs m = B/(dp·b) micro-batches, each a forward pass, a backward pass and, with recomputation,
+part of the forward pass again, one micro-batch slot at a time under the 1F1B schedule. A slot
+on the slowest stage (⌈L/pp⌉ layers, plus the embedding on the first or the LM head on the
+last) is its operators' time (engine/training/compute.py) plus the exposed communication of
+its layers (tensor-parallel all-gathers and reduce-scatters, context-parallel KV blocks
+beyond what attention hides, MoE all-to-alls), a per-layer overhead τ per pass, and the
+activation and gradient sends between stages. The pipeline adds (pp−1)/v slots of bubble
+(interleaved schedule, v virtual stages: bubble fraction (pp−1)/(v·m)). Data parallelism then
+reduces the gradients (all-reduce, or ZeRO's reduce-scatter and all-gather; ZeRO-3 gathers the
+weights for every forward and backward pass) with an `overlap_fraction` of the neighbouring
+compute hiding it, and the optimizer reads and writes its state once.
+
+    step = (m + (pp−1)/v)·slot + exposed data-parallel communication + optimizer step
+
+The same arrays carry one configuration (a scalar `train`) or thousands (`train_search`), so
+the two agree exactly. Every input is already checked (engine/training/setup.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.catalog.shapes import Shapes, kv_bytes_per_token_layer
+from engine.serving.kernel import Device, Efficiencies, rates
+from engine.serving.operators import Layout
+from engine.serving.parallel import stage_layers
+from engine.training.collectives import (
+    Links,
+    all_gather_s,
+    all_to_all_s,
+    link_for,
+    reduce_scatter_s,
+    ring_all_reduce_s,
+    send_s,
+)
+from engine.training.compute import PassTimes, pass_times, token_flops
+from engine.training.config import DOES_NOT_FIT, Config, reason_codes
+from engine.training.memory import GRADIENT_BYTES, memory_terms, params_on_device
+
+ACT_BYTES = 2.0  # activations and their gradients travel in 16 bits
+# Bytes the optimizer step moves per parameter it updates: the 16-bit gradient read, the fp32
+# master weight, momentum and variance read and written (2 × 12), the 16-bit weight written.
+OPTIMIZER_STEP_BYTES = 2.0 + 24.0 + 2.0
+
+
+def _exposed(comm, hidden_by):
+    """What `hidden_by` seconds of overlapping compute leave of `comm`: max(0, comm − hidden)."""
+    return np.maximum(comm - hidden_by, 0.0)
+
+
+def _ends(c: Config, pt: PassTimes) -> dict:
+    """The slowest stage's end operators per micro-batch (forward, backward): the embedding on
+    the first stage or the final norm and LM head on the last, whichever is slower; both when
+    there is one stage."""
+    first = pt.first_fwd + pt.first_bwd
+    last = pt.last_fwd + pt.last_bwd
+    use_first = first >= last
+    fwd_end = np.where(c.pp == 1, pt.first_fwd + pt.last_fwd,
+                       np.where(use_first, pt.first_fwd, pt.last_fwd))  # fmt: skip
+    bwd_end = np.where(c.pp == 1, pt.first_bwd + pt.last_bwd,
+                       np.where(use_first, pt.first_bwd, pt.last_bwd))  # fmt: skip
+    return {"fwd_end": fwd_end, "bwd_end": bwd_end}
+
+
+def _layer_comm(s: Shapes, c: Config, links: Links, pt: PassTimes, tokens, passes) -> dict:
+    """Exposed seconds per layer per micro-batch of TP, CP and EP communication."""
+    act = tokens * s.hidden * ACT_BYTES  # the layer's activations on the TP group
+    bw, lat = link_for(links, c.tp)
+    per_pass = np.where(s.parallel_attention, 1.0, 2.0) * (
+        all_gather_s(act, c.tp, bw, lat) + reduce_scatter_s(act, c.tp, bw, lat)
+    )
+    kv_block = tokens * kv_bytes_per_token_layer(s, ACT_BYTES, c.tp, np)[1]
+    bw, lat = link_for(links, c.tp * c.cp)
+    ring = (c.cp - 1.0) * send_s(kv_block, bw, lat)  # every KV block visits every rank
+    again = np.where(c.recompute >= 1, 1.0, 0.0)  # recomputed attention needs the blocks again
+    cp = (1.0 + again) * _exposed(ring, pt.attn_fwd) + _exposed(2.0 * ring, pt.attn_bwd)
+    routed = tokens / c.tp * s.experts_per_token * s.hidden * ACT_BYTES
+    bw, lat = link_for(links, c.tp * c.cp * c.ep)
+    moe_share = s.moe_layers / s.layers
+    ep = moe_share * 2.0 * passes * all_to_all_s(routed, c.ep, bw, lat)  # dispatch + combine
+    return {"tp": passes * per_pass, "cp": cp, "ep": np.where(c.ep > 1, ep, 0.0)}
+
+
+def _data_parallel(s, c: Config, links: Links, windows: dict, overlap: float) -> dict:
+    """Gradient reduction (and ZeRO's gathers): total and exposed seconds per step."""
+    dense, experts = params_on_device(s, c.tp, c.pp, c.ep)
+    group = c.dp * c.cp
+    bw, lat = link_for(links, c.tp * c.cp * c.dp)
+
+    def ring(fn):  # dense weights over dp·cp ranks, routed experts over dp·cp/ep
+        out = fn(GRADIENT_BYTES * dense, group, bw, lat)
+        moe = fn(GRADIENT_BYTES * experts, group / c.ep, bw, lat)
+        return out + np.where(experts > 0, moe, 0.0)
+
+    ar, rs, ag = ring(ring_all_reduce_s), ring(reduce_scatter_s), ring(all_gather_s)
+    m, full = c.micro_batches, (c.recompute == 2)
+    fwd, bwd, rec = (overlap * windows[k] for k in ("fwd", "bwd", "rec"))
+    exposed = [
+        _exposed(ar, bwd),
+        _exposed(rs, bwd) + _exposed(ag, fwd),
+        m * _exposed(rs, bwd) + _exposed(ag, fwd),
+        m * (_exposed(ag, fwd) + full * _exposed(ag, rec) + _exposed(ag + rs, bwd)),
+    ]
+    total = [ar, rs + ag, m * rs + ag, m * (ag * (2.0 + full) + rs)]
+    stage = [c.zero == z for z in range(4)]
+    updated = np.where(c.zero >= 1, dense / group + experts / (group / c.ep), dense + experts)
+    return {
+        "exposed": np.select(stage, exposed),
+        "total": np.select(stage, total),
+        "updated_params": updated,
+    }
+
+
+def evaluate(s: Shapes, c: Config, dev: Device, links: Links, eta: Efficiencies,
+             a, weight_bytes: float, unfused: bool = False) -> dict:  # fmt: skip
+    """Every configuration's step, in SI units (keys: see TrainResult / train_search).
+
+    Args:
+        s: the model's shapes (floats, or arrays over rows, e.g. the measurements of a fit).
+        c: the configurations (engine/training/config.py).
+        dev: the accelerator with the assumptions applied (engine.serving.inputs.device_values).
+        links: the in-node link and the network per GPU, efficiencies applied.
+        eta: compute efficiency per operator class.
+        a: the Assumptions (overlap_fraction, attention_backward_factor).
+        weight_bytes: bytes per weight element a GEMM reads (1 for fp8, else 2).
+        unfused: attention without FlashAttention (scores in memory; compute.py).
+    """
+    tokens = c.micro_batch * c.seq_len / c.cp
+    lay = Layout(c.tp, 1.0, weight_bytes, ACT_BYTES, ACT_BYTES)
+    pt = pass_times(s, lay, tokens, c.seq_len, c.ep, rates(dev, eta), dev.bandwidth,
+                    a.attention_backward_factor, unfused)  # fmt: skip
+    recompute = np.select([c.recompute == 2, c.recompute == 1], [pt.layer_fwd, pt.attn_fwd], 0.0)
+    passes = 2.0 + (c.recompute == 2)
+    n_st = stage_layers(s.layers, c.pp, np)
+    ends = _ends(c, pt)
+    comm = _layer_comm(s, c, links, pt, tokens, passes)
+    windows = {
+        "fwd": n_st * pt.layer_fwd + ends["fwd_end"],
+        "bwd": n_st * pt.layer_bwd + ends["bwd_end"],
+        "rec": n_st * recompute,
+    }
+    compute = windows["fwd"] + windows["bwd"] + windows["rec"]
+    overhead = n_st * dev.tau * passes
+    bw, lat = link_for(links, c.tp * c.cp * c.dp * c.pp)
+    p2p = np.where(c.pp > 1, 2.0 * c.virtual * send_s(tokens * s.hidden * ACT_BYTES / c.tp,
+                                                       bw, lat), 0.0)  # fmt: skip
+    layer_comm = n_st * (comm["tp"] + comm["cp"] + comm["ep"])
+    slot = compute + layer_comm + overhead + p2p
+    m = c.micro_batches
+    bubble = (c.pp - 1.0) / c.virtual * slot
+    dp = _data_parallel(s, c, links, windows, a.overlap_fraction)
+    optimizer = dp["updated_params"] * OPTIMIZER_STEP_BYTES / dev.bandwidth
+    step = m * slot + bubble + dp["exposed"] + optimizer
+    return _metrics(s, c, dev, links, step, {
+        "compute_s": m * compute, "comm_tp_s": m * n_st * comm["tp"],
+        "comm_cp_s": m * n_st * comm["cp"], "comm_ep_s": m * n_st * comm["ep"],
+        "comm_pp_s": m * p2p, "comm_dp_s": dp["exposed"], "comm_dp_total_s": dp["total"],
+        "overhead_s": m * overhead, "optimizer_s": optimizer, "bubble_s": bubble,
+        "bubble_fraction": (c.pp - 1.0) / (c.virtual * m),
+    }, n_st, unfused)  # fmt: skip
+
+
+def _metrics(s: Shapes, c: Config, dev: Device, links: Links, step, parts: dict, n_st,
+             unfused: bool) -> dict:  # fmt: skip
+    """Throughput, FLOPs, utilisation and memory from the step and its parts."""
+    flops = token_flops(s, c.seq_len)
+    rebuilt = np.select([c.recompute == 2, c.recompute == 1],
+                        [flops.recompute_full, flops.recompute_selective], 0.0)  # fmt: skip
+    tokens_per_s = c.global_batch * c.seq_len / step
+    per_gpu = tokens_per_s / c.gpus
+    mem = memory_terms(c, s, n_st, unfused)
+    usable = dev.capacity * (1.0 - dev.reserve)
+    total = mem.total
+    codes = reason_codes(c, s, links.per_node, bool(np.isfinite(links.net_bw)))
+    codes = np.where((codes == 0) & (total > usable), DOES_NOT_FIT, codes)
+    comm = sum(parts[k] for k in ("comm_tp_s", "comm_cp_s", "comm_ep_s", "comm_pp_s", "comm_dp_s"))
+    return parts | {
+        "step_time_s": step,
+        "comm_exposed_s": comm,
+        "tokens_per_s": tokens_per_s,
+        "tokens_per_s_per_gpu": per_gpu,
+        "model_flops_per_token": flops.model + 0.0 * step,
+        "hardware_flops_per_token": flops.model + rebuilt,
+        "model_tflops_per_gpu": flops.model * per_gpu / 1e12,
+        "hardware_tflops_per_gpu": (flops.model + rebuilt) * per_gpu / 1e12,
+        "mfu": flops.model * per_gpu / dev.peak,
+        "hfu": (flops.model + rebuilt) * per_gpu / dev.peak,
+        "weight_bytes_per_gpu": mem.weights,
+        "gradient_bytes_per_gpu": mem.gradients,
+        "optimizer_bytes_per_gpu": mem.optimizer,
+        "activation_bytes_per_gpu": mem.activations,
+        "memory_per_gpu_bytes": total,
+        "usable_memory_bytes": usable + 0.0 * step,
+        "memory_headroom_bytes": usable - total,
+        "fits_in_memory": total <= usable,
+        "dp": c.dp,
+        "micro_batches": c.micro_batches,
+        "reason_code": codes,
+        "peak_flop_per_s": dev.peak + 0.0 * step,
+        "matmul_params": flops.matmul_params + 0.0 * step,
+        "stage_layers": n_st + 0.0 * step,
+    }

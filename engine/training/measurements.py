@@ -1,0 +1,175 @@
+"""Measured training runs, and the training model's prediction of each (docs/model.md,
+"Training step"; data/measurements/README.md).
+
+The shipped file is the Megatron-LM paper's Tables 1 and 2 (Narayanan et al. 2021, A100, GPT
+models of 1.7B to 1T parameters, PTD-P and ZeRO-3), copied unchanged. What a row leaves out is
+filled in here, each rule stated once:
+
+- Micro-batch and interleaving of Table 1 (not printed): Megatron-LM's own reproduction script
+  of that table (github.com/NVIDIA/Megatron-LM, examples/sc21/run_table_1.sh: MBS and
+  --num-layers-per-virtual-pipeline-stage), by model size.
+- Shapes of Table 2's models: 529.6B is Table 1's; 174.6B is GPT-3 175B (Brown et al. 2020,
+  Table 2.1: 96 layers, d_model 12,288, 96 heads). Vocabulary 51,200 and sequence 2,048 as in
+  the rows.
+- Table 2's PTD-P rows give a "model-parallel size" N: tp = 8 (one DGX A100 node, as in every
+  Table 1 row of that size) and pp = N/8; not interleaved (v = 1: the table does not say).
+  ZeRO-3 rows: tp = pp = 1, ZeRO stage 3. Every run uses full recomputation (the rows say so).
+- Attention is unfused (the 2021 code predates FlashAttention, Dao et al. 2022): the score
+  matrices go through memory (engine/training/compute.py).
+
+The paper's TFLOP/s per GPU count the recomputed forward pass (its Eq. 3: 96·B·s·l·h²·(1 + s/
+(6h) + V/(16·l·h))), so they are predicted by `hardware_tflops_per_gpu`, which for these GPT
+shapes is exactly Eq. 3 over the predicted step time (tests/test_train_published.py).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine.catalog.arch import Architecture
+from engine.catalog.shapes import Shapes, shapes_of
+from engine.files import read_bounded
+from engine.training.config import RECOMPUTE, make_config
+from engine.training.gpt import gpt_architecture
+from engine.training.kernel import evaluate
+from engine.training.setup import setup
+
+MAX_RUNS_BYTES = 1_000_000  # a training measurements file is a few kB
+
+MEASUREMENTS_DIR = Path(__file__).resolve().parents[2] / "data" / "measurements" / "training"
+MEGATRON_FILE = MEASUREMENTS_DIR / "megatron-2104.04473-training.csv"
+METRICS = {"tflops_per_gpu": "hardware_tflops_per_gpu"}  # measured metric -> predicted key
+# examples/sc21/run_table_1.sh: model size -> (micro-batch, layers per virtual stage or None)
+SC21_TABLE_1 = {1.7: (16, None), 3.6: (16, None), 7.5: (16, None), 18.4: (8, None),
+                39.1: (4, None), 76.1: (2, 5), 145.6: (2, 5), 310.1: (1, 3), 529.6: (1, 1),
+                1008.0: (1, None)}  # fmt: skip
+GPT3_175B = {174.6: (96, 12288, 96)}  # Brown et al. 2020, Table 2.1 (layers, hidden, heads)
+NODE = 8  # GPUs per DGX A100 node: Table 2's tensor-parallel size
+ATTENTION_2021 = "unfused"  # Megatron-LM in 2021: scale-mask-softmax kernels, no FlashAttention
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingRun:
+    """One measured row with everything the model needs (filled-in values listed)."""
+
+    file: str
+    row: int  # 1 = the first data row
+    table: str
+    scheme: str
+    hardware: str
+    precision: str
+    arch: Architecture
+    gpus: int
+    tp: int
+    pp: int
+    vp: int
+    micro_batch: int
+    global_batch: int
+    seq_len: int
+    recompute: str
+    zero: int
+    attention: str  # flash or unfused
+    metric: str
+    value: float
+    filled: str  # what the row left out and this module assumed
+
+    def describe(self) -> str:
+        return (f"{self.table}, {self.scheme}, {self.arch.layers}-layer h={self.arch.hidden} "
+                f"on {self.gpus:,} {self.hardware} (tp {self.tp}, pp {self.pp}, v {self.vp}, "
+                f"b {self.micro_batch}, B {self.global_batch})")  # fmt: skip
+
+
+def _int(text: str) -> int | None:
+    return int(text) if text.strip() else None
+
+
+def _shapes(row: dict, table1: dict) -> tuple[int, int, int]:
+    size = float(row["params_b"])
+    if row["layers"].strip():
+        return int(row["layers"]), int(row["hidden"]), int(row["heads"])
+    if size in table1:
+        return table1[size]
+    if size in GPT3_175B:
+        return GPT3_175B[size]
+    raise ValueError(f"{row['table']}: no shapes known for a {size}B model")
+
+
+def _layout(row: dict, layers: int) -> tuple[int, int, int, int, int, str]:
+    """(tp, pp, vp, micro-batch, zero, what was filled in) of one row."""
+    size, mb = float(row["params_b"]), _int(row["micro_batch"])
+    if row["scheme"] == "ZeRO-3":
+        return 1, 1, 1, mb, 3, "tp = pp = 1, ZeRO-3"
+    if row["tp"].strip():
+        tp, pp = int(row["tp"]), int(row["pp"])
+        script_mb, per_virtual = SC21_TABLE_1[size]
+        vp = layers // (pp * per_virtual) if per_virtual else 1
+        return tp, pp, vp, script_mb, 0, f"micro-batch {script_mb}, v {vp} (sc21 script)"
+    size_mp = int(row["note"].split("model-parallel size")[1].split(";")[0])
+    return NODE, size_mp // NODE, 1, mb, 0, f"tp {NODE}, pp {size_mp // NODE}, v 1"
+
+
+def read_runs(path: str | Path = MEGATRON_FILE) -> list[TrainingRun]:
+    """The rows of a training measurements file (the Megatron-LM schema), filled in."""
+    path = Path(path)
+    data = read_bounded(path, MAX_RUNS_BYTES, path.name)
+    try:
+        rows = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise ValueError(f"{path.name}: not a readable CSV file ({exc})") from None
+    table1 = {float(r["params_b"]): (int(r["layers"]), int(r["hidden"]), int(r["heads"]))
+              for r in rows if r["layers"].strip()}  # fmt: skip
+    runs = []
+    for i, row in enumerate(rows, 1):
+        layers, hidden, heads = _shapes(row, table1)
+        tp, pp, vp, mb, zero, filled = _layout(row, layers)
+        arch = gpt_architecture(layers=layers, hidden=hidden, heads=heads,
+                                vocab=int(row["vocab"]), seq_len=int(row["seq_len"]))  # fmt: skip
+        runs.append(TrainingRun(
+            file=path.name, row=i, table=row["table"], scheme=row["scheme"],
+            hardware=row["hardware"], precision=row["precision"], arch=arch,
+            gpus=int(row["gpus"]), tp=tp, pp=pp, vp=vp, micro_batch=mb,
+            global_batch=int(row["global_batch"]), seq_len=int(row["seq_len"]),
+            recompute=row["recompute"], zero=zero, attention=ATTENTION_2021,
+            metric=row["metric"],
+            value=float(row["value"]), filled=filled,
+        ))  # fmt: skip
+    return runs
+
+
+def predict(runs: Iterable[TrainingRun], assumptions) -> np.ndarray:
+    """Each run's metric under `assumptions` (a training profile's), in one kernel call per
+    accelerator and precision."""
+    runs = list(runs)
+    out = np.full(len(runs), np.nan)
+    groups: dict[tuple, list[int]] = {}
+    for i, r in enumerate(runs):
+        groups.setdefault((r.hardware, r.precision, r.attention), []).append(i)
+    for (hardware, precision, attention), idx in groups.items():
+        st = setup(runs[idx[0]].arch, hardware, precision=precision, profile=None,
+                   assumptions=assumptions, catalog=None, overrides={})  # fmt: skip
+        rs = [runs[i] for i in idx]
+        s = Shapes.stack([shapes_of(r.arch) for r in rs])
+        cfg = make_config(
+            gpus=[r.gpus for r in rs],
+            tp=[r.tp for r in rs],
+            pp=[r.pp for r in rs],
+            cp=1.0,
+            vp=[r.vp for r in rs],
+            ep=1.0,
+            micro_batch=[r.micro_batch for r in rs],
+            global_batch=[r.global_batch for r in rs],
+            seq_len=[r.seq_len for r in rs],
+            zero=[r.zero for r in rs],
+            recompute=[RECOMPUTE.index(r.recompute) for r in rs],
+        )
+        t = evaluate(s, cfg, st.dev, st.links, st.eta, st.assumptions, st.weight_bytes,
+                     unfused=attention == "unfused")  # fmt: skip
+        for k, (j, r) in enumerate(zip(idx, rs, strict=True)):
+            out[j] = t[METRICS[r.metric]][k]
+    return out
