@@ -159,6 +159,7 @@ def _fitted_profile(name, assumptions, base, rows, kept, errors, command) -> Pro
         residuals=ape_summary(errors),
         worst=tuple(f"{describe(kept[i])}: {errors[i]:+.1%}" for i in order),
         origin="fitted",
+        scheduler=base.scheduler,  # the stack's scheduler is not fitted: kept as it was
     )
 
 

@@ -5,6 +5,10 @@ bandwidth efficiency, per-layer and dispatch overheads, interconnect efficiency 
 never anything per model or per accelerator, so it carries over to models and chips it was not
 fitted on. `tutorial` is the tutorial's defaults; fitted profiles (e.g. `trtllm`) record their
 measurements, date, command and residuals. See docs/model.md ("Accuracy").
+
+An optional `[scheduler]` table names the serving stack whose scheduler defaults the load
+simulator uses with this profile (engine/catalog/scheduler.py; docs/model.md, "Serving under
+load"); without it, `scheduler` is None and vLLM's defaults apply.
 """
 
 from __future__ import annotations
@@ -18,6 +22,11 @@ from pathlib import Path
 from types import MappingProxyType
 
 from engine.assumptions import ASSUMPTION_UNITS, DEFAULTS, Assumptions, make_assumptions
+from engine.catalog.scheduler import (
+    SchedulerDefaults,
+    scheduler_from_table,
+    scheduler_toml_lines,
+)
 
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "data" / "profiles"
 DEFAULT_PROFILE = "tutorial"
@@ -51,6 +60,7 @@ class Profile:
     residuals: Mapping[str, float] = field(default_factory=dict)  # mape, median_ape, max_ape
     worst: tuple[str, ...] = ()  # the worst-predicted rows, described
     origin: str = "built-in"
+    scheduler: SchedulerDefaults | None = None  # the stack's scheduler ([scheduler] table)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "name", check_profile_name(self.name))
@@ -84,6 +94,7 @@ class Profile:
             "residuals": dict(self.residuals),
             "worst": list(self.worst),
             "origin": self.origin,
+            "scheduler": None if self.scheduler is None else self.scheduler.as_dict(),
         }
 
 
@@ -143,10 +154,15 @@ def profile_from_toml(data: bytes | str, label: str, origin: str = "uploaded") -
             residuals={k: float(v) for k, v in res.items() if k != "worst"},
             worst=tuple(str(w) for w in res.get("worst", [])),
             origin=origin,
+            scheduler=_scheduler(doc, label),
         )
     except (TypeError, ValueError) as exc:
         message = str(exc)
         raise ValueError(message if message.startswith(label) else f"{label}: {message}") from None
+
+
+def _scheduler(doc: dict, label: str) -> SchedulerDefaults | None:
+    return scheduler_from_table(doc["scheduler"], label) if "scheduler" in doc else None
 
 
 def _toml_value(value: object) -> str:
@@ -179,6 +195,8 @@ def profile_to_toml(profile: Profile) -> str:
     lines += [f"rows = {profile.rows}", "", "[residuals]"]
     lines += [f"{k} = {_toml_value(float(v))}" for k, v in profile.residuals.items()]
     lines += [f"worst = {_toml_value(list(profile.worst))}"]
+    if profile.scheduler is not None:
+        lines += ["", *scheduler_toml_lines(profile.scheduler, _toml_value)]
     return "\n".join(lines) + "\n"
 
 

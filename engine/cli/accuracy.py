@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from engine.accuracy.calibrate import FIT_PARAMS, calibrate
@@ -75,6 +76,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
         catalog=catalog,
     )
     if args.out:
+        profile = replace(profile, scheduler=_kept_scheduler(args.out, profile.scheduler))
         try:
             Path(args.out).write_text(profile_to_toml(profile))
         except OSError as exc:
@@ -86,6 +88,15 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
     lines = [key_value_table(head), "", "fitted parameters:", key_value_table(fitted)]
     lines += ["", "in-sample errors:", key_value_table(dict(profile.residuals)), "", "worst:"]
     return "\n".join(lines + [f"  {w}" for w in profile.worst])
+
+
+def _kept_scheduler(path: str, fitted):
+    """A profile file being refitted keeps its own [scheduler] table (its serving stack)."""
+    try:
+        old = profile_from_toml(Path(path).read_bytes(), Path(path).name, origin="file")
+    except (OSError, ValueError):
+        return fitted
+    return fitted if old.scheduler is None else old.scheduler
 
 
 def cmd_validate(args: argparse.Namespace, catalog: Catalog) -> str:
