@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.catalog.profiles import Profile, get_profile
+from engine.catalog.resolve import resolve_hardware
 from engine.catalog.scheduler import DEFAULT_SCHEDULER, SchedulerDefaults, with_overrides
 from engine.load import results
 from engine.load.pool import PoolSize, pool_size
@@ -38,6 +39,7 @@ class Deployment:
     scenario: si.Scenario
     scheduler: SchedulerDefaults
     pool: PoolSize
+    price_per_hour_usd: float | None = None  # per accelerator (the catalogue's list price)
 
     @property
     def devices(self) -> int:
@@ -67,7 +69,8 @@ def deployment(model, hardware, *, tp=1, pp=1, precision="fp16", kv_precision=No
     p = si.scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumptions,
                     catalog, overrides)  # fmt: skip
     sched = with_overrides(base, **(scheduler or {}))
-    return Deployment(p, sched, pool_size(p.folded, sched.block_size))
+    price = resolve_hardware(hardware, catalog).price_per_hour_usd
+    return Deployment(p, sched, pool_size(p.folded, sched.block_size), price)
 
 
 def check_slo(slo: dict | None) -> dict:

@@ -30,6 +30,7 @@ import numpy as np
 from engine.arrays import INF, SCALAR
 from engine.catalog.scheduler import SchedulerDefaults
 from engine.load.pool import BlockCounter, PoolSize, last_fitting, watermark_blocks
+from engine.load.runs import Lines, quadratic_steps
 from engine.serving.kernel import Folded
 from engine.serving.step import chunk_keys, decode_lines, decode_run_s, mixed_step_s, windows
 
@@ -87,7 +88,7 @@ class Simulator:
         """Decode lines for every batch size up to max_num_seqs, as Python lists."""
         lines = decode_lines(self.f, np.arange(seqs + 1, dtype=float), np)
         self.fixed = np.broadcast_to(lines.fixed, (seqs + 1,)).tolist()
-        self.lines: dict[int, _Lines] = {}
+        self.lines: dict[int, Lines] = {}
         self.att = [(a.count, np.broadcast_to(a.compute0, (seqs + 1,)).tolist(),
                      np.broadcast_to(a.memory0, (seqs + 1,)).tolist(), a.compute_per_key,
                      a.memory_per_key) for a in lines.attention]  # fmt: skip
@@ -380,7 +381,7 @@ class Simulator:
         slopes = tuple(m if w == INF else self.below for w in self.wins)
         lines = self.lines.get(m)
         if lines is None:
-            lines = self.lines[m] = _Lines(self.fixed[m], self.att, m)
+            lines = self.lines[m] = Lines(self.fixed[m], self.att, m)
         t = decode_run_s(lines, keys, slopes, k, SCALAR)
         horizon, edge = self._horizon()
         if self.now + t > horizon and k > 1:
@@ -411,8 +412,8 @@ class Simulator:
         the slopes at the run's start and end (the step time is convex in the step), then a
         bisection between them on the closed form."""
         tau0, low, high = lines.first(keys, slopes)
-        lo = min(_quadratic_steps(tau0, high, span), most)
-        hi = min(_quadratic_steps(tau0, low, span), most)
+        lo = min(quadratic_steps(tau0, high, span), most)
+        hi = min(quadratic_steps(tau0, low, span), most)
         while lo < hi:
             mid = (lo + hi) // 2
             if decode_run_s(lines, keys, slopes, mid, SCALAR) >= span:
@@ -454,48 +455,6 @@ class Simulator:
         series.append((now, self.m + len(self.prefilling), len(self.waiting), kv))
         if len(series) >= 4 * MAX_SERIES:
             del series[1::2]  # keep every other row: evenly thinned, bounded memory
-
-
-class _Lines:
-    """The decode lines of m sequences, read from the simulator's tables (duck-types
-    engine/serving/step.py's DecodeLines for `decode_run_s`)."""
-
-    __slots__ = ("attention", "fixed")
-
-    def __init__(self, fixed: float, att: list, m: int):
-        self.fixed = fixed
-        self.attention = [_Line(c, c0[m], m0[m], ck, mk) for c, c0, m0, ck, mk in att]
-
-    def first(self, keys, slopes) -> tuple[float, float, float]:
-        """(first step's seconds, the step time's slope at the start, its largest slope)."""
-        tau, low, high = self.fixed, 0.0, 0.0
-        for line, x, s in zip(self.attention, keys, slopes, strict=True):
-            g = line.compute0 + line.compute_per_key * x
-            mem = line.memory0 + line.memory_per_key * x
-            gs, ms = line.compute_per_key * s, line.memory_per_key * s
-            tau += line.count * max(g, mem)
-            low += line.count * (gs if (g, gs) > (mem, ms) else ms)
-            high += line.count * max(gs, ms)
-        return tau, low, high
-
-
-class _Line:
-    __slots__ = ("compute0", "compute_per_key", "count", "memory0", "memory_per_key")
-
-    def __init__(self, count, compute0, memory0, compute_per_key, memory_per_key):
-        self.count, self.compute0, self.memory0 = count, compute0, memory0
-        self.compute_per_key, self.memory_per_key = compute_per_key, memory_per_key
-
-
-def _quadratic_steps(tau0: float, slope: float, span: float) -> int:
-    """The fewest steps k ≥ 1 with k·τ0 + slope·k(k−1)/2 ≥ span (steps of τ0, τ0 + slope, …):
-    the root of (slope/2)·k² + (τ0 − slope/2)·k − span, written without cancellation."""
-    b = tau0 - slope / 2.0
-    root = 2.0 * span / (b + math.sqrt(b * b + 2.0 * slope * span))
-    k = max(math.ceil(root), 1)
-    if k > 1 and (k - 1) * (tau0 + slope * (k - 2) / 2.0) >= span:  # rounding
-        k -= 1
-    return k
 
 
 def thin(series: list[tuple], points: int = MAX_SERIES) -> np.ndarray:

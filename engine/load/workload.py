@@ -77,6 +77,11 @@ def _fraction(value: object, name: str, low: float, high: float, *, closed: bool
     return float(value)
 
 
+def check_burstiness(value: object) -> float:
+    """vLLM's burstiness b, the gamma shape of the gaps (1: Poisson)."""
+    return _fraction(value, "burstiness", *BURSTINESS_RANGE)
+
+
 def make_workload(*, input_tokens, output_tokens, rate=None, concurrency=None, requests=2000,
                   seed=0, burstiness=1.0, length_spread=0.0, trace=None) -> Workload:  # fmt: skip
     """Check the arguments and name the mode: a rate (open loop), a concurrency (N clients, or
@@ -102,7 +107,7 @@ def make_workload(*, input_tokens, output_tokens, rate=None, concurrency=None, r
         r = _fraction(rate, "rate", 0.0, MAX_RATE)
         if r <= 0:
             raise ValueError("rate: expected a number of requests per second above 0")
-        b = _fraction(burstiness, "burstiness", *BURSTINESS_RANGE)
+        b = check_burstiness(burstiness)
         return Workload("open", n, i, o, rate_per_s=r, burstiness=b, length_spread=spread,
                         seed=seed)  # fmt: skip
     if isinstance(concurrency, str) and concurrency.strip().lower() == "max":
