@@ -1,4 +1,5 @@
-"""The command line: `python -m engine solve|sweep|decode|list ...` (flags and keys: a contract).
+"""The command line: `python -m engine solve|sweep|decode|serve|load|list ...` (flags and keys:
+a contract).
 
 Bad input of any kind exits with status 2 and one line on stderr, never a traceback. Output
 goes to stdout as JSON (the API's keys), CSV (unit-bearing headers) or a readable table.
@@ -19,6 +20,7 @@ from engine.catalog.parse import CatalogError
 from engine.catalog.specs import PRECISIONS
 from engine.cli.accuracy import add_accuracy_commands, cmd_calibrate, cmd_validate
 from engine.cli.decode import cmd_decode
+from engine.cli.load import add_load_command, cmd_load
 from engine.cli.model_args import add_model_args, model_from_args, models_from_args
 from engine.cli.serve import add_serve_commands, cmd_ops, cmd_serve
 from engine.report.export import key_value_table, records, to_csv
@@ -205,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["json", "table"], default="table")
     add_accuracy_commands(sub)
     add_serve_commands(sub, add_assumption_flags)
+    add_load_command(sub, add_assumption_flags)
     return parser
 
 
@@ -217,6 +220,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Catalog], str]] = {
     "validate": cmd_validate,
     "serve": cmd_serve,
     "ops": cmd_ops,
+    "load": cmd_load,
 }
 
 
