@@ -136,7 +136,7 @@ def calibrate(
     rows = _rows(measurements)
     base = get_profile(start)
     if predictor is None:  # the serving model: its memory check applies too
-        predictor = ServingPredictor(catalog)
+        predictor = ServingPredictor(catalog, base.scheduler)
         fractions = memory_fractions(rows, base.assumptions, catalog)
         base = _with_observed_reserve(base, fractions)
     assumptions, used = fit(rows, predictor, base, params)
