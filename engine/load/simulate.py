@@ -58,6 +58,7 @@ class Simulator:
         self.held, self.slot, self.preempted = [0.0] * k, [0] * k, [0] * k
         self.now, self.D, self.max_events, self.scan = 0.0, 0, max_events, warm
         self.kv = self.t_kv = 0.0  # blocks in use at the last event, and its time
+        self.produced = 0  # output tokens, every request (conservation: Σ output tokens)
         self.waiting: deque[int] = deque()
         self.prefilling: list[int] = []
         self.order: list[int] = []  # admission order (lazy: stale entries skipped)
@@ -436,6 +437,7 @@ class Simulator:
     def _advance(self, dt: float, tokens: int, running: int) -> None:
         start, end = self.now, self.now + dt
         self.now = end
+        self.produced += tokens
         t0, t1 = self.t0, self.t1
         if end > t0 and start < t1:
             acc = self.acc
