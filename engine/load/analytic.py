@@ -113,6 +113,7 @@ class Mix(NamedTuple):
     second: object  # E[step²]
     decode: object  # a step with no chunk
     own: object  # E[step] of a step carrying a given request's chunk (and K others)
+    times: tuple  # a step carrying k = 0 … KMAX + 1 chunks
 
 
 def mix(f: Folded, lim: Limits, m, pi, c, n_in, n_out) -> Mix:
@@ -134,7 +135,12 @@ def mix(f: Folded, lim: Limits, m, pi, c, n_in, n_out) -> Mix:
     mean = sum(p * t for p, t in zip(probs, times, strict=False))
     second = sum(p * t**2 for p, t in zip(probs, times, strict=False))
     own = sum(p * t for p, t in zip(probs, times[1:], strict=False))
-    return Mix(mean, second, times[0], own)
+    return Mix(mean, second, times[0], own, tuple(times))
+
+
+def own_step(steps: Mix, others) -> object:
+    """E[step] of the step that carries a request's chunk beside K ~ Poisson(others) more."""
+    return sum(p * t for p, t in zip(_poisson(others), steps.times[1:], strict=False))
 
 
 def _poisson(lam) -> list:
@@ -194,14 +200,25 @@ def _open_tau(f, lim, rate, n_in, n_out, hi):
     return top, mean_step(top) <= top * (1 + 1e-6)
 
 
-def _backlog_steps(lim: Limits, m, pi, c):
-    """Steps a prompt waits behind earlier prompts' tokens: the budget b = max_batched_tokens
-    − m serves π·c prompt tokens per step; Kingman's mean backlog π·c²/(2(b − π·c)) tokens
-    (Poisson arrivals of c tokens) takes backlog / b steps."""
+def _prompt_wait(lim: Limits, m, rate, tau, n_in, q, t_chunk, steps: Mix, residual, busy):
+    """Seconds from a prompt's arrival to its first chunk's step, b = max_batched_tokens − m.
+
+    Prompts of at most b/2 tokens share steps (`own_step`): the rest of the step in flight
+    (`residual`), then a backlog of earlier prompts, Kingman's a·I²/(2(b − a·I)) tokens (a =
+    λ·τ prompts per step) cleared at b per step. A longer prompt holds its steps alone, for s
+    seconds (one step of I tokens, or I/b steps of b tokens lasting t_b each): an M/D/1 queue
+    of prompts, waiting u·s/(2(1−u)) with u = λ·s, or, when no prompt is in service, the rest
+    of a decode step."""
     room = np.maximum(lim.tokens - m, 1.0)
-    load = pi * c
-    backlog = pi * c * c / (2.0 * np.maximum(room - load, 1e-9 * room))
-    return np.minimum(backlog / room, 1e6)
+    per_step = rate * tau
+    load = per_step * n_in
+    backlog = per_step * n_in * n_in / (2.0 * np.maximum(room - load, 1e-9 * room))
+    short = residual + np.minimum(backlog / room, 1e6) * t_chunk
+    full = steps.times[-1]  # a step carrying its whole budget of prompt tokens
+    service = np.where(q > 1, n_in / room * full, steps.times[1])
+    u = np.minimum(rate * service, 1.0 - 1e-9)
+    long = u * service / (2.0 * (1.0 - u)) + (1.0 - u) * busy * steps.decode / 2.0
+    return np.where(n_in > room / 2.0, long, short)
 
 
 def _quantile_wait(p, pw, spread):
@@ -221,22 +238,31 @@ def open_loop(f: Folded, lim: Limits, rate, n_in, n_out, burstiness=1.0) -> dict
     m = rate * d * tau
     c, q = _chunk(lim, m, n_in)
     steps = mix(f, lim, m, rate * tau * q, c, n_in, n_out)
-    t_dec, t_chunk = steps.decode, steps.own
-    prefill = q * t_chunk + _backlog_steps(lim, m, rate * tau * q, c) * t_chunk
-    busy = 1.0 - np.exp(-rate * (prefill + d * tau))
+    # the prompts sharing a request's step arrived during the step in which it arrived: a
+    # length-biased step, E[τ²]/E[τ] long (so more than the π per step on average)
+    t_dec = steps.decode
+    t_chunk = own_step(steps, rate * q * steps.second / steps.mean)
+    busy = 1.0 - np.exp(-rate * (q * t_chunk + d * tau))  # P(the server is not idle)
     residual = busy * steps.second / (2.0 * steps.mean)
+    before = _prompt_wait(lim, m, rate, tau, n_in, q, t_chunk, steps, residual, busy)
+    prefill = before + q * t_chunk
     wait, wait_p = _queue(rate, cap, burstiness)
-    ttft = residual + prefill + wait
+    ttft = prefill + wait
+    # the prompts that arrive while a request waits for its first token are prefilled during
+    # its decode: each adds `extra` (the mean step's excess over a decode step, per prompt)
+    extra = np.where(rate * tau > 0, (tau - t_dec) / np.maximum(rate * tau, 1e-300), 0.0)
+    tpot = tau + rate * ttft * extra / np.maximum(d, 1.0)
     out = {"saturation_rate_per_s": cap["rate_per_s"], "stable": stable, "tau_s": tau,
            "mean_running_requests": m + rate * prefill, "ttft_s_mean": ttft,
-           "tpot_s_mean": np.where(d > 0, tau, np.nan), "e2e_latency_s_mean": ttft + d * tau,
+           "tpot_s_mean": np.where(d > 0, tpot, np.nan), "e2e_latency_s_mean": ttft + d * tpot,
            "queueing_s_mean": wait}  # fmt: skip
-    extra = np.where(rate * tau > 0, (tau - t_dec) / np.maximum(rate * tau, 1e-300), 0.0)
     for p in (50, 90, 99):
         spread_r = np.clip((p / 100.0 - (1.0 - busy)) / np.maximum(busy, 1e-12), 0.0, 1.0)
-        out[f"ttft_s_p{p}"] = prefill + spread_r * np.maximum(t_chunk, t_dec) + wait_p(p)
+        out[f"ttft_s_p{p}"] = (prefill - residual + spread_r * np.maximum(t_chunk, t_dec)
+                               + wait_p(p))  # fmt: skip
         mu = rate * d * tau
         k = np.clip(mu + Z[p] * np.sqrt(mu / burstiness), 0.0, None)
+        k = k + rate * ttft  # and those arriving while it waited for its first token
         out[f"tpot_s_p{p}"] = np.where(d > 0, t_dec + k * extra / np.maximum(d, 1.0), np.nan)
     return _mask(out, stable) | _rates(rate, n_out, m, tau, lim, n_in, d, q)
 
