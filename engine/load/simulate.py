@@ -306,11 +306,17 @@ class Simulator:
         waiting = self.waiting
         if not waiting or budget <= 0 or running >= s.max_num_seqs:
             return chunks
-        free = self.pool.blocks - self.watermark - self.used(self.D + 1 if self.m else self.D)
+        # the blocks free after the decoders' next tokens: at least those free now less one per
+        # decoder (the exact count only when that bound is not enough)
+        free, exact = self.pool.blocks - self.watermark - self.kv - self.m, False
         while waiting and budget > 0 and running < s.max_num_seqs:
             i = waiting[0]
             need = self.prompt[i] if self.on_demand else self.n_in[i] + self.n_out[i]
             blocks = self.pool.need(need)
+            if blocks > free and not exact:
+                exact = True
+                step = self.D + 1 if self.m else self.D
+                free = self.pool.blocks - self.watermark - self.used(step)  # admissions included
             if blocks > free or (not s.chunked_prefill and self.prompt[i] > budget):
                 break
             waiting.popleft()
@@ -340,8 +346,11 @@ class Simulator:
         if len(chunks) == 1:  # the common case, without the sums
             i, n, p = chunks[0]
             done = [i] if p + n >= prompt[i] else []
-            keys = tuple(chunk_keys(p, n, w, SCALAR) for w in wins)
-            prior = tuple(min(p, w) for w in wins)
+            if self.single:  # positions p+1 … p+n attend n·p + n(n+1)/2 keys
+                keys, prior = (n * p + n * (n + 1) / 2.0,), (p,)
+            else:
+                keys = tuple(chunk_keys(p, n, w, SCALAR) for w in wins)
+                prior = tuple(min(p, w) for w in wins)
         else:
             n = sum(c[1] for c in chunks)
             done = [i for i, c, p in chunks if p + c >= prompt[i]]
