@@ -204,13 +204,31 @@ def test_traces_are_read_sorted_and_checked():
         trace_from_arrays([], [], [])
 
 
-def test_runs_are_deterministic_by_seed():
-    kw = {"input_tokens": 300, "output_tokens": 50, "rate": 20.0, "requests": 300}
-    a = serve_load("Llama-3.1-8B", "A100", seed=5, **kw).as_dict()
-    b = serve_load("Llama-3.1-8B", "A100", seed=5, **kw).as_dict()
-    c = serve_load("Llama-3.1-8B", "A100", seed=6, **kw).as_dict()
-    assert a == b
-    assert a["ttft_ms_p99"] != c["ttft_ms_p99"]
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), rate=st.floats(1.0, 40.0), spread=st.floats(0.0, 0.9),
+       burstiness=st.floats(0.2, 5.0))  # fmt: skip
+def test_runs_are_deterministic_by_seed(seed, rate, spread, burstiness):
+    kw = {"input_tokens": 300, "output_tokens": 50, "rate": rate, "requests": 200,
+          "length_spread": spread, "burstiness": burstiness}  # fmt: skip
+    a = serve_load("Llama-3.1-8B", "A100", seed=seed, **kw)
+    b = serve_load("Llama-3.1-8B", "A100", seed=seed, **kw)
+    assert a.as_dict() == b.as_dict()
+    assert all(np.array_equal(a.per_request[k], b.per_request[k], equal_nan=True)
+               for k in a.per_request)  # fmt: skip
+    c = serve_load("Llama-3.1-8B", "A100", seed=(seed + 1) % 2**32, **kw)
+    assert not np.array_equal(a.per_request["arrival_s"], c.per_request["arrival_s"])
+
+
+@settings(max_examples=15, deadline=None)
+@given(rate=st.floats(1.0, 15.0), more=st.floats(1.25, 3.0), seed=st.integers(0, 1000))
+def test_more_traffic_means_more_requests_in_the_system(rate, more, seed):
+    # one seed: the faster run's arrivals are the slower run's, compressed in time
+    kw = {"input_tokens": 500, "output_tokens": 100, "requests": 400, "seed": seed}
+    slow = serve_load("Llama-3.1-8B", "H100", rate=rate, **kw)
+    fast = serve_load("Llama-3.1-8B", "H100", rate=rate * more, **kw)
+    assert fast["mean_requests_in_system"] > slow["mean_requests_in_system"]
+    assert fast["mean_running_requests"] > slow["mean_running_requests"]
+    assert fast["tpot_ms_mean"] >= slow["tpot_ms_mean"]
 
 
 SCHEDULERS = st.builds(

@@ -8,9 +8,10 @@ with the same per-operator costs (engine/serving/step.py):
   max throughput; an uploaded trace, `trace.py`), lengths fixed or drawn.
 - `pool.py`: the paged KV pool sized from memory, and its block counts.
 - `simulate.py`: the event-driven simulator (jumps from event to event, decode runs in closed
-  form); `results.py`: the measured window's statistics.
-- `analytic.py`: the vectorised steady-state fast path for grids; `search.py`: the highest rate
-  meeting SLOs, replicas and cost; `api.py`: `serve_load`, the public entry point.
+  form, `runs.py`); `results.py`: the measured window's statistics.
+- `analytic.py`: the vectorised steady-state fast path, `grid.py` over deployments × rates ×
+  lengths; `search.py`: the highest rate meeting SLOs, replicas and cost; `api.py`:
+  `serve_load`, the public entry point.
 
 docs/model.md, "Serving under load", describes the model and what it approximates.
 """
