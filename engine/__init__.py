@@ -52,6 +52,11 @@ from engine.catalog.resolve import default_catalog
 from engine.catalog.specs import BYTES_PER_PARAM, PRECISIONS, TASKS, HardwareSpec, ModelSpec
 from engine.catalog.units import quantity
 from engine.checks import MAX_BATCH, MAX_DEGREE, MAX_TOKENS, check_whole, check_whole_numbers
+from engine.load.api import serve_load
+from engine.load.grid import load_grid
+from engine.load.results import LoadResult
+from engine.load.search import MaxRate, max_rate
+from engine.load.trace import TraceError, parse_trace
 from engine.report.export import records, to_csv
 from engine.roofline.decode import MAX_CONTEXT, DecodeResult
 from engine.roofline.decode_sweep import (
@@ -104,12 +109,15 @@ __all__ = [
     "CatalogError",
     "DecodeResult",
     "HardwareSpec",
+    "LoadResult",
+    "MaxRate",
     "Measurement",
     "MeasurementsError",
     "ModelSpec",
     "Profile",
     "ServeResult",
     "SolveResult",
+    "TraceError",
     "TrainResult",
     "UnknownIdError",
     "calibrate",
@@ -130,14 +138,17 @@ __all__ = [
     "gpt_architecture",
     "layer_table",
     "load_catalog",
+    "load_grid",
     "make_assumptions",
     "marginal_gain",
+    "max_rate",
     "model_from_config",
     "normalise_id",
     "operators",
     "parse_hardware",
     "parse_measurements",
     "parse_model",
+    "parse_trace",
     "profile_from_toml",
     "profile_from_values",
     "profile_names",
@@ -148,6 +159,7 @@ __all__ = [
     "records",
     "resolve_llm",
     "serve",
+    "serve_load",
     "serve_sweep",
     "solve",
     "summarise",

@@ -119,5 +119,5 @@ def test_unknown_model_is_named_with_its_row_and_column():
 
 def test_frame_has_the_schema_columns():
     df = to_frame(read_measurements([SHIPPED]))
-    assert list(df.columns) == ["file", "row", *REQUIRED, "pp"]
+    assert list(df.columns) == ["file", "row", *REQUIRED, "pp", "concurrency"]
     assert len(df) == 57

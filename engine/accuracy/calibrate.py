@@ -227,7 +227,7 @@ def calibrate(
     """
     rows = _rows(measurements)
     base = get_profile(start)
-    predictor = predictor or ServingPredictor(catalog)
+    predictor = predictor or ServingPredictor(catalog, base.scheduler)
     assumptions, used, chosen = fit(rows, predictor, base, params)
     kept = [m for m, u in zip(rows, used, strict=True) if u]
     errors = predictor(kept, assumptions) / np.array([m.value for m in kept]) - 1.0
@@ -277,6 +277,7 @@ def _fitted_profile(name, assumptions, base, rows, kept, errors, command, residu
         worst=tuple(f"{describe(kept[i])}: {errors[i]:+.1%}" for i in order),
         origin="fitted",
         **extra,
+        scheduler=base.scheduler,  # the stack's scheduler is not fitted: kept as it was
     )
 
 

@@ -4,6 +4,12 @@ A measurements file is what a team measured on its own stack (or what a vendor p
 one row per scenario and metric, with the source of every row. The schema and the metrics are
 described in docs/model.md ("Accuracy"). Every problem is reported with its row (the first data
 row is row 1; the header is line 1 of the file) and its column, so a user can fix the file.
+
+A row measured under load has no static batch: its `batch_size` is empty and the optional
+`concurrency` column says how the benchmark drove the server, a whole number of closed-loop
+clients or `max` (every request queued at once: a max-throughput run; an empty concurrency with
+an empty batch means the same). engine/accuracy/rows.py predicts such rows with the load
+model's fast path (engine/load/analytic.py).
 """
 
 from __future__ import annotations
@@ -39,7 +45,8 @@ REQUIRED = (
     "metric",
     "value",
 )
-OPTIONAL = ("pp",)
+OPTIONAL = ("pp", "concurrency")
+MAX_CONCURRENCY = 100_000  # closed-loop clients (engine/load/workload.py's request limit)
 COLUMNS = REQUIRED + OPTIONAL
 # metric -> unit of its value (the name carries it too).
 METRICS = {
@@ -78,14 +85,20 @@ class Measurement:
     model: str
     precision: str
     kv_precision: str
-    batch_size: int
+    batch_size: int | None  # None: measured under load (see `concurrency`)
     input_tokens: int
     output_tokens: int
     metric: str
     value: float
+    concurrency: int | str | None = None  # closed-loop clients, "max", or None (a static batch)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
+
+    @property
+    def under_load(self) -> bool:
+        """Measured under load (no static batch): predicted by the load model."""
+        return self.batch_size is None
 
 
 def _whole(text: str, column: str) -> tuple[int | None, str | None]:
@@ -95,6 +108,23 @@ def _whole(text: str, column: str) -> tuple[int | None, str | None]:
         return None, f"must be a whole number, got {text[:40]!r}"
     if not math.isfinite(value) or value != int(value) or not 1 <= value <= _WHOLE[column]:
         return None, f"must be a whole number from 1 to {_WHOLE[column]:,}, got {text[:40]!r}"
+    return int(value), None
+
+
+def _concurrency(text: str, batch: int | None) -> tuple[int | str | None, str | None]:
+    """A load row's clients ("max" when empty); nothing for a static-batch row."""
+    if batch is not None:
+        return None, ("give batch_size (a static batch) or concurrency (a run under load), not "
+                      "both") if text else None  # fmt: skip
+    if not text or text.lower() == "max":
+        return "max", None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value != int(value) or not 1 <= value <= MAX_CONCURRENCY:
+        return None, (f"must be a whole number of clients from 1 to {MAX_CONCURRENCY:,} or "
+                      f"'max', got {text[:40]!r}")  # fmt: skip
     return int(value), None
 
 
@@ -121,10 +151,16 @@ def _parse_row(cells: dict[str, str], row: int, file: str) -> tuple[Measurement 
             bad(column, "is empty")
     for column in ("tp", "pp", "batch_size", "input_tokens", "output_tokens"):
         text = cells.get(column) or "1" if column == "pp" else cells[column]
+        if column == "batch_size" and not text:
+            out[column] = None  # measured under load: `concurrency` says how
+            continue
         value, message = _whole(text, column)
         out[column] = value
         if message:
             bad(column, message)
+    out["concurrency"], message = _concurrency(cells.get("concurrency") or "", out["batch_size"])
+    if message:
+        bad("concurrency", message)
     for column in ("precision", "kv_precision"):
         text = cells[column] or (cells["precision"] if column == "kv_precision" else "")
         try:
@@ -266,7 +302,11 @@ def ape_summary(errors: Iterable[float]) -> dict[str, float]:
 def describe(m: Measurement) -> str:
     """A one-line scenario description of a measurement row (for the worst-rows lists)."""
     devices = f"{m.tp}x {m.hardware}" + (f" pp{m.pp}" if m.pp > 1 else "")
+    if m.batch_size is not None:
+        how = f"batch {m.batch_size}"
+    else:
+        how = "max throughput" if m.concurrency == "max" else f"concurrency {m.concurrency}"
     return (
-        f"{m.file} row {m.row}: {m.model} on {devices} {m.precision}, batch {m.batch_size}, "
+        f"{m.file} row {m.row}: {m.model} on {devices} {m.precision}, {how}, "
         f"{m.input_tokens}/{m.output_tokens} tokens, {m.metric}"
     )

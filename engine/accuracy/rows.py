@@ -6,6 +6,11 @@ once on numpy arrays, and then `evaluate` runs the serving model's kernel on all
 for any assumptions, which is what a least-squares fit needs (a few hundred evaluations). The
 numbers are those of `engine.serve` row by row (a test checks it); see docs/model.md
 ("Serving model", "Accuracy").
+
+A row measured under load (no batch: N closed-loop clients or a max-throughput run) is
+predicted on the same folded arrays by the load model's fast path (engine/load/analytic.py:
+`closed_loop` in lockstep, as fixed-length benchmark clients move, or `max_throughput`) with
+the scheduler of the profile the rows are predicted under (engine/catalog/scheduler.py).
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ from engine.accuracy.measurements import Measurement
 from engine.assumptions import Assumptions
 from engine.catalog.load import Catalog
 from engine.catalog.resolve import default_catalog, resolve_model
+from engine.catalog.scheduler import DEFAULT_SCHEDULER, SchedulerDefaults
 from engine.catalog.shapes import Shapes, shapes_of
+from engine.load import analytic as load_analytic
+from engine.load.grid import limits
 from engine.serving import inputs as si
 from engine.serving.kernel import Device, Efficiencies, fold
 from engine.serving.kernel import evaluate as evaluate_folded
@@ -49,6 +57,8 @@ class RowPlan:
     groups: tuple  # distinct (HardwareSpec, precision) pairs
     group_of: np.ndarray  # each predictable row's group
     metrics: tuple[str, ...]
+    clients: np.ndarray  # per predictable row: NaN for a static batch, 0 for max, else N
+    scheduler: SchedulerDefaults = DEFAULT_SCHEDULER
 
 
 def _resolve(m: Measurement, catalog: Catalog):
@@ -57,8 +67,16 @@ def _resolve(m: Measurement, catalog: Catalog):
     return placed[1], placed[2]
 
 
-def plan_rows(rows: Sequence[Measurement], catalog: Catalog | None = None) -> RowPlan:
-    """Resolve every row's model and accelerator and check its split, once."""
+def _clients(m: Measurement) -> float:
+    if m.batch_size is not None:
+        return np.nan
+    return 0.0 if m.concurrency == "max" else float(m.concurrency)
+
+
+def plan_rows(rows: Sequence[Measurement], catalog: Catalog | None = None,
+              scheduler: SchedulerDefaults | None = None) -> RowPlan:  # fmt: skip
+    """Resolve every row's model and accelerator and check its split, once (`scheduler`: the
+    one rows under load are predicted with; vLLM's defaults if None)."""
     catalog = catalog or default_catalog()
     reasons, keep, found = [], [], []
     for i, m in enumerate(rows):
@@ -75,8 +93,8 @@ def plan_rows(rows: Sequence[Measurement], catalog: Catalog | None = None) -> Ro
     if kept:
         layouts = [si.layout(m.tp, m.pp, m.precision, m.kv_precision) for m in kept]
         lay = Layout(*(np.array(column, dtype=float) for column in zip(*layouts, strict=True)))
-    request = tuple(
-        np.array([float(getattr(m, attr)) for m in kept])
+    request = tuple(  # a row under load runs the static kernel at batch 1 (then replaced)
+        np.array([float(getattr(m, attr) or 1) for m in kept])
         for attr in ("batch_size", "input_tokens", "output_tokens")
     )
     pairs = [(hw.id, m.precision) for (_, hw), m in zip(found, kept, strict=True)]
@@ -93,6 +111,8 @@ def plan_rows(rows: Sequence[Measurement], catalog: Catalog | None = None) -> Ro
         groups=tuple((specs[h], p) for h, p in unique),
         group_of=np.array([unique.index(p) for p in pairs], dtype=int),
         metrics=tuple(m.metric for m in kept),
+        clients=np.array([_clients(m) for m in kept]),
+        scheduler=scheduler or DEFAULT_SCHEDULER,
     )
 
 
@@ -119,8 +139,42 @@ def evaluate(plan: RowPlan, a: Assumptions) -> dict[str, np.ndarray]:
     value = np.full(plan.index.size, np.nan)
     for name, (term, scale) in TERMS.items():
         value = np.where(metric == name, np.broadcast_to(t[term], value.shape) * scale, value)
+    fits = np.broadcast_to(t["fits_in_memory"], value.shape)
+    if np.isfinite(plan.clients).any():
+        with np.errstate(all="ignore"):
+            value, fits = _under_load(plan, folded, metric, value, fits)
     out["value"][plan.index] = value
-    out["fits"][plan.index] = np.broadcast_to(t["fits_in_memory"], value.shape)
+    out["fits"][plan.index] = fits
     for key in MEMORY_KEYS:
         out[key][plan.index] = np.broadcast_to(t[key], value.shape)
     return out
+
+
+# metric -> the load model's term, its scale to the metric's unit, and whether a max-throughput
+# run defines it (its TTFT and e2e depend on how many requests were queued: not predicted).
+LOAD_TERMS = {
+    "output_tokens_per_s_per_gpu": ("output_tokens_per_s", 1.0, True),
+    "ttft_ms": ("ttft_s_mean", 1e3, False),
+    "tpot_ms": ("tpot_s_mean", 1e3, True),
+    "e2e_latency_ms": ("e2e_latency_s_mean", 1e3, False),
+}
+
+
+def _under_load(plan: RowPlan, folded, metric, value, fits) -> tuple:
+    """Rows under load: the closed loop (N clients) or max-throughput fast path; a row fits
+    when the KV pool holds one whole request."""
+    n_in, n_out = plan.request[1], plan.request[2]
+    lim = limits(folded, plan.scheduler)
+    closed = load_analytic.closed_loop(folded, lim, np.nan_to_num(plan.clients, nan=1.0), n_in,
+                                       n_out)  # fmt: skip
+    top = load_analytic.max_throughput(folded, lim, n_in, n_out)
+    load = np.isfinite(plan.clients)
+    is_max = plan.clients == 0
+    devices = plan.lay.tp * plan.lay.pp
+    for name, (term, scale, in_max) in LOAD_TERMS.items():
+        got = np.where(is_max, top.get(term, np.nan) if in_max else np.nan, closed[term]) * scale
+        if name.endswith("per_gpu"):
+            got = got / devices
+        value = np.where(load & (metric == name), got, value)
+    holds = np.asarray(lim.pool_tokens) >= n_in + n_out
+    return value, np.where(load, holds & np.asarray(folded.usable > folded.weights), fits)

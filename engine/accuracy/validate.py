@@ -25,6 +25,13 @@ if TYPE_CHECKING:  # pandas loads with the first table, keeping `import engine` 
     import pandas as pd
 
 
+NO_VALUE = "the model gives no value of this metric for this scenario"
+MAX_RUN = (
+    "a max-throughput run's TTFT and end-to-end latency depend on how many requests "
+    "were queued: give the run's concurrency"
+)
+
+
 def _reasons(plan: RowPlan, result: dict) -> list[str | None]:
     reasons = list(plan.reasons)
     for i in plan.index:
@@ -35,7 +42,10 @@ def _reasons(plan: RowPlan, result: dict) -> list[str | None]:
                 f"{usable / 1e9:.1f} GB usable"
             )
         elif not np.isfinite(result["value"][i]):
-            reasons[i] = "the model gives no value of this metric for this scenario"
+            reasons[i] = NO_VALUE
+    for i, clients in zip(plan.index, plan.clients, strict=True):
+        if clients == 0 and reasons[i] == NO_VALUE:
+            reasons[i] = MAX_RUN
     return reasons
 
 
@@ -45,6 +55,7 @@ def predict(
     *,
     catalog: Catalog | None = None,
     plan: RowPlan | None = None,
+    scheduler=None,
 ) -> tuple[np.ndarray, list[str | None]]:
     """Predicted values (each row's metric unit; NaN where it cannot) and the reasons.
 
@@ -53,8 +64,9 @@ def predict(
         assumptions: what the serving model assumes (a profile's).
         catalog: where models and accelerators are looked up (the default catalogue if None).
         plan: `plan_rows(rows, catalog)` if already made (calibration reuses it).
+        scheduler: the serving stack's scheduler for rows under load (vLLM's if None).
     """
-    plan = plan or plan_rows(rows, catalog)
+    plan = plan or plan_rows(rows, catalog, scheduler)
     result = evaluate(plan, assumptions)
     reasons = _reasons(plan, result)
     value = np.where([r is None for r in reasons], result["value"], np.nan)
@@ -75,15 +87,15 @@ class ServingPredictor:
     The rows are resolved once per list of rows (the fit calls it a few hundred times).
     """
 
-    def __init__(self, catalog: Catalog | None = None):
-        self.catalog = catalog
+    def __init__(self, catalog: Catalog | None = None, scheduler=None):
+        self.catalog, self.scheduler = catalog, scheduler
         self._key: tuple = ()
         self._plan: RowPlan | None = None
 
     def __call__(self, rows: Sequence[Measurement], assumptions: Assumptions) -> np.ndarray:
         key = tuple(rows)
         if self._plan is None or key != self._key:
-            self._key, self._plan = key, plan_rows(rows, self.catalog)
+            self._key, self._plan = key, plan_rows(rows, self.catalog, self.scheduler)
         return predict(rows, assumptions, plan=self._plan)[0]
 
 
@@ -108,7 +120,7 @@ def validate(
     """
     rows = list(rows)
     p = get_profile(profile)
-    predicted, reasons = predict(rows, p.assumptions, catalog=catalog)
+    predicted, reasons = predict(rows, p.assumptions, catalog=catalog, scheduler=p.scheduler)
     df = to_frame(rows)
     df["predicted"] = predicted
     df["error"] = predicted / df["value"].to_numpy(dtype=float) - 1.0

@@ -9,6 +9,9 @@ measurements, date, command and residuals. See docs/model.md ("Accuracy").
 Training profiles (`kind = "training"`, in data/profiles/training/, e.g. `megatron`) set the
 training model's assumptions the same way (docs/model.md, "Training step"); they are kept apart
 so the serving pages list serving profiles only.
+An optional `[scheduler]` table names the serving stack whose scheduler defaults the load
+simulator uses with this profile (engine/catalog/scheduler.py; docs/model.md, "Serving under
+load"); without it, `scheduler` is None and vLLM's defaults apply.
 """
 
 from __future__ import annotations
@@ -28,6 +31,11 @@ from engine.assumptions import (
     TRAINING_NAMES,
     Assumptions,
     make_assumptions,
+)
+from engine.catalog.scheduler import (
+    SchedulerDefaults,
+    scheduler_from_table,
+    scheduler_toml_lines,
 )
 
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "data" / "profiles"
@@ -75,6 +83,7 @@ class Profile:
     # "families", "models"); a prediction off it is flagged (engine/accuracy/bands.py).
     ground: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     kind: str = "serving"  # or "training": which model's assumptions it sets (KINDS)
+    scheduler: SchedulerDefaults | None = None  # the stack's scheduler ([scheduler] table)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "name", check_profile_name(self.name))
@@ -116,6 +125,7 @@ class Profile:
             "not_identified": list(self.not_identified),
             "ground": {k: list(v) for k, v in self.ground.items()},
             "kind": self.kind,
+            "scheduler": None if self.scheduler is None else self.scheduler.as_dict(),
         }
 
 
@@ -182,10 +192,15 @@ def profile_from_toml(data: bytes | str, label: str, origin: str = "uploaded") -
             not_identified=tuple(str(p) for p in fit.get("not_identified", [])),
             ground={k: tuple(str(x) for x in fit.get(k, [])) for k in GROUND if k in fit},
             kind=kind,
+            scheduler=_scheduler(doc, label),
         )
     except (TypeError, ValueError) as exc:
         message = str(exc)
         raise ValueError(message if message.startswith(label) else f"{label}: {message}") from None
+
+
+def _scheduler(doc: dict, label: str) -> SchedulerDefaults | None:
+    return scheduler_from_table(doc["scheduler"], label) if "scheduler" in doc else None
 
 
 def _toml_value(value: object) -> str:
@@ -226,6 +241,8 @@ def profile_to_toml(profile: Profile) -> str:
     lines += ["", "[residuals]"]
     lines += [f"{k} = {_toml_value(float(v))}" for k, v in profile.residuals.items()]
     lines += [f"worst = {_toml_value(list(profile.worst))}"]
+    if profile.scheduler is not None:
+        lines += ["", *scheduler_toml_lines(profile.scheduler, _toml_value)]
     return "\n".join(lines) + "\n"
 
 

@@ -99,6 +99,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
         catalog=catalog,
     )
     if args.out:
+        profile = replace(profile, scheduler=_kept_scheduler(args.out, profile.scheduler))
         try:
             Path(args.out).write_text(profile_to_toml(profile))
         except OSError as exc:
@@ -112,6 +113,15 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
     lines += [key_value_table(dict(profile.residuals)), "", "worst:"]
     lines += [f"  {w}" for w in profile.worst]
     return "\n".join(lines + [f"note: {w}" for w in fit_warnings(profile)])
+
+
+def _kept_scheduler(path: str, fitted):
+    """A profile file being refitted keeps its own [scheduler] table (its serving stack)."""
+    try:
+        old = profile_from_toml(Path(path).read_bytes(), Path(path).name, origin="file")
+    except (OSError, ValueError):
+        return fitted
+    return fitted if old.scheduler is None else old.scheduler
 
 
 def cmd_validate(args: argparse.Namespace, catalog: Catalog) -> str:

@@ -1,4 +1,5 @@
-"""The command line: `python -m engine solve|sweep|decode|list|serve|train ...` (flags and keys:
+"""The command line: `python -m engine solve|sweep|decode|serve|load|train|list ...`
+(flags and keys:
 a contract).
 
 Bad input of any kind exits with status 2 and one line on stderr, never a traceback. Output
@@ -19,6 +20,7 @@ from engine.catalog.specs import PRECISIONS
 from engine.cli.accuracy import add_accuracy_commands, cmd_calibrate, cmd_validate
 from engine.cli.decode import cmd_decode
 from engine.cli.flags import add_assumption_flags, assumptions_from
+from engine.cli.load import add_load_command, cmd_load
 from engine.cli.model_args import add_model_args, model_from_args, models_from_args
 from engine.cli.output import json_text, table_text
 from engine.cli.serve import add_serve_commands, cmd_ops, cmd_serve
@@ -186,6 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_accuracy_commands(sub)
     add_serve_commands(sub, add_assumption_flags)
     add_train_commands(sub)
+    add_load_command(sub, add_assumption_flags)
     return parser
 
 
@@ -201,6 +204,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Catalog], str]] = {
     "train": cmd_train,
     "train-search": cmd_train_search,
     "calibrate-train": cmd_calibrate_train,
+    "load": cmd_load,
 }
 
 

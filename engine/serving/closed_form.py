@@ -10,6 +10,8 @@ engine/ops.py).
 
 from __future__ import annotations
 
+import math
+
 INF = float("inf")
 
 
@@ -35,3 +37,22 @@ def step_sums(g0, g1, m0, m1, a, b, w, xp):
     rising = n * m0 + m1 * ramp + _pos_line_sum(g0 - m0, g1 - m1, a, hi, xp)
     total = rising + flat * xp.maximum(g0 + g1 * x_full, m0 + m1 * x_full)
     return total, n + flat, ramp + flat * x_full
+
+
+def run_sum(g0: float, g1: float, m0: float, m1: float, n: float) -> float:
+    """Σ max(g0 + g1·t, m0 + m1·t) over t = 0 … n−1, for Python floats: `step_sums` over a run
+    of n steps with no window (a continuous-batching decode run), without its array-ready
+    generality. Equal to step_sums(g0, g1, m0, m1, 0, n − 1, INF)[0]."""
+    if n <= 0:
+        return 0.0
+    total = n * m0 + m1 * n * (n - 1.0) / 2.0  # the memory line, then the compute line's excess
+    d0, d1 = g0 - m0, g1 - m1
+    if d1 == 0:
+        return total + n * max(d0, 0.0)
+    root = -d0 / d1  # the excess d0 + d1·t is positive above the root (d1 > 0) or below it
+    if d1 > 0:
+        lo, hi = max(0.0, math.floor(root) + 1.0), n - 1.0
+    else:
+        lo, hi = 0.0, min(n - 1.0, math.ceil(root) - 1.0)
+    count = hi - lo + 1.0
+    return total + (count * d0 + d1 * (lo + hi) * count / 2.0 if count > 0 else 0.0)

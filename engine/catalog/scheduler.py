@@ -1,0 +1,133 @@
+"""A serving stack's scheduler defaults: the `[scheduler]` table of a profile.
+
+A continuous-batching server is bounded by its scheduler as much as by its chips: how many
+sequences run at once (`max_num_seqs`: vLLM's name; TensorRT-LLM's `max_batch_size`), how many
+new tokens one step may carry (`max_batched_tokens`: vLLM's `max_num_batched_tokens`,
+TensorRT-LLM's `max_num_tokens`), whether a prompt may be split across steps (chunked prefill;
+TensorRT-LLM's chunked context), the KV-cache block (vLLM's `block_size`, TensorRT-LLM's
+`tokens_per_block`) and how the KV pool admits requests (`kv_policy`):
+
+- "on_demand": vLLM's paged KV cache (Kwon et al., SOSP 2023): a request is admitted when its
+  prompt's blocks are free (less a small watermark), decoding takes one more block every
+  `block_size` tokens, and when none is left the newest running request is preempted and later
+  recomputed.
+- "reserve": TensorRT-LLM's default capacity scheduler, GUARANTEED_NO_EVICT: a request is
+  admitted only when the blocks of its whole prompt and output are free, so none is ever evicted.
+
+A profile records the stack whose defaults it carries, with the sources (URLs) in `sources`;
+a profile without the table uses `DEFAULT_SCHEDULER` (vLLM's). engine/load reads it; every
+value can be overridden per call. See docs/model.md, "Serving under load".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+
+from engine.checks import check_whole
+
+KV_POLICIES = ("on_demand", "reserve")
+MAX_NUM_SEQS = 16_384  # sequences per step: 8x TensorRT-LLM's default 2,048
+MAX_BATCHED_TOKENS = 1_048_576  # new tokens per step
+MAX_BLOCK_SIZE = 1024  # tokens per KV block
+MAX_WATERMARK = 0.5
+VLLM_SOURCES = (
+    # EngineArgs.get_batch_defaults: the OpenAI-compatible server's max_num_seqs 256 and
+    # max_num_batched_tokens 2048 (GPUs under 70 GiB, and A100; larger GPUs such as H100 get
+    # 1024 and 8192); the V1 engine always chunks prefills.
+    "https://github.com/vllm-project/vllm/blob/main/vllm/engine/arg_utils.py",
+    # CacheConfig.block_size: 16 tokens on CUDA.
+    "https://docs.vllm.ai/en/stable/api/vllm/config/cache/",
+    # BlockSpaceManager(watermark=0.01): 1 % of the blocks kept free at admission.
+    "https://github.com/vllm-project/vllm/blob/v0.2.7/vllm/core/block_manager.py",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerDefaults:
+    """A serving stack's scheduler settings (checked when built)."""
+
+    stack: str = "vLLM"
+    release: str = "V1 engine, OpenAI-compatible server"
+    max_num_seqs: int = 256
+    max_batched_tokens: int = 2048
+    chunked_prefill: bool = True
+    block_size: int = 16
+    kv_policy: str = "on_demand"
+    watermark: float = 0.01  # fraction of the KV pool left free when admitting (on_demand)
+    sources: tuple[str, ...] = VLLM_SOURCES
+
+    def __post_init__(self) -> None:
+        for name, value in (("stack", self.stack), ("release", self.release)):
+            if not isinstance(value, str) or len(value) > 100:
+                raise ValueError(f"{name} must be text of at most 100 characters")
+        check_whole(self.max_num_seqs, "max_num_seqs", high=MAX_NUM_SEQS)
+        check_whole(self.max_batched_tokens, "max_batched_tokens", high=MAX_BATCHED_TOKENS)
+        check_whole(self.block_size, "block_size", high=MAX_BLOCK_SIZE)
+        if not isinstance(self.chunked_prefill, bool):
+            raise ValueError(f"chunked_prefill must be true or false, got {self.chunked_prefill!r}")
+        if self.kv_policy not in KV_POLICIES:
+            raise ValueError(
+                f"kv_policy must be one of {', '.join(KV_POLICIES)}, got {self.kv_policy!r}"[:200]
+            )
+        ok = isinstance(self.watermark, int | float) and not isinstance(self.watermark, bool)
+        if not (ok and math.isfinite(self.watermark) and 0 <= self.watermark <= MAX_WATERMARK):
+            raise ValueError(f"watermark must be a fraction from 0 to {MAX_WATERMARK}")
+        if self.max_batched_tokens < self.max_num_seqs:
+            raise ValueError(
+                f"max_batched_tokens ({self.max_batched_tokens:,}) must be at least max_num_seqs "
+                f"({self.max_num_seqs:,}): every running sequence puts one token in each step"
+            )
+        if len(self.sources) > 10 or not all(isinstance(s, str) for s in self.sources):
+            raise ValueError("sources must be a list of at most 10 URLs")
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self) | {"sources": list(self.sources)}
+
+
+DEFAULT_SCHEDULER = SchedulerDefaults()
+SCHEDULER_KEYS = tuple(f.name for f in fields(SchedulerDefaults))
+OVERRIDABLE = ("max_num_seqs", "max_batched_tokens", "chunked_prefill", "block_size",
+               "kv_policy", "watermark")  # fmt: skip
+
+
+def scheduler_from_table(table: object, label: str) -> SchedulerDefaults:
+    """A profile's `[scheduler]` table (missing keys take vLLM's defaults); errors name it."""
+    if not isinstance(table, dict):
+        raise ValueError(f"{label}: [scheduler] must be a table")
+    unknown = sorted(set(table) - set(SCHEDULER_KEYS))
+    if unknown:
+        raise ValueError(
+            f"{label}: unknown scheduler key {unknown[0]!r} (known: {', '.join(SCHEDULER_KEYS)})"
+        )
+    values = dict(table)
+    if "sources" in values:
+        if not isinstance(values["sources"], list):
+            raise ValueError(f"{label}: [scheduler] sources must be a list of URLs")
+        values["sources"] = tuple(values["sources"])
+    try:
+        return SchedulerDefaults(**values)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{label}: [scheduler] {exc}") from None
+
+
+def with_overrides(base: SchedulerDefaults, **overrides: object) -> SchedulerDefaults:
+    """`base` with the OVERRIDABLE values that are not None replaced (checked)."""
+    unknown = sorted(set(overrides) - set(OVERRIDABLE))
+    if unknown:
+        raise ValueError(f"unknown scheduler setting {unknown[0]!r}")
+    values = {k: v for k, v in overrides.items() if v is not None}
+    if not values:
+        return base
+    fixed = {f.name: getattr(base, f.name) for f in fields(SchedulerDefaults)} | values
+    fixed["release"] = base.release + " (overridden)" if base.release else "overridden"
+    return SchedulerDefaults(**fixed)
+
+
+def scheduler_toml_lines(s: SchedulerDefaults, value) -> list[str]:
+    """The `[scheduler]` table's TOML lines (`value` writes one TOML value)."""
+    lines = ["[scheduler]"]
+    for f in fields(SchedulerDefaults):
+        v = getattr(s, f.name)
+        lines.append(f"{f.name} = {value(list(v) if f.name == 'sources' else v)}")
+    return lines

@@ -1,0 +1,17 @@
+"""Serving under load: continuous batching, request rates, tail latency and GPUs for a traffic.
+
+The serving model (engine/serving) prices one static batch on an idle server; this package
+serves a stream of requests with the scheduler of a real stack (vLLM, TensorRT-LLM), stepping
+with the same per-operator costs (engine/serving/step.py):
+
+- `workload.py`: the requests (open loop: Poisson or gamma arrivals; closed loop: N clients;
+  max throughput; an uploaded trace, `trace.py`), lengths fixed or drawn.
+- `pool.py`: the paged KV pool sized from memory, and its block counts.
+- `simulate.py`: the event-driven simulator (jumps from event to event, decode runs in closed
+  form, `runs.py`); `results.py`: the measured window's statistics.
+- `analytic.py`: the vectorised steady-state fast path, `grid.py` over deployments × rates ×
+  lengths; `search.py`: the highest rate meeting SLOs, replicas and cost; `api.py`:
+  `serve_load`, the public entry point.
+
+docs/model.md, "Serving under load", describes the model and what it approximates.
+"""
