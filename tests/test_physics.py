@@ -133,3 +133,21 @@ def test_max_batch_by_hand_on_the_toy():
     assert serve(TOY, TOY_HW, **STEP)["max_batch_size"] == engine.MAX_BATCH
     small = replace(TOY_HW, memory_capacity_bytes=1e4)  # usable 9000 B: (9000 − 3408) / 352
     assert serve(TOY, small, **STEP)["max_batch_size"] == 15  # 15.9 -> 15
+
+
+def test_a_requests_roofline_point_is_its_own_flops_over_bytes_and_time():
+    # The operating point a chart draws is the engine's: FLOPs per step over bytes per step,
+    # and over the step time; the operator table carries each operator's own roofs.
+    r = serve("Llama-3.1-8B", "A100", batch_size=4, input_tokens=512, output_tokens=64)
+    decode = r["decode_flop_per_step"] / r["decode_bytes_per_step"]
+    assert r["decode_arithmetic_intensity_flop_per_byte"] == pytest.approx(decode)
+    assert r["decode_achieved_flop_per_s"] == pytest.approx(
+        r["decode_flop_per_step"] / (r["tpot_ms"] / 1e3)
+    )
+    assert r["prefill_achieved_flop_per_s"] == pytest.approx(r["prefill_flop"] / r["ttft_ms"] * 1e3)
+    table = operators("Llama-3.1-8B", "H100", context=512, precision="fp8", fp8_efficiency=0.4,
+                      attention_efficiency=0.3).set_index("name")  # fmt: skip
+    # 989 TFLOP/s fp16 (attention's 16-bit peak) and 1979 fp8 (GEMMs), times their η
+    assert table.loc["attention", "achievable_flop_per_s"] == pytest.approx(989e12 * 0.3)
+    assert table.loc["mlp", "achievable_flop_per_s"] == pytest.approx(1979e12 * 0.4)
+    assert table.loc["mlp", "peak_flop_per_s"] == pytest.approx(1979e12)

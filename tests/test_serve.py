@@ -254,6 +254,8 @@ def test_every_catalogue_llm_gives_finite_positive_figures(
         "decode_overhead_share",
         "decode_flop_per_step",
         "decode_bytes_per_step",
+        "decode_arithmetic_intensity_flop_per_byte",
+        "decode_achieved_flop_per_s",
     }
     for key, value in r.items():
         if isinstance(value, float) and not (out == 1 and key in undefined):

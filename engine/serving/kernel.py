@@ -388,6 +388,8 @@ def _prefill(f: Folded, B, S, xp) -> dict:
         "prefill_overhead_share": overhead / ttft,
         "prefill_flop": flops,
         "prefill_bytes": nbytes + m.bytes_per_seq * B,
+        "prefill_arithmetic_intensity_flop_per_byte": flops / (nbytes + m.bytes_per_seq * B),
+        "prefill_achieved_flop_per_s": flops / ttft,
         "prefill_bound": bound_code((compute, memory, comm, overhead), xp),
     }
 
@@ -427,6 +429,8 @@ def _decode(f: Folded, B, n_in, n_out, xp) -> dict:
         "decode_overhead_share": overhead / tpot,
         "decode_flop_per_step": xp.where(none, NAN, flops / per),
         "decode_bytes_per_step": xp.where(none, NAN, nbytes / per),
+        "decode_arithmetic_intensity_flop_per_byte": xp.where(none, NAN, flops / (nbytes + none)),
+        "decode_achieved_flop_per_s": xp.where(none, NAN, flops / per / tpot),
         "decode_bound": xp.where(none, 4, code),
         "experts_touched_per_layer": tau,
     }

@@ -18,12 +18,13 @@ from engine.checks import MAX_BATCH, MAX_TOKENS, check_whole
 from engine.serving import inputs as si
 from engine.serving import parallel
 from engine.serving.kernel import Device, rates
-from engine.serving.operators import kv_read_factor, step_ops
+from engine.serving.operators import OP_CLASSES, kv_read_factor, step_ops
 
 if TYPE_CHECKING:
     import pandas as pd
 
 PHASES = ("decode", "prefill")
+NAN = float("nan")
 
 
 def _span(indices: list[int]) -> str:
@@ -51,7 +52,8 @@ def layer_labels(arch) -> dict[str, str]:
     }
 
 
-def _row(op, dev: Device, rate_of: dict, context: float, label: str, kv_factor: float) -> dict:
+def _row(op, dev: Device, rates_of: tuple, context: float, label: str, kv_factor: float) -> dict:
+    peak_of, rate_of = rates_of
     x = min(context, op.window)
     flops = op.flop + op.flop_per_context * x
     kv = op.kv_write_bytes + op.kv_bytes_per_context * kv_factor * x  # decode reads (GQA)
@@ -74,6 +76,9 @@ def _row(op, dev: Device, rate_of: dict, context: float, label: str, kv_factor: 
         "total_time_ms": op.count * max(t_c, t_m) * 1e3,
         "bottleneck": "compute" if t_c > t_m else "memory",
         "arithmetic_intensity_flop_per_byte": flops / moved if moved else float("nan"),
+        "peak_flop_per_s": peak_of[op.cls],  # the datasheet roof of its class
+        "achievable_flop_per_s": rate_of[op.cls],  # × its efficiency
+        "achievable_bytes_per_s": dev.bandwidth,  # the bandwidth × its efficiency
     }
 
 
@@ -100,7 +105,8 @@ def _extra_rows(s, dev: Device, step: tuple, tp: int, pp: int, ba, label: str) -
          "bytes": b, "weight_bytes": 0.0, "kv_bytes": 0.0, "activation_bytes": b,
          "t_compute_ms": 0.0, "t_memory_ms": 0.0, "time_ms": t * 1e3,
          "total_time_ms": c * t * 1e3, "bottleneck": k,
-         "arithmetic_intensity_flop_per_byte": 0.0}
+         "arithmetic_intensity_flop_per_byte": 0.0, "peak_flop_per_s": NAN,
+         "achievable_flop_per_s": NAN, "achievable_bytes_per_s": NAN}
         for n, g, c, b, t, k in rows
     ]  # fmt: skip
 
@@ -144,7 +150,9 @@ def operators(
     step = step_ops(s, lay, T=tokens, B=float(b), xp=SCALAR, prefill_tokens=prompt)
     eta = si.efficiencies(st.assumptions, used)
     labels, rate_of = layer_labels(arch), rates(dev, eta)
+    peak_of = rates(dev, eta._replace(**dict.fromkeys(OP_CLASSES, 1.0)))
     factor = kv_read_factor(s, float(tp), eta.kv_reuse, SCALAR) if phase == "decode" else 1.0
-    rows = [_row(op, dev, rate_of, float(c), labels[op.layers], factor) for op in step if op.count]
+    both = (peak_of, rate_of)
+    rows = [_row(op, dev, both, float(c), labels[op.layers], factor) for op in step if op.count]
     extra = _extra_rows(s, dev, (tokens, float(b), phase), tp, pp, lay.act_bytes, labels["all"])
     return pd.DataFrame(rows + extra)

@@ -38,6 +38,8 @@ METRIC_KEYS = (
     "tokens_per_s_per_user", "prefill_bottleneck", "decode_bottleneck", "prefill_comm_ms",
     "decode_comm_ms", "decode_comm_share", "prefill_overhead_share", "decode_overhead_share",
     "prefill_flop", "prefill_bytes", "decode_flop_per_step", "decode_bytes_per_step",
+    "prefill_arithmetic_intensity_flop_per_byte", "decode_arithmetic_intensity_flop_per_byte",
+    "prefill_achieved_flop_per_s", "decode_achieved_flop_per_s",
     "experts_touched_per_layer", "pp_bubble_fraction", "kv_cache_bytes",
     "kv_cache_bytes_per_device", "weight_bytes_per_device", "memory_per_device_bytes",
     "memory_capacity_bytes", "usable_memory_bytes", "fits_in_memory", "max_batch_size",
