@@ -16,14 +16,16 @@ from engine import (
     profile_to_toml,
 )
 from ui import accuracy_view as av
-from ui import common, state
+from ui.core import frame, state
+from ui.core.downloads import download_csv
+from ui.core.text import plain
 
 PAGE = "accuracy"
-SHIPPED = common.ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv"
-common.setup_page("Accuracy")
+SHIPPED = frame.ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv"
+frame.setup_page("Accuracy")
 ss = st.session_state
 st.title("Accuracy: measured vs predicted")
-common.show_catalog_notes(common.catalog())
+frame.show_catalog_notes(frame.catalog())
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -43,7 +45,7 @@ def _check(data: bytes, label: str) -> list[str]:
         rows = engine.parse_measurements(data, label)
     except MeasurementsError as exc:
         return exc.problems
-    return list(catalogue_problems(rows, common.catalog()).values())
+    return list(catalogue_problems(rows, frame.catalog()).values())
 
 
 def _fit() -> None:
@@ -70,7 +72,7 @@ if "acc:data" not in ss:
     if linked.origin != "built-in":
         ss["acc:custom"] = {linked.name: profile_to_toml(linked)}
     ss["acc:profile"], ss["acc:link_warnings"] = linked.name, warnings
-common.show_param_warnings(ss.get("acc:link_warnings", []))
+frame.show_param_warnings(ss.get("acc:link_warnings", []))
 left, right = st.columns([2, 3])
 with left:
     name = st.selectbox("Profile", list(profiles()), key="acc:profile",
@@ -92,7 +94,7 @@ with left:
 if ss.get("acc:errors"):
     st.error(
         f"That file was not used ({len(ss['acc:errors'])} problem(s)); nothing else changed:\n\n"
-        + "\n".join(f"- {common.plain(p)}" for p in ss["acc:errors"][:20]),
+        + "\n".join(f"- {plain(p)}" for p in ss["acc:errors"][:20]),
         icon="🚫",
     )
 
@@ -111,7 +113,7 @@ if dict(st.query_params) != query:
 # --- render -----------------------------------------------------------------
 with right:
     st.caption(
-        f"Profile **{common.plain(name)}** · measurements {common.plain(ss['acc:label'])} "
+        f"Profile **{plain(name)}** · measurements {plain(ss['acc:label'])} "
         f"({summary['rows']} rows, {summary['predicted_rows']} predicted) · "
         "error = predicted / measured − 1; MAPE = mean |error|"
     )
@@ -132,7 +134,7 @@ for col, key in zip(cols, (None, "hardware", "metric"), strict=True):
     col.dataframe(av.mape_by(frames, key), hide_index=True, key=f"acc:mape_{key}")
 table = av.results_table(df)
 st.dataframe(table, hide_index=True, key="acc:table")
-common.download_csv(table, f"accuracy_{name}.csv", "acc:csv", "Download the table (CSV)")
+download_csv(table, f"accuracy_{name}.csv", "acc:csv", "Download the table (CSV)")
 st.subheader(f"Profile {name}")
 st.dataframe(av.profile_table(profile), hide_index=True, key="acc:values")
 if profile.residuals:
@@ -140,6 +142,6 @@ if profile.residuals:
                f"in-sample MAPE {profile.residuals['mape_pct']:.1f} %.")  # fmt: skip
 st.download_button("Download the profile (TOML)", texts[name], file_name=f"{name}.toml",
                    mime="application/toml", key="acc:toml", icon="⬇️")  # fmt: skip
-common.share_link(PAGE, query)
+frame.share_link(PAGE, query)
 st.caption("Model and profiles: docs/model.md (Serving model; Accuracy). Shipped measurements: "
            "NVIDIA TensorRT-LLM 0.6.1 performance tables (source URL on every row).")  # fmt: skip

@@ -7,14 +7,15 @@ import streamlit as st
 
 import engine
 from engine import PRECISIONS, TASKS, normalise_id
-from ui import common, custom, state
-from ui.params import Param, ParamError, choice, listing, write_list
+from ui.core import custom, frame, state
+from ui.core.downloads import download_csv
+from ui.core.params import Param, ParamError, choice, listing, write_list
 from ui.search import matches
 from ui.tables import readable
 from ui.widgets import SHARED_NAMES, assumption_params, custom_editors
 
 PAGE = "catalogue"
-common.setup_page("Catalogue")
+frame.setup_page("Catalogue")
 BUILTIN = {str(p) for p in engine.BUILTIN_FILES}
 RIDGE = "Ridge fp16 (FLOP/byte)"
 UNIT = {p: "TOPS" if "int" in p else "TFLOP/s" for p in PRECISIONS}  # TOPS: 1 int op = 1 FLOP
@@ -39,7 +40,7 @@ def provenance(spec) -> dict:
     return {"Origin": origin, "Source": url, "Retrieved": spec.retrieved, "Notes": notes.strip()}
 
 
-def frame(rows: list[dict]) -> pd.DataFrame:
+def in_units(rows: list[dict]) -> pd.DataFrame:
     """Rows of SI values -> a table in the units its headers name."""
     df = pd.DataFrame(rows)
     for header in df.columns.intersection(list(UNITS)):
@@ -58,7 +59,7 @@ def hardware_frame(specs: list) -> pd.DataFrame:
         | provenance(h)
         for h in specs
     ]
-    df = frame(rows)
+    df = in_units(rows)
     return df.drop(columns=[c for c in PEAKS.values() if c in df and df[c].isna().all()])
 
 
@@ -71,7 +72,7 @@ def model_frame(specs: list) -> pd.DataFrame:
         | provenance(m)
         for m in specs
     ]
-    return frame(rows).astype({w: "Int64" for w in WHOLE if rows})
+    return in_units(rows).astype({w: "Int64" for w in WHOLE if rows})
 
 
 def show_table(df: pd.DataFrame, key: str, filename: str, ids=None) -> None:
@@ -79,7 +80,7 @@ def show_table(df: pd.DataFrame, key: str, filename: str, ids=None) -> None:
     config = {"Source": st.column_config.LinkColumn(display_text=r"https?://([^/]+)")}
     config[RIDGE] = st.column_config.NumberColumn(RIDGE, help="fp16 peak ÷ BW")
     st.dataframe(readable(df), key=key, hide_index=True, column_config=config)
-    common.download_csv(df, filename, f"{key}_csv")
+    download_csv(df, filename, f"{key}_csv")
 
 
 def search_text(text: str) -> str:
@@ -93,7 +94,7 @@ def keep(spec, group: str, q: str, picked: list) -> bool:
 
 
 # --- inputs -----------------------------------------------------------------
-base = common.catalog()
+base = frame.catalog()
 vendors = sorted({vendor_of(h) for h in base.hardware.values()} | {"Custom"})
 params = [Param("q", search_text), Param("task", listing(choice(TASKS)), write_list)]
 params += [Param("vendor", listing(choice(vendors), max_items=50), write_list)]
@@ -116,8 +117,8 @@ query = state.publish(PAGE, params, values, shared=[n for n in SHARED_NAMES if n
 
 # --- render -----------------------------------------------------------------
 st.title("Catalogue")
-common.show_param_warnings(warnings)
-common.show_catalog_notes(cat)
+frame.show_param_warnings(warnings)
+frame.show_catalog_notes(cat)
 if team := sorted({s.origin for s in (*cat.hardware.values(), *cat.models.values())} - BUILTIN):
     st.info("Entries not built in come from: " + ", ".join(f"`{t}`" for t in team), icon="📂")
 st.caption(
@@ -145,4 +146,4 @@ if upload is not None:
     for df, name in ((hardware_frame(new_hw), "hw"), (model_frame(new_models), "models")):
         if len(df):
             show_table(df, f"upload_{name}", f"uploaded_{name}.csv")
-common.share_link(PAGE, query)
+frame.share_link(PAGE, query)

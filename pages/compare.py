@@ -7,19 +7,22 @@ seeds the assumptions, and is named beside the results and in the CSVs."""
 import streamlit as st
 
 import engine
-from ui import common, explain, llm_view, scenario, state, tables, widgets
 from ui import compare_view as cv
 from ui import deploy_view as dv
+from ui import explain, llm_view, scenario, tables, widgets
 from ui import figures_sweep as fs
 from ui import profile_pick as pk
 from ui import sweep_view as sv
+from ui.core import frame, state
+from ui.core.downloads import download_csv
+from ui.core.text import plain
 
 PAGE = "compare"
 DEFAULT_BATCHES = [1, 8, 64, 256]
-common.setup_page("Hardware comparison")
+frame.setup_page("Hardware comparison")
 
 # --- inputs -----------------------------------------------------------------
-base = common.catalog()
+base = frame.catalog()
 batches_p = widgets.batches_param(4096, ranges=True)
 params = [widgets.model_param(base), widgets.hardware_list_param(base, max_items=8)]
 params += [widgets.hardware_param(base, "baseline"), batches_p, *widgets.assumption_params()]
@@ -85,11 +88,11 @@ changed = pk.edits(profile, overrides | (extra if serving or decode else {}))
 label = pk.label(profile, changed)
 
 # --- render -----------------------------------------------------------------
-note = common.FLOP_NOTE[overrides["flop_convention"]]
-shown = {h: common.plain(name) for h, name in names.items()}  # inert in markdown
-st.title(f"Hardware comparison: {common.plain(model.name)}")
+note = frame.FLOP_NOTE[overrides["flop_convention"]]
+shown = {h: plain(name) for h, name in names.items()}  # inert in markdown
+st.title(f"Hardware comparison: {plain(model.name)}")
 scenario.show_notes(s)
-common.show_param_warnings(profile_notes)
+frame.show_param_warnings(profile_notes)
 dv.show(model, deps, refused, cat, csv_name=f"deployments_{model_id}_{precision}.csv",
         profile=profile, changed=changed, batches=batches, tokens=tokens, precision=precision,
         overrides=overrides | extra)  # fmt: skip
@@ -100,7 +103,7 @@ if len(hw_ids) < 2:
         "Choose at least two accelerators in the sidebar to compare them (up to eight). "
         f"Chosen now: {', '.join(shown.values()) or 'none'}."
     )
-    common.share_link("compare", query)
+    frame.share_link("compare", query)
     st.stop()
 
 st.caption(
@@ -115,8 +118,7 @@ elif view == "tutorial":
     st.caption("Tutorial whole-model view: not the decode page's tokens/s (see LLM view).")
 if moved:
     st.warning(
-        f"Baseline {common.plain(wanted)} is not one of the chosen accelerators; "
-        f"using {shown[baseline]}."
+        f"Baseline {plain(wanted)} is not one of the chosen accelerators; using {shown[baseline]}."
     )
 scenario.show_engine_warnings(w for w in df["warnings"].unique())
 
@@ -140,10 +142,10 @@ table = (llm_view.table if decode else sv.table)(df, names, columns)
 st.dataframe(table, key="compare_table", hide_index=True)
 st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
 csv_name = f"compare_{model_id}_{len(hw_ids)}hw_{precision}.csv"
-common.download_csv(raw.assign(profile=label), csv_name, "compare_csv", lazy=True)
-common.share_link("compare", query)
-sources = " · ".join(common.source_md(h.name, h.source) for h in chosen.values())
+download_csv(raw.assign(profile=label), csv_name, "compare_csv", lazy=True)
+frame.share_link("compare", query)
+sources = " · ".join(frame.source_md(h.name, h.source) for h in chosen.values())
 st.caption(
-    f"Sources: {common.source_md(model.name, model.source)} · {sources}. "
+    f"Sources: {frame.source_md(model.name, model.source)} · {sources}. "
     "Model: docs/model.md (Williams et al. 2009 roofline; MLSys·im tutorial defaults)."
 )

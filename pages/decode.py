@@ -6,18 +6,21 @@ tokens (docs/model.md, "Serving model"; older `context`/`prompt` links: ui/serve
 
 import streamlit as st
 
-from ui import common, scenario, serve_config, state, widgets
 from ui import figures_llm as fl
 from ui import figures_ops as fo
 from ui import ops_view as ov
+from ui import scenario, serve_config, widgets
 from ui import serve_view as sv
 from ui import serve_widgets as sw
+from ui.core import frame, state
+from ui.core.downloads import download_csv
+from ui.core.text import plain
 
 PAGE = "decode"
-common.setup_page("LLM serving")
+frame.setup_page("LLM serving")
 
 # --- inputs -----------------------------------------------------------------
-base = common.catalog()
+base = frame.catalog()
 params, contexts_p, batches_p = sv.params(base, widgets.hardware_param(base))
 s = scenario.start(PAGE, base, params, sv.DEFAULTS | sv.legacy_tokens(state.raw_query()))
 cat = s.cat
@@ -62,12 +65,12 @@ values |= {"tutorial": tutorial}
 query = state.publish(PAGE, params, values, widgets.SHARED_NAMES)
 
 # --- render -----------------------------------------------------------------
-st.title(f"{common.plain(model.name)} on {common.plain(hw.name)}: LLM serving")
-st.caption(common.plain(sv.caption(r, hw)))
+st.title(f"{plain(model.name)} on {plain(hw.name)}: LLM serving")
+st.caption(plain(sv.caption(r, hw)))
 if fallback:
     st.warning("No valid config.json yet: showing Llama-3.1-8B.", icon="📄")
 if placement_error:
-    st.error(common.plain(placement_error), icon="🚫")
+    st.error(plain(placement_error), icon="🚫")
 scenario.show_notes(s)
 if s.custom_model:
     st.info("The custom-model editor's models have no shapes: paste a config.json instead.")
@@ -83,7 +86,7 @@ st.plotly_chart(fo.step_breakdown(ops), key="ops_breakdown", config=png)
 st.caption(ov.CAPTION.format(context=ov.decode_context(input_tokens, output_tokens) or "—"))
 st.dataframe(ov.display_table(ops), key="ops_table", hide_index=True)
 name = sv.file_name("operators", r, hw_id)
-common.download_csv(ov.csv_table(ops, r), name, "ops_csv", "Download operators CSV", lazy=True)
+download_csv(ov.csv_table(ops, r), name, "ops_csv", "Download operators CSV", lazy=True)
 
 now = (batch, input_tokens)
 for col, column in zip(st.columns(2), fl.SPEED_CHARTS, strict=True):
@@ -92,12 +95,12 @@ for col, column in zip(st.columns(2), fl.SPEED_CHARTS, strict=True):
 st.plotly_chart(fl.memory_figure(df, now, "input"), key="decode_memory", config=png)
 st.dataframe(sv.curve_table(df), key="decode_table", hide_index=True)
 name = sv.file_name("serve", r, hw_id)
-common.download_csv(df.drop(columns=sv.PAGE_ONLY), name, "decode_csv", lazy=True)
+download_csv(df.drop(columns=sv.PAGE_ONLY), name, "decode_csv", lazy=True)
 if tutorial:
     sw.tutorial_view(model, hw, r, sv.overrides(overrides))
-common.share_link(PAGE, query)
+frame.share_link(PAGE, query)
 st.caption(
-    f"Sources: {common.source_md(hw.name, hw.source)}"
-    + (f" · {common.source_md(model.name, model.source)}" if model.source else "")
+    f"Sources: {frame.source_md(hw.name, hw.source)}"
+    + (f" · {frame.source_md(model.name, model.source)}" if model.source else "")
     + ". Model: docs/model.md, 'Serving model'."
 )

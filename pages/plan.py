@@ -5,14 +5,16 @@ tokens, the cheapest and the fastest in words (docs/model.md, "Serving model")."
 
 import streamlit as st
 
-from ui import common, scenario, state
 from ui import figures_plan as fp
 from ui import plan_grid as pg
 from ui import plan_params as pp
 from ui import plan_view as pv
+from ui import scenario
+from ui.core import frame, state
+from ui.core.text import plain
 
 PAGE = pp.PAGE
-common.setup_page("Planner")
+frame.setup_page("Planner")
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -23,7 +25,7 @@ def sweep(_cat, _key: tuple, model_id, groups, batches, tokens, opts):
 
 
 # --- inputs -----------------------------------------------------------------
-base = common.catalog()
+base = frame.catalog()
 params = pp.params(base)
 by_name = {p.name: p for p in params}
 pp.keep_profile_values()
@@ -64,7 +66,7 @@ query = state.publish(PAGE, params, values, ("model",))
 
 # --- render -----------------------------------------------------------------
 names = {h: hw.name for h, hw in chosen.items()}
-st.title(f"Planner: {common.plain(model.name)}")
+st.title(f"Planner: {plain(model.name)}")
 st.caption(
     f"{rows:,} configurations · {len(chosen)} accelerators × TP {pp.write_list(grid['tp'])} × "
     f"PP {pp.write_list(grid['pp'])} × {', '.join(grid['precisions']) or 'no precision'} × "
@@ -75,10 +77,10 @@ scenario.show_notes(s)
 if s.custom_model:
     st.info("Custom models are not offered here: they have no attention shapes (heads, layers).")
 for note in skipped:
-    st.caption(f"Left out: {common.plain(note)}")
+    st.caption(f"Left out: {plain(note)}")
 if error or rows > pg.MAX_CONFIGURATIONS or df is None:
     if error:
-        st.error(f"The serving model refused this grid: {common.plain(error)}", icon="🚫")
+        st.error(f"The serving model refused this grid: {plain(error)}", icon="🚫")
     elif rows > pg.MAX_CONFIGURATIONS:
         st.error(
             f"The grid has {rows:,} configurations; the planner computes at most "
@@ -87,16 +89,16 @@ if error or rows > pg.MAX_CONFIGURATIONS or df is None:
         )
     else:
         st.warning(pv.EMPTY_GRID)
-    common.share_link(PAGE, query)
+    frame.share_link(PAGE, query)
     st.stop()
 
 for text, n in pg.warning_counts(df):  # per configuration: counted, not one box each
-    st.caption(f"⚠️ {n:,} of {rows:,} configurations: {common.plain(text)}")
+    st.caption(f"⚠️ {n:,} of {rows:,} configurations: {plain(text)}")
 reason = pv.infeasible_reason(table, slo)
 if reason:
     st.warning(reason, icon="⛔")
 for kind, words in pv.callouts(table, slo, names).items():
-    st.markdown(f"**{pv.CALLOUTS[kind]}:** {common.plain(words)}")
+    st.markdown(f"**{pv.CALLOUTS[kind]}:** {plain(words)}")
 if reason is None and table["usd_per_1m_output_tokens"].isna().all():
     st.info("No chosen accelerator has a price: set one under Prices to rank by cost.")
 
@@ -124,6 +126,6 @@ st.caption(
     "quotes them (check the source; reserved and spot prices are lower). Cost = price × "
     "devices ÷ output tokens per hour × 10⁶."
 )
-common.share_link(PAGE, query)
-sources = " · ".join(common.source_md(h.name, h.source) for h in chosen.values())
-st.caption(f"Sources: {common.source_md(model.name, model.source)} · {sources}.")
+frame.share_link(PAGE, query)
+sources = " · ".join(frame.source_md(h.name, h.source) for h in chosen.values())
+st.caption(f"Sources: {frame.source_md(model.name, model.source)} · {sources}.")

@@ -7,18 +7,21 @@ default) seeds the assumptions, and is named beside the results and in the CSV."
 import streamlit as st
 
 import engine
-from ui import common, explain, scenario, state, widgets
+from ui import explain, scenario, widgets
 from ui import profile_pick as pk
 from ui import solve_breakdown as sb
 from ui import solve_view as sv
+from ui.core import frame, state
+from ui.core.downloads import download_csv
+from ui.core.text import plain
 from ui.figures import latency_breakdown_figure, roof_table, roofline_figure
 from ui.metrics import result_table, solve_metrics
 
 PAGE = "solve"
-common.setup_page("Single solve")
+frame.setup_page("Single solve")
 
 # --- inputs -----------------------------------------------------------------
-base = common.catalog()
+base = frame.catalog()
 params = [widgets.model_param(base), widgets.hardware_param(base), widgets.batch_param()]
 params += widgets.assumption_params()
 custom, profile_notes = pk.start(PAGE)
@@ -49,12 +52,12 @@ changed = pk.edits(profile, overrides)
 label = pk.label(profile, changed)
 
 # --- render -----------------------------------------------------------------
-st.title(f"{common.plain(model.name)} on {common.plain(hw.name)}")
-note = common.FLOP_NOTE[overrides["flop_convention"]]
+st.title(f"{plain(model.name)} on {plain(hw.name)}")
+note = frame.FLOP_NOTE[overrides["flop_convention"]]
 st.caption(f"Batch {batch:,} · {precision} · {note} · {pk.describe(profile, changed)}")
 sv.show_not_fit(result, hw)
 scenario.show_notes(s)
-common.show_param_warnings(profile_notes)
+frame.show_param_warnings(profile_notes)
 scenario.show_engine_warnings(result.warnings)
 sv.show_headline(result, model, hw, crossover)
 solve_metrics(result)
@@ -75,15 +78,15 @@ whole, beside = st.columns(2) if inside else (st, None)
 whole.plotly_chart(figure, key="solve_roofline")
 st.dataframe(result_table(result), key="solve_table", hide_index=True)
 csv_name = f"roofline_{model_id}_{hw_id}_b{batch}_{precision}.csv"
-common.download_csv(row.assign(profile=label), csv_name, "solve_csv", lazy=True)
+download_csv(row.assign(profile=label), csv_name, "solve_csv", lazy=True)
 if inside:
     sc = sb.Scenario(
         model_id, model, hw, batch, precision, profile, overrides, result, tokens, label
     )
     sb.show(sc, beside)
-common.share_link("solve", query)
+frame.share_link("solve", query)
 st.caption(
-    f"Sources: {common.source_md(model.name, model.source)} · "
-    f"{common.source_md(hw.name, hw.source)}. "
+    f"Sources: {frame.source_md(model.name, model.source)} · "
+    f"{frame.source_md(hw.name, hw.source)}. "
     "Model: docs/model.md (Williams et al. 2009 roofline; MLSys·im tutorial defaults)."
 )

@@ -6,18 +6,21 @@ by default) seeds the assumptions, and is named beside the results and in the CS
 import streamlit as st
 
 import engine
-from ui import common, explain, llm_view, scenario, state, tables, widgets
+from ui import explain, llm_view, scenario, tables, widgets
 from ui import figures_sweep as fs
 from ui import profile_pick as pk
 from ui import sweep_view as sv
-from ui.params import Param, number, write_number
+from ui.core import frame, state
+from ui.core.downloads import download_csv
+from ui.core.params import Param, number, write_number
+from ui.core.text import plain
 
 PAGE = "sweep"
 DEFAULT_BATCHES = [2**k for k in range(9)]  # 1, 2, 4, ..., 256
-common.setup_page("Batch sweep")
+frame.setup_page("Batch sweep")
 
 # --- inputs -----------------------------------------------------------------
-base = common.catalog()
+base = frame.catalog()
 batches_p = widgets.batches_param(4096, ranges=True)
 params = [widgets.model_param(base), widgets.hardware_param(base), batches_p]
 params += [Param("budget_ms", number(0.001, 1e6), write_number), *widgets.assumption_params()]
@@ -67,13 +70,13 @@ changed = pk.edits(profile, overrides | (extra if decode else {}))
 raw = raw.assign(profile=pk.label(profile, changed))
 
 # --- render -----------------------------------------------------------------
-note, names = common.FLOP_NOTE[overrides["flop_convention"]], {hw_id: hw.name}
-st.title(f"Batch sweep: {common.plain(model.name)} on {common.plain(hw.name)}")
+note, names = frame.FLOP_NOTE[overrides["flop_convention"]], {hw_id: hw.name}
+st.title(f"Batch sweep: {plain(model.name)} on {plain(hw.name)}")
 st.caption(f"{len(df):,} batch sizes, {batches[0]:,} to {batches[-1]:,} · {precision} · {note}")
 llm_view.show_fit(df, names)
 st.caption(pk.describe(profile, changed))
 scenario.show_notes(s)
-common.show_param_warnings(profile_notes)
+frame.show_param_warnings(profile_notes)
 if decode:
     st.caption(llm_view.caption(context, df["fits_in_memory"]))
 elif view == "tutorial":
@@ -96,10 +99,10 @@ columns = llm_view.DECODE_COLUMNS if decode else sv.TUTORIAL_COLUMNS
 shown = (llm_view.table if decode else sv.table)(df, names, columns)
 st.dataframe(shown, key="sweep_table", hide_index=True)
 st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
-common.download_csv(raw, f"sweep_{model_id}_{hw_id}_{precision}.csv", "sweep_csv", lazy=True)
-common.share_link("sweep", query)
+download_csv(raw, f"sweep_{model_id}_{hw_id}_{precision}.csv", "sweep_csv", lazy=True)
+frame.share_link("sweep", query)
 st.caption(
-    f"Sources: {common.source_md(model.name, model.source)} · "
-    f"{common.source_md(hw.name, hw.source)}. Model: docs/model.md (Williams et al. 2009 "
+    f"Sources: {frame.source_md(model.name, model.source)} · "
+    f"{frame.source_md(hw.name, hw.source)}. Model: docs/model.md (Williams et al. 2009 "
     "roofline; MLSys·im tutorial defaults; the LLM decode model for decoder LLMs)."
 )

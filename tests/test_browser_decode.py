@@ -8,7 +8,7 @@ import pytest
 
 import engine
 from tests.conftest import metric, start_server, stop_server, wait_idle
-from ui.format import fmt
+from ui.core.format import fmt
 
 pytestmark = pytest.mark.browser
 MUST_SHOW = "/decode?model=Llama-3.1-70B&hardware=H100&tp=2&input_tokens=8192&output_tokens=256"

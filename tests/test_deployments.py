@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
+from ui.core.params import Param, ParamError, parse_params
 from ui.deployments import (
     MAX_DEPLOYMENTS,
     Deployment,
@@ -17,7 +18,6 @@ from ui.deployments import (
     read_deployments,
     write_deployments,
 )
-from ui.params import Param, ParamError, parse_params
 
 CAT = engine.default_catalog()
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import engine
 from ui import figures_llm as fl
-from ui.format import fmt, fmt_bytes
+from ui.core.format import fmt, fmt_bytes
 
 CATALOG = engine.load_catalog()
 LLMS = [m.id for m in CATALOG.models.values() if m.is_decoder_llm]

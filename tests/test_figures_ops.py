@@ -13,7 +13,7 @@ import pytest
 import engine
 from ui import figures_ops as fo
 from ui import ops_view as ov
-from ui.format import fmt
+from ui.core.format import fmt
 
 CATALOG = engine.load_catalog()
 H100 = CATALOG.hardware["H100"]

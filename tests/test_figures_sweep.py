@@ -9,7 +9,7 @@ import pytest
 
 import engine
 from ui import figures_sweep as fs
-from ui.format import fmt
+from ui.core.format import fmt
 
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 NAMES = {"A100": "NVIDIA A100", "H100": "NVIDIA H100", "T4": "NVIDIA T4"}

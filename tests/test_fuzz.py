@@ -26,9 +26,10 @@ from streamlit.testing.v1 import AppTest
 import engine
 from engine.api import ASSUMPTION_NAMES, _catalog_for
 from engine.catalog import BUILTIN_FILES, ENV_VAR, read_catalog_bytes
-from ui import custom, decode_view, deploy_view, llm_view, plan_params, profile_pick, widgets
-from ui.common import plain
-from ui.params import MAX_PARAMS, MAX_VALUE_CHARS, parse_params
+from ui import decode_view, deploy_view, llm_view, plan_params, profile_pick, widgets
+from ui.core import custom
+from ui.core.params import MAX_PARAMS, MAX_VALUE_CHARS, parse_params
+from ui.core.text import plain
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = Path(__file__).resolve().parent / "fixtures" / "broken_team_catalog.toml"
@@ -341,7 +342,7 @@ def test_every_page_runs_with_a_broken_team_catalogue(broken_catalogue, page):
     assert "broken_team_catalog.toml: hardware.BadUnits.memory_bandwidth: " in unescaped
     assert "hardware.HugePeak.peak.fp16" in unescaped
     assert "models.BadConvention.flop_convention" in unescaped
-    # shown as inert text: markdown/HTML syntax backslash-escaped (ui.common.plain), never HTML
+    # shown as inert text: markdown/HTML syntax backslash-escaped (ui.core.text.plain), never HTML
     assert plain("<script>alert(1)</script>") in text and not html_leaks(at)
 
 
@@ -350,6 +351,6 @@ def test_built_in_solve_still_works_with_a_broken_team_catalogue(broken_catalogu
     at = open_page("pages/solve.py", link)
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
-    # docs/model.md's reference case: 0.5426 ms, shown with 3 figures by ui.format
+    # docs/model.md's reference case: 0.5426 ms, shown with 3 figures by ui.core.format
     assert metrics["Latency"] == "543 µs" and "memory" in metrics["Bottleneck"]
     assert engine.default_catalog().find_hardware("Team-Good").origin == str(BROKEN)

@@ -13,8 +13,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import engine
-from ui import custom
-from ui.format import fmt
+from ui.core import custom
+from ui.core.format import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = [1, 8, 64, 256]

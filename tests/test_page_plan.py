@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from tests.conftest import ROOT
-from ui.format import fmt
+from ui.core.format import fmt
 
 PAGE = "pages/plan.py"
 MUST_SHOW = {"model": "Llama-3.1-70B", "hardware": "H100,A100,MI300X", "input_tokens": "1024"}

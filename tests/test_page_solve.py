@@ -10,7 +10,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import engine
-from ui.format import fmt
+from ui.core.format import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -15,8 +15,8 @@ from hypothesis import strategies as hs
 from streamlit.testing.v1 import AppTest
 
 import engine
-from ui import custom
-from ui.format import MISSING, fmt
+from ui.core import custom
+from ui.core.format import MISSING, fmt
 from ui.widgets import batches_param
 
 ROOT = Path(__file__).resolve().parent.parent

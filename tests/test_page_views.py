@@ -1,5 +1,5 @@
 """The pages' pure builders and prose (ui/explain, ui/llm_view, ui/compare_view, ui/sweep_view,
-ui/decode_view, ui/editors, ui.common.plain), tested without a page run."""
+ui/decode_view, ui/editors, ui.core.text.plain), tested without a page run."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as hs
 
 import engine
 from ui import compare_view, editors, explain, llm_view, sweep_view
-from ui.common import WORD_JOINER, plain
+from ui.core.text import WORD_JOINER, plain
 
 CAT = engine.default_catalog()
 

@@ -13,8 +13,8 @@ import engine
 from tests.conftest import ROOT
 from ui import serve_config as sc
 from ui import serve_view as sv
-from ui.format import fmt
-from ui.params import MAX_VALUE_CHARS, ParamError, parse_params
+from ui.core.format import fmt
+from ui.core.params import MAX_VALUE_CHARS, ParamError, parse_params
 from ui.widgets import hardware_param
 
 CATALOG = engine.load_catalog()

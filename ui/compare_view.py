@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ui import tables
-from ui.format import sig
+from ui.core.format import sig
 
 LISTED = "Crossover batch (first in your list)"
 EXACT = "Crossover batch (exact)"

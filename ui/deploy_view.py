@@ -18,8 +18,12 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import engine
-from ui import common
 from ui import profile_pick as pk
+from ui.core.downloads import download_csv
+from ui.core.format import fmt_all, pct
+from ui.core.params import MAX_VALUE_CHARS, Param, number, write_number
+from ui.core.state import widget_key
+from ui.core.text import plain
 from ui.deployments import (
     Deployment,
     check_deployment,
@@ -27,16 +31,13 @@ from ui.deployments import (
     read_deployments,
     write_deployments,
 )
-from ui.format import fmt_all, pct
-from ui.params import MAX_VALUE_CHARS, Param, number, write_number
 from ui.plan_view import usd_per_1m_output_tokens
-from ui.state import widget_key
 from ui.theme import COLORS, legend_below, log_axis
 
 DEFAULT_TEXT = "8xH100/tp8,4xMI300X/tp4"
 DEFAULT_TOKENS = {"input_tokens": 1024, "output_tokens": 256}  # the planner's defaults
 SERVING = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "memory_reserve")
-# column: (on-screen header, ui.format unit or None (as is), factor to that unit)
+# column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
 DISPLAY = {
     "deployment_label": ("Deployment", None, 1.0),
     "batch_size": ("Batch (sequences)", "", 1.0),
@@ -106,7 +107,7 @@ def _frame_cached(key: str, _model, _deps, _cat, _profile, **run) -> pd.DataFram
 
 
 def display_table(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows under readable headers, numbers as ui.format text with units."""
+    """The rows under readable headers, numbers as ui.core.format text with units."""
     out = {}
     for column, (header, unit, factor) in DISPLAY.items():
         values = df[column].to_numpy()
@@ -193,23 +194,23 @@ def show(model, deps, refused, cat, *, csv_name: str, profile, changed, **run) -
             overrides.
     """
     for why in refused:
-        st.warning(f"Deployment left out: {common.plain(why)}", icon="⚠️")
+        st.warning(f"Deployment left out: {plain(why)}", icon="⚠️")
     if not deps:
         return
     df = _frame_cached(_key(model, deps, cat, profile), model, deps, cat, profile, **run)
     st.subheader("Multi-device deployments (serving model)")
     for d in deps:
         for note in notes(d, cat):
-            st.caption(common.plain(note))
+            st.caption(plain(note))
     said = df[["deployment_label", "warnings"]].astype(str).drop_duplicates()
     for label, w in said[said["warnings"] != ""].itertuples(index=False):
-        st.warning(common.plain(f"{label}: {w}"), icon="⚠️")
+        st.warning(plain(f"{label}: {w}"), icon="⚠️")
     title = f"Throughput vs interactivity: {len(deps)} deployments, {df['precision'].iloc[0]}"
     st.plotly_chart(tradeoff_figure(df, title), key="compare_deploy_chart")
     st.dataframe(display_table(df), key="compare_deploy_table", hide_index=True)
     st.caption(caption(df, run["tokens"], pk.describe(profile, changed)))
     csv = csv_table(df, pk.label(profile, changed))
-    common.download_csv(csv, csv_name, "compare_deploy_csv", lazy=True)
+    download_csv(csv, csv_name, "compare_deploy_csv", lazy=True)
     st.subheader("One accelerator each")
 
 
@@ -248,7 +249,7 @@ def inputs(page: str, param: Param, cat: engine.Catalog, model) -> tuple[list, l
     except ValueError as exc:
         deps = st.session_state.get(valid_key) or defaults(cat)["deployments"]
         shown = write_deployments(deps)
-        st.error(f"Deployments not used: {common.plain(exc)}. Showing {shown}.", icon="🚫")
+        st.error(f"Deployments not used: {plain(exc)}. Showing {shown}.", icon="🚫")
     kept, refused = [], []
     for d in deps:
         try:

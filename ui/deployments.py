@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import engine
-from ui.params import ParamError
+from ui.core.params import ParamError
 
 MAX_DEPLOYMENTS = 8  # as many as accelerators on the single-device comparison
 _HEAD = re.compile(r"^\s*(?:(\d{1,5})\s*[x×*]\s*)?(.+?)\s*$", re.IGNORECASE)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import streamlit as st
 
 from engine import CatalogError
-from ui import custom
-from ui.common import plain
-from ui.params import ParamError
-from ui.state import widget_key
+from ui.core import custom
+from ui.core.params import ParamError
+from ui.core.state import widget_key
+from ui.core.text import plain
 
 STORE = "custom:"  # session keys shared by every page: the last valid spec and its switch
 UNITS_HINT = (

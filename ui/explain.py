@@ -1,14 +1,14 @@
 """Plain-language explanations of a result: which regime, and what would change it.
 
 Pure functions over engine results (no streamlit); every number comes from the engine. Names
-passed in must already be inert (ui.common.plain).
+passed in must already be inert (ui.core.text.plain).
 """
 
 from __future__ import annotations
 
 import engine
 from engine import SolveResult
-from ui.format import capacity, fmt, pct
+from ui.core.format import capacity, fmt, pct
 
 REGIME_WORDS = {
     "overhead": "Overhead-bound",

@@ -6,7 +6,7 @@ Williams et al. 2009: log-log, memory roof = bandwidth × intensity, compute roo
 at peak × efficiency. Each accelerator has one colour for its roofs and its points; the memory
 roof is solid, the peak compute roof dashed, the effective one dotted. Each scenario shows its
 attainable point on the roof (open circle), its achieved point below it (filled) and the gap
-between the two (the fixed overhead). Numbers on the chart come from ui.format; log axes carry
+between the two (the fixed overhead). Numbers on the chart come from ui.core.format; log axes carry
 decade ticks (1, 10, 100, 1k). Colours read on light and dark themes alike (no black/white).
 """
 
@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.common import FLOP_NOTE
+from ui.core.format import fmt, fmt_all, pct
+from ui.core.frame import FLOP_NOTE
 from ui.figures_split import latency_breakdown_figure as latency_breakdown_figure
-from ui.format import fmt, fmt_all, pct
 from ui.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
 
 MAX_GAP_LABELS = 3  # labels on one accelerator's chart; the rest of the gaps are on hover

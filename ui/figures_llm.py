@@ -3,7 +3,7 @@
 Pure functions over `engine.decode(...).as_dict()` (a mapping, `r`) and `engine.decode_sweep`
 DataFrames (`df`): no streamlit, no physics; numbers are engine figures, at most scaled for
 display (bytes to decimal GB, data/README.md) or divided by another (a share), and shown through
-ui.format (SI prefixes, 3-4 significant figures, decade ticks on log axes). The roofline is
+ui.core.format (SI prefixes, 3-4 significant figures, decade ticks on log axes). The roofline is
 ui.figures.roofline_figure with a request's two phases, prefill (the prompt in one pass) and
 the decode step (one token per sequence), as its operating points (Pope et al., MLSys 2023).
 """
@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ui.core.format import fmt, fmt_all, fmt_bytes
 from ui.figures import roof_table, roofline_figure
-from ui.format import fmt, fmt_all, fmt_bytes
 from ui.tables import DECODE_HEADERS as TABLE_HEADERS  # noqa: F401 (moved to ui.tables)
 from ui.tables import decode_table as display_table  # noqa: F401 (moved to ui.tables)
 from ui.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
@@ -28,14 +28,14 @@ STAR_COLOR = "#e6a800"  # this scenario: amber reads on light and dark backgroun
 OOM_FILL = "rgba(214, 39, 40, 0.12)"
 PHASES = ("prefill", "decode")
 METRIC_ROWS = (4, 3, 3)
-SPEED_CHARTS = {  # column: (title, y-axis title, ui.format unit, factor to that unit)
+SPEED_CHARTS = {  # column: (title, y-axis title, ui.core.format unit, factor to that unit)
     "aggregate_tokens_per_s": ("Aggregate throughput", "Aggregate (tokens/s)", "tokens/s", 1.0),
     "tpot_ms": ("Time per output token (TPOT)", "TPOT (ms)", "s", 1e-3),
 }
 
 
 def gb(n_bytes: float) -> str:
-    """Bytes for reading, decimal units: 16060000000 -> '16.1 GB' (ui.format.fmt_bytes)."""
+    """Bytes for reading, decimal units: 16060000000 -> '16.1 GB' (ui.core.format.fmt_bytes)."""
     return fmt_bytes(n_bytes)
 
 
@@ -133,7 +133,7 @@ def _context_lines(
     df: pd.DataFrame, column: str, unit: str, scale: float = 1.0, si: float = 1.0, word="context"
 ) -> list[dict]:
     """One line per context of `column` (÷ scale) against batch; ✕ marks what does not fit.
-    Hover text: `column` × `si` in ui.format's `unit`; `word` names the `context` column
+    Hover text: `column` × `si` in ui.core.format's `unit`; `word` names the `context` column
     ("input" on the serving page, where it holds the input tokens)."""
     # numpy, not pandas row filters: several times faster on the sweep's 54 columns
     ctxs, batches = df["context"].to_numpy(), df["batch_size"].to_numpy()

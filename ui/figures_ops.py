@@ -19,7 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from engine import BYTES_PER_PARAM
-from ui.format import fmt, pct
+from ui.core.format import fmt, pct
 from ui.theme import COLORS, GAP_COLOR, legend_below, log_axis, wrap_title
 
 TFLOPS = 1e12  # the y axis is in TFLOP/s, as on every roofline of the app

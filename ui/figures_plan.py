@@ -6,7 +6,7 @@ Each accelerator (and precision) gets one colour: its front as a line with marke
 where the configuration meets the SLOs, hollow where it misses one), the dominated
 configurations as faint dots, and the SLO limits as dashed lines. A TPOT limit is drawn where
 it lands on x: 1000 / TPOT_ms. Traces are WebGL (Scattergl). Every number in the hover text
-comes from ui.format. To keep a 50,000-configuration rerun fast, a front with more than
+comes from ui.core.format. To keep a 50,000-configuration rerun fast, a front with more than
 MAX_FRONT_POINTS points is drawn through that many of them (evenly spaced along it, both ends
 kept), at most MAX_FAINT_POINTS dominated points are drawn (a fixed sample) and their hover
 names the configuration only (whole numbers filled in by Plotly from `customdata`); the table
@@ -23,7 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui import plan_view as pv
-from ui.format import fmt, fmt_all, log_ticks
+from ui.core.format import fmt, fmt_all, log_ticks
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 MAX_FRONT_POINTS = 40  # per front drawn (evenly spaced along it)

@@ -2,7 +2,7 @@
 stacked bar beside the two roofline terms (only the larger one counts; Williams et al. 2009).
 
 Pure: numbers in ms in, a plotly Figure out. Values on the bars and in the legend come from
-ui.format; a bar label that cannot be drawn at 12 px is hidden (its legend entry still carries
+ui.core.format; a bar label that cannot be drawn at 12 px is hidden (its legend entry still carries
 the value), so nothing on the chart is too small to read.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ui.format import fmt, pct
+from ui.core.format import fmt, pct
 from ui.theme import GAP_COLOR, legend_below
 
 MS = 1e-3  # the inputs' unit (ms) in seconds

@@ -3,7 +3,7 @@ behind them.
 
 Pure functions over `engine.sweep` DataFrames: no streamlit and no physics. Every number is an
 engine column, at most divided by another (speedup) or regrouped for display, and shown through
-ui.format (hover text, legend, table cells). Axes are log where the quantity spans decades
+ui.core.format (hover text, legend, table cells). Axes are log where the quantity spans decades
 (batch, throughput, latency, intensity), with decade ticks 1, 10, 100, 1k. The ridge lines are
 the engine's `ridge_flop_per_byte` (peak ÷ bandwidth) and `effective_ridge_flop_per_byte`
 (peak × η ÷ bandwidth), as in Williams et al. 2009. Colours follow ui.figures.COLORS in the
@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.common import FLOP_NOTE
+from ui.core.format import fmt, fmt_all
+from ui.core.frame import FLOP_NOTE
 from ui.figures import roof_table, roofline_figure
-from ui.format import fmt, fmt_all
 from ui.tables import crossover_text as crossover_text  # re-exported: moved to ui.tables
 from ui.tables import crossover_value as crossover_value
 from ui.tables import display_table as display_table
@@ -75,7 +75,7 @@ def _trace(x, y, name: str, **style) -> dict:
 def _lines(
     df: pd.DataFrame, names: dict[str, str], column: str, unit: str, scale: float = 1.0
 ) -> list[dict]:
-    """One line per accelerator of `column` against batch size; hover text via ui.format
+    """One line per accelerator of `column` against batch size; hover text via ui.core.format
     (`column` × `scale` is in `unit`, e.g. latency_ms × 1e-3 in s). WebGL for long sweeps."""
     traces = []
     for i, hw, rows in _groups(df):

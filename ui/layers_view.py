@@ -2,7 +2,7 @@
 
 `engine.layer_table` writes one row per convolution or fully connected layer, generated from
 the network's architecture (docs/model.md). Here: readable headers with units and numbers from
-ui.format for the screen, the engine's snake_case unit-suffixed columns plus the scenario and
+ui.core.format for the screen, the engine's snake_case unit-suffixed columns plus the scenario and
 profile for the CSV, the totals beside the catalogue's whole-model figures, and each layer as a
 point on the roofline through ui.figures_ops.operator_roofline (one builder for operators and
 layers). Pure functions: no streamlit.
@@ -18,13 +18,13 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import engine
+from ui.core.format import fmt, fmt_all, pct
 from ui.figures_ops import PHASE_LABELS, operator_roofline, roof_values
-from ui.format import fmt, fmt_all, pct
 
 NETWORKS = ("ResNet-50", "MobileNetV2")  # the CNNs engine.layer_table knows
 PHASE = "prefill"  # the builder's phase for a forward pass (relabelled below)
 FORWARD = "forward pass"
-# engine column: (on-screen header, ui.format unit or None (as is), factor to that unit)
+# engine column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
 DISPLAY = {
     "name": ("Layer", None, 1.0),
     "kind": ("Kind", None, 1.0),
@@ -50,7 +50,7 @@ def has_layers(model_id: str) -> bool:
 
 
 def display_table(layers: pd.DataFrame) -> pd.DataFrame:
-    """The layer rows under readable headers, numbers as ui.format text with their units."""
+    """The layer rows under readable headers, numbers as ui.core.format text with their units."""
     out = {}
     for column, (header, unit, factor) in DISPLAY.items():
         values = layers[column].to_numpy()

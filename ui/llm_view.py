@@ -14,9 +14,10 @@ import pandas as pd
 import streamlit as st
 
 import engine
-from ui import common, tables
-from ui.params import Param, choice, number, write_number
-from ui.state import widget_key
+from ui import tables
+from ui.core.params import Param, choice, number, write_number
+from ui.core.state import widget_key
+from ui.core.text import plain
 
 DEFAULT_CONTEXT = 4096  # tokens; the decode page's default
 MAX_CONTEXT = getattr(engine, "MAX_CONTEXT", 10_000_000)
@@ -146,7 +147,7 @@ def show_fit(df: pd.DataFrame, names: dict[str, str]) -> None:
     if fits.all():
         return
     out = sorted({names.get(str(h), str(h)) for h in df.loc[~fits, "hardware"]})
-    where = ", ".join(common.plain(n) for n in out)
+    where = ", ".join(plain(n) for n in out)
     what = "weights + KV cache" if "context" in df else "the weights"
     if not fits.any():
         head = f"**Does not fit** on {where}: {what} exceed the memory in every row."

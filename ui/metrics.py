@@ -1,7 +1,7 @@
 """The headline metric grid of a single solve and its table of every figure.
 
 Values come from the engine's SolveResult (SI floats) and are only formatted here, through
-ui.format (one prefix chosen per value: "543 µs", "7.56 / 148 TFLOP/s", "68.8 mJ")."""
+ui.core.format (one prefix chosen per value: "543 µs", "7.56 / 148 TFLOP/s", "68.8 mJ")."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pandas as pd
 import streamlit as st
 
 from engine import ENERGY_FORMULA, SolveResult
-from ui.common import FLOP_NOTE
-from ui.format import MISSING, fmt, fmt_bytes, fmt_scaled, pct
+from ui.core.format import MISSING, fmt, fmt_bytes, fmt_scaled, pct
+from ui.core.frame import FLOP_NOTE
 
-# Unit-suffixed engine names -> (suffix to drop, ui.format unit, factor to that unit)
+# Unit-suffixed engine names -> (suffix to drop, ui.core.format unit, factor to that unit)
 SUFFIXES = (
     ("_flop_per_byte", "FLOP/byte", 1.0),
     ("_bytes_per_s", "B/s", 1.0),
@@ -69,7 +69,7 @@ def solve_metrics(r: SolveResult) -> None:
 
 
 def readable(name: str, value: object) -> tuple[str, str]:
-    """An engine field as (human label, ui.format text): ('latency_ms', 0.5426) ->
+    """An engine field as (human label, ui.core.format text): ('latency_ms', 0.5426) ->
     ('Latency', '543 µs'); fractions as percentages; text as is; None as '—'."""
     if value is None:
         return name.replace("_", " ").capitalize(), MISSING

@@ -5,7 +5,7 @@ to engine.serve's ttft_ms) and for the decode step at the mean context of the re
 O − 1 steps, c = I + ⌊O/2⌋ (the mean I + O/2 when O is even; its rows then sum to tpot_ms
 whenever no attention operator changes bound or crosses its window over the steps, as
 docs/model.md's closed form shows). The display frame has readable headers and numbers from
-ui.format; the CSV keeps the engine's snake_case, unit-suffixed columns plus the scenario.
+ui.core.format; the CSV keeps the engine's snake_case, unit-suffixed columns plus the scenario.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 import engine
-from ui.format import fmt_all
+from ui.core.format import fmt_all
 
 PHASES = ("prefill", "decode")
 SCENARIO_KEYS = ("model", "hardware", "tp", "pp", "batch_size", "input_tokens",
@@ -25,7 +25,7 @@ ASSUMPTION_NAMES = (  # the serving model's assumptions, by their user names
     "layer_overhead_us", "dispatch_overhead_ms", "memory_reserve", "link_efficiency",
     "link_latency_us",
 )  # fmt: skip
-# engine column: (on-screen header, ui.format unit or None (as is), factor to that unit)
+# engine column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
 DISPLAY = {
     "phase": ("Phase", None, 1.0),
     "name": ("Operator", None, 1.0),
@@ -89,7 +89,7 @@ def step_table(
 
 
 def display_table(ops: pd.DataFrame) -> pd.DataFrame:
-    """The operator rows under readable headers, numbers as ui.format text with units."""
+    """The operator rows under readable headers, numbers as ui.core.format text with units."""
     out = {}
     for column, (header, unit, factor) in DISPLAY.items():
         values = ops[column].to_numpy()

@@ -21,8 +21,8 @@ import pandas as pd
 
 import engine
 from ui import plan_view as pv
-from ui.common import defuse_formulas
-from ui.format import fmt_all
+from ui.core.downloads import defuse_formulas
+from ui.core.format import fmt_all
 
 MAX_CONFIGURATIONS = 60_000  # the planner's grid limit (a 50,000-row rerun takes < 500 ms)
 
@@ -140,7 +140,7 @@ def sweep(groups: Sequence[Group], model, hardware: Mapping, batches, tokens, op
     return pd.concat(frames, ignore_index=True)
 
 
-# column: (on-screen header, ui.format unit or None (as is), factor to that unit)
+# column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
 TABLE = {
     "usd_per_1m_output_tokens": ("Cost (USD per 1M output tokens)", "", 1.0),
     "hardware": ("Accelerator", None, 1.0),

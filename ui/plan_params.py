@@ -1,4 +1,4 @@
-"""The planner's share-link parameters and sidebar inputs (Streamlit glue around ui.params).
+"""The planner's share-link parameters and sidebar inputs (Streamlit glue around ui.core.params).
 
 Link parameters (a public contract): model, hardware (comma list), input_tokens, output_tokens,
 ttft_ms, tpot_ms, min_tokens_per_s_per_user (a number, or `none` for no limit), tp, pp
@@ -19,9 +19,10 @@ from collections.abc import Mapping
 import streamlit as st
 
 import engine
-from ui import custom, state, widgets
-from ui.format import fmt
-from ui.params import (
+from ui import widgets
+from ui.core import custom, state
+from ui.core.format import fmt
+from ui.core.params import (
     MAX_VALUE_CHARS,
     Param,
     ParamError,

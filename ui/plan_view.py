@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ui.format import fmt, pct
+from ui.core.format import fmt, pct
 
 X, Y = "tokens_per_s_per_user", "output_tokens_per_s_per_gpu"
 SECONDS_PER_HOUR = 3600.0
@@ -205,7 +205,7 @@ def binding_limit(row: pd.Series, slo: Slo) -> str | None:
 
 def describe(row: pd.Series, slo: Slo, names: Mapping[str, str]) -> str:
     """One configuration in words: what it is, what it gives, what binds it (numbers by
-    ui.format, each with its unit)."""
+    ui.core.format, each with its unit)."""
     what = (
         f"{int(row['devices'])}× {names.get(row['hardware'], row['hardware'])} "
         f"(TP{int(row['tp'])}, PP{int(row['pp'])}), batch {int(row['batch_size']):,}, "

@@ -18,9 +18,9 @@ import streamlit as st
 
 import engine
 from ui.accuracy_view import profile_from_query
-from ui.format import sig
-from ui.params import Param, ParamError, number, write_number
-from ui.state import SHARED, widget_key
+from ui.core.format import sig
+from ui.core.params import Param, ParamError, number, write_number
+from ui.core.state import SHARED, widget_key
 
 DEFAULT = "tutorial"
 CUSTOM = "profile.custom"  # session key: the custom profile a link carried (shared by pages)

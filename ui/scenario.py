@@ -9,9 +9,10 @@ from dataclasses import dataclass
 import streamlit as st
 
 from engine import Catalog
-from ui import common, custom, state
+from ui.core import custom, frame, state
+from ui.core.params import Param
+from ui.core.text import plain
 from ui.editors import custom_editors, show_custom_errors
-from ui.params import Param
 
 
 @dataclass(frozen=True)
@@ -44,12 +45,12 @@ def start(
 
 def show_notes(s: Start) -> None:
     """Ignored link values, custom-spec problems and catalogue notes, in the main area."""
-    common.show_param_warnings(s.warnings)
+    frame.show_param_warnings(s.warnings)
     show_custom_errors(s.page, s.cat)
-    common.show_catalog_notes(s.cat)
+    frame.show_catalog_notes(s.cat)
 
 
 def show_engine_warnings(warnings) -> None:
     """The engine's warnings (they may quote catalogue or custom names): inert text."""
     for w in dict.fromkeys(w for w in warnings if w):
-        st.warning(common.plain(w), icon="⚠️")
+        st.warning(plain(w), icon="⚠️")

@@ -3,7 +3,7 @@
 The pasted or uploaded text is untrusted: it is capped in size, read by
 `engine.model_from_config` (which names the offending config.json field), and reduced to the
 fields the engine reads, written as compact JSON, so the link stays short and reproduces the
-same shapes exactly. The text is never rendered as markup: errors go through ui.common.plain.
+same shapes exactly. The text is never rendered as markup: errors go through ui.core.text.plain.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import functools
 import json
 
 import engine
-from ui.params import MAX_VALUE_CHARS, Param, ParamError
+from ui.core.params import MAX_VALUE_CHARS, Param, ParamError
 
 CONFIG_ID = "config.json"  # the model picker's entry (and the link's `model=` value) for it
 CONFIG_NAME = "Custom model (config.json)"

@@ -18,9 +18,8 @@ import pandas as pd
 
 import engine
 from ui import serve_config
-from ui.format import capacity, fmt, fmt_all, pct
-from ui.llm_view import reserve_param
-from ui.params import (
+from ui.core.format import capacity, fmt, fmt_all, pct
+from ui.core.params import (
     Param,
     ParamError,
     choice,
@@ -30,6 +29,7 @@ from ui.params import (
     write_list,
     write_number,
 )
+from ui.llm_view import reserve_param
 from ui.widgets import EFFICIENCY_MIN, assumption_params, batch_param, batches_param
 
 KV_CHOICES = ("same", "fp16", "bf16", "fp8", "int8", "int4")  # same: the weight precision
@@ -44,7 +44,7 @@ DEFAULTS |= {"batches": DEFAULT_BATCHES, "tutorial": False}
 LEGACY = ("context", "prompt")  # read, mapped onto input/output tokens, never written
 PAGE_ONLY = ["context", "aggregate_tokens_per_s", "memory_required_bytes", "weight_bytes"]
 PAGE_ONLY += ["max_batch_at_context"]  # the curves' columns under ui.figures_llm's names
-CURVE_TABLE = {  # column: (on-screen header, ui.format unit or None (as is), factor)
+CURVE_TABLE = {  # column: (on-screen header, ui.core.format unit or None (as is), factor)
     "input_tokens": ("Input tokens", None, 1.0),
     "batch_size": ("Batch (sequences)", None, 1.0),
     "ttft_ms": ("TTFT", "s", 1e-3),
@@ -65,7 +65,7 @@ def model_entries(cat) -> dict:
 
 
 def curve_table(df: pd.DataFrame) -> pd.DataFrame:
-    """The curves' rows under readable headers, numbers as ui.format text with units."""
+    """The curves' rows under readable headers, numbers as ui.core.format text with units."""
     out = {}
     for column, (header, unit, factor) in CURVE_TABLE.items():
         values = df[column].to_numpy()

@@ -1,5 +1,5 @@
 """The serving page's own widgets: devices, tokens, profile, the config.json field, overrides,
-and the headline. Each widget's key is `decode:<param>`, bound to the share link (ui.state)."""
+and the headline. Each widget's key is `decode:<param>`, bound to the share link (ui.core.state)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import engine
 from ui import figures_llm as fl
 from ui import serve_config
 from ui import serve_view as sv
-from ui.common import plain
+from ui.core.params import MAX_VALUE_CHARS, write_list
+from ui.core.state import widget_key
+from ui.core.text import plain
 from ui.llm_view import RESERVE_MAX
-from ui.params import MAX_VALUE_CHARS, write_list
-from ui.state import widget_key
 from ui.widgets import EFFICIENCY_MIN, batch_list_input
 
 PAGE = "decode"

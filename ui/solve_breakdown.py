@@ -15,12 +15,13 @@ from dataclasses import dataclass
 import streamlit as st
 
 import engine
-from ui import common
 from ui import layers_view as lv
 from ui import ops_view as ov
+from ui.core.downloads import download_csv
+from ui.core.params import Param, number, write_number
+from ui.core.text import plain
 from ui.deploy_view import token_inputs as token_fields
 from ui.figures_ops import operator_roofline, roof_values, step_breakdown
-from ui.params import Param, number, write_number
 
 TOKENS = {"input_tokens": 1024, "output_tokens": 256}  # the planner's and Compare's defaults
 OPERATOR_ASSUMPTIONS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms")
@@ -105,7 +106,7 @@ def show_operators(sc: Scenario, slot) -> None:
     scenario |= {"kv_precision": sc.precision, "profile": sc.label, "assumptions": values}
     csv = ov.csv_table(ops, scenario)
     name = f"operators_{sc.model_id}_{sc.hw.id}_b{sc.batch}_{sc.precision}.csv"
-    common.download_csv(csv, name, "solve_ops_csv", "Download the operators (CSV)", lazy=True)
+    download_csv(csv, name, "solve_ops_csv", "Download the operators (CSV)", lazy=True)
 
 
 def _roof_assumptions(values: Mapping[str, object]) -> dict:
@@ -126,10 +127,10 @@ def show_layers(sc: Scenario, slot) -> None:
     fig = lv.layer_roofline(layers, sc.hw, sc.precision, a, sc.result.t_overhead_s, title)
     slot.plotly_chart(fig, key="solve_layers_roofline")
     st.subheader("Layers (from the architecture)")
-    st.caption(lv.totals_text(lv.totals(layers, sc.model), common.plain(sc.model.name)))
+    st.caption(lv.totals_text(lv.totals(layers, sc.model), plain(sc.model.name)))
     st.dataframe(lv.display_table(layers), key="solve_layers_table", hide_index=True)
     scenario = {"model": sc.model_id, "hardware": sc.hw.id, "batch_size": sc.batch}
     scenario |= {"precision": sc.precision, "profile": sc.label, **sc.overrides}
     name = f"layers_{sc.model_id}_{sc.hw.id}_b{sc.batch}_{sc.precision}.csv"
     csv = lv.csv_table(layers, scenario)
-    common.download_csv(csv, name, "solve_layers_csv", "Download the layers (CSV)", lazy=True)
+    download_csv(csv, name, "solve_layers_csv", "Download the layers (CSV)", lazy=True)

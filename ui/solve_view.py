@@ -7,10 +7,11 @@ from urllib.parse import urlencode
 import streamlit as st
 
 import engine
-from ui import common, explain
-from ui.format import fmt
+from ui import explain
+from ui.core.format import fmt
+from ui.core.params import write_number
+from ui.core.text import plain
 from ui.llm_view import DEFAULT_CONTEXT, decode_overrides
-from ui.params import write_number
 
 DECODE_PAGE = "decode"
 
@@ -18,13 +19,13 @@ DECODE_PAGE = "decode"
 def show_not_fit(r, hw) -> None:
     """When the weights do not fit, say so first: every figure becomes hypothetical."""
     if not r.fits_in_memory:
-        st.error(explain.not_fit_text(r.weight_bytes, hw, common.plain(hw.name)), icon="🚫")
+        st.error(explain.not_fit_text(r.weight_bytes, hw, plain(hw.name)), icon="🚫")
 
 
 def show_headline(r, model, hw, crossover: int | None) -> None:
     """The regime with the roofline bound beside it (hypothetical when it does not fit), then
     the explanation."""
-    hw_name = common.plain(hw.name)
+    hw_name = plain(hw.name)
     prefix = "Hypothetical: " if not r.fits_in_memory else ""
     st.subheader(prefix + explain.headline(r))
     for line in explain.explain(r, hw_name, crossover):

@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui import figures_sweep as fs
 from ui import tables
-from ui.format import fmt
+from ui.core.format import fmt
 
 TUTORIAL_COLUMNS = ["batch_size", "regime", "bottleneck", "latency_ms", "throughput_per_s"]
 TUTORIAL_COLUMNS += ["marginal_throughput_gain_pct", "arithmetic_intensity_flop_per_byte"]

@@ -1,5 +1,5 @@
 """On-screen tables of the sweep, comparison and decode pages: readable headers, numbers as
-ui.format text ("543 µs", "1,843", "312 TFLOP/s", "—" for none).
+ui.core.format text ("543 µs", "1,843", "312 TFLOP/s", "—" for none).
 
 The CSV downloads keep the engine's snake_case, unit-suffixed columns; these frames are only
 for reading. Batch sizes and flags stay numbers/booleans so they sort and filter as such.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ui.format import MISSING, fmt, fmt_all, sig
+from ui.core.format import MISSING, fmt, fmt_all, sig
 
 
 def sample_unit(df: pd.DataFrame) -> str:
@@ -41,7 +41,7 @@ def hardware_summary(
     df: pd.DataFrame, crossover: pd.DataFrame, names: dict[str, str]
 ) -> pd.DataFrame:
     """One row per accelerator (sweep order): roofs, ridges, crossover batch, best throughput,
-    as text from ui.format (units in the cells or, for counts, in the header).
+    as text from ui.core.format (units in the cells or, for counts, in the header).
 
     Bandwidth is peak ÷ ridge, as in ui.figures.roof_table."""
     codes, ids = pd.factorize(df["hardware"].astype(str))
@@ -64,7 +64,7 @@ def hardware_summary(
     )
 
 
-# column: (on-screen header, ui.format unit, factor to that unit); "{unit}": samples/s
+# column: (on-screen header, ui.core.format unit, factor to that unit); "{unit}": samples/s
 DISPLAY = {
     "hardware": ("Accelerator", None, 1.0),
     "batch_size": ("Batch size", None, 1.0),
@@ -85,7 +85,7 @@ DISPLAY = {
 
 
 def display_table(df: pd.DataFrame, names: dict[str, str], columns: list[str]) -> pd.DataFrame:
-    """The chosen sweep columns under readable headers, numbers as ui.format text ("543 µs",
+    """The chosen sweep columns under readable headers, numbers as ui.core.format text ("543 µs",
     "1,843", "—" for none); batch sizes, counts and flags stay as they are."""
     unit, out = sample_unit(df), {}
     for column in columns:
@@ -99,7 +99,8 @@ def display_table(df: pd.DataFrame, names: dict[str, str], columns: list[str]) -
     return pd.DataFrame(out)
 
 
-DECODE_TABLE = {  # column: (on-screen header, ui.format unit or None (as is), factor to that unit)
+# column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
+DECODE_TABLE = {
     "context": ("Context (tokens)", None, 1.0),
     "batch_size": ("Batch (sequences)", None, 1.0),
     "tpot_ms": ("TPOT", "s", 1e-3),
@@ -116,7 +117,8 @@ DECODE_HEADERS = {column: spec[0] for column, spec in DECODE_TABLE.items()}
 
 
 def decode_table(df: pd.DataFrame) -> pd.DataFrame:
-    """The decode sweep's headline columns under readable headers, numbers as ui.format text."""
+    """The decode sweep's headline columns under readable headers, numbers as ui.core.format
+    text."""
     out = {}
     for column, (header, unit, factor) in DECODE_TABLE.items():
         values = df[column].to_numpy()
@@ -125,7 +127,7 @@ def decode_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def readable(df: pd.DataFrame):
-    """A catalogue-style frame for st.dataframe: numbers as ui.format.sig text (4 figures,
+    """A catalogue-style frame for st.dataframe: numbers as ui.core.format.sig text (4 figures,
     thousands separators) but still numbers underneath (they sort), and a column with a gap
     as text with "—" (Streamlit draws a missing number as "None")."""
     gaps = [c for c in df.select_dtypes("number") if df[c].isna().any()]

@@ -8,7 +8,7 @@ chosen to read on both (no black or white marks). Palette: Plotly/D3 category10.
 
 from __future__ import annotations
 
-from ui.format import log_ticks
+from ui.core.format import log_ticks
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 GAP_COLOR = "#7f7f7f"  # mid-grey: visible on a white and on a near-black background

@@ -1,6 +1,6 @@
 """Shared pickers: model, hardware, precision, the assumptions and the custom-spec editors.
 
-Every widget has a key `<page>:<param>` bound to a share-link parameter (ui.state). The
+Every widget has a key `<page>:<param>` bound to a share-link parameter (ui.core.state). The
 assumption defaults are the engine's (docs/model.md) and always on screen, so nothing is hidden.
 """
 
@@ -9,9 +9,8 @@ from __future__ import annotations
 import streamlit as st
 
 from engine import DEFAULTS, MAX_BATCH, PRECISIONS, Catalog
-from ui import custom
-from ui.editors import custom_editors  # noqa: F401  (re-exported for the pages)
-from ui.params import (
+from ui.core import custom
+from ui.core.params import (
     MAX_LIST_ITEMS,
     MAX_VALUE_CHARS,
     Param,
@@ -23,7 +22,8 @@ from ui.params import (
     write_number,
     write_ranges,
 )
-from ui.state import widget_key
+from ui.core.state import widget_key
+from ui.editors import custom_editors  # noqa: F401  (re-exported for the pages)
 
 ASSUMPTION_DEFAULTS = {
     "efficiency": DEFAULTS.efficiency,

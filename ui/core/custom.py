@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from engine import Catalog, HardwareSpec, ModelSpec, normalise_id, parse_hardware, parse_model
-from ui.params import ParamError
+from ui.core.params import ParamError
 
 CUSTOM_HW_ID = "Custom-HW"
 CUSTOM_MODEL_ID = "Custom-Model"

@@ -1,4 +1,4 @@
-"""Page setup shared by every page: config, navigation, the cached catalogue, share links, CSV.
+"""The frame of every page: config, navigation, the cached catalogue, notes and the share link.
 
 Pages are Streamlit's file-based `pages/` (so a deep link is correct as the very first request
 to a fresh server); each page calls `setup_page` first, which draws our own navigation with
@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-import pandas as pd
 import streamlit as st
 
-from engine import ENV_VAR, Catalog, load_catalog, to_csv, user_catalog_paths
-from ui.format import sig
+from engine import ENV_VAR, Catalog, load_catalog, user_catalog_paths
+from ui.core.text import plain
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = (
     ("app.py", "Overview", ":material/home:"),
     ("pages/solve.py", "Single solve", ":material/target:"),
@@ -33,12 +33,6 @@ FLOP_NOTE = {
     "catalog": "FLOPs as catalogued (CNN figures count 1 FLOP per MAC; transformers 2)",
     "mac2": "FLOPs normalised to 2 per multiply-accumulate (datasheet convention)",
 }
-
-
-def num(value: float, digits: int = 3) -> str:
-    """A plain number for people: ui.format.sig (3 significant figures, 4 for whole numbers
-    below 10,000, thousands separators, "—" for none). Prefer ui.format.fmt(value, unit)."""
-    return sig(value, min(digits, 3))
 
 
 def source_md(label: str, url: str) -> str:
@@ -81,21 +75,6 @@ def catalog() -> Catalog:
     return _catalog(os.environ.get(ENV_VAR, ""), _file_stamp())
 
 
-# What can make links, images, code, HTML, maths or emphasis: backslashed.
-_MARKDOWN = re.compile(r"([\\`\[\]()<>!$*_~#|])")
-# What GFM turns into a link by itself (after escapes are read): a bare URL, www., an e-mail.
-_AUTOLINK = re.compile(r"(?i)(?<=[a-z])(?=://)|(?<=www)(?=\.)|(?=@)")
-WORD_JOINER = "\u2060"  # invisible, not a space: breaks the autolink patterns
-
-
-def plain(text: object) -> str:
-    """User or file text made inert for st.markdown/st.warning: markdown syntax backslashed, so
-    `[x](javascript:...)` shows as text, and an invisible word joiner after `http`, `www` and
-    before `@`, so `http://x.example`, `www.x.example` and `a@x.example` never become links
-    (HTML is already escaped by Streamlit)."""
-    return _AUTOLINK.sub(WORD_JOINER, _MARKDOWN.sub(r"\\\1", str(text)))
-
-
 def show_catalog_notes(cat: Catalog) -> None:
     """Team-catalogue problems and overrides, visible but out of the way."""
     if cat.problems:
@@ -119,12 +98,18 @@ def show_param_warnings(warnings: list[str]) -> None:
         )
 
 
+def show_engine_warnings(warnings: Iterable[str]) -> None:
+    """The engine's warnings (they may quote catalogue or custom names): inert text."""
+    for w in dict.fromkeys(w for w in warnings if w):
+        st.warning(plain(w), icon="⚠️")
+
+
 def share_link(url_path: str, query: dict[str, str]) -> str:
     """Show a copyable link that reproduces this scenario; returns it.
 
     Args:
         url_path: the page's URL path, e.g. "solve".
-        query: the canonical query parameters (ui.state.publish's result).
+        query: the canonical query parameters (ui.core.state.publish's result).
     """
     parts = urlsplit(st.context.url or "")
     base = (st.get_option("server.baseUrlPath") or "").strip("/")
@@ -134,29 +119,3 @@ def share_link(url_path: str, query: dict[str, str]) -> str:
         st.code(link, language=None, wrap_lines=True)
         st.caption("The address bar always holds this link too; opening it reproduces the page.")
     return link
-
-
-def defuse_formulas(df: pd.DataFrame) -> pd.DataFrame:
-    """Text cells that a spreadsheet would run as a formula (=, +, -, @ first) get a leading
-    apostrophe (OWASP "CSV injection"); numbers are untouched."""
-    text_cols = [c for c in df.columns if df[c].dtype.kind not in "fiub"]
-    risky = [c for c in text_cols if df[c].astype(str).str.match(r"^[=+\-@\t\r]").any()]
-    if not risky:
-        return df
-    out = df.copy()
-    for c in risky:
-        col = out[c].astype(str)
-        out[c] = col.where(~col.str.match(r"^[=+\-@\t\r]"), "'" + col)
-    return out
-
-
-def download_csv(
-    df: pd.DataFrame, filename: str, key: str, label: str = "Download CSV", *, lazy: bool = False
-) -> None:
-    """CSV download with unit-bearing headers and the assumptions on every row.
-
-    With `lazy` the CSV is written only when the button is clicked (a 2,000-row sweep takes
-    longer to format than the rest of the page's rerun).
-    """
-    data = (lambda: to_csv(defuse_formulas(df))) if lazy else to_csv(defuse_formulas(df))
-    st.download_button(label, data, file_name=filename, mime="text/csv", key=key, icon="⬇️")

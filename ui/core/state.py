@@ -1,4 +1,4 @@
-"""Keep widgets, the session and the share link in step (Streamlit glue around ui.params).
+"""Keep widgets, the session and the share link in step (Streamlit glue around ui.core.params).
 
 On a page's first run (and whenever a widget's state is missing) each widget is seeded from
 the URL if the URL holds a valid value, else from the value the user last chose on another page
@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
-from ui.params import Param, parse_params, to_query
+from ui.core.params import Param, parse_params, to_query
 
 SHARED = "shared:"  # session-state prefix of values shared across pages
 
