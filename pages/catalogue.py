@@ -7,11 +7,11 @@ import streamlit as st
 
 import engine
 from engine import PRECISIONS, TASKS, normalise_id
+from ui.charts.tables import readable
 from ui.core import custom, frame, state
 from ui.core.downloads import download_csv
 from ui.core.params import Param, ParamError, choice, listing, write_list
 from ui.search import matches
-from ui.tables import readable
 from ui.widgets import SHARED_NAMES, assumption_params, custom_editors
 
 PAGE = "catalogue"

@@ -9,13 +9,14 @@ import streamlit as st
 import engine
 from ui import compare_view as cv
 from ui import deploy_view as dv
-from ui import explain, llm_view, scenario, tables, widgets
-from ui import figures_sweep as fs
+from ui import explain, llm_view, scenario, widgets
 from ui import profile_pick as pk
 from ui import sweep_view as sv
+from ui.charts import sweep as fs
+from ui.charts import tables
 from ui.core import frame, state
 from ui.core.downloads import download_csv
-from ui.core.text import plain
+from ui.core.text import FLOP_NOTE, plain
 
 PAGE = "compare"
 DEFAULT_BATCHES = [1, 8, 64, 256]
@@ -88,7 +89,7 @@ changed = pk.edits(profile, overrides | (extra if serving or decode else {}))
 label = pk.label(profile, changed)
 
 # --- render -----------------------------------------------------------------
-note = frame.FLOP_NOTE[overrides["flop_convention"]]
+note = FLOP_NOTE[overrides["flop_convention"]]
 shown = {h: plain(name) for h, name in names.items()}  # inert in markdown
 st.title(f"Hardware comparison: {plain(model.name)}")
 scenario.show_notes(s)

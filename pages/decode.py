@@ -7,11 +7,11 @@ tokens (docs/model.md, "Serving model"; older `context`/`prompt` links: ui/serve
 import streamlit as st
 
 from ui import figures_llm as fl
-from ui import figures_ops as fo
-from ui import ops_view as ov
 from ui import scenario, serve_config, widgets
 from ui import serve_view as sv
 from ui import serve_widgets as sw
+from ui.charts import operator_table as ov
+from ui.charts import operators as fo
 from ui.core import frame, state
 from ui.core.downloads import download_csv
 from ui.core.text import plain

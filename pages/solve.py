@@ -11,10 +11,10 @@ from ui import explain, scenario, widgets
 from ui import profile_pick as pk
 from ui import solve_breakdown as sb
 from ui import solve_view as sv
+from ui.charts.roofline import latency_breakdown_figure, roof_table, roofline_figure
 from ui.core import frame, state
 from ui.core.downloads import download_csv
-from ui.core.text import plain
-from ui.figures import latency_breakdown_figure, roof_table, roofline_figure
+from ui.core.text import FLOP_NOTE, plain
 from ui.metrics import result_table, solve_metrics
 
 PAGE = "solve"
@@ -53,7 +53,7 @@ label = pk.label(profile, changed)
 
 # --- render -----------------------------------------------------------------
 st.title(f"{plain(model.name)} on {plain(hw.name)}")
-note = frame.FLOP_NOTE[overrides["flop_convention"]]
+note = FLOP_NOTE[overrides["flop_convention"]]
 st.caption(f"Batch {batch:,} · {precision} · {note} · {pk.describe(profile, changed)}")
 sv.show_not_fit(result, hw)
 scenario.show_notes(s)

@@ -6,14 +6,15 @@ by default) seeds the assumptions, and is named beside the results and in the CS
 import streamlit as st
 
 import engine
-from ui import explain, llm_view, scenario, tables, widgets
-from ui import figures_sweep as fs
+from ui import explain, llm_view, scenario, widgets
 from ui import profile_pick as pk
 from ui import sweep_view as sv
+from ui.charts import sweep as fs
+from ui.charts import tables
 from ui.core import frame, state
 from ui.core.downloads import download_csv
 from ui.core.params import Param, number, write_number
-from ui.core.text import plain
+from ui.core.text import FLOP_NOTE, plain
 
 PAGE = "sweep"
 DEFAULT_BATCHES = [2**k for k in range(9)]  # 1, 2, 4, ..., 256
@@ -70,7 +71,7 @@ changed = pk.edits(profile, overrides | (extra if decode else {}))
 raw = raw.assign(profile=pk.label(profile, changed))
 
 # --- render -----------------------------------------------------------------
-note, names = frame.FLOP_NOTE[overrides["flop_convention"]], {hw_id: hw.name}
+note, names = FLOP_NOTE[overrides["flop_convention"]], {hw_id: hw.name}
 st.title(f"Batch sweep: {plain(model.name)} on {plain(hw.name)}")
 st.caption(f"{len(df):,} batch sizes, {batches[0]:,} to {batches[-1]:,} · {precision} · {note}")
 llm_view.show_fit(df, names)

@@ -1,4 +1,5 @@
-"""The per-operator figures and table of the serving page (ui/figures_ops.py, ui/ops_view.py).
+"""The per-operator figures and table of the serving page (ui/charts/operators.py,
+ui/charts/operator_table.py).
 
 Pure: no browser, no streamlit. Step times are checked against engine.serve, one of them by
 hand; every figure is validated by plotly when it is built (go.Figure(data=..., layout=...)).
@@ -11,8 +12,8 @@ import plotly.graph_objects as go
 import pytest
 
 import engine
-from ui import figures_ops as fo
-from ui import ops_view as ov
+from ui.charts import operator_table as ov
+from ui.charts import operators as fo
 from ui.core.format import fmt
 
 CATALOG = engine.load_catalog()

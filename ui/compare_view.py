@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ui import tables
+from ui.charts import tables
 from ui.core.format import sig
 
 LISTED = "Crossover batch (first in your list)"

@@ -19,6 +19,7 @@ import streamlit as st
 
 import engine
 from ui import profile_pick as pk
+from ui.charts.theme import COLORS, legend_below, log_axis
 from ui.core.downloads import download_csv
 from ui.core.format import fmt_all, pct
 from ui.core.params import MAX_VALUE_CHARS, Param, number, write_number
@@ -32,7 +33,6 @@ from ui.deployments import (
     write_deployments,
 )
 from ui.plan_view import usd_per_1m_output_tokens
-from ui.theme import COLORS, legend_below, log_axis
 
 DEFAULT_TEXT = "8xH100/tp8,4xMI300X/tp4"
 DEFAULT_TOKENS = {"input_tokens": 1024, "output_tokens": 256}  # the planner's defaults

@@ -4,7 +4,7 @@ Pure functions over `engine.decode(...).as_dict()` (a mapping, `r`) and `engine.
 DataFrames (`df`): no streamlit, no physics; numbers are engine figures, at most scaled for
 display (bytes to decimal GB, data/README.md) or divided by another (a share), and shown through
 ui.core.format (SI prefixes, 3-4 significant figures, decade ticks on log axes). The roofline is
-ui.figures.roofline_figure with a request's two phases, prefill (the prompt in one pass) and
+ui.charts.roofline.roofline_figure with a request's two phases, prefill (the prompt in one pass) and
 the decode step (one token per sequence), as its operating points (Pope et al., MLSys 2023).
 """
 
@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ui.charts.roofline import roof_table, roofline_figure
+from ui.charts.tables import DECODE_HEADERS as TABLE_HEADERS  # noqa: F401 (moved to ui.charts.tables)
+from ui.charts.tables import decode_table as display_table  # noqa: F401 (moved to ui.charts.tables)
+from ui.charts.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
 from ui.core.format import fmt, fmt_all, fmt_bytes
-from ui.figures import roof_table, roofline_figure
-from ui.tables import DECODE_HEADERS as TABLE_HEADERS  # noqa: F401 (moved to ui.tables)
-from ui.tables import decode_table as display_table  # noqa: F401 (moved to ui.tables)
-from ui.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
 
 GB = 1e9  # decimal gigabytes (data/README.md)
 CAPACITY_COLOR = "#d62728"

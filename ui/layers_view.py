@@ -4,7 +4,7 @@
 the network's architecture (docs/model.md). Here: readable headers with units and numbers from
 ui.core.format for the screen, the engine's snake_case unit-suffixed columns plus the scenario and
 profile for the CSV, the totals beside the catalogue's whole-model figures, and each layer as a
-point on the roofline through ui.figures_ops.operator_roofline (one builder for operators and
+point on the roofline through ui.charts.operators.operator_roofline (one builder for operators and
 layers). Pure functions: no streamlit.
 """
 
@@ -18,8 +18,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import engine
+from ui.charts.operators import PHASE_LABELS, operator_roofline, roof_values
 from ui.core.format import fmt, fmt_all, pct
-from ui.figures_ops import PHASE_LABELS, operator_roofline, roof_values
 
 NETWORKS = ("ResNet-50", "MobileNetV2")  # the CNNs engine.layer_table knows
 PHASE = "prefill"  # the builder's phase for a forward pass (relabelled below)

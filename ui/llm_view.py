@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 import engine
-from ui import tables
+from ui.charts import tables
 from ui.core.params import Param, choice, number, write_number
 from ui.core.state import widget_key
 from ui.core.text import plain

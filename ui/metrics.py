@@ -10,7 +10,7 @@ import streamlit as st
 
 from engine import ENERGY_FORMULA, SolveResult
 from ui.core.format import MISSING, fmt, fmt_bytes, fmt_scaled, pct
-from ui.core.frame import FLOP_NOTE
+from ui.core.text import FLOP_NOTE
 
 # Unit-suffixed engine names -> (suffix to drop, ui.core.format unit, factor to that unit)
 SUFFIXES = (

@@ -3,8 +3,8 @@
 For ResNet-50 and MobileNetV2: the layer table generated from the architecture (ui.layers_view:
 totals against the catalogue, each layer a point on the roofline). For decoder LLMs with
 shapes: the serving model's operators of a prefill and of a mean decode step on one device
-(ui.ops_view, ui.figures_ops). docs/model.md describes both. Streamlit rendering only; the
-tables and figures come from the pure builders.
+(ui.charts.operator_table, ui.charts.operators). docs/model.md describes both. Streamlit
+rendering only; the tables and figures come from the pure builders.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import streamlit as st
 
 import engine
 from ui import layers_view as lv
-from ui import ops_view as ov
+from ui.charts import operator_table as ov
+from ui.charts.operators import operator_roofline, roof_values, step_breakdown
 from ui.core.downloads import download_csv
 from ui.core.params import Param, number, write_number
 from ui.core.text import plain
 from ui.deploy_view import token_inputs as token_fields
-from ui.figures_ops import operator_roofline, roof_values, step_breakdown
 
 TOKENS = {"input_tokens": 1024, "output_tokens": 256}  # the planner's and Compare's defaults
 OPERATOR_ASSUMPTIONS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms")

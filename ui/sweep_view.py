@@ -8,8 +8,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ui import figures_sweep as fs
-from ui import tables
+from ui.charts import sweep as fs
+from ui.charts import tables
 from ui.core.format import fmt
 
 TUTORIAL_COLUMNS = ["batch_size", "regime", "bottleneck", "latency_ms", "throughput_per_s"]

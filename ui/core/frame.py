@@ -29,10 +29,6 @@ PAGES = (
     ("pages/accuracy.py", "Accuracy", ":material/verified:"),
     ("pages/catalogue.py", "Catalogue", ":material/menu_book:"),
 )
-FLOP_NOTE = {
-    "catalog": "FLOPs as catalogued (CNN figures count 1 FLOP per MAC; transformers 2)",
-    "mac2": "FLOPs normalised to 2 per multiply-accumulate (datasheet convention)",
-}
 
 
 def source_md(label: str, url: str) -> str:

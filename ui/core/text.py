@@ -1,4 +1,5 @@
-"""User and file text made inert before Streamlit renders it as markdown (`plain`).
+"""Text every page shows: user and file text made inert for markdown (`plain`), and the FLOP
+counting note (`FLOP_NOTE`) beside every intensity and FLOP/s figure.
 
 Catalogue names, custom specs, uploaded file names and engine messages may quote any of them;
 everything a page writes into st.markdown, st.warning, st.caption or a title goes through
@@ -14,6 +15,10 @@ _MARKDOWN = re.compile(r"([\\`\[\]()<>!$*_~#|])")
 # What GFM turns into a link by itself (after escapes are read): a bare URL, www., an e-mail.
 _AUTOLINK = re.compile(r"(?i)(?<=[a-z])(?=://)|(?<=www)(?=\.)|(?=@)")
 WORD_JOINER = "\u2060"  # invisible, not a space: breaks the autolink patterns
+FLOP_NOTE = {
+    "catalog": "FLOPs as catalogued (CNN figures count 1 FLOP per MAC; transformers 2)",
+    "mac2": "FLOPs normalised to 2 per multiply-accumulate (datasheet convention)",
+}
 
 
 def plain(text: object) -> str:

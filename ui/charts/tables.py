@@ -43,7 +43,7 @@ def hardware_summary(
     """One row per accelerator (sweep order): roofs, ridges, crossover batch, best throughput,
     as text from ui.core.format (units in the cells or, for counts, in the header).
 
-    Bandwidth is peak ÷ ridge, as in ui.figures.roof_table."""
+    Bandwidth is peak ÷ ridge, as in ui.charts.roofline.roof_table."""
     codes, ids = pd.factorize(df["hardware"].astype(str))
     first = df.iloc[[int(np.argmax(codes == c)) for c in range(len(ids))]]
     tp = df["throughput_per_s"].to_numpy()

@@ -1,12 +1,13 @@
 """Per-operator figures of the serving model: the operator roofline and the step-time breakdown.
 
-Pure functions over the operator table of a prefill and a decode step (ui.ops_view.step_table:
-`engine.operators` rows with a `phase` column): no streamlit, no physics. Each operator sits at
-its own arithmetic intensity and achieved FLOP/s (FLOPs ÷ its own time), so it lies on the roof
-of its class; the whole step sits at the step's intensity, its open point at the operators'
-time and its filled point at the step time, the dotted gap between them the fixed overhead and
-communication (docs/model.md, "Serving model"). Styling follows ui.figures: one colour per
-accelerator, solid memory roof, dashed peak compute roof, dotted effective roofs, decade ticks.
+Pure functions over the operator table of a prefill and a decode step
+(ui.charts.operator_table.step_table: `engine.operators` rows with a `phase` column): no
+streamlit, no physics. Each operator sits at its own arithmetic intensity and achieved FLOP/s
+(FLOPs ÷ its own time), so it lies on the roof of its class; the whole step sits at the step's
+intensity, its open point at the operators' time and its filled point at the step time, the
+dotted gap between them the fixed overhead and communication (docs/model.md, "Serving model").
+Styling follows ui.charts.roofline: one colour per accelerator, solid memory roof, dashed peak
+compute roof, dotted effective roofs, decade ticks.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from engine import BYTES_PER_PARAM
+from ui.charts.theme import COLORS, GAP_COLOR, legend_below, log_axis, wrap_title
 from ui.core.format import fmt, pct
-from ui.theme import COLORS, GAP_COLOR, legend_below, log_axis, wrap_title
 
 TFLOPS = 1e12  # the y axis is in TFLOP/s, as on every roofline of the app
 NOT_PLOTTED = ("communication", "overhead")  # no FLOPs: bars, not roofline points
@@ -206,7 +207,8 @@ def operator_roofline(ops: pd.DataFrame, roof: dict, title: str) -> go.Figure:
     """The roofline of one device with every operator of a prefill and of a decode step.
 
     Args:
-        ops: ui.ops_view.step_table output (engine.operators rows with a `phase` column).
+        ops: ui.charts.operator_table.step_table output (engine.operators rows with a `phase`
+            column).
         roof: roof_values(...) of the accelerator, precision and profile used.
         title: the chart title (escaped here).
     """

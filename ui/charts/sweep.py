@@ -6,7 +6,7 @@ engine column, at most divided by another (speedup) or regrouped for display, an
 ui.core.format (hover text, legend, table cells). Axes are log where the quantity spans decades
 (batch, throughput, latency, intensity), with decade ticks 1, 10, 100, 1k. The ridge lines are
 the engine's `ridge_flop_per_byte` (peak ÷ bandwidth) and `effective_ridge_flop_per_byte`
-(peak × η ÷ bandwidth), as in Williams et al. 2009. Colours follow ui.figures.COLORS in the
+(peak × η ÷ bandwidth), as in Williams et al. 2009. Colours follow ui.charts.roofline.COLORS in the
 sweep's hardware order, so an accelerator has the same colour on every chart of a page.
 """
 
@@ -19,16 +19,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ui.charts.roofline import roof_table, roofline_figure
+from ui.charts.tables import sample_unit
+from ui.charts.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
 from ui.core.format import fmt, fmt_all
-from ui.core.frame import FLOP_NOTE
-from ui.figures import roof_table, roofline_figure
-from ui.tables import crossover_text as crossover_text  # re-exported: moved to ui.tables
-from ui.tables import crossover_value as crossover_value
-from ui.tables import display_table as display_table
-from ui.tables import hardware_summary as hardware_summary
-from ui.tables import sample_unit
-from ui.tables import speedup_table as speedup_table
-from ui.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
+from ui.core.text import FLOP_NOTE
 
 # What roofline_figure reads, plus the keys of a point's label.
 POINT_COLUMNS = ["hardware", "batch_size", "bottleneck", "latency_ms", "t_overhead_ms"]
@@ -169,7 +164,7 @@ def intensity_figure(rows: pd.DataFrame, crossover: int | None, convention: str)
 def roofline_trajectories(
     df: pd.DataFrame, names: dict[str, str], convention: str, title: str
 ) -> go.Figure:
-    """ui.figures.roofline_figure with one point per row ("H100, batch 8") and, per
+    """ui.charts.roofline.roofline_figure with one point per row ("H100, batch 8") and, per
     accelerator, a line through its achieved points in batch order (the trajectory)."""
     points = df[POINT_COLUMNS]
     hw = points["hardware"].astype("category")

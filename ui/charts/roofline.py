@@ -1,5 +1,5 @@
 """Plotly figure builders: the roofline with its fixed-overhead gap (the latency split lives in
-ui/figures_split.py and is re-exported here).
+ui/charts/latency_split.py and is re-exported here).
 
 Pure functions (DataFrame in, Figure out), tested without a browser. The roofline follows
 Williams et al. 2009: log-log, memory roof = bandwidth × intensity, compute roofs at peak and
@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ui.charts.latency_split import latency_breakdown_figure as latency_breakdown_figure
+from ui.charts.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
 from ui.core.format import fmt, fmt_all, pct
-from ui.core.frame import FLOP_NOTE
-from ui.figures_split import latency_breakdown_figure as latency_breakdown_figure
-from ui.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
+from ui.core.text import FLOP_NOTE
 
 MAX_GAP_LABELS = 3  # labels on one accelerator's chart; the rest of the gaps are on hover
 TFLOPS, MS = 1e12, 1e-3  # the figure columns' units in SI (TFLOP/s, ms)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from ui.charts.theme import GAP_COLOR, legend_below
 from ui.core.format import fmt, pct
-from ui.theme import GAP_COLOR, legend_below
 
 MS = 1e-3  # the inputs' unit (ms) in seconds
 
