@@ -18,6 +18,7 @@ from engine import (
 from ui import accuracy_view as av
 from ui.core import frame, state
 from ui.core.downloads import download_csv
+from ui.core.profiles import profile_from_query
 from ui.core.text import plain
 
 PAGE = "accuracy"
@@ -68,7 +69,7 @@ def _shipped() -> None:
 # --- inputs -----------------------------------------------------------------
 if "acc:data" not in ss:
     _shipped()
-    linked, warnings = av.profile_from_query(state.raw_query())
+    linked, warnings = profile_from_query(state.raw_query())
     if linked.origin != "built-in":
         ss["acc:custom"] = {linked.name: profile_to_toml(linked)}
     ss["acc:profile"], ss["acc:link_warnings"] = linked.name, warnings

@@ -12,7 +12,8 @@ from ui.core import custom, frame, state
 from ui.core.downloads import download_csv
 from ui.core.params import Param, ParamError, choice, listing, write_list
 from ui.search import matches
-from ui.widgets import SHARED_NAMES, assumption_params, custom_editors
+from ui.widgets.editors import custom_editors
+from ui.widgets.pickers import SHARED_NAMES, assumption_params
 
 PAGE = "catalogue"
 frame.setup_page("Catalogue")

@@ -1,22 +1,24 @@
 """Hardware comparison: one model on 2–8 accelerators over a batch list → throughput, speedup
 vs a baseline, each one's crossover batch and ridge points, all rooflines overlaid. Decoder
-LLMs use the decode model at one context by default (ui.llm_view), and multi-device deployments
-("8xH100/tp8") run through the serving model (ui.deploy_view). A profile (tutorial by default)
-seeds the assumptions, and is named beside the results and in the CSVs."""
+LLMs use the decode model at one context by default (ui.widgets.llm_view), and multi-device
+deployments ("8xH100/tp8") run through the serving model (ui.deploy_view). A profile (tutorial
+by default) seeds the assumptions, and is named beside the results and in the CSVs."""
 
 import streamlit as st
 
 import engine
 from ui import compare_view as cv
 from ui import deploy_view as dv
-from ui import explain, llm_view, scenario, widgets
-from ui import profile_pick as pk
+from ui import explain
 from ui import sweep_view as sv
+from ui.charts import decode_rows, tables
 from ui.charts import sweep as fs
-from ui.charts import tables
-from ui.core import frame, state
+from ui.core import frame, profiles, state
 from ui.core.downloads import download_csv
 from ui.core.text import FLOP_NOTE, plain
+from ui.widgets import llm_view, scenario
+from ui.widgets import pickers as widgets
+from ui.widgets import profile as pk
 
 PAGE = "compare"
 DEFAULT_BATCHES = [1, 8, 64, 256]
@@ -28,12 +30,12 @@ batches_p = widgets.batches_param(4096, ranges=True)
 params = [widgets.model_param(base), widgets.hardware_list_param(base, max_items=8)]
 params += [widgets.hardware_param(base, "baseline"), batches_p, *widgets.assumption_params()]
 params += llm_view.view_params()
-custom, profile_notes = pk.start(PAGE, pk.LLM_VIEW)
+custom, profile_notes = pk.start(PAGE, profiles.LLM_VIEW)
 deploy_p = dv.params(base)
-params += [*pk.params(custom, skip=pk.LLM_VIEW), *deploy_p]
+params += [*profiles.params(custom, skip=profiles.LLM_VIEW), *deploy_p]
 defaults = {"model": "ResNet-50", "hardware": ["A100", "H100"], "batches": DEFAULT_BATCHES}
 defaults |= {"precision": "fp16", **widgets.ASSUMPTION_DEFAULTS, **llm_view.VIEW_DEFAULTS}
-defaults |= {"profile": pk.DEFAULT, **dv.defaults(base)}
+defaults |= {"profile": profiles.DEFAULT, **dv.defaults(base)}
 s = scenario.start(PAGE, base, params, defaults)
 cat = s.cat
 hw_key, base_key = state.widget_key(PAGE, "hardware"), state.widget_key(PAGE, "baseline")
@@ -62,14 +64,14 @@ with s.pickers:
     deps, refused, tokens = dv.inputs(PAGE, deploy_p[0], cat, model) if serving else ([], [], {})
     batches = widgets.batch_list_input(PAGE, batches_p, DEFAULT_BATCHES)
     precision = widgets.select_precision(PAGE)
-    profile = pk.picker(PAGE, custom, pk.LLM_VIEW)
+    profile = pk.picker(PAGE, custom, profiles.LLM_VIEW)
     overrides = widgets.assumption_inputs(PAGE)
 
 # --- engine -----------------------------------------------------------------
 names, decode = {h: cat.hardware[h].name for h in hw_ids}, view == "decode"
 if len(hw_ids) >= 2 and decode:
     hws = list(chosen.values())
-    raw, df = llm_view.decode_frame(model, hws, batches, context, precision, overrides | extra)
+    raw, df = decode_rows.decode_frame(model, hws, batches, context, precision, overrides | extra)
     exact = None
 elif len(hw_ids) >= 2:
     raw = df = engine.sweep(model, list(chosen.values()), batches, [precision], **overrides)
@@ -82,11 +84,11 @@ if len(hw_ids) >= 2:
 values = {"model": model_id, "hardware": hw_ids or None, "baseline": baseline}
 values |= {"batches": batches, "precision": precision, **overrides, **s.custom}
 values |= llm_view.link_values(view, context, extra)
-values |= {**pk.link_values(profile, skip=pk.LLM_VIEW), **tokens}
+values |= {**profiles.link_values(profile, skip=profiles.LLM_VIEW), **tokens}
 values["deployments"] = deps or None if serving else None
 query = state.publish(PAGE, params, values, (*widgets.SHARED_NAMES, "profile"))
-changed = pk.edits(profile, overrides | (extra if serving or decode else {}))
-label = pk.label(profile, changed)
+changed = profiles.edits(profile, overrides | (extra if serving or decode else {}))
+label = profiles.label(profile, changed)
 
 # --- render -----------------------------------------------------------------
 note = FLOP_NOTE[overrides["flop_convention"]]
@@ -111,7 +113,7 @@ st.caption(
     f"{len(hw_ids)} accelerators × {len(batches):,} batch sizes ({batches[0]:,} to "
     f"{batches[-1]:,}) · {precision} · baseline {shown[baseline]} · {note}"
 )
-st.caption(pk.describe(profile, changed))
+st.caption(profiles.describe(profile, changed))
 llm_view.show_fit(df, names)
 if decode:
     st.caption(llm_view.caption(context, df["fits_in_memory"]))
@@ -121,7 +123,7 @@ if moved:
     st.warning(
         f"Baseline {plain(wanted)} is not one of the chosen accelerators; using {shown[baseline]}."
     )
-scenario.show_engine_warnings(w for w in df["warnings"].unique())
+frame.show_engine_warnings(w for w in df["warnings"].unique())
 
 st.subheader("Per accelerator")
 st.dataframe(cv.summary(df, cross, names, exact), key="compare_summary", hide_index=True)
@@ -139,7 +141,7 @@ st.plotly_chart(roofline, key="compare_roofline", config=png)
 
 st.subheader("All scenarios")
 columns = cv.DECODE_COLUMNS if decode else cv.TUTORIAL_COLUMNS
-table = (llm_view.table if decode else sv.table)(df, names, columns)
+table = (decode_rows.table if decode else sv.table)(df, names, columns)
 st.dataframe(table, key="compare_table", hide_index=True)
 st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
 csv_name = f"compare_{model_id}_{len(hw_ids)}hw_{precision}.csv"

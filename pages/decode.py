@@ -7,7 +7,7 @@ tokens (docs/model.md, "Serving model"; older `context`/`prompt` links: ui/serve
 import streamlit as st
 
 from ui import figures_llm as fl
-from ui import scenario, serve_config, widgets
+from ui import serve_config
 from ui import serve_view as sv
 from ui import serve_widgets as sw
 from ui.charts import operator_table as ov
@@ -15,6 +15,8 @@ from ui.charts import operators as fo
 from ui.core import frame, state
 from ui.core.downloads import download_csv
 from ui.core.text import plain
+from ui.widgets import pickers as widgets
+from ui.widgets import scenario
 
 PAGE = "decode"
 frame.setup_page("LLM serving")
@@ -74,7 +76,7 @@ if placement_error:
 scenario.show_notes(s)
 if s.custom_model:
     st.info("The custom-model editor's models have no shapes: paste a config.json instead.")
-scenario.show_engine_warnings(r["warnings"])
+frame.show_engine_warnings(r["warnings"])
 sw.show_headline(r, hw)
 st.markdown(sv.bounds_text(r))
 

@@ -9,9 +9,9 @@ from ui import figures_plan as fp
 from ui import plan_grid as pg
 from ui import plan_params as pp
 from ui import plan_view as pv
-from ui import scenario
 from ui.core import frame, state
 from ui.core.text import plain
+from ui.widgets import scenario
 
 PAGE = pp.PAGE
 frame.setup_page("Planner")

@@ -7,15 +7,17 @@ default) seeds the assumptions, and is named beside the results and in the CSV."
 import streamlit as st
 
 import engine
-from ui import explain, scenario, widgets
-from ui import profile_pick as pk
+from ui import explain
 from ui import solve_breakdown as sb
 from ui import solve_view as sv
 from ui.charts.roofline import latency_breakdown_figure, roof_table, roofline_figure
-from ui.core import frame, state
+from ui.core import frame, profiles, state
 from ui.core.downloads import download_csv
 from ui.core.text import FLOP_NOTE, plain
 from ui.metrics import result_table, solve_metrics
+from ui.widgets import pickers as widgets
+from ui.widgets import profile as pk
+from ui.widgets import scenario
 
 PAGE = "solve"
 frame.setup_page("Single solve")
@@ -25,9 +27,9 @@ base = frame.catalog()
 params = [widgets.model_param(base), widgets.hardware_param(base), widgets.batch_param()]
 params += widgets.assumption_params()
 custom, profile_notes = pk.start(PAGE)
-params += [*pk.params(custom), *sb.token_params()]
+params += [*profiles.params(custom), *sb.token_params()]
 defaults = {"model": "ResNet-50", "hardware": "A100", "batch": 1, "precision": "fp16"}
-defaults |= {**widgets.ASSUMPTION_DEFAULTS, "profile": pk.DEFAULT, **sb.TOKENS}
+defaults |= {**widgets.ASSUMPTION_DEFAULTS, "profile": profiles.DEFAULT, **sb.TOKENS}
 s = scenario.start(PAGE, base, params, defaults)
 cat = s.cat
 with s.pickers:
@@ -46,19 +48,19 @@ result = engine.solve(model, hw, batch, precision, **overrides)
 row = engine.sweep(model, hw, [batch], [precision], **overrides)
 crossover = explain.compute_bound_batch(model, hw, precision, overrides)
 values = {"model": model_id, "hardware": hw_id, "batch": batch, "precision": precision}
-values |= {**overrides, **s.custom, **pk.link_values(profile), **tokens}
+values |= {**overrides, **s.custom, **profiles.link_values(profile), **tokens}
 query = state.publish(PAGE, params, values, shared=(*widgets.SHARED_NAMES, "profile"))
-changed = pk.edits(profile, overrides)
-label = pk.label(profile, changed)
+changed = profiles.edits(profile, overrides)
+label = profiles.label(profile, changed)
 
 # --- render -----------------------------------------------------------------
 st.title(f"{plain(model.name)} on {plain(hw.name)}")
 note = FLOP_NOTE[overrides["flop_convention"]]
-st.caption(f"Batch {batch:,} · {precision} · {note} · {pk.describe(profile, changed)}")
+st.caption(f"Batch {batch:,} · {precision} · {note} · {profiles.describe(profile, changed)}")
 sv.show_not_fit(result, hw)
 scenario.show_notes(s)
 frame.show_param_warnings(profile_notes)
-scenario.show_engine_warnings(result.warnings)
+frame.show_engine_warnings(result.warnings)
 sv.show_headline(result, model, hw, crossover)
 solve_metrics(result)
 sv.show_decode_note(model, hw, batch, precision, overrides, values)

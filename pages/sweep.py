@@ -1,20 +1,22 @@
 """Batch sweep: one model × one accelerator over a list of batch sizes → crossover batch,
 throughput/latency/intensity charts, roofline trajectory, latency budget, marginal-gain table.
-Decoder LLMs use the decode model at one context by default (ui.llm_view). A profile (tutorial
-by default) seeds the assumptions, and is named beside the results and in the CSV."""
+Decoder LLMs use the decode model at one context by default (ui.widgets.llm_view). A profile
+(tutorial by default) seeds the assumptions, and is named beside the results and in the CSV."""
 
 import streamlit as st
 
 import engine
-from ui import explain, llm_view, scenario, widgets
-from ui import profile_pick as pk
+from ui import explain
 from ui import sweep_view as sv
+from ui.charts import decode_rows, tables
 from ui.charts import sweep as fs
-from ui.charts import tables
-from ui.core import frame, state
+from ui.core import frame, profiles, state
 from ui.core.downloads import download_csv
 from ui.core.params import Param, number, write_number
 from ui.core.text import FLOP_NOTE, plain
+from ui.widgets import llm_view, scenario
+from ui.widgets import pickers as widgets
+from ui.widgets import profile as pk
 
 PAGE = "sweep"
 DEFAULT_BATCHES = [2**k for k in range(9)]  # 1, 2, 4, ..., 256
@@ -26,11 +28,11 @@ batches_p = widgets.batches_param(4096, ranges=True)
 params = [widgets.model_param(base), widgets.hardware_param(base), batches_p]
 params += [Param("budget_ms", number(0.001, 1e6), write_number), *widgets.assumption_params()]
 params += llm_view.view_params()
-custom, profile_notes = pk.start(PAGE, pk.LLM_VIEW)
-params += pk.params(custom, skip=pk.LLM_VIEW)
+custom, profile_notes = pk.start(PAGE, profiles.LLM_VIEW)
+params += profiles.params(custom, skip=profiles.LLM_VIEW)
 defaults = {"model": "ResNet-50", "hardware": "A100", "batches": DEFAULT_BATCHES}
 defaults |= {"precision": "fp16", **widgets.ASSUMPTION_DEFAULTS, **llm_view.VIEW_DEFAULTS}
-defaults["profile"] = pk.DEFAULT
+defaults["profile"] = profiles.DEFAULT
 s = scenario.start(PAGE, base, params, defaults)
 cat = s.cat
 with s.pickers:
@@ -50,13 +52,13 @@ with s.pickers:
         key=state.widget_key(PAGE, "budget_ms"),
     )
     precision = widgets.select_precision(PAGE)
-    profile = pk.picker(PAGE, custom, pk.LLM_VIEW)
+    profile = pk.picker(PAGE, custom, profiles.LLM_VIEW)
     overrides = widgets.assumption_inputs(PAGE)
 
 # --- engine -----------------------------------------------------------------
 decode = view == "decode"
 if decode:
-    raw, df = llm_view.decode_frame(model, [hw], batches, context, precision, overrides | extra)
+    raw, df = decode_rows.decode_frame(model, [hw], batches, context, precision, overrides | extra)
     df, exact = engine.marginal_gain(df), None
 else:
     raw = df = engine.marginal_gain(engine.sweep(model, hw, batches, [precision], **overrides))
@@ -65,24 +67,24 @@ first = tables.crossover_value(engine.crossover_batch(df)["crossover_batch"].ilo
 values = {"model": model_id, "hardware": hw_id, "batches": batches, "budget_ms": budget}
 values |= {"precision": precision, **overrides, **s.custom}
 values |= llm_view.link_values(view, context, extra)
-values |= pk.link_values(profile, skip=pk.LLM_VIEW)
+values |= profiles.link_values(profile, skip=profiles.LLM_VIEW)
 query = state.publish(PAGE, params, values, (*widgets.SHARED_NAMES, "profile"))
-changed = pk.edits(profile, overrides | (extra if decode else {}))
-raw = raw.assign(profile=pk.label(profile, changed))
+changed = profiles.edits(profile, overrides | (extra if decode else {}))
+raw = raw.assign(profile=profiles.label(profile, changed))
 
 # --- render -----------------------------------------------------------------
 note, names = FLOP_NOTE[overrides["flop_convention"]], {hw_id: hw.name}
 st.title(f"Batch sweep: {plain(model.name)} on {plain(hw.name)}")
 st.caption(f"{len(df):,} batch sizes, {batches[0]:,} to {batches[-1]:,} · {precision} · {note}")
 llm_view.show_fit(df, names)
-st.caption(pk.describe(profile, changed))
+st.caption(profiles.describe(profile, changed))
 scenario.show_notes(s)
 frame.show_param_warnings(profile_notes)
 if decode:
     st.caption(llm_view.caption(context, df["fits_in_memory"]))
 elif view == "tutorial":
     st.caption("Tutorial whole-model view: not the decode page's tokens/s (see LLM view).")
-scenario.show_engine_warnings(w for w in df["warnings"].unique())
+frame.show_engine_warnings(w for w in df["warnings"].unique())
 sv.show_cards(df, first, exact, decode)
 sv.show_budget(df, budget)
 
@@ -96,8 +98,8 @@ left.plotly_chart(fs.intensity_figure(df, first, convention), key="sweep_intensi
 roofline = fs.roofline_trajectories(df, names, convention, title)
 right.plotly_chart(roofline, key="sweep_roofline", config=png)
 
-columns = llm_view.DECODE_COLUMNS if decode else sv.TUTORIAL_COLUMNS
-shown = (llm_view.table if decode else sv.table)(df, names, columns)
+columns = decode_rows.DECODE_COLUMNS if decode else sv.TUTORIAL_COLUMNS
+shown = (decode_rows.table if decode else sv.table)(df, names, columns)
 st.dataframe(shown, key="sweep_table", hide_index=True)
 st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
 download_csv(raw, f"sweep_{model_id}_{hw_id}_{precision}.csv", "sweep_csv", lazy=True)

@@ -108,7 +108,7 @@ def test_every_recorded_link_parameter_is_still_understood(page):
 
 
 def test_the_accuracy_page_reads_every_recorded_profile_parameter():
-    from ui.accuracy_view import profile_from_query
+    from ui.core.profiles import profile_from_query
 
     names = [n for n in RECORDED["link_params"]["accuracy"] if n != "profile"]
     values = {n: "0.5" for n in names} | {"profile": "team", "flop_convention": None}

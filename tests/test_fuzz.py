@@ -26,10 +26,13 @@ from streamlit.testing.v1 import AppTest
 import engine
 from engine.api import ASSUMPTION_NAMES, _catalog_for
 from engine.catalog import BUILTIN_FILES, ENV_VAR, read_catalog_bytes
-from ui import decode_view, deploy_view, llm_view, plan_params, profile_pick, widgets
+from ui import decode_view, deploy_view, plan_params
 from ui.core import custom
+from ui.core import profiles as profile_pick
 from ui.core.params import MAX_PARAMS, MAX_VALUE_CHARS, parse_params
 from ui.core.text import plain
+from ui.widgets import llm_view
+from ui.widgets import pickers as widgets
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = Path(__file__).resolve().parent / "fixtures" / "broken_team_catalog.toml"
@@ -60,7 +63,7 @@ ODD += ["8xH100/tp8,4xMI300X/tp4", "2xH100/tp1/pp2", "8xH100/tp4", "3xH100/tp3",
 ODD += ["2xJetsonOrinNX/tp2", "x/tp1", "1xA100/tp1," * 9, "team", "my-team_2"]
 STRICT = {"model", "hardware", "batch", "batches", "precision", "efficiency", "custom_hw"}
 STRICT |= {"layer_overhead_us", "dispatch_overhead_ms", "activation_fraction", "flop_convention"}
-STRICT |= {"view", "context", "memory_reserve"}  # the LLM view's link parameters (ui.llm_view)
+STRICT |= {"view", "context", "memory_reserve"}  # the LLM view (ui.widgets.llm_view)
 NAMES = [*STRICT, "custom_model", "q", "vendor", "task", "baseline", "prompt", "kv_precision"]
 NAMES += ["contexts", "budget_ms"]
 # the serving page's config.json (ui.serve_config): a valid compact one, a refused one
@@ -77,7 +80,7 @@ PLAN |= {"attention_efficiency", "expert_efficiency", "link_efficiency"}  # the 
 STRICT |= PLAN  # none of NEVER_VALID is a valid value of any of them
 STRICT |= {"deployments"}  # Compare's multi-device deployments (ui.deployments)
 NAMES += [*sorted(PLAN), "deployments"]
-# with any of these in a link, `profile` may name a custom profile (ui.profile_pick)
+# with any of these in a link, `profile` may name a custom profile (ui.core.profiles)
 CUSTOM_PROFILE_KEYS = set(engine.PROFILE_KEYS)
 ODD_KEYS = [*HTML, "", " model", "MODEL", "model[]", "__proto__", "embed", "a" * 300, "x\x00y"]
 IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")  # every page parameter's name has this form

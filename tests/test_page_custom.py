@@ -1,4 +1,5 @@
-"""The custom accelerator editor (ui/editors.py) and the datasheet unit spellings it accepts.
+"""The custom accelerator editor (ui/widgets/editors.py) and the datasheet unit spellings it
+accepts.
 
 A typo never switches the page to another chip: the last valid custom chip stays in use, the
 error (with the right spelling) is in the main area, and the link keeps the valid chip. The

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 import engine
 from ui.core import custom
 from ui.core.format import MISSING, fmt
-from ui.widgets import batches_param
+from ui.widgets.pickers import batches_param
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = [1, 2, 4, 8, 16, 32, 64, 128, 256]

@@ -1,10 +1,10 @@
 """The scenario pages' profile picker, its pure parts: which profile a link names, the values it
-seeds, what counts as edited, and what the link and captions say (ui.profile_pick)."""
+seeds, what counts as edited, and what the link and captions say (ui.core.profiles)."""
 
 import pytest
 
 import engine
-from ui import profile_pick as pk
+from ui.core import profiles as pk
 
 TRT = engine.get_profile("trtllm")
 TUTORIAL = engine.get_profile("tutorial")

@@ -15,7 +15,7 @@ from ui import serve_config as sc
 from ui import serve_view as sv
 from ui.core.format import fmt
 from ui.core.params import MAX_VALUE_CHARS, ParamError, parse_params
-from ui.widgets import hardware_param
+from ui.widgets.pickers import hardware_param
 
 CATALOG = engine.load_catalog()
 CONFIGS = sorted((ROOT / "tests" / "fixtures" / "configs").glob("*.json"))

@@ -1,4 +1,4 @@
-"""The Accuracy page's pure parts: profile from a link, measured-vs-predicted figure, tables.
+"""The Accuracy page's pure parts: the measured-vs-predicted figure and the tables.
 
 Everything here is a function of data (no Streamlit), so it is tested without a browser. User
 text (model names, sources from an uploaded file) reaches the figure only HTML-escaped.
@@ -14,13 +14,7 @@ from collections.abc import Mapping
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine import (
-    PROFILE_KEYS,
-    Profile,
-    check_profile_name,
-    get_profile,
-    profile_from_values,
-)
+from engine import PROFILE_KEYS, Profile
 
 SCENARIO_COLUMNS = ("model", "hardware", "tp", "pp", "precision", "kv_precision", "batch_size",
                     "input_tokens", "output_tokens", "metric")  # fmt: skip
@@ -43,28 +37,6 @@ UNITS = {
 def pct(value: float) -> str:
     """A percentage for a metric tile ('12.8 %'; '—' when there is none)."""
     return "—" if not math.isfinite(value) else f"{value:.1f} %"
-
-
-def profile_from_query(query: Mapping[str, list[str]]) -> tuple[Profile, list[str]]:
-    """The profile a share link names: a built-in by name, or a custom one by its values.
-
-    Returns:
-        The profile (tutorial when the link's is unusable) and warnings about what was ignored.
-    """
-    name = (query.get("profile") or ["tutorial"])[-1]
-    given = {k: query[k][-1] for k in PROFILE_KEYS if query.get(k)}
-    if not given:
-        try:
-            return get_profile(name), []
-        except ValueError as exc:
-            return get_profile("tutorial"), [f"profile: {exc}; tutorial used"]
-    try:
-        values = {k: float(v) for k, v in given.items()}
-        if not all(math.isfinite(v) for v in values.values()):
-            raise ValueError("profile values must be finite numbers")
-        return profile_from_values(check_profile_name(name), values), []
-    except ValueError as exc:
-        return get_profile("tutorial"), [f"custom profile: {exc}; tutorial used"]
 
 
 def _hover(df: pd.DataFrame) -> list[str]:

@@ -18,8 +18,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import engine
-from ui import profile_pick as pk
 from ui.charts.theme import COLORS, legend_below, log_axis
+from ui.core import profiles as pk
 from ui.core.downloads import download_csv
 from ui.core.format import fmt_all, pct
 from ui.core.params import MAX_VALUE_CHARS, Param, number, write_number
@@ -33,6 +33,7 @@ from ui.deployments import (
     write_deployments,
 )
 from ui.plan_view import usd_per_1m_output_tokens
+from ui.widgets.tokens import token_inputs
 
 DEFAULT_TEXT = "8xH100/tp8,4xMI300X/tp4"
 DEFAULT_TOKENS = {"input_tokens": 1024, "output_tokens": 256}  # the planner's defaults
@@ -190,7 +191,7 @@ def show(model, deps, refused, cat, *, csv_name: str, profile, changed, **run) -
         model: the decoder LLM; deps: the deployments to run; refused: why others were left
             out (plain text); cat: the catalogue in use.
         csv_name: the download's file name; profile, changed: the profile and the page's
-            edits of it (ui.profile_pick); **run: `frame`'s batches, tokens, precision,
+            edits of it (ui.core.profiles); **run: `frame`'s batches, tokens, precision,
             overrides.
     """
     for why in refused:
@@ -258,15 +259,3 @@ def inputs(page: str, param: Param, cat: engine.Catalog, model) -> tuple[list, l
         except ValueError as exc:
             refused.append(str(exc))
     return kept, refused, token_inputs(page)
-
-
-def token_inputs(page: str, tip: str | None = None) -> dict[str, int]:
-    """Input and output tokens per request, side by side (`tip`: the fields' help)."""
-    tokens = {}
-    labels = {"input_tokens": "Input tokens", "output_tokens": "Output tokens"}
-    for col, (name, label) in zip(st.columns(2), labels.items(), strict=True):
-        key = widget_key(page, name)
-        tokens[name] = int(
-            col.number_input(label, 1, engine.MAX_TOKENS, step=128, key=key, help=tip)
-        )
-    return tokens

@@ -19,7 +19,6 @@ from collections.abc import Mapping
 import streamlit as st
 
 import engine
-from ui import widgets
 from ui.core import custom, state
 from ui.core.format import fmt
 from ui.core.params import (
@@ -31,6 +30,7 @@ from ui.core.params import (
     number,
     write_list,
 )
+from ui.widgets import pickers as widgets
 
 PAGE = "plan"
 MAX_TOKENS = engine.MAX_CONTEXT  # tokens per request (input or output)

@@ -29,8 +29,8 @@ from ui.core.params import (
     write_list,
     write_number,
 )
-from ui.llm_view import reserve_param
-from ui.widgets import EFFICIENCY_MIN, assumption_params, batch_param, batches_param
+from ui.widgets.llm_view import reserve_param
+from ui.widgets.pickers import EFFICIENCY_MIN, assumption_params, batch_param, batches_param
 
 KV_CHOICES = ("same", "fp16", "bf16", "fp8", "int8", "int4")  # same: the weight precision
 OVERRIDES = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "memory_reserve")

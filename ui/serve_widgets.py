@@ -12,8 +12,8 @@ from ui import serve_view as sv
 from ui.core.params import MAX_VALUE_CHARS, write_list
 from ui.core.state import widget_key
 from ui.core.text import plain
-from ui.llm_view import RESERVE_MAX
-from ui.widgets import EFFICIENCY_MIN, batch_list_input
+from ui.widgets.llm_view import RESERVE_MAX
+from ui.widgets.pickers import EFFICIENCY_MIN, batch_list_input
 
 PAGE = "decode"
 ROW = 4  # metric cards per row

@@ -21,7 +21,7 @@ from ui.charts.operators import operator_roofline, roof_values, step_breakdown
 from ui.core.downloads import download_csv
 from ui.core.params import Param, number, write_number
 from ui.core.text import plain
-from ui.deploy_view import token_inputs as token_fields
+from ui.widgets.tokens import token_inputs as token_fields
 
 TOKENS = {"input_tokens": 1024, "output_tokens": 256}  # the planner's and Compare's defaults
 OPERATOR_ASSUMPTIONS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms")

@@ -1,12 +1,11 @@
-"""The profile picker of the scenario pages (Solve, Sweep, Compare): which profile, and edited?
+"""Profiles in share links and captions: which profile a link names, what it seeds, what counts
+as an edit of it, and how the page says so (pure; the picker is ui/widgets/profile.py).
 
 A profile is a named set of assumptions (docs/model.md, "Accuracy"; `tutorial` by default, so
-the tutorial's published figures hold). Picking one seeds the page's assumption widgets with
-its values; the widgets stay editable, and then the page says "profile X, edited" and names
-the edits. Links: `profile=<name>`; a built-in profile's name is enough, and the page's
-assumption parameters (efficiency, layer_overhead_us, ...) are then the values on screen, the
-edits included. A custom profile (fitted on the Accuracy page) travels as its parameters,
-read by ui.accuracy_view.profile_from_query as on every page.
+the tutorial's published figures hold). Links: `profile=<name>`; a built-in profile's name is
+enough, and the page's assumption parameters (efficiency, layer_overhead_us, ...) are then the
+values on screen, the edits included. A custom profile (fitted on the Accuracy page) travels as
+its parameters, read by `profile_from_query` as on every page.
 """
 
 from __future__ import annotations
@@ -14,16 +13,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-import streamlit as st
-
 import engine
-from ui.accuracy_view import profile_from_query
 from ui.core.format import sig
 from ui.core.params import Param, ParamError, number, write_number
-from ui.core.state import SHARED, widget_key
 
 DEFAULT = "tutorial"
-CUSTOM = "profile.custom"  # session key: the custom profile a link carried (shared by pages)
 # The whole-model solve's assumptions on the pages' widgets (user names; flop_convention is a
 # counting rule, not a profile's).
 WIDGETS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "activation_fraction")
@@ -36,6 +30,28 @@ RANGES = {  # the other profile keys: accepted in a link for a custom profile
     "link_efficiency": (0.01, 1.0),
     "link_latency_us": (0.0, 1e6),
 }
+
+
+def profile_from_query(query: Mapping[str, list[str]]) -> tuple[engine.Profile, list[str]]:
+    """The profile a share link names: a built-in by name, or a custom one by its values.
+
+    Returns:
+        The profile (tutorial when the link's is unusable) and warnings about what was ignored.
+    """
+    name = (query.get("profile") or [DEFAULT])[-1]
+    given = {k: query[k][-1] for k in engine.PROFILE_KEYS if query.get(k)}
+    if not given:
+        try:
+            return engine.get_profile(name), []
+        except ValueError as exc:
+            return engine.get_profile(DEFAULT), [f"profile: {exc}; tutorial used"]
+    try:
+        values = {k: float(v) for k, v in given.items()}
+        if not all(math.isfinite(v) for v in values.values()):
+            raise ValueError("profile values must be finite numbers")
+        return engine.profile_from_values(engine.check_profile_name(name), values), []
+    except ValueError as exc:
+        return engine.get_profile(DEFAULT), [f"custom profile: {exc}; tutorial used"]
 
 
 def is_builtin(name: object) -> bool:
@@ -52,6 +68,13 @@ def link_profile(query: Mapping[str, Sequence[str]]) -> tuple[engine.Profile, li
     if is_builtin(name):
         return engine.get_profile(name.strip().lower()), []
     return profile_from_query({k: list(v) for k, v in query.items()})
+
+
+def named(name: object, custom: engine.Profile | None) -> engine.Profile:
+    """The profile called `name`: the custom one, a built-in, else tutorial."""
+    if custom is not None and name == custom.name:
+        return custom
+    return engine.get_profile(name if is_builtin(name) else DEFAULT)
 
 
 def seeds(profile: engine.Profile, extra: Sequence[str] = ()) -> dict[str, float | None]:
@@ -122,68 +145,3 @@ def link_values(profile: engine.Profile, skip: Sequence[str] = ()) -> dict[str, 
     if profile.origin != "built-in":
         out |= {k: v for k, v in profile.values().items() if k in RANGES and k not in skip}
     return out
-
-
-def start(page: str, extra: Sequence[str] = ()) -> tuple[engine.Profile | None, list[str]]:
-    """Before binding the page: read the link's profile once; when the link names a profile,
-    its values seed the assumption widgets the link leaves out (not another page's values).
-
-    Returns:
-        (the custom profile in use this session, if any; warnings about the link's profile).
-    """
-    key = widget_key(page, "profile")
-    query = {k: st.query_params.get_all(k) for k in st.query_params}
-    warnings: list[str] = []
-    if key not in st.session_state and "profile" in query:
-        profile, warnings = link_profile(query)
-        if profile.origin != "built-in":
-            st.session_state[CUSTOM] = profile
-        st.session_state[key] = profile.name
-        for name, value in seeds(profile, extra).items():
-            if name not in query:
-                st.session_state[widget_key(page, name)] = value
-    elif key not in st.session_state and SHARED + "profile" in st.session_state:
-        # the profile chosen on another page: its values for the widgets no page has set yet
-        profile = current_named(st.session_state[SHARED + "profile"], st.session_state.get(CUSTOM))
-        for name, value in seeds(profile, extra).items():
-            if name not in query and SHARED + name not in st.session_state:
-                st.session_state[widget_key(page, name)] = value
-    custom = [w for w in warnings if w.startswith("custom profile")]  # the rest: parse_params
-    return st.session_state.get(CUSTOM), custom
-
-
-def current(page: str, custom: engine.Profile | None) -> engine.Profile:
-    """The profile the page's picker holds."""
-    return current_named(st.session_state.get(widget_key(page, "profile"), DEFAULT), custom)
-
-
-def current_named(name: object, custom: engine.Profile | None) -> engine.Profile:
-    """The profile called `name`: the custom one, a built-in, else tutorial."""
-    if custom is not None and name == custom.name:
-        return custom
-    return engine.get_profile(name if is_builtin(name) else DEFAULT)
-
-
-def _apply(page: str, custom: engine.Profile | None, extra: Sequence[str]) -> None:
-    """The picker's callback: the chosen profile's values into the assumption widgets."""
-    for name, value in seeds(current(page, custom), extra).items():
-        st.session_state[widget_key(page, name)] = value
-
-
-def picker(page: str, custom: engine.Profile | None, extra: Sequence[str] = ()) -> engine.Profile:
-    """The profile selectbox (built-ins, then the link's custom profile); returns the profile."""
-    options = [*engine.profile_names(), *([custom.name] if custom is not None else [])]
-    key = widget_key(page, "profile")
-    if st.session_state.get(key) not in options:
-        st.session_state[key] = DEFAULT
-    st.selectbox(
-        "Profile (assumptions)",
-        options,
-        key=key,
-        on_change=_apply,
-        args=(page, custom, tuple(extra)),
-        help="tutorial: the tutorial's defaults (its published figures); trtllm: fitted on "
-        "TensorRT-LLM measurements (docs/model.md, Accuracy). Choosing one sets the "
-        "assumptions below; edit them freely (the page then says 'edited').",
-    )
-    return current(page, custom)

@@ -23,7 +23,6 @@ from ui.core.params import (
     write_ranges,
 )
 from ui.core.state import widget_key
-from ui.editors import custom_editors  # noqa: F401  (re-exported for the pages)
 
 ASSUMPTION_DEFAULTS = {
     "efficiency": DEFAULTS.efficiency,
@@ -71,7 +70,7 @@ ASSUMPTION_INPUTS = {  # name: (label, low, high, options): the widget's and the
 }
 CONVENTION_LABELS = {"catalog": "as catalogued", "mac2": "normalise to 2 FLOPs per MAC"}
 SHARED_NAMES = ("model", "precision", *ASSUMPTION_DEFAULTS, "custom_hw", "custom_model")
-SHARED_NAMES += ("view", "context", "memory_reserve")  # the LLM view (ui.llm_view)
+SHARED_NAMES += ("view", "context", "memory_reserve")  # the LLM view (ui.widgets.llm_view)
 
 
 def _model_reader(cat: Catalog):

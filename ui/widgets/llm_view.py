@@ -1,11 +1,8 @@
-"""Decoder LLMs on the batch-sweep and comparison pages: the decode model by default.
+"""The LLM view of the batch-sweep and comparison pages: its inputs, link values and notes.
 
-The tutorial's whole-model view moves a fraction of the weights again for every extra sample
-(a vision rule); a decoder LLM's decode step moves the weights once per step for the whole
-batch plus each sequence's KV cache. So for LLMs these pages use `engine.decode_sweep` at one
-context (the decode page's numbers), and offer the tutorial view as a labelled choice. The
-decode rows are renamed onto the sweep's columns (one batch = one decode step: latency is the
-TPOT, throughput the aggregate tokens/s) so the same charts and tables draw them.
+For a decoder LLM these pages use the decode model by default (ui/charts/decode_rows.py) and
+offer the tutorial's whole-model view as a labelled choice; the context and the memory reserve
+apply to the decode view only.
 """
 
 from __future__ import annotations
@@ -14,35 +11,16 @@ import pandas as pd
 import streamlit as st
 
 import engine
-from ui.charts import tables
+from ui.charts.decode_rows import DEFAULT_CONTEXT
 from ui.core.params import Param, choice, number, write_number
 from ui.core.state import widget_key
 from ui.core.text import plain
 
-DEFAULT_CONTEXT = 4096  # tokens; the decode page's default
-MAX_CONTEXT = getattr(engine, "MAX_CONTEXT", 10_000_000)
+MAX_CONTEXT = engine.MAX_CONTEXT
 VIEWS = {
     "decode": "LLM decode model (weights once per step + KV cache)",
     "tutorial": "Tutorial whole-model view (each extra sample moves α × weights)",
 }
-DECODE_ASSUMPTIONS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "memory_reserve")
-AS_SWEEP = {  # decode_sweep column -> the sweep column the charts and tables read
-    "aggregate_tokens_per_s": "throughput_per_s",
-    "tpot_ms": "latency_ms",
-    "decode_bottleneck": "bottleneck",
-    "decode_regime": "regime",
-    "decode_arithmetic_intensity_flop_per_byte": "arithmetic_intensity_flop_per_byte",
-    "decode_achieved_tflops": "achieved_tflops",
-    "decode_attainable_tflops": "attainable_tflops",
-    "decode_mfu": "mfu",
-    "decode_t_overhead_ms": "t_overhead_ms",
-    "decode_overhead_share": "overhead_share",
-}
-DECODE_COLUMNS = ["batch_size", "regime", "bottleneck", "latency_ms", "throughput_per_s"]
-DECODE_COLUMNS += ["arithmetic_intensity_flop_per_byte", "achieved_tflops", "attainable_tflops"]
-DECODE_COLUMNS += ["mfu", "t_overhead_ms", "fits_in_memory", "max_batch_at_context"]
-
-
 RESERVE_MAX = 0.95  # at most 95 % of the capacity held back (the widget's and the link's range)
 VIEW_DEFAULTS = {
     "view": "decode",
@@ -80,11 +58,6 @@ def view_params() -> list[Param]:
     ]
 
 
-def decode_overrides(overrides: dict) -> dict:
-    """The assumptions the decode model uses (α and the FLOP convention do not apply)."""
-    return {k: overrides[k] for k in DECODE_ASSUMPTIONS if k in overrides}
-
-
 def view_inputs(page: str, model) -> tuple[str | None, int | None, dict]:
     """For a decoder LLM: the view, the context and the decode-only assumptions (the reserve);
     (None, None, {}) for other models."""
@@ -115,30 +88,6 @@ def view_inputs(page: str, model) -> tuple[str | None, int | None, dict]:
 def link_values(view: str | None, context: int | None, extra: dict) -> dict:
     """The share-link values of the LLM view (None for other models: not in the link)."""
     return {"view": view, "context": context, "memory_reserve": extra.get("memory_reserve")}
-
-
-def decode_frame(model, hardware: list, batches: list[int], context: int, precision: str,
-                 overrides: dict) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
-    """(the decode_sweep rows as they go to the CSV, the same rows under sweep column names)."""
-    raw = engine.decode_sweep(
-        model, hardware, batches, [context], precision=precision, **decode_overrides(overrides)
-    )
-    shown = raw.rename(columns=AS_SWEEP)
-    shown["sample"] = "token"  # throughput in tokens/s (sample_unit: 'tokens/s')
-    shown["energy_j"] = float("nan")  # the decode model has no energy figure
-    return raw, shown
-
-
-DECODE_HEADERS = {
-    "Latency": "TPOT (one decode step)",
-    "Bound": "Decode bound",
-    "regime": "Decode regime",
-}
-
-
-def table(df: pd.DataFrame, names: dict[str, str], columns: list[str]) -> pd.DataFrame:
-    """The decode view's rows as the sweep's table, headed as what they are (TPOT, decode)."""
-    return tables.display_table(df, names, columns).rename(columns=DECODE_HEADERS)
 
 
 def show_fit(df: pd.DataFrame, names: dict[str, str]) -> None:

@@ -11,8 +11,7 @@ import streamlit as st
 from engine import Catalog
 from ui.core import custom, frame, state
 from ui.core.params import Param
-from ui.core.text import plain
-from ui.editors import custom_editors, show_custom_errors
+from ui.widgets.editors import custom_editors, show_custom_errors
 
 
 @dataclass(frozen=True)
@@ -48,9 +47,3 @@ def show_notes(s: Start) -> None:
     frame.show_param_warnings(s.warnings)
     show_custom_errors(s.page, s.cat)
     frame.show_catalog_notes(s.cat)
-
-
-def show_engine_warnings(warnings) -> None:
-    """The engine's warnings (they may quote catalogue or custom names): inert text."""
-    for w in dict.fromkeys(w for w in warnings if w):
-        st.warning(plain(w), icon="⚠️")
