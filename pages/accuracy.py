@@ -15,7 +15,7 @@ from engine import (
     profile_from_toml,
     profile_to_toml,
 )
-from ui import accuracy_view as av
+from ui.accuracy import view as av
 from ui.core import frame, state
 from ui.core.downloads import download_csv
 from ui.core.profiles import profile_from_query

@@ -1,18 +1,16 @@
 """Hardware comparison: one model on 2–8 accelerators over a batch list → throughput, speedup
 vs a baseline, each one's crossover batch and ridge points, all rooflines overlaid. Decoder
 LLMs use the decode model at one context by default (ui.widgets.llm_view), and multi-device
-deployments ("8xH100/tp8") run through the serving model (ui.deploy_view). A profile (tutorial
+deployments ("8xH100/tp8") run through the serving model (ui.compare.deploy). A profile (tutorial
 by default) seeds the assumptions, and is named beside the results and in the CSVs."""
 
 import streamlit as st
 
 import engine
-from ui import compare_view as cv
-from ui import deploy_view as dv
-from ui import explain
-from ui import sweep_view as sv
 from ui.charts import decode_rows, tables
 from ui.charts import sweep as fs
+from ui.compare import deploy as dv
+from ui.compare import view as cv
 from ui.core import frame, profiles, state
 from ui.core.downloads import download_csv
 from ui.core.text import FLOP_NOTE, plain
@@ -38,22 +36,11 @@ defaults |= {"precision": "fp16", **widgets.ASSUMPTION_DEFAULTS, **llm_view.VIEW
 defaults |= {"profile": profiles.DEFAULT, **dv.defaults(base)}
 s = scenario.start(PAGE, base, params, defaults)
 cat = s.cat
-hw_key, base_key = state.widget_key(PAGE, "hardware"), state.widget_key(PAGE, "baseline")
-kept = [h for h in st.session_state.get(hw_key, []) if h in cat.hardware]
-dropped = len(kept) < len(st.session_state.get(hw_key, []))  # the custom accelerator is off
-if dropped:
-    st.session_state[hw_key] = kept
 with s.pickers:
     model_id = widgets.select_entry(PAGE, "model", "Model", dict(cat.models), "ResNet-50")
     model = cat.models[model_id]
-    hw_ids = st.multiselect(
-        "Accelerators (2–8)",
-        list(cat.hardware),
-        key=hw_key,
-        max_selections=8,
-        format_func=lambda h: cat.hardware[h].name,
-    )
-    wanted = st.session_state.get(base_key)
+    hw_ids, dropped = widgets.select_hardware_list(PAGE, "Accelerators (2–8)", cat.hardware, 8)
+    wanted = st.session_state.get(state.widget_key(PAGE, "baseline"))
     moved = wanted is not None and bool(hw_ids) and wanted not in hw_ids
     chosen = {h: cat.hardware[h] for h in hw_ids}
     baseline = (
@@ -75,7 +62,10 @@ if len(hw_ids) >= 2 and decode:
     exact = None
 elif len(hw_ids) >= 2:
     raw = df = engine.sweep(model, list(chosen.values()), batches, [precision], **overrides)
-    exact = {h: explain.compute_bound_batch(model, chosen[h], precision, overrides) for h in hw_ids}
+    exact = {
+        h: engine.compute_bound_batch(model, chosen[h], precision=precision, **overrides)
+        for h in hw_ids
+    }
 if len(hw_ids) >= 2:
     df = fs.with_speedup(df, baseline)
     ratio = df["speedup_vs_baseline_ratio"].to_numpy()
@@ -115,10 +105,7 @@ st.caption(
 )
 st.caption(profiles.describe(profile, changed))
 llm_view.show_fit(df, names)
-if decode:
-    st.caption(llm_view.caption(context, df["fits_in_memory"]))
-elif view == "tutorial":
-    st.caption("Tutorial whole-model view: not the decode page's tokens/s (see LLM view).")
+llm_view.show_caption(view, context, df["fits_in_memory"])
 if moved:
     st.warning(
         f"Baseline {plain(wanted)} is not one of the chosen accelerators; using {shown[baseline]}."
@@ -141,7 +128,7 @@ st.plotly_chart(roofline, key="compare_roofline", config=png)
 
 st.subheader("All scenarios")
 columns = cv.DECODE_COLUMNS if decode else cv.TUTORIAL_COLUMNS
-table = (decode_rows.table if decode else sv.table)(df, names, columns)
+table = (decode_rows.table if decode else tables.tutorial_table)(df, names, columns)
 st.dataframe(table, key="compare_table", hide_index=True)
 st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
 csv_name = f"compare_{model_id}_{len(hw_ids)}hw_{precision}.csv"

@@ -2,19 +2,19 @@
 
 Does it fit, TTFT, TPOT, throughput, memory per device; every operator of a prefill and of a
 decode step on the roofline; step time by operator class; curves against batch and input
-tokens (docs/model.md, "Serving model"; older `context`/`prompt` links: ui/serve_view.py)."""
+tokens (docs/model.md, "Serving model"; older `context`/`prompt` links: ui/decode/view.py)."""
 
 import streamlit as st
 
-from ui import figures_llm as fl
-from ui import serve_config
-from ui import serve_view as sv
-from ui import serve_widgets as sw
 from ui.charts import operator_table as ov
 from ui.charts import operators as fo
 from ui.core import frame, state
 from ui.core.downloads import download_csv
 from ui.core.text import plain
+from ui.decode import config as serve_config
+from ui.decode import figures as fl
+from ui.decode import inputs as sw
+from ui.decode import view as sv
 from ui.widgets import pickers as widgets
 from ui.widgets import scenario
 

@@ -5,12 +5,12 @@ tokens, the cheapest and the fastest in words (docs/model.md, "Serving model")."
 
 import streamlit as st
 
-from ui import figures_plan as fp
-from ui import plan_grid as pg
-from ui import plan_params as pp
-from ui import plan_view as pv
 from ui.core import frame, state
 from ui.core.text import plain
+from ui.plan import figures as fp
+from ui.plan import grid as pg
+from ui.plan import inputs as pp
+from ui.plan import view as pv
 from ui.widgets import scenario
 
 PAGE = pp.PAGE

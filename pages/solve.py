@@ -7,14 +7,13 @@ default) seeds the assumptions, and is named beside the results and in the CSV."
 import streamlit as st
 
 import engine
-from ui import explain
-from ui import solve_breakdown as sb
-from ui import solve_view as sv
 from ui.charts.roofline import latency_breakdown_figure, roof_table, roofline_figure
 from ui.core import frame, profiles, state
 from ui.core.downloads import download_csv
 from ui.core.text import FLOP_NOTE, plain
-from ui.metrics import result_table, solve_metrics
+from ui.solve import breakdown as sb
+from ui.solve import view as sv
+from ui.solve.metrics import result_table, solve_metrics
 from ui.widgets import pickers as widgets
 from ui.widgets import profile as pk
 from ui.widgets import scenario
@@ -46,7 +45,7 @@ with s.pickers:
 model, hw = cat.models[model_id], cat.hardware[hw_id]
 result = engine.solve(model, hw, batch, precision, **overrides)
 row = engine.sweep(model, hw, [batch], [precision], **overrides)
-crossover = explain.compute_bound_batch(model, hw, precision, overrides)
+crossover = engine.compute_bound_batch(model, hw, precision=precision, **overrides)
 values = {"model": model_id, "hardware": hw_id, "batch": batch, "precision": precision}
 values |= {**overrides, **s.custom, **profiles.link_values(profile), **tokens}
 query = state.publish(PAGE, params, values, shared=(*widgets.SHARED_NAMES, "profile"))

@@ -6,14 +6,13 @@ Decoder LLMs use the decode model at one context by default (ui.widgets.llm_view
 import streamlit as st
 
 import engine
-from ui import explain
-from ui import sweep_view as sv
 from ui.charts import decode_rows, tables
 from ui.charts import sweep as fs
 from ui.core import frame, profiles, state
 from ui.core.downloads import download_csv
 from ui.core.params import Param, number, write_number
 from ui.core.text import FLOP_NOTE, plain
+from ui.sweep import view as sv
 from ui.widgets import llm_view, scenario
 from ui.widgets import pickers as widgets
 from ui.widgets import profile as pk
@@ -62,7 +61,7 @@ if decode:
     df, exact = engine.marginal_gain(df), None
 else:
     raw = df = engine.marginal_gain(engine.sweep(model, hw, batches, [precision], **overrides))
-    exact = explain.compute_bound_batch(model, hw, precision, overrides)
+    exact = engine.compute_bound_batch(model, hw, precision=precision, **overrides)
 first = tables.crossover_value(engine.crossover_batch(df)["crossover_batch"].iloc[0])
 values = {"model": model_id, "hardware": hw_id, "batches": batches, "budget_ms": budget}
 values |= {"precision": precision, **overrides, **s.custom}
@@ -80,10 +79,7 @@ llm_view.show_fit(df, names)
 st.caption(profiles.describe(profile, changed))
 scenario.show_notes(s)
 frame.show_param_warnings(profile_notes)
-if decode:
-    st.caption(llm_view.caption(context, df["fits_in_memory"]))
-elif view == "tutorial":
-    st.caption("Tutorial whole-model view: not the decode page's tokens/s (see LLM view).")
+llm_view.show_caption(view, context, df["fits_in_memory"])
 frame.show_engine_warnings(w for w in df["warnings"].unique())
 sv.show_cards(df, first, exact, decode)
 sv.show_budget(df, budget)
@@ -99,7 +95,7 @@ roofline = fs.roofline_trajectories(df, names, convention, title)
 right.plotly_chart(roofline, key="sweep_roofline", config=png)
 
 columns = decode_rows.DECODE_COLUMNS if decode else sv.TUTORIAL_COLUMNS
-shown = (decode_rows.table if decode else sv.table)(df, names, columns)
+shown = (decode_rows.table if decode else tables.tutorial_table)(df, names, columns)
 st.dataframe(shown, key="sweep_table", hide_index=True)
 st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
 download_csv(raw, f"sweep_{model_id}_{hw_id}_{precision}.csv", "sweep_csv", lazy=True)

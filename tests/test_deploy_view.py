@@ -1,10 +1,10 @@
-"""Multi-device deployments on Compare through the serving model (ui.deploy_view)."""
+"""Multi-device deployments on Compare through the serving model (ui.compare.deploy)."""
 
 import pytest
 
 import engine
-from ui import deploy_view as dv
-from ui.deployments import Deployment
+from ui.compare import deploy as dv
+from ui.compare.deployments import Deployment
 
 CAT = engine.default_catalog()
 TUTORIAL = engine.get_profile("tutorial")

@@ -26,11 +26,13 @@ from streamlit.testing.v1 import AppTest
 import engine
 from engine.api import ASSUMPTION_NAMES, _catalog_for
 from engine.catalog import BUILTIN_FILES, ENV_VAR, read_catalog_bytes
-from ui import decode_view, deploy_view, plan_params
+from ui.compare import deploy as deploy_view
 from ui.core import custom
 from ui.core import profiles as profile_pick
 from ui.core.params import MAX_PARAMS, MAX_VALUE_CHARS, parse_params
 from ui.core.text import plain
+from ui.decode import view as serve_view
+from ui.plan import inputs as plan_params
 from ui.widgets import llm_view
 from ui.widgets import pickers as widgets
 
@@ -66,7 +68,7 @@ STRICT |= {"layer_overhead_us", "dispatch_overhead_ms", "activation_fraction", "
 STRICT |= {"view", "context", "memory_reserve"}  # the LLM view (ui.widgets.llm_view)
 NAMES = [*STRICT, "custom_model", "q", "vendor", "task", "baseline", "prompt", "kv_precision"]
 NAMES += ["contexts", "budget_ms"]
-# the serving page's config.json (ui.serve_config): a valid compact one, a refused one
+# the serving page's config.json (ui.decode.config): a valid compact one, a refused one
 CONFIG = '{"architectures":["LlamaForCausalLM"],"hidden_size":4096,"intermediate_size":14336,'
 CONFIG += '"num_attention_heads":32,"num_hidden_layers":32,"num_key_value_heads":8,'
 CONFIG += '"vocab_size":128256,"max_position_embeddings":131072}'
@@ -78,7 +80,7 @@ PLAN = {"input_tokens", "output_tokens", "ttft_ms", "tpot_ms", "min_tokens_per_s
 PLAN |= {"tp", "pp", "precisions", "profile", "prices", "bandwidth_efficiency", "link_latency_us"}
 PLAN |= {"attention_efficiency", "expert_efficiency", "link_efficiency"}  # the planner's link
 STRICT |= PLAN  # none of NEVER_VALID is a valid value of any of them
-STRICT |= {"deployments"}  # Compare's multi-device deployments (ui.deployments)
+STRICT |= {"deployments"}  # Compare's multi-device deployments (ui.compare.deployments)
 NAMES += [*sorted(PLAN), "deployments"]
 # with any of these in a link, `profile` may name a custom profile (ui.core.profiles)
 CUSTOM_PROFILE_KEYS = set(engine.PROFILE_KEYS)
@@ -98,7 +100,7 @@ def page_params() -> dict[str, list]:
         "sweep": [model, hw, widgets.batches_param(ranges=True), *shared, *view, *profile],
         "compare": [model, widgets.hardware_list_param(CAT), widgets.batches_param(), *serving],
         "baseline": [widgets.hardware_param(CAT, "baseline"), widgets.batch_param("batch"), *view],
-        "decode": decode_view.params(CAT, hw)[0],
+        "decode": serve_view.params(CAT, hw)[0],
         "plan": plan_params.params(CAT),
     }
 

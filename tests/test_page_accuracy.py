@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import engine
-from ui import accuracy_view as av
+from ui.accuracy import view as av
 from ui.core.profiles import profile_from_query
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,11 +13,11 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from tests.conftest import ROOT
-from ui import figures_llm as fl
-from ui import serve_config as sc
-from ui import serve_view as sv
 from ui.core import custom
 from ui.core.format import fmt
+from ui.decode import config as sc
+from ui.decode import figures as fl
+from ui.decode import view as sv
 
 PAGE = "pages/decode.py"
 DEPLOY = {"model": "Llama-3.1-70B", "hardware": "H100", "tp": "2", "input_tokens": "8192"}

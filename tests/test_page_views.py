@@ -1,5 +1,5 @@
-"""The pages' pure builders and prose (ui/explain, ui/charts/decode_rows, ui/compare_view,
-ui/sweep_view, ui/widgets/editors, ui.core.text.plain), tested without a page run."""
+"""The pages' pure builders and prose (ui/solve/explain, ui/charts/decode_rows, ui/compare/view,
+ui/sweep/view, ui/widgets/editors, ui.core.text.plain), tested without a page run."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as hs
 
 import engine
-from ui import compare_view, explain, sweep_view
 from ui.charts import decode_rows
+from ui.compare import view as compare_view
 from ui.core.text import WORD_JOINER, plain
+from ui.solve import explain
+from ui.sweep import view as sweep_view
 from ui.widgets import editors
 
 CAT = engine.default_catalog()

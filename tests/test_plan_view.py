@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 import engine
 from engine import serve_inputs  # the engine's own fallback flag, to check the planner's rule
-from ui import plan_grid as pg
-from ui import plan_view as pv
+from ui.charts import cost
+from ui.plan import grid as pg
+from ui.plan import view as pv
 
 CAT = engine.load_catalog(use_env=False)
 
@@ -43,12 +44,12 @@ def test_cost_per_million_tokens_by_hand():
     # 2 devices × 4 USD/h = 8 USD/h; 1,000 tokens/s × 3,600 s = 3.6 M tokens/h
     # -> 8 / 3.6 = 2.222 USD per 1 M tokens
     df = grid(devices=[2], output_tokens_per_s=[1000.0])
-    assert pv.usd_per_1m_output_tokens(df, {"H100": 4.0})[0] == pytest.approx(8 / 3.6)
+    assert cost.usd_per_1m_output_tokens(df, {"H100": 4.0})[0] == pytest.approx(8 / 3.6)
 
 
 def test_unpriced_accelerator_has_no_cost():
     df = grid(hardware=["M3Max"])
-    assert np.isnan(pv.usd_per_1m_output_tokens(df, {"M3Max": None})[0])
+    assert np.isnan(cost.usd_per_1m_output_tokens(df, {"M3Max": None})[0])
 
 
 def test_meets_slo_needs_fit_and_every_limit():
@@ -146,7 +147,7 @@ def test_describe_names_binding_slo_and_resource():
     assert words.startswith("1× NVIDIA H100 SXM (TP1, PP1)")
 
 
-# --- words, grid planning, tables (ui.plan_view, ui.plan_grid) -----------------------------
+# --- words, grid planning, tables (ui.plan.view, ui.plan.grid) -----------------------------
 def test_miss_words_use_the_one_formatter():
     # best tokens/s per user 30 against a floor of 45.5: 15.5 short
     df = grid(tokens_per_s_per_user=[30.0, 12.0])

@@ -99,6 +99,11 @@ def display_table(df: pd.DataFrame, names: dict[str, str], columns: list[str]) -
     return pd.DataFrame(out)
 
 
+def tutorial_table(df: pd.DataFrame, names: dict[str, str], columns: list[str]) -> pd.DataFrame:
+    """The tutorial view's rows under readable headers (the regime beside the roofline bound)."""
+    return display_table(df, names, columns).rename(columns={"regime": "Regime"})
+
+
 # column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
 DECODE_TABLE = {
     "context": ("Context (tokens)", None, 1.0),

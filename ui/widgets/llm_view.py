@@ -116,3 +116,11 @@ def caption(context: int, fits: pd.Series) -> str:
     if not bool(fits.all()):
         text += " Rows marked fits = False do not fit in memory: their figures are hypothetical."
     return text
+
+
+def show_caption(view: str | None, context: int | None, fits: pd.Series) -> None:
+    """Under the title: which LLM view the figures are (nothing for other models)."""
+    if view == "decode":
+        st.caption(caption(context, fits))
+    elif view == "tutorial":
+        st.caption("Tutorial whole-model view: not the decode page's tokens/s (see LLM view).")

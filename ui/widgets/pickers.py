@@ -144,6 +144,30 @@ def select_entry(page: str, name: str, label: str, entries: dict, fallback: str)
     return st.selectbox(label, options, key=key, format_func=lambda k: entries[k].name)
 
 
+def select_hardware_list(
+    page: str, label: str, hardware: dict, max_selections: int
+) -> tuple[list[str], bool]:
+    """A multiselect of accelerators (shown by display name), bound to `page:hardware`. Ids no
+    longer in `hardware` (e.g. the custom accelerator switched off) are dropped first.
+
+    Returns:
+        (the chosen ids, whether any was dropped).
+    """
+    key = widget_key(page, "hardware")
+    before = st.session_state.get(key, [])
+    kept = [h for h in before if h in hardware]
+    if len(kept) < len(before):
+        st.session_state[key] = kept
+    ids = st.multiselect(
+        label,
+        list(hardware),
+        key=key,
+        max_selections=max_selections,
+        format_func=lambda h: hardware[h].name,
+    )
+    return ids, len(kept) < len(before)
+
+
 def select_precision(page: str) -> str:
     key = widget_key(page, "precision")
     _keep_valid(key, list(PRECISIONS), "fp16")

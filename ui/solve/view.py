@@ -7,11 +7,11 @@ from urllib.parse import urlencode
 import streamlit as st
 
 import engine
-from ui import explain
 from ui.charts.decode_rows import DEFAULT_CONTEXT, decode_overrides
 from ui.core.format import fmt
 from ui.core.params import write_number
 from ui.core.text import plain
+from ui.solve import explain
 
 DECODE_PAGE = "decode"
 

@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 
 import engine
-from ui import plan_view as pv
 from ui.core.downloads import defuse_formulas
 from ui.core.format import fmt_all
+from ui.plan import view as pv
 
 MAX_CONFIGURATIONS = 60_000  # the planner's grid limit (a 50,000-row rerun takes < 500 ms)
 

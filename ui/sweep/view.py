@@ -17,11 +17,6 @@ TUTORIAL_COLUMNS += ["marginal_throughput_gain_pct", "arithmetic_intensity_flop_
 TUTORIAL_COLUMNS += ["achieved_tflops", "attainable_tflops", "mfu", "t_overhead_ms", "energy_j"]
 
 
-def table(df: pd.DataFrame, names: dict[str, str], columns: list[str]) -> pd.DataFrame:
-    """The tutorial view's rows under readable headers (the regime beside the roofline bound)."""
-    return tables.display_table(df, names, columns).rename(columns={"regime": "Regime"})
-
-
 def ms(milliseconds: float) -> str:
     """A time given in ms (the sweep's columns), formatted with its prefix: '1.24 ms'."""
     return fmt(milliseconds / 1e3, "s")

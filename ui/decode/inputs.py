@@ -6,12 +6,12 @@ from __future__ import annotations
 import streamlit as st
 
 import engine
-from ui import figures_llm as fl
-from ui import serve_config
-from ui import serve_view as sv
 from ui.core.params import MAX_VALUE_CHARS, write_list
 from ui.core.state import widget_key
 from ui.core.text import plain
+from ui.decode import config as serve_config
+from ui.decode import figures as fl
+from ui.decode import view as sv
 from ui.widgets.llm_view import RESERVE_MAX
 from ui.widgets.pickers import EFFICIENCY_MIN, batch_list_input
 

@@ -14,15 +14,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ui.charts.cost import usd_per_1m_output_tokens
 from ui.core.format import fmt, pct
 
 X, Y = "tokens_per_s_per_user", "output_tokens_per_s_per_gpu"
-SECONDS_PER_HOUR = 3600.0
 EMPTY_GRID = (
     "The grid is empty: choose at least one accelerator, precision, TP and PP degree and batch "
     "size that the model and the chips accept (the notes above say what was left out)."
 )
-TOKENS_PER_MILLION = 1e6
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,18 +48,6 @@ class Slo:
             "tokens_per_s_per_user": self.min_tokens_per_s_per_user,
         }
         return {k: float(v) for k, v in named.items() if v is not None}
-
-
-def usd_per_1m_output_tokens(df: pd.DataFrame, price_per_hour: Mapping[str, float | None]):
-    """USD per million output tokens: the deployment's hourly price over its hourly output.
-
-    price (USD per accelerator-hour) × devices ÷ (aggregate output tokens/s × 3600 s/h) × 1e6.
-    NaN where the accelerator has no price.
-    """
-    price = df["hardware"].map(lambda h: price_per_hour.get(h)).astype(float)
-    per_hour = price * df["devices"]  # USD per hour of the whole deployment
-    tokens_per_hour = df["output_tokens_per_s"] * SECONDS_PER_HOUR
-    return per_hour / tokens_per_hour * TOKENS_PER_MILLION
 
 
 def slo_margins(df: pd.DataFrame, slo: Slo) -> pd.DataFrame:

@@ -1,9 +1,10 @@
 """Multi-device LLM deployments on the comparison page ("8× H100 TP8" vs "4× MI300X TP4").
 
-Each deployment (ui.deployments) runs through the serving model, engine.serve_sweep, over the
-page's batch sizes at one request shape (input and output tokens): tokens/s per GPU and in
-all, TTFT, TPOT, memory per device, the communication share of a decode step, and the cost
-per million output tokens where the accelerator has a catalogued price (ui.plan_view's rule).
+Each deployment (ui.compare.deployments) runs through the serving model, engine.serve_sweep,
+over the page's batch sizes at one request shape (input and output tokens): tokens/s per GPU and
+in all, TTFT, TPOT, memory per device, the communication share of a decode step, and the cost
+per million output tokens where the accelerator has a catalogued price (ui.charts.cost, the
+planner's rule).
 docs/model.md, "Serving model". Table, CSV and chart builders are pure; `show` draws them.
 """
 
@@ -18,21 +19,21 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import engine
+from ui.charts.cost import usd_per_1m_output_tokens
 from ui.charts.theme import COLORS, legend_below, log_axis
-from ui.core import profiles as pk
-from ui.core.downloads import download_csv
-from ui.core.format import fmt_all, pct
-from ui.core.params import MAX_VALUE_CHARS, Param, number, write_number
-from ui.core.state import widget_key
-from ui.core.text import plain
-from ui.deployments import (
+from ui.compare.deployments import (
     Deployment,
     check_deployment,
     notes,
     read_deployments,
     write_deployments,
 )
-from ui.plan_view import usd_per_1m_output_tokens
+from ui.core import profiles as pk
+from ui.core.downloads import download_csv
+from ui.core.format import fmt_all, pct
+from ui.core.params import MAX_VALUE_CHARS, Param, number, write_number
+from ui.core.state import widget_key
+from ui.core.text import plain
 from ui.widgets.tokens import token_inputs
 
 DEFAULT_TEXT = "8xH100/tp8,4xMI300X/tp4"

@@ -6,7 +6,6 @@ passed in must already be inert (ui.core.text.plain).
 
 from __future__ import annotations
 
-import engine
 from engine import SolveResult
 from ui.core.format import capacity, fmt, pct
 
@@ -17,26 +16,16 @@ REGIME_WORDS = {
 }
 
 
-def compute_bound_batch(model, hw, precision: str, overrides: dict) -> int | None:
-    """The engine's exact smallest compute-bound batch (None: no batch gets there)."""
-    return engine.compute_bound_batch(model, hw, precision=precision, **overrides)
-
-
 def headline(r) -> str:
     """'Overhead-bound · roofline bound: memory' (the engine's regime, the roofline's bound
     beside it)."""
     return f"{REGIME_WORDS[r.regime]} · roofline bound: {r.bottleneck}"
 
 
-def capacity_text(hw) -> str:
-    """The capacity as the catalogue states it (e.g. '80 GiB')."""
-    return capacity(hw)
-
-
 def not_fit_text(weight_bytes: float, hw, hw_name: str) -> str:
     return (
         f"**Does not fit.** The weights alone ({fmt(weight_bytes, 'B')}) exceed {hw_name}'s "
-        f"{capacity_text(hw)}: every figure below is **hypothetical** (as if it fitted). Shard "
+        f"{capacity(hw)}: every figure below is **hypothetical** (as if it fitted). Shard "
         "across devices or quantise."
     )
 

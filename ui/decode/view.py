@@ -17,7 +17,6 @@ from types import SimpleNamespace
 import pandas as pd
 
 import engine
-from ui import serve_config
 from ui.core.format import capacity, fmt, fmt_all, pct
 from ui.core.params import (
     Param,
@@ -29,6 +28,7 @@ from ui.core.params import (
     write_list,
     write_number,
 )
+from ui.decode import config as serve_config
 from ui.widgets.llm_view import reserve_param
 from ui.widgets.pickers import EFFICIENCY_MIN, assumption_params, batch_param, batches_param
 
@@ -43,7 +43,7 @@ DEFAULTS |= {"kv_precision": "same", "profile": "tutorial", "contexts": DEFAULT_
 DEFAULTS |= {"batches": DEFAULT_BATCHES, "tutorial": False}
 LEGACY = ("context", "prompt")  # read, mapped onto input/output tokens, never written
 PAGE_ONLY = ["context", "aggregate_tokens_per_s", "memory_required_bytes", "weight_bytes"]
-PAGE_ONLY += ["max_batch_at_context"]  # the curves' columns under ui.figures_llm's names
+PAGE_ONLY += ["max_batch_at_context"]  # the curves' columns under ui.decode.figures's names
 CURVE_TABLE = {  # column: (on-screen header, ui.core.format unit or None (as is), factor)
     "input_tokens": ("Input tokens", None, 1.0),
     "batch_size": ("Batch (sequences)", None, 1.0),
@@ -144,7 +144,7 @@ def run(model, hw, opts: dict) -> tuple[dict, str | None]:
 
 
 def curves(model, hw, batches: list[int], contexts: list[int], opts: dict) -> pd.DataFrame:
-    """The serve sweep over batch × input tokens, under the columns ui.figures_llm draws
+    """The serve sweep over batch × input tokens, under the columns ui.decode.figures draws
     (context = input tokens; memory per device; the largest sweep batch that fits)."""
     keep = {k: v for k, v in opts.items() if k not in ("batch_size", "input_tokens", "precision")}
     df = engine.serve_sweep(

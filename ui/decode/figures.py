@@ -17,8 +17,6 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.charts.roofline import roof_table, roofline_figure
-from ui.charts.tables import DECODE_HEADERS as TABLE_HEADERS  # noqa: F401 (moved to ui.charts.tables)
-from ui.charts.tables import decode_table as display_table  # noqa: F401 (moved to ui.charts.tables)
 from ui.charts.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
 from ui.core.format import fmt, fmt_all, fmt_bytes
 

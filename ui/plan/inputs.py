@@ -148,14 +148,8 @@ def workload_inputs(llms: Mapping[str, engine.ModelSpec]) -> tuple[str, tuple[in
 
 def grid_inputs(cat: engine.Catalog, by_name: Mapping[str, Param]) -> dict:
     """Accelerators, TP and PP degrees, precisions and batch sizes (the grid's axes)."""
-    hw_key = k("hardware")
-    kept = [h for h in st.session_state.get(hw_key, []) if h in cat.hardware]
-    if kept != st.session_state.get(hw_key, []):  # e.g. the custom accelerator switched off
-        st.session_state[hw_key] = kept
-    hw_ids = st.multiselect(
-        f"Accelerators (1–{MAX_HARDWARE})", list(cat.hardware), key=hw_key,
-        max_selections=MAX_HARDWARE, format_func=lambda h: cat.hardware[h].name,
-    )  # fmt: skip
+    label = f"Accelerators (1–{MAX_HARDWARE})"
+    hw_ids, _ = widgets.select_hardware_list(PAGE, label, cat.hardware, MAX_HARDWARE)
     tip = "Comma-separated whole numbers; values the model cannot use are left out, with why."
     tps = list_input("tp", "Tensor-parallel degrees (TP)", by_name["tp"], tip)
     pps = list_input("pp", "Pipeline-parallel degrees (PP)", by_name["pp"], tip)

@@ -22,8 +22,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui import plan_view as pv
 from ui.core.format import fmt, fmt_all, log_ticks
+from ui.plan import view as pv
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 MAX_FRONT_POINTS = 40  # per front drawn (evenly spaced along it)
@@ -100,7 +100,7 @@ def pareto_figure(df: pd.DataFrame, names: dict[str, str], slo: pv.Slo, title: s
     """Fronts per accelerator × precision, dominated points faint, SLO limits as lines.
 
     Args:
-        df: `plan_view.ranked(...)` output (serve_sweep rows with cost and meets_slo).
+        df: `ui.plan.view.ranked(...)` output (serve_sweep rows with cost and meets_slo).
         names: accelerator id -> display name.
         slo: the limits; TPOT and tokens/s per user become vertical lines.
         title: plain text (escaped here).

@@ -1,6 +1,6 @@
 """The single-solve page's look inside the model, beside the tutorial's whole-model point.
 
-For ResNet-50 and MobileNetV2: the layer table generated from the architecture (ui.layers_view:
+For ResNet-50 and MobileNetV2: the layer table generated from the architecture (ui.solve.layers:
 totals against the catalogue, each layer a point on the roofline). For decoder LLMs with
 shapes: the serving model's operators of a prefill and of a mean decode step on one device
 (ui.charts.operator_table, ui.charts.operators). docs/model.md describes both. Streamlit
@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import streamlit as st
 
 import engine
-from ui import layers_view as lv
 from ui.charts import operator_table as ov
 from ui.charts.operators import operator_roofline, roof_values, step_breakdown
 from ui.core.downloads import download_csv
 from ui.core.params import Param, number, write_number
 from ui.core.text import plain
+from ui.solve import layers as lv
 from ui.widgets.tokens import token_inputs as token_fields
 
 TOKENS = {"input_tokens": 1024, "output_tokens": 256}  # the planner's and Compare's defaults

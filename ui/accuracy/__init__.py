@@ -1,0 +1,4 @@
+"""The accuracy page (pages/accuracy.py): the serving model's predictions against measurements.
+
+- view: the measured-vs-predicted figure and the tables (pure).
+"""

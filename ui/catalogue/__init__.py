@@ -1,0 +1,5 @@
+"""The catalogue page (pages/catalogue.py): every accelerator and model with its figures.
+
+- frames: the accelerator and model tables in the units their headers name; search: the search
+  box's matching rule and its link reader.
+"""

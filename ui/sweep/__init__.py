@@ -1,0 +1,4 @@
+"""The batch-sweep page (pages/sweep.py): one model × one accelerator over a batch list.
+
+- view: the headline cards, the crossover prose and the latency-budget cards.
+"""
