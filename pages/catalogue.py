@@ -7,15 +7,14 @@ import streamlit as st
 import engine
 from engine import TASKS, normalise_id
 from ui.catalogue import frames as fr
-from ui.catalogue.search import keep, search_text
+from ui.catalogue.link import PAGE, declare, vendors
+from ui.catalogue.search import keep
 from ui.charts.tables import readable
 from ui.core import custom, frame, state
+from ui.core import link_params as lp
 from ui.core.downloads import download_csv
-from ui.core.params import Param, choice, listing, write_list
 from ui.widgets.editors import custom_editors
-from ui.widgets.pickers import SHARED_NAMES, assumption_params
 
-PAGE = "catalogue"
 frame.setup_page("Catalogue")
 
 
@@ -29,25 +28,19 @@ def show_table(df: pd.DataFrame, key: str, filename: str, ids=None) -> None:
 
 # --- inputs -----------------------------------------------------------------
 base = frame.catalog()
-vendors = sorted({fr.vendor_of(h) for h in base.hardware.values()} | {"Custom"})
-params = [Param("q", search_text), Param("task", listing(choice(TASKS)), write_list)]
-params += [Param("vendor", listing(choice(vendors), max_items=50), write_list)]
-params += [p for p in assumption_params() if p.name in ("custom_hw", "custom_model")]
-warnings = state.bind(PAGE, params, {"q": ""})
-key = {name: state.widget_key(PAGE, name) for name in ("q", "vendor", "task", "upload")}
+link = declare(base)
+warnings = state.bind(link)
 with st.sidebar:
-    q = st.text_input("Search id, name, vendor or task", key=key["q"], max_chars=100)
-    picked_vendors = st.multiselect("Vendor", vendors, key=key["vendor"])
-    picked_tasks = st.multiselect("Task", TASKS, key=key["task"])
+    q = st.text_input("Search id, name, vendor or task", key=link.key("q"), max_chars=100)
+    picked_vendors = st.multiselect("Vendor", vendors(base), key=link.key("vendor"))
+    picked_tasks = st.multiselect("Task", TASKS, key=link.key("task"))
     custom_hw, custom_model = custom_editors(PAGE)
 cat = custom.with_custom(base, custom_hw, custom_model)
 
 # --- engine -----------------------------------------------------------------
 hardware = [h.id for h in cat.hardware.values() if keep(h, fr.vendor_of(h), q, picked_vendors)]
 models = [m.id for m in cat.models.values() if keep(m, m.task, q, picked_tasks)]
-values = {"q": q or None, "vendor": picked_vendors or None, "task": picked_tasks or None}
-values |= {"custom_hw": custom_hw, "custom_model": custom_model}
-query = state.publish(PAGE, params, values, shared=[n for n in SHARED_NAMES if n in values])
+query = state.publish(link, shared=lp.SHARED_NAMES)
 
 # --- render -----------------------------------------------------------------
 st.title("Catalogue")
@@ -67,7 +60,7 @@ show_table(
 st.subheader(f"Models ({len(models)} of {len(cat.models)})")
 show_table(fr.model_frame([*cat.models.values()]), "catalogue_models", "models.csv", models)
 label = f"Preview a team catalogue file (TOML, ≤ {engine.MAX_FILE_BYTES / 1e6:g} MB; never stored)"
-upload = st.file_uploader(label, key=key["upload"], max_upload_size=1)
+upload = st.file_uploader(label, key=link.key("upload"), max_upload_size=1)
 if upload is not None:
     found, problems = engine.read_catalog_bytes(upload.getvalue(), f"upload: {upload.name[:80]}")
     new_hw, new_models = list(found["hardware"].values()), list(found["models"].values())

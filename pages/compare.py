@@ -11,48 +11,40 @@ from ui.charts import decode_rows, tables
 from ui.charts import sweep as fs
 from ui.compare import deploy as dv
 from ui.compare import view as cv
+from ui.compare.link import PAGE, declare
 from ui.core import frame, profiles, state
+from ui.core import link_params as lp
 from ui.core.downloads import download_csv
 from ui.core.text import FLOP_NOTE, plain
 from ui.widgets import llm_view, scenario
 from ui.widgets import pickers as widgets
 from ui.widgets import profile as pk
 
-PAGE = "compare"
-DEFAULT_BATCHES = [1, 8, 64, 256]
 frame.setup_page("Hardware comparison")
 
 # --- inputs -----------------------------------------------------------------
 base = frame.catalog()
-batches_p = widgets.batches_param(4096, ranges=True)
-params = [widgets.model_param(base), widgets.hardware_list_param(base, max_items=8)]
-params += [widgets.hardware_param(base, "baseline"), batches_p, *widgets.assumption_params()]
-params += llm_view.view_params()
 custom, profile_notes = pk.start(PAGE, profiles.LLM_VIEW)
-deploy_p = dv.params(base)
-params += [*profiles.params(custom, skip=profiles.LLM_VIEW), *deploy_p]
-defaults = {"model": "ResNet-50", "hardware": ["A100", "H100"], "batches": DEFAULT_BATCHES}
-defaults |= {"precision": "fp16", **widgets.ASSUMPTION_DEFAULTS, **llm_view.VIEW_DEFAULTS}
-defaults |= {"profile": profiles.DEFAULT, **dv.defaults(base)}
-s = scenario.start(PAGE, base, params, defaults)
+link = declare(base, custom)
+s = scenario.start(link, base)
 cat = s.cat
 with s.pickers:
-    model_id = widgets.select_entry(PAGE, "model", "Model", dict(cat.models), "ResNet-50")
+    model_id = widgets.select_entry(link, "model", "Model", dict(cat.models))
     model = cat.models[model_id]
-    hw_ids, dropped = widgets.select_hardware_list(PAGE, "Accelerators (2–8)", cat.hardware, 8)
-    wanted = st.session_state.get(state.widget_key(PAGE, "baseline"))
+    hw_ids, dropped = widgets.select_hardware_list(link, "Accelerators (2–8)", cat.hardware, 8)
+    wanted = st.session_state.get(link.key("baseline"))
     moved = wanted is not None and bool(hw_ids) and wanted not in hw_ids
     chosen = {h: cat.hardware[h] for h in hw_ids}
     baseline = (
-        widgets.select_entry(PAGE, "baseline", "Baseline", chosen, hw_ids[0]) if hw_ids else None
+        widgets.select_entry(link, "baseline", "Baseline", chosen, hw_ids[0]) if hw_ids else None
     )
-    view, context, extra = llm_view.view_inputs(PAGE, model)
+    view, context, extra = llm_view.view_inputs(link, model)
     serving = getattr(model, "arch", None) is not None  # a decoder LLM with shapes
-    deps, refused, tokens = dv.inputs(PAGE, deploy_p[0], cat, model) if serving else ([], [], {})
-    batches = widgets.batch_list_input(PAGE, batches_p, DEFAULT_BATCHES)
-    precision = widgets.select_precision(PAGE)
+    deps, refused, tokens = dv.inputs(link, cat, model) if serving else ([], [], {})
+    batches = widgets.batch_list_input(link)
+    precision = widgets.select_precision(link)
     profile = pk.picker(PAGE, custom, profiles.LLM_VIEW)
-    overrides = widgets.assumption_inputs(PAGE)
+    overrides = widgets.assumption_inputs(link)
 
 # --- engine -----------------------------------------------------------------
 names, decode = {h: cat.hardware[h].name for h in hw_ids}, view == "decode"
@@ -71,12 +63,10 @@ if len(hw_ids) >= 2:
     ratio = df["speedup_vs_baseline_ratio"].to_numpy()
     raw = raw.assign(baseline_hardware=baseline, speedup_vs_baseline_ratio=ratio)
     cross = engine.crossover_batch(df)
-values = {"model": model_id, "hardware": hw_ids or None, "baseline": baseline}
-values |= {"batches": batches, "precision": precision, **overrides, **s.custom}
-values |= llm_view.link_values(view, context, extra)
-values |= {**profiles.link_values(profile, skip=profiles.LLM_VIEW), **tokens}
-values["deployments"] = deps or None if serving else None
-query = state.publish(PAGE, params, values, (*widgets.SHARED_NAMES, "profile"))
+values = {"baseline": baseline, "batches": batches, **llm_view.link_values(view, context, extra)}
+values |= {**profiles.link_values(profile, skip=profiles.LLM_VIEW)}
+values |= {"deployments": deps or None, **{n: tokens.get(n) for n in lp.TOKENS}}
+query = state.publish(link, values, (*lp.SHARED_NAMES, "profile"))
 changed = profiles.edits(profile, overrides | (extra if serving or decode else {}))
 label = profiles.label(profile, changed)
 

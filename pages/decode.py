@@ -9,43 +9,44 @@ import streamlit as st
 from ui.charts import operator_table as ov
 from ui.charts import operators as fo
 from ui.core import frame, state
+from ui.core import link_params as lp
 from ui.core.downloads import download_csv
 from ui.core.text import plain
 from ui.decode import config as serve_config
 from ui.decode import figures as fl
 from ui.decode import inputs as sw
 from ui.decode import view as sv
+from ui.decode.link import KV_CHOICES, PAGE, declare, legacy_tokens
 from ui.widgets import pickers as widgets
 from ui.widgets import scenario
 
-PAGE = "decode"
 frame.setup_page("LLM serving")
 
 # --- inputs -----------------------------------------------------------------
 base = frame.catalog()
-params, contexts_p, batches_p = sv.params(base, widgets.hardware_param(base))
-s = scenario.start(PAGE, base, params, sv.DEFAULTS | sv.legacy_tokens(state.raw_query()))
+link = declare(base)
+s = scenario.start(link, base, legacy_tokens(state.raw_query()))
 cat = s.cat
 llms = sv.model_entries(cat)
 with s.pickers:
-    model_id = widgets.select_entry(PAGE, "model", "Model (decoder LLMs)", llms, "Llama-3.1-8B")
+    model_id = widgets.select_entry(link, "model", "Model (decoder LLMs)", llms)
     config_spec, config_text = (
-        sw.config_input() if model_id == serve_config.CONFIG_ID else (None, "")
+        sw.config_input(link) if model_id == serve_config.CONFIG_ID else (None, "")
     )
-    hw_id = widgets.select_entry(PAGE, "hardware", "Accelerator", dict(cat.hardware), "A100")
-    tp, pp = sw.devices_inputs()
-    batch, input_tokens, output_tokens = sw.token_inputs()
-    precision = widgets.select_precision(PAGE)
+    hw_id = widgets.select_entry(link, "hardware", "Accelerator", dict(cat.hardware))
+    tp, pp = sw.devices_inputs(link)
+    batch, input_tokens, output_tokens = sw.token_inputs(link)
+    precision = widgets.select_precision(link)
     kv = st.selectbox(
         "KV-cache precision",
-        sv.KV_CHOICES,
-        key=sw.k("kv_precision"),
+        KV_CHOICES,
+        key=link.key("kv_precision"),
         format_func=lambda v: f"same as weights ({precision})" if v == "same" else v,
     )
-    profile = sw.profile_input()
-    contexts, batches = sw.curve_inputs(contexts_p, batches_p)
-    overrides = sw.override_inputs()
-    tutorial = sw.tutorial_input()
+    profile = sw.profile_input(link)
+    contexts, batches = sw.curve_inputs(link)
+    overrides = sw.override_inputs(link)
+    tutorial = sw.tutorial_input(link)
 
 # --- engine -----------------------------------------------------------------
 model = config_spec if model_id == serve_config.CONFIG_ID else cat.models[model_id]
@@ -59,12 +60,8 @@ r, placement_error = sv.run(model, hw, opts)
 opts |= {"tp": r["tp"], "pp": r["pp"]}
 ops = ov.step_table(model, hw, **opts)
 df = sv.curves(model, hw, sorted({*batches, batch}), sorted({*contexts, input_tokens}), opts)
-values = {"model": model_id, "model_config": config_text or None, "hardware": hw_id}
-values |= {"tp": tp, "pp": pp, "batch": batch, "input_tokens": input_tokens}
-values |= {"output_tokens": output_tokens, "precision": precision, "kv_precision": kv}
-values |= {"profile": profile, "contexts": contexts, "batches": batches, **overrides, **s.custom}
-values |= {"tutorial": tutorial}
-query = state.publish(PAGE, params, values, widgets.SHARED_NAMES)
+values = {"model_config": config_text or None, "contexts": contexts, "batches": batches}
+query = state.publish(link, values, lp.SHARED_NAMES)
 
 # --- render -----------------------------------------------------------------
 st.title(f"{plain(model.name)} on {plain(hw.name)}: LLM serving")

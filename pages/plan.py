@@ -6,14 +6,15 @@ tokens, the cheapest and the fastest in words (docs/model.md, "Serving model")."
 import streamlit as st
 
 from ui.core import frame, state
+from ui.core.params import write_list
 from ui.core.text import plain
 from ui.plan import figures as fp
 from ui.plan import grid as pg
 from ui.plan import inputs as pp
 from ui.plan import view as pv
+from ui.plan.link import NONE, PAGE, declare
 from ui.widgets import scenario
 
-PAGE = pp.PAGE
 frame.setup_page("Planner")
 
 
@@ -26,21 +27,20 @@ def sweep(_cat, _key: tuple, model_id, groups, batches, tokens, opts):
 
 # --- inputs -----------------------------------------------------------------
 base = frame.catalog()
-params = pp.params(base)
-by_name = {p.name: p for p in params}
+link = declare(base)
 pp.keep_profile_values()
-s = scenario.start(PAGE, base, params, pp.DEFAULTS)
+s = scenario.start(link, base)
 cat = s.cat
 llms = {i: m for i, m in cat.models.items() if getattr(m, "arch", None) is not None}
 with s.pickers:
-    model_id, tokens = pp.workload_inputs(llms)
+    model_id, tokens = pp.workload_inputs(link, llms)
     st.markdown("**SLOs**")
-    slo = pv.Slo(**pp.slo_inputs())
-    grid = pp.grid_inputs(cat, by_name)
+    slo = pv.Slo(**pp.slo_inputs(link))
+    grid = pp.grid_inputs(link, cat)
     chosen = {h: cat.hardware[h] for h in grid["hardware"]}
     prices = pp.price_inputs(chosen)
     profile = pp.profile_input()
-    overrides = pp.assumption_inputs(profile)
+    overrides = pp.assumption_inputs(link, profile)
 
 # --- engine -----------------------------------------------------------------
 model = cat.models[model_id]
@@ -57,19 +57,16 @@ if 0 < rows <= pg.MAX_CONFIGURATIONS:
     except ValueError as exc:  # e.g. a request longer than the engine accepts
         error = str(exc)
 table = pv.ranked(pg.screen(df), slo, prices) if df is not None else None
-values = {"model": model_id, **grid, "hardware": grid["hardware"] or None}
-values["precisions"] = grid["precisions"] or None  # none chosen: not written as "precisions="
-values |= {"input_tokens": tokens[0], "output_tokens": tokens[1], "profile": profile.name}
-values |= {name: pp.NONE if v is None else v for name, v in slo.fields().items()}
-values |= {"prices": prices or None, **overrides, **s.custom}
-query = state.publish(PAGE, params, values, ("model",))
+values = {"tp": grid["tp"], "pp": grid["pp"], "batches": grid["batches"]}
+values |= {name: NONE if v is None else v for name, v in slo.fields().items()}
+query = state.publish(link, values | {"prices": prices or None}, ("model",))
 
 # --- render -----------------------------------------------------------------
 names = {h: hw.name for h, hw in chosen.items()}
 st.title(f"Planner: {plain(model.name)}")
 st.caption(
-    f"{rows:,} configurations · {len(chosen)} accelerators × TP {pp.write_list(grid['tp'])} × "
-    f"PP {pp.write_list(grid['pp'])} × {', '.join(grid['precisions']) or 'no precision'} × "
+    f"{rows:,} configurations · {len(chosen)} accelerators × TP {write_list(grid['tp'])} × "
+    f"PP {write_list(grid['pp'])} × {', '.join(grid['precisions']) or 'no precision'} × "
     f"{len(grid['batches']):,} batch sizes · {tokens[0]:,} input + {tokens[1]:,} output tokens "
     f"per request · profile {profile.name} · serving model (docs/model.md)"
 )

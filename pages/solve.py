@@ -9,46 +9,42 @@ import streamlit as st
 import engine
 from ui.charts.roofline import latency_breakdown_figure, roof_table, roofline_figure
 from ui.core import frame, profiles, state
+from ui.core import link_params as lp
 from ui.core.downloads import download_csv
 from ui.core.text import FLOP_NOTE, plain
 from ui.solve import breakdown as sb
 from ui.solve import view as sv
+from ui.solve.link import PAGE, declare
 from ui.solve.metrics import result_table, solve_metrics
 from ui.widgets import pickers as widgets
 from ui.widgets import profile as pk
 from ui.widgets import scenario
 
-PAGE = "solve"
 frame.setup_page("Single solve")
 
 # --- inputs -----------------------------------------------------------------
 base = frame.catalog()
-params = [widgets.model_param(base), widgets.hardware_param(base), widgets.batch_param()]
-params += widgets.assumption_params()
 custom, profile_notes = pk.start(PAGE)
-params += [*profiles.params(custom), *sb.token_params()]
-defaults = {"model": "ResNet-50", "hardware": "A100", "batch": 1, "precision": "fp16"}
-defaults |= {**widgets.ASSUMPTION_DEFAULTS, "profile": profiles.DEFAULT, **sb.TOKENS}
-s = scenario.start(PAGE, base, params, defaults)
+link = declare(base, custom)
+s = scenario.start(link, base)
 cat = s.cat
 with s.pickers:
-    model_id = widgets.select_entry(PAGE, "model", "Model", dict(cat.models), "ResNet-50")
-    hw_id = widgets.select_entry(PAGE, "hardware", "Accelerator", dict(cat.hardware), "A100")
-    batch = widgets.batch_input(PAGE)
-    precision = widgets.select_precision(PAGE)
+    model_id = widgets.select_entry(link, "model", "Model", dict(cat.models))
+    hw_id = widgets.select_entry(link, "hardware", "Accelerator", dict(cat.hardware))
+    batch = widgets.batch_input(link)
+    precision = widgets.select_precision(link)
     profile = pk.picker(PAGE, custom)
-    overrides = widgets.assumption_inputs(PAGE)
+    overrides = widgets.assumption_inputs(link)
     llm = sb.has_operators(cat.models[model_id])
-    tokens = sb.token_inputs(PAGE) if llm else {}
+    tokens = sb.token_inputs(link) if llm else {}
 
 # --- engine -----------------------------------------------------------------
 model, hw = cat.models[model_id], cat.hardware[hw_id]
 result = engine.solve(model, hw, batch, precision, **overrides)
 row = engine.sweep(model, hw, [batch], [precision], **overrides)
 crossover = engine.compute_bound_batch(model, hw, precision=precision, **overrides)
-values = {"model": model_id, "hardware": hw_id, "batch": batch, "precision": precision}
-values |= {**overrides, **s.custom, **profiles.link_values(profile), **tokens}
-query = state.publish(PAGE, params, values, shared=(*widgets.SHARED_NAMES, "profile"))
+values = {**profiles.link_values(profile), **{n: tokens.get(n) for n in lp.TOKENS}}
+query = state.publish(link, values, shared=(*lp.SHARED_NAMES, "profile"))
 changed = profiles.edits(profile, overrides)
 label = profiles.label(profile, changed)
 
@@ -62,7 +58,7 @@ frame.show_param_warnings(profile_notes)
 frame.show_engine_warnings(result.warnings)
 sv.show_headline(result, model, hw, crossover)
 solve_metrics(result)
-sv.show_decode_note(model, hw, batch, precision, overrides, values)
+sv.show_decode_note(model, hw, batch, precision, overrides, query)
 
 points = row.assign(label=f"{model.name}, batch {batch}")
 st.plotly_chart(

@@ -9,50 +9,41 @@ import engine
 from ui.charts import decode_rows, tables
 from ui.charts import sweep as fs
 from ui.core import frame, profiles, state
+from ui.core import link_params as lp
 from ui.core.downloads import download_csv
-from ui.core.params import Param, number, write_number
 from ui.core.text import FLOP_NOTE, plain
 from ui.sweep import view as sv
+from ui.sweep.link import PAGE, declare
 from ui.widgets import llm_view, scenario
 from ui.widgets import pickers as widgets
 from ui.widgets import profile as pk
 
-PAGE = "sweep"
-DEFAULT_BATCHES = [2**k for k in range(9)]  # 1, 2, 4, ..., 256
 frame.setup_page("Batch sweep")
 
 # --- inputs -----------------------------------------------------------------
 base = frame.catalog()
-batches_p = widgets.batches_param(4096, ranges=True)
-params = [widgets.model_param(base), widgets.hardware_param(base), batches_p]
-params += [Param("budget_ms", number(0.001, 1e6), write_number), *widgets.assumption_params()]
-params += llm_view.view_params()
 custom, profile_notes = pk.start(PAGE, profiles.LLM_VIEW)
-params += profiles.params(custom, skip=profiles.LLM_VIEW)
-defaults = {"model": "ResNet-50", "hardware": "A100", "batches": DEFAULT_BATCHES}
-defaults |= {"precision": "fp16", **widgets.ASSUMPTION_DEFAULTS, **llm_view.VIEW_DEFAULTS}
-defaults["profile"] = profiles.DEFAULT
-s = scenario.start(PAGE, base, params, defaults)
+link = declare(base, custom)
+s = scenario.start(link, base)
 cat = s.cat
 with s.pickers:
-    model_id = widgets.select_entry(PAGE, "model", "Model", dict(cat.models), "ResNet-50")
-    hw_id = widgets.select_entry(PAGE, "hardware", "Accelerator", dict(cat.hardware), "A100")
+    model_id = widgets.select_entry(link, "model", "Model", dict(cat.models))
+    hw_id = widgets.select_entry(link, "hardware", "Accelerator", dict(cat.hardware))
     model, hw = cat.models[model_id], cat.hardware[hw_id]
-    view, context, extra = llm_view.view_inputs(PAGE, model)
-    batches = widgets.batch_list_input(PAGE, batches_p, DEFAULT_BATCHES, generator=True)
-    budget = st.number_input(
+    view, context, extra = llm_view.view_inputs(link, model)
+    batches = widgets.batch_list_input(link, generator=True)
+    budget = widgets.number_input(
+        link,
+        "budget_ms",
         "Latency budget (ms per batch, optional)",
-        0.001,
-        1e6,
         value=None,
         step=0.5,
         format="%.3f",
         placeholder="none",
-        key=state.widget_key(PAGE, "budget_ms"),
     )
-    precision = widgets.select_precision(PAGE)
+    precision = widgets.select_precision(link)
     profile = pk.picker(PAGE, custom, profiles.LLM_VIEW)
-    overrides = widgets.assumption_inputs(PAGE)
+    overrides = widgets.assumption_inputs(link)
 
 # --- engine -----------------------------------------------------------------
 decode = view == "decode"
@@ -63,11 +54,9 @@ else:
     raw = df = engine.marginal_gain(engine.sweep(model, hw, batches, [precision], **overrides))
     exact = engine.compute_bound_batch(model, hw, precision=precision, **overrides)
 first = tables.crossover_value(engine.crossover_batch(df)["crossover_batch"].iloc[0])
-values = {"model": model_id, "hardware": hw_id, "batches": batches, "budget_ms": budget}
-values |= {"precision": precision, **overrides, **s.custom}
-values |= llm_view.link_values(view, context, extra)
+values = {"batches": batches, **llm_view.link_values(view, context, extra)}
 values |= profiles.link_values(profile, skip=profiles.LLM_VIEW)
-query = state.publish(PAGE, params, values, (*widgets.SHARED_NAMES, "profile"))
+query = state.publish(link, values, (*lp.SHARED_NAMES, "profile"))
 changed = profiles.edits(profile, overrides | (extra if decode else {}))
 raw = raw.assign(profile=profiles.label(profile, changed))
 

@@ -26,15 +26,10 @@ from streamlit.testing.v1 import AppTest
 import engine
 from engine.api import ASSUMPTION_NAMES, _catalog_for
 from engine.catalog import BUILTIN_FILES, ENV_VAR, read_catalog_bytes
-from ui.compare import deploy as deploy_view
+from tests.conftest import page_links
 from ui.core import custom
-from ui.core import profiles as profile_pick
 from ui.core.params import MAX_PARAMS, MAX_VALUE_CHARS, parse_params
 from ui.core.text import plain
-from ui.decode import view as serve_view
-from ui.plan import inputs as plan_params
-from ui.widgets import llm_view
-from ui.widgets import pickers as widgets
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = Path(__file__).resolve().parent / "fixtures" / "broken_team_catalog.toml"
@@ -90,19 +85,8 @@ IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")  # every page parameter's name has t
 
 # --- the share-link parser ---------------------------------------------------
 def page_params() -> dict[str, list]:
-    """Every page's parameters, built as the pages build them."""
-    model, hw = widgets.model_param(CAT), widgets.hardware_param(CAT)
-    shared, view = widgets.assumption_params(), llm_view.view_params()
-    profile = profile_pick.params(None, skip=profile_pick.LLM_VIEW)
-    serving = [*shared, *view, *profile, *deploy_view.params(CAT)]  # Compare's LLM parameters
-    return {
-        "solve": [model, hw, widgets.batch_param(), *shared, *profile_pick.params(None)],
-        "sweep": [model, hw, widgets.batches_param(ranges=True), *shared, *view, *profile],
-        "compare": [model, widgets.hardware_list_param(CAT), widgets.batches_param(), *serving],
-        "baseline": [widgets.hardware_param(CAT, "baseline"), widgets.batch_param("batch"), *view],
-        "decode": serve_view.params(CAT, hw)[0],
-        "plan": plan_params.params(CAT),
-    }
+    """Every page's parameters, as the pages declare them (ui/<page>/link.py)."""
+    return {page: list(link) for page, link in page_links(CAT).items()}
 
 
 PARAMS = page_params()

@@ -17,6 +17,7 @@ from ui.core import custom
 from ui.core.format import fmt
 from ui.decode import config as sc
 from ui.decode import figures as fl
+from ui.decode import link as dl
 from ui.decode import view as sv
 
 PAGE = "pages/decode.py"
@@ -210,7 +211,7 @@ def test_custom_accelerator_from_the_link_is_used():
 
 def test_curves_and_their_table_come_from_the_serve_sweep():
     at = open_page()
-    df = sv.curves("Llama-3.1-8B", "A100", sv.DEFAULT_BATCHES, sv.DEFAULT_CONTEXTS,
+    df = sv.curves("Llama-3.1-8B", "A100", dl.DEFAULT_BATCHES, dl.DEFAULT_CONTEXTS,
                    {"tp": 1, "pp": 1, "output_tokens": 256, "precision": "fp16",
                     "profile": "tutorial", "kv_precision": None})  # fmt: skip
     assert at.dataframe[1].value.equals(sv.curve_table(df))

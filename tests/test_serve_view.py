@@ -15,7 +15,7 @@ from ui.core.format import fmt
 from ui.core.params import MAX_VALUE_CHARS, ParamError, parse_params
 from ui.decode import config as sc
 from ui.decode import view as sv
-from ui.widgets.pickers import hardware_param
+from ui.decode.link import declare, legacy_tokens
 
 CATALOG = engine.load_catalog()
 CONFIGS = sorted((ROOT / "tests" / "fixtures" / "configs").glob("*.json"))
@@ -66,7 +66,7 @@ def test_upload_limits():
 
 
 def test_every_new_link_parameter_is_read_and_checked():
-    params, _, _ = sv.params(CATALOG, hardware_param(CATALOG))
+    params = declare(CATALOG).params
     raw = {"tp": ["2"], "pp": ["0"], "input_tokens": ["8192"], "output_tokens": ["1.5"]}
     raw |= {"profile": ["trtllm"], "model": ["config.json"], "model_config": ["{"]}
     values, warnings = parse_params(raw, params)
@@ -77,13 +77,13 @@ def test_every_new_link_parameter_is_read_and_checked():
 
 def test_older_links_map_onto_input_and_output_tokens():
     # context 4096 with a 1024-token prompt: the request grows to 4096, so O = 4096 − 1024
-    assert sv.legacy_tokens({"context": ["4096"], "prompt": ["1024"]}) == {
+    assert legacy_tokens({"context": ["4096"], "prompt": ["1024"]}) == {
         "input_tokens": 1024,
         "output_tokens": 3072,
     }
-    assert sv.legacy_tokens({"context": ["4096"]}) == {"input_tokens": 4096}
-    assert sv.legacy_tokens({"prompt": ["9"], "input_tokens": ["5"]}) == {}  # new names win
-    assert sv.legacy_tokens({"context": ["x"]}) == {}
+    assert legacy_tokens({"context": ["4096"]}) == {"input_tokens": 4096}
+    assert legacy_tokens({"prompt": ["9"], "input_tokens": ["5"]}) == {}  # new names win
+    assert legacy_tokens({"context": ["x"]}) == {}
 
 
 def test_headline_and_fit_text_match_serve():

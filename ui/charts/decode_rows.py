@@ -16,7 +16,6 @@ import pandas as pd
 import engine
 from ui.charts import tables
 
-DEFAULT_CONTEXT = 4096  # tokens; the decode page's default
 DECODE_ASSUMPTIONS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "memory_reserve")
 AS_SWEEP = {  # decode_sweep column -> the sweep column the charts and tables read
     "aggregate_tokens_per_s": "throughput_per_s",

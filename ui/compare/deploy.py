@@ -25,19 +25,15 @@ from ui.compare.deployments import (
     Deployment,
     check_deployment,
     notes,
-    read_deployments,
     write_deployments,
 )
 from ui.core import profiles as pk
 from ui.core.downloads import download_csv
 from ui.core.format import fmt_all, pct
-from ui.core.params import MAX_VALUE_CHARS, Param, number, write_number
-from ui.core.state import widget_key
+from ui.core.params import MAX_VALUE_CHARS, Link
 from ui.core.text import plain
 from ui.widgets.tokens import token_inputs
 
-DEFAULT_TEXT = "8xH100/tp8,4xMI300X/tp4"
-DEFAULT_TOKENS = {"input_tokens": 1024, "output_tokens": 256}  # the planner's defaults
 SERVING = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "memory_reserve")
 # column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
 DISPLAY = {
@@ -216,19 +212,7 @@ def show(model, deps, refused, cat, *, csv_name: str, profile, changed, **run) -
     st.subheader("One accelerator each")
 
 
-def params(cat: engine.Catalog) -> list[Param]:
-    """`deployments` (checked against the catalogue here, against the model on the page),
-    `input_tokens` and `output_tokens`."""
-    top = engine.MAX_TOKENS
-    out = [Param("deployments", read_deployments(cat), write_deployments, text_widget=True)]
-    return out + [Param(n, number(1, top, whole=True), write_number) for n in DEFAULT_TOKENS]
-
-
-def defaults(cat: engine.Catalog) -> dict[str, object]:
-    return {"deployments": read_deployments(cat)(DEFAULT_TEXT), **DEFAULT_TOKENS}
-
-
-def inputs(page: str, param: Param, cat: engine.Catalog, model) -> tuple[list, list[str], dict]:
+def inputs(link: Link, cat: engine.Catalog, model) -> tuple[list, list[str], dict]:
     """The deployments field and the request shape (sidebar, decoder LLMs with shapes).
 
     Text that does not parse shows an error under the field and the last valid list is used;
@@ -237,10 +221,11 @@ def inputs(page: str, param: Param, cat: engine.Catalog, model) -> tuple[list, l
     Returns:
         (the deployments to run, the refusals as plain text, the input and output tokens).
     """
-    valid_key = widget_key(page, "deployments.valid")
+    param = link["deployments"]
+    valid_key = link.key("deployments.valid")
     text = st.text_input(
         "Multi-device deployments (n × accelerator / TP / PP)",
-        key=widget_key(page, "deployments"),
+        key=link.key("deployments"),
         max_chars=MAX_VALUE_CHARS,
         help="Comma-separated, e.g. 8xH100/tp8,4xMI300X/tp4,2xH100/tp1/pp2: n = tp·pp devices "
         "(8xH100 alone is TP8). Up to 8, run through the serving model (docs/model.md).",
@@ -249,7 +234,7 @@ def inputs(page: str, param: Param, cat: engine.Catalog, model) -> tuple[list, l
         deps = param.read(text)
         st.session_state[valid_key] = deps
     except ValueError as exc:
-        deps = st.session_state.get(valid_key) or defaults(cat)["deployments"]
+        deps = st.session_state.get(valid_key) or param.default
         shown = write_deployments(deps)
         st.error(f"Deployments not used: {plain(exc)}. Showing {shown}.", icon="🚫")
     kept, refused = [], []
@@ -259,4 +244,4 @@ def inputs(page: str, param: Param, cat: engine.Catalog, model) -> tuple[list, l
             kept.append(d)
         except ValueError as exc:
             refused.append(str(exc))
-    return kept, refused, token_inputs(page)
+    return kept, refused, token_inputs(link)

@@ -1,16 +1,20 @@
-"""Share-link parameters: parse an untrusted query string into checked values, and back.
+"""Share-link parameters, declared once per page: read an untrusted query string into checked
+values, seed the widgets from them, and write the canonical link back.
 
-Pure functions, no streamlit: each page declares its parameters as `Param`s; `parse_params`
-keeps what is valid, drops what is not with a warning that names the parameter and the reason,
-and `to_query` writes the canonical form back so a link always reproduces the page. The names
-(`model`, `hardware`, `batch`, `batches`, `precision`, `efficiency`, ...) are a public contract
-documented in the README.
+Pure, no streamlit. A page declares each parameter once, as a `Param` in its `Link`: the name,
+the reader (its type and, for numbers, the range: a `Number` reader's `lo`..`hi` is also the
+range the page's widget allows, ui.widgets.pickers.number_input), the writer, the default, and
+how the widget holds it. `parse_params` keeps what is valid and drops what is not with a
+warning that names the parameter and the reason; `to_query` writes the canonical form back, so
+a link always reproduces the page (ui.core.state is the Streamlit glue). The names (`model`,
+`hardware`, `batch`, `batches`, `precision`, `efficiency`, ...) are a public contract
+documented in the README and recorded in tests/fixtures/contracts.json.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from engine import check_whole
@@ -18,6 +22,7 @@ from engine import check_whole
 MAX_VALUE_CHARS = 2000  # a longer value is dropped unread
 MAX_PARAMS = 40  # more distinct keys than this: the rest are ignored
 MAX_LIST_ITEMS = 4096
+WIDGETS = ("value", "text", "link")  # how a page holds a parameter: see `Param.widget`
 
 
 class ParamError(ValueError):
@@ -30,53 +35,128 @@ def _shown(text: str) -> str:
 
 @dataclass(frozen=True)
 class Param:
-    """One share-link parameter: its URL name, how to read it, and how to write it back."""
+    """One share-link parameter, declared once: everything else is derived from it.
+
+    Attributes:
+        name: the URL name, also the widget's key `<page>:<name>`.
+        read: text -> value, raising ParamError (a `Number` for numbers: its range is the
+            widget's range too).
+        write: value -> the canonical text.
+        default: the value when neither the link nor another page sets it (None: none).
+        widget: how the page holds it: "value" (a widget whose state is the value itself:
+            number, select, toggle, multiselect; the link is written from it), "text" (a text
+            field holding the written text, e.g. a batch list; the page passes the value it
+            read), "link" (no widget: the page passes the value, or it is not written).
+    """
 
     name: str
     read: Callable[[str], object]
     write: Callable[[object], str] = str
-    text_widget: bool = False  # the widget holds the written text (e.g. a batch list)
+    default: object = None
+    widget: str = "value"
+
+    def __post_init__(self) -> None:
+        if self.widget not in WIDGETS:
+            raise ValueError(f"{self.name}: widget must be one of {WIDGETS}, got {self.widget!r}")
+
+    @property
+    def text_widget(self) -> bool:
+        return self.widget == "text"
+
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        """(lowest, highest) a number parameter accepts, in the link and in its widget."""
+        return (self.read.lo, self.read.hi) if isinstance(self.read, Number) else None
 
 
-def choice(options: Sequence[str] | Callable[[], Sequence[str]], *, canon=None):
-    """A reader accepting one of `options` (case-insensitive); `canon` maps text -> option."""
+class Link:
+    """A page's share-link parameters, each declared once, in the order the link writes them."""
 
-    def read(text: str) -> str:
-        opts = options() if callable(options) else options
-        if canon is not None:
-            return canon(text)
-        for option in opts:
+    def __init__(self, page: str, params: Iterable[Param], ignore: Sequence[str] = ()):
+        self.page = page
+        self.params = tuple(params)
+        self.ignore = tuple(ignore)
+        self._by_name = {p.name: p for p in self.params}
+        if len(self._by_name) != len(self.params):
+            raise ValueError(f"{page}: a parameter is declared twice")
+
+    def __getitem__(self, name: str) -> Param:
+        return self._by_name[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __iter__(self) -> Iterator[Param]:
+        return iter(self.params)
+
+    def key(self, name: str) -> str:
+        """The session key of the parameter's widget: `<page>:<name>`."""
+        return f"{self.page}:{name}"
+
+    def defaults(self) -> dict[str, object]:
+        return {p.name: p.default for p in self.params if p.default is not None}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A reader accepting one of `options` (case-insensitive); `canon` maps text -> option
+    instead (e.g. a catalogue id from an alias), raising ValueError or KeyError."""
+
+    options: Sequence[str] = ()
+    canon: Callable[[str], str] | None = None
+
+    def __call__(self, text: str) -> str:
+        if self.canon is not None:
+            return self.canon(text)
+        for option in self.options:
             if option.lower() == text.strip().lower():
                 return option
-        raise ParamError(f"{_shown(text)} is not one of {', '.join(opts)}")
-
-    return read
+        raise ParamError(f"{_shown(text)} is not one of {', '.join(self.options)}")
 
 
-def number(lo: float, hi: float, *, whole: bool = False, lo_open: bool = False):
-    """A reader accepting a finite number in [lo, hi] ((lo, hi] with lo_open); with `whole`,
-    the engine's one whole-number check (`engine.check_whole`) decides."""
+def choice(options: Sequence[str] = (), *, canon: Callable[[str], str] | None = None) -> Choice:
+    """A reader accepting one of `options` (case-insensitive); `canon` maps text -> option."""
+    return Choice(tuple(options), canon)
 
-    def read(text: str) -> float | int:
+
+@dataclass(frozen=True)
+class Number:
+    """A reader accepting a finite number in [lo, hi]; with `whole`, the engine's one
+    whole-number check (`engine.check_whole`) decides; `none` is a word read as itself (e.g.
+    "none": no limit). `lo` and `hi` are also the range of the parameter's widget."""
+
+    lo: float
+    hi: float
+    whole: bool = False
+    none: str | None = None
+
+    def __call__(self, text: str) -> float | int | str:
+        if self.none is not None and text.strip().lower() == self.none:
+            return self.none
         try:
             value = float(text.strip())
         except ValueError:
             raise ParamError(f"{_shown(text)} is not a number") from None
         if not math.isfinite(value):
             raise ParamError(f"{_shown(text)} is not a finite number")
-        if whole:
+        if self.whole:
             try:
                 small = value.is_integer() and abs(value) < 1e15
                 shown = int(value) if small else value  # "got -1", not -1.0
-                return check_whole(shown, "value", high=int(hi), low=int(lo))
+                return check_whole(shown, "value", high=int(self.hi), low=int(self.lo))
             except ValueError as exc:
                 raise ParamError(str(exc).removeprefix("value: ")) from None
-        if value < lo or value > hi or (lo_open and value == lo):
-            low = f"above {lo:g}" if lo_open else f"at least {lo:g}"
-            raise ParamError(f"{value:g} is out of range ({low}, at most {hi:g})")
+        if value < self.lo or value > self.hi:
+            limits = f"at least {self.lo:g}, at most {self.hi:g}"
+            raise ParamError(f"{value:g} is out of range ({limits})")
         return value
 
-    return read
+
+def number(lo: float, hi: float, *, whole: bool = False, none: str | None = None) -> Number:
+    """A reader accepting a finite number in [lo, hi] (see `Number`)."""
+    if whole:
+        return Number(int(lo), int(hi), True, none)
+    return Number(float(lo), float(hi), False, none)
 
 
 def listing(
@@ -169,7 +249,7 @@ def write_number(value: object) -> str:
 
 
 def parse_params(
-    raw: Mapping[str, Sequence[str]], params: Sequence[Param], ignore: Sequence[str] = ()
+    raw: Mapping[str, Sequence[str]], params: Iterable[Param], ignore: Sequence[str] = ()
 ) -> tuple[dict[str, object], list[str]]:
     """Read the known parameters of a query string; explain everything that was dropped.
 
@@ -208,6 +288,9 @@ def parse_params(
     return values, warnings
 
 
-def to_query(values: Mapping[str, object], params: Sequence[Param]) -> dict[str, str]:
-    """The canonical query string for `values` (only the page's parameters, in its order)."""
-    return {p.name: p.write(values[p.name]) for p in params if values.get(p.name) is not None}
+def to_query(values: Mapping[str, object], params: Iterable[Param]) -> dict[str, str]:
+    """The canonical query string for `values`: only the page's parameters, in its order, and
+    only those with a value (None, or a value written as "" such as an empty list, is left out:
+    the page's default then applies)."""
+    texts = {p.name: p.write(values[p.name]) for p in params if values.get(p.name) is not None}
+    return {name: text for name, text in texts.items() if text != ""}

@@ -14,22 +14,18 @@ import math
 from collections.abc import Mapping, Sequence
 
 import engine
+from ui.core import assumptions
 from ui.core.format import sig
-from ui.core.params import Param, ParamError, number, write_number
+from ui.core.params import Param, ParamError
 
 DEFAULT = "tutorial"
 # The whole-model solve's assumptions on the pages' widgets (user names; flop_convention is a
 # counting rule, not a profile's).
 WIDGETS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "activation_fraction")
 LLM_VIEW = ("memory_reserve",)  # the profile key the LLM view of Sweep and Compare has a widget for
-RANGES = {  # the other profile keys: accepted in a link for a custom profile
-    "bandwidth_efficiency": (0.01, 1.0),
-    "memory_reserve": (0.0, 0.95),
-    "attention_efficiency": (0.01, 1.0),
-    "expert_efficiency": (0.01, 1.0),
-    "link_efficiency": (0.01, 1.0),
-    "link_latency_us": (0.0, 1e6),
-}
+OTHERS = ("bandwidth_efficiency", "memory_reserve", "attention_efficiency", "expert_efficiency")
+OTHERS += ("link_efficiency", "link_latency_us")  # the other profile keys, in a custom one's link
+RANGES = {name: assumptions.RANGES[name] for name in OTHERS}  # ui.core.assumptions' ranges
 
 
 def profile_from_query(query: Mapping[str, list[str]]) -> tuple[engine.Profile, list[str]]:
@@ -133,9 +129,8 @@ def _profile_name(custom: engine.Profile | None):
 def params(custom: engine.Profile | None, skip: Sequence[str] = ()) -> list[Param]:
     """`profile` and the custom profile's serving assumptions (written for a custom one), but
     not `skip`: parameters the page declares itself (e.g. the LLM view's memory_reserve)."""
-    out = [Param("profile", _profile_name(custom))]
-    ranges = {k: r for k, r in RANGES.items() if k not in skip}
-    return out + [Param(k, number(lo, hi), write_number) for k, (lo, hi) in ranges.items()]
+    out = [Param("profile", _profile_name(custom), default=DEFAULT)]
+    return out + [assumptions.param(k, widget="link") for k in OTHERS if k not in skip]
 
 
 def link_values(profile: engine.Profile, skip: Sequence[str] = ()) -> dict[str, object]:

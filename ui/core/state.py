@@ -2,9 +2,10 @@
 
 On a page's first run (and whenever a widget's state is missing) each widget is seeded from
 the URL if the URL holds a valid value, else from the value the user last chose on another page
-(so model and hardware follow the user between pages), else from the page's default. After the
-widgets run, `publish` writes the canonical scenario back into the URL, so the address bar is
-always a link that reproduces the page.
+(so model and hardware follow the user between pages), else from the parameter's declared
+default. After the widgets run, `publish` writes the canonical link back into the URL, reading
+each widget's value from its session key `<page>:<name>` (the page passes only what it
+computed), so the address bar is always a link that reproduces the page.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
-from ui.core.params import Param, parse_params, to_query
+from ui.core.params import Link, Param, parse_params, to_query
 
 SHARED = "shared:"  # session-state prefix of values shared across pages
 
@@ -27,18 +28,21 @@ def widget_key(page: str, name: str) -> str:
     return f"{page}:{name}"
 
 
-def bind(
-    page: str, params: Sequence[Param], defaults: Mapping[str, object], ignore: Sequence[str] = ()
-) -> list[str]:
-    """Seed missing widget state for `page`; returns warnings about dropped URL values."""
-    from_url, warnings = parse_params(raw_query(), params, ignore)
-    for p in params:
-        key = widget_key(page, p.name)
+def bind(link: Link, seeds: Mapping[str, object] | None = None) -> list[str]:
+    """Seed missing widget state for the page; returns warnings about dropped URL values.
+
+    Args:
+        seeds: values that replace the declared defaults (e.g. an older link's, mapped).
+    """
+    from_url, warnings = parse_params(raw_query(), link.params, link.ignore)
+    seeds = seeds or {}
+    for p in link:
+        key = link.key(p.name)
         if key in st.session_state:
             continue
         value = from_url.get(p.name, _shared(p))
         if value is None:
-            value = defaults.get(p.name)
+            value = seeds.get(p.name, p.default)
         if value is not None:
             st.session_state[key] = p.write(value) if p.text_widget else value
     return warnings
@@ -55,16 +59,25 @@ def _shared(p: Param) -> object:
         return None
 
 
-def value(page: str, name: str) -> object:
-    return st.session_state.get(widget_key(page, name))
-
-
 def publish(
-    page: str, params: Sequence[Param], values: Mapping[str, object], shared: Sequence[str] = ()
+    link: Link, values: Mapping[str, object] | None = None, shared: Sequence[str] = ()
 ) -> dict[str, str]:
-    """Write `values` as the page's canonical query string; remember `shared` ones for other
-    pages. Returns the query dict (for the share link shown on the page)."""
-    query = to_query(values, params)
+    """Write the page's canonical query string; remember `shared` values for other pages.
+
+    Args:
+        values: what the page computed (None: not in the link); every other parameter held
+            by a "value" widget is read from its session key, text and link-only ones are
+            left out.
+        shared: names whose value the other pages start from (ui.core.link_params.SHARED_NAMES).
+
+    Returns:
+        The query dict (for the share link shown on the page).
+    """
+    values = dict(values or {})
+    for p in link:
+        if p.name not in values and p.widget == "value":
+            values[p.name] = st.session_state.get(link.key(p.name))
+    query = to_query(values, link.params)
     if dict(st.query_params) != query:
         st.query_params.from_dict(query)
     for name in shared:  # None too: a default (or a switched-off custom spec) is shared

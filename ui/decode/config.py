@@ -90,7 +90,7 @@ def read_param(text: str) -> str:
 
 
 def param() -> Param:
-    return Param("model_config", read_param, str, text_widget=True)
+    return Param("model_config", read_param, str, widget="text")
 
 
 def read_upload(data: bytes) -> str:

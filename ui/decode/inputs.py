@@ -1,87 +1,94 @@
 """The serving page's own widgets: devices, tokens, profile, the config.json field, overrides,
-and the headline. Each widget's key is `decode:<param>`, bound to the share link (ui.core.state)."""
+and the headline. Each widget's key is `decode:<param>`, bound to the share link (ui.core.state);
+number fields take their ranges from the link's declarations (ui/decode/link.py)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 import engine
-from ui.core.params import MAX_VALUE_CHARS, write_list
-from ui.core.state import widget_key
+from ui.core.params import MAX_VALUE_CHARS, Link
 from ui.core.text import plain
 from ui.decode import config as serve_config
 from ui.decode import figures as fl
 from ui.decode import view as sv
-from ui.widgets.llm_view import RESERVE_MAX
-from ui.widgets.pickers import EFFICIENCY_MIN, batch_list_input
+from ui.widgets.pickers import batch_list_input, number_input
 
-PAGE = "decode"
 ROW = 4  # metric cards per row
+OVERRIDES = {  # name: (label, step, format); blank: the profile's figure
+    "efficiency": ("Compute efficiency η (fraction of peak)", 0.05, None),
+    "layer_overhead_us": ("Layer overhead τ (µs per layer per step)", 1.0, None),
+    "dispatch_overhead_ms": ("Dispatch overhead d (ms per step)", 0.005, "%.3f"),
+    "memory_reserve": ("Memory reserve (fraction of capacity held back)", 0.05, "%.2f"),
+}
 
 
-def k(name: str) -> str:
-    return widget_key(PAGE, name)
-
-
-def devices_inputs() -> tuple[int, int]:
+def devices_inputs(link: Link) -> tuple[int, int]:
     """Tensor- and pipeline-parallel degrees (devices = tp × pp)."""
     left, right = st.columns(2)
-    tp = left.number_input("TP (tensor-parallel devices)", 1, engine.MAX_DEGREE, key=k("tp"))
-    pp = right.number_input("PP (pipeline stages)", 1, engine.MAX_DEGREE, key=k("pp"))
+    tp = number_input(link, "tp", "TP (tensor-parallel devices)", where=left)
+    pp = number_input(link, "pp", "PP (pipeline stages)", where=right)
     return int(tp), int(pp)
 
 
-def token_inputs() -> tuple[int, int, int]:
+def token_inputs(link: Link) -> tuple[int, int, int]:
     """(batch, input tokens, output tokens) per request of the static batch."""
-    batch = st.number_input("Batch (concurrent sequences)", 1, engine.MAX_BATCH, key=k("batch"))
+    batch = number_input(link, "batch", "Batch (concurrent sequences)")
     left, right = st.columns(2)
-    i = left.number_input("Input tokens (prompt)", 1, engine.MAX_TOKENS, key=k("input_tokens"))
-    o = right.number_input("Output tokens", 1, engine.MAX_TOKENS, key=k("output_tokens"))
+    i = number_input(link, "input_tokens", "Input tokens (prompt)", where=left)
+    o = number_input(link, "output_tokens", "Output tokens", where=right)
     return int(batch), int(i), int(o)
 
 
-def curve_inputs(contexts_p, batches_p) -> tuple[list[int], list[int]]:
+def curve_inputs(link: Link) -> tuple[list[int], list[int]]:
     """The curves' input lengths and batch sizes; a list that does not parse is named."""
+    param = link["contexts"]
     text = st.text_input(
-        "Input tokens for the curves (comma-separated)", key=k("contexts"),
+        "Input tokens for the curves (comma-separated)",
+        key=link.key("contexts"),
         max_chars=MAX_VALUE_CHARS,
-    )  # fmt: skip
+    )
     try:
-        contexts = contexts_p.read(text)
+        contexts = param.read(text)
     except ValueError as exc:
-        contexts = sv.DEFAULT_CONTEXTS
-        st.error(f"List not used: {exc}. Showing {write_list(contexts)}.", icon="🚫")
-    return contexts, batch_list_input(PAGE, batches_p, sv.DEFAULT_BATCHES)
+        contexts = param.default
+        st.error(f"List not used: {exc}. Showing {param.write(contexts)}.", icon="🚫")
+    return contexts, batch_list_input(link)
 
 
-def tutorial_input() -> bool:
+def tutorial_input(link: Link) -> bool:
     return st.toggle(
-        "Also show the tutorial's one-step decode view", key=k("tutorial"),
+        "Also show the tutorial's one-step decode view",
+        key=link.key("tutorial"),
         help="engine.decode: one device, one decode step at context I + O (docs/model.md).",
-    )  # fmt: skip
+    )
 
 
-def profile_input() -> str:
-    names = engine.profile_names()
-    if st.session_state.get(k("profile")) not in names:
-        st.session_state[k("profile")] = "tutorial"
+def profile_input(link: Link) -> str:
+    names, key = engine.profile_names(), link.key("profile")
+    if st.session_state.get(key) not in names:
+        st.session_state[key] = link["profile"].default
     return st.selectbox(
         "Profile (assumptions)",
         names,
-        key=k("profile"),
+        key=key,
         format_func=lambda n: f"{n}: {engine.get_profile(n).description}"[:90],
         help="A named set of efficiencies and overheads (docs/model.md, 'Serving model').",
     )
 
 
-def config_input() -> tuple[object | None, str]:
+def config_input(link: Link) -> tuple[object | None, str]:
     """The pasted or uploaded config.json: (its ModelSpec or None, the compact text for the
     link). A problem is shown under the field, naming the config.json field."""
     text = st.text_area(
-        "config.json (paste)", key=k("model_config"), max_chars=serve_config.MAX_PASTE_CHARS,
+        "config.json (paste)",
+        key=link.key("model_config"),
+        max_chars=serve_config.MAX_PASTE_CHARS,
         placeholder='{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, ...}',
-    )  # fmt: skip
-    upload = st.file_uploader("or upload config.json", type=["json"], key=k("model_config.file"))
+    )
+    upload = st.file_uploader(
+        "or upload config.json", type=["json"], key=link.key("model_config.file")
+    )
     try:
         if upload is not None:
             text = serve_config.read_upload(upload.getvalue())
@@ -96,22 +103,20 @@ def config_input() -> tuple[object | None, str]:
         return None, ""
 
 
-def override_inputs() -> dict[str, object]:
+def override_inputs(link: Link) -> dict[str, object]:
     """The profile's assumptions the user overrides (blank: the profile's figure)."""
-    fields = {  # name: (label, min, max, step, format)
-        "efficiency": ("Compute efficiency η (fraction of peak)", EFFICIENCY_MIN, 1.0, 0.05, None),
-        "layer_overhead_us": ("Layer overhead τ (µs per layer per step)", 0.0, 1e6, 1.0, None),
-        "dispatch_overhead_ms": ("Dispatch overhead d (ms per step)", 0.0, 1e4, 0.005, "%.3f"),
-        "memory_reserve": ("Memory reserve (fraction of capacity held back)", 0.0, RESERVE_MAX,
-                           0.05, "%.2f"),
-    }  # fmt: skip
     out = {}
     with st.expander("Override the profile (blank: its figure)"):
-        for name, (label, lo, hi, step, form) in fields.items():
-            out[name] = st.number_input(
-                label, lo, hi, value=None, step=step, format=form, key=k(name),
+        for name, (label, step, form) in OVERRIDES.items():
+            out[name] = number_input(
+                link,
+                name,
+                label,
+                value=None,
+                step=step,
+                format=form,
                 placeholder="profile's figure",
-            )  # fmt: skip
+            )
     return out
 
 

@@ -1,12 +1,7 @@
-"""The serving page's parameters, engine calls and headline (one deployment of a decoder LLM).
+"""The serving page's engine calls, headline and curves (one deployment of a decoder LLM).
 
-Link parameters: model (or `config.json` with `model_config=`), hardware, tp, pp, batch,
-input_tokens, output_tokens, precision, kv_precision, profile, contexts and batches (the
-curves), and optional overrides of the profile's assumptions (efficiency, layer_overhead_us,
-dispatch_overhead_ms, memory_reserve; blank: the profile's figure). The decode page's older
-links keep working: `prompt=` is the input tokens; `context=` is the context the request grows
-to, so with `prompt=` it sets output_tokens = context − prompt, and alone it is the input
-tokens. The written link uses the new names. Model: docs/model.md, "Serving model".
+Its link parameters (older `context`/`prompt` links included) are ui/decode/link.py. Model:
+docs/model.md, "Serving model".
 """
 
 from __future__ import annotations
@@ -18,30 +13,9 @@ import pandas as pd
 
 import engine
 from ui.core.format import capacity, fmt, fmt_all, pct
-from ui.core.params import (
-    Param,
-    ParamError,
-    choice,
-    listing,
-    number,
-    parse_params,
-    write_list,
-    write_number,
-)
 from ui.decode import config as serve_config
-from ui.widgets.llm_view import reserve_param
-from ui.widgets.pickers import EFFICIENCY_MIN, assumption_params, batch_param, batches_param
+from ui.decode.link import OVERRIDES
 
-KV_CHOICES = ("same", "fp16", "bf16", "fp8", "int8", "int4")  # same: the weight precision
-OVERRIDES = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "memory_reserve")
-DEFAULT_CONTEXTS, DEFAULT_BATCHES = [1024, 4096, 16384, 65536], [2**k for k in range(9)]
-TOKENS = number(1, engine.MAX_TOKENS, whole=True)
-DEGREE = number(1, engine.MAX_DEGREE, whole=True)
-DEFAULTS = {"model": "Llama-3.1-8B", "hardware": "A100", "tp": 1, "pp": 1, "batch": 1}
-DEFAULTS |= {"input_tokens": 1024, "output_tokens": 256, "precision": "fp16"}
-DEFAULTS |= {"kv_precision": "same", "profile": "tutorial", "contexts": DEFAULT_CONTEXTS}
-DEFAULTS |= {"batches": DEFAULT_BATCHES, "tutorial": False}
-LEGACY = ("context", "prompt")  # read, mapped onto input/output tokens, never written
 PAGE_ONLY = ["context", "aggregate_tokens_per_s", "memory_required_bytes", "weight_bytes"]
 PAGE_ONLY += ["max_batch_at_context"]  # the curves' columns under ui.decode.figures's names
 CURVE_TABLE = {  # column: (on-screen header, ui.core.format unit or None (as is), factor)
@@ -71,59 +45,6 @@ def curve_table(df: pd.DataFrame) -> pd.DataFrame:
         values = df[column].to_numpy()
         out[header] = values if unit is None else fmt_all(values * factor, unit)
     return pd.DataFrame(out)
-
-
-def read_on_off(text: str) -> bool:
-    word = text.strip().lower()
-    if word not in ("on", "off"):
-        raise ParamError(f"{text[:20]!r} is not on or off")
-    return word == "on"
-
-
-def model_reader(base):
-    def canon(text: str) -> str:
-        if text.strip().lower() == serve_config.CONFIG_ID:
-            return serve_config.CONFIG_ID
-        spec = engine.resolve_llm(text, base)
-        if getattr(spec, "arch", None) is None:
-            raise ValueError(f"{spec.id} has no shapes (the serving model needs them)")
-        return spec.id
-
-    return choice((), canon=canon)
-
-
-def params(base, hardware_param) -> tuple[list[Param], Param, Param]:
-    """(every link parameter of the page, the contexts parameter, the batches parameter)."""
-    contexts_p = Param(
-        "contexts", lambda t: sorted(listing(TOKENS, max_items=8)(t)), write_list, True
-    )
-    batches_p = batches_param(4096, ranges=True)
-    out = [Param("model", model_reader(base)), serve_config.param(), hardware_param]
-    out += [Param(n, DEGREE, write_number) for n in ("tp", "pp")]
-    out += [batch_param()] + [Param(n, TOKENS, write_number) for n in ("input_tokens",)]
-    out += [Param("output_tokens", TOKENS, write_number)]
-    out += [Param("kv_precision", choice(KV_CHOICES))]
-    out += [Param("profile", choice(engine.profile_names())), contexts_p, batches_p]
-    out += [Param("tutorial", read_on_off, lambda on: "on" if on else "off")]
-    out += [Param("efficiency", number(EFFICIENCY_MIN, 1.0), write_number), reserve_param()]
-    skip = ("efficiency", *engine.IGNORED_ASSUMPTIONS)
-    out += [p for p in assumption_params() if p.name not in skip]
-    out += [Param(name, TOKENS, write_number) for name in LEGACY]
-    return out, contexts_p, batches_p
-
-
-def legacy_tokens(raw: Mapping) -> dict[str, int]:
-    """Input/output tokens from an older link's `prompt=` and `context=` (module docstring)."""
-    names = ("input_tokens", "output_tokens", *LEGACY)
-    given = {k: v for k, v in raw.items() if k in names}
-    values, _ = parse_params(given, [Param(n, TOKENS) for n in names])
-    out = {}
-    if "input_tokens" not in values and ("prompt" in values or "context" in values):
-        out["input_tokens"] = values.get("prompt", values.get("context"))
-    both = "output_tokens" not in values and {"prompt", "context"} <= values.keys()
-    if both and values["context"] > values["prompt"]:
-        out["output_tokens"] = values["context"] - values["prompt"]
-    return out
 
 
 def overrides(values: Mapping) -> dict:

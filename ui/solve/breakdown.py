@@ -18,12 +18,11 @@ import engine
 from ui.charts import operator_table as ov
 from ui.charts.operators import operator_roofline, roof_values, step_breakdown
 from ui.core.downloads import download_csv
-from ui.core.params import Param, number, write_number
+from ui.core.params import Link
 from ui.core.text import plain
 from ui.solve import layers as lv
 from ui.widgets.tokens import token_inputs as token_fields
 
-TOKENS = {"input_tokens": 1024, "output_tokens": 256}  # the planner's and Compare's defaults
 OPERATOR_ASSUMPTIONS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms")
 
 
@@ -32,16 +31,10 @@ def has_operators(model) -> bool:
     return getattr(model, "arch", None) is not None
 
 
-def token_params() -> list[Param]:
-    """`input_tokens` and `output_tokens` (whole numbers; written for LLMs only)."""
-    top = engine.MAX_TOKENS
-    return [Param(n, number(1, top, whole=True), write_number) for n in TOKENS]
-
-
-def token_inputs(page: str) -> dict[str, int]:
+def token_inputs(link: Link) -> dict[str, int]:
     """The request shape of the operator view (sidebar, decoder LLMs only)."""
     return token_fields(
-        page,
+        link,
         "The operator view's request: a prefill of the input tokens, then decode steps (the "
         "one shown at the mean context, input + ⌊output / 2⌋).",
     )

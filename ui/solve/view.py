@@ -7,8 +7,9 @@ from urllib.parse import urlencode
 import streamlit as st
 
 import engine
-from ui.charts.decode_rows import DEFAULT_CONTEXT, decode_overrides
+from ui.charts.decode_rows import decode_overrides
 from ui.core.format import fmt
+from ui.core.link_params import DEFAULT_CONTEXT
 from ui.core.params import write_number
 from ui.core.text import plain
 from ui.solve import explain
@@ -37,17 +38,18 @@ def decode_link(query: dict[str, str]) -> str:
     return f"./{DECODE_PAGE}?{urlencode(query)}"
 
 
-def show_decode_note(model, hw, batch: int, precision: str, overrides: dict, values: dict) -> None:
+def show_decode_note(model, hw, batch: int, precision: str, overrides: dict, query: dict) -> None:
     """For a decoder LLM: what the decode model (weights + KV cache per step) gives, beside the
-    tutorial whole-model figure, with a link to the decode page at the same scenario."""
+    tutorial whole-model figure, with a link to the decode page at the same scenario (`query`:
+    the solve page's link)."""
     if not model.is_decoder_llm:
         return
     opts = decode_overrides(overrides)
     r = engine.decode(model, hw, batch, DEFAULT_CONTEXT, precision=precision, **opts)
-    query = {"model": values["model"], "hardware": values["hardware"], "batch": str(batch)}
-    query |= {"context": str(DEFAULT_CONTEXT), "precision": precision}
-    query |= {k: write_number(v) for k, v in opts.items() if v is not None}
-    query |= {k: values[k] for k in ("custom_hw",) if values.get(k)}
+    to = {"model": query["model"], "hardware": query["hardware"], "batch": str(batch)}
+    to |= {"context": str(DEFAULT_CONTEXT), "precision": precision}
+    to |= {k: write_number(v) for k, v in opts.items() if v is not None}
+    to |= {k: query[k] for k in ("custom_hw",) if query.get(k)}
     fit = "" if r.fits_in_memory else " (hypothetical: it does not fit)"
     st.info(
         f"**The LLM decode model gives {fmt(r.tpot_s, 's')} per token and "
@@ -55,6 +57,6 @@ def show_decode_note(model, hw, batch: int, precision: str, overrides: dict, val
         f"{DEFAULT_CONTEXT:,} tokens{fit}: each step moves the weights and the KV cache once "
         "for the whole batch. The figures above are the tutorial's whole-model view (each "
         f"extra sample moves more weight traffic). [Open the LLM decode page]"
-        f"({decode_link(query)}) for TPOT, TTFT and the KV cache.",
+        f"({decode_link(to)}) for TPOT, TTFT and the KV cache.",
         icon="💬",
     )

@@ -65,7 +65,7 @@ def _editor(page: str, name: str, fields: tuple, build) -> tuple[str | None, str
         error = str(getattr(exc, "message", exc))
     st.session_state[STORE + name], st.session_state[STORE + name + ".on"] = last, enabled
     used = last if enabled and last else None
-    st.session_state[widget_key(page, name)] = used or ""
+    st.session_state[widget_key(page, name)] = used  # the link's value (None: not in it)
     return used, error if enabled else None
 
 

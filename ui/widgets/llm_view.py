@@ -2,7 +2,7 @@
 
 For a decoder LLM these pages use the decode model by default (ui/charts/decode_rows.py) and
 offer the tutorial's whole-model view as a labelled choice; the context and the memory reserve
-apply to the decode view only.
+apply to the decode view only. Link parameters: ui.core.link_params.llm_view.
 """
 
 from __future__ import annotations
@@ -11,37 +11,21 @@ import pandas as pd
 import streamlit as st
 
 import engine
-from ui.charts.decode_rows import DEFAULT_CONTEXT
-from ui.core.params import Param, choice, number, write_number
-from ui.core.state import widget_key
+from ui.core.link_params import VIEWS
+from ui.core.params import Link
 from ui.core.text import plain
-
-MAX_CONTEXT = engine.MAX_CONTEXT
-VIEWS = {
-    "decode": "LLM decode model (weights once per step + KV cache)",
-    "tutorial": "Tutorial whole-model view (each extra sample moves α × weights)",
-}
-RESERVE_MAX = 0.95  # at most 95 % of the capacity held back (the widget's and the link's range)
-VIEW_DEFAULTS = {
-    "view": "decode",
-    "context": DEFAULT_CONTEXT,
-    "memory_reserve": engine.DEFAULTS.memory_reserve,
-}
+from ui.widgets.pickers import number_input
 
 
-def reserve_param() -> Param:
-    return Param("memory_reserve", number(0.0, RESERVE_MAX), write_number)
-
-
-def reserve_input(page: str, *, disabled: bool = False) -> float:
+def reserve_input(link: Link, *, disabled: bool = False, where=None) -> float:
     """The usable-memory reserve: the fraction of capacity held back (runtime, fragmentation)."""
-    return st.number_input(
+    return number_input(
+        link,
+        "memory_reserve",
         "Memory reserve (fraction of capacity held back)",
-        0.0,
-        RESERVE_MAX,
+        where=where,
         step=0.05,
         format="%.2f",
-        key=widget_key(page, "memory_reserve"),
         disabled=disabled,
         help=f"Default {engine.DEFAULTS.memory_reserve:g}: the share of capacity the runtime "
         "keeps (vLLM's gpu_memory_utilization 0.9 leaves 0.1). Applies to the decode model's "
@@ -49,16 +33,7 @@ def reserve_input(page: str, *, disabled: bool = False) -> float:
     )
 
 
-def view_params() -> list[Param]:
-    """The `view` (decode | tutorial), `context` (tokens) and `memory_reserve` parameters."""
-    return [
-        Param("view", choice(tuple(VIEWS))),
-        Param("context", number(1, MAX_CONTEXT, whole=True), write_number),
-        reserve_param(),
-    ]
-
-
-def view_inputs(page: str, model) -> tuple[str | None, int | None, dict]:
+def view_inputs(link: Link, model) -> tuple[str | None, int | None, dict]:
     """For a decoder LLM: the view, the context and the decode-only assumptions (the reserve);
     (None, None, {}) for other models."""
     if not model.is_decoder_llm:
@@ -66,22 +41,21 @@ def view_inputs(page: str, model) -> tuple[str | None, int | None, dict]:
     view = st.radio(
         "LLM view",
         list(VIEWS),
-        key=widget_key(page, "view"),
+        key=link.key("view"),
         format_func=VIEWS.get,
         help="The decode model gives the LLM decode page's numbers; the tutorial view "
         "reproduces the tutorial's whole-model figure.",
     )
     decode = view == "decode"
-    context = st.number_input(
+    context = number_input(
+        link,
+        "context",
         "Context (tokens per sequence)",
-        1,
-        MAX_CONTEXT,
         step=1024,
-        key=widget_key(page, "context"),
         disabled=not decode,
         help="Tokens in each sequence's KV cache at the decode step (decode view).",
     )
-    reserve = reserve_input(page, disabled=not decode)
+    reserve = reserve_input(link, disabled=not decode)
     return view, int(context), {"memory_reserve": reserve}
 
 

@@ -1,54 +1,35 @@
-"""Shared pickers: model, hardware, precision, the assumptions and the custom-spec editors.
+"""Shared pickers: model, accelerators, batch, batch list, precision and the assumptions.
 
-Every widget has a key `<page>:<param>` bound to a share-link parameter (ui.core.state). The
-assumption defaults are the engine's (docs/model.md) and always on screen, so nothing is hidden.
+Every widget is bound to a share-link parameter by its key `<page>:<name>` (ui.core.state) and
+takes what it needs from the parameter's one declaration (ui.core.params.Param): a number
+field's range is its reader's range, a picker's fallback is the declared default. A value
+outside the range that reaches a number field (a profile's, another page's) is refused with a
+warning beside the field, never silently clamped or blanked. The assumption defaults are the
+engine's (docs/model.md) and always on screen, so nothing is hidden.
 """
 
 from __future__ import annotations
 
+import numbers
+
 import streamlit as st
 
-from engine import DEFAULTS, MAX_BATCH, PRECISIONS, Catalog
-from ui.core import custom
-from ui.core.params import (
-    MAX_LIST_ITEMS,
-    MAX_VALUE_CHARS,
-    Param,
-    choice,
-    listing,
-    number,
-    whole_ranges,
-    write_list,
-    write_number,
-    write_ranges,
-)
+from engine import DEFAULTS, PRECISIONS
+from ui.core.format import sig
+from ui.core.params import MAX_LIST_ITEMS, MAX_VALUE_CHARS, Link, Number, write_list
 from ui.core.state import widget_key
 
-ASSUMPTION_DEFAULTS = {
-    "efficiency": DEFAULTS.efficiency,
-    "layer_overhead_us": DEFAULTS.layer_overhead_s * 1e6,
-    "dispatch_overhead_ms": None,  # None: the accelerator's catalogued figure
-    "activation_fraction": DEFAULTS.activation_fraction,
-    "flop_convention": DEFAULTS.flop_convention,
-}
-EFFICIENCY_MIN = 0.01  # the efficiency widget's and the link's lower bound (one range)
-ASSUMPTION_INPUTS = {  # name: (label, low, high, options): the widget's and the link's range
+ASSUMPTION_INPUTS = {  # name: (label, widget options); the range is the parameter's
     "efficiency": (
         "Compute efficiency η (fraction of peak)",
-        EFFICIENCY_MIN,
-        1.0,
         dict(step=0.05, format="%.2f", help=f"Default {DEFAULTS.efficiency} (docs/model.md)."),
     ),
     "layer_overhead_us": (
         "Layer overhead τ (µs per layer)",
-        0.0,
-        1e6,
         dict(step=1.0, help="Framework/launch cost per layer per forward pass; default 10 µs."),
     ),
     "dispatch_overhead_ms": (
         "Dispatch overhead d (ms per call)",
-        0.0,
-        1e4,
         dict(
             value=None,
             step=0.005,
@@ -59,8 +40,6 @@ ASSUMPTION_INPUTS = {  # name: (label, low, high, options): the widget's and the
     ),
     "activation_fraction": (
         "Activation traffic α (× weight bytes per sample)",
-        0.0,
-        1e3,
         dict(
             step=0.05,
             format="%.3f",
@@ -69,65 +48,39 @@ ASSUMPTION_INPUTS = {  # name: (label, low, high, options): the widget's and the
     ),
 }
 CONVENTION_LABELS = {"catalog": "as catalogued", "mac2": "normalise to 2 FLOPs per MAC"}
-SHARED_NAMES = ("model", "precision", *ASSUMPTION_DEFAULTS, "custom_hw", "custom_model")
-SHARED_NAMES += ("view", "context", "memory_reserve")  # the LLM view (ui.widgets.llm_view)
 
 
-def _model_reader(cat: Catalog):
-    return choice(
-        (), canon=lambda t: custom.CUSTOM_MODEL_ID if custom.is_custom(t) else cat.find_model(t).id
-    )
+def _is_number(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def _hardware_reader(cat: Catalog):
-    return choice(
-        (), canon=lambda t: custom.CUSTOM_HW_ID if custom.is_custom(t) else cat.find_hardware(t).id
-    )
+def number_field(key: str, reader: Number, label: str, *, where=None, default=None, **options):
+    """A number field over exactly the range `reader` accepts, bound to `key`.
+
+    A value already in the session but outside that range (a profile's or another page's)
+    is refused: the field starts at `default` instead (blank if that is not a number), and a
+    warning under the field says so, rather than Streamlit clamping or blanking it silently.
+    """
+    where = st if where is None else where
+    refused = st.session_state.get(key)
+    if _is_number(refused) and not reader.lo <= refused <= reader.hi:
+        st.session_state[key] = default if _is_number(default) else None
+    else:
+        refused = None
+    value = where.number_input(label, reader.lo, reader.hi, key=key, **options)
+    if refused is not None:
+        where.warning(
+            f"{sig(refused)} was not used here: this field takes {sig(reader.lo)} to "
+            f"{sig(reader.hi)}.",
+            icon="⚠️",
+        )
+    return value
 
 
-def assumption_params() -> list[Param]:
-    """The assumptions' link parameters, each over its widget's range (ASSUMPTION_INPUTS)."""
-    numbers = [
-        Param(name, number(lo, hi), write_number)
-        for name, (_, lo, hi, _) in ASSUMPTION_INPUTS.items()
-    ]
-    return [
-        Param("precision", choice(PRECISIONS)),
-        *numbers,
-        Param("flop_convention", choice(tuple(CONVENTION_LABELS))),
-        Param("custom_hw", custom.read_custom_hw),
-        Param("custom_model", custom.read_custom_model),
-    ]
-
-
-def model_param(cat: Catalog) -> Param:
-    return Param("model", _model_reader(cat))
-
-
-def hardware_param(cat: Catalog, name: str = "hardware") -> Param:
-    return Param(name, _hardware_reader(cat))
-
-
-def hardware_list_param(cat: Catalog, max_items: int = 8) -> Param:
-    return Param("hardware", listing(_hardware_reader(cat), max_items=max_items), write_list)
-
-
-def batch_param(name: str = "batch") -> Param:
-    return Param(name, number(1, MAX_BATCH, whole=True), write_number)
-
-
-def batch_input(page: str, label: str = "Batch size (samples)") -> int:
-    """The batch-size field (whole numbers, the same range as `batch_param`)."""
-    return int(st.number_input(label, 1, MAX_BATCH, step=1, key=widget_key(page, "batch")))
-
-
-def batches_param(max_items: int = 4096, *, ranges: bool = False) -> Param:
-    """A batch list; with `ranges`, `1..2000` and `8..512:8` are read and written compactly."""
-    if ranges:
-        reader = whole_ranges(1, MAX_BATCH, max_items=max_items)
-        return Param("batches", reader, write_ranges, text_widget=True)
-    reader = listing(number(1, MAX_BATCH, whole=True), max_items=max_items)
-    return Param("batches", lambda t: sorted(reader(t)), write_list, text_widget=True)
+def number_input(link: Link, name: str, label: str, *, where=None, **options):
+    """The number field of link parameter `name`: its range and default from the declaration."""
+    p = link[name]
+    return number_field(link.key(name), p.read, label, where=where, default=p.default, **options)
 
 
 def _keep_valid(key: str, options: list[str], fallback: str) -> None:
@@ -136,24 +89,29 @@ def _keep_valid(key: str, options: list[str], fallback: str) -> None:
         st.session_state[key] = fallback
 
 
-def select_entry(page: str, name: str, label: str, entries: dict, fallback: str) -> str:
-    """A selectbox over catalogue entries (shown by display name), bound to `page:name`."""
-    key = widget_key(page, name)
+def select_entry(
+    link: Link, name: str, label: str, entries: dict, fallback: str | None = None
+) -> str:
+    """A selectbox over catalogue entries (shown by display name), bound to `<page>:name`; an
+    entry no longer offered falls back to `fallback` (else the declared default, else the
+    first entry)."""
+    key = link.key(name)
     options = list(entries)
+    fallback = fallback if fallback is not None else link[name].default
     _keep_valid(key, options, fallback if fallback in entries else options[0])
     return st.selectbox(label, options, key=key, format_func=lambda k: entries[k].name)
 
 
 def select_hardware_list(
-    page: str, label: str, hardware: dict, max_selections: int
+    link: Link, label: str, hardware: dict, max_selections: int
 ) -> tuple[list[str], bool]:
-    """A multiselect of accelerators (shown by display name), bound to `page:hardware`. Ids no
-    longer in `hardware` (e.g. the custom accelerator switched off) are dropped first.
+    """A multiselect of accelerators (shown by display name), bound to `<page>:hardware`. Ids
+    no longer in `hardware` (e.g. the custom accelerator switched off) are dropped first.
 
     Returns:
         (the chosen ids, whether any was dropped).
     """
-    key = widget_key(page, "hardware")
+    key = link.key("hardware")
     before = st.session_state.get(key, [])
     kept = [h for h in before if h in hardware]
     if len(kept) < len(before):
@@ -168,9 +126,9 @@ def select_hardware_list(
     return ids, len(kept) < len(before)
 
 
-def select_precision(page: str) -> str:
-    key = widget_key(page, "precision")
-    _keep_valid(key, list(PRECISIONS), "fp16")
+def select_precision(link: Link) -> str:
+    key = link.key("precision")
+    _keep_valid(key, list(PRECISIONS), link["precision"].default)
     return st.selectbox(
         "Precision",
         PRECISIONS,
@@ -181,6 +139,11 @@ def select_precision(page: str) -> str:
     )
 
 
+def batch_input(link: Link, label: str = "Batch size (samples)") -> int:
+    """The batch-size field (whole numbers, the range of the `batch` parameter)."""
+    return int(number_input(link, "batch", label, step=1))
+
+
 def _fill_batches(page: str, kind: str) -> None:
     """Generator buttons' callback: write a batch list into the text field before it runs."""
     n = int(st.session_state[widget_key(page, "batches.up_to")])
@@ -188,19 +151,18 @@ def _fill_batches(page: str, kind: str) -> None:
     st.session_state[widget_key(page, "batches")] = text
 
 
-def batch_list_input(
-    page: str, param: Param, default: list[int], *, generator: bool = False
-) -> list[int]:
-    """The batch-list text field, bound to `page:batches`; returns the batch sizes to use.
+def batch_list_input(link: Link, *, generator: bool = False) -> list[int]:
+    """The batch-list text field, bound to `<page>:batches`; returns the batch sizes to use.
 
     Text that does not parse shows an error under the field naming the problem, and the last
-    valid list (else `default`) is used. With `generator`, two buttons fill the field with
-    "powers of two up to N" or "every batch 1..N" (read by `batches_param(ranges=True)`).
+    valid list (else the declared default) is used. With `generator`, two buttons fill the
+    field with "powers of two up to N" or "every batch 1..N" (ranges the parameter reads).
     """
+    param, page = link["batches"], link.page
     valid_key = widget_key(page, "batches.valid")
     text = st.text_input(
         "Batch sizes (comma-separated; ranges a..b or a..b:step)",
-        key=widget_key(page, "batches"),
+        key=link.key("batches"),
         max_chars=MAX_VALUE_CHARS,
         help=f"e.g. 1,2,4,8 · 1..2000 (every batch) · 8..512:8. At most {MAX_LIST_ITEMS:,}.",
     )
@@ -208,7 +170,7 @@ def batch_list_input(
         batches = param.read(text)
         st.session_state[valid_key] = batches
     except ValueError as exc:
-        batches = st.session_state.get(valid_key, default)
+        batches = st.session_state.get(valid_key, param.default)
         st.error(f"Batch list not used: {exc}. Showing {param.write(batches)}.", icon="🚫")
     if generator:
         with st.popover("Generate a batch list"):
@@ -220,17 +182,17 @@ def batch_list_input(
     return batches
 
 
-def assumption_inputs(page: str) -> dict[str, object]:
+def assumption_inputs(link: Link) -> dict[str, object]:
     """The single-model solve's assumptions (docs/model.md), editable; returns override keywords."""
     with st.expander("Assumptions", expanded=True):
         values = {
-            name: st.number_input(label, lo, hi, key=widget_key(page, name), **options)
-            for name, (label, lo, hi, options) in ASSUMPTION_INPUTS.items()
+            name: number_input(link, name, label, **options)
+            for name, (label, options) in ASSUMPTION_INPUTS.items()
         }
         values["flop_convention"] = st.radio(
             "FLOP convention",
             list(CONVENTION_LABELS),
-            key=widget_key(page, "flop_convention"),
+            key=link.key("flop_convention"),
             format_func=CONVENTION_LABELS.get,
             help="Datasheets count a multiply-accumulate as 2 FLOPs; some model "
             "figures (ResNet-50's 4.1 G) count it as 1.",

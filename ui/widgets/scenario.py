@@ -3,14 +3,14 @@ catalogue with the custom entries, and later show what was dropped or refused (m
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import streamlit as st
 
 from engine import Catalog
 from ui.core import custom, frame, state
-from ui.core.params import Param
+from ui.core.params import Link
 from ui.widgets.editors import custom_editors, show_custom_errors
 
 
@@ -25,21 +25,15 @@ class Start:
     custom_hw: str | None
     custom_model: str | None
 
-    @property
-    def custom(self) -> dict[str, str | None]:
-        """The custom specs as share-link values."""
-        return {"custom_hw": self.custom_hw, "custom_model": self.custom_model}
 
-
-def start(
-    page: str, base: Catalog, params: Sequence[Param], defaults: Mapping[str, object]
-) -> Start:
-    """Seed widgets from the link, draw the custom editors below the (empty) pickers."""
-    warnings = state.bind(page, params, defaults)
+def start(link: Link, base: Catalog, seeds: Mapping[str, object] | None = None) -> Start:
+    """Seed widgets from the link (`seeds` replace declared defaults), draw the custom editors
+    below the (empty) pickers."""
+    warnings = state.bind(link, seeds)
     pickers, editors = st.sidebar.container(), st.sidebar.container()
     with editors:
-        hw, model = custom_editors(page)
-    return Start(page, custom.with_custom(base, hw, model), warnings, pickers, hw, model)
+        hw, model = custom_editors(link.page)
+    return Start(link.page, custom.with_custom(base, hw, model), warnings, pickers, hw, model)
 
 
 def show_notes(s: Start) -> None:
