@@ -76,9 +76,19 @@ shown = {h: plain(name) for h, name in names.items()}  # inert in markdown
 st.title(f"Hardware comparison: {plain(model.name)}")
 scenario.show_notes(s)
 frame.show_param_warnings(profile_notes)
-dv.show(model, deps, refused, cat, csv_name=f"deployments_{model_id}_{precision}.csv",
-        profile=profile, changed=changed, batches=batches, tokens=tokens, precision=precision,
-        overrides=overrides | extra)  # fmt: skip
+dv.show(
+    model,
+    deps,
+    refused,
+    cat,
+    csv_name=f"deployments_{model_id}_{precision}.csv",
+    profile=profile,
+    changed=changed,
+    batches=batches,
+    tokens=tokens,
+    precision=precision,
+    overrides=overrides | extra,
+)
 if dropped:
     st.warning("Dropped the custom accelerator from the list: it is switched off or invalid.")
 if len(hw_ids) < 2:

@@ -56,8 +56,13 @@ def test_bars_sum_to_the_step_times_of_serve(deployment):
     for axis, total in (("y", r["ttft_ms"]), ("y2", r["tpot_ms"])):
         bars = [t for t in fig.data if t.yaxis == axis]
         assert sum(t.x[0] for t in bars) == pytest.approx(total, rel=1e-9)
-    assert {t.name for t in fig.data} == {"attention", "GEMMs / FFN", "norms, embedding",
-                                          "communication", "overhead"}  # fmt: skip
+    assert {t.name for t in fig.data} == {
+        "attention",
+        "GEMMs / FFN",
+        "norms, embedding",
+        "communication",
+        "overhead",
+    }
 
 
 def test_bar_segments_by_hand_llama_8b_one_device():
@@ -82,8 +87,15 @@ def test_one_point_per_operator_with_flops(deployment):
     assert set(traces) == {"Operators: prefill (TTFT)", "Operators: decode step (TPOT)"}
     # per phase: norm, qkv_projection, output_projection, attention, mlp, final_norm, lm_head
     # (embedding has no FLOPs, all_reduce and overhead are bars, not points)
-    expected = ["norm", "qkv_projection", "output_projection", "attention", "mlp",
-                "final_norm", "lm_head"]  # fmt: skip
+    expected = [
+        "norm",
+        "qkv_projection",
+        "output_projection",
+        "attention",
+        "mlp",
+        "final_norm",
+        "lm_head",
+    ]
     for trace in traces.values():
         assert list(trace.text) == expected
     points = fo.operator_points(ops)
@@ -168,8 +180,14 @@ def test_display_and_csv_tables(deployment):
     header = text.splitlines()[0].split(",")
     assert header[:3] == ["model", "hardware", "tp"] and "profile" in header
     assert header[10:12] == ["phase", "context_tokens"]
-    for column in ("flop_per_op", "bytes_per_op", "total_time_ms", "link_efficiency_fraction",
-                   "compute_efficiency_fraction", "layer_overhead_us"):  # fmt: skip
+    for column in (
+        "flop_per_op",
+        "bytes_per_op",
+        "total_time_ms",
+        "link_efficiency_fraction",
+        "compute_efficiency_fraction",
+        "layer_overhead_us",
+    ):
         assert column in header
     assert all(c == c.lower() and " " not in c for c in header)
     assert (csv["profile"] == "trtllm").all() and len(csv) == len(ops)

@@ -211,9 +211,20 @@ def test_custom_accelerator_from_the_link_is_used():
 
 def test_curves_and_their_table_come_from_the_serve_sweep():
     at = open_page()
-    df = sv.curves("Llama-3.1-8B", "A100", dl.DEFAULT_BATCHES, dl.DEFAULT_CONTEXTS,
-                   {"tp": 1, "pp": 1, "output_tokens": 256, "precision": "fp16",
-                    "profile": "tutorial", "kv_precision": None})  # fmt: skip
+    df = sv.curves(
+        "Llama-3.1-8B",
+        "A100",
+        dl.DEFAULT_BATCHES,
+        dl.DEFAULT_CONTEXTS,
+        {
+            "tp": 1,
+            "pp": 1,
+            "output_tokens": 256,
+            "precision": "fp16",
+            "profile": "tutorial",
+            "kv_precision": None,
+        },
+    )
     assert at.dataframe[1].value.equals(sv.curve_table(df))
     titles = [c["layout"]["title"]["text"] for c in charts(at)]
     assert any(t.startswith("Time per output token") for t in titles)
@@ -231,8 +242,9 @@ def test_bad_curve_list_is_reported_and_the_page_still_works():
 def test_a_long_decode_has_its_numbers_with_units():
     at = open_page({"output_tokens": "1"})  # one output token: no decode step (TPOT undefined)
     assert cards(at)["TPOT"] == "—"
-    assert all(v == "—" or " " in v or v in ("yes", "NO") or v.endswith("%")
-               for v in cards(at).values())  # fmt: skip
+    assert all(
+        v == "—" or " " in v or v in ("yes", "NO") or v.endswith("%") for v in cards(at).values()
+    )
     assert fmt(expected(output_tokens=1)["ttft_ms"] * 1e-3, "s") == cards(at)["TTFT"]
 
 

@@ -282,9 +282,7 @@ def csvs(monkeypatch, query: dict[str, str]) -> dict[str, pd.DataFrame]:
 
     monkeypatch.setattr(st, "download_button", spy)
     run(query)
-    return {
-        k: pd.read_csv(io.StringIO(d() if callable(d) else d)) for k, d in captured.items()
-    }  # fmt: skip
+    return {k: pd.read_csv(io.StringIO(d() if callable(d) else d)) for k, d in captured.items()}
 
 
 def test_the_profile_is_named_beside_the_results_and_in_the_csv(monkeypatch):

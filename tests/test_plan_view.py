@@ -232,8 +232,15 @@ def test_sweep_rows_equal_the_engines_and_csv_has_the_contract_columns_first():
     groups, _ = pg.plan("Llama-3.1-70B", LLAMA70.arch, chips, [4, 8], [1], ["fp16", "fp8"])
     df = pg.sweep(groups, LLAMA70, chips, [1, 16], (1024, 256), {"profile": "tutorial"})
     assert len(df) == 2 * 2 * 2 + 1 * 2 * 2  # H100 2 precisions, A100 fp16 only
-    one = engine.serve("Llama-3.1-70B", "A100", tp=8, batch_size=16, input_tokens=1024,
-                       output_tokens=256, precision="fp16")  # fmt: skip
+    one = engine.serve(
+        "Llama-3.1-70B",
+        "A100",
+        tp=8,
+        batch_size=16,
+        input_tokens=1024,
+        output_tokens=256,
+        precision="fp16",
+    )
     row = df[(df["hardware"] == "A100") & (df["tp"] == 8) & (df["batch_size"] == 16)].iloc[0]
     assert row["tpot_ms"] == pytest.approx(one.as_dict()["tpot_ms"])
     slo, prices = pv.Slo(ttft_ms=2000, tpot_ms=50), {"H100": 6.0, "A100": None}

@@ -62,9 +62,11 @@ def test_a_custom_profile_travels_as_its_values():
     # written back: the name and the values the page's widgets do not carry (the defaults
     # it did not set included: memory_reserve 0.1, link_efficiency 1.0, docs/model.md)
     assert pk.link_values(p) == {
-        "profile": "team", "bandwidth_efficiency": 0.8, "memory_reserve": 0.1,
+        "profile": "team",
+        "bandwidth_efficiency": 0.8,
+        "memory_reserve": 0.1,
         "link_efficiency": 1.0,
-    }  # fmt: skip
+    }
     assert pk.link_values(p, skip=["memory_reserve"]).keys() == {
         "profile",
         "bandwidth_efficiency",

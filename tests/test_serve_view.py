@@ -35,9 +35,16 @@ def test_compact_config_keeps_the_shapes_and_fits_a_link(path):
 
 def test_compact_llama_config_holds_only_the_fields_read():
     short = json.loads(sc.compact((ROOT / "tests/fixtures/configs/Llama-3.1-70B.json").read_text()))
-    assert set(short) == {"architectures", "hidden_size", "intermediate_size",
-                          "max_position_embeddings", "num_attention_heads", "num_hidden_layers",
-                          "num_key_value_heads", "vocab_size"}  # fmt: skip
+    assert set(short) == {
+        "architectures",
+        "hidden_size",
+        "intermediate_size",
+        "max_position_embeddings",
+        "num_attention_heads",
+        "num_hidden_layers",
+        "num_key_value_heads",
+        "vocab_size",
+    }
 
 
 @pytest.mark.parametrize(

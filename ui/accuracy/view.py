@@ -16,8 +16,18 @@ import plotly.graph_objects as go
 
 from engine import PROFILE_KEYS, Profile
 
-SCENARIO_COLUMNS = ("model", "hardware", "tp", "pp", "precision", "kv_precision", "batch_size",
-                    "input_tokens", "output_tokens", "metric")  # fmt: skip
+SCENARIO_COLUMNS = (
+    "model",
+    "hardware",
+    "tp",
+    "pp",
+    "precision",
+    "kv_precision",
+    "batch_size",
+    "input_tokens",
+    "output_tokens",
+    "metric",
+)
 BAND = 0.20  # the ±20 % band drawn around y = x
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b")
 SYMBOLS = {
@@ -64,24 +74,59 @@ def accuracy_figure(df: pd.DataFrame, title: str) -> go.Figure:
     values = pd.concat([ok["value"], ok["predicted"]]) if len(ok) else pd.Series([1.0, 10.0])
     lo, hi = float(values.min()) / 2, float(values.max()) * 2
     line = [lo, hi]
-    fig.add_trace(go.Scatter(x=line, y=[v * (1 - BAND) for v in line], mode="lines",
-                             line={"width": 0}, hoverinfo="skip", showlegend=False))  # fmt: skip
-    fig.add_trace(go.Scatter(x=line, y=[v * (1 + BAND) for v in line], mode="lines",
-                             line={"width": 0}, fill="tonexty", fillcolor="rgba(120,120,120,0.15)",
-                             hoverinfo="skip", name="±20 %"))  # fmt: skip
-    fig.add_trace(go.Scatter(x=line, y=line, mode="lines", name="predicted = measured",
-                             line={"color": "gray", "dash": "dash"}, hoverinfo="skip"))  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=line,
+            y=[v * (1 - BAND) for v in line],
+            mode="lines",
+            line={"width": 0},
+            hoverinfo="skip",
+            showlegend=False,
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=line,
+            y=[v * (1 + BAND) for v in line],
+            mode="lines",
+            line={"width": 0},
+            fill="tonexty",
+            fillcolor="rgba(120,120,120,0.15)",
+            hoverinfo="skip",
+            name="±20 %",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=line,
+            y=line,
+            mode="lines",
+            name="predicted = measured",
+            line={"color": "gray", "dash": "dash"},
+            hoverinfo="skip",
+        )
+    )
     for i, hw in enumerate(sorted(ok["hardware"].unique())):
         for metric, symbol in SYMBOLS.items():
             part = ok[(ok["hardware"] == hw) & (ok["metric"] == metric)]
             if part.empty:
                 continue
-            fig.add_trace(go.Scatter(
-                x=part["value"], y=part["predicted"], mode="markers",
-                name=f"{html.escape(str(hw))} · {metric}", hovertext=_hover(part),
-                hoverinfo="text", marker={"color": COLORS[i % len(COLORS)], "symbol": symbol,
-                                          "size": 9, "line": {"width": 1, "color": "white"}},
-            ))  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=part["value"],
+                    y=part["predicted"],
+                    mode="markers",
+                    name=f"{html.escape(str(hw))} · {metric}",
+                    hovertext=_hover(part),
+                    hoverinfo="text",
+                    marker={
+                        "color": COLORS[i % len(COLORS)],
+                        "symbol": symbol,
+                        "size": 9,
+                        "line": {"width": 1, "color": "white"},
+                    },
+                )
+            )
     axis = {"type": "log", "range": [math.log10(lo), math.log10(hi)]}
     fig.update_layout(
         title={"text": html.escape(title)},
@@ -120,9 +165,11 @@ def profile_table(profile: Profile) -> pd.DataFrame:
     """Every assumption a profile can set, by user name (with its unit), unset ones said so."""
     values = profile.values()
     return pd.DataFrame(
-        {"assumption": list(PROFILE_KEYS),
-         "value": [f"{values[k]:.6g}" if k in values else UNSET[k] for k in PROFILE_KEYS]}
-    )  # fmt: skip
+        {
+            "assumption": list(PROFILE_KEYS),
+            "value": [f"{values[k]:.6g}" if k in values else UNSET[k] for k in PROFILE_KEYS],
+        }
+    )
 
 
 def results_table(df: pd.DataFrame) -> pd.DataFrame:

@@ -18,13 +18,29 @@ import engine
 from ui.core.format import fmt_all
 
 PHASES = ("prefill", "decode")
-SCENARIO_KEYS = ("model", "hardware", "tp", "pp", "batch_size", "input_tokens",
-                 "output_tokens", "precision", "kv_precision", "profile")  # fmt: skip
+SCENARIO_KEYS = (
+    "model",
+    "hardware",
+    "tp",
+    "pp",
+    "batch_size",
+    "input_tokens",
+    "output_tokens",
+    "precision",
+    "kv_precision",
+    "profile",
+)
 ASSUMPTION_NAMES = (  # the serving model's assumptions, by their user names
-    "efficiency", "attention_efficiency", "expert_efficiency", "bandwidth_efficiency",
-    "layer_overhead_us", "dispatch_overhead_ms", "memory_reserve", "link_efficiency",
+    "efficiency",
+    "attention_efficiency",
+    "expert_efficiency",
+    "bandwidth_efficiency",
+    "layer_overhead_us",
+    "dispatch_overhead_ms",
+    "memory_reserve",
+    "link_efficiency",
     "link_latency_us",
-)  # fmt: skip
+)
 # engine column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
 DISPLAY = {
     "phase": ("Phase", None, 1.0),
@@ -79,9 +95,13 @@ def step_table(
         if contexts[phase] is None:
             continue
         rows = engine.operators(
-            model, hardware, phase=phase, context=contexts[phase], assumptions=assumptions,
+            model,
+            hardware,
+            phase=phase,
+            context=contexts[phase],
+            assumptions=assumptions,
             **options,
-        )  # fmt: skip
+        )
         rows.insert(0, "context_tokens", contexts[phase])
         rows.insert(0, "phase", phase)
         parts.append(rows)

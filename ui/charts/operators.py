@@ -69,11 +69,14 @@ def _points(rows: list[dict]) -> list[dict]:
     for row in rows:
         step_ms[row["phase"]] = step_ms.get(row["phase"], 0.0) + row["total_time_ms"]
     return [
-        row | {"share": row["total_time_ms"] / step_ms[row["phase"]],
-               "achieved_flop_per_s": row["flops"] / (row["time_ms"] * 1e-3)}
+        row
+        | {
+            "share": row["total_time_ms"] / step_ms[row["phase"]],
+            "achieved_flop_per_s": row["flops"] / (row["time_ms"] * 1e-3),
+        }
         for row in rows
         if row["flops"] > 0 and row["op_class"] not in NOT_PLOTTED
-    ]  # fmt: skip
+    ]
 
 
 def operator_points(ops: pd.DataFrame) -> pd.DataFrame:
@@ -84,8 +87,10 @@ def operator_points(ops: pd.DataFrame) -> pd.DataFrame:
 def _steps(rows: list[dict]) -> list[dict]:
     out: dict[str, dict] = {}
     for row in rows:
-        step = out.setdefault(row["phase"], {"phase": row["phase"], "flop": 0.0, "bytes": 0.0,
-                                             "step_s": 0.0, "gap_s": 0.0})  # fmt: skip
+        step = out.setdefault(
+            row["phase"],
+            {"phase": row["phase"], "flop": 0.0, "bytes": 0.0, "step_s": 0.0, "gap_s": 0.0},
+        )
         seconds = row["total_time_ms"] * 1e-3
         step["step_s"] += seconds
         if row["op_class"] in NOT_PLOTTED:
@@ -107,11 +112,21 @@ def _roof_traces(roof: dict, x_lo: float, x_hi: float, classes: set[str]) -> lis
     peak = max(roof["peak"], roof["attention_peak"])
     ridge = peak / bw
     traces = [
-        _line([x_lo, ridge], [bw * x_lo / TFLOPS, peak / TFLOPS], "solid", color,
-              f"Memory roof {name} ({fmt(bw, 'B/s')} with η_mem)"),
-        _line([ridge, x_hi], [peak / TFLOPS] * 2, "dash", color,
-              f"Compute roof {name} (peak {fmt(peak, 'FLOP/s')})"),
-    ]  # fmt: skip
+        _line(
+            [x_lo, ridge],
+            [bw * x_lo / TFLOPS, peak / TFLOPS],
+            "solid",
+            color,
+            f"Memory roof {name} ({fmt(bw, 'B/s')} with η_mem)",
+        ),
+        _line(
+            [ridge, x_hi],
+            [peak / TFLOPS] * 2,
+            "dash",
+            color,
+            f"Compute roof {name} (peak {fmt(peak, 'FLOP/s')})",
+        ),
+    ]
     seen = set()
     for cls in ("gemm", "attention", "expert"):
         top = (roof["attention_peak"] if cls == "attention" else roof["peak"]) * roof["eta"][cls]
@@ -125,8 +140,15 @@ def _roof_traces(roof: dict, x_lo: float, x_hi: float, classes: set[str]) -> lis
 
 def _line(x, y, dash: str, color: str, name: str) -> dict:
     line = {"color": color, "width": 2.5 if dash == "solid" else 2, "dash": dash}
-    return {"type": "scatter", "x": x, "y": y, "mode": "lines", "name": name, "line": line,
-            "hovertemplate": f"{name}<extra></extra>"}  # fmt: skip
+    return {
+        "type": "scatter",
+        "x": x,
+        "y": y,
+        "mode": "lines",
+        "name": name,
+        "line": line,
+        "hovertemplate": f"{name}<extra></extra>",
+    }
 
 
 def operator_hover(p: dict, also: list[str]) -> str:
@@ -160,20 +182,31 @@ def _operator_traces(points: list[dict]) -> list[dict]:
         if not part:
             continue
         hover = [
-            operator_hover(p, [q["name"] for q, k in zip(points, keys, strict=True)
-                               if k == key and q is not p])
+            operator_hover(
+                p, [q["name"] for q, k in zip(points, keys, strict=True) if k == key and q is not p]
+            )
             for p, key in part
-        ]  # fmt: skip
-        marker = {"symbol": SYMBOLS[phase], "color": COLORS[0], "opacity": 0.8,
-                  "size": [7 + 18 * float(np.sqrt(p["share"])) for p, _ in part],
-                  "line": {"width": 1, "color": GAP_COLOR}}  # fmt: skip
+        ]
+        marker = {
+            "symbol": SYMBOLS[phase],
+            "color": COLORS[0],
+            "opacity": 0.8,
+            "size": [7 + 18 * float(np.sqrt(p["share"])) for p, _ in part],
+            "line": {"width": 1, "color": GAP_COLOR},
+        }
         traces.append(
-            {"type": "scatter", "mode": "markers", "name": f"Operators: {PHASE_LABELS[phase]}",
-             "x": [p["arithmetic_intensity_flop_per_byte"] for p, _ in part],
-             "y": [p["achieved_flop_per_s"] / TFLOPS for p, _ in part], "marker": marker,
-             "text": [html.escape(str(p["name"])) for p, _ in part],
-             "hovertext": hover, "hoverinfo": "text"}
-        )  # fmt: skip
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"Operators: {PHASE_LABELS[phase]}",
+                "x": [p["arithmetic_intensity_flop_per_byte"] for p, _ in part],
+                "y": [p["achieved_flop_per_s"] / TFLOPS for p, _ in part],
+                "marker": marker,
+                "text": [html.escape(str(p["name"])) for p, _ in part],
+                "hovertext": hover,
+                "hoverinfo": "text",
+            }
+        )
     return traces
 
 
@@ -191,15 +224,28 @@ def _step_traces(steps: list[dict]) -> list[dict]:
         )
         style = {"hovertext": [hover, hover], "hoverinfo": "text", "legendgroup": "step"}
         traces += [
-            {"type": "scatter", "x": [x, x], "y": [top, low], "mode": "lines",
-             "line": {"color": GAP_COLOR, "width": 3, "dash": "dot"}, "showlegend": False,
-             "hoverinfo": "skip", "name": "gap"},
-            {"type": "scatter", "x": [x, x], "y": [top, low], "mode": "markers+text",
-             "name": f"Whole {PHASE_LABELS[phase]}", "text": [phase, ""],
-             "textposition": "middle right",
-             "marker": {"symbol": ["star-open", "star"], "size": 15, "color": "#e6a800"},
-             **style},
-        ]  # fmt: skip
+            {
+                "type": "scatter",
+                "x": [x, x],
+                "y": [top, low],
+                "mode": "lines",
+                "line": {"color": GAP_COLOR, "width": 3, "dash": "dot"},
+                "showlegend": False,
+                "hoverinfo": "skip",
+                "name": "gap",
+            },
+            {
+                "type": "scatter",
+                "x": [x, x],
+                "y": [top, low],
+                "mode": "markers+text",
+                "name": f"Whole {PHASE_LABELS[phase]}",
+                "text": [phase, ""],
+                "textposition": "middle right",
+                "marker": {"symbol": ["star-open", "star"], "size": 15, "color": "#e6a800"},
+                **style,
+            },
+        ]
     return traces
 
 
@@ -239,8 +285,10 @@ def _class_times(rows: list[dict]) -> list[dict]:
     out: dict[str, dict] = {}
     group = {cls: label for label, classes, _ in GROUPS for cls in classes}
     for row in rows:
-        times = out.setdefault(row["phase"], {"phase": row["phase"]} | dict.fromkeys(
-            (label for label, _, _ in GROUPS), 0.0))  # fmt: skip
+        times = out.setdefault(
+            row["phase"],
+            {"phase": row["phase"]} | dict.fromkeys((label for label, _, _ in GROUPS), 0.0),
+        )
         times[group[row["op_class"]]] += row["total_time_ms"]
     return list(out.values())
 
@@ -265,12 +313,23 @@ def step_breakdown(ops: pd.DataFrame, title: str = "Step time by operator class"
                 continue
             text = f"{label}: {fmt(value * 1e-3, 's')} ({pct(value / total)})"
             traces.append(
-                {"type": "bar", "orientation": "h", "x": [value], "y": [y_label],
-                 "name": label, "legendgroup": label, "showlegend": label not in shown,
-                 "marker": {"color": color}, "text": [text], "textposition": "inside",
-                 "hovertext": [text], "hoverinfo": "text", "xaxis": f"x{axis}",
-                 "yaxis": f"y{axis}"}
-            )  # fmt: skip
+                {
+                    "type": "bar",
+                    "orientation": "h",
+                    "x": [value],
+                    "y": [y_label],
+                    "name": label,
+                    "legendgroup": label,
+                    "showlegend": label not in shown,
+                    "marker": {"color": color},
+                    "text": [text],
+                    "textposition": "inside",
+                    "hovertext": [text],
+                    "hoverinfo": "text",
+                    "xaxis": f"x{axis}",
+                    "yaxis": f"y{axis}",
+                }
+            )
             shown.add(label)
         top, gap = 1 - i / n, 0.12 / n
         layout[f"yaxis{axis}"] = {"domain": [top - 1 / n + gap, top - gap], "automargin": True}

@@ -75,9 +75,18 @@ def frame(
     for d in deps:
         hw = cat.hardware[d.hardware]
         rows = engine.serve_sweep(
-            model, hw, tp=d.tp, pp=d.pp, batch_sizes=list(batches), precisions=precision,
-            profile=profile.name, assumptions=profile.assumptions, catalog=cat, **tokens, **used,
-        )  # fmt: skip
+            model,
+            hw,
+            tp=d.tp,
+            pp=d.pp,
+            batch_sizes=list(batches),
+            precisions=precision,
+            profile=profile.name,
+            assumptions=profile.assumptions,
+            catalog=cat,
+            **tokens,
+            **used,
+        )
         rows.insert(0, "deployment_label", d.label(hw.name))
         rows.insert(0, "deployment", d.text())
         parts.append(rows)
@@ -144,12 +153,18 @@ def tradeoff_figure(df: pd.DataFrame, title: str) -> go.Figure:
         color = COLORS[i % len(COLORS)]
         symbols = np.where(ok["fits_in_memory"], "circle", "x-open").tolist()
         traces.append(
-            {"type": "scatter", "mode": "lines+markers", "name": html.escape(label),
-             "x": ok["tokens_per_s_per_user"].to_numpy(),
-             "y": ok["output_tokens_per_s_per_gpu"].to_numpy(),
-             "line": {"color": color}, "marker": {"color": color, "size": 9, "symbol": symbols},
-             "hovertext": hover, "hoverinfo": "text"}
-        )  # fmt: skip
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": html.escape(label),
+                "x": ok["tokens_per_s_per_user"].to_numpy(),
+                "y": ok["output_tokens_per_s_per_gpu"].to_numpy(),
+                "line": {"color": color},
+                "marker": {"color": color, "size": 9, "symbol": symbols},
+                "hovertext": hover,
+                "hoverinfo": "text",
+            }
+        )
     ys = [v for t in traces for v in t["y"]]
     layout = {
         "title": {"text": html.escape(title)},

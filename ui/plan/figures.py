@@ -193,15 +193,31 @@ def _layout(shown: pd.DataFrame, slo: pv.Slo, title: str) -> dict:
 
 def _vline(x: float) -> dict:
     line = {"dash": "dash", "color": "gray", "width": 1.5}
-    return {"type": "line", "xref": "x", "yref": "paper", "x0": x, "x1": x, "y0": 0, "y1": 1,
-            "line": line}  # fmt: skip
+    return {
+        "type": "line",
+        "xref": "x",
+        "yref": "paper",
+        "x0": x,
+        "x1": x,
+        "y0": 0,
+        "y1": 1,
+        "line": line,
+    }
 
 
 def _vlabel(x: float, text: str) -> dict:
     """A label at the top of a vertical line; on a log axis Plotly places annotations at
     log10(x) (shapes take x itself)."""
-    return {"x": math.log10(x), "xref": "x", "y": 1, "yref": "paper", "text": text,
-            "showarrow": False, "xanchor": "left", "yanchor": "bottom"}  # fmt: skip
+    return {
+        "x": math.log10(x),
+        "xref": "x",
+        "y": 1,
+        "yref": "paper",
+        "text": text,
+        "showarrow": False,
+        "xanchor": "left",
+        "yanchor": "bottom",
+    }
 
 
 def _span(values: pd.Series) -> list[float]:

@@ -94,8 +94,10 @@ def plan(
         if tp and pp and native:
             by_axes.setdefault((tp, pp, native), []).append(hw_id)
     if single:
-        notes.append(f"TP or PP > 1 on {', '.join(single)}: one device only (no link between "
-                     "devices in the catalogue)")  # fmt: skip
+        notes.append(
+            f"TP or PP > 1 on {', '.join(single)}: one device only (no link between "
+            "devices in the catalogue)"
+        )
     for p, names in missing.items():
         notes += [f"{p} on {', '.join(names)}: no {p} peak in the catalogue"] if names else []
     groups = [Group(tuple(ids), *axes) for axes, ids in by_axes.items()]
@@ -172,9 +174,19 @@ def display_table(table: pd.DataFrame, names: Mapping[str, str], rows: int = TAB
     return pd.DataFrame(out)
 
 
-CONTRACT = ("usd_per_1m_output_tokens", "meets_slo", "output_tokens_per_s_per_gpu",
-            "tokens_per_s_per_user", "ttft_ms", "tpot_ms", "devices", "tp", "pp", "batch_size",
-            "precision")  # fmt: skip
+CONTRACT = (
+    "usd_per_1m_output_tokens",
+    "meets_slo",
+    "output_tokens_per_s_per_gpu",
+    "tokens_per_s_per_user",
+    "ttft_ms",
+    "tpot_ms",
+    "devices",
+    "tp",
+    "pp",
+    "batch_size",
+    "precision",
+)
 
 
 def csv_frame(table: pd.DataFrame, slo: pv.Slo, prices: Mapping[str, float | None]):
@@ -191,9 +203,22 @@ def csv_frame(table: pd.DataFrame, slo: pv.Slo, prices: Mapping[str, float | Non
     return out[list(CONTRACT) + rest]
 
 
-SCREEN = ["hardware", "precision", "devices", "tp", "pp", "batch_size", "ttft_ms", "tpot_ms",
-          pv.X, pv.Y, "output_tokens_per_s", "fits_in_memory", "decode_bottleneck",
-          "decode_comm_ms"]  # fmt: skip
+SCREEN = [
+    "hardware",
+    "precision",
+    "devices",
+    "tp",
+    "pp",
+    "batch_size",
+    "ttft_ms",
+    "tpot_ms",
+    pv.X,
+    pv.Y,
+    "output_tokens_per_s",
+    "fits_in_memory",
+    "decode_bottleneck",
+    "decode_comm_ms",
+]
 
 
 def warning_counts(df: pd.DataFrame) -> list[tuple[str, int]]:

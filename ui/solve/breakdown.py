@@ -80,9 +80,14 @@ def show_operators(sc: Scenario, slot) -> None:
     # every value the profile sets is passed by name over the tutorial's defaults, so a custom
     # profile from a link (not a built-in name step_table could look up) works the same way
     ops = ov.step_table(
-        sc.model_id, sc.hw, profile="tutorial", batch_size=sc.batch, precision=sc.precision,
-        **sc.tokens, **set_values,
-    )  # fmt: skip
+        sc.model_id,
+        sc.hw,
+        profile="tutorial",
+        batch_size=sc.batch,
+        precision=sc.precision,
+        **sc.tokens,
+        **set_values,
+    )
     roof = roof_values(sc.hw, sc.precision, _roof_assumptions(values))
     title = f"Operators: {sc.model.name} on {sc.hw.name}, batch {sc.batch:,}, {sc.precision}"
     slot.plotly_chart(operator_roofline(ops, roof, title), key="solve_ops_roofline")
