@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui.common import PAGES, ROOT, catalog, setup_page, show_catalog_notes
+from ui.core.frame import PAGES, ROOT, catalog, setup_page, show_catalog_notes
 
 setup_page("Overview")
 cat = catalog()

@@ -4,77 +4,44 @@ Upload your own measurements (CSV, checked row by row), see the current profile'
 them, fit a team profile in one click, download it as TOML and share a link that carries it.
 """
 
-import pandas as pd
 import streamlit as st
 
 import engine
 from engine import (
     MAX_MEASUREMENTS_BYTES,
-    MeasurementsError,
-    catalogue_problems,
     profile_from_toml,
     profile_to_toml,
 )
-from ui import accuracy_view as av
-from ui import common, state
+from ui.accuracy import session
+from ui.accuracy import view as av
+from ui.core import frame, state
+from ui.core.downloads import download_csv
+from ui.core.profiles import profile_from_query
+from ui.core.text import plain
 
 PAGE = "accuracy"
-SHIPPED = common.ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv"
-common.setup_page("Accuracy")
+frame.setup_page("Accuracy")
 ss = st.session_state
 st.title("Accuracy: measured vs predicted")
-common.show_catalog_notes(common.catalog())
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def validated(data: bytes, label: str, profile_toml: str) -> pd.DataFrame:
-    rows = engine.parse_measurements(data, label)
-    return engine.validate(rows, profile_from_toml(profile_toml, "profile", origin="page"))
-
-
-def profiles() -> dict[str, str]:
-    """Every profile on offer (built-in, then this session's custom ones) as TOML text."""
-    out = {name: profile_to_toml(engine.get_profile(name)) for name in engine.profile_names()}
-    return out | ss.get("acc:custom", {})
-
-
-def _check(data: bytes, label: str) -> list[str]:
-    try:
-        rows = engine.parse_measurements(data, label)
-    except MeasurementsError as exc:
-        return exc.problems
-    return list(catalogue_problems(rows, common.catalog()).values())
-
-
-def _fit() -> None:
-    start = profile_from_toml(profiles()[ss["acc:profile"]], "start", origin="page")
-    rows = engine.parse_measurements(ss["acc:data"], ss["acc:label"])
-    try:
-        team = engine.calibrate(rows, start, name="team")
-    except ValueError as exc:
-        ss["acc:errors"] = [f"cannot fit: {exc}"]
-        return
-    ss["acc:custom"] = ss.get("acc:custom", {}) | {"team": profile_to_toml(team)}
-    ss["acc:before"] = start.name
-    ss["acc:profile"] = "team"
-
-
-def _shipped() -> None:
-    ss["acc:data"], ss["acc:label"], ss["acc:errors"] = SHIPPED.read_bytes(), SHIPPED.name, []
+frame.show_catalog_notes(frame.catalog())
 
 
 # --- inputs -----------------------------------------------------------------
 if "acc:data" not in ss:
-    _shipped()
-    linked, warnings = av.profile_from_query(state.raw_query())
+    session.load_shipped()
+    linked, warnings = profile_from_query(state.raw_query())
     if linked.origin != "built-in":
         ss["acc:custom"] = {linked.name: profile_to_toml(linked)}
     ss["acc:profile"], ss["acc:link_warnings"] = linked.name, warnings
-common.show_param_warnings(ss.get("acc:link_warnings", []))
+frame.show_param_warnings(ss.get("acc:link_warnings", []))
 left, right = st.columns([2, 3])
 with left:
-    name = st.selectbox("Profile", list(profiles()), key="acc:profile",
-                        help="A named set of assumptions (docs/model.md, Accuracy)")  # fmt: skip
+    name = st.selectbox(
+        "Profile",
+        list(session.profiles()),
+        key="acc:profile",
+        help="A named set of assumptions (docs/model.md, Accuracy)",
+    )
     upload = st.file_uploader(
         f"Your measurements (CSV, up to {MAX_MEASUREMENTS_BYTES / 1e6:g} MB)",
         type=["csv"],
@@ -83,22 +50,27 @@ with left:
     if upload is not None and upload.file_id != ss.get("acc:upload_id"):
         ss["acc:upload_id"] = upload.file_id
         data = upload.getvalue()
-        ss["acc:errors"] = _check(data, upload.name)
+        ss["acc:errors"] = session.check(data, upload.name)
         if not ss["acc:errors"]:  # a broken file changes nothing else
             ss["acc:data"], ss["acc:label"] = data, upload.name
-    st.button("Fit a team profile to these measurements", key="acc:fit", on_click=_fit,
-              type="primary", help="Least squares on log(predicted/measured)")  # fmt: skip
-    st.button("Back to the shipped measurements", key="acc:reset", on_click=_shipped)
+    st.button(
+        "Fit a team profile to these measurements",
+        key="acc:fit",
+        on_click=session.fit,
+        type="primary",
+        help="Least squares on log(predicted/measured)",
+    )
+    st.button("Back to the shipped measurements", key="acc:reset", on_click=session.load_shipped)
 if ss.get("acc:errors"):
     st.error(
         f"That file was not used ({len(ss['acc:errors'])} problem(s)); nothing else changed:\n\n"
-        + "\n".join(f"- {common.plain(p)}" for p in ss["acc:errors"][:20]),
+        + "\n".join(f"- {plain(p)}" for p in ss["acc:errors"][:20]),
         icon="🚫",
     )
 
 # --- engine -----------------------------------------------------------------
-texts = profiles()
-frames = {n: validated(ss["acc:data"], ss["acc:label"], t) for n, t in texts.items()}
+texts = session.profiles()
+frames = {n: session.validated(ss["acc:data"], ss["acc:label"], t) for n, t in texts.items()}
 df = frames[name]
 profile = profile_from_toml(
     texts[name], name, origin="built-in" if name in engine.profile_names() else "page"
@@ -111,7 +83,7 @@ if dict(st.query_params) != query:
 # --- render -----------------------------------------------------------------
 with right:
     st.caption(
-        f"Profile **{common.plain(name)}** · measurements {common.plain(ss['acc:label'])} "
+        f"Profile **{plain(name)}** · measurements {plain(ss['acc:label'])} "
         f"({summary['rows']} rows, {summary['predicted_rows']} predicted) · "
         "error = predicted / measured − 1; MAPE = mean |error|"
     )
@@ -132,14 +104,24 @@ for col, key in zip(cols, (None, "hardware", "metric"), strict=True):
     col.dataframe(av.mape_by(frames, key), hide_index=True, key=f"acc:mape_{key}")
 table = av.results_table(df)
 st.dataframe(table, hide_index=True, key="acc:table")
-common.download_csv(table, f"accuracy_{name}.csv", "acc:csv", "Download the table (CSV)")
+download_csv(table, f"accuracy_{name}.csv", "acc:csv", "Download the table (CSV)")
 st.subheader(f"Profile {name}")
 st.dataframe(av.profile_table(profile), hide_index=True, key="acc:values")
 if profile.residuals:
-    st.caption(f"Fitted on {profile.rows} rows of {', '.join(profile.fitted_on)}; "
-               f"in-sample MAPE {profile.residuals['mape_pct']:.1f} %.")  # fmt: skip
-st.download_button("Download the profile (TOML)", texts[name], file_name=f"{name}.toml",
-                   mime="application/toml", key="acc:toml", icon="⬇️")  # fmt: skip
-common.share_link(PAGE, query)
-st.caption("Model and profiles: docs/model.md (Serving model; Accuracy). Shipped measurements: "
-           "NVIDIA TensorRT-LLM 0.6.1 performance tables (source URL on every row).")  # fmt: skip
+    st.caption(
+        f"Fitted on {profile.rows} rows of {', '.join(profile.fitted_on)}; "
+        f"in-sample MAPE {profile.residuals['mape_pct']:.1f} %."
+    )
+st.download_button(
+    "Download the profile (TOML)",
+    texts[name],
+    file_name=f"{name}.toml",
+    mime="application/toml",
+    key="acc:toml",
+    icon="⬇️",
+)
+frame.share_link(PAGE, query)
+st.caption(
+    "Model and profiles: docs/model.md (Serving model; Accuracy). Shipped measurements: "
+    "NVIDIA TensorRT-LLM 0.6.1 performance tables (source URL on every row)."
+)

@@ -1,98 +1,94 @@
 """Hardware comparison: one model on 2–8 accelerators over a batch list → throughput, speedup
 vs a baseline, each one's crossover batch and ridge points, all rooflines overlaid. Decoder
-LLMs use the decode model at one context by default (ui.llm_view), and multi-device deployments
-("8xH100/tp8") run through the serving model (ui.deploy_view). A profile (tutorial by default)
-seeds the assumptions, and is named beside the results and in the CSVs."""
+LLMs use the decode model at one context by default (ui.widgets.llm_view), and multi-device
+deployments ("8xH100/tp8") run through the serving model (ui.compare.deploy). A profile (tutorial
+by default) seeds the assumptions, and is named beside the results and in the CSVs."""
 
 import streamlit as st
 
 import engine
-from ui import common, explain, llm_view, scenario, state, tables, widgets
-from ui import compare_view as cv
-from ui import deploy_view as dv
-from ui import figures_sweep as fs
-from ui import profile_pick as pk
-from ui import sweep_view as sv
+from ui.charts import decode_rows, tables
+from ui.charts import sweep as fs
+from ui.compare import deploy as dv
+from ui.compare import view as cv
+from ui.compare.link import PAGE, declare
+from ui.core import frame, profiles, state
+from ui.core import link_params as lp
+from ui.core.downloads import download_csv
+from ui.core.text import FLOP_NOTE, plain
+from ui.widgets import llm_view, scenario
+from ui.widgets import pickers as widgets
+from ui.widgets import profile as pk
 
-PAGE = "compare"
-DEFAULT_BATCHES = [1, 8, 64, 256]
-common.setup_page("Hardware comparison")
+frame.setup_page("Hardware comparison")
 
 # --- inputs -----------------------------------------------------------------
-base = common.catalog()
-batches_p = widgets.batches_param(4096, ranges=True)
-params = [widgets.model_param(base), widgets.hardware_list_param(base, max_items=8)]
-params += [widgets.hardware_param(base, "baseline"), batches_p, *widgets.assumption_params()]
-params += llm_view.view_params()
-custom, profile_notes = pk.start(PAGE, pk.LLM_VIEW)
-deploy_p = dv.params(base)
-params += [*pk.params(custom, skip=pk.LLM_VIEW), *deploy_p]
-defaults = {"model": "ResNet-50", "hardware": ["A100", "H100"], "batches": DEFAULT_BATCHES}
-defaults |= {"precision": "fp16", **widgets.ASSUMPTION_DEFAULTS, **llm_view.VIEW_DEFAULTS}
-defaults |= {"profile": pk.DEFAULT, **dv.defaults(base)}
-s = scenario.start(PAGE, base, params, defaults)
+base = frame.catalog()
+custom, profile_notes = pk.start(PAGE, profiles.LLM_VIEW)
+link = declare(base, custom)
+s = scenario.start(link, base)
 cat = s.cat
-hw_key, base_key = state.widget_key(PAGE, "hardware"), state.widget_key(PAGE, "baseline")
-kept = [h for h in st.session_state.get(hw_key, []) if h in cat.hardware]
-dropped = len(kept) < len(st.session_state.get(hw_key, []))  # the custom accelerator is off
-if dropped:
-    st.session_state[hw_key] = kept
 with s.pickers:
-    model_id = widgets.select_entry(PAGE, "model", "Model", dict(cat.models), "ResNet-50")
+    model_id = widgets.select_entry(link, "model", "Model", dict(cat.models))
     model = cat.models[model_id]
-    hw_ids = st.multiselect(
-        "Accelerators (2–8)",
-        list(cat.hardware),
-        key=hw_key,
-        max_selections=8,
-        format_func=lambda h: cat.hardware[h].name,
-    )
-    wanted = st.session_state.get(base_key)
+    hw_ids, dropped = widgets.select_hardware_list(link, "Accelerators (2–8)", cat.hardware, 8)
+    wanted = st.session_state.get(link.key("baseline"))
     moved = wanted is not None and bool(hw_ids) and wanted not in hw_ids
     chosen = {h: cat.hardware[h] for h in hw_ids}
     baseline = (
-        widgets.select_entry(PAGE, "baseline", "Baseline", chosen, hw_ids[0]) if hw_ids else None
+        widgets.select_entry(link, "baseline", "Baseline", chosen, hw_ids[0]) if hw_ids else None
     )
-    view, context, extra = llm_view.view_inputs(PAGE, model)
+    view, context, extra = llm_view.view_inputs(link, model)
     serving = getattr(model, "arch", None) is not None  # a decoder LLM with shapes
-    deps, refused, tokens = dv.inputs(PAGE, deploy_p[0], cat, model) if serving else ([], [], {})
-    batches = widgets.batch_list_input(PAGE, batches_p, DEFAULT_BATCHES)
-    precision = widgets.select_precision(PAGE)
-    profile = pk.picker(PAGE, custom, pk.LLM_VIEW)
-    overrides = widgets.assumption_inputs(PAGE)
+    deps, refused, tokens = dv.inputs(link, cat, model) if serving else ([], [], {})
+    batches = widgets.batch_list_input(link)
+    precision = widgets.select_precision(link)
+    profile = pk.picker(PAGE, custom, profiles.LLM_VIEW)
+    overrides = widgets.assumption_inputs(link)
 
 # --- engine -----------------------------------------------------------------
 names, decode = {h: cat.hardware[h].name for h in hw_ids}, view == "decode"
 if len(hw_ids) >= 2 and decode:
     hws = list(chosen.values())
-    raw, df = llm_view.decode_frame(model, hws, batches, context, precision, overrides | extra)
+    raw, df = decode_rows.decode_frame(model, hws, batches, context, precision, overrides | extra)
     exact = None
 elif len(hw_ids) >= 2:
     raw = df = engine.sweep(model, list(chosen.values()), batches, [precision], **overrides)
-    exact = {h: explain.compute_bound_batch(model, chosen[h], precision, overrides) for h in hw_ids}
+    exact = {
+        h: engine.compute_bound_batch(model, chosen[h], precision=precision, **overrides)
+        for h in hw_ids
+    }
 if len(hw_ids) >= 2:
     df = fs.with_speedup(df, baseline)
     ratio = df["speedup_vs_baseline_ratio"].to_numpy()
     raw = raw.assign(baseline_hardware=baseline, speedup_vs_baseline_ratio=ratio)
     cross = engine.crossover_batch(df)
-values = {"model": model_id, "hardware": hw_ids or None, "baseline": baseline}
-values |= {"batches": batches, "precision": precision, **overrides, **s.custom}
-values |= llm_view.link_values(view, context, extra)
-values |= {**pk.link_values(profile, skip=pk.LLM_VIEW), **tokens}
-values["deployments"] = deps or None if serving else None
-query = state.publish(PAGE, params, values, (*widgets.SHARED_NAMES, "profile"))
-changed = pk.edits(profile, overrides | (extra if serving or decode else {}))
-label = pk.label(profile, changed)
+values = {"baseline": baseline, "batches": batches, **llm_view.link_values(view, context, extra)}
+values |= {**profiles.link_values(profile, skip=profiles.LLM_VIEW)}
+values |= {"deployments": deps or None, **{n: tokens.get(n) for n in lp.TOKENS}}
+query = state.publish(link, values, (*lp.SHARED_NAMES, "profile"))
+changed = profiles.edits(profile, overrides | (extra if serving or decode else {}))
+label = profiles.label(profile, changed)
 
 # --- render -----------------------------------------------------------------
-note = common.FLOP_NOTE[overrides["flop_convention"]]
-shown = {h: common.plain(name) for h, name in names.items()}  # inert in markdown
-st.title(f"Hardware comparison: {common.plain(model.name)}")
+note = FLOP_NOTE[overrides["flop_convention"]]
+shown = {h: plain(name) for h, name in names.items()}  # inert in markdown
+st.title(f"Hardware comparison: {plain(model.name)}")
 scenario.show_notes(s)
-common.show_param_warnings(profile_notes)
-dv.show(model, deps, refused, cat, csv_name=f"deployments_{model_id}_{precision}.csv",
-        profile=profile, changed=changed, batches=batches, tokens=tokens, precision=precision,
-        overrides=overrides | extra)  # fmt: skip
+frame.show_param_warnings(profile_notes)
+dv.show(
+    model,
+    deps,
+    refused,
+    cat,
+    csv_name=f"deployments_{model_id}_{precision}.csv",
+    profile=profile,
+    changed=changed,
+    batches=batches,
+    tokens=tokens,
+    precision=precision,
+    overrides=overrides | extra,
+)
 if dropped:
     st.warning("Dropped the custom accelerator from the list: it is switched off or invalid.")
 if len(hw_ids) < 2:
@@ -100,25 +96,21 @@ if len(hw_ids) < 2:
         "Choose at least two accelerators in the sidebar to compare them (up to eight). "
         f"Chosen now: {', '.join(shown.values()) or 'none'}."
     )
-    common.share_link("compare", query)
+    frame.share_link("compare", query)
     st.stop()
 
 st.caption(
     f"{len(hw_ids)} accelerators × {len(batches):,} batch sizes ({batches[0]:,} to "
     f"{batches[-1]:,}) · {precision} · baseline {shown[baseline]} · {note}"
 )
-st.caption(pk.describe(profile, changed))
+st.caption(profiles.describe(profile, changed))
 llm_view.show_fit(df, names)
-if decode:
-    st.caption(llm_view.caption(context, df["fits_in_memory"]))
-elif view == "tutorial":
-    st.caption("Tutorial whole-model view: not the decode page's tokens/s (see LLM view).")
+llm_view.show_caption(view, context, df["fits_in_memory"])
 if moved:
     st.warning(
-        f"Baseline {common.plain(wanted)} is not one of the chosen accelerators; "
-        f"using {shown[baseline]}."
+        f"Baseline {plain(wanted)} is not one of the chosen accelerators; using {shown[baseline]}."
     )
-scenario.show_engine_warnings(w for w in df["warnings"].unique())
+frame.show_engine_warnings(w for w in df["warnings"].unique())
 
 st.subheader("Per accelerator")
 st.dataframe(cv.summary(df, cross, names, exact), key="compare_summary", hide_index=True)
@@ -136,14 +128,14 @@ st.plotly_chart(roofline, key="compare_roofline", config=png)
 
 st.subheader("All scenarios")
 columns = cv.DECODE_COLUMNS if decode else cv.TUTORIAL_COLUMNS
-table = (llm_view.table if decode else sv.table)(df, names, columns)
+table = (decode_rows.table if decode else tables.tutorial_table)(df, names, columns)
 st.dataframe(table, key="compare_table", hide_index=True)
 st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
 csv_name = f"compare_{model_id}_{len(hw_ids)}hw_{precision}.csv"
-common.download_csv(raw.assign(profile=label), csv_name, "compare_csv", lazy=True)
-common.share_link("compare", query)
-sources = " · ".join(common.source_md(h.name, h.source) for h in chosen.values())
+download_csv(raw.assign(profile=label), csv_name, "compare_csv", lazy=True)
+frame.share_link("compare", query)
+sources = " · ".join(frame.source_md(h.name, h.source) for h in chosen.values())
 st.caption(
-    f"Sources: {common.source_md(model.name, model.source)} · {sources}. "
+    f"Sources: {frame.source_md(model.name, model.source)} · {sources}. "
     "Model: docs/model.md (Williams et al. 2009 roofline; MLSys·im tutorial defaults)."
 )

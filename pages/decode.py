@@ -2,45 +2,51 @@
 
 Does it fit, TTFT, TPOT, throughput, memory per device; every operator of a prefill and of a
 decode step on the roofline; step time by operator class; curves against batch and input
-tokens (docs/model.md, "Serving model"; older `context`/`prompt` links: ui/serve_view.py)."""
+tokens (docs/model.md, "Serving model"; older `context`/`prompt` links: ui/decode/view.py)."""
 
 import streamlit as st
 
-from ui import common, scenario, serve_config, state, widgets
-from ui import figures_llm as fl
-from ui import figures_ops as fo
-from ui import ops_view as ov
-from ui import serve_view as sv
-from ui import serve_widgets as sw
+from ui.charts import operator_table as ov
+from ui.charts import operators as fo
+from ui.core import frame, state
+from ui.core import link_params as lp
+from ui.core.downloads import download_csv
+from ui.core.text import plain
+from ui.decode import config as serve_config
+from ui.decode import figures as fl
+from ui.decode import inputs as sw
+from ui.decode import view as sv
+from ui.decode.link import KV_CHOICES, PAGE, declare, legacy_tokens
+from ui.widgets import pickers as widgets
+from ui.widgets import scenario
 
-PAGE = "decode"
-common.setup_page("LLM serving")
+frame.setup_page("LLM serving")
 
 # --- inputs -----------------------------------------------------------------
-base = common.catalog()
-params, contexts_p, batches_p = sv.params(base, widgets.hardware_param(base))
-s = scenario.start(PAGE, base, params, sv.DEFAULTS | sv.legacy_tokens(state.raw_query()))
+base = frame.catalog()
+link = declare(base)
+s = scenario.start(link, base, legacy_tokens(state.raw_query()))
 cat = s.cat
 llms = sv.model_entries(cat)
 with s.pickers:
-    model_id = widgets.select_entry(PAGE, "model", "Model (decoder LLMs)", llms, "Llama-3.1-8B")
+    model_id = widgets.select_entry(link, "model", "Model (decoder LLMs)", llms)
     config_spec, config_text = (
-        sw.config_input() if model_id == serve_config.CONFIG_ID else (None, "")
+        sw.config_input(link) if model_id == serve_config.CONFIG_ID else (None, "")
     )
-    hw_id = widgets.select_entry(PAGE, "hardware", "Accelerator", dict(cat.hardware), "A100")
-    tp, pp = sw.devices_inputs()
-    batch, input_tokens, output_tokens = sw.token_inputs()
-    precision = widgets.select_precision(PAGE)
+    hw_id = widgets.select_entry(link, "hardware", "Accelerator", dict(cat.hardware))
+    tp, pp = sw.devices_inputs(link)
+    batch, input_tokens, output_tokens = sw.token_inputs(link)
+    precision = widgets.select_precision(link)
     kv = st.selectbox(
         "KV-cache precision",
-        sv.KV_CHOICES,
-        key=sw.k("kv_precision"),
+        KV_CHOICES,
+        key=link.key("kv_precision"),
         format_func=lambda v: f"same as weights ({precision})" if v == "same" else v,
     )
-    profile = sw.profile_input()
-    contexts, batches = sw.curve_inputs(contexts_p, batches_p)
-    overrides = sw.override_inputs()
-    tutorial = sw.tutorial_input()
+    profile = sw.profile_input(link)
+    contexts, batches = sw.curve_inputs(link)
+    overrides = sw.override_inputs(link)
+    tutorial = sw.tutorial_input(link)
 
 # --- engine -----------------------------------------------------------------
 model = config_spec if model_id == serve_config.CONFIG_ID else cat.models[model_id]
@@ -54,24 +60,20 @@ r, placement_error = sv.run(model, hw, opts)
 opts |= {"tp": r["tp"], "pp": r["pp"]}
 ops = ov.step_table(model, hw, **opts)
 df = sv.curves(model, hw, sorted({*batches, batch}), sorted({*contexts, input_tokens}), opts)
-values = {"model": model_id, "model_config": config_text or None, "hardware": hw_id}
-values |= {"tp": tp, "pp": pp, "batch": batch, "input_tokens": input_tokens}
-values |= {"output_tokens": output_tokens, "precision": precision, "kv_precision": kv}
-values |= {"profile": profile, "contexts": contexts, "batches": batches, **overrides, **s.custom}
-values |= {"tutorial": tutorial}
-query = state.publish(PAGE, params, values, widgets.SHARED_NAMES)
+values = {"model_config": config_text or None, "contexts": contexts, "batches": batches}
+query = state.publish(link, values, lp.SHARED_NAMES)
 
 # --- render -----------------------------------------------------------------
-st.title(f"{common.plain(model.name)} on {common.plain(hw.name)}: LLM serving")
-st.caption(common.plain(sv.caption(r, hw)))
+st.title(f"{plain(model.name)} on {plain(hw.name)}: LLM serving")
+st.caption(plain(sv.caption(r, hw)))
 if fallback:
     st.warning("No valid config.json yet: showing Llama-3.1-8B.", icon="📄")
 if placement_error:
-    st.error(common.plain(placement_error), icon="🚫")
+    st.error(plain(placement_error), icon="🚫")
 scenario.show_notes(s)
 if s.custom_model:
     st.info("The custom-model editor's models have no shapes: paste a config.json instead.")
-scenario.show_engine_warnings(r["warnings"])
+frame.show_engine_warnings(r["warnings"])
 sw.show_headline(r, hw)
 st.markdown(sv.bounds_text(r))
 
@@ -83,7 +85,7 @@ st.plotly_chart(fo.step_breakdown(ops), key="ops_breakdown", config=png)
 st.caption(ov.CAPTION.format(context=ov.decode_context(input_tokens, output_tokens) or "—"))
 st.dataframe(ov.display_table(ops), key="ops_table", hide_index=True)
 name = sv.file_name("operators", r, hw_id)
-common.download_csv(ov.csv_table(ops, r), name, "ops_csv", "Download operators CSV", lazy=True)
+download_csv(ov.csv_table(ops, r), name, "ops_csv", "Download operators CSV", lazy=True)
 
 now = (batch, input_tokens)
 for col, column in zip(st.columns(2), fl.SPEED_CHARTS, strict=True):
@@ -92,12 +94,12 @@ for col, column in zip(st.columns(2), fl.SPEED_CHARTS, strict=True):
 st.plotly_chart(fl.memory_figure(df, now, "input"), key="decode_memory", config=png)
 st.dataframe(sv.curve_table(df), key="decode_table", hide_index=True)
 name = sv.file_name("serve", r, hw_id)
-common.download_csv(df.drop(columns=sv.PAGE_ONLY), name, "decode_csv", lazy=True)
+download_csv(df.drop(columns=sv.PAGE_ONLY), name, "decode_csv", lazy=True)
 if tutorial:
     sw.tutorial_view(model, hw, r, sv.overrides(overrides))
-common.share_link(PAGE, query)
+frame.share_link(PAGE, query)
 st.caption(
-    f"Sources: {common.source_md(hw.name, hw.source)}"
-    + (f" · {common.source_md(model.name, model.source)}" if model.source else "")
+    f"Sources: {frame.source_md(hw.name, hw.source)}"
+    + (f" · {frame.source_md(model.name, model.source)}" if model.source else "")
     + ". Model: docs/model.md, 'Serving model'."
 )

@@ -5,14 +5,17 @@ tokens, the cheapest and the fastest in words (docs/model.md, "Serving model")."
 
 import streamlit as st
 
-from ui import common, scenario, state
-from ui import figures_plan as fp
-from ui import plan_grid as pg
-from ui import plan_params as pp
-from ui import plan_view as pv
+from ui.core import frame, state
+from ui.core.params import write_list
+from ui.core.text import plain
+from ui.plan import figures as fp
+from ui.plan import grid as pg
+from ui.plan import inputs as pp
+from ui.plan import view as pv
+from ui.plan.link import NONE, PAGE, declare
+from ui.widgets import scenario
 
-PAGE = pp.PAGE
-common.setup_page("Planner")
+frame.setup_page("Planner")
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -23,22 +26,21 @@ def sweep(_cat, _key: tuple, model_id, groups, batches, tokens, opts):
 
 
 # --- inputs -----------------------------------------------------------------
-base = common.catalog()
-params = pp.params(base)
-by_name = {p.name: p for p in params}
+base = frame.catalog()
+link = declare(base)
 pp.keep_profile_values()
-s = scenario.start(PAGE, base, params, pp.DEFAULTS)
+s = scenario.start(link, base)
 cat = s.cat
 llms = {i: m for i, m in cat.models.items() if getattr(m, "arch", None) is not None}
 with s.pickers:
-    model_id, tokens = pp.workload_inputs(llms)
+    model_id, tokens = pp.workload_inputs(link, llms)
     st.markdown("**SLOs**")
-    slo = pv.Slo(**pp.slo_inputs())
-    grid = pp.grid_inputs(cat, by_name)
+    slo = pv.Slo(**pp.slo_inputs(link))
+    grid = pp.grid_inputs(link, cat)
     chosen = {h: cat.hardware[h] for h in grid["hardware"]}
     prices = pp.price_inputs(chosen)
     profile = pp.profile_input()
-    overrides = pp.assumption_inputs(profile)
+    overrides = pp.assumption_inputs(link, profile)
 
 # --- engine -----------------------------------------------------------------
 model = cat.models[model_id]
@@ -55,19 +57,16 @@ if 0 < rows <= pg.MAX_CONFIGURATIONS:
     except ValueError as exc:  # e.g. a request longer than the engine accepts
         error = str(exc)
 table = pv.ranked(pg.screen(df), slo, prices) if df is not None else None
-values = {"model": model_id, **grid, "hardware": grid["hardware"] or None}
-values["precisions"] = grid["precisions"] or None  # none chosen: not written as "precisions="
-values |= {"input_tokens": tokens[0], "output_tokens": tokens[1], "profile": profile.name}
-values |= {name: pp.NONE if v is None else v for name, v in slo.fields().items()}
-values |= {"prices": prices or None, **overrides, **s.custom}
-query = state.publish(PAGE, params, values, ("model",))
+values = {"tp": grid["tp"], "pp": grid["pp"], "batches": grid["batches"]}
+values |= {name: NONE if v is None else v for name, v in slo.fields().items()}
+query = state.publish(link, values | {"prices": prices or None}, ("model",))
 
 # --- render -----------------------------------------------------------------
 names = {h: hw.name for h, hw in chosen.items()}
-st.title(f"Planner: {common.plain(model.name)}")
+st.title(f"Planner: {plain(model.name)}")
 st.caption(
-    f"{rows:,} configurations · {len(chosen)} accelerators × TP {pp.write_list(grid['tp'])} × "
-    f"PP {pp.write_list(grid['pp'])} × {', '.join(grid['precisions']) or 'no precision'} × "
+    f"{rows:,} configurations · {len(chosen)} accelerators × TP {write_list(grid['tp'])} × "
+    f"PP {write_list(grid['pp'])} × {', '.join(grid['precisions']) or 'no precision'} × "
     f"{len(grid['batches']):,} batch sizes · {tokens[0]:,} input + {tokens[1]:,} output tokens "
     f"per request · profile {profile.name} · serving model (docs/model.md)"
 )
@@ -75,10 +74,10 @@ scenario.show_notes(s)
 if s.custom_model:
     st.info("Custom models are not offered here: they have no attention shapes (heads, layers).")
 for note in skipped:
-    st.caption(f"Left out: {common.plain(note)}")
+    st.caption(f"Left out: {plain(note)}")
 if error or rows > pg.MAX_CONFIGURATIONS or df is None:
     if error:
-        st.error(f"The serving model refused this grid: {common.plain(error)}", icon="🚫")
+        st.error(f"The serving model refused this grid: {plain(error)}", icon="🚫")
     elif rows > pg.MAX_CONFIGURATIONS:
         st.error(
             f"The grid has {rows:,} configurations; the planner computes at most "
@@ -87,16 +86,16 @@ if error or rows > pg.MAX_CONFIGURATIONS or df is None:
         )
     else:
         st.warning(pv.EMPTY_GRID)
-    common.share_link(PAGE, query)
+    frame.share_link(PAGE, query)
     st.stop()
 
 for text, n in pg.warning_counts(df):  # per configuration: counted, not one box each
-    st.caption(f"⚠️ {n:,} of {rows:,} configurations: {common.plain(text)}")
+    st.caption(f"⚠️ {n:,} of {rows:,} configurations: {plain(text)}")
 reason = pv.infeasible_reason(table, slo)
 if reason:
     st.warning(reason, icon="⛔")
 for kind, words in pv.callouts(table, slo, names).items():
-    st.markdown(f"**{pv.CALLOUTS[kind]}:** {common.plain(words)}")
+    st.markdown(f"**{pv.CALLOUTS[kind]}:** {plain(words)}")
 if reason is None and table["usd_per_1m_output_tokens"].isna().all():
     st.info("No chosen accelerator has a price: set one under Prices to rank by cost.")
 
@@ -124,6 +123,6 @@ st.caption(
     "quotes them (check the source; reserved and spot prices are lower). Cost = price × "
     "devices ÷ output tokens per hour × 10⁶."
 )
-common.share_link(PAGE, query)
-sources = " · ".join(common.source_md(h.name, h.source) for h in chosen.values())
-st.caption(f"Sources: {common.source_md(model.name, model.source)} · {sources}.")
+frame.share_link(PAGE, query)
+sources = " · ".join(frame.source_md(h.name, h.source) for h in chosen.values())
+st.caption(f"Sources: {frame.source_md(model.name, model.source)} · {sources}.")

@@ -7,58 +7,58 @@ default) seeds the assumptions, and is named beside the results and in the CSV."
 import streamlit as st
 
 import engine
-from ui import common, explain, scenario, state, widgets
-from ui import profile_pick as pk
-from ui import solve_breakdown as sb
-from ui import solve_view as sv
-from ui.figures import latency_breakdown_figure, roof_table, roofline_figure
-from ui.metrics import result_table, solve_metrics
+from ui.charts.roofline import latency_breakdown_figure, roof_table, roofline_figure
+from ui.core import frame, profiles, state
+from ui.core import link_params as lp
+from ui.core.downloads import download_csv
+from ui.core.text import FLOP_NOTE, plain
+from ui.solve import breakdown as sb
+from ui.solve import view as sv
+from ui.solve.link import PAGE, declare
+from ui.solve.metrics import result_table, solve_metrics
+from ui.widgets import pickers as widgets
+from ui.widgets import profile as pk
+from ui.widgets import scenario
 
-PAGE = "solve"
-common.setup_page("Single solve")
+frame.setup_page("Single solve")
 
 # --- inputs -----------------------------------------------------------------
-base = common.catalog()
-params = [widgets.model_param(base), widgets.hardware_param(base), widgets.batch_param()]
-params += widgets.assumption_params()
+base = frame.catalog()
 custom, profile_notes = pk.start(PAGE)
-params += [*pk.params(custom), *sb.token_params()]
-defaults = {"model": "ResNet-50", "hardware": "A100", "batch": 1, "precision": "fp16"}
-defaults |= {**widgets.ASSUMPTION_DEFAULTS, "profile": pk.DEFAULT, **sb.TOKENS}
-s = scenario.start(PAGE, base, params, defaults)
+link = declare(base, custom)
+s = scenario.start(link, base)
 cat = s.cat
 with s.pickers:
-    model_id = widgets.select_entry(PAGE, "model", "Model", dict(cat.models), "ResNet-50")
-    hw_id = widgets.select_entry(PAGE, "hardware", "Accelerator", dict(cat.hardware), "A100")
-    batch = widgets.batch_input(PAGE)
-    precision = widgets.select_precision(PAGE)
+    model_id = widgets.select_entry(link, "model", "Model", dict(cat.models))
+    hw_id = widgets.select_entry(link, "hardware", "Accelerator", dict(cat.hardware))
+    batch = widgets.batch_input(link)
+    precision = widgets.select_precision(link)
     profile = pk.picker(PAGE, custom)
-    overrides = widgets.assumption_inputs(PAGE)
+    overrides = widgets.assumption_inputs(link)
     llm = sb.has_operators(cat.models[model_id])
-    tokens = sb.token_inputs(PAGE) if llm else {}
+    tokens = sb.token_inputs(link) if llm else {}
 
 # --- engine -----------------------------------------------------------------
 model, hw = cat.models[model_id], cat.hardware[hw_id]
 result = engine.solve(model, hw, batch, precision, **overrides)
 row = engine.sweep(model, hw, [batch], [precision], **overrides)
-crossover = explain.compute_bound_batch(model, hw, precision, overrides)
-values = {"model": model_id, "hardware": hw_id, "batch": batch, "precision": precision}
-values |= {**overrides, **s.custom, **pk.link_values(profile), **tokens}
-query = state.publish(PAGE, params, values, shared=(*widgets.SHARED_NAMES, "profile"))
-changed = pk.edits(profile, overrides)
-label = pk.label(profile, changed)
+crossover = engine.compute_bound_batch(model, hw, precision=precision, **overrides)
+values = {**profiles.link_values(profile), **{n: tokens.get(n) for n in lp.TOKENS}}
+query = state.publish(link, values, shared=(*lp.SHARED_NAMES, "profile"))
+changed = profiles.edits(profile, overrides)
+label = profiles.label(profile, changed)
 
 # --- render -----------------------------------------------------------------
-st.title(f"{common.plain(model.name)} on {common.plain(hw.name)}")
-note = common.FLOP_NOTE[overrides["flop_convention"]]
-st.caption(f"Batch {batch:,} · {precision} · {note} · {pk.describe(profile, changed)}")
+st.title(f"{plain(model.name)} on {plain(hw.name)}")
+note = FLOP_NOTE[overrides["flop_convention"]]
+st.caption(f"Batch {batch:,} · {precision} · {note} · {profiles.describe(profile, changed)}")
 sv.show_not_fit(result, hw)
 scenario.show_notes(s)
-common.show_param_warnings(profile_notes)
-scenario.show_engine_warnings(result.warnings)
+frame.show_param_warnings(profile_notes)
+frame.show_engine_warnings(result.warnings)
 sv.show_headline(result, model, hw, crossover)
 solve_metrics(result)
-sv.show_decode_note(model, hw, batch, precision, overrides, values)
+sv.show_decode_note(model, hw, batch, precision, overrides, query)
 
 points = row.assign(label=f"{model.name}, batch {batch}")
 st.plotly_chart(
@@ -75,15 +75,15 @@ whole, beside = st.columns(2) if inside else (st, None)
 whole.plotly_chart(figure, key="solve_roofline")
 st.dataframe(result_table(result), key="solve_table", hide_index=True)
 csv_name = f"roofline_{model_id}_{hw_id}_b{batch}_{precision}.csv"
-common.download_csv(row.assign(profile=label), csv_name, "solve_csv", lazy=True)
+download_csv(row.assign(profile=label), csv_name, "solve_csv", lazy=True)
 if inside:
     sc = sb.Scenario(
         model_id, model, hw, batch, precision, profile, overrides, result, tokens, label
     )
     sb.show(sc, beside)
-common.share_link("solve", query)
+frame.share_link("solve", query)
 st.caption(
-    f"Sources: {common.source_md(model.name, model.source)} · "
-    f"{common.source_md(hw.name, hw.source)}. "
+    f"Sources: {frame.source_md(model.name, model.source)} · "
+    f"{frame.source_md(hw.name, hw.source)}. "
     "Model: docs/model.md (Williams et al. 2009 roofline; MLSys·im tutorial defaults)."
 )

@@ -1,84 +1,75 @@
 """Batch sweep: one model × one accelerator over a list of batch sizes → crossover batch,
 throughput/latency/intensity charts, roofline trajectory, latency budget, marginal-gain table.
-Decoder LLMs use the decode model at one context by default (ui.llm_view). A profile (tutorial
-by default) seeds the assumptions, and is named beside the results and in the CSV."""
+Decoder LLMs use the decode model at one context by default (ui.widgets.llm_view). A profile
+(tutorial by default) seeds the assumptions, and is named beside the results and in the CSV."""
 
 import streamlit as st
 
 import engine
-from ui import common, explain, llm_view, scenario, state, tables, widgets
-from ui import figures_sweep as fs
-from ui import profile_pick as pk
-from ui import sweep_view as sv
-from ui.params import Param, number, write_number
+from ui.charts import decode_rows, tables
+from ui.charts import sweep as fs
+from ui.core import frame, profiles, state
+from ui.core import link_params as lp
+from ui.core.downloads import download_csv
+from ui.core.text import FLOP_NOTE, plain
+from ui.sweep import view as sv
+from ui.sweep.link import PAGE, declare
+from ui.widgets import llm_view, scenario
+from ui.widgets import pickers as widgets
+from ui.widgets import profile as pk
 
-PAGE = "sweep"
-DEFAULT_BATCHES = [2**k for k in range(9)]  # 1, 2, 4, ..., 256
-common.setup_page("Batch sweep")
+frame.setup_page("Batch sweep")
 
 # --- inputs -----------------------------------------------------------------
-base = common.catalog()
-batches_p = widgets.batches_param(4096, ranges=True)
-params = [widgets.model_param(base), widgets.hardware_param(base), batches_p]
-params += [Param("budget_ms", number(0.001, 1e6), write_number), *widgets.assumption_params()]
-params += llm_view.view_params()
-custom, profile_notes = pk.start(PAGE, pk.LLM_VIEW)
-params += pk.params(custom, skip=pk.LLM_VIEW)
-defaults = {"model": "ResNet-50", "hardware": "A100", "batches": DEFAULT_BATCHES}
-defaults |= {"precision": "fp16", **widgets.ASSUMPTION_DEFAULTS, **llm_view.VIEW_DEFAULTS}
-defaults["profile"] = pk.DEFAULT
-s = scenario.start(PAGE, base, params, defaults)
+base = frame.catalog()
+custom, profile_notes = pk.start(PAGE, profiles.LLM_VIEW)
+link = declare(base, custom)
+s = scenario.start(link, base)
 cat = s.cat
 with s.pickers:
-    model_id = widgets.select_entry(PAGE, "model", "Model", dict(cat.models), "ResNet-50")
-    hw_id = widgets.select_entry(PAGE, "hardware", "Accelerator", dict(cat.hardware), "A100")
+    model_id = widgets.select_entry(link, "model", "Model", dict(cat.models))
+    hw_id = widgets.select_entry(link, "hardware", "Accelerator", dict(cat.hardware))
     model, hw = cat.models[model_id], cat.hardware[hw_id]
-    view, context, extra = llm_view.view_inputs(PAGE, model)
-    batches = widgets.batch_list_input(PAGE, batches_p, DEFAULT_BATCHES, generator=True)
-    budget = st.number_input(
+    view, context, extra = llm_view.view_inputs(link, model)
+    batches = widgets.batch_list_input(link, generator=True)
+    budget = widgets.number_input(
+        link,
+        "budget_ms",
         "Latency budget (ms per batch, optional)",
-        0.001,
-        1e6,
         value=None,
         step=0.5,
         format="%.3f",
         placeholder="none",
-        key=state.widget_key(PAGE, "budget_ms"),
     )
-    precision = widgets.select_precision(PAGE)
-    profile = pk.picker(PAGE, custom, pk.LLM_VIEW)
-    overrides = widgets.assumption_inputs(PAGE)
+    precision = widgets.select_precision(link)
+    profile = pk.picker(PAGE, custom, profiles.LLM_VIEW)
+    overrides = widgets.assumption_inputs(link)
 
 # --- engine -----------------------------------------------------------------
 decode = view == "decode"
 if decode:
-    raw, df = llm_view.decode_frame(model, [hw], batches, context, precision, overrides | extra)
+    raw, df = decode_rows.decode_frame(model, [hw], batches, context, precision, overrides | extra)
     df, exact = engine.marginal_gain(df), None
 else:
     raw = df = engine.marginal_gain(engine.sweep(model, hw, batches, [precision], **overrides))
-    exact = explain.compute_bound_batch(model, hw, precision, overrides)
+    exact = engine.compute_bound_batch(model, hw, precision=precision, **overrides)
 first = tables.crossover_value(engine.crossover_batch(df)["crossover_batch"].iloc[0])
-values = {"model": model_id, "hardware": hw_id, "batches": batches, "budget_ms": budget}
-values |= {"precision": precision, **overrides, **s.custom}
-values |= llm_view.link_values(view, context, extra)
-values |= pk.link_values(profile, skip=pk.LLM_VIEW)
-query = state.publish(PAGE, params, values, (*widgets.SHARED_NAMES, "profile"))
-changed = pk.edits(profile, overrides | (extra if decode else {}))
-raw = raw.assign(profile=pk.label(profile, changed))
+values = {"batches": batches, **llm_view.link_values(view, context, extra)}
+values |= profiles.link_values(profile, skip=profiles.LLM_VIEW)
+query = state.publish(link, values, (*lp.SHARED_NAMES, "profile"))
+changed = profiles.edits(profile, overrides | (extra if decode else {}))
+raw = raw.assign(profile=profiles.label(profile, changed))
 
 # --- render -----------------------------------------------------------------
-note, names = common.FLOP_NOTE[overrides["flop_convention"]], {hw_id: hw.name}
-st.title(f"Batch sweep: {common.plain(model.name)} on {common.plain(hw.name)}")
+note, names = FLOP_NOTE[overrides["flop_convention"]], {hw_id: hw.name}
+st.title(f"Batch sweep: {plain(model.name)} on {plain(hw.name)}")
 st.caption(f"{len(df):,} batch sizes, {batches[0]:,} to {batches[-1]:,} · {precision} · {note}")
 llm_view.show_fit(df, names)
-st.caption(pk.describe(profile, changed))
+st.caption(profiles.describe(profile, changed))
 scenario.show_notes(s)
-common.show_param_warnings(profile_notes)
-if decode:
-    st.caption(llm_view.caption(context, df["fits_in_memory"]))
-elif view == "tutorial":
-    st.caption("Tutorial whole-model view: not the decode page's tokens/s (see LLM view).")
-scenario.show_engine_warnings(w for w in df["warnings"].unique())
+frame.show_param_warnings(profile_notes)
+llm_view.show_caption(view, context, df["fits_in_memory"])
+frame.show_engine_warnings(w for w in df["warnings"].unique())
 sv.show_cards(df, first, exact, decode)
 sv.show_budget(df, budget)
 
@@ -92,14 +83,14 @@ left.plotly_chart(fs.intensity_figure(df, first, convention), key="sweep_intensi
 roofline = fs.roofline_trajectories(df, names, convention, title)
 right.plotly_chart(roofline, key="sweep_roofline", config=png)
 
-columns = llm_view.DECODE_COLUMNS if decode else sv.TUTORIAL_COLUMNS
-shown = (llm_view.table if decode else sv.table)(df, names, columns)
+columns = decode_rows.DECODE_COLUMNS if decode else sv.TUTORIAL_COLUMNS
+shown = (decode_rows.table if decode else tables.tutorial_table)(df, names, columns)
 st.dataframe(shown, key="sweep_table", hide_index=True)
 st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
-common.download_csv(raw, f"sweep_{model_id}_{hw_id}_{precision}.csv", "sweep_csv", lazy=True)
-common.share_link("sweep", query)
+download_csv(raw, f"sweep_{model_id}_{hw_id}_{precision}.csv", "sweep_csv", lazy=True)
+frame.share_link("sweep", query)
 st.caption(
-    f"Sources: {common.source_md(model.name, model.source)} · "
-    f"{common.source_md(hw.name, hw.source)}. Model: docs/model.md (Williams et al. 2009 "
+    f"Sources: {frame.source_md(model.name, model.source)} · "
+    f"{frame.source_md(hw.name, hw.source)}. Model: docs/model.md (Williams et al. 2009 "
     "roofline; MLSys·im tutorial defaults; the LLM decode model for decoder LLMs)."
 )

@@ -22,6 +22,7 @@ __all__ = [
     "ROOT",
     "free_port",
     "metric",
+    "page_links",
     "start_server",
     "stop_server",
 ]
@@ -71,3 +72,22 @@ def metric(page, label: str) -> str:
         .first
     )
     return box.locator("[data-testid='stMetricValue']").inner_text()
+
+
+def page_links(cat, custom=None) -> dict:
+    """Every scenario page's declared share link (ui/<page>/link.py), by URL path."""
+    from ui.catalogue import link as catalogue
+    from ui.compare import link as compare
+    from ui.decode import link as decode
+    from ui.plan import link as plan
+    from ui.solve import link as solve
+    from ui.sweep import link as sweep
+
+    return {
+        "solve": solve.declare(cat, custom),
+        "sweep": sweep.declare(cat, custom),
+        "compare": compare.declare(cat, custom),
+        "decode": decode.declare(cat),
+        "plan": plan.declare(cat),
+        "catalogue": catalogue.declare(cat),
+    }

@@ -10,7 +10,7 @@ import pytest
 
 import engine
 from tests.conftest import ROOT, metric, start_server, stop_server, wait_idle
-from ui.format import fmt
+from ui.core.format import fmt
 
 pytestmark = pytest.mark.browser
 REFERENCE = "/solve?model=ResNet-50&hardware=A100&batch=1&precision=fp16"

@@ -8,7 +8,7 @@ import pytest
 
 import engine
 from tests.conftest import metric, start_server, stop_server, wait_idle
-from ui.format import fmt
+from ui.core.format import fmt
 
 pytestmark = pytest.mark.browser
 MUST_SHOW = "/decode?model=Llama-3.1-70B&hardware=H100&tp=2&input_tokens=8192&output_tokens=256"
@@ -81,8 +81,9 @@ def test_operators_csv_download_parses_and_sums_to_the_step_times(fresh_server, 
     target = tmp_path / "operators.csv"
     info.value.save_as(target)
     df = pd.read_csv(target)
-    r = engine.serve("Llama-3.1-70B", "H100", tp=2, input_tokens=8192, output_tokens=256,
-                     profile="trtllm")  # fmt: skip
+    r = engine.serve(
+        "Llama-3.1-70B", "H100", tp=2, input_tokens=8192, output_tokens=256, profile="trtllm"
+    )
     assert set(df["profile"]) == {"trtllm"} and set(df["phase"]) == {"prefill", "decode"}
     totals = df.groupby("phase")["total_time_ms"].sum()
     assert totals["prefill"] == pytest.approx(r["ttft_ms"], rel=1e-9)

@@ -52,21 +52,33 @@ COMMANDS = {
     "solve": ["solve", "--model", "ResNet-50", "--hardware", "A100"],
     "sweep": ["sweep", "--model", "ResNet-50", "--hardware", "A100", "--batch-sizes", "1,2"],
     "decode": ["decode", "--model", "Llama-3.1-8B", "--hardware", "A100", "--context", "1024"],
-    "serve": ["serve", "--model", "Llama-3.1-8B", "--hardware", "A100", "--input-tokens", "128",
-              "--output-tokens", "16"],
+    "serve": [
+        "serve",
+        "--model",
+        "Llama-3.1-8B",
+        "--hardware",
+        "A100",
+        "--input-tokens",
+        "128",
+        "--output-tokens",
+        "16",
+    ],
     "ops": ["ops", "--model", "Llama-3.1-8B", "--hardware", "A100", "--context", "128"],
     "validate": ["validate", "data/measurements/trtllm-v0.6.1.csv"],
     "list_models": ["list", "models"],
     "list_hardware": ["list", "hardware"],
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_every_recorded_json_key_is_still_written(name):
     run = subprocess.run(
         [sys.executable, "-m", "engine", *COMMANDS[name], "--format", "json"],
-        capture_output=True, text=True, cwd=ROOT, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr
     obj = json.loads(run.stdout)
     obj = obj[0] if isinstance(obj, list) else obj
@@ -108,7 +120,7 @@ def test_every_recorded_link_parameter_is_still_understood(page):
 
 
 def test_the_accuracy_page_reads_every_recorded_profile_parameter():
-    from ui.accuracy_view import profile_from_query
+    from ui.core.profiles import profile_from_query
 
     names = [n for n in RECORDED["link_params"]["accuracy"] if n != "profile"]
     values = {n: "0.5" for n in names} | {"profile": "team", "flop_convention": None}

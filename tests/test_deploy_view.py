@@ -1,10 +1,10 @@
-"""Multi-device deployments on Compare through the serving model (ui.deploy_view)."""
+"""Multi-device deployments on Compare through the serving model (ui.compare.deploy)."""
 
 import pytest
 
 import engine
-from ui import deploy_view as dv
-from ui.deployments import Deployment
+from ui.compare import deploy as dv
+from ui.compare.deployments import Deployment
 
 CAT = engine.default_catalog()
 TUTORIAL = engine.get_profile("tutorial")
@@ -15,9 +15,15 @@ TOKENS = {"input_tokens": 1024, "output_tokens": 256}
 @pytest.fixture(scope="module")
 def df():
     return dv.frame(
-        "Llama-3.1-70B", DEPS, CAT, batches=[1, 8], tokens=TOKENS, precision="fp16",
-        profile=TUTORIAL, overrides={"efficiency": 0.5, "activation_fraction": 0.1},
-    )  # fmt: skip
+        "Llama-3.1-70B",
+        DEPS,
+        CAT,
+        batches=[1, 8],
+        tokens=TOKENS,
+        precision="fp16",
+        profile=TUTORIAL,
+        overrides={"efficiency": 0.5, "activation_fraction": 0.1},
+    )
 
 
 def test_each_deployment_is_the_serving_models_figure(df):
@@ -88,8 +94,10 @@ def test_a_profiles_values_and_edits_reach_the_engine():
 def test_tradeoff_chart_has_a_line_per_deployment(df):
     fig = dv.tradeoff_figure(df, "Throughput vs interactivity: <i>x</i>")
     assert [t.name for t in fig.data] == [
-        "8× NVIDIA H100 SXM TP8", "4× AMD Instinct MI300X TP4", "1× NVIDIA Jetson AGX Orin 64GB TP1"
-    ]  # fmt: skip
+        "8× NVIDIA H100 SXM TP8",
+        "4× AMD Instinct MI300X TP4",
+        "1× NVIDIA Jetson AGX Orin 64GB TP1",
+    ]
     # y: log (throughput spans decades); x: linear from 0 (interactivity spans less)
     assert fig.layout.yaxis.type == "log" and fig.layout.xaxis.rangemode == "tozero"
     assert "&lt;i&gt;" in fig.layout.title.text

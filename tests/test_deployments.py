@@ -1,5 +1,5 @@
 """Deployments on the comparison page: the text form, its checks against the catalogue and the
-engine's parallelism rules, and the share-link round trip (ui.deployments)."""
+engine's parallelism rules, and the share-link round trip (ui.compare.deployments)."""
 
 import re
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
-from ui.deployments import (
+from ui.compare.deployments import (
     MAX_DEPLOYMENTS,
     Deployment,
     check_deployment,
@@ -17,7 +17,7 @@ from ui.deployments import (
     read_deployments,
     write_deployments,
 )
-from ui.params import Param, ParamError, parse_params
+from ui.core.params import Param, ParamError, parse_params
 
 CAT = engine.default_catalog()
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import engine
-from ui.figures import latency_breakdown_figure, roof_table, roofline_figure
+from ui.charts.roofline import latency_breakdown_figure, roof_table, roofline_figure
 
 
 @pytest.fixture

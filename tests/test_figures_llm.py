@@ -1,4 +1,4 @@
-"""Unit tests of the LLM decode page's pure builders (ui/figures_llm.py), without a browser.
+"""Unit tests of the LLM decode page's pure builders (ui/decode/figures.py), without a browser.
 
 Expected values come from the engine (`engine.decode`, `engine.decode_sweep`), never typed in;
 every figure is re-validated by plotly (the builders skip validation for speed).
@@ -12,8 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import engine
-from ui import figures_llm as fl
-from ui.format import fmt, fmt_bytes
+from ui.charts import tables
+from ui.core.format import fmt, fmt_bytes
+from ui.decode import figures as fl
 
 CATALOG = engine.load_catalog()
 LLMS = [m.id for m in CATALOG.models.values() if m.is_decoder_llm]
@@ -168,8 +169,8 @@ def test_headline_metrics_carry_units_and_engine_values():
 
 def test_display_table_headers_carry_units():
     _, df = scenario()
-    table = fl.display_table(df)
-    assert list(table.columns) == list(fl.TABLE_HEADERS.values()) and len(table) == len(df)
+    table = tables.decode_table(df)
+    assert list(table.columns) == list(tables.DECODE_HEADERS.values()) and len(table) == len(df)
     assert table["KV cache"].tolist() == [fmt_bytes(v) for v in df["kv_cache_bytes"]]
     assert table["TPOT"].iloc[0].endswith(" ms") and "None" not in table.to_string()
 

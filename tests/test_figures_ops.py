@@ -1,4 +1,5 @@
-"""The per-operator figures and table of the serving page (ui/figures_ops.py, ui/ops_view.py).
+"""The per-operator figures and table of the serving page (ui/charts/operators.py,
+ui/charts/operator_table.py).
 
 Pure: no browser, no streamlit. Step times are checked against engine.serve, one of them by
 hand; every figure is validated by plotly when it is built (go.Figure(data=..., layout=...)).
@@ -11,9 +12,9 @@ import plotly.graph_objects as go
 import pytest
 
 import engine
-from ui import figures_ops as fo
-from ui import ops_view as ov
-from ui.format import fmt
+from ui.charts import operator_table as ov
+from ui.charts import operators as fo
+from ui.core.format import fmt
 
 CATALOG = engine.load_catalog()
 H100 = CATALOG.hardware["H100"]
@@ -55,8 +56,13 @@ def test_bars_sum_to_the_step_times_of_serve(deployment):
     for axis, total in (("y", r["ttft_ms"]), ("y2", r["tpot_ms"])):
         bars = [t for t in fig.data if t.yaxis == axis]
         assert sum(t.x[0] for t in bars) == pytest.approx(total, rel=1e-9)
-    assert {t.name for t in fig.data} == {"attention", "GEMMs / FFN", "norms, embedding",
-                                          "communication", "overhead"}  # fmt: skip
+    assert {t.name for t in fig.data} == {
+        "attention",
+        "GEMMs / FFN",
+        "norms, embedding",
+        "communication",
+        "overhead",
+    }
 
 
 def test_bar_segments_by_hand_llama_8b_one_device():
@@ -81,8 +87,15 @@ def test_one_point_per_operator_with_flops(deployment):
     assert set(traces) == {"Operators: prefill (TTFT)", "Operators: decode step (TPOT)"}
     # per phase: norm, qkv_projection, output_projection, attention, mlp, final_norm, lm_head
     # (embedding has no FLOPs, all_reduce and overhead are bars, not points)
-    expected = ["norm", "qkv_projection", "output_projection", "attention", "mlp",
-                "final_norm", "lm_head"]  # fmt: skip
+    expected = [
+        "norm",
+        "qkv_projection",
+        "output_projection",
+        "attention",
+        "mlp",
+        "final_norm",
+        "lm_head",
+    ]
     for trace in traces.values():
         assert list(trace.text) == expected
     points = fo.operator_points(ops)
@@ -167,8 +180,14 @@ def test_display_and_csv_tables(deployment):
     header = text.splitlines()[0].split(",")
     assert header[:3] == ["model", "hardware", "tp"] and "profile" in header
     assert header[10:12] == ["phase", "context_tokens"]
-    for column in ("flop_per_op", "bytes_per_op", "total_time_ms", "link_efficiency_fraction",
-                   "compute_efficiency_fraction", "layer_overhead_us"):  # fmt: skip
+    for column in (
+        "flop_per_op",
+        "bytes_per_op",
+        "total_time_ms",
+        "link_efficiency_fraction",
+        "compute_efficiency_fraction",
+        "layer_overhead_us",
+    ):
         assert column in header
     assert all(c == c.lower() and " " not in c for c in header)
     assert (csv["profile"] == "trtllm").all() and len(csv) == len(ops)

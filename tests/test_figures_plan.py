@@ -8,8 +8,8 @@ import plotly.graph_objects as go
 import pytest
 
 from tests.test_plan_view import grid
-from ui import figures_plan as fp
-from ui import plan_view as pv
+from ui.plan import figures as fp
+from ui.plan import view as pv
 
 
 def ranked_grid():

@@ -1,4 +1,4 @@
-"""The sweep and comparison figure builders and table reshapes (ui/figures_sweep.py), without a
+"""The sweep and comparison figure builders and table reshapes (ui/charts/sweep.py), without a
 browser: trace names, log axes, ridge lines and crossover at the engine's values, speedups equal
 to the engine's throughput ratios. Builders skip plotly's validation for speed, so every figure
 is re-validated here (`go.Figure(fig.to_dict())` raises on a bad property)."""
@@ -8,8 +8,9 @@ import plotly.graph_objects as go
 import pytest
 
 import engine
-from ui import figures_sweep as fs
-from ui.format import fmt
+from ui.charts import sweep as fs
+from ui.charts import tables
+from ui.core.format import fmt
 
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 NAMES = {"A100": "NVIDIA A100", "H100": "NVIDIA H100", "T4": "NVIDIA T4"}
@@ -115,7 +116,7 @@ def test_speedup_is_the_engines_throughput_ratio(three):
     np.testing.assert_allclose(got, t4 / a100)
     np.testing.assert_allclose(df[df["hardware"] == "A100"]["speedup_vs_baseline_ratio"], 1.0)
     assert set(df["baseline_hardware"]) == {"A100"}
-    table = fs.speedup_table(df, NAMES)
+    table = tables.speedup_table(df, NAMES)
     assert list(table.columns) == ["Batch size", "NVIDIA A100", "NVIDIA H100", "NVIDIA T4"]
     assert list(table["NVIDIA T4"]) == [f"{fmt(v)}×" for v in t4 / a100]
     assert list(table["NVIDIA A100"]) == ["1×"] * 4
@@ -127,24 +128,24 @@ def test_speedup_is_the_engines_throughput_ratio(three):
 
 def test_hardware_summary_matches_engine_ridges_and_crossovers(three):
     cross = engine.crossover_batch(three)
-    summary = fs.hardware_summary(three, cross, NAMES)
+    summary = tables.hardware_summary(three, cross, NAMES)
     assert list(summary["Accelerator"]) == ["NVIDIA A100", "NVIDIA H100", "NVIDIA T4"]
     for row, hw in zip(summary.itertuples(index=False), ["A100", "H100", "T4"], strict=True):
         rows = three[three["hardware"] == hw]
         assert row[3] == fmt(rows["ridge_flop_per_byte"].iloc[0])
         assert row[4] == fmt(rows["effective_ridge_flop_per_byte"].iloc[0])
         expected = cross.loc[cross["hardware"] == hw, "crossover_batch"].iloc[0]
-        assert row[5] == fs.crossover_text(expected)
+        assert row[5] == tables.crossover_text(expected)
         assert row[6] == fmt(rows["throughput_per_s"].max())
     assert summary["Peak"].iloc[0] == "312 TFLOP/s"  # A100 dense fp16
     assert summary["Bandwidth"].iloc[0] == "2.04 TB/s"  # 2.039 TB/s, 3 figures
 
 
 def test_crossover_text_and_value():
-    assert fs.crossover_text(1234) == "1,234" and fs.crossover_value(8) == 8
+    assert tables.crossover_text(1234) == "1,234" and tables.crossover_value(8) == 8
     df = engine.sweep("Llama-3.1-8B", "H100", [1, 2], ["fp16"])
     na = engine.crossover_batch(df)["crossover_batch"].iloc[0]
-    assert fs.crossover_value(na) is None and fs.crossover_text(na) == "never in sweep"
+    assert tables.crossover_value(na) is None and tables.crossover_text(na) == "never in sweep"
 
 
 def test_budget_rows_pick_within_budget(one):
@@ -159,7 +160,7 @@ def test_budget_rows_pick_within_budget(one):
 def test_display_table_headers_carry_units(three):
     df = fs.with_speedup(three, "H100")
     cols = ["hardware", "batch_size", "latency_ms", "throughput_per_s", "speedup_vs_baseline_ratio"]
-    table = fs.display_table(df, NAMES, cols)
+    table = tables.display_table(df, NAMES, cols)
     expected = ["Accelerator", "Batch size", "Latency", "Throughput (images/s)"]
     assert list(table.columns) == [*expected, "Speedup vs baseline (×)"]
     assert table["Accelerator"].iloc[0] == "NVIDIA A100"

@@ -1,4 +1,4 @@
-"""ui.format: known answers (the arithmetic in comments) and hypothesis properties: never more
+"""ui.core.format: known answers (the arithmetic in comments) and hypothesis properties: never more
 than 4 significant figures, never "None"/"nan", and the text reads back within 0.5 %."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ui.format import (
+from ui.core.format import (
     MISSING,
     capacity,
     fmt,

@@ -27,9 +27,10 @@ import engine
 from engine.assumptions import ASSUMPTION_NAMES
 from engine.catalog.load import BUILTIN_FILES, ENV_VAR, read_catalog_bytes
 from engine.catalog.resolve import _catalog_for
-from ui import custom, decode_view, deploy_view, llm_view, plan_params, profile_pick, widgets
-from ui.common import plain
-from ui.params import MAX_PARAMS, MAX_VALUE_CHARS, parse_params
+from tests.conftest import page_links
+from ui.core import custom
+from ui.core.params import MAX_PARAMS, MAX_VALUE_CHARS, parse_params
+from ui.core.text import plain
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = Path(__file__).resolve().parent / "fixtures" / "broken_team_catalog.toml"
@@ -60,10 +61,10 @@ ODD += ["8xH100/tp8,4xMI300X/tp4", "2xH100/tp1/pp2", "8xH100/tp4", "3xH100/tp3",
 ODD += ["2xJetsonOrinNX/tp2", "x/tp1", "1xA100/tp1," * 9, "team", "my-team_2"]
 STRICT = {"model", "hardware", "batch", "batches", "precision", "efficiency", "custom_hw"}
 STRICT |= {"layer_overhead_us", "dispatch_overhead_ms", "activation_fraction", "flop_convention"}
-STRICT |= {"view", "context", "memory_reserve"}  # the LLM view's link parameters (ui.llm_view)
+STRICT |= {"view", "context", "memory_reserve"}  # the LLM view (ui.widgets.llm_view)
 NAMES = [*STRICT, "custom_model", "q", "vendor", "task", "baseline", "prompt", "kv_precision"]
 NAMES += ["contexts", "budget_ms"]
-# the serving page's config.json (ui.serve_config): a valid compact one, a refused one
+# the serving page's config.json (ui.decode.config): a valid compact one, a refused one
 CONFIG = '{"architectures":["LlamaForCausalLM"],"hidden_size":4096,"intermediate_size":14336,'
 CONFIG += '"num_attention_heads":32,"num_hidden_layers":32,"num_key_value_heads":8,'
 CONFIG += '"vocab_size":128256,"max_position_embeddings":131072}'
@@ -75,9 +76,9 @@ PLAN = {"input_tokens", "output_tokens", "ttft_ms", "tpot_ms", "min_tokens_per_s
 PLAN |= {"tp", "pp", "precisions", "profile", "prices", "bandwidth_efficiency", "link_latency_us"}
 PLAN |= {"attention_efficiency", "expert_efficiency", "link_efficiency"}  # the planner's link
 STRICT |= PLAN  # none of NEVER_VALID is a valid value of any of them
-STRICT |= {"deployments"}  # Compare's multi-device deployments (ui.deployments)
+STRICT |= {"deployments"}  # Compare's multi-device deployments (ui.compare.deployments)
 NAMES += [*sorted(PLAN), "deployments"]
-# with any of these in a link, `profile` may name a custom profile (ui.profile_pick)
+# with any of these in a link, `profile` may name a custom profile (ui.core.profiles)
 CUSTOM_PROFILE_KEYS = set(engine.PROFILE_KEYS)
 ODD_KEYS = [*HTML, "", " model", "MODEL", "model[]", "__proto__", "embed", "a" * 300, "x\x00y"]
 IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")  # every page parameter's name has this form
@@ -85,19 +86,8 @@ IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")  # every page parameter's name has t
 
 # --- the share-link parser ---------------------------------------------------
 def page_params() -> dict[str, list]:
-    """Every page's parameters, built as the pages build them."""
-    model, hw = widgets.model_param(CAT), widgets.hardware_param(CAT)
-    shared, view = widgets.assumption_params(), llm_view.view_params()
-    profile = profile_pick.params(None, skip=profile_pick.LLM_VIEW)
-    serving = [*shared, *view, *profile, *deploy_view.params(CAT)]  # Compare's LLM parameters
-    return {
-        "solve": [model, hw, widgets.batch_param(), *shared, *profile_pick.params(None)],
-        "sweep": [model, hw, widgets.batches_param(ranges=True), *shared, *view, *profile],
-        "compare": [model, widgets.hardware_list_param(CAT), widgets.batches_param(), *serving],
-        "baseline": [widgets.hardware_param(CAT, "baseline"), widgets.batch_param("batch"), *view],
-        "decode": decode_view.params(CAT, hw)[0],
-        "plan": plan_params.params(CAT),
-    }
+    """Every page's parameters, as the pages declare them (ui/<page>/link.py)."""
+    return {page: list(link) for page, link in page_links(CAT).items()}
 
 
 PARAMS = page_params()
@@ -342,7 +332,7 @@ def test_every_page_runs_with_a_broken_team_catalogue(broken_catalogue, page):
     assert "broken_team_catalog.toml: hardware.BadUnits.memory_bandwidth: " in unescaped
     assert "hardware.HugePeak.peak.fp16" in unescaped
     assert "models.BadConvention.flop_convention" in unescaped
-    # shown as inert text: markdown/HTML syntax backslash-escaped (ui.common.plain), never HTML
+    # shown as inert text: markdown/HTML syntax backslash-escaped (ui.core.text.plain), never HTML
     assert plain("<script>alert(1)</script>") in text and not html_leaks(at)
 
 
@@ -351,6 +341,6 @@ def test_built_in_solve_still_works_with_a_broken_team_catalogue(broken_catalogu
     at = open_page("pages/solve.py", link)
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
-    # docs/model.md's reference case: 0.5426 ms, shown with 3 figures by ui.format
+    # docs/model.md's reference case: 0.5426 ms, shown with 3 figures by ui.core.format
     assert metrics["Latency"] == "543 µs" and "memory" in metrics["Bottleneck"]
     assert engine.default_catalog().find_hardware("Team-Good").origin == str(BROKEN)

@@ -1,9 +1,9 @@
-"""The CNN layer table on screen, in the CSV and on the roofline (ui.layers_view)."""
+"""The CNN layer table on screen, in the CSV and on the roofline (ui.solve.layers)."""
 
 import pytest
 
 import engine
-from ui import layers_view as lv
+from ui.solve import layers as lv
 
 CAT = engine.default_catalog()
 A100 = CAT.hardware["A100"]

@@ -8,7 +8,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import engine
-from ui import accuracy_view as av
+from ui.accuracy import view as av
+from ui.core.profiles import profile_from_query
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv"
@@ -85,13 +86,13 @@ def test_fit_button_makes_a_team_profile_with_lower_error():
 
 
 def test_profile_from_query_by_name_and_by_values():
-    p, warnings = av.profile_from_query({"profile": ["trtllm"]})
+    p, warnings = profile_from_query({"profile": ["trtllm"]})
     assert p is engine.get_profile("trtllm") and warnings == []
-    p, warnings = av.profile_from_query({"profile": ["nope"]})
+    p, warnings = profile_from_query({"profile": ["nope"]})
     assert p.name == "tutorial" and "unknown profile 'nope'" in warnings[0]
-    p, _ = av.profile_from_query({"profile": ["t"], "layer_overhead_us": ["25"]})
+    p, _ = profile_from_query({"profile": ["t"], "layer_overhead_us": ["25"]})
     assert p.assumptions.layer_overhead_s == pytest.approx(25e-6)
-    p, warnings = av.profile_from_query({"profile": ["t"], "efficiency": ["nan"]})
+    p, warnings = profile_from_query({"profile": ["t"], "efficiency": ["nan"]})
     assert p.name == "tutorial" and "finite" in warnings[0]
 
 
@@ -136,7 +137,7 @@ def test_results_table_carries_units_and_reasons():
     ],
 )
 def test_hostile_links_fall_back_to_tutorial_with_a_warning(query, warning):
-    p, warnings = av.profile_from_query(query)
+    p, warnings = profile_from_query(query)
     assert p.name == "tutorial" and warning in warnings[0]
 
 

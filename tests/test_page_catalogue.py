@@ -148,7 +148,7 @@ def test_csv_downloads_have_unit_bearing_headers():
         "catalogue_models_csv",
     }
     for df in (at.dataframe[0].value, at.dataframe[1].value):
-        csv = engine.to_csv(df)  # what ui.common.download_csv serves
+        csv = engine.to_csv(df)  # what ui.core.downloads.download_csv serves
         back = pd.read_csv(io.StringIO(csv))
         assert list(back.columns) == list(df.columns) and len(back) == len(df)
     assert "Bandwidth (GB/s)" in engine.to_csv(at.dataframe[0].value).splitlines()[0]
@@ -163,7 +163,7 @@ def test_team_file_entries_and_overrides_are_marked(monkeypatch):
     assert hw.loc["A100", "Peak fp16/bf16 (TFLOP/s, dense)"] == pytest.approx(280)
     assert models.loc["OurNet", "Origin"] == str(TEAM) and hw.loc["H100", "Origin"] == "built-in"
     assert any(str(TEAM) in i.value for i in at.info)
-    assert any("overrides" in m.value for m in at.markdown)  # ui.common.show_catalog_notes
+    assert any("overrides" in m.value for m in at.markdown)  # ui.core.frame.show_catalog_notes
 
 
 def test_broken_team_file_is_reported_and_everything_else_works(monkeypatch):

@@ -13,8 +13,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import engine
-from ui import custom
-from ui.format import fmt
+from ui.core import custom
+from ui.core.format import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = [1, 8, 64, 256]
@@ -252,8 +252,9 @@ def test_an_llm_compares_multi_device_deployments_through_the_serving_model():
         table["Deployment"].tolist()
         == ["8× NVIDIA H100 SXM TP8"] * 2 + ["4× AMD Instinct MI300X TP4"] * 2
     )
-    r = engine.serve("Llama-3.1-70B", "H100", tp=8, batch_size=8, input_tokens=1024,
-                     output_tokens=256).as_dict()  # fmt: skip
+    r = engine.serve(
+        "Llama-3.1-70B", "H100", tp=8, batch_size=8, input_tokens=1024, output_tokens=256
+    ).as_dict()
     row = table.iloc[1]
     assert row["TTFT"] == fmt(r["ttft_ms"] * 1e-3, "s") and row["TPOT"] == fmt(
         r["tpot_ms"] * 1e-3, "s"
@@ -270,8 +271,9 @@ def test_an_llm_compares_multi_device_deployments_through_the_serving_model():
 def test_deployments_from_the_link_and_the_field():
     at = run({"model": "Llama-3.1-8B", "deployments": "2xH100/tp1/pp2,h100", "batches": "4"})
     assert deploy_table(at)["Deployment"].tolist() == [
-        "2× NVIDIA H100 SXM TP1 PP2", "1× NVIDIA H100 SXM TP1"
-    ]  # fmt: skip
+        "2× NVIDIA H100 SXM TP1 PP2",
+        "1× NVIDIA H100 SXM TP1",
+    ]
     assert link(at, "deployments") == "2xH100/tp1/pp2,1xH100/tp1"
     at.text_input(key="compare:deployments").set_value("4xMI300X/tp4").run()
     assert deploy_table(at)["Deployment"].tolist() == ["4× AMD Instinct MI300X TP4"]
@@ -283,8 +285,7 @@ def test_deployments_from_the_link_and_the_field():
 
 def test_a_deployment_the_model_cannot_use_is_left_out_with_why():
     at = run({"model": "Llama-3.1-8B", "deployments": "8xH100/tp8,3xH100/tp3"})
-    assert any("3× H100 TP3: tp 3 does not divide Llama-3.1-8B's 32" in w.value
-               for w in at.warning)  # fmt: skip
+    assert any("3× H100 TP3: tp 3 does not divide Llama-3.1-8B's 32" in w.value for w in at.warning)
     assert set(deploy_table(at)["Deployment"]) == {"8× NVIDIA H100 SXM TP8"}
     at = run({"model": "Llama-3.1-8B", "deployments": "2xJetsonOrinNX/tp2"})
     assert any("no device-to-device link" in w.value for w in at.warning)
@@ -312,13 +313,21 @@ def test_the_profile_reaches_the_deployments_and_both_csvs(monkeypatch):
         return original(label, data, **kwargs)
 
     monkeypatch.setattr(st, "download_button", spy)
-    at = run({"model": "Llama-3.1-8B", "profile": "trtllm", "deployments": "8xH100/tp8",
-              "batches": "8"})  # fmt: skip
+    at = run(
+        {"model": "Llama-3.1-8B", "profile": "trtllm", "deployments": "8xH100/tp8", "batches": "8"}
+    )
     assert any(c.value == "Profile trtllm: its assumptions, unedited." for c in at.caption)
     read = {k: pd.read_csv(io.StringIO(d() if callable(d) else d)) for k, d in captured.items()}
     deploy = read["compare_deploy_csv"]
-    r = engine.serve("Llama-3.1-8B", "H100", tp=8, batch_size=8, input_tokens=1024,
-                     output_tokens=256, profile="trtllm").as_dict()  # fmt: skip
+    r = engine.serve(
+        "Llama-3.1-8B",
+        "H100",
+        tp=8,
+        batch_size=8,
+        input_tokens=1024,
+        output_tokens=256,
+        profile="trtllm",
+    ).as_dict()
     assert deploy["ttft_ms"].iloc[0] == pytest.approx(r["ttft_ms"])
     assert set(deploy["profile"]) == {"trtllm"} and deploy["deployment"].iloc[0] == "8xH100/tp8"
     assert set(read["compare_csv"]["profile"]) == {"trtllm"}

@@ -1,4 +1,5 @@
-"""The custom accelerator editor (ui/editors.py) and the datasheet unit spellings it accepts.
+"""The custom accelerator editor (ui/widgets/editors.py) and the datasheet unit spellings it
+accepts.
 
 A typo never switches the page to another chip: the last valid custom chip stays in use, the
 error (with the right spelling) is in the main area, and the link keeps the valid chip. The
@@ -12,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.catalog.units import UnitError, to_si
-from ui import custom
+from ui.core import custom
 
 ROOT = Path(__file__).resolve().parent.parent
 CHIP = "name=Lab chip;fp16=400 TFLOP/s;fp32=50 TFLOP/s;bandwidth=1.5 TB/s;capacity=64 GiB"

@@ -13,11 +13,12 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from tests.conftest import ROOT
-from ui import custom
-from ui import figures_llm as fl
-from ui import serve_config as sc
-from ui import serve_view as sv
-from ui.format import fmt
+from ui.core import custom
+from ui.core.format import fmt
+from ui.decode import config as sc
+from ui.decode import figures as fl
+from ui.decode import link as dl
+from ui.decode import view as sv
 
 PAGE = "pages/decode.py"
 DEPLOY = {"model": "Llama-3.1-70B", "hardware": "H100", "tp": "2", "input_tokens": "8192"}
@@ -210,9 +211,20 @@ def test_custom_accelerator_from_the_link_is_used():
 
 def test_curves_and_their_table_come_from_the_serve_sweep():
     at = open_page()
-    df = sv.curves("Llama-3.1-8B", "A100", sv.DEFAULT_BATCHES, sv.DEFAULT_CONTEXTS,
-                   {"tp": 1, "pp": 1, "output_tokens": 256, "precision": "fp16",
-                    "profile": "tutorial", "kv_precision": None})  # fmt: skip
+    df = sv.curves(
+        "Llama-3.1-8B",
+        "A100",
+        dl.DEFAULT_BATCHES,
+        dl.DEFAULT_CONTEXTS,
+        {
+            "tp": 1,
+            "pp": 1,
+            "output_tokens": 256,
+            "precision": "fp16",
+            "profile": "tutorial",
+            "kv_precision": None,
+        },
+    )
     assert at.dataframe[1].value.equals(sv.curve_table(df))
     titles = [c["layout"]["title"]["text"] for c in charts(at)]
     assert any(t.startswith("Time per output token") for t in titles)
@@ -230,8 +242,9 @@ def test_bad_curve_list_is_reported_and_the_page_still_works():
 def test_a_long_decode_has_its_numbers_with_units():
     at = open_page({"output_tokens": "1"})  # one output token: no decode step (TPOT undefined)
     assert cards(at)["TPOT"] == "—"
-    assert all(v == "—" or " " in v or v in ("yes", "NO") or v.endswith("%")
-               for v in cards(at).values())  # fmt: skip
+    assert all(
+        v == "—" or " " in v or v in ("yes", "NO") or v.endswith("%") for v in cards(at).values()
+    )
     assert fmt(expected(output_tokens=1)["ttft_ms"] * 1e-3, "s") == cards(at)["TTFT"]
 
 

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from tests.conftest import ROOT
-from ui.format import fmt
+from ui.core.format import fmt
 
 PAGE = "pages/plan.py"
 MUST_SHOW = {"model": "Llama-3.1-70B", "hardware": "H100,A100,MI300X", "input_tokens": "1024"}
@@ -73,8 +73,13 @@ def test_must_show_link_draws_one_front_per_accelerator_and_ranks_by_cost():
     fig = figure(at)
     fronts = [t["name"] for t in fig["data"] if t["mode"] == "lines+markers"]
     # A100 lists no fp8 peak: it gets an fp16 front only (and a note says so)
-    assert fronts == ["NVIDIA A100 80GB SXM fp16", "NVIDIA H100 SXM fp16", "NVIDIA H100 SXM fp8",
-                      "AMD Instinct MI300X fp16", "AMD Instinct MI300X fp8"]  # fmt: skip
+    assert fronts == [
+        "NVIDIA A100 80GB SXM fp16",
+        "NVIDIA H100 SXM fp16",
+        "NVIDIA H100 SXM fp8",
+        "AMD Instinct MI300X fp16",
+        "AMD Instinct MI300X fp8",
+    ]
     assert all(t["type"] == "scattergl" for t in fig["data"])
     assert [s["x0"] for s in fig["layout"]["shapes"]] == pytest.approx([20.0])  # 1000 / 50 ms
     assert "fp8 on NVIDIA A100 80GB SXM: no fp8 peak in the catalogue" in text(at.caption)

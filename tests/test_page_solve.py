@@ -10,7 +10,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import engine
-from ui.format import fmt
+from ui.core.format import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -351,8 +351,9 @@ def test_llm_solve_shows_the_operator_view_beside_the_tutorial_point():
 
 def test_a_vision_model_without_an_architecture_has_neither_view():
     at = solve_page({"model": "ViT-B/16"})
-    assert not any("Layer" in d.value.columns or "Operator" in d.value.columns
-                   for d in at.dataframe)  # fmt: skip
+    assert not any(
+        "Layer" in d.value.columns or "Operator" in d.value.columns for d in at.dataframe
+    )
     assert len(at.get("plotly_chart")) == 2
 
 

@@ -15,9 +15,9 @@ from hypothesis import strategies as hs
 from streamlit.testing.v1 import AppTest
 
 import engine
-from ui import custom
-from ui.format import MISSING, fmt
-from ui.widgets import batches_param
+from ui.core import custom
+from ui.core.format import MISSING, fmt
+from ui.core.link_params import batches as batches_param
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -239,14 +239,14 @@ def test_custom_accelerator_from_the_link_is_swept():
 
 @given(hs.lists(hs.integers(1, 1_000_000), min_size=1, max_size=300))
 def test_batch_list_parameter_round_trips(values):
-    param = batches_param(4096, ranges=True)
+    param = batches_param(max_items=4096)
     text = param.write(sorted(set(values)))
     assert param.read(text) == sorted(set(values))
     assert len(text) <= len(",".join(map(str, sorted(set(values)))))
 
 
 def test_batch_list_parameter_reads_ranges_compactly():
-    param = batches_param(4096, ranges=True)
+    param = batches_param(max_items=4096)
     assert param.read("1..2000") == list(range(1, 2001))
     assert param.read("8..32:8, 1") == [1, 8, 16, 24, 32]
     assert param.write(list(range(1, 2001))) == "1..2000"
@@ -282,9 +282,7 @@ def csvs(monkeypatch, query: dict[str, str]) -> dict[str, pd.DataFrame]:
 
     monkeypatch.setattr(st, "download_button", spy)
     run(query)
-    return {
-        k: pd.read_csv(io.StringIO(d() if callable(d) else d)) for k, d in captured.items()
-    }  # fmt: skip
+    return {k: pd.read_csv(io.StringIO(d() if callable(d) else d)) for k, d in captured.items()}
 
 
 def test_the_profile_is_named_beside_the_results_and_in_the_csv(monkeypatch):

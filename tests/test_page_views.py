@@ -1,5 +1,5 @@
-"""The pages' pure builders and prose (ui/explain, ui/llm_view, ui/compare_view, ui/sweep_view,
-ui/decode_view, ui/editors, ui.common.plain), tested without a page run."""
+"""The pages' pure builders and prose (ui/solve/explain, ui/charts/decode_rows, ui/compare/view,
+ui/sweep/view, ui/widgets/editors, ui.core.text.plain), tested without a page run."""
 
 from __future__ import annotations
 
@@ -11,8 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as hs
 
 import engine
-from ui import compare_view, editors, explain, llm_view, sweep_view
-from ui.common import WORD_JOINER, plain
+from ui.charts import decode_rows
+from ui.compare import view as compare_view
+from ui.core.text import WORD_JOINER, plain
+from ui.solve import explain
+from ui.sweep import view as sweep_view
+from ui.widgets import editors
 
 CAT = engine.default_catalog()
 
@@ -43,10 +47,10 @@ def test_not_fit_text_uses_the_catalogues_capacity_and_says_hypothetical():
 
 
 def test_the_decode_view_renames_decode_columns_onto_the_sweeps():
-    raw, shown = llm_view.decode_frame(
+    raw, shown = decode_rows.decode_frame(
         CAT.models["Llama-3.1-8B"], [CAT.hardware["A100"]], [1, 64], 4096, "bf16", {}
     )
-    for decode_column, sweep_column in llm_view.AS_SWEEP.items():
+    for decode_column, sweep_column in decode_rows.AS_SWEEP.items():
         pd.testing.assert_series_equal(
             raw[decode_column], shown[sweep_column], check_names=False, check_dtype=False
         )
@@ -57,7 +61,7 @@ def test_the_decode_view_renames_decode_columns_onto_the_sweeps():
 
 def test_decode_overrides_drop_what_the_decode_model_does_not_use():
     given_ = {"efficiency": 0.6, "activation_fraction": 0.2, "flop_convention": "mac2"}
-    assert llm_view.decode_overrides(given_) == {"efficiency": 0.6}
+    assert decode_rows.decode_overrides(given_) == {"efficiency": 0.6}
 
 
 def test_compare_summary_puts_the_exact_crossover_beside_the_first_in_the_list():

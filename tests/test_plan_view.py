@@ -11,11 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
-from engine.serving import (
-    inputs as serve_inputs,  # the engine's own fallback flag, to check the planner's rule
-)
-from ui import plan_grid as pg
-from ui import plan_view as pv
+from engine.serving import inputs as serve_inputs  # the engine's fallback flag, for the rule
+from ui.charts import cost
+from ui.plan import grid as pg
+from ui.plan import view as pv
 
 CAT = engine.load_catalog(use_env=False)
 
@@ -45,12 +44,12 @@ def test_cost_per_million_tokens_by_hand():
     # 2 devices × 4 USD/h = 8 USD/h; 1,000 tokens/s × 3,600 s = 3.6 M tokens/h
     # -> 8 / 3.6 = 2.222 USD per 1 M tokens
     df = grid(devices=[2], output_tokens_per_s=[1000.0])
-    assert pv.usd_per_1m_output_tokens(df, {"H100": 4.0})[0] == pytest.approx(8 / 3.6)
+    assert cost.usd_per_1m_output_tokens(df, {"H100": 4.0})[0] == pytest.approx(8 / 3.6)
 
 
 def test_unpriced_accelerator_has_no_cost():
     df = grid(hardware=["M3Max"])
-    assert np.isnan(pv.usd_per_1m_output_tokens(df, {"M3Max": None})[0])
+    assert np.isnan(cost.usd_per_1m_output_tokens(df, {"M3Max": None})[0])
 
 
 def test_meets_slo_needs_fit_and_every_limit():
@@ -148,7 +147,7 @@ def test_describe_names_binding_slo_and_resource():
     assert words.startswith("1× NVIDIA H100 SXM (TP1, PP1)")
 
 
-# --- words, grid planning, tables (ui.plan_view, ui.plan_grid) -----------------------------
+# --- words, grid planning, tables (ui.plan.view, ui.plan.grid) -----------------------------
 def test_miss_words_use_the_one_formatter():
     # best tokens/s per user 30 against a floor of 45.5: 15.5 short
     df = grid(tokens_per_s_per_user=[30.0, 12.0])
@@ -233,8 +232,15 @@ def test_sweep_rows_equal_the_engines_and_csv_has_the_contract_columns_first():
     groups, _ = pg.plan("Llama-3.1-70B", LLAMA70.arch, chips, [4, 8], [1], ["fp16", "fp8"])
     df = pg.sweep(groups, LLAMA70, chips, [1, 16], (1024, 256), {"profile": "tutorial"})
     assert len(df) == 2 * 2 * 2 + 1 * 2 * 2  # H100 2 precisions, A100 fp16 only
-    one = engine.serve("Llama-3.1-70B", "A100", tp=8, batch_size=16, input_tokens=1024,
-                       output_tokens=256, precision="fp16")  # fmt: skip
+    one = engine.serve(
+        "Llama-3.1-70B",
+        "A100",
+        tp=8,
+        batch_size=16,
+        input_tokens=1024,
+        output_tokens=256,
+        precision="fp16",
+    )
     row = df[(df["hardware"] == "A100") & (df["tp"] == 8) & (df["batch_size"] == 16)].iloc[0]
     assert row["tpot_ms"] == pytest.approx(one.as_dict()["tpot_ms"])
     slo, prices = pv.Slo(ttft_ms=2000, tpot_ms=50), {"H100": 6.0, "A100": None}

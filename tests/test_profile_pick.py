@@ -1,10 +1,10 @@
 """The scenario pages' profile picker, its pure parts: which profile a link names, the values it
-seeds, what counts as edited, and what the link and captions say (ui.profile_pick)."""
+seeds, what counts as edited, and what the link and captions say (ui.core.profiles)."""
 
 import pytest
 
 import engine
-from ui import profile_pick as pk
+from ui.core import profiles as pk
 
 TRT = engine.get_profile("trtllm")
 TUTORIAL = engine.get_profile("tutorial")
@@ -62,9 +62,11 @@ def test_a_custom_profile_travels_as_its_values():
     # written back: the name and the values the page's widgets do not carry (the defaults
     # it did not set included: memory_reserve 0.1, link_efficiency 1.0, docs/model.md)
     assert pk.link_values(p) == {
-        "profile": "team", "bandwidth_efficiency": 0.8, "memory_reserve": 0.1,
+        "profile": "team",
+        "bandwidth_efficiency": 0.8,
+        "memory_reserve": 0.1,
         "link_efficiency": 1.0,
-    }  # fmt: skip
+    }
     assert pk.link_values(p, skip=["memory_reserve"]).keys() == {
         "profile",
         "bandwidth_efficiency",

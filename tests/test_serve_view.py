@@ -1,6 +1,6 @@
 """The serving page's pure builders: config.json in the link, older links, headline, curves.
 
-No streamlit session: ui/serve_config.py and ui/serve_view.py are plain functions.
+No streamlit session: ui/decode/config.py and ui/decode/view.py are plain functions.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import pytest
 
 import engine
 from tests.conftest import ROOT
-from ui import serve_config as sc
-from ui import serve_view as sv
-from ui.format import fmt
-from ui.params import MAX_VALUE_CHARS, ParamError, parse_params
-from ui.widgets import hardware_param
+from ui.core.format import fmt
+from ui.core.params import MAX_VALUE_CHARS, ParamError, parse_params
+from ui.decode import config as sc
+from ui.decode import view as sv
+from ui.decode.link import declare, legacy_tokens
 
 CATALOG = engine.load_catalog()
 CONFIGS = sorted((ROOT / "tests" / "fixtures" / "configs").glob("*.json"))
@@ -35,9 +35,16 @@ def test_compact_config_keeps_the_shapes_and_fits_a_link(path):
 
 def test_compact_llama_config_holds_only_the_fields_read():
     short = json.loads(sc.compact((ROOT / "tests/fixtures/configs/Llama-3.1-70B.json").read_text()))
-    assert set(short) == {"architectures", "hidden_size", "intermediate_size",
-                          "max_position_embeddings", "num_attention_heads", "num_hidden_layers",
-                          "num_key_value_heads", "vocab_size"}  # fmt: skip
+    assert set(short) == {
+        "architectures",
+        "hidden_size",
+        "intermediate_size",
+        "max_position_embeddings",
+        "num_attention_heads",
+        "num_hidden_layers",
+        "num_key_value_heads",
+        "vocab_size",
+    }
 
 
 @pytest.mark.parametrize(
@@ -66,7 +73,7 @@ def test_upload_limits():
 
 
 def test_every_new_link_parameter_is_read_and_checked():
-    params, _, _ = sv.params(CATALOG, hardware_param(CATALOG))
+    params = declare(CATALOG).params
     raw = {"tp": ["2"], "pp": ["0"], "input_tokens": ["8192"], "output_tokens": ["1.5"]}
     raw |= {"profile": ["trtllm"], "model": ["config.json"], "model_config": ["{"]}
     values, warnings = parse_params(raw, params)
@@ -77,13 +84,13 @@ def test_every_new_link_parameter_is_read_and_checked():
 
 def test_older_links_map_onto_input_and_output_tokens():
     # context 4096 with a 1024-token prompt: the request grows to 4096, so O = 4096 − 1024
-    assert sv.legacy_tokens({"context": ["4096"], "prompt": ["1024"]}) == {
+    assert legacy_tokens({"context": ["4096"], "prompt": ["1024"]}) == {
         "input_tokens": 1024,
         "output_tokens": 3072,
     }
-    assert sv.legacy_tokens({"context": ["4096"]}) == {"input_tokens": 4096}
-    assert sv.legacy_tokens({"prompt": ["9"], "input_tokens": ["5"]}) == {}  # new names win
-    assert sv.legacy_tokens({"context": ["x"]}) == {}
+    assert legacy_tokens({"context": ["4096"]}) == {"input_tokens": 4096}
+    assert legacy_tokens({"prompt": ["9"], "input_tokens": ["5"]}) == {}  # new names win
+    assert legacy_tokens({"context": ["x"]}) == {}
 
 
 def test_headline_and_fit_text_match_serve():

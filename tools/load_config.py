@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 import engine
-from ui.format import fmt
+from ui.core.format import fmt
 
 MODELS = ("ResNet-50", "MobileNetV2", "BERT-Base", "Llama-3.1-8B", "GPT-2-XL")
 HARDWARE = ("A100", "H100", "T4", "V100", "MI300X")
@@ -58,7 +58,7 @@ class Scenario:
         return "/solve?" + urlencode(query)
 
     def expected(self, batch: int) -> dict[str, str]:
-        """What the page must show for this user at `batch` (formatted by ui.format, as shown)."""
+        """What the page must show for this user at `batch` (formatted by ui.core.format)."""
         r = engine.solve(self.model, self.hardware, batch, self.precision)
         cat = engine.default_catalog()
         return {

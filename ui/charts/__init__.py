@@ -1,0 +1,11 @@
+"""Pure builders shared by pages: DataFrames and engine results in, Plotly figures, display
+tables and their words out (no streamlit). Imports only ui.core and the engine's public API.
+
+- theme: palette, greys, log axes with decade ticks, the legend under the plot.
+- roofline: the roofline with its fixed-overhead gap; latency_split: the latency bar.
+- sweep: throughput, latency, intensity and speedup against batch; the roofline trajectories.
+- operators, operator_table: the serving model's operators on the roofline, by class, as tables.
+- tables: the sweep, comparison and decode tables under readable headers.
+- decode_rows: a decoder LLM's decode steps as sweep rows (Sweep's and Compare's LLM view).
+- cost: USD per million output tokens (the planner's ranking, Compare's deployments).
+"""

@@ -1,0 +1,131 @@
+"""The operator table of one deployment: a prefill and a decode step, for reading and as CSV.
+
+`step_table` asks `engine.operators` for the prefill of the batch's prompts (TTFT: its rows sum
+to engine.serve's ttft_ms) and for the decode step at the mean context of the request's
+O − 1 steps, c = I + ⌊O/2⌋ (the mean I + O/2 when O is even; its rows then sum to tpot_ms
+whenever no attention operator changes bound or crosses its window over the steps, as
+docs/model.md's closed form shows). The display frame has readable headers and numbers from
+ui.core.format; the CSV keeps the engine's snake_case, unit-suffixed columns plus the scenario.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+import engine
+from ui.core.format import fmt_all
+
+PHASES = ("prefill", "decode")
+SCENARIO_KEYS = (
+    "model",
+    "hardware",
+    "tp",
+    "pp",
+    "batch_size",
+    "input_tokens",
+    "output_tokens",
+    "precision",
+    "kv_precision",
+    "profile",
+)
+ASSUMPTION_NAMES = (  # the serving model's assumptions, by their user names
+    "efficiency",
+    "attention_efficiency",
+    "expert_efficiency",
+    "bandwidth_efficiency",
+    "layer_overhead_us",
+    "dispatch_overhead_ms",
+    "memory_reserve",
+    "link_efficiency",
+    "link_latency_us",
+)
+# engine column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
+DISPLAY = {
+    "phase": ("Phase", None, 1.0),
+    "name": ("Operator", None, 1.0),
+    "layer": ("Layers", None, 1.0),
+    "count": ("Count (instances per step)", None, 1.0),
+    "op_class": ("Class", None, 1.0),
+    "flops": ("FLOPs (each)", "FLOP", 1.0),
+    "bytes": ("Bytes moved (each)", "B", 1.0),
+    "weight_bytes": ("Weights (each)", "B", 1.0),
+    "kv_bytes": ("KV cache (each)", "B", 1.0),
+    "activation_bytes": ("Activations (each)", "B", 1.0),
+    "arithmetic_intensity_flop_per_byte": ("Intensity (FLOP/byte)", "", 1.0),
+    "time_ms": ("Time (each)", "s", 1e-3),
+    "total_time_ms": ("Time (all instances)", "s", 1e-3),
+    "bottleneck": ("Bound", None, 1.0),
+}
+CAPTION = (
+    "The prefill's operators sum to TTFT; the decode step shown is at context {context} tokens "
+    "(the mean of the O − 1 steps), whose operators sum to TPOT unless an attention operator "
+    "changes bound or crosses its window between the first and the last step. The embedding "
+    "has no FLOPs, so it is in the table but not on the roofline; communication and the fixed "
+    "overhead are in the bars. Marker area ∝ share of the step time."
+)
+CSV_RENAMES = {"name": "operator", "layer": "layers", "flops": "flop_per_op"}
+CSV_RENAMES |= {"bytes": "bytes_per_op"}  # plain "flops"/"bytes" mean per batch in the CSVs
+FRACTIONS = ("attention_efficiency", "expert_efficiency", "link_efficiency")  # engine.to_csv
+# suffixes the other assumptions (efficiency -> compute_efficiency_fraction, ...)
+
+
+def decode_context(input_tokens: int, output_tokens: int) -> int | None:
+    """The context of the decode step shown: I + ⌊O/2⌋; None when O = 1 (no decode step)."""
+    return None if output_tokens < 2 else input_tokens + output_tokens // 2
+
+
+def step_table(
+    model, hardware, *, input_tokens: int, output_tokens: int, profile: str, **options
+) -> pd.DataFrame:
+    """engine.operators rows of the prefill and of the mean decode step, with `phase` and
+    `context_tokens` columns first.
+
+    Args:
+        model, hardware: ids or specs, as for engine.serve.
+        input_tokens, output_tokens: I and O per sequence.
+        profile: a profile name; its assumptions are used (overrides by user name win).
+        **options: tp, pp, batch_size, precision, kv_precision, assumption overrides, catalog.
+    """
+    assumptions = engine.get_profile(profile).assumptions
+    contexts = {"prefill": input_tokens, "decode": decode_context(input_tokens, output_tokens)}
+    parts = []
+    for phase in PHASES:
+        if contexts[phase] is None:
+            continue
+        rows = engine.operators(
+            model,
+            hardware,
+            phase=phase,
+            context=contexts[phase],
+            assumptions=assumptions,
+            **options,
+        )
+        rows.insert(0, "context_tokens", contexts[phase])
+        rows.insert(0, "phase", phase)
+        parts.append(rows)
+    return pd.concat(parts, ignore_index=True)
+
+
+def display_table(ops: pd.DataFrame) -> pd.DataFrame:
+    """The operator rows under readable headers, numbers as ui.core.format text with units."""
+    out = {}
+    for column, (header, unit, factor) in DISPLAY.items():
+        values = ops[column].to_numpy()
+        out[header] = values if unit is None else fmt_all(values * factor, unit)
+    return pd.DataFrame(out)
+
+
+def csv_table(ops: pd.DataFrame, r: Mapping) -> pd.DataFrame:
+    """The CSV rows: the scenario of `r` (engine.serve(...).as_dict(): model, hardware, tp, pp,
+    batch, tokens, precisions, profile) on every row, the operator columns snake_case and
+    unit-suffixed, then the assumptions used (user names; empty: the catalogue's figure)."""
+    front = pd.DataFrame({key: [r[key]] * len(ops) for key in SCENARIO_KEYS})
+    body = ops.rename(columns=CSV_RENAMES).reset_index(drop=True)
+    used = {
+        f"{name}_fraction" if name in FRACTIONS else name: r["assumptions"].get(name)
+        for name in ASSUMPTION_NAMES
+    }
+    tail = pd.DataFrame({key: [value] * len(ops) for key, value in used.items()})
+    return pd.concat([front, body, tail], axis=1)

@@ -1,0 +1,345 @@
+"""Per-operator figures of the serving model: the operator roofline and the step-time breakdown.
+
+Pure functions over the operator table of a prefill and a decode step
+(ui.charts.operator_table.step_table: `engine.operators` rows with a `phase` column): no
+streamlit, no physics. Each operator sits at its own arithmetic intensity and achieved FLOP/s
+(FLOPs ÷ its own time), so it lies on the roof of its class; the whole step sits at the step's
+intensity, its open point at the operators' time and its filled point at the step time, the
+dotted gap between them the fixed overhead and communication (docs/model.md, "Serving model").
+Styling follows ui.charts.roofline: one colour per accelerator, solid memory roof, dashed peak
+compute roof, dotted effective roofs, decade ticks.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from engine import BYTES_PER_PARAM
+from ui.charts.theme import COLORS, GAP_COLOR, legend_below, log_axis, wrap_title
+from ui.core.format import fmt, pct
+
+TFLOPS = 1e12  # the y axis is in TFLOP/s, as on every roofline of the app
+NOT_PLOTTED = ("communication", "overhead")  # no FLOPs: bars, not roofline points
+SYMBOLS = {"prefill": "triangle-up", "decode": "circle"}
+PHASE_LABELS = {"prefill": "prefill (TTFT)", "decode": "decode step (TPOT)"}
+# bar segment: (label, the engine's op_class values in it, colour)
+GROUPS = (
+    ("attention", ("attention",), "#1f77b4"),
+    ("GEMMs / FFN", ("gemm",), "#2ca02c"),
+    ("experts", ("expert",), "#9467bd"),
+    ("norms, embedding", ("other",), "#17becf"),
+    ("communication", ("communication",), "#ff7f0e"),
+    ("overhead", ("overhead",), GAP_COLOR),
+)
+CLASS_ROOFS = {"gemm": "GEMMs", "attention": "attention", "expert": "experts"}
+
+
+def roof_values(hw, precision: str, assumptions: Mapping) -> dict:
+    """One device's roofs with a result's assumptions (user names, as in `as_dict()`).
+
+    Attention runs at the 16-bit peak when weights are narrower (docs/model.md)."""
+    eff = float(assumptions["efficiency"])
+    wide = precision if BYTES_PER_PARAM[precision] >= 2 else "fp16"
+    eta = {"gemm": eff}
+    for cls, key in (("attention", "attention_efficiency"), ("expert", "expert_efficiency")):
+        value = assumptions.get(key)
+        eta[cls] = eff if value is None else float(value)
+    return {
+        "name": str(hw.name),
+        "peak": hw.peak_for(precision)[0],
+        "attention_peak": hw.peak_for(wide)[0],
+        "bandwidth": hw.memory_bandwidth_bytes_per_s * float(assumptions["bandwidth_efficiency"]),
+        "eta": eta,
+    }
+
+
+def _records(ops: pd.DataFrame) -> list[dict]:
+    """The table as plain dicts (20-odd rows: plain Python beats pandas' string arrays)."""
+    columns = {c: ops[c].tolist() for c in ops.columns}
+    return [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)]
+
+
+def _points(rows: list[dict]) -> list[dict]:
+    step_ms: dict[str, float] = {}
+    for row in rows:
+        step_ms[row["phase"]] = step_ms.get(row["phase"], 0.0) + row["total_time_ms"]
+    return [
+        row
+        | {
+            "share": row["total_time_ms"] / step_ms[row["phase"]],
+            "achieved_flop_per_s": row["flops"] / (row["time_ms"] * 1e-3),
+        }
+        for row in rows
+        if row["flops"] > 0 and row["op_class"] not in NOT_PLOTTED
+    ]
+
+
+def operator_points(ops: pd.DataFrame) -> pd.DataFrame:
+    """The operators with FLOPs (one row each), with achieved FLOP/s and share of the step."""
+    return pd.DataFrame(_points(_records(ops)))
+
+
+def _steps(rows: list[dict]) -> list[dict]:
+    out: dict[str, dict] = {}
+    for row in rows:
+        step = out.setdefault(
+            row["phase"],
+            {"phase": row["phase"], "flop": 0.0, "bytes": 0.0, "step_s": 0.0, "gap_s": 0.0},
+        )
+        seconds = row["total_time_ms"] * 1e-3
+        step["step_s"] += seconds
+        if row["op_class"] in NOT_PLOTTED:
+            step["gap_s"] += seconds
+        else:
+            step["flop"] += row["count"] * row["flops"]
+            step["bytes"] += row["count"] * row["bytes"]
+    return [step | {"ops_s": step["step_s"] - step["gap_s"]} for step in out.values()]
+
+
+def step_points(ops: pd.DataFrame) -> pd.DataFrame:
+    """Per phase: FLOPs, bytes, the operators' time, overhead + communication, the step time."""
+    return pd.DataFrame(_steps(_records(ops)))
+
+
+def _roof_traces(roof: dict, x_lo: float, x_hi: float, classes: set[str]) -> list[dict]:
+    """Memory roof (solid), peak compute (dashed), peak × η per operator class (dotted)."""
+    color, name, bw = COLORS[0], html.escape(roof["name"]), roof["bandwidth"]
+    peak = max(roof["peak"], roof["attention_peak"])
+    ridge = peak / bw
+    traces = [
+        _line(
+            [x_lo, ridge],
+            [bw * x_lo / TFLOPS, peak / TFLOPS],
+            "solid",
+            color,
+            f"Memory roof {name} ({fmt(bw, 'B/s')} with η_mem)",
+        ),
+        _line(
+            [ridge, x_hi],
+            [peak / TFLOPS] * 2,
+            "dash",
+            color,
+            f"Compute roof {name} (peak {fmt(peak, 'FLOP/s')})",
+        ),
+    ]
+    seen = set()
+    for cls in ("gemm", "attention", "expert"):
+        top = (roof["attention_peak"] if cls == "attention" else roof["peak"]) * roof["eta"][cls]
+        if (cls not in classes and cls != "gemm") or round(top) in seen:
+            continue  # one dotted roof per distinct level the operators use
+        seen.add(round(top))
+        label = f"{CLASS_ROOFS[cls]} peak × η {pct(roof['eta'][cls])}: {fmt(top, 'FLOP/s')}"
+        traces.append(_line([top / bw, x_hi], [top / TFLOPS] * 2, "dot", color, label))
+    return traces
+
+
+def _line(x, y, dash: str, color: str, name: str) -> dict:
+    line = {"color": color, "width": 2.5 if dash == "solid" else 2, "dash": dash}
+    return {
+        "type": "scatter",
+        "x": x,
+        "y": y,
+        "mode": "lines",
+        "name": name,
+        "line": line,
+        "hovertemplate": f"{name}<extra></extra>",
+    }
+
+
+def operator_hover(p: dict, also: list[str]) -> str:
+    """One operator's hover: name, layers, count, FLOPs, bytes, time, bound (escaped)."""
+    text = (
+        f"<b>{html.escape(str(p['name']))}</b> ({PHASE_LABELS[p['phase']]})<br>"
+        f"layers {html.escape(str(p['layer']))} · ×{p['count']:,}<br>"
+        f"{fmt(p['flops'], 'FLOP')}, {fmt(p['bytes'], 'B')} each · "
+        f"intensity {fmt(p['arithmetic_intensity_flop_per_byte'], 'FLOP/B')}<br>"
+        f"time {fmt(p['time_ms'] * 1e-3, 's')} each, {fmt(p['total_time_ms'] * 1e-3, 's')} in "
+        f"all ({pct(p['share'])} of the step)<br>{html.escape(str(p['bottleneck']))}-bound · "
+        f"achieved {fmt(p['achieved_flop_per_s'], 'FLOP/s')}"
+    )
+    if also:
+        text += "<br>same point as: " + ", ".join(html.escape(str(a)) for a in also)
+    return text
+
+
+def _key(p: dict) -> tuple:
+    """Where a point sits, to 1 % (coincident points name each other: only one hover shows)."""
+    x, y = p["arithmetic_intensity_flop_per_byte"], p["achieved_flop_per_s"]
+    return p["phase"], round(float(np.log10(x)), 2), round(float(np.log10(y)), 2)
+
+
+def _operator_traces(points: list[dict]) -> list[dict]:
+    """One trace per phase; marker area ∝ the operator's share of its step time."""
+    keys = [_key(p) for p in points]
+    traces = []
+    for phase in ("prefill", "decode"):
+        part = [(p, key) for p, key in zip(points, keys, strict=True) if p["phase"] == phase]
+        if not part:
+            continue
+        hover = [
+            operator_hover(
+                p, [q["name"] for q, k in zip(points, keys, strict=True) if k == key and q is not p]
+            )
+            for p, key in part
+        ]
+        marker = {
+            "symbol": SYMBOLS[phase],
+            "color": COLORS[0],
+            "opacity": 0.8,
+            "size": [7 + 18 * float(np.sqrt(p["share"])) for p, _ in part],
+            "line": {"width": 1, "color": GAP_COLOR},
+        }
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": f"Operators: {PHASE_LABELS[phase]}",
+                "x": [p["arithmetic_intensity_flop_per_byte"] for p, _ in part],
+                "y": [p["achieved_flop_per_s"] / TFLOPS for p, _ in part],
+                "marker": marker,
+                "text": [html.escape(str(p["name"])) for p, _ in part],
+                "hovertext": hover,
+                "hoverinfo": "text",
+            }
+        )
+    return traces
+
+
+def _step_traces(steps: list[dict]) -> list[dict]:
+    """The whole step per phase: open point at the operators' time, filled at the step time."""
+    traces = []
+    for s in steps:
+        x, phase = s["flop"] / s["bytes"], s["phase"]
+        top, low = s["flop"] / s["ops_s"] / TFLOPS, s["flop"] / s["step_s"] / TFLOPS
+        hover = (
+            f"<b>whole {PHASE_LABELS[phase]}</b><br>intensity {fmt(x, 'FLOP/B')}<br>"
+            f"operators {fmt(s['ops_s'], 's')} → {fmt(top * TFLOPS, 'FLOP/s')}<br>step "
+            f"{fmt(s['step_s'], 's')} → {fmt(low * TFLOPS, 'FLOP/s')} (gap: overhead + "
+            f"communication {fmt(s['gap_s'], 's')}, {pct(s['gap_s'] / s['step_s'])})"
+        )
+        style = {"hovertext": [hover, hover], "hoverinfo": "text", "legendgroup": "step"}
+        traces += [
+            {
+                "type": "scatter",
+                "x": [x, x],
+                "y": [top, low],
+                "mode": "lines",
+                "line": {"color": GAP_COLOR, "width": 3, "dash": "dot"},
+                "showlegend": False,
+                "hoverinfo": "skip",
+                "name": "gap",
+            },
+            {
+                "type": "scatter",
+                "x": [x, x],
+                "y": [top, low],
+                "mode": "markers+text",
+                "name": f"Whole {PHASE_LABELS[phase]}",
+                "text": [phase, ""],
+                "textposition": "middle right",
+                "marker": {"symbol": ["star-open", "star"], "size": 15, "color": "#e6a800"},
+                **style,
+            },
+        ]
+    return traces
+
+
+def operator_roofline(ops: pd.DataFrame, roof: dict, title: str) -> go.Figure:
+    """The roofline of one device with every operator of a prefill and of a decode step.
+
+    Args:
+        ops: ui.charts.operator_table.step_table output (engine.operators rows with a `phase`
+            column).
+        roof: roof_values(...) of the accelerator, precision and profile used.
+        title: the chart title (escaped here).
+    """
+    rows = _records(ops)
+    points, steps = _points(rows), _steps(rows)
+    intensities = [p["arithmetic_intensity_flop_per_byte"] for p in points]
+    intensities += [s["flop"] / s["bytes"] for s in steps]
+    ridge = max(roof["peak"], roof["attention_peak"]) / roof["bandwidth"]
+    x_lo, x_hi = min([*intensities, ridge]) / 8, max([*intensities, ridge]) * 8
+    classes = {p["op_class"] for p in points}
+    traces = [*_roof_traces(roof, x_lo, x_hi, classes), *_step_traces(steps)]
+    traces += _operator_traces(points)
+    ys = [float(v) for t in traces for v in t["y"]]
+    layout = {
+        "title": wrap_title(html.escape(title)),
+        "height": 600,
+        "xaxis": log_axis("Arithmetic intensity (FLOP/byte)", [x_lo, x_hi])
+        | {"range": np.log10([x_lo, x_hi]).tolist()},
+        "yaxis": log_axis("Performance per device (TFLOP/s)", ys),
+        "legend": legend_below(),
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "hovermode": "closest",
+    }
+    return go.Figure(data=traces, layout=layout, _validate=False)  # dicts; tests validate
+
+
+def _class_times(rows: list[dict]) -> list[dict]:
+    out: dict[str, dict] = {}
+    group = {cls: label for label, classes, _ in GROUPS for cls in classes}
+    for row in rows:
+        times = out.setdefault(
+            row["phase"],
+            {"phase": row["phase"]} | dict.fromkeys((label for label, _, _ in GROUPS), 0.0),
+        )
+        times[group[row["op_class"]]] += row["total_time_ms"]
+    return list(out.values())
+
+
+def class_times(ops: pd.DataFrame) -> pd.DataFrame:
+    """Step time (ms) per phase and bar segment; each phase's row sums to its step time."""
+    return pd.DataFrame(_class_times(_records(ops)))
+
+
+def step_breakdown(ops: pd.DataFrame, title: str = "Step time by operator class") -> go.Figure:
+    """A stacked bar per phase (own axis each: a prefill can be 100× a decode step)."""
+    times = _class_times(_records(ops))
+    traces, layout, shown = [], {}, set()
+    n = len(times)
+    for i, row in enumerate(times):
+        axis = "" if i == 0 else str(i + 1)
+        total = sum(row[label] for label, _, _ in GROUPS)
+        y_label = f"{PHASE_LABELS[row['phase']]}: {fmt(total * 1e-3, 's')}"
+        for label, _, color in GROUPS:
+            value = row[label]
+            if value <= 0:
+                continue
+            text = f"{label}: {fmt(value * 1e-3, 's')} ({pct(value / total)})"
+            traces.append(
+                {
+                    "type": "bar",
+                    "orientation": "h",
+                    "x": [value],
+                    "y": [y_label],
+                    "name": label,
+                    "legendgroup": label,
+                    "showlegend": label not in shown,
+                    "marker": {"color": color},
+                    "text": [text],
+                    "textposition": "inside",
+                    "hovertext": [text],
+                    "hoverinfo": "text",
+                    "xaxis": f"x{axis}",
+                    "yaxis": f"y{axis}",
+                }
+            )
+            shown.add(label)
+        top, gap = 1 - i / n, 0.12 / n
+        layout[f"yaxis{axis}"] = {"domain": [top - 1 / n + gap, top - gap], "automargin": True}
+        layout[f"xaxis{axis}"] = {"anchor": f"y{axis}", "ticksuffix": " ms", "automargin": True}
+    layout |= {
+        "barmode": "stack",
+        "height": 140 + 90 * n,
+        "title": {"text": html.escape(title)},
+        "uniformtext": {"minsize": 11, "mode": "hide"},
+        "legend": legend_below(),
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+    }
+    return go.Figure(data=traces, layout=layout, _validate=False)  # dicts; tests validate

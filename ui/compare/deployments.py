@@ -1,0 +1,152 @@
+"""Multi-device deployments for the comparison page: "8xH100/tp8", "2xH100/tp1/pp2".
+
+A deployment is an accelerator from the catalogue, a tensor-parallel degree tp and a pipeline
+degree pp, on n = tp·pp devices (docs/model.md, "Serving model"). The text form, used in share
+links as `deployments=8xH100/tp8,4xMI300X/tp4`, is `[n x] accelerator [/tp T] [/pp P]`:
+"8xH100" alone means tp 8; a count that is not tp·pp is refused with the fix spelled out.
+Each deployment is checked with the engine's own rules (engine.check_devices: an accelerator
+without a device-to-device link runs alone; engine.check_parallel: tp splits the model's heads,
+pp its layers). Pure functions: no streamlit.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import engine
+from ui.core.params import ParamError
+
+MAX_DEPLOYMENTS = 8  # as many as accelerators on the single-device comparison
+_HEAD = re.compile(r"^\s*(?:(\d{1,5})\s*[x×*]\s*)?(.+?)\s*$", re.IGNORECASE)
+_DEGREE = re.compile(r"^\s*(tp|pp)\s*=?\s*(\d{1,5})\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Deployment:
+    """One accelerator type on tp·pp devices."""
+
+    hardware: str  # catalogue id
+    tp: int = 1
+    pp: int = 1
+
+    @property
+    def devices(self) -> int:
+        return self.tp * self.pp
+
+    def text(self) -> str:
+        """The canonical link form: '8xH100/tp8', '2xH100/tp1/pp2'."""
+        tail = f"/pp{self.pp}" if self.pp > 1 else ""
+        return f"{self.devices}x{self.hardware}/tp{self.tp}{tail}"
+
+    def label(self, name: str | None = None) -> str:
+        """For people: '8× H100 TP8', '2× H100 TP1 PP2' (`name` instead of the id if given)."""
+        tail = f" PP{self.pp}" if self.pp > 1 else ""
+        return f"{self.devices}× {name or self.hardware} TP{self.tp}{tail}"
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
+def _degrees(parts: Sequence[str], whole: str) -> dict[str, int]:
+    """{'tp': T, 'pp': P} from ['tp8', 'pp2'] (each at most once, 1 to engine.MAX_DEGREE)."""
+    found: dict[str, int] = {}
+    for part in parts:
+        m = _DEGREE.match(part)
+        if m is None:
+            raise ParamError(f"{_shown(whole)}: {_shown(part)} is not tp<N> or pp<N>")
+        key, value = m.group(1).lower(), int(m.group(2))
+        if key in found:
+            raise ParamError(f"{_shown(whole)}: {key} given twice")
+        if not 1 <= value <= engine.MAX_DEGREE:
+            raise ParamError(f"{_shown(whole)}: {key} must be 1 to {engine.MAX_DEGREE:,}")
+        found[key] = value
+    return found
+
+
+def parse_deployment(text: str, cat: engine.Catalog) -> Deployment:
+    """One deployment from its text form, the accelerator found in `cat` (id, alias or name).
+
+    Raises:
+        ParamError: the text, the accelerator, a degree or the device count is wrong (the
+            message names the part and, for a count that is not tp·pp, the fix).
+    """
+    head, *rest = str(text).split("/")
+    m = _HEAD.match(head)
+    if m is None or not m.group(2):
+        raise ParamError(f"{_shown(text)}: write it as 8xH100/tp8 or 2xH100/tp1/pp2")
+    count = int(m.group(1)) if m.group(1) else None
+    try:
+        hw = cat.find_hardware(m.group(2))
+    except (KeyError, ValueError) as exc:
+        raise ParamError(f"{_shown(text)}: {str(exc).strip(chr(39))}") from None
+    deg = _degrees(rest, text)
+    if count is not None and not deg:  # "8xH100": all of them in one tensor-parallel group
+        deg = {"tp": count}
+    dep = Deployment(hw.id, deg.get("tp", 1), deg.get("pp", 1))
+    if count is not None and count != dep.devices:
+        fix = f"{dep.devices}x{hw.id}/tp{dep.tp}" + (f"/pp{dep.pp}" if dep.pp > 1 else "")
+        raise ParamError(
+            f"{_shown(text)}: {count} devices but tp {dep.tp} × pp {dep.pp} = {dep.devices} "
+            f"(the count is tp·pp; e.g. {fix})"
+        )
+    return dep
+
+
+def check_deployment(dep: Deployment, cat: engine.Catalog, model=None) -> None:
+    """The engine's checks: a device-to-device link for n > 1, and (for an LLM with shapes)
+    tp dividing the heads and pp at most the layers.
+
+    Raises:
+        ValueError: with the engine's message, prefixed by the deployment.
+    """
+    hw = cat.hardware[dep.hardware]
+    try:
+        engine.check_devices(hw, dep.tp, dep.pp)
+        if model is not None:
+            spec = engine.resolve_llm(model, cat)
+            if spec.arch is None:
+                raise ValueError(f"{spec.id} has no shapes: the serving model needs them")
+            engine.check_parallel(spec.id, spec.arch, dep.tp, dep.pp)
+    except ValueError as exc:
+        raise ValueError(f"{dep.label()}: {exc}") from None
+
+
+def notes(dep: Deployment, cat: engine.Catalog) -> list[str]:
+    """What the serving model assumes about this deployment's interconnect, in words."""
+    hw = cat.hardware[dep.hardware]
+    per_node = hw.devices_per_node
+    if dep.tp > per_node:
+        return [
+            f"{dep.label()}: tp {dep.tp} spans {-(-dep.tp // per_node)} nodes of {per_node} "
+            f"{hw.id}; the model prices every all-reduce at the in-node link (optimistic)"
+        ]
+    return []
+
+
+def read_deployments(cat: engine.Catalog, model=None):
+    """A share-link reader: 1 to MAX_DEPLOYMENTS comma-separated deployments, each parsed and
+    checked (for `model` when given); duplicates are dropped."""
+
+    def read(text: str) -> list[Deployment]:
+        parts = [p for p in (s.strip() for s in str(text).split(",")) if p]
+        if not parts:
+            raise ParamError("needs at least 1 deployment, e.g. 8xH100/tp8")
+        if len(parts) > MAX_DEPLOYMENTS:
+            raise ParamError(f"more than {MAX_DEPLOYMENTS} deployments")
+        deps = list(dict.fromkeys(parse_deployment(p, cat) for p in parts))
+        for dep in deps:
+            try:
+                check_deployment(dep, cat, model)
+            except ValueError as exc:
+                raise ParamError(str(exc)) from None
+        return deps
+
+    return read
+
+
+def write_deployments(deps: Sequence[Deployment]) -> str:
+    """The link form of a list: '8xH100/tp8,4xMI300X/tp4'."""
+    return ",".join(d.text() for d in deps)

@@ -1,0 +1,117 @@
+"""The frame of every page: config, navigation, the cached catalogue, notes and the share link.
+
+Pages are Streamlit's file-based `pages/` (so a deep link is correct as the very first request
+to a fresh server); each page calls `setup_page` first, which draws our own navigation with
+readable labels (the built-in one is hidden in .streamlit/config.toml).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+import streamlit as st
+
+from engine import ENV_VAR, Catalog, load_catalog, user_catalog_paths
+from ui.core.text import plain
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = (
+    ("app.py", "Overview", ":material/home:"),
+    ("pages/solve.py", "Single solve", ":material/target:"),
+    ("pages/sweep.py", "Batch sweep", ":material/show_chart:"),
+    ("pages/compare.py", "Hardware comparison", ":material/compare_arrows:"),
+    ("pages/decode.py", "LLM decode", ":material/chat:"),
+    ("pages/plan.py", "Planner", ":material/savings:"),
+    ("pages/accuracy.py", "Accuracy", ":material/verified:"),
+    ("pages/catalogue.py", "Catalogue", ":material/menu_book:"),
+)
+
+
+def source_md(label: str, url: str) -> str:
+    """A markdown link to a catalogue source, only for plain http(s) URLs; else plain text."""
+    safe = plain(label)  # the label is catalogue or user text: never a link of its own
+    if re.fullmatch(r"https?://[^\s()<>\[\]]+", url or ""):
+        return f"[{safe}]({url})"
+    return f"{safe} (source: {plain((url or 'none')[:60])})"
+
+
+def setup_page(title: str) -> None:
+    """Page config and the sidebar navigation; call first on every page."""
+    st.set_page_config(page_title=f"{title} · Roofline Explorer", page_icon="📈", layout="wide")
+    with st.sidebar:
+        st.markdown("**Roofline Explorer**")
+        for path, label, icon in PAGES:
+            if (ROOT / path).exists():
+                st.page_link(path, label=label, icon=icon)
+        st.divider()
+
+
+def _file_stamp() -> tuple:
+    stamps = []
+    for path in user_catalog_paths():
+        try:
+            stat = Path(path).stat()
+            stamps.append((str(path), stat.st_mtime_ns, stat.st_size))
+        except OSError:
+            stamps.append((str(path), 0, 0))
+    return tuple(stamps)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _catalog(env_value: str, stamp: tuple) -> Catalog:
+    return load_catalog()
+
+
+def catalog() -> Catalog:
+    """Built-in + team catalogue (ROOFLINE_CATALOG), reloaded only when those files change."""
+    return _catalog(os.environ.get(ENV_VAR, ""), _file_stamp())
+
+
+def show_catalog_notes(cat: Catalog) -> None:
+    """Team-catalogue problems and overrides, visible but out of the way."""
+    if cat.problems:
+        with st.expander(f"⚠️ {len(cat.problems)} problem(s) in team catalogue files", True):
+            for problem in cat.problems:
+                st.warning(plain(problem), icon="⚠️")
+            st.caption("Entries with problems were skipped; everything else works.")
+    if cat.overrides:
+        with st.expander(f"{len(cat.overrides)} built-in entries overridden by team files"):
+            for note in cat.overrides:
+                st.markdown(plain(note))
+
+
+def show_param_warnings(warnings: list[str]) -> None:
+    """Share-link values that were dropped, and why (plain text: st.warning escapes it)."""
+    if warnings:
+        st.warning(
+            "Some share-link parameters were ignored; defaults used instead:\n\n"
+            + "\n".join(f"- {plain(w)}" for w in warnings),
+            icon="🔗",
+        )
+
+
+def show_engine_warnings(warnings: Iterable[str]) -> None:
+    """The engine's warnings (they may quote catalogue or custom names): inert text."""
+    for w in dict.fromkeys(w for w in warnings if w):
+        st.warning(plain(w), icon="⚠️")
+
+
+def share_link(url_path: str, query: dict[str, str]) -> str:
+    """Show a copyable link that reproduces this scenario; returns it.
+
+    Args:
+        url_path: the page's URL path, e.g. "solve".
+        query: the canonical query parameters (ui.core.state.publish's result).
+    """
+    parts = urlsplit(st.context.url or "")
+    base = (st.get_option("server.baseUrlPath") or "").strip("/")
+    path = "/" + "/".join(p for p in (base, url_path.strip("/")) if p)
+    link = urlunsplit((parts.scheme, parts.netloc, path, urlencode(query), ""))
+    with st.expander("🔗 Share this scenario"):
+        st.code(link, language=None, wrap_lines=True)
+        st.caption("The address bar always holds this link too; opening it reproduces the page.")
+    return link

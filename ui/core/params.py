@@ -1,0 +1,296 @@
+"""Share-link parameters, declared once per page: read an untrusted query string into checked
+values, seed the widgets from them, and write the canonical link back.
+
+Pure, no streamlit. A page declares each parameter once, as a `Param` in its `Link`: the name,
+the reader (its type and, for numbers, the range: a `Number` reader's `lo`..`hi` is also the
+range the page's widget allows, ui.widgets.pickers.number_input), the writer, the default, and
+how the widget holds it. `parse_params` keeps what is valid and drops what is not with a
+warning that names the parameter and the reason; `to_query` writes the canonical form back, so
+a link always reproduces the page (ui.core.state is the Streamlit glue). The names (`model`,
+`hardware`, `batch`, `batches`, `precision`, `efficiency`, ...) are a public contract
+documented in the README and recorded in tests/fixtures/contracts.json.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from engine import check_whole
+
+MAX_VALUE_CHARS = 2000  # a longer value is dropped unread
+MAX_PARAMS = 40  # more distinct keys than this: the rest are ignored
+MAX_LIST_ITEMS = 4096
+WIDGETS = ("value", "text", "link")  # how a page holds a parameter: see `Param.widget`
+
+
+class ParamError(ValueError):
+    """One parameter's value is not acceptable; the message says why (no user text echoed raw)."""
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One share-link parameter, declared once: everything else is derived from it.
+
+    Attributes:
+        name: the URL name, also the widget's key `<page>:<name>`.
+        read: text -> value, raising ParamError (a `Number` for numbers: its range is the
+            widget's range too).
+        write: value -> the canonical text.
+        default: the value when neither the link nor another page sets it (None: none).
+        widget: how the page holds it: "value" (a widget whose state is the value itself:
+            number, select, toggle, multiselect; the link is written from it), "text" (a text
+            field holding the written text, e.g. a batch list; the page passes the value it
+            read), "link" (no widget: the page passes the value, or it is not written).
+    """
+
+    name: str
+    read: Callable[[str], object]
+    write: Callable[[object], str] = str
+    default: object = None
+    widget: str = "value"
+
+    def __post_init__(self) -> None:
+        if self.widget not in WIDGETS:
+            raise ValueError(f"{self.name}: widget must be one of {WIDGETS}, got {self.widget!r}")
+
+    @property
+    def text_widget(self) -> bool:
+        return self.widget == "text"
+
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        """(lowest, highest) a number parameter accepts, in the link and in its widget."""
+        return (self.read.lo, self.read.hi) if isinstance(self.read, Number) else None
+
+
+class Link:
+    """A page's share-link parameters, each declared once, in the order the link writes them."""
+
+    def __init__(self, page: str, params: Iterable[Param], ignore: Sequence[str] = ()):
+        self.page = page
+        self.params = tuple(params)
+        self.ignore = tuple(ignore)
+        self._by_name = {p.name: p for p in self.params}
+        if len(self._by_name) != len(self.params):
+            raise ValueError(f"{page}: a parameter is declared twice")
+
+    def __getitem__(self, name: str) -> Param:
+        return self._by_name[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __iter__(self) -> Iterator[Param]:
+        return iter(self.params)
+
+    def key(self, name: str) -> str:
+        """The session key of the parameter's widget: `<page>:<name>`."""
+        return f"{self.page}:{name}"
+
+    def defaults(self) -> dict[str, object]:
+        return {p.name: p.default for p in self.params if p.default is not None}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A reader accepting one of `options` (case-insensitive); `canon` maps text -> option
+    instead (e.g. a catalogue id from an alias), raising ValueError or KeyError."""
+
+    options: Sequence[str] = ()
+    canon: Callable[[str], str] | None = None
+
+    def __call__(self, text: str) -> str:
+        if self.canon is not None:
+            return self.canon(text)
+        for option in self.options:
+            if option.lower() == text.strip().lower():
+                return option
+        raise ParamError(f"{_shown(text)} is not one of {', '.join(self.options)}")
+
+
+def choice(options: Sequence[str] = (), *, canon: Callable[[str], str] | None = None) -> Choice:
+    """A reader accepting one of `options` (case-insensitive); `canon` maps text -> option."""
+    return Choice(tuple(options), canon)
+
+
+@dataclass(frozen=True)
+class Number:
+    """A reader accepting a finite number in [lo, hi]; with `whole`, the engine's one
+    whole-number check (`engine.check_whole`) decides; `none` is a word read as itself (e.g.
+    "none": no limit). `lo` and `hi` are also the range of the parameter's widget."""
+
+    lo: float
+    hi: float
+    whole: bool = False
+    none: str | None = None
+
+    def __call__(self, text: str) -> float | int | str:
+        if self.none is not None and text.strip().lower() == self.none:
+            return self.none
+        try:
+            value = float(text.strip())
+        except ValueError:
+            raise ParamError(f"{_shown(text)} is not a number") from None
+        if not math.isfinite(value):
+            raise ParamError(f"{_shown(text)} is not a finite number")
+        if self.whole:
+            try:
+                small = value.is_integer() and abs(value) < 1e15
+                shown = int(value) if small else value  # "got -1", not -1.0
+                return check_whole(shown, "value", high=int(self.hi), low=int(self.lo))
+            except ValueError as exc:
+                raise ParamError(str(exc).removeprefix("value: ")) from None
+        if value < self.lo or value > self.hi:
+            limits = f"at least {self.lo:g}, at most {self.hi:g}"
+            raise ParamError(f"{value:g} is out of range ({limits})")
+        return value
+
+
+def number(lo: float, hi: float, *, whole: bool = False, none: str | None = None) -> Number:
+    """A reader accepting a finite number in [lo, hi] (see `Number`)."""
+    if whole:
+        return Number(int(lo), int(hi), True, none)
+    return Number(float(lo), float(hi), False, none)
+
+
+def listing(
+    item: Callable[[str], object],
+    *,
+    max_items: int = MAX_LIST_ITEMS,
+    min_items: int = 1,
+    unique: bool = True,
+):
+    """A reader of a comma-separated list whose items are read by `item`."""
+
+    def read(text: str) -> list:
+        parts = [p for p in (s.strip() for s in text.split(",")) if p]
+        if len(parts) > max_items:
+            raise ParamError(f"more than {max_items} items")
+        values = [item(p) for p in parts]
+        if unique:
+            values = list(dict.fromkeys(values))
+        if len(values) < min_items:
+            raise ParamError(f"needs at least {min_items} item(s)")
+        return values
+
+    return read
+
+
+def write_list(values: object) -> str:
+    return ",".join(_write_scalar(v) for v in values)
+
+
+def whole_ranges(lo: int, hi: int, *, max_items: int = MAX_LIST_ITEMS):
+    """A reader of whole numbers and ranges, e.g. `1,2,4` or `1..2000` or `8..512:8`.
+
+    `a..b` is every whole number from a to b, `a..b:s` every s-th; the result is sorted and
+    unique, so a long sweep fits in a short link (see `write_ranges`).
+    """
+    item = number(lo, hi, whole=True)
+
+    def read(text: str) -> list[int]:
+        values: set[int] = set()
+        for part in (p.strip() for p in text.split(",")):
+            start, sep, rest = part.partition("..")
+            if not sep:
+                values.update([item(part)] if part else [])
+                continue
+            stop, _, step = rest.partition(":")
+            a, b, s = item(start), item(stop), item(step) if step.strip() else 1
+            if b < a:
+                raise ParamError(f"range {_shown(part)} runs backwards")
+            if (b - a) // s + 1 > max_items:
+                raise ParamError(f"range {_shown(part)} has more than {max_items} items")
+            values.update(range(a, b + 1, s))
+        if len(values) > max_items:
+            raise ParamError(f"more than {max_items} items")
+        if not values:
+            raise ParamError("needs at least 1 item")
+        return sorted(values)
+
+    return read
+
+
+def write_ranges(values: object) -> str:
+    """[1, 2, 3, 4, 8] -> '1..4,8': a run of 3+ evenly spaced whole numbers becomes `a..b[:s]`
+    where that is shorter than listing it, so the text is never longer than the plain list."""
+    v = sorted(int(x) for x in values)
+    parts, i = [], 0
+    while i < len(v):
+        j = i + 1  # extend the run v[i..j] while it stays evenly spaced
+        while j + 1 < len(v) and v[j + 1] - v[j] == v[i + 1] - v[i]:
+            j += 1
+        if j - i >= 2:
+            step = v[i + 1] - v[i]
+            compact = f"{v[i]}..{v[j]}" + (f":{step}" if step != 1 else "")
+            if len(compact) < len(",".join(map(str, v[i : j + 1]))):
+                parts.append(compact)
+                i = j + 1
+                continue
+        parts.append(str(v[i]))
+        i += 1
+    return ",".join(parts)
+
+
+def _write_scalar(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def write_number(value: object) -> str:
+    return _write_scalar(value)
+
+
+def parse_params(
+    raw: Mapping[str, Sequence[str]], params: Iterable[Param], ignore: Sequence[str] = ()
+) -> tuple[dict[str, object], list[str]]:
+    """Read the known parameters of a query string; explain everything that was dropped.
+
+    Args:
+        raw: parameter name -> every value given for it (repeated keys keep all values).
+        params: the parameters this page understands.
+        ignore: names accepted silently (e.g. another page's parameters).
+
+    Returns:
+        (values by parameter name for the valid ones, warnings in plain text).
+    """
+    known = {p.name: p for p in params}
+    values: dict[str, object] = {}
+    warnings: list[str] = []
+    for index, (name, given) in enumerate(raw.items()):
+        if index >= MAX_PARAMS:
+            warnings.append(f"ignored {len(raw) - MAX_PARAMS} more parameters (limit {MAX_PARAMS})")
+            break
+        if name not in known:
+            if name not in ignore:
+                warnings.append(f"ignored unknown parameter {_shown(name)}")
+            continue
+        texts = [given] if isinstance(given, str) else list(given)
+        if len(texts) > 1:
+            warnings.append(f"parameter {name!r} was given {len(texts)} times; used the last")
+        text = texts[-1] if texts else ""
+        if len(text) > MAX_VALUE_CHARS:
+            warnings.append(f"ignored {name!r}: value longer than {MAX_VALUE_CHARS} characters")
+            continue
+        try:
+            values[name] = known[name].read(text)
+        except ParamError as exc:
+            warnings.append(f"ignored {name!r}: {exc}")
+        except (ValueError, KeyError) as exc:  # e.g. an unknown catalogue id
+            warnings.append(f"ignored {name!r}: {str(exc).strip(chr(39))}")
+    return values, warnings
+
+
+def to_query(values: Mapping[str, object], params: Iterable[Param]) -> dict[str, str]:
+    """The canonical query string for `values`: only the page's parameters, in its order, and
+    only those with a value (None, or a value written as "" such as an empty list, is left out:
+    the page's default then applies)."""
+    texts = {p.name: p.write(values[p.name]) for p in params if values.get(p.name) is not None}
+    return {name: text for name, text in texts.items() if text != ""}

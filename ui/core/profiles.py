@@ -1,0 +1,142 @@
+"""Profiles in share links and captions: which profile a link names, what it seeds, what counts
+as an edit of it, and how the page says so (pure; the picker is ui/widgets/profile.py).
+
+A profile is a named set of assumptions (docs/model.md, "Accuracy"; `tutorial` by default, so
+the tutorial's published figures hold). Links: `profile=<name>`; a built-in profile's name is
+enough, and the page's assumption parameters (efficiency, layer_overhead_us, ...) are then the
+values on screen, the edits included. A custom profile (fitted on the Accuracy page) travels as
+its parameters, read by `profile_from_query` as on every page.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import engine
+from ui.core import assumptions
+from ui.core.format import sig
+from ui.core.params import Param, ParamError
+
+DEFAULT = "tutorial"
+# The whole-model solve's assumptions on the pages' widgets (user names; flop_convention is a
+# counting rule, not a profile's).
+WIDGETS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "activation_fraction")
+LLM_VIEW = ("memory_reserve",)  # the profile key the LLM view of Sweep and Compare has a widget for
+OTHERS = ("bandwidth_efficiency", "memory_reserve", "attention_efficiency", "expert_efficiency")
+OTHERS += ("link_efficiency", "link_latency_us")  # the other profile keys, in a custom one's link
+RANGES = {name: assumptions.RANGES[name] for name in OTHERS}  # ui.core.assumptions' ranges
+
+
+def profile_from_query(query: Mapping[str, list[str]]) -> tuple[engine.Profile, list[str]]:
+    """The profile a share link names: a built-in by name, or a custom one by its values.
+
+    Returns:
+        The profile (tutorial when the link's is unusable) and warnings about what was ignored.
+    """
+    name = (query.get("profile") or [DEFAULT])[-1]
+    given = {k: query[k][-1] for k in engine.PROFILE_KEYS if query.get(k)}
+    if not given:
+        try:
+            return engine.get_profile(name), []
+        except ValueError as exc:
+            return engine.get_profile(DEFAULT), [f"profile: {exc}; tutorial used"]
+    try:
+        values = {k: float(v) for k, v in given.items()}
+        if not all(math.isfinite(v) for v in values.values()):
+            raise ValueError("profile values must be finite numbers")
+        return engine.profile_from_values(engine.check_profile_name(name), values), []
+    except ValueError as exc:
+        return engine.get_profile(DEFAULT), [f"custom profile: {exc}; tutorial used"]
+
+
+def is_builtin(name: object) -> bool:
+    return str(name).strip().lower() in engine.profile_names()
+
+
+def link_profile(query: Mapping[str, Sequence[str]]) -> tuple[engine.Profile, list[str]]:
+    """The profile a link names, and warnings about what was not used.
+
+    A built-in name gives that profile (the link's assumption values are the page's edits);
+    any other name is a custom profile read from the link's values by profile_from_query.
+    """
+    name = (query.get("profile") or [DEFAULT])[-1]
+    if is_builtin(name):
+        return engine.get_profile(name.strip().lower()), []
+    return profile_from_query({k: list(v) for k, v in query.items()})
+
+
+def named(name: object, custom: engine.Profile | None) -> engine.Profile:
+    """The profile called `name`: the custom one, a built-in, else tutorial."""
+    if custom is not None and name == custom.name:
+        return custom
+    return engine.get_profile(name if is_builtin(name) else DEFAULT)
+
+
+def seeds(profile: engine.Profile, extra: Sequence[str] = ()) -> dict[str, float | None]:
+    """The widget values a profile starts the page at (unset: the tutorial's default, or None
+    for the dispatch overhead: the accelerator's catalogued figure); `extra`: more profile
+    keys the page has widgets for (e.g. memory_reserve on the LLM view)."""
+    values, base = profile.values(), engine.get_profile(DEFAULT).values()
+    return {name: values.get(name, base.get(name)) for name in (*WIDGETS, *extra)}
+
+
+def edits(profile: engine.Profile, chosen: Mapping[str, object]) -> dict[str, tuple]:
+    """The widget values that differ from the profile's: name -> (profile's, on screen); only
+    the profile keys in `chosen` are compared (None there: blank, the catalogue's figure)."""
+    out = {}
+    for name, start in seeds(profile, [k for k in chosen if k in RANGES]).items():
+        if name not in chosen:
+            continue
+        now = chosen[name]
+        same = (start is None and now is None) or (
+            start is not None and now is not None and math.isclose(start, now, rel_tol=1e-9)
+        )
+        if not same:
+            out[name] = (start, now)
+    return out
+
+
+def label(profile: engine.Profile, changed: Mapping[str, tuple]) -> str:
+    """'trtllm' or 'trtllm, edited' (the CSV's and the captions' profile name)."""
+    return profile.name + (", edited" if changed else "")
+
+
+def describe(profile: engine.Profile, changed: Mapping[str, tuple]) -> str:
+    """One plain sentence for beside the results: the profile, and each edit."""
+    origin = "" if profile.origin == "built-in" else " (custom, from the link)"
+    if not changed:
+        return f"Profile {profile.name}{origin}: its assumptions, unedited."
+
+    def shown(v):
+        return "the accelerator's figure" if v is None else sig(v)
+
+    parts = [f"{n} {shown(now)} (profile: {shown(was)})" for n, (was, now) in changed.items()]
+    return f"Profile {profile.name}{origin}, edited: " + "; ".join(parts) + "."
+
+
+def _profile_name(custom: engine.Profile | None):
+    def read(text: str) -> str:
+        name = str(text).strip().lower()
+        if is_builtin(name) or (custom is not None and name == custom.name):
+            return name
+        known = ", ".join((*engine.profile_names(), *([custom.name] if custom else [])))
+        raise ParamError(f"unknown profile {text[:40]!r} (known: {known})")
+
+    return read
+
+
+def params(custom: engine.Profile | None, skip: Sequence[str] = ()) -> list[Param]:
+    """`profile` and the custom profile's serving assumptions (written for a custom one), but
+    not `skip`: parameters the page declares itself (e.g. the LLM view's memory_reserve)."""
+    out = [Param("profile", _profile_name(custom), default=DEFAULT)]
+    return out + [assumptions.param(k, widget="link") for k in OTHERS if k not in skip]
+
+
+def link_values(profile: engine.Profile, skip: Sequence[str] = ()) -> dict[str, object]:
+    """The link's profile values: the name, and a custom profile's other assumptions (not the
+    page's widgets, nor `skip`: parameters the page writes itself, e.g. memory_reserve)."""
+    out: dict[str, object] = {"profile": profile.name}
+    if profile.origin != "built-in":
+        out |= {k: v for k, v in profile.values().items() if k in RANGES and k not in skip}
+    return out

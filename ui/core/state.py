@@ -1,0 +1,86 @@
+"""Keep widgets, the session and the share link in step (Streamlit glue around ui.core.params).
+
+On a page's first run (and whenever a widget's state is missing) each widget is seeded from
+the URL if the URL holds a valid value, else from the value the user last chose on another page
+(so model and hardware follow the user between pages), else from the parameter's declared
+default. After the widgets run, `publish` writes the canonical link back into the URL, reading
+each widget's value from its session key `<page>:<name>` (the page passes only what it
+computed), so the address bar is always a link that reproduces the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import streamlit as st
+
+from ui.core.params import Link, Param, parse_params, to_query
+
+SHARED = "shared:"  # session-state prefix of values shared across pages
+
+
+def raw_query() -> dict[str, list[str]]:
+    """The current query string, every value of repeated keys kept."""
+    return {key: st.query_params.get_all(key) for key in st.query_params}
+
+
+def widget_key(page: str, name: str) -> str:
+    return f"{page}:{name}"
+
+
+def bind(link: Link, seeds: Mapping[str, object] | None = None) -> list[str]:
+    """Seed missing widget state for the page; returns warnings about dropped URL values.
+
+    Args:
+        seeds: values that replace the declared defaults (e.g. an older link's, mapped).
+    """
+    from_url, warnings = parse_params(raw_query(), link.params, link.ignore)
+    seeds = seeds or {}
+    for p in link:
+        key = link.key(p.name)
+        if key in st.session_state:
+            continue
+        value = from_url.get(p.name, _shared(p))
+        if value is None:
+            value = seeds.get(p.name, p.default)
+        if value is not None:
+            st.session_state[key] = p.write(value) if p.text_widget else value
+    return warnings
+
+
+def _shared(p: Param) -> object:
+    """The value chosen on another page, if this page accepts it too."""
+    value = st.session_state.get(SHARED + p.name)
+    if value is None:
+        return None
+    try:
+        return p.read(p.write(value))
+    except ValueError:
+        return None
+
+
+def publish(
+    link: Link, values: Mapping[str, object] | None = None, shared: Sequence[str] = ()
+) -> dict[str, str]:
+    """Write the page's canonical query string; remember `shared` values for other pages.
+
+    Args:
+        values: what the page computed (None: not in the link); every other parameter held
+            by a "value" widget is read from its session key, text and link-only ones are
+            left out.
+        shared: names whose value the other pages start from (ui.core.link_params.SHARED_NAMES).
+
+    Returns:
+        The query dict (for the share link shown on the page).
+    """
+    values = dict(values or {})
+    for p in link:
+        if p.name not in values and p.widget == "value":
+            values[p.name] = st.session_state.get(link.key(p.name))
+    query = to_query(values, link.params)
+    if dict(st.query_params) != query:
+        st.query_params.from_dict(query)
+    for name in shared:  # None too: a default (or a switched-off custom spec) is shared
+        if name in values:
+            st.session_state[SHARED + name] = values[name]
+    return query

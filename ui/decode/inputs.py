@@ -1,0 +1,159 @@
+"""The serving page's own widgets: devices, tokens, profile, the config.json field, overrides,
+and the headline. Each widget's key is `decode:<param>`, bound to the share link (ui.core.state);
+number fields take their ranges from the link's declarations (ui/decode/link.py)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import engine
+from ui.core.params import MAX_VALUE_CHARS, Link
+from ui.core.text import plain
+from ui.decode import config as serve_config
+from ui.decode import figures as fl
+from ui.decode import view as sv
+from ui.widgets.pickers import batch_list_input, number_input
+
+ROW = 4  # metric cards per row
+OVERRIDES = {  # name: (label, step, format); blank: the profile's figure
+    "efficiency": ("Compute efficiency η (fraction of peak)", 0.05, None),
+    "layer_overhead_us": ("Layer overhead τ (µs per layer per step)", 1.0, None),
+    "dispatch_overhead_ms": ("Dispatch overhead d (ms per step)", 0.005, "%.3f"),
+    "memory_reserve": ("Memory reserve (fraction of capacity held back)", 0.05, "%.2f"),
+}
+
+
+def devices_inputs(link: Link) -> tuple[int, int]:
+    """Tensor- and pipeline-parallel degrees (devices = tp × pp)."""
+    left, right = st.columns(2)
+    tp = number_input(link, "tp", "TP (tensor-parallel devices)", where=left)
+    pp = number_input(link, "pp", "PP (pipeline stages)", where=right)
+    return int(tp), int(pp)
+
+
+def token_inputs(link: Link) -> tuple[int, int, int]:
+    """(batch, input tokens, output tokens) per request of the static batch."""
+    batch = number_input(link, "batch", "Batch (concurrent sequences)")
+    left, right = st.columns(2)
+    i = number_input(link, "input_tokens", "Input tokens (prompt)", where=left)
+    o = number_input(link, "output_tokens", "Output tokens", where=right)
+    return int(batch), int(i), int(o)
+
+
+def curve_inputs(link: Link) -> tuple[list[int], list[int]]:
+    """The curves' input lengths and batch sizes; a list that does not parse is named."""
+    param = link["contexts"]
+    text = st.text_input(
+        "Input tokens for the curves (comma-separated)",
+        key=link.key("contexts"),
+        max_chars=MAX_VALUE_CHARS,
+    )
+    try:
+        contexts = param.read(text)
+    except ValueError as exc:
+        contexts = param.default
+        st.error(f"List not used: {exc}. Showing {param.write(contexts)}.", icon="🚫")
+    return contexts, batch_list_input(link)
+
+
+def tutorial_input(link: Link) -> bool:
+    return st.toggle(
+        "Also show the tutorial's one-step decode view",
+        key=link.key("tutorial"),
+        help="engine.decode: one device, one decode step at context I + O (docs/model.md).",
+    )
+
+
+def profile_input(link: Link) -> str:
+    names, key = engine.profile_names(), link.key("profile")
+    if st.session_state.get(key) not in names:
+        st.session_state[key] = link["profile"].default
+    return st.selectbox(
+        "Profile (assumptions)",
+        names,
+        key=key,
+        format_func=lambda n: f"{n}: {engine.get_profile(n).description}"[:90],
+        help="A named set of efficiencies and overheads (docs/model.md, 'Serving model').",
+    )
+
+
+def config_input(link: Link) -> tuple[object | None, str]:
+    """The pasted or uploaded config.json: (its ModelSpec or None, the compact text for the
+    link). A problem is shown under the field, naming the config.json field."""
+    text = st.text_area(
+        "config.json (paste)",
+        key=link.key("model_config"),
+        max_chars=serve_config.MAX_PASTE_CHARS,
+        placeholder='{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, ...}',
+    )
+    upload = st.file_uploader(
+        "or upload config.json", type=["json"], key=link.key("model_config.file")
+    )
+    try:
+        if upload is not None:
+            text = serve_config.read_upload(upload.getvalue())
+        if not (text or "").strip():
+            st.info("Paste or upload a Hugging Face config.json to use a custom model.")
+            return None, ""
+        spec = serve_config.model(text)
+        st.caption(plain(serve_config.summary(spec)))
+        return spec, serve_config.compact(text)
+    except ValueError as exc:
+        st.error(plain(exc), icon="🚫")
+        return None, ""
+
+
+def override_inputs(link: Link) -> dict[str, object]:
+    """The profile's assumptions the user overrides (blank: the profile's figure)."""
+    out = {}
+    with st.expander("Override the profile (blank: its figure)"):
+        for name, (label, step, form) in OVERRIDES.items():
+            out[name] = number_input(
+                link,
+                name,
+                label,
+                value=None,
+                step=step,
+                format=form,
+                placeholder="profile's figure",
+            )
+    return out
+
+
+def show_headline(r: dict, hw) -> None:
+    """The fit verdict first, then the metric cards in rows."""
+    verdict = plain(sv.fit_text(r, hw))
+    if r["fits_in_memory"]:
+        st.success(verdict, icon="✅")
+    else:
+        st.error(f"{verdict}. Every speed below is hypothetical (as if it fitted).", icon="🚫")
+    cards = sv.headline(r)
+    for start in range(0, len(cards), ROW):
+        row = cards[start : start + ROW]
+        for col, (label, value, tip) in zip(st.columns(ROW), row, strict=False):
+            col.metric(label, value, help=tip)
+
+
+def tutorial_view(model, hw, r: dict, overrides: dict) -> None:
+    """The tutorial's one-step decode view (engine.decode: one device, the decode step at the
+    request's last context I + O), labelled as such, under the serving model's figures."""
+    st.subheader("Tutorial view: one decode step on one device")
+    context = r["input_tokens"] + r["output_tokens"]
+    opts = {"precision": r["precision"], "kv_precision": r["kv_precision"]}
+    opts |= {"assumptions": engine.get_profile(r["profile"]).assumptions, **overrides}
+    try:
+        d = engine.decode(model, hw, r["batch_size"], context, prompt=r["input_tokens"], **opts)
+    except ValueError as exc:
+        st.error(f"Tutorial view not available: {plain(exc)}", icon="🚫")
+        return
+    st.caption(
+        f"engine.decode (docs/model.md, 'LLM decode'): weights + KV cache per step, one device "
+        f"(tp and pp ignored), the step at context {context:,} tokens, profile {r['profile']}."
+    )
+    cards = fl.headline_metrics(d.as_dict())
+    for start in range(0, len(cards), ROW):
+        row = cards[start : start + ROW]
+        for col, (label, value, tip) in zip(st.columns(ROW), row, strict=False):
+            col.metric(f"{label} (tutorial)", value, help=tip)
+    title = f"Roofline: {hw.name} (tutorial view: prefill and one decode step)"
+    st.plotly_chart(fl.decode_roofline(d.as_dict(), hw.name, title), key="tutorial_roofline")

@@ -1,0 +1,151 @@
+"""The serving page's engine calls, headline and curves (one deployment of a decoder LLM).
+
+Its link parameters (older `context`/`prompt` links included) are ui/decode/link.py. Model:
+docs/model.md, "Serving model".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import SimpleNamespace
+
+import pandas as pd
+
+import engine
+from ui.core.format import capacity, fmt, fmt_all, pct
+from ui.decode import config as serve_config
+from ui.decode.link import OVERRIDES
+
+PAGE_ONLY = ["context", "aggregate_tokens_per_s", "memory_required_bytes", "weight_bytes"]
+PAGE_ONLY += ["max_batch_at_context"]  # the curves' columns under ui.decode.figures's names
+CURVE_TABLE = {  # column: (on-screen header, ui.core.format unit or None (as is), factor)
+    "input_tokens": ("Input tokens", None, 1.0),
+    "batch_size": ("Batch (sequences)", None, 1.0),
+    "ttft_ms": ("TTFT", "s", 1e-3),
+    "tpot_ms": ("TPOT", "s", 1e-3),
+    "tokens_per_s_per_user": ("Per user (tokens/s)", "", 1.0),
+    "output_tokens_per_s_per_gpu": ("Per GPU (tokens/s)", "", 1.0),
+    "output_tokens_per_s": ("All devices (tokens/s)", "", 1.0),
+    "decode_bottleneck": ("Decode bound", None, 1.0),
+    "memory_per_device_bytes": ("Memory per device", "B", 1.0),
+    "fits_in_memory": ("Fits", None, 1.0),
+}
+
+
+def model_entries(cat) -> dict:
+    """The picker's models: catalogue LLMs with shapes, then the config.json entry."""
+    out = {key: m for key, m in cat.models.items() if getattr(m, "arch", None) is not None}
+    return out | {serve_config.CONFIG_ID: SimpleNamespace(name=serve_config.CONFIG_NAME)}
+
+
+def curve_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The curves' rows under readable headers, numbers as ui.core.format text with units."""
+    out = {}
+    for column, (header, unit, factor) in CURVE_TABLE.items():
+        values = df[column].to_numpy()
+        out[header] = values if unit is None else fmt_all(values * factor, unit)
+    return pd.DataFrame(out)
+
+
+def overrides(values: Mapping) -> dict:
+    """The assumption overrides set (None: the profile's figure)."""
+    return {k: values[k] for k in OVERRIDES if values.get(k) is not None}
+
+
+def run(model, hw, opts: dict) -> tuple[dict, str | None]:
+    """(engine.serve(...).as_dict(), an error to show): a placement the model or chip refuses
+    (tp not dividing the heads, no device link) falls back to one device."""
+    try:
+        return engine.serve(model, hw, **opts).as_dict(), None
+    except ValueError as exc:
+        if opts["tp"] == opts["pp"] == 1:
+            raise
+        r = engine.serve(model, hw, **(opts | {"tp": 1, "pp": 1})).as_dict()
+        return r, f"Devices not used: {exc}. Showing tp = 1, pp = 1 (one device)."
+
+
+def curves(model, hw, batches: list[int], contexts: list[int], opts: dict) -> pd.DataFrame:
+    """The serve sweep over batch × input tokens, under the columns ui.decode.figures draws
+    (context = input tokens; memory per device; the largest sweep batch that fits)."""
+    keep = {k: v for k, v in opts.items() if k not in ("batch_size", "input_tokens", "precision")}
+    df = engine.serve_sweep(
+        model, hw, batch_sizes=batches, input_tokens=contexts, precisions=opts["precision"], **keep
+    )
+    df = df.assign(
+        context=df["input_tokens"],
+        aggregate_tokens_per_s=df["output_tokens_per_s"],
+        memory_required_bytes=df["memory_per_device_bytes"],
+        weight_bytes=df["weight_bytes_per_device"],
+    )
+    fit = df["batch_size"].where(df["fits_in_memory"].astype(bool), 0)
+    return df.assign(max_batch_at_context=fit.groupby(df["input_tokens"]).transform("max"))
+
+
+def devices_text(hw, tp: int, pp: int) -> str:
+    """'2 × NVIDIA H100 SXM (TP 2 × PP 1), NVLink 4: 450 GB/s per direction, 600 ns per hop,
+    8 per node' (plain: the caller escapes the catalogue's names)."""
+    n = tp * pp
+    link = "no device-to-device link catalogued"
+    if hw.devices_per_node > 1:
+        link = (
+            f"{hw.interconnect_name}: {fmt(hw.interconnect_bandwidth_bytes_per_s, 'B/s')} per "
+            f"direction, {fmt(hw.interconnect_latency_s, 's')} per hop, "
+            f"{hw.devices_per_node} per node"
+        )
+    return f"{n} × {hw.name} (TP {tp} × PP {pp}), {link}"
+
+
+def fit_text(r: Mapping, hw) -> str:
+    """The memory verdict per device: needed against usable (capacity less the reserve)."""
+    verdict = "Fits" if r["fits_in_memory"] else "Does not fit"
+    return (
+        f"{verdict}: {fmt(r['memory_per_device_bytes'], 'B')} per device (weights "
+        f"{fmt(r['weight_bytes_per_device'], 'B')} + KV cache "
+        f"{fmt(r['kv_cache_bytes_per_device'], 'B')}) against {fmt(r['usable_memory_bytes'], 'B')}"
+        f" usable of {capacity(hw)} ({pct(r['assumptions']['memory_reserve'])} reserve)"
+    )
+
+
+def headline(r: Mapping) -> list[tuple[str, str, str]]:
+    """(label with unit, value, help) for the metric cards, in rows of 4 (fit first)."""
+    fits, n = bool(r["fits_in_memory"]), int(r["devices"])
+    mark = "" if fits else " — hypothetical"
+    reserve = r["memory_capacity_bytes"] - r["usable_memory_bytes"]
+    return [
+        ("Fits in memory", "yes" if fits else "NO", "weights + KV cache per device ≤ usable"),
+        (f"TTFT{mark}", fmt(r["ttft_ms"] * 1e-3, "s"), "prefill of batch × input tokens"),
+        (f"TPOT{mark}", fmt(r["tpot_ms"] * 1e-3, "s"), "mean decode step"),
+        (f"End-to-end latency{mark}", fmt(r["e2e_latency_ms"] * 1e-3, "s"), "TTFT + decode"),
+        (f"Per user{mark}", fmt(r["tokens_per_s_per_user"], "tokens/s"), "1 ÷ TPOT"),
+        (f"Per GPU{mark}", fmt(r["output_tokens_per_s_per_gpu"], "tokens/s"), f"÷ {n} devices"),
+        (f"All devices{mark}", fmt(r["output_tokens_per_s"], "tokens/s"), "batch × output ÷ e2e"),
+        ("Communication share of TPOT", pct(r["decode_comm_share"]), "all-reduces, sends"),
+        ("Memory per device", fmt(r["memory_per_device_bytes"], "B"), "weights + KV cache"),
+        ("Weights per device", fmt(r["weight_bytes_per_device"], "B"), "shard of the weights"),
+        ("KV cache per device", fmt(r["kv_cache_bytes_per_device"], "B"), "room for I + O"),
+        ("Reserve per device", fmt(reserve, "B"), "capacity held back (memory_reserve)"),
+    ]
+
+
+def caption(r: Mapping, hw) -> str:
+    """The scenario in one line (plain text: the caller escapes the catalogue's names)."""
+    return (
+        f"{devices_text(hw, r['tp'], r['pp'])} · batch {r['batch_size']:,} × "
+        f"{r['input_tokens']:,} input + {r['output_tokens']:,} output tokens · weights "
+        f"{r['precision']}, KV cache {r['kv_precision']} · profile {r['profile']} · serving model"
+    )
+
+
+def file_name(kind: str, r: Mapping, hw_id: str) -> str:
+    return f"{kind}_{r['model']}_{hw_id}_tp{r['tp']}_pp{r['pp']}_{r['profile']}.csv"
+
+
+def bounds_text(r: Mapping) -> str:
+    """Which term bounds each phase, and what the fixed overhead and communication cost."""
+    return (
+        f"Prefill is {r['prefill_bottleneck']}-bound (communication "
+        f"{fmt(r['prefill_comm_ms'] * 1e-3, 's')}, fixed overhead "
+        f"{pct(r['prefill_overhead_share'])} of TTFT); a decode step is "
+        f"{r['decode_bottleneck']}-bound (communication {pct(r['decode_comm_share'])}, fixed "
+        f"overhead {pct(r['decode_overhead_share'])} of TPOT)."
+    )

@@ -1,0 +1,265 @@
+"""The planner's grid: which (accelerator, TP, PP, precision) combinations to sweep, the sweep,
+the on-screen table and the CSV.
+
+The serving model refuses a TP that does not split the model's attention heads (or its KV
+heads, unless TP is a multiple of them; MLA has no KV heads to split), a PP deeper than its
+layers, and TP×PP > 1 on a chip with one device per node (no link); a chip that lists no peak
+for a precision would run at another precision's peak (`HardwareSpec.peak_for`). The planner
+leaves those combinations out *before* the sweep, from the public spec fields, and says which
+and why (tests check these rules against the engine's own refusals), then runs one vectorised
+`engine.serve_sweep` per set of accelerators that share the same valid axes (usually one).
+Serving model: docs/model.md ("Serving model").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+import engine
+from ui.core.downloads import defuse_formulas
+from ui.core.format import fmt_all
+from ui.plan import view as pv
+
+MAX_CONFIGURATIONS = 60_000  # the planner's grid limit (a 50,000-row rerun takes < 500 ms)
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """Accelerators swept together: they accept the same TP, PP and precision lists."""
+
+    hardware: tuple[str, ...]
+    tp: tuple[int, ...]
+    pp: tuple[int, ...]
+    precisions: tuple[str, ...]
+
+    @property
+    def rows(self) -> int:
+        """Configurations per batch size."""
+        return len(self.hardware) * len(self.tp) * len(self.pp) * len(self.precisions)
+
+
+def tp_refusal(model_id: str, arch: engine.Architecture, tp: int) -> str | None:
+    """Why the serving model refuses this TP degree for the model (None: it accepts it)."""
+    if arch.heads % tp:
+        return f"does not divide {model_id}'s {arch.heads} attention heads"
+    kv = arch.kv_heads
+    if arch.attention != "mla" and kv % tp and tp % kv:
+        return f"neither divides nor is a multiple of {model_id}'s {kv} KV heads"
+    return None
+
+
+def pp_refusal(model_id: str, arch: engine.Architecture, pp: int) -> str | None:
+    """Why the serving model refuses this PP degree (None: it accepts it)."""
+    return f"more stages than {model_id}'s {arch.layers} layers" if pp > arch.layers else None
+
+
+def plan(
+    model_id: str,
+    arch,
+    hardware: Mapping[str, engine.HardwareSpec],
+    tps: Sequence[int],
+    pps: Sequence[int],
+    precisions: Sequence[str],
+) -> tuple[list[Group], list[str]]:
+    """The sweep groups and, in words, every value left out and why.
+
+    Args:
+        model_id, arch: the model and its shapes (ModelSpec.arch).
+        hardware: chosen accelerator id -> spec, in the user's order.
+        tps, pps, precisions: the user's lists.
+    """
+    notes, ok_tp, ok_pp = [], [], []
+    for t in tps:
+        why = tp_refusal(model_id, arch, int(t))
+        ok_tp += [int(t)] if why is None else []
+        notes += [f"TP {t}: {why}"] if why else []
+    for p in pps:
+        why = pp_refusal(model_id, arch, int(p))
+        ok_pp += [int(p)] if why is None else []
+        notes += [f"PP {p}: {why}"] if why else []
+    by_axes: dict[tuple, list[str]] = {}
+    single, missing = [], {p: [] for p in precisions}  # names, by the note they share
+    for hw_id, hw in hardware.items():
+        alone = hw.devices_per_node <= 1  # no device-to-device link in the catalogue
+        tp = tuple(t for t in ok_tp if not alone or t == 1)
+        pp = tuple(p for p in ok_pp if not alone or p == 1)
+        single += [hw.name] if len(tp) < len(ok_tp) or len(pp) < len(ok_pp) else []
+        native = tuple(p for p in precisions if native_precision(hw, p))
+        for p in set(precisions) - set(native):
+            missing[p].append(hw.name)
+        if tp and pp and native:
+            by_axes.setdefault((tp, pp, native), []).append(hw_id)
+    if single:
+        notes.append(
+            f"TP or PP > 1 on {', '.join(single)}: one device only (no link between "
+            "devices in the catalogue)"
+        )
+    for p, names in missing.items():
+        notes += [f"{p} on {', '.join(names)}: no {p} peak in the catalogue"] if names else []
+    groups = [Group(tuple(ids), *axes) for axes, ids in by_axes.items()]
+    return groups, notes
+
+
+def native_precision(hw: engine.HardwareSpec, precision: str) -> bool:
+    """True when the chip lists a peak for `precision`; bf16 on the fp16 peak counts (they
+    share one figure), as `HardwareSpec.peak_for` documents."""
+    used = hw.peak_for(precision)[1]
+    return used == precision or (precision, used) == ("bf16", "fp16")
+
+
+def row_count(groups: Sequence[Group], batches: Sequence[int]) -> int:
+    """Configurations in the grid (checked against MAX_CONFIGURATIONS before any sweep)."""
+    return sum(g.rows for g in groups) * len(batches)
+
+
+def sweep(groups: Sequence[Group], model, hardware: Mapping, batches, tokens, opts) -> pd.DataFrame:
+    """One `engine.serve_sweep` per group, stacked (rows in the engine's order per group).
+
+    Args:
+        model: the ModelSpec; hardware: id -> spec (custom accelerators included).
+        batches: batch sizes; tokens: (input tokens, output tokens) per request.
+        opts: serve_sweep keywords: profile and the assumption overrides.
+    """
+    common = {"input_tokens": [tokens[0]], "output_tokens": [tokens[1]], **opts}
+    frames = [
+        engine.serve_sweep(
+            [model],
+            [hardware[h] for h in g.hardware],
+            tp=list(g.tp),
+            pp=list(g.pp),
+            batch_sizes=list(batches),
+            precisions=list(g.precisions),
+            **common,
+        )
+        for g in groups
+    ]
+    if len(frames) == 1:
+        return frames[0]
+    return pd.concat(frames, ignore_index=True)
+
+
+# column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
+TABLE = {
+    "usd_per_1m_output_tokens": ("Cost (USD per 1M output tokens)", "", 1.0),
+    "hardware": ("Accelerator", None, 1.0),
+    "devices": ("Devices", None, 1.0),
+    "tp": ("TP", None, 1.0),
+    "pp": ("PP", None, 1.0),
+    "batch_size": ("Batch (sequences)", None, 1.0),
+    "precision": ("Precision", None, 1.0),
+    "output_tokens_per_s_per_gpu": ("Throughput (output tokens/s per GPU)", "", 1.0),
+    "tokens_per_s_per_user": ("Interactivity (tokens/s per user)", "", 1.0),
+    "ttft_ms": ("TTFT", "s", 1e-3),
+    "tpot_ms": ("TPOT", "s", 1e-3),
+    "decode_bottleneck": ("Decode bound", None, 1.0),
+}
+TABLE_ROWS = 100  # rows on screen; the CSV has every configuration
+
+
+def display_table(table: pd.DataFrame, names: Mapping[str, str], rows: int = TABLE_ROWS):
+    """The first `rows` configurations that meet the SLOs, ranked, under readable headers."""
+    top = table[table["meets_slo"].to_numpy(dtype=bool)].head(rows)
+    out = {"Rank": np.arange(1, len(top) + 1)}
+    for column, (header, unit, factor) in TABLE.items():
+        values = top[column].to_numpy()
+        if column == "hardware":
+            values = [names.get(str(h), str(h)) for h in values]
+        elif unit is not None:
+            values = fmt_all(values * factor, unit)
+        out[header] = values
+    return pd.DataFrame(out)
+
+
+CONTRACT = (
+    "usd_per_1m_output_tokens",
+    "meets_slo",
+    "output_tokens_per_s_per_gpu",
+    "tokens_per_s_per_user",
+    "ttft_ms",
+    "tpot_ms",
+    "devices",
+    "tp",
+    "pp",
+    "batch_size",
+    "precision",
+)
+
+
+def csv_frame(table: pd.DataFrame, slo: pv.Slo, prices: Mapping[str, float | None]):
+    """Every configuration, ranked: the contract columns first, then the price and SLOs used,
+    then every serve_sweep column (model, tokens, profile, assumptions, warnings)."""
+    price = table["hardware"].map(lambda h: prices.get(str(h))).astype(float)
+    extra = {"price_per_hour_usd": price}
+    for column, limit in (("ttft_ms", slo.ttft_ms), ("tpot_ms", slo.tpot_ms)):
+        extra[f"slo_{column}"] = np.nan if limit is None else float(limit)
+    floor = slo.min_tokens_per_s_per_user
+    extra["slo_min_tokens_per_s_per_user"] = np.nan if floor is None else float(floor)
+    out = table.assign(**extra)
+    rest = [c for c in out.columns if c not in CONTRACT]
+    return out[list(CONTRACT) + rest]
+
+
+SCREEN = [
+    "hardware",
+    "precision",
+    "devices",
+    "tp",
+    "pp",
+    "batch_size",
+    "ttft_ms",
+    "tpot_ms",
+    pv.X,
+    pv.Y,
+    "output_tokens_per_s",
+    "fits_in_memory",
+    "decode_bottleneck",
+    "decode_comm_ms",
+]
+
+
+def warning_counts(df: pd.DataFrame) -> list[tuple[str, int]]:
+    """Each engine warning and how many configurations carry it (most common first)."""
+    counts: dict[str, int] = {}
+    for text, n in df["warnings"].value_counts(sort=False).items():
+        for part in str(text).split("; ") if n and text else ():
+            counts[part] = counts.get(part, 0) + int(n)
+    return sorted(counts.items(), key=lambda item: -item[1])
+
+
+def screen(df: pd.DataFrame) -> pd.DataFrame:
+    """The columns the chart, the words and the table read (ranking 14 columns, not 50)."""
+    return df[SCREEN]
+
+
+def csv_text(df: pd.DataFrame, slo: pv.Slo, prices: Mapping[str, float | None]) -> str:
+    """The CSV download: every configuration and column, ranked (written when clicked)."""
+    table = pv.ranked(df, slo, prices)
+    return engine.to_csv(defuse_formulas(csv_frame(table, slo, prices)))
+
+
+def price_table(
+    hardware: Mapping[str, engine.HardwareSpec], prices: Mapping[str, float | None]
+) -> pd.DataFrame:
+    """Per chosen accelerator: the price used, whether it is the catalogue's list price or one
+    set on this page, and the list price's date, source and notes (plain text, shown inert)."""
+    rows = []
+    for hw_id, hw in hardware.items():
+        used, listed = prices.get(hw_id), hw.price_per_hour_usd
+        edited = used is not None and (listed is None or abs(used - listed) > 1e-9 * listed)
+        kind = "no price" if used is None else "set on this page" if edited else "list price"
+        rows.append(
+            {
+                "Accelerator": hw.name,
+                "Price (USD per accelerator-hour)": fmt_all([used])[0],
+                "Kind": kind,
+                "Catalogue list price (USD per accelerator-hour)": fmt_all([listed])[0],
+                "Date": hw.price_date or "—",
+                "Source": hw.price_source or "—",
+                "Notes": hw.price_notes or "—",
+            }
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,157 @@
+"""The planner's sidebar inputs (Streamlit glue around its link, ui/plan/link.py): the model
+and request, the SLOs, the grid's axes, prices, the profile and the assumption overrides. Every
+number field takes its range from the link's declaration."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import streamlit as st
+
+import engine
+from ui.core import state
+from ui.core.format import fmt
+from ui.core.params import MAX_VALUE_CHARS, Link
+from ui.plan.link import ASSUMPTIONS, MAX_HARDWARE, NONE, PAGE, PRICE
+from ui.widgets import pickers as widgets
+from ui.widgets.tokens import token_inputs
+
+SLOS = {  # link name: (widget label, help)
+    "ttft_ms": ("TTFT ≤ (ms)", "Time to first token: the prefill of the whole batch."),
+    "tpot_ms": ("TPOT ≤ (ms)", "Time per output token: one decode step."),
+    "min_tokens_per_s_per_user": (
+        "Tokens/s per user ≥",
+        "Output tokens per second each user sees (= 1000 / TPOT in ms).",
+    ),
+}
+ASSUMPTION_LABELS = {  # name: (label, step); blank = the profile's value
+    "efficiency": ("Compute efficiency η (fraction of peak)", 0.05),
+    "bandwidth_efficiency": ("Bandwidth efficiency (fraction of peak)", 0.05),
+    "attention_efficiency": ("Attention compute efficiency (fraction)", 0.05),
+    "expert_efficiency": ("MoE expert compute efficiency (fraction)", 0.05),
+    "link_efficiency": ("Interconnect efficiency (fraction of peak)", 0.05),
+    "link_latency_us": ("Link latency (µs per hop)", 1.0),
+    "layer_overhead_us": ("Layer overhead τ (µs per layer per step)", 1.0),
+    "dispatch_overhead_ms": ("Dispatch overhead d (ms per step)", 0.005),
+    "memory_reserve": ("Memory reserve (fraction of capacity held back)", 0.05),
+}
+
+
+def k(name: str) -> str:
+    """The planner's session key of a widget (`plan:<name>`)."""
+    return state.widget_key(PAGE, name)
+
+
+def keep_profile_values() -> None:
+    """Before binding: an assumption not in the link starts blank (the profile's value), not
+    at another page's choice (those are relative to the tutorial defaults)."""
+    in_link = set(state.raw_query())
+    for name in ASSUMPTIONS:
+        if k(name) not in st.session_state and name not in in_link:
+            st.session_state[k(name)] = None
+
+
+def workload_inputs(link: Link, llms: Mapping[str, engine.ModelSpec]) -> tuple[str, tuple]:
+    """The model (decoder LLMs with shapes) and the request: input and output tokens."""
+    model_id = widgets.select_entry(link, "model", "Model (decoder LLMs)", dict(llms))
+    tokens = token_inputs(link, steps=(128, 64))
+    return model_id, (tokens["input_tokens"], tokens["output_tokens"])
+
+
+def grid_inputs(link: Link, cat: engine.Catalog) -> dict:
+    """Accelerators, TP and PP degrees, precisions and batch sizes (the grid's axes)."""
+    label = f"Accelerators (1–{MAX_HARDWARE})"
+    hw_ids, _ = widgets.select_hardware_list(link, label, cat.hardware, MAX_HARDWARE)
+    tip = "Comma-separated whole numbers; values the model cannot use are left out, with why."
+    tps = list_input(link, "tp", "Tensor-parallel degrees (TP)", tip)
+    pps = list_input(link, "pp", "Pipeline-parallel degrees (PP)", tip)
+    precisions = st.multiselect(
+        "Precisions (weights and KV cache)",
+        engine.PRECISIONS,
+        key=k("precisions"),
+        help="A chip without a peak for a precision is not planned at it (said on the page).",
+    )
+    batches = widgets.batch_list_input(link, generator=True)
+    return {"hardware": hw_ids, "tp": tps, "pp": pps, "precisions": precisions, "batches": batches}
+
+
+def slo_inputs(link: Link) -> dict[str, float | None]:
+    """The three limits; blank = no limit."""
+    out = {}
+    for name, (label, tip) in SLOS.items():
+        if st.session_state.get(k(name)) == NONE:
+            st.session_state[k(name)] = None  # the link's "none": the field starts blank
+        out[name] = widgets.number_input(
+            link,
+            name,
+            label,
+            value=None,
+            step=1.0,
+            placeholder="no limit",
+            help=tip + " Blank: no limit.",
+        )
+    return out
+
+
+def list_input(link: Link, name: str, label: str, tip: str) -> list:
+    """A comma-list text field; text that does not parse is named under it, default used."""
+    param = link[name]
+    text = st.text_input(label, key=k(name), max_chars=MAX_VALUE_CHARS, help=tip)
+    try:
+        return param.read(text)
+    except ValueError as exc:
+        st.error(f"{label} not used: {exc}. Using {param.write(param.default)}.", icon="🚫")
+        return param.default
+
+
+def price_inputs(hardware: Mapping[str, engine.HardwareSpec]) -> dict[str, float | None]:
+    """One price field per chosen accelerator, seeded from the link, else the catalogue."""
+    linked = st.session_state.get(k("prices")) or {}
+    out = {}
+    with st.expander("Prices (USD per accelerator-hour)", expanded=False):
+        st.caption(
+            "From the catalogue: public on-demand list prices, dated (table below the results). "
+            "Blank: no price. In the link: prices=H100:6.16,A100:none."
+        )
+        for hw_id, hw in hardware.items():
+            key = k(f"price.{hw_id}")
+            if key not in st.session_state:
+                st.session_state[key] = linked.get(hw_id, hw.price_per_hour_usd)
+            out[hw_id] = widgets.number_field(
+                key, PRICE, hw.name, value=None, step=0.1, format="%.2f", placeholder="no price"
+            )
+    st.session_state[k("prices")] = {**linked, **out}  # an accelerator chosen again keeps it
+    return out
+
+
+def profile_input() -> engine.Profile:
+    """The built-in profile whose assumptions the sweep starts from."""
+    name = st.selectbox(
+        "Profile (serving assumptions)",
+        engine.profile_names(),
+        key=k("profile"),
+        help="tutorial: the tutorial's defaults; trtllm: fitted on TensorRT-LLM measurements "
+        "(docs/model.md, Accuracy). Fields under Assumptions override it.",
+    )
+    return engine.get_profile(name)
+
+
+def assumption_inputs(link: Link, profile: engine.Profile) -> dict[str, float | None]:
+    """Overrides of the profile's assumptions (blank: the profile's value, shown greyed)."""
+    values = profile.values()
+    out = {}
+    with st.expander(f"Assumptions (profile {profile.name} unless set)", expanded=False):
+        for name in ASSUMPTIONS:
+            label, step = ASSUMPTION_LABELS[name]
+            base = values.get(name)
+            shown = "the catalogue's figure" if base is None else fmt(base)
+            out[name] = widgets.number_input(
+                link,
+                name,
+                label,
+                value=None,
+                step=step,
+                placeholder=f"profile: {shown}",
+                format="%.3f",
+            )
+    return out

@@ -1,0 +1,107 @@
+"""The planner's share link: each parameter declared once (ui.core.params.Link).
+
+Link parameters (a public contract): model, hardware (comma list), input_tokens, output_tokens,
+ttft_ms, tpot_ms, min_tokens_per_s_per_user (a number, or `none` for no limit), tp, pp
+(comma lists), precisions (comma list), batches (`1,2,4` or ranges `1..256`, `8..512:8`),
+profile (a built-in profile), prices, and the serving assumptions by their CLI names
+(efficiency, bandwidth_efficiency, attention_efficiency, expert_efficiency, link_efficiency,
+link_latency_us, layer_overhead_us, dispatch_overhead_ms, memory_reserve; absent = the
+profile's value), custom_hw, custom_model. Prices are one parameter,
+`prices=H100:6.16,A100:2.7,Gaudi3:none` (USD per accelerator-hour; `none`: no price; an
+accelerator left out: the catalogue's list price). The page writes every chosen accelerator's
+price back, so a link keeps the prices it was made with. Serving model and profiles:
+docs/model.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import engine
+from ui.core import assumptions, custom
+from ui.core import link_params as lp
+from ui.core.params import (
+    Link,
+    Param,
+    ParamError,
+    choice,
+    listing,
+    number,
+    write_list,
+    write_number,
+)
+
+PAGE = "plan"
+MAX_DEGREE = 1024  # a TP or PP degree; the serving model refuses more
+NONE = "none"  # the link's word for "no limit" / "no price"
+MAX_HARDWARE = 8
+DEFAULT_BATCHES = [2**k for k in range(9)]  # 1, 2, 4, ..., 256
+SLOS = {"ttft_ms": 2000.0, "tpot_ms": 50.0, "min_tokens_per_s_per_user": NONE}  # defaults
+LIMIT = number(0.001, 1e9, none=NONE)  # an SLO in its unit (the field's range too), or none
+PRICE = number(0.0, 1e6)  # USD per accelerator-hour (each price field's range too)
+# the serving assumptions the planner overrides (blank: the profile's value)
+ASSUMPTIONS = ("efficiency", "bandwidth_efficiency", "attention_efficiency")
+ASSUMPTIONS += ("expert_efficiency", "link_efficiency", "link_latency_us", "layer_overhead_us")
+ASSUMPTIONS += ("dispatch_overhead_ms", "memory_reserve")
+
+
+def _llm_reader(cat: engine.Catalog):
+    def read(text: str) -> str:
+        model = cat.find_model(text)
+        if getattr(model, "arch", None) is None:
+            raise ParamError(f"{model.id} has no shapes: the planner needs a decoder LLM")
+        return model.id
+
+    return read
+
+
+def _prices_reader(cat: engine.Catalog):
+    def read(text: str) -> dict[str, float | None]:
+        out = {}
+        for item in (p.strip() for p in text.split(",")):
+            name, sep, price = item.rpartition(":")
+            if not item or not sep:
+                raise ParamError(f"{item[:40]!r}: write ACCELERATOR:USD (e.g. H100:6.16)")
+            key = custom.CUSTOM_HW_ID if custom.is_custom(name) else cat.find_hardware(name).id
+            out[key] = None if price.strip().lower() == NONE else PRICE(price)
+        if len(out) > 32:
+            raise ParamError("more than 32 accelerators")
+        return out
+
+    return read
+
+
+def _write_prices(prices: Mapping[str, float | None]) -> str:
+    return ",".join(f"{h}:{NONE if v is None else f'{v:.6g}'}" for h, v in prices.items())
+
+
+def _whole_list(top: int, max_items: int = 16):
+    reader = listing(number(1, top, whole=True), max_items=max_items)
+    return lambda text: sorted(reader(text))
+
+
+def declare(cat: engine.Catalog) -> Link:
+    """Every link parameter of the planner, as the page and the fuzz tests build them."""
+    degrees = _whole_list(MAX_DEGREE)
+    return Link(
+        PAGE,
+        [
+            Param("model", _llm_reader(cat), default="Llama-3.1-70B"),
+            lp.hardware_list(cat, ["H100", "A100", "MI300X"], MAX_HARDWARE),
+            *lp.tokens(top=engine.MAX_CONTEXT, output_min=2),
+            *(Param(name, LIMIT, write_number, default) for name, default in SLOS.items()),
+            Param("tp", degrees, write_list, [1, 2, 4, 8], widget="text"),
+            Param("pp", degrees, write_list, [1], widget="text"),
+            Param(
+                "precisions",
+                listing(choice(engine.PRECISIONS), max_items=8),
+                write_list,
+                ["fp16", "fp8"],
+            ),
+            lp.batches(DEFAULT_BATCHES),
+            Param("profile", choice(engine.profile_names()), default="tutorial"),
+            Param("prices", _prices_reader(cat), _write_prices, widget="link"),
+            *(assumptions.param(name) for name in ASSUMPTIONS),
+            *lp.custom_specs(),
+        ],
+    )

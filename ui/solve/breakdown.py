@@ -1,0 +1,134 @@
+"""The single-solve page's look inside the model, beside the tutorial's whole-model point.
+
+For ResNet-50 and MobileNetV2: the layer table generated from the architecture (ui.solve.layers:
+totals against the catalogue, each layer a point on the roofline). For decoder LLMs with
+shapes: the serving model's operators of a prefill and of a mean decode step on one device
+(ui.charts.operator_table, ui.charts.operators). docs/model.md describes both. Streamlit
+rendering only; the tables and figures come from the pure builders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import streamlit as st
+
+import engine
+from ui.charts import operator_table as ov
+from ui.charts.operators import operator_roofline, roof_values, step_breakdown
+from ui.core.downloads import download_csv
+from ui.core.params import Link
+from ui.core.text import plain
+from ui.solve import layers as lv
+from ui.widgets.tokens import token_inputs as token_fields
+
+OPERATOR_ASSUMPTIONS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms")
+
+
+def has_operators(model) -> bool:
+    """A decoder LLM with shapes (the serving model's operators need them)."""
+    return getattr(model, "arch", None) is not None
+
+
+def token_inputs(link: Link) -> dict[str, int]:
+    """The request shape of the operator view (sidebar, decoder LLMs only)."""
+    return token_fields(
+        link,
+        "The operator view's request: a prefill of the input tokens, then decode steps (the "
+        "one shown at the mean context, input + ⌊output / 2⌋).",
+    )
+
+
+def serving_values(profile: engine.Profile, overrides: Mapping[str, object]) -> dict:
+    """The profile's serving assumptions with the page's edits (user names; None: unset)."""
+    values = dict(profile.values())
+    values |= {k: overrides.get(k) for k in OPERATOR_ASSUMPTIONS}
+    values.pop("activation_fraction", None)  # the whole-model solve's alone
+    return values
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What the single-solve page chose, for the sections below its whole-model figures."""
+
+    model_id: str
+    model: object  # ModelSpec
+    hw: object  # HardwareSpec
+    batch: int
+    precision: str
+    profile: engine.Profile
+    overrides: Mapping[str, object]  # the page's assumptions (user names)
+    result: object  # the whole-model SolveResult
+    tokens: Mapping[str, int]  # input and output tokens (LLMs)
+    label: str  # the profile as used: 'trtllm' or 'trtllm, edited'
+
+
+def show(sc: Scenario, slot) -> None:
+    """The operator view (decoder LLMs with shapes) or the layer table (the two CNNs); the
+    roofline goes in `slot`, beside the whole-model one, the rest below."""
+    if has_operators(sc.model):
+        show_operators(sc, slot)
+    elif lv.has_layers(sc.model_id):
+        show_layers(sc, slot)
+
+
+def show_operators(sc: Scenario, slot) -> None:
+    """Operators of a prefill and a mean decode step on one device (tp = pp = 1)."""
+    values = serving_values(sc.profile, sc.overrides)
+    set_values = {k: v for k, v in values.items() if v is not None}
+    # every value the profile sets is passed by name over the tutorial's defaults, so a custom
+    # profile from a link (not a built-in name step_table could look up) works the same way
+    ops = ov.step_table(
+        sc.model_id,
+        sc.hw,
+        profile="tutorial",
+        batch_size=sc.batch,
+        precision=sc.precision,
+        **sc.tokens,
+        **set_values,
+    )
+    roof = roof_values(sc.hw, sc.precision, _roof_assumptions(values))
+    title = f"Operators: {sc.model.name} on {sc.hw.name}, batch {sc.batch:,}, {sc.precision}"
+    slot.plotly_chart(operator_roofline(ops, roof, title), key="solve_ops_roofline")
+    st.subheader("Operators (serving model, one device)")
+    st.caption(
+        f"A prefill of {sc.tokens['input_tokens']:,} tokens per sequence (TTFT) and the decode "
+        f"step at the mean context of {sc.tokens['output_tokens']:,} output tokens, batch "
+        f"{sc.batch:,}, profile {sc.label} (docs/model.md, Serving model). Counts are per step."
+    )
+    st.plotly_chart(step_breakdown(ops), key="solve_ops_breakdown")
+    st.dataframe(ov.display_table(ops), key="solve_ops_table", hide_index=True)
+    scenario = {"model": sc.model_id, "hardware": sc.hw.id, "tp": 1, "pp": 1}
+    scenario |= {"batch_size": sc.batch, **sc.tokens, "precision": sc.precision}
+    scenario |= {"kv_precision": sc.precision, "profile": sc.label, "assumptions": values}
+    csv = ov.csv_table(ops, scenario)
+    name = f"operators_{sc.model_id}_{sc.hw.id}_b{sc.batch}_{sc.precision}.csv"
+    download_csv(csv, name, "solve_ops_csv", "Download the operators (CSV)", lazy=True)
+
+
+def _roof_assumptions(values: Mapping[str, object]) -> dict:
+    base = engine.get_profile("tutorial").values()
+    out = {k: values.get(k) for k in ("attention_efficiency", "expert_efficiency")}
+    for k in ("efficiency", "bandwidth_efficiency"):
+        out[k] = values.get(k) if values.get(k) is not None else base[k]
+    return out
+
+
+def show_layers(sc: Scenario, slot) -> None:
+    """The layer table generated from the architecture, each layer on the roofline."""
+    layers = lv.layer_frame(
+        sc.model_id, sc.hw, batch_size=sc.batch, precision=sc.precision, **sc.overrides
+    )
+    a = {"efficiency": sc.overrides["efficiency"], "bandwidth_efficiency": 1.0}
+    title = f"Layers: {sc.model.name} on {sc.hw.name}, batch {sc.batch:,}, {sc.precision}"
+    fig = lv.layer_roofline(layers, sc.hw, sc.precision, a, sc.result.t_overhead_s, title)
+    slot.plotly_chart(fig, key="solve_layers_roofline")
+    st.subheader("Layers (from the architecture)")
+    st.caption(lv.totals_text(lv.totals(layers, sc.model), plain(sc.model.name)))
+    st.dataframe(lv.display_table(layers), key="solve_layers_table", hide_index=True)
+    scenario = {"model": sc.model_id, "hardware": sc.hw.id, "batch_size": sc.batch}
+    scenario |= {"precision": sc.precision, "profile": sc.label, **sc.overrides}
+    name = f"layers_{sc.model_id}_{sc.hw.id}_b{sc.batch}_{sc.precision}.csv"
+    csv = lv.csv_table(layers, scenario)
+    download_csv(csv, name, "solve_layers_csv", "Download the layers (CSV)", lazy=True)

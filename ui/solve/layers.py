@@ -1,0 +1,183 @@
+"""The layer table of a catalogued CNN (ResNet-50, MobileNetV2): for reading, as CSV, as a roofline.
+
+`engine.layer_table` writes one row per convolution or fully connected layer, generated from
+the network's architecture (docs/model.md). Here: readable headers with units and numbers from
+ui.core.format for the screen, the engine's snake_case unit-suffixed columns plus the scenario and
+profile for the CSV, the totals beside the catalogue's whole-model figures, and each layer as a
+point on the roofline through ui.charts.operators.operator_roofline (one builder for operators and
+layers). Pure functions: no streamlit.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+import engine
+from ui.charts.operators import PHASE_LABELS, operator_roofline, roof_values
+from ui.core.format import fmt, fmt_all, pct
+
+NETWORKS = ("ResNet-50", "MobileNetV2")  # the CNNs engine.layer_table knows
+PHASE = "prefill"  # the builder's phase for a forward pass (relabelled below)
+FORWARD = "forward pass"
+# engine column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
+DISPLAY = {
+    "name": ("Layer", None, 1.0),
+    "kind": ("Kind", None, 1.0),
+    "shape": ("Shape (kernel, channels in→out, stride, output side)", None, 1.0),
+    "params": ("Parameters", "", 1.0),
+    "macs": ("Multiply-accumulates (batch)", "MAC", 1.0),
+    "flops": ("FLOPs (batch)", "FLOP", 1.0),
+    "weight_bytes": ("Weights", "B", 1.0),
+    "activation_bytes": ("Activations in + out (batch)", "B", 1.0),
+    "bytes": ("Bytes moved (batch)", "B", 1.0),
+    "arithmetic_intensity_flop_per_byte": ("Intensity (FLOP/byte)", "", 1.0),
+    "t_compute_ms": ("Compute time", "s", 1e-3),
+    "t_memory_ms": ("Memory time", "s", 1e-3),
+    "time_ms": ("Time (roofline)", "s", 1e-3),
+    "bottleneck": ("Bound", None, 1.0),
+}
+CSV_RENAMES = {"name": "layer", "flops": "flop", "macs": "mac", "bytes": "bytes_moved"}
+
+
+def has_layers(model_id: str) -> bool:
+    """True for a CNN whose layer table the engine generates."""
+    return model_id in NETWORKS
+
+
+def display_table(layers: pd.DataFrame) -> pd.DataFrame:
+    """The layer rows under readable headers, numbers as ui.core.format text with their units."""
+    out = {}
+    for column, (header, unit, factor) in DISPLAY.items():
+        values = layers[column].to_numpy()
+        out[header] = values if unit is None else fmt_all(values * factor, unit)
+    return pd.DataFrame(out)
+
+
+def csv_table(layers: pd.DataFrame, scenario: Mapping[str, object]) -> pd.DataFrame:
+    """The CSV rows: the scenario (model, hardware, batch, precision, profile, assumptions) on
+    every row, then the engine's columns, snake_case (`flop`, `mac`, `bytes_moved` per batch)."""
+    front = pd.DataFrame({key: [value] * len(layers) for key, value in scenario.items()})
+    body = layers.rename(columns=CSV_RENAMES).reset_index(drop=True)
+    return pd.concat([front, body], axis=1)
+
+
+def totals(layers: pd.DataFrame, spec) -> dict[str, float]:
+    """The table's sums beside the catalogue's whole-model figures (a ModelSpec, 1 FLOP/MAC).
+
+    Returns:
+        the layer count, parameters, MACs per sample (the table's are per batch), the
+        catalogue's figures, the relative differences and the layers' summed time (s).
+    """
+    params = float(layers["params"].sum())
+    batch = float(layers.attrs.get("batch_size", 1))
+    macs = float(layers["macs"].sum()) / batch
+    return {
+        "layers": float(len(layers)),
+        "params": params,
+        "macs_per_sample": macs,
+        "catalogue_params": float(spec.params),
+        "catalogue_macs": float(spec.flops_per_sample),
+        "params_diff": params / float(spec.params) - 1.0,
+        "macs_diff": macs / float(spec.flops_per_sample) - 1.0,
+        "time_s": float(layers["time_ms"].sum()) * 1e-3,
+    }
+
+
+def totals_text(t: Mapping[str, float], name: str) -> str:
+    """One sentence: the layer table's totals against the catalogue (plain text, no markup)."""
+    return (
+        f"{int(t['layers'])} layers generated from {name}'s architecture: "
+        f"{fmt(t['macs_per_sample'], 'MACs per sample')} "
+        f"(catalogue {fmt(t['catalogue_macs'], 'MACs')}, {_signed(t['macs_diff'])}) and "
+        f"{fmt(t['params'], 'parameters')} (catalogue {fmt(t['catalogue_params'], '')}, "
+        f"{_signed(t['params_diff'])}). Sum of the layers' own rooflines, without overheads: "
+        f"{fmt(t['time_s'], 's')}."
+    )
+
+
+def _signed(fraction: float) -> str:
+    return ("+" if fraction >= 0 else "") + pct(fraction)
+
+
+def as_operators(layers: pd.DataFrame, overhead_s: float) -> pd.DataFrame:
+    """Layer rows in engine.operators' shape (one forward pass, count 1 each), plus an
+    `overhead` row carrying the whole-model solve's fixed overhead (layers · τ + dispatch)."""
+    ops = pd.DataFrame(
+        {
+            "phase": PHASE,
+            "name": layers["name"].astype(str),
+            "layer": layers["shape"].astype(str),
+            "count": 1,
+            "op_class": "gemm",  # convolutions and the classifier run on the GEMM roof
+            "flops": layers["flops"].to_numpy(dtype=float),
+            "bytes": layers["bytes"].to_numpy(dtype=float),
+            "arithmetic_intensity_flop_per_byte": layers["arithmetic_intensity_flop_per_byte"],
+            "time_ms": layers["time_ms"].to_numpy(dtype=float),
+            "total_time_ms": layers["time_ms"].to_numpy(dtype=float),
+            "bottleneck": layers["bottleneck"].astype(str),
+        }
+    )
+    extra = {"phase": PHASE, "name": "overhead", "layer": "all", "count": 1}
+    extra |= {"op_class": "overhead", "flops": 0.0, "bytes": 0.0}
+    extra |= {"arithmetic_intensity_flop_per_byte": 0.0, "time_ms": overhead_s * 1e3}
+    extra |= {"total_time_ms": overhead_s * 1e3, "bottleneck": "overhead"}
+    return pd.concat([ops, pd.DataFrame([extra])], ignore_index=True)
+
+
+def layer_hover(layers: pd.DataFrame) -> list[str]:
+    """One hover text per layer: name, shape, FLOPs, bytes, intensity, time, bound (escaped)."""
+    share = layers["time_ms"] / layers["time_ms"].sum()
+    return [
+        f"<b>{html.escape(str(r.name))}</b> ({html.escape(str(r.kind))})<br>"
+        f"{html.escape(str(r.shape))}<br>{fmt(r.flops, 'FLOP')}, {fmt(r.bytes, 'B')} · "
+        f"intensity {fmt(r.arithmetic_intensity_flop_per_byte, 'FLOP/B')}<br>"
+        f"time {fmt(r.time_ms * 1e-3, 's')} ({pct(s)} of the layers') · "
+        f"{html.escape(str(r.bottleneck))}-bound"
+        for r, s in zip(layers.itertuples(), share, strict=True)
+    ]
+
+
+def layer_roofline(
+    layers: pd.DataFrame, hw, precision: str, assumptions: Mapping, overhead_s: float, title: str
+) -> go.Figure:
+    """Each layer a point on the accelerator's roofline, and the whole forward pass.
+
+    Args:
+        layers: engine.layer_table rows.
+        hw: the HardwareSpec; precision: the weights' precision.
+        assumptions: at least `efficiency` and `bandwidth_efficiency` (fractions).
+        overhead_s: the solve's fixed overhead, drawn as the whole pass's dotted gap.
+        title: the chart title (escaped by the builder).
+    """
+    ops = as_operators(layers, overhead_s)
+    fig = operator_roofline(ops, roof_values(hw, precision, assumptions), title)
+    hover = np.asarray(layer_hover(layers), dtype=object)
+    label = PHASE_LABELS[PHASE]
+    for trace in fig.data:
+        name = trace.name or ""
+        if name.startswith("Operators:"):
+            trace.update(name=f"Layers ({FORWARD}; area ∝ time)", hovertext=hover)
+        elif label in name:
+            trace.update(name=name.replace(label, FORWARD), text=[FORWARD, ""])
+            trace.update(hovertext=[_whole_hover(t, label) for t in trace.hovertext])
+    return fig
+
+
+def _whole_hover(text: str, label: str) -> str:
+    """The builder's whole-step hover in a CNN's words (layers, overhead; no communication)."""
+    text = text.replace(label, FORWARD).replace("operators ", "layers ")
+    return text.replace("overhead + communication", "overhead (layers · τ + dispatch)")
+
+
+def layer_frame(model_id: str, hw, *, batch_size: int, precision: str, **assumptions):
+    """engine.layer_table with the batch recorded (for `totals`)."""
+    layers = engine.layer_table(
+        model_id, hw, batch_size=batch_size, precision=precision, **assumptions
+    )
+    layers.attrs["batch_size"] = batch_size
+    return layers

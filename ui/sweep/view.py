@@ -1,0 +1,99 @@
+"""The batch-sweep page's headline cards, crossover prose and latency-budget cards (streamlit).
+
+Every number is an engine column or the engine's exact crossover; this module only picks rows
+and words them."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from ui.charts import sweep as fs
+from ui.charts import tables
+from ui.core.format import fmt
+
+TUTORIAL_COLUMNS = ["batch_size", "regime", "bottleneck", "latency_ms", "throughput_per_s"]
+TUTORIAL_COLUMNS += ["marginal_throughput_gain_pct", "arithmetic_intensity_flop_per_byte"]
+TUTORIAL_COLUMNS += ["achieved_tflops", "attainable_tflops", "mfu", "t_overhead_ms", "energy_j"]
+
+
+def ms(milliseconds: float) -> str:
+    """A time given in ms (the sweep's columns), formatted with its prefix: '1.24 ms'."""
+    return fmt(milliseconds / 1e3, "s")
+
+
+def crossover_card(col, first: int | None, exact: int | None, decode: bool) -> None:
+    """The crossover: the engine's exact smallest compute-bound batch (tutorial view), and the
+    first compute-bound batch in the user's list (which is all the decode view shows)."""
+    listed = tables.crossover_text(first)
+    if decode:
+        col.metric(
+            "Crossover batch (first in your list)",
+            listed,
+            help="The first batch in your list whose decode step is compute-bound.",
+        )
+        return
+    col.metric(
+        "Crossover batch (exact, samples)",
+        "never" if exact is None else f"{exact:,}",
+        help="The smallest batch whose compute time exceeds its memory time (engine).",
+    )
+    col.caption(f"first in your list: {listed}")
+
+
+def never_text(df: pd.DataFrame, exact: int | None, decode: bool) -> str:
+    """Why no batch of the list is compute-bound, and what batch would be."""
+    last = int(df["batch_size"].max())
+    ridge = float(df["effective_ridge_flop_per_byte"].iloc[0])
+    text = (
+        f"**Never compute-bound within this sweep.** Every batch up to {last:,} stays below "
+        f"the effective ridge of {fmt(ridge, 'FLOP/byte')}; "
+    )
+    if decode:
+        return text + "each sequence's KV cache adds bytes as fast as it adds work."
+    if exact is None:
+        return text + (
+            "more batch never crosses it: activation traffic (α) grows as fast as the work, "
+            "so intensity levels off below the ridge."
+        )
+    return text + f"batch ≥ {exact:,} would cross it (extend the list)."
+
+
+def show_cards(df: pd.DataFrame, first: int | None, exact: int | None, decode: bool) -> None:
+    """Crossover, best throughput, latency range, ridges; then the never-crossed note."""
+    unit, note = tables.sample_unit(df), "FLOP/byte"
+    c = st.columns(4)
+    crossover_card(c[0], first, exact, decode)
+    best = df.loc[df["throughput_per_s"].idxmax()]
+    c[1].metric(f"Best throughput ({unit})", fmt(best["throughput_per_s"]))
+    c[1].caption(f"at batch {best['batch_size']:,} ({ms(best['latency_ms'])})")
+    lo, hi = df["latency_ms"].iloc[0], df["latency_ms"].iloc[-1]
+    b0, b1 = int(df["batch_size"].iloc[0]), int(df["batch_size"].iloc[-1])
+    c[2].metric(f"Latency, batch {b0:,} → {b1:,}", f"{ms(lo)} → {ms(hi)}")
+    eff, ridge = df["effective_ridge_flop_per_byte"].iloc[0], df["ridge_flop_per_byte"].iloc[0]
+    c[3].metric(f"Effective ridge ({note})", fmt(eff))
+    c[3].caption(f"theoretical {fmt(ridge, note)} (the engine's ridge)")
+    if first is None:
+        st.info(never_text(df, exact, decode))
+
+
+def show_budget(df: pd.DataFrame, budget: float | None) -> None:
+    """The largest batch and the best throughput within the latency budget, or why none."""
+    if budget is None:
+        return
+    within = fs.budget_rows(df, budget)
+    if within is None:
+        fastest = df.loc[df["latency_ms"].idxmin()]
+        st.warning(
+            f"No batch meets {ms(budget)}: the fastest is {ms(fastest['latency_ms'])} "
+            f"(batch {int(fastest['batch_size']):,}), of which fixed overhead is "
+            f"{ms(fastest['t_overhead_ms'])}."
+        )
+        return
+    largest, fastest = within
+    unit = tables.sample_unit(df)
+    b = st.columns(2)
+    b[0].metric(f"Largest batch within {ms(budget)}", f"{largest['batch_size']:,}")
+    b[0].caption(f"latency {ms(largest['latency_ms'])}")
+    b[1].metric(f"Best throughput within {ms(budget)} ({unit})", fmt(fastest["throughput_per_s"]))
+    b[1].caption(f"at batch {fastest['batch_size']:,} ({ms(fastest['latency_ms'])})")

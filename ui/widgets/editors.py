@@ -1,0 +1,114 @@
+"""The custom accelerator and model editors (sidebar) and what they report in the main area.
+
+A typo never changes the scenario: the page keeps the last valid custom spec and says, in the
+main area, what is wrong and how to write it. The spec and its "Use it" switch are one state
+for the whole session (`custom:<name>`), so switching it off on one page switches it off on
+every page.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from engine import CatalogError
+from ui.core import custom
+from ui.core.params import ParamError
+from ui.core.state import widget_key
+from ui.core.text import plain
+
+STORE = "custom:"  # session keys shared by every page: the last valid spec and its switch
+UNITS_HINT = (
+    "Units as datasheets write them: TFLOP/s, TFLOPS or TOPS; TB/s, TBps or GB/s; GB or GiB; "
+    "ms or us; W."
+)
+TITLES = {"custom_hw": "Custom accelerator", "custom_model": "Custom model"}
+
+
+def _seed(page: str, name: str, fields: tuple) -> str:
+    """The session's last valid spec (the link's on a first visit); seeds missing widgets."""
+    store = STORE + name
+    if store not in st.session_state:  # first page of the session: the link's value
+        st.session_state[store] = st.session_state.get(widget_key(page, name)) or ""
+        st.session_state[store + ".on"] = bool(st.session_state[store])
+    last = st.session_state[store]
+    try:
+        seeded = custom.decode(last, fields)
+    except ParamError:
+        seeded = {}
+    on_key = widget_key(page, f"{name}.on")
+    if on_key not in st.session_state:
+        st.session_state[on_key] = st.session_state[store + ".on"]
+    for field, _, example in fields:
+        key = widget_key(page, f"{name}.{field}")
+        if key not in st.session_state:
+            st.session_state[key] = seeded.get(field, example) if last else example
+    return last
+
+
+def _editor(page: str, name: str, fields: tuple, build) -> tuple[str | None, str | None]:
+    """One editor; returns (the spec string in use or None, an error message or None)."""
+    last = _seed(page, name, fields)
+    with st.expander(TITLES[name], expanded=bool(last)):
+        enabled = st.toggle("Use it", key=widget_key(page, f"{name}.on"))
+        values = {
+            field: st.text_input(
+                label, key=widget_key(page, f"{name}.{field}"), max_chars=80, disabled=not enabled
+            )
+            for field, label, _ in fields
+        }
+        st.caption(UNITS_HINT)
+    text, error = custom.encode(values, fields), None
+    try:
+        build(values)
+        last = text
+    except (CatalogError, ValueError) as exc:
+        error = str(getattr(exc, "message", exc))
+    st.session_state[STORE + name], st.session_state[STORE + name + ".on"] = last, enabled
+    used = last if enabled and last else None
+    st.session_state[widget_key(page, name)] = used  # the link's value (None: not in it)
+    return used, error if enabled else None
+
+
+def custom_editors(page: str) -> tuple[str | None, str | None]:
+    """Both editors (call inside the sidebar); returns the valid spec strings in use.
+
+    Problems are kept for `show_custom_errors`, which draws them in the main area.
+    """
+    errors = {}
+    hw, errors["custom_hw"] = _editor(page, "custom_hw", custom.HW_FIELDS, custom.hardware_from)
+    model, errors["custom_model"] = _editor(
+        page, "custom_model", custom.MODEL_FIELDS, custom.model_from
+    )
+    st.session_state[widget_key(page, "custom.errors")] = errors
+    return hw, model
+
+
+def custom_error_lines(errors: dict, used: dict) -> list[str]:
+    """Main-area messages (plain text, user input made inert) for the editors' problems."""
+    lines = []
+    for name, error in errors.items():
+        if not error:
+            continue
+        kept = used.get(name)
+        still = (
+            f"Still using the last valid one ({plain(kept)})."
+            if kept
+            else "No valid one yet, so it is not in the lists."
+        )
+        lines.append(f"**{TITLES[name]}: not updated.** {plain(error)}. {still}")
+    return lines
+
+
+def show_custom_errors(page: str, cat) -> None:
+    """The editors' problems, in the main area (visible with the editor collapsed)."""
+    errors = st.session_state.get(widget_key(page, "custom.errors"), {})
+    used = {
+        "custom_hw": cat.hardware[custom.CUSTOM_HW_ID].name
+        if custom.CUSTOM_HW_ID in cat.hardware
+        else None,
+        "custom_model": cat.models[custom.CUSTOM_MODEL_ID].name
+        if custom.CUSTOM_MODEL_ID in cat.models
+        else None,
+    }
+    for line in custom_error_lines(errors, used):
+        st.error(line, icon="🚫")

@@ -1,0 +1,200 @@
+"""Shared pickers: model, accelerators, batch, batch list, precision and the assumptions.
+
+Every widget is bound to a share-link parameter by its key `<page>:<name>` (ui.core.state) and
+takes what it needs from the parameter's one declaration (ui.core.params.Param): a number
+field's range is its reader's range, a picker's fallback is the declared default. A value
+outside the range that reaches a number field (a profile's, another page's) is refused with a
+warning beside the field, never silently clamped or blanked. The assumption defaults are the
+engine's (docs/model.md) and always on screen, so nothing is hidden.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import streamlit as st
+
+from engine import DEFAULTS, PRECISIONS
+from ui.core.format import sig
+from ui.core.params import MAX_LIST_ITEMS, MAX_VALUE_CHARS, Link, Number, write_list
+from ui.core.state import widget_key
+
+ASSUMPTION_INPUTS = {  # name: (label, widget options); the range is the parameter's
+    "efficiency": (
+        "Compute efficiency η (fraction of peak)",
+        dict(step=0.05, format="%.2f", help=f"Default {DEFAULTS.efficiency} (docs/model.md)."),
+    ),
+    "layer_overhead_us": (
+        "Layer overhead τ (µs per layer)",
+        dict(step=1.0, help="Framework/launch cost per layer per forward pass; default 10 µs."),
+    ),
+    "dispatch_overhead_ms": (
+        "Dispatch overhead d (ms per call)",
+        dict(
+            value=None,
+            step=0.005,
+            format="%.3f",
+            placeholder="accelerator's figure",
+            help="Blank = the accelerator's catalogued figure.",
+        ),
+    ),
+    "activation_fraction": (
+        "Activation traffic α (× weight bytes per sample)",
+        dict(
+            step=0.05,
+            format="%.3f",
+            help="Bytes moved per extra sample as a fraction of weight bytes; default 0.1.",
+        ),
+    ),
+}
+CONVENTION_LABELS = {"catalog": "as catalogued", "mac2": "normalise to 2 FLOPs per MAC"}
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def number_field(key: str, reader: Number, label: str, *, where=None, default=None, **options):
+    """A number field over exactly the range `reader` accepts, bound to `key`.
+
+    A value already in the session but outside that range (a profile's or another page's)
+    is refused: the field starts at `default` instead (blank if that is not a number), and a
+    warning under the field says so, rather than Streamlit clamping or blanking it silently.
+    """
+    where = st if where is None else where
+    refused = st.session_state.get(key)
+    if _is_number(refused) and not reader.lo <= refused <= reader.hi:
+        st.session_state[key] = default if _is_number(default) else None
+    else:
+        refused = None
+    value = where.number_input(label, reader.lo, reader.hi, key=key, **options)
+    if refused is not None:
+        where.warning(
+            f"{sig(refused)} was not used here: this field takes {sig(reader.lo)} to "
+            f"{sig(reader.hi)}.",
+            icon="⚠️",
+        )
+    return value
+
+
+def number_input(link: Link, name: str, label: str, *, where=None, **options):
+    """The number field of link parameter `name`: its range and default from the declaration."""
+    p = link[name]
+    return number_field(link.key(name), p.read, label, where=where, default=p.default, **options)
+
+
+def _keep_valid(key: str, options: list[str], fallback: str) -> None:
+    """A state value no longer among the options (e.g. a custom entry switched off) resets."""
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = fallback
+
+
+def select_entry(
+    link: Link, name: str, label: str, entries: dict, fallback: str | None = None
+) -> str:
+    """A selectbox over catalogue entries (shown by display name), bound to `<page>:name`; an
+    entry no longer offered falls back to `fallback` (else the declared default, else the
+    first entry)."""
+    key = link.key(name)
+    options = list(entries)
+    fallback = fallback if fallback is not None else link[name].default
+    _keep_valid(key, options, fallback if fallback in entries else options[0])
+    return st.selectbox(label, options, key=key, format_func=lambda k: entries[k].name)
+
+
+def select_hardware_list(
+    link: Link, label: str, hardware: dict, max_selections: int
+) -> tuple[list[str], bool]:
+    """A multiselect of accelerators (shown by display name), bound to `<page>:hardware`. Ids
+    no longer in `hardware` (e.g. the custom accelerator switched off) are dropped first.
+
+    Returns:
+        (the chosen ids, whether any was dropped).
+    """
+    key = link.key("hardware")
+    before = st.session_state.get(key, [])
+    kept = [h for h in before if h in hardware]
+    if len(kept) < len(before):
+        st.session_state[key] = kept
+    ids = st.multiselect(
+        label,
+        list(hardware),
+        key=key,
+        max_selections=max_selections,
+        format_func=lambda h: hardware[h].name,
+    )
+    return ids, len(kept) < len(before)
+
+
+def select_precision(link: Link) -> str:
+    key = link.key("precision")
+    _keep_valid(key, list(PRECISIONS), link["precision"].default)
+    return st.selectbox(
+        "Precision",
+        PRECISIONS,
+        key=key,
+        help="Bytes per parameter: fp32/tf32 4, fp16/bf16 2, fp8/int8 1, int4 0.5."
+        " A chip without a peak for it uses one that is not faster (tf32 → fp32; fp8, int8,"
+        " int4 → fp16), with a warning.",
+    )
+
+
+def batch_input(link: Link, label: str = "Batch size (samples)") -> int:
+    """The batch-size field (whole numbers, the range of the `batch` parameter)."""
+    return int(number_input(link, "batch", label, step=1))
+
+
+def _fill_batches(page: str, kind: str) -> None:
+    """Generator buttons' callback: write a batch list into the text field before it runs."""
+    n = int(st.session_state[widget_key(page, "batches.up_to")])
+    text = f"1..{n}" if kind == "all" else write_list([2**k for k in range(n.bit_length())])
+    st.session_state[widget_key(page, "batches")] = text
+
+
+def batch_list_input(link: Link, *, generator: bool = False) -> list[int]:
+    """The batch-list text field, bound to `<page>:batches`; returns the batch sizes to use.
+
+    Text that does not parse shows an error under the field naming the problem, and the last
+    valid list (else the declared default) is used. With `generator`, two buttons fill the
+    field with "powers of two up to N" or "every batch 1..N" (ranges the parameter reads).
+    """
+    param, page = link["batches"], link.page
+    valid_key = widget_key(page, "batches.valid")
+    text = st.text_input(
+        "Batch sizes (comma-separated; ranges a..b or a..b:step)",
+        key=link.key("batches"),
+        max_chars=MAX_VALUE_CHARS,
+        help=f"e.g. 1,2,4,8 · 1..2000 (every batch) · 8..512:8. At most {MAX_LIST_ITEMS:,}.",
+    )
+    try:
+        batches = param.read(text)
+        st.session_state[valid_key] = batches
+    except ValueError as exc:
+        batches = st.session_state.get(valid_key, param.default)
+        st.error(f"Batch list not used: {exc}. Showing {param.write(batches)}.", icon="🚫")
+    if generator:
+        with st.popover("Generate a batch list"):
+            up_to = widget_key(page, "batches.up_to")
+            st.number_input("Up to N (batch size)", 1, MAX_LIST_ITEMS, 2000, key=up_to)
+            for kind, label in (("pow2", "Powers of two up to N"), ("all", "Every batch 1..N")):
+                key = widget_key(page, f"batches.{kind}")
+                st.button(label, key=key, on_click=_fill_batches, args=(page, kind))
+    return batches
+
+
+def assumption_inputs(link: Link) -> dict[str, object]:
+    """The single-model solve's assumptions (docs/model.md), editable; returns override keywords."""
+    with st.expander("Assumptions", expanded=True):
+        values = {
+            name: number_input(link, name, label, **options)
+            for name, (label, options) in ASSUMPTION_INPUTS.items()
+        }
+        values["flop_convention"] = st.radio(
+            "FLOP convention",
+            list(CONVENTION_LABELS),
+            key=link.key("flop_convention"),
+            format_func=CONVENTION_LABELS.get,
+            help="Datasheets count a multiply-accumulate as 2 FLOPs; some model "
+            "figures (ResNet-50's 4.1 G) count it as 1.",
+        )
+    return values
