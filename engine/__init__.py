@@ -23,6 +23,7 @@ from engine.accuracy.measurements import (
 )
 from engine.accuracy.validate import summarise, validate
 from engine.assumptions import DEFAULTS, Assumptions, make_assumptions
+from engine.assumptions import REGISTRY as ASSUMPTIONS
 from engine.catalog.arch import Architecture
 from engine.catalog.hf_config import model_from_config
 from engine.catalog.load import (
@@ -85,6 +86,7 @@ from engine.training.search import train_search
 from engine.training.train import TrainResult, train
 
 __all__ = [
+    "ASSUMPTIONS",
     "BUILTIN_FILES",
     "BYTES_PER_PARAM",
     "DEFAULTS",

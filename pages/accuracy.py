@@ -107,7 +107,7 @@ st.dataframe(table, hide_index=True, key="acc:table")
 download_csv(table, f"accuracy_{name}.csv", "acc:csv", "Download the table (CSV)")
 st.subheader(f"Profile {name}")
 st.dataframe(av.profile_table(profile), hide_index=True, key="acc:values")
-if profile.residuals:
+if "mape_pct" in profile.residuals:
     st.caption(
         f"Fitted on {profile.rows} rows of {', '.join(profile.fitted_on)}; "
         f"in-sample MAPE {profile.residuals['mape_pct']:.1f} %."

@@ -78,7 +78,7 @@ sw.show_headline(r, hw)
 st.markdown(sv.bounds_text(r))
 
 png = {"toImageButtonOptions": {"format": "png"}}
-roof = fo.roof_values(hw, precision, r["assumptions"])
+roof = fo.roof_values(ops, hw.name)
 title = f"Roofline per operator: {hw.name}, {precision}, profile {profile}"
 st.plotly_chart(fo.operator_roofline(ops, roof, title), key="ops_roofline", config=png)
 st.plotly_chart(fo.step_breakdown(ops), key="ops_breakdown", config=png)

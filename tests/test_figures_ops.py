@@ -50,8 +50,8 @@ def test_bars_sum_to_the_step_times_of_serve(deployment):
     # communication: the serve result's own figure per step
     assert times.loc["decode", "communication"] == pytest.approx(r["decode_comm_ms"], rel=1e-9)
     assert times.loc["prefill", "communication"] == pytest.approx(r["prefill_comm_ms"], rel=1e-9)
-    # overhead, by hand: L·τ + d = 80 × 190.317 µs (trtllm) + 10 µs (H100) = 15.23536 ms
-    assert times.loc["decode", "overhead"] == pytest.approx(15.23536, rel=1e-9)
+    # overhead, by hand: L·τ + d = 80 × 114.67 µs (trtllm) + 10 µs (H100) = 9.1836 ms
+    assert times.loc["decode", "overhead"] == pytest.approx(9.1836, rel=1e-9)
     fig = fo.step_breakdown(ops)
     for axis, total in (("y", r["ttft_ms"]), ("y2", r["tpot_ms"])):
         bars = [t for t in fig.data if t.yaxis == axis]
@@ -82,7 +82,7 @@ def test_bar_segments_by_hand_llama_8b_one_device():
 
 def test_one_point_per_operator_with_flops(deployment):
     _, ops = deployment
-    fig = fo.operator_roofline(ops, fo.roof_values(H100, "fp16", deployment[0]["assumptions"]), "t")
+    fig = fo.operator_roofline(ops, fo.roof_values(deployment[1], H100.name), "t")
     traces = {t.name: t for t in fig.data if (t.name or "").startswith("Operators")}
     assert set(traces) == {"Operators: prefill (TTFT)", "Operators: decode step (TPOT)"}
     # per phase: norm, qkv_projection, output_projection, attention, mlp, final_norm, lm_head
@@ -107,7 +107,7 @@ def test_one_point_per_operator_with_flops(deployment):
 
 def test_hover_names_the_operator_and_its_figures(deployment):
     _, ops = deployment
-    fig = fo.operator_roofline(ops, fo.roof_values(H100, "fp16", deployment[0]["assumptions"]), "t")
+    fig = fo.operator_roofline(ops, fo.roof_values(deployment[1], H100.name), "t")
     decode = next(t for t in fig.data if t.name == "Operators: decode step (TPOT)")
     hover = decode.hovertext[list(decode.text).index("attention")]
     row = ops[(ops["phase"] == "decode") & (ops["name"] == "attention")].iloc[0]
@@ -124,7 +124,7 @@ def test_user_text_is_escaped(deployment):
     hostile = ops.copy()
     hostile.loc[hostile["name"] == "mlp", "name"] = "<img src=x onerror=alert(1)>"
     hostile.loc[:, "layer"] = "<b>0</b>"
-    roof = fo.roof_values(H100, "fp16", deployment[0]["assumptions"]) | {"name": "<i>H</i>"}
+    roof = fo.roof_values(deployment[1], H100.name) | {"name": "<i>H</i>"}
     fig = fo.operator_roofline(hostile, roof, "<script>t</script>")
     text = str(fig.to_plotly_json())
     assert "<img" not in text and "<script>" not in text and "<b>0</b>" not in text
@@ -132,17 +132,17 @@ def test_user_text_is_escaped(deployment):
 
 
 def test_roofs_use_the_profile_efficiencies(deployment):
-    r, ops = deployment
-    roof = fo.roof_values(H100, "fp16", r["assumptions"])
-    # memory roof: 3.35 TB/s × η_mem 0.975882 = 3.2692047 TB/s
-    assert roof["bandwidth"] == pytest.approx(3.35e12 * 0.975882)
+    _, ops = deployment
+    roof = fo.roof_values(ops, H100.name)
+    # memory roof: 3.35 TB/s × η_mem 0.910473 = 3.05008455 TB/s (from the engine's table)
+    assert roof["bandwidth"] == pytest.approx(3.35e12 * 0.910473)
     fig = fo.operator_roofline(ops, roof, "t")
     dotted = {t.name: t.y[0] for t in fig.data if "peak × η" in (t.name or "")}
     assert all(fig.data[[t.name for t in fig.data].index(n)].line.dash == "dot" for n in dotted)
-    # GEMMs at 989 TFLOP/s × 0.691878 = 684.27 TFLOP/s; attention × 0.222546 = 220.10
-    assert sorted(round(v, 2) for v in dotted.values()) == [220.1, 684.27]
+    # GEMMs at 989 TFLOP/s × 0.689956 = 682.37 TFLOP/s; attention × 0.8 = 791.2
+    assert sorted(round(v, 2) for v in dotted.values()) == [682.37, 791.2]
     solid = next(t for t in fig.data if t.line and t.line.dash == "solid" and t.mode == "lines")
-    assert solid.y[0] / solid.x[0] == pytest.approx(3.2692047)  # TFLOP/s per FLOP/byte
+    assert solid.y[0] / solid.x[0] == pytest.approx(3.05008455)  # TFLOP/s per FLOP/byte
     assert [t.line.dash for t in fig.data if t.mode == "lines"].count("dash") == 1
 
 
@@ -152,9 +152,9 @@ def test_whole_step_point_and_gap(deployment):
     assert steps.loc["prefill", "flop"] == pytest.approx(r["prefill_flop"], rel=1e-12)
     assert steps.loc["prefill", "bytes"] == pytest.approx(r["prefill_bytes"], rel=1e-12)
     assert steps.loc["decode", "step_s"] * 1e3 == pytest.approx(r["tpot_ms"], rel=1e-9)
-    # gap = communication + overhead = 1.72348 ms + 15.23536 ms per decode step
-    assert steps.loc["decode", "gap_s"] * 1e3 == pytest.approx(r["decode_comm_ms"] + 15.23536)
-    fig = fo.operator_roofline(ops, fo.roof_values(H100, "fp16", r["assumptions"]), "t")
+    # gap = communication + overhead: 9.1836 ms per decode step besides the all-reduces
+    assert steps.loc["decode", "gap_s"] * 1e3 == pytest.approx(r["decode_comm_ms"] + 9.1836)
+    fig = fo.operator_roofline(ops, fo.roof_values(ops, H100.name), "t")
     star = next(t for t in fig.data if t.name == "Whole decode step (TPOT)")
     flop = steps.loc["decode", "flop"]
     assert star.y[1] * 1e12 == pytest.approx(flop / (r["tpot_ms"] * 1e-3))  # filled: step
@@ -197,7 +197,7 @@ def test_display_and_csv_tables(deployment):
 
 
 def test_figures_pass_plotly_validation(deployment):
-    r, ops = deployment  # the builders skip validation for speed: validate here
-    roof = fo.roof_values(H100, "fp16", r["assumptions"])
+    _, ops = deployment  # the builders skip validation for speed: validate here
+    roof = fo.roof_values(ops, H100.name)
     for fig in (fo.operator_roofline(ops, roof, "t"), fo.step_breakdown(ops)):
         assert len(go.Figure(fig.to_dict()).data) == len(fig.data)

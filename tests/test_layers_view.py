@@ -7,7 +7,6 @@ from ui.solve import layers as lv
 
 CAT = engine.default_catalog()
 A100 = CAT.hardware["A100"]
-ROOF = {"efficiency": 0.5, "bandwidth_efficiency": 1.0}
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +63,7 @@ def test_resnet_totals_sentence(resnet):
 
 def test_every_layer_is_a_point_on_the_roofline(resnet):
     r = engine.solve("ResNet-50", "A100", batch_size=1, precision="fp16")
-    fig = lv.layer_roofline(resnet, A100, "fp16", ROOF, r.t_overhead_s, "Layers: A100, fp16")
+    fig = lv.layer_roofline(resnet, A100, r.t_overhead_s, "Layers: A100, fp16")
     traces = fig.data
     layers = next(t for t in traces if t.name.startswith("Layers"))
     assert len(layers["x"]) == 54
@@ -82,7 +81,7 @@ def test_every_layer_is_a_point_on_the_roofline(resnet):
 
 
 def test_user_text_in_the_title_is_escaped(resnet):
-    fig = lv.layer_roofline(resnet, A100, "fp16", ROOF, 0.0, "Layers: <b>x</b>")
+    fig = lv.layer_roofline(resnet, A100, 0.0, "Layers: <b>x</b>")
     assert "<b>x</b>" not in fig.layout.title.text and "&lt;b&gt;" in fig.layout.title.text
 
 

@@ -268,23 +268,23 @@ def test_default_profile_is_tutorial_and_keeps_the_published_figures():
 def test_choosing_a_profile_seeds_the_assumptions_and_an_edit_is_said():
     at = solve_page()
     at.selectbox(key="solve:profile").set_value("trtllm").run()
-    # data/profiles/trtllm.toml: efficiency 0.691878, 190.317 µs per layer
-    assert at.number_input(key="solve:efficiency").value == pytest.approx(0.691878)
-    assert at.number_input(key="solve:layer_overhead_us").value == pytest.approx(190.317)
-    trt = engine.solve("ResNet-50", "A100", 1, efficiency=0.691878, layer_overhead_us=190.317)
+    # data/profiles/trtllm.toml: efficiency 0.689956, 114.67 µs per layer
+    assert at.number_input(key="solve:efficiency").value == pytest.approx(0.689956)
+    assert at.number_input(key="solve:layer_overhead_us").value == pytest.approx(114.67)
+    trt = engine.solve("ResNet-50", "A100", 1, efficiency=0.689956, layer_overhead_us=114.67)
     assert metrics(at)["Latency"] == fmt(trt.latency_s, "s")
     assert "Profile trtllm: its assumptions, unedited." in caption_text(at)
     at.number_input(key="solve:efficiency").set_value(0.45).run()
-    assert "Profile trtllm, edited: efficiency 0.45 (profile: 0.692)." in caption_text(at)
+    assert "Profile trtllm, edited: efficiency 0.45 (profile: 0.69)." in caption_text(at)
     # the link records both: the profile's name and the value on screen
     assert param(at, "profile") == "trtllm" and param(at, "efficiency") == "0.45"
 
 
 def test_a_profile_link_seeds_the_widgets_it_leaves_out():
     at = solve_page({"profile": "trtllm", "layer_overhead_us": "50"})
-    assert at.number_input(key="solve:efficiency").value == pytest.approx(0.691878)
+    assert at.number_input(key="solve:efficiency").value == pytest.approx(0.689956)
     assert at.number_input(key="solve:layer_overhead_us").value == pytest.approx(50)
-    assert "Profile trtllm, edited: layer_overhead_us 50 (profile: 190)." in caption_text(at)
+    assert "Profile trtllm, edited: layer_overhead_us 50 (profile: 115)." in caption_text(at)
 
 
 def test_a_custom_profile_travels_in_the_link_as_its_values():
@@ -371,8 +371,8 @@ def test_the_layer_operator_and_solve_csvs_name_the_profile(monkeypatch):
     ops = read["solve_ops_csv"]
     assert set(ops["profile"]) == {"trtllm, edited"} and set(ops["tp"]) == {1}
     assert list(ops["compute_efficiency_fraction"].unique()) == pytest.approx([0.6])
-    # trtllm.toml's attention_efficiency 0.222546 travels with the profile
-    assert list(ops["attention_efficiency_fraction"].unique()) == pytest.approx([0.222546])
+    # trtllm.toml's attention_efficiency 0.8 travels with the profile
+    assert list(ops["attention_efficiency_fraction"].unique()) == pytest.approx([0.8])
     layers = read["solve_layers_csv"]
     assert len(layers) == 53 and set(layers["profile"]) == {"tutorial"}
     assert {"layer", "mac", "flop", "bytes_moved", "time_ms"} <= set(layers.columns)

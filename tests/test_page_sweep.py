@@ -298,14 +298,14 @@ def test_the_profile_is_named_beside_the_results_and_in_the_csv(monkeypatch):
 def test_choosing_a_profile_seeds_the_assumptions_and_the_llm_views_reserve():
     at = run({"model": "Llama-3.1-8B"})
     at.selectbox(key="sweep:profile").set_value("trtllm").run()
-    # data/profiles/trtllm.toml: efficiency 0.691878, memory_reserve 0.045
-    assert at.number_input(key="sweep:efficiency").value == pytest.approx(0.691878)
-    assert at.number_input(key="sweep:memory_reserve").value == pytest.approx(0.045)
+    # data/profiles/trtllm.toml: efficiency 0.689956, memory_reserve 0.04
+    assert at.number_input(key="sweep:efficiency").value == pytest.approx(0.689956)
+    assert at.number_input(key="sweep:memory_reserve").value == pytest.approx(0.04)
     assert any(c.value == "Profile trtllm: its assumptions, unedited." for c in at.caption)
     value = at.query_params["profile"]  # a str, or a list when the page wrote it
     assert (value if isinstance(value, str) else value[-1]) == "trtllm"
     at.number_input(key="sweep:memory_reserve").set_value(0.2).run()
-    edited = "Profile trtllm, edited: memory_reserve 0.2 (profile: 0.045)."
+    edited = "Profile trtllm, edited: memory_reserve 0.2 (profile: 0.04)."
     assert any(c.value == edited for c in at.caption)
 
 
@@ -319,6 +319,6 @@ def test_a_profile_chosen_on_solve_follows_to_the_sweep_with_all_its_values():
     assert not at.exception
     assert at.selectbox(key="sweep:profile").value == "trtllm"
     # efficiency from Solve's widget; memory_reserve (no widget on Solve) from trtllm.toml
-    assert at.number_input(key="sweep:efficiency").value == pytest.approx(0.691878)
-    assert at.number_input(key="sweep:memory_reserve").value == pytest.approx(0.045)
+    assert at.number_input(key="sweep:efficiency").value == pytest.approx(0.689956)
+    assert at.number_input(key="sweep:memory_reserve").value == pytest.approx(0.04)
     assert any(c.value == "Profile trtllm: its assumptions, unedited." for c in at.caption)

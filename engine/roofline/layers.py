@@ -57,6 +57,9 @@ def layer_table(model, hardware, *, batch_size: int = 1, precision: str = "fp16"
             "time_ms": np.maximum(t_compute, t_memory) * 1e3,
             "bottleneck": np.where(t_compute > t_memory, "compute", "memory"),
             "peak_precision": used,
+            "peak_flop_per_s": peak,  # the roofs every layer sits under
+            "achievable_flop_per_s": peak * a.efficiency,
+            "achievable_bytes_per_s": hw.memory_bandwidth_bytes_per_s * a.bandwidth_efficiency,
         }
     )
 

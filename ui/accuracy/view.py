@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine import PROFILE_KEYS, Profile
+from engine import ASSUMPTIONS, PROFILE_KEYS, Profile
 
 SCENARIO_COLUMNS = (
     "model",
@@ -153,12 +153,8 @@ def mape_by(frames: Mapping[str, pd.DataFrame], key: str | None) -> pd.DataFrame
     return table.round(1).add_suffix(" MAPE %").reset_index()
 
 
-UNSET = {
-    "attention_efficiency": "= efficiency",
-    "expert_efficiency": "= efficiency",
-    "dispatch_overhead_ms": "catalogued per accelerator",
-    "link_latency_us": "catalogued per interconnect",
-}
+# What an unset assumption stands for, from the engine's registry.
+UNSET = {a.name: a.none_means or "unset" for a in ASSUMPTIONS}
 
 
 def profile_table(profile: Profile) -> pd.DataFrame:

@@ -13,13 +13,11 @@ compute roof, dotted effective roofs, decade ticks.
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine import BYTES_PER_PARAM
 from ui.charts.theme import COLORS, GAP_COLOR, legend_below, log_axis, wrap_title
 from ui.core.format import fmt, pct
 
@@ -39,23 +37,20 @@ GROUPS = (
 CLASS_ROOFS = {"gemm": "GEMMs", "attention": "attention", "expert": "experts"}
 
 
-def roof_values(hw, precision: str, assumptions: Mapping) -> dict:
-    """One device's roofs with a result's assumptions (user names, as in `as_dict()`).
-
-    Attention runs at the 16-bit peak when weights are narrower (docs/model.md)."""
-    eff = float(assumptions["efficiency"])
-    wide = precision if BYTES_PER_PARAM[precision] >= 2 else "fp16"
-    eta = {"gemm": eff}
-    for cls, key in (("attention", "attention_efficiency"), ("expert", "expert_efficiency")):
-        value = assumptions.get(key)
-        eta[cls] = eff if value is None else float(value)
-    return {
-        "name": str(hw.name),
-        "peak": hw.peak_for(precision)[0],
-        "attention_peak": hw.peak_for(wide)[0],
-        "bandwidth": hw.memory_bandwidth_bytes_per_s * float(assumptions["bandwidth_efficiency"]),
-        "eta": eta,
+def roof_values(table: pd.DataFrame, name: str) -> dict:
+    """The roofs the engine's operator (or layer) table carries, read, never re-derived: per
+    operator class its datasheet peak and achievable rate, and the achievable bandwidth."""
+    rows = table[table["achievable_flop_per_s"].notna()]
+    classes = {
+        str(cls): (float(g["peak_flop_per_s"].iloc[0]), float(g["achievable_flop_per_s"].iloc[0]))
+        for cls, g in rows.groupby("op_class", sort=True)
     }
+    bandwidth = float(rows["achievable_bytes_per_s"].iloc[0])
+    return {"name": str(name), "bandwidth": bandwidth, "classes": classes}
+
+
+def _peak(roof: dict) -> float:
+    return max(peak for peak, _ in roof["classes"].values())
 
 
 def _records(ops: pd.DataFrame) -> list[dict]:
@@ -109,7 +104,7 @@ def step_points(ops: pd.DataFrame) -> pd.DataFrame:
 def _roof_traces(roof: dict, x_lo: float, x_hi: float, classes: set[str]) -> list[dict]:
     """Memory roof (solid), peak compute (dashed), peak × η per operator class (dotted)."""
     color, name, bw = COLORS[0], html.escape(roof["name"]), roof["bandwidth"]
-    peak = max(roof["peak"], roof["attention_peak"])
+    peak = _peak(roof)
     ridge = peak / bw
     traces = [
         _line(
@@ -129,11 +124,13 @@ def _roof_traces(roof: dict, x_lo: float, x_hi: float, classes: set[str]) -> lis
     ]
     seen = set()
     for cls in ("gemm", "attention", "expert"):
-        top = (roof["attention_peak"] if cls == "attention" else roof["peak"]) * roof["eta"][cls]
+        if cls not in roof["classes"]:
+            continue
+        class_peak, top = roof["classes"][cls]
         if (cls not in classes and cls != "gemm") or round(top) in seen:
             continue  # one dotted roof per distinct level the operators use
         seen.add(round(top))
-        label = f"{CLASS_ROOFS[cls]} peak × η {pct(roof['eta'][cls])}: {fmt(top, 'FLOP/s')}"
+        label = f"{CLASS_ROOFS[cls]} peak × η {pct(top / class_peak)}: {fmt(top, 'FLOP/s')}"
         traces.append(_line([top / bw, x_hi], [top / TFLOPS] * 2, "dot", color, label))
     return traces
 
@@ -255,14 +252,14 @@ def operator_roofline(ops: pd.DataFrame, roof: dict, title: str) -> go.Figure:
     Args:
         ops: ui.charts.operator_table.step_table output (engine.operators rows with a `phase`
             column).
-        roof: roof_values(...) of the accelerator, precision and profile used.
+        roof: roof_values(ops, name): the roofs the engine's table carries.
         title: the chart title (escaped here).
     """
     rows = _records(ops)
     points, steps = _points(rows), _steps(rows)
     intensities = [p["arithmetic_intensity_flop_per_byte"] for p in points]
     intensities += [s["flop"] / s["bytes"] for s in steps]
-    ridge = max(roof["peak"], roof["attention_peak"]) / roof["bandwidth"]
+    ridge = _peak(roof) / roof["bandwidth"]
     x_lo, x_hi = min([*intensities, ridge]) / 8, max([*intensities, ridge]) * 8
     classes = {p["op_class"] for p in points}
     traces = [*_roof_traces(roof, x_lo, x_hi, classes), *_step_traces(steps)]

@@ -23,8 +23,8 @@ DEFAULT = "tutorial"
 # counting rule, not a profile's).
 WIDGETS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "activation_fraction")
 LLM_VIEW = ("memory_reserve",)  # the profile key the LLM view of Sweep and Compare has a widget for
-OTHERS = ("bandwidth_efficiency", "memory_reserve", "attention_efficiency", "expert_efficiency")
-OTHERS += ("link_efficiency", "link_latency_us")  # the other profile keys, in a custom one's link
+# The other profile keys (in a custom profile's link): every serving assumption of the registry.
+OTHERS = tuple(k for k in engine.PROFILE_KEYS if k not in WIDGETS)
 RANGES = {name: assumptions.RANGES[name] for name in OTHERS}  # ui.core.assumptions' ranges
 
 

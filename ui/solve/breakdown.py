@@ -88,7 +88,7 @@ def show_operators(sc: Scenario, slot) -> None:
         **sc.tokens,
         **set_values,
     )
-    roof = roof_values(sc.hw, sc.precision, _roof_assumptions(values))
+    roof = roof_values(ops, sc.hw.name)
     title = f"Operators: {sc.model.name} on {sc.hw.name}, batch {sc.batch:,}, {sc.precision}"
     slot.plotly_chart(operator_roofline(ops, roof, title), key="solve_ops_roofline")
     st.subheader("Operators (serving model, one device)")
@@ -107,22 +107,13 @@ def show_operators(sc: Scenario, slot) -> None:
     download_csv(csv, name, "solve_ops_csv", "Download the operators (CSV)", lazy=True)
 
 
-def _roof_assumptions(values: Mapping[str, object]) -> dict:
-    base = engine.get_profile("tutorial").values()
-    out = {k: values.get(k) for k in ("attention_efficiency", "expert_efficiency")}
-    for k in ("efficiency", "bandwidth_efficiency"):
-        out[k] = values.get(k) if values.get(k) is not None else base[k]
-    return out
-
-
 def show_layers(sc: Scenario, slot) -> None:
     """The layer table generated from the architecture, each layer on the roofline."""
     layers = lv.layer_frame(
         sc.model_id, sc.hw, batch_size=sc.batch, precision=sc.precision, **sc.overrides
     )
-    a = {"efficiency": sc.overrides["efficiency"], "bandwidth_efficiency": 1.0}
     title = f"Layers: {sc.model.name} on {sc.hw.name}, batch {sc.batch:,}, {sc.precision}"
-    fig = lv.layer_roofline(layers, sc.hw, sc.precision, a, sc.result.t_overhead_s, title)
+    fig = lv.layer_roofline(layers, sc.hw, sc.result.t_overhead_s, title)
     slot.plotly_chart(fig, key="solve_layers_roofline")
     st.subheader("Layers (from the architecture)")
     st.caption(lv.totals_text(lv.totals(layers, sc.model), plain(sc.model.name)))

@@ -120,12 +120,17 @@ def as_operators(layers: pd.DataFrame, overhead_s: float) -> pd.DataFrame:
             "time_ms": layers["time_ms"].to_numpy(dtype=float),
             "total_time_ms": layers["time_ms"].to_numpy(dtype=float),
             "bottleneck": layers["bottleneck"].astype(str),
+            "peak_flop_per_s": layers["peak_flop_per_s"].to_numpy(dtype=float),
+            "achievable_flop_per_s": layers["achievable_flop_per_s"].to_numpy(dtype=float),
+            "achievable_bytes_per_s": layers["achievable_bytes_per_s"].to_numpy(dtype=float),
         }
     )
     extra = {"phase": PHASE, "name": "overhead", "layer": "all", "count": 1}
     extra |= {"op_class": "overhead", "flops": 0.0, "bytes": 0.0}
     extra |= {"arithmetic_intensity_flop_per_byte": 0.0, "time_ms": overhead_s * 1e3}
     extra |= {"total_time_ms": overhead_s * 1e3, "bottleneck": "overhead"}
+    extra |= dict.fromkeys(("peak_flop_per_s", "achievable_flop_per_s"), float("nan"))
+    extra |= {"achievable_bytes_per_s": float("nan")}
     return pd.concat([ops, pd.DataFrame([extra])], ignore_index=True)
 
 
@@ -142,20 +147,17 @@ def layer_hover(layers: pd.DataFrame) -> list[str]:
     ]
 
 
-def layer_roofline(
-    layers: pd.DataFrame, hw, precision: str, assumptions: Mapping, overhead_s: float, title: str
-) -> go.Figure:
+def layer_roofline(layers: pd.DataFrame, hw, overhead_s: float, title: str) -> go.Figure:
     """Each layer a point on the accelerator's roofline, and the whole forward pass.
 
     Args:
-        layers: engine.layer_table rows.
-        hw: the HardwareSpec; precision: the weights' precision.
-        assumptions: at least `efficiency` and `bandwidth_efficiency` (fractions).
+        layers: engine.layer_table rows (they carry their roofs).
+        hw: the HardwareSpec (its name labels the roofs).
         overhead_s: the solve's fixed overhead, drawn as the whole pass's dotted gap.
         title: the chart title (escaped by the builder).
     """
     ops = as_operators(layers, overhead_s)
-    fig = operator_roofline(ops, roof_values(hw, precision, assumptions), title)
+    fig = operator_roofline(ops, roof_values(ops, hw.name), title)
     hover = np.asarray(layer_hover(layers), dtype=object)
     label = PHASE_LABELS[PHASE]
     for trace in fig.data:
