@@ -151,4 +151,4 @@ def test_profile_table_shows_every_assumption_and_what_unset_means():
     assert table["efficiency"] == "0.5" and table["layer_overhead_us"] == "10"
     assert table["attention_efficiency"] == "the compute efficiency η"  # the registry's words
     assert table["link_latency_us"] == "the interconnect's catalogued figure"
-    assert len(table) == 10  # every profile assumption, none hidden
+    assert len(table) == len(engine.PROFILE_KEYS) == 14  # every profile assumption, none hidden
