@@ -25,7 +25,10 @@ blurbs = {
     "(LLMs: the decode model).",
     "pages/decode.py": "LLM serving: KV cache, prefill vs decode, TPOT, capacity.",
     "pages/plan.py": "Size a deployment: SLOs, Pareto fronts, USD per 1M output tokens.",
+    "pages/load.py": "Traffic, not batches: continuous batching, rates, tail latency, GPUs.",
+    "pages/train.py": "Train an LLM: 3D/4D parallelism, memory, step time, MFU, time and cost.",
     "pages/accuracy.py": "Measured vs predicted: profiles, MAPE, fit your own stack.",
+    "pages/learn.py": "The MLSys·im tutorial chain as live lessons, in English and 中文.",
     "pages/catalogue.py": "Every accelerator and model with its figures and sources.",
 }
 for col, (path, label, icon) in zip(cols, pages, strict=True):

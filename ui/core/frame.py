@@ -26,9 +26,12 @@ PAGES = (
     ("pages/compare.py", "Hardware comparison", ":material/compare_arrows:"),
     ("pages/decode.py", "LLM decode", ":material/chat:"),
     ("pages/plan.py", "Planner", ":material/savings:"),
+    ("pages/load.py", "Serving under load", ":material/speed:"),
+    ("pages/train.py", "Training planner", ":material/model_training:"),
     ("pages/accuracy.py", "Accuracy", ":material/verified:"),
+    ("pages/learn.py", "Lessons", ":material/school:"),
     ("pages/catalogue.py", "Catalogue", ":material/menu_book:"),
-)
+)  # a page listed here appears once its file exists
 
 
 def source_md(label: str, url: str) -> str:
