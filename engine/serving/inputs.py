@@ -135,6 +135,7 @@ def device_values(hw: HardwareSpec, precision: str, a: Assumptions) -> tuple[Dev
         seq_overhead=a.sequence_overhead_s,
         devices_per_node=float(hw.devices_per_node),
         fallback=used != precision and not (precision == "bf16" and used == "fp16"),
+        memory_bandwidth=hw.memory_bandwidth_bytes_per_s,
     )
     return device, used
 

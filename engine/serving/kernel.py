@@ -84,6 +84,7 @@ class Device(NamedTuple):
     seq_overhead: object  # s per sequence per step
     devices_per_node: object
     fallback: object  # bool: the precision has no listed peak (a slower one's is used)
+    memory_bandwidth: object = 0.0  # bytes/s as catalogued (the roofline's theoretical roof)
 
 
 class Efficiencies(NamedTuple):
@@ -193,6 +194,7 @@ class Folded(NamedTuple):
     static_warnings: object  # Warn bits that no batch or token changes
     devices: object
     bubble: object
+    roofs: tuple = ()  # (peak, GEMM rate, bandwidth as catalogued, achievable bandwidth)
 
 
 def rates(dev: Device, eta: Efficiencies) -> dict[str, object]:
@@ -266,7 +268,8 @@ def fold(s: Shapes, dev: Device, lay: Layout, eta: Efficiencies, xp, steps=None)
     pre = _fold_prefill(prefill, rate_of, dev.bandwidth)
     kv_factor = kv_read_factor(s, lay.tp, eta.kv_reuse, xp)
     dec = _fold_decode(decode, rate_of, dev.bandwidth, kv_factor)
-    return Folded(s, *pre, *dec, *_fixed(s, dev, lay, decode, xp))
+    roofs = (dev.peak, rate_of["gemm"], dev.memory_bandwidth, dev.bandwidth)
+    return Folded(s, *pre, *dec, *_fixed(s, dev, lay, decode, xp), roofs)
 
 
 def _fixed(s: Shapes, dev: Device, lay: Layout, decode, xp) -> tuple:
@@ -324,22 +327,46 @@ def evaluate(f: Folded, B, n_in, n_out, xp) -> dict:
     late = (f.s.context_length < n_in + n_out) * int(Warn.BEYOND_CONTEXT)
     late = late + (n_out < 1.5) * int(Warn.NO_DECODE)
     per_s = B * n_out / e2e
-    return out | {
-        "kv_cache_bytes": tokens * f.kv_full,
-        "kv_cache_bytes_per_device": kv_device,
-        "weight_bytes_per_device": f.weights,
-        "memory_per_device_bytes": memory,
-        "memory_capacity_bytes": f.capacity,
-        "usable_memory_bytes": f.usable,
-        "fits_in_memory": fits,
-        "max_batch_size": max_batch(f, per_seq, xp),
-        "devices": f.devices,
-        "e2e_latency_s": e2e,
-        "output_tokens_per_s": per_s,
-        "output_tokens_per_s_per_gpu": per_s / f.devices,
-        "tokens_per_s_per_user": 1.0 / out["tpot_s"],
-        "pp_bubble_fraction": f.bubble,
-        "warning_bits": f.static_warnings + (memory > f.usable) * int(Warn.DOES_NOT_FIT) + late,
+    return (
+        out
+        | _roofline(f, out, B, xp)
+        | {
+            "kv_cache_bytes": tokens * f.kv_full,
+            "kv_cache_bytes_per_device": kv_device,
+            "weight_bytes_per_device": f.weights,
+            "memory_per_device_bytes": memory,
+            "memory_capacity_bytes": f.capacity,
+            "usable_memory_bytes": f.usable,
+            "fits_in_memory": fits,
+            "max_batch_size": max_batch(f, per_seq, xp),
+            "devices": f.devices,
+            "e2e_latency_s": e2e,
+            "output_tokens_per_s": per_s,
+            "output_tokens_per_s_per_gpu": per_s / f.devices,
+            "tokens_per_s_per_user": 1.0 / out["tpot_s"],
+            "pp_bubble_fraction": f.bubble,
+            "warning_bits": f.static_warnings + (memory > f.usable) * int(Warn.DOES_NOT_FIT) + late,
+        }
+    )
+
+
+def _roofline(f: Folded, out: dict, B, xp) -> dict:
+    """A decode step on the accelerator's roofline: the roofs (datasheet peak; the GEMM rate
+    and the bandwidth the profile achieves), the roof at the step's intensity, its MFU, its
+    overhead and its tokens/s."""
+    peak, rate, bandwidth, achievable = f.roofs
+    ai = out["decode_arithmetic_intensity_flop_per_byte"]
+    return {
+        "peak_flop_per_s": peak,
+        "achievable_flop_per_s": rate,
+        "memory_bandwidth_bytes_per_s": bandwidth,
+        "achievable_bytes_per_s": achievable,
+        "ridge_flop_per_byte": peak / bandwidth,
+        "effective_ridge_flop_per_byte": rate / achievable,
+        "decode_attainable_flop_per_s": xp.minimum(achievable * ai, rate),  # NaN stays NaN
+        "decode_mfu": out["decode_achieved_flop_per_s"] / peak,
+        "decode_overhead_s": f.overhead_decode + f.overhead_per_seq * B,
+        "decode_tokens_per_s": B / out["tpot_s"],
     }
 
 
