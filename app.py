@@ -20,9 +20,9 @@ cols = st.columns(len(pages))
 blurbs = {
     "pages/solve.py": "One model × one accelerator: bound, latency split, roofline, MFU.",
     "pages/sweep.py": "Batch sizes from 1 to thousands: crossover, throughput, latency budget "
-    "(LLMs: the decode model at your context).",
+    "(LLMs: the serving model at your request shape).",
     "pages/compare.py": "2–8 accelerators side by side, rooflines overlaid, speedups "
-    "(LLMs: the decode model).",
+    "(LLMs: the serving model, and multi-GPU deployments).",
     "pages/decode.py": "LLM serving: KV cache, prefill vs decode, TPOT, capacity.",
     "pages/plan.py": "Size a deployment: SLOs, Pareto fronts, USD per 1M output tokens.",
     "pages/load.py": "Traffic, not batches: continuous batching, rates, tail latency, GPUs.",

@@ -1,13 +1,14 @@
 """Hardware comparison: one model on 2–8 accelerators over a batch list → throughput, speedup
 vs a baseline, each one's crossover batch and ridge points, all rooflines overlaid. Decoder
-LLMs use the decode model at one context by default (ui.widgets.llm_view), and multi-device
-deployments ("8xH100/tp8") run through the serving model (ui.compare.deploy). A profile (tutorial
+LLMs use the serving model (a decode step or whole requests, one request shape) by default and
+the tutorial's whole-model view as a labelled choice (ui.widgets.llm_view); multi-device
+deployments ("8xH100/tp8") run through the serving model at the same request shape
+(ui.compare.deploy), first on the page. A profile (tutorial
 by default) seeds the assumptions, and is named beside the results and in the CSVs."""
 
 import streamlit as st
 
-import engine
-from ui.charts import decode_rows, tables
+from ui.charts import serve_rows, tables
 from ui.charts import sweep as fs
 from ui.compare import deploy as dv
 from ui.compare import view as cv
@@ -26,7 +27,7 @@ frame.setup_page("Hardware comparison")
 base = frame.catalog()
 custom, profile_notes = pk.start(PAGE, profiles.LLM_VIEW)
 link = declare(base, custom)
-s = scenario.start(link, base)
+s = scenario.start(link, base, lp.legacy_tokens(state.raw_query()))
 cat = s.cat
 with s.pickers:
     model_id = widgets.select_entry(link, "model", "Model", dict(cat.models))
@@ -38,36 +39,24 @@ with s.pickers:
     baseline = (
         widgets.select_entry(link, "baseline", "Baseline", chosen, hw_ids[0]) if hw_ids else None
     )
-    view, context, extra = llm_view.view_inputs(link, model)
-    serving = getattr(model, "arch", None) is not None  # a decoder LLM with shapes
-    deps, refused, tokens = dv.inputs(link, cat, model) if serving else ([], [], {})
+    view, tokens, extra = llm_view.view_inputs(link, model)
+    deps, refused = dv.inputs(link, cat, model) if view else ([], [])
     batches = widgets.batch_list_input(link)
     precision = widgets.select_precision(link)
     profile = pk.picker(PAGE, custom, profiles.LLM_VIEW)
     overrides = widgets.assumption_inputs(link)
 
 # --- engine -----------------------------------------------------------------
-names, decode = {h: cat.hardware[h].name for h in hw_ids}, view == "decode"
-if len(hw_ids) >= 2 and decode:
-    hws = list(chosen.values())
-    raw, df = decode_rows.decode_frame(model, hws, batches, context, precision, overrides | extra)
-    exact = None
-elif len(hw_ids) >= 2:
-    raw = df = engine.sweep(model, list(chosen.values()), batches, [precision], **overrides)
-    exact = {
-        h: engine.compute_bound_batch(model, chosen[h], precision=precision, **overrides)
-        for h in hw_ids
-    }
+names, serving = {h: cat.hardware[h].name for h in hw_ids}, view in serve_rows.VIEW_COLUMNS
+opts = serve_rows.options(profile, overrides | extra, cat)
 if len(hw_ids) >= 2:
-    df = fs.with_speedup(df, baseline)
-    ratio = df["speedup_vs_baseline_ratio"].to_numpy()
-    raw = raw.assign(baseline_hardware=baseline, speedup_vs_baseline_ratio=ratio)
-    cross = engine.crossover_batch(df)
-values = {"baseline": baseline, "batches": batches, **llm_view.link_values(view, context, extra)}
+    run = {"view": view, "tokens": tokens, "overrides": overrides, "opts": opts}
+    raw, df, exact, cross = cv.rows(model, chosen, baseline, batches, precision, **run)
+values = {"baseline": baseline, "batches": batches, **llm_view.link_values(view, extra)}
 values |= {**profiles.link_values(profile, skip=profiles.LLM_VIEW)}
 values |= {"deployments": deps or None, **{n: tokens.get(n) for n in lp.TOKENS}}
 query = state.publish(link, values, (*lp.SHARED_NAMES, "profile"))
-changed = profiles.edits(profile, overrides | (extra if serving or decode else {}))
+changed = profiles.edits(profile, overrides | extra)
 label = profiles.label(profile, changed)
 
 # --- render -----------------------------------------------------------------
@@ -104,35 +93,44 @@ st.caption(
     f"{batches[-1]:,}) · {precision} · baseline {shown[baseline]} · {note}"
 )
 st.caption(profiles.describe(profile, changed))
-llm_view.show_fit(df, names)
-llm_view.show_caption(view, context, df["fits_in_memory"])
+llm_view.show_fit(df, names, serving)
+llm_view.show_caption(view, tokens, label)
+llm_view.stop_without_decode_step(view, tokens, "compare", query)
 if moved:
     st.warning(
         f"Baseline {plain(wanted)} is not one of the chosen accelerators; using {shown[baseline]}."
     )
-frame.show_engine_warnings(w for w in df["warnings"].unique())
+frame.show_engine_warnings(cv.warnings(df, names))
 
-st.subheader("Per accelerator")
-st.dataframe(cv.summary(df, cross, names, exact), key="compare_summary", hide_index=True)
-st.caption(cv.ridge_caption(overrides["efficiency"], precision, note, decode))
-png = {"toImageButtonOptions": {"format": "png"}}
-left, right = st.columns(2)
-left.plotly_chart(fs.throughput_figure(df, names), key="compare_throughput", config=png)
-speedup = fs.speedup_figure(df, names, baseline)
-right.plotly_chart(speedup, key="compare_speedup_chart", config=png)
-st.subheader(f"Speedup vs {shown[baseline]} (throughput ratio, ×)")
-st.dataframe(tables.speedup_table(df, names), key="compare_speedup", hide_index=True)
-title = f"Rooflines: {len(hw_ids)} accelerators, {precision}"
-roofline = fs.roofline_trajectories(df, names, overrides["flop_convention"], title)
-st.plotly_chart(roofline, key="compare_roofline", config=png)
+# one accelerator each: folded away when nothing fits on one device (the deployments above
+# are then the answer, and every figure here is hypothetical)
+nothing_fits = not df["fits_in_memory"].astype(bool).any()
+where = "One accelerator each: nothing fits on one device, every figure below is hypothetical"
+section = st.expander(where, expanded=False) if nothing_fits else st.container()
+with section:
+    st.subheader("Per accelerator")
+    st.dataframe(cv.summary(df, cross, names, exact), key="compare_summary", hide_index=True)
+    st.caption(cv.ridge_caption(overrides["efficiency"], precision, note, serving))
+    png = {"toImageButtonOptions": {"format": "png"}}
+    left, right = st.columns(2)
+    left.plotly_chart(fs.throughput_figure(df, names), key="compare_throughput", config=png)
+    speedup = fs.speedup_figure(df, names, baseline)
+    right.plotly_chart(speedup, key="compare_speedup_chart", config=png)
+    st.subheader(f"Speedup vs {shown[baseline]} (throughput ratio, ×)")
+    st.dataframe(tables.speedup_table(df, names), key="compare_speedup", hide_index=True)
+    title = f"Rooflines: {len(hw_ids)} accelerators, {precision}"
+    roofline = fs.roofline_trajectories(df, names, overrides["flop_convention"], title)
+    st.plotly_chart(roofline, key="compare_roofline", config=png)
 
-st.subheader("All scenarios")
-columns = cv.DECODE_COLUMNS if decode else cv.TUTORIAL_COLUMNS
-table = (decode_rows.table if decode else tables.tutorial_table)(df, names, columns)
-st.dataframe(table, key="compare_table", hide_index=True)
-st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
-csv_name = f"compare_{model_id}_{len(hw_ids)}hw_{precision}.csv"
-download_csv(raw.assign(profile=label), csv_name, "compare_csv", lazy=True)
+    st.subheader("All scenarios")
+    if serving:
+        table = serve_rows.table(df, names, view, cv.SERVING_COLUMNS)
+    else:
+        table = tables.tutorial_table(df, names, cv.TUTORIAL_COLUMNS)
+    st.dataframe(table, key="compare_table", hide_index=True)
+    st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
+    csv_name = f"compare_{model_id}_{len(hw_ids)}hw_{precision}.csv"
+    download_csv(raw.assign(profile=label), csv_name, "compare_csv", lazy=True)
 frame.share_link("compare", query)
 sources = " · ".join(frame.source_md(h.name, h.source) for h in chosen.values())
 st.caption(

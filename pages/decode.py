@@ -16,7 +16,7 @@ from ui.decode import config as serve_config
 from ui.decode import figures as fl
 from ui.decode import inputs as sw
 from ui.decode import view as sv
-from ui.decode.link import KV_CHOICES, PAGE, declare, legacy_tokens
+from ui.decode.link import KV_CHOICES, PAGE, declare
 from ui.widgets import pickers as widgets
 from ui.widgets import scenario
 
@@ -25,7 +25,7 @@ frame.setup_page("LLM serving")
 # --- inputs -----------------------------------------------------------------
 base = frame.catalog()
 link = declare(base)
-s = scenario.start(link, base, legacy_tokens(state.raw_query()))
+s = scenario.start(link, base, lp.legacy_tokens(state.raw_query()))
 cat = s.cat
 llms = sv.model_entries(cat)
 with s.pickers:

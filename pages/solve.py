@@ -1,12 +1,13 @@
 """Single solve: one model × one accelerator × one batch → regime, latency split, roofline.
-For decoder LLMs it keeps the tutorial's whole-model figure and shows the decode model's
-beside it, with a link to the decode page, and the serving model's operators; for ResNet-50
-and MobileNetV2 the layer table generated from the architecture. A profile (tutorial by
-default) seeds the assumptions, and is named beside the results and in the CSV."""
+For decoder LLMs it keeps the tutorial's whole-model figure, labelled as its first-order view,
+and shows the serving model's beside it, with a link to the serving page, and its operators;
+for ResNet-50 and MobileNetV2 the layer table generated from the architecture. A profile
+(tutorial by default) seeds the assumptions, and is named beside the results and in the CSV."""
 
 import streamlit as st
 
 import engine
+from ui.charts import serve_rows
 from ui.charts.roofline import latency_breakdown_figure, roof_table, roofline_figure
 from ui.core import frame, profiles, state
 from ui.core import link_params as lp
@@ -58,7 +59,8 @@ frame.show_param_warnings(profile_notes)
 frame.show_engine_warnings(result.warnings)
 sv.show_headline(result, model, hw, crossover)
 solve_metrics(result)
-sv.show_decode_note(model, hw, batch, precision, overrides, query)
+sc = sb.Scenario(model_id, model, hw, batch, precision, profile, overrides, result, tokens, label)
+sv.show_serving_note(sc, serve_rows.options(profile, overrides, cat), changed, query)
 
 points = row.assign(label=f"{model.name}, batch {batch}")
 st.plotly_chart(
@@ -77,9 +79,6 @@ st.dataframe(result_table(result), key="solve_table", hide_index=True)
 csv_name = f"roofline_{model_id}_{hw_id}_b{batch}_{precision}.csv"
 download_csv(row.assign(profile=label), csv_name, "solve_csv", lazy=True)
 if inside:
-    sc = sb.Scenario(
-        model_id, model, hw, batch, precision, profile, overrides, result, tokens, label
-    )
     sb.show(sc, beside)
 frame.share_link("solve", query)
 st.caption(

@@ -1,12 +1,13 @@
 """Batch sweep: one model × one accelerator over a list of batch sizes → crossover batch,
 throughput/latency/intensity charts, roofline trajectory, latency budget, marginal-gain table.
-Decoder LLMs use the decode model at one context by default (ui.widgets.llm_view). A profile
+Decoder LLMs use the serving model (a decode step or whole requests, one request shape) by
+default and the tutorial's whole-model view as a labelled choice (ui.widgets.llm_view). A profile
 (tutorial by default) seeds the assumptions, and is named beside the results and in the CSV."""
 
 import streamlit as st
 
 import engine
-from ui.charts import decode_rows, tables
+from ui.charts import serve_rows, tables
 from ui.charts import sweep as fs
 from ui.core import frame, profiles, state
 from ui.core import link_params as lp
@@ -24,13 +25,13 @@ frame.setup_page("Batch sweep")
 base = frame.catalog()
 custom, profile_notes = pk.start(PAGE, profiles.LLM_VIEW)
 link = declare(base, custom)
-s = scenario.start(link, base)
+s = scenario.start(link, base, lp.legacy_tokens(state.raw_query()))
 cat = s.cat
 with s.pickers:
     model_id = widgets.select_entry(link, "model", "Model", dict(cat.models))
     hw_id = widgets.select_entry(link, "hardware", "Accelerator", dict(cat.hardware))
     model, hw = cat.models[model_id], cat.hardware[hw_id]
-    view, context, extra = llm_view.view_inputs(link, model)
+    view, tokens, extra = llm_view.view_inputs(link, model)
     batches = widgets.batch_list_input(link, generator=True)
     budget = widgets.number_input(
         link,
@@ -46,31 +47,34 @@ with s.pickers:
     overrides = widgets.assumption_inputs(link)
 
 # --- engine -----------------------------------------------------------------
-decode = view == "decode"
-if decode:
-    raw, df = decode_rows.decode_frame(model, [hw], batches, context, precision, overrides | extra)
+serving = view in serve_rows.VIEW_COLUMNS
+if serving:
+    opts = serve_rows.options(profile, overrides | extra, cat)
+    raw, df = serve_rows.serve_frame(model, [hw], batches, tokens, precision, opts, view)
     df, exact = engine.marginal_gain(df), None
 else:
     raw = df = engine.marginal_gain(engine.sweep(model, hw, batches, [precision], **overrides))
     exact = engine.compute_bound_batch(model, hw, precision=precision, **overrides)
 first = tables.crossover_value(engine.crossover_batch(df)["crossover_batch"].iloc[0])
-values = {"batches": batches, **llm_view.link_values(view, context, extra)}
+values = {"batches": batches, **llm_view.link_values(view, extra)}
+values |= {n: tokens.get(n) for n in lp.TOKENS}  # None: not an LLM, not in the link
 values |= profiles.link_values(profile, skip=profiles.LLM_VIEW)
 query = state.publish(link, values, (*lp.SHARED_NAMES, "profile"))
-changed = profiles.edits(profile, overrides | (extra if decode else {}))
+changed = profiles.edits(profile, overrides | (extra if serving else {}))
 raw = raw.assign(profile=profiles.label(profile, changed))
 
 # --- render -----------------------------------------------------------------
 note, names = FLOP_NOTE[overrides["flop_convention"]], {hw_id: hw.name}
 st.title(f"Batch sweep: {plain(model.name)} on {plain(hw.name)}")
 st.caption(f"{len(df):,} batch sizes, {batches[0]:,} to {batches[-1]:,} · {precision} · {note}")
-llm_view.show_fit(df, names)
+llm_view.show_fit(df, names, serving)
 st.caption(profiles.describe(profile, changed))
 scenario.show_notes(s)
 frame.show_param_warnings(profile_notes)
-llm_view.show_caption(view, context, df["fits_in_memory"])
+llm_view.show_caption(view, tokens, profiles.label(profile, changed))
+llm_view.stop_without_decode_step(view, tokens, "sweep", query)
 frame.show_engine_warnings(w for w in df["warnings"].unique())
-sv.show_cards(df, first, exact, decode)
+sv.show_cards(df, first, exact, serving)
 sv.show_budget(df, budget)
 
 png = {"toImageButtonOptions": {"format": "png"}}
@@ -83,8 +87,10 @@ left.plotly_chart(fs.intensity_figure(df, first, convention), key="sweep_intensi
 roofline = fs.roofline_trajectories(df, names, convention, title)
 right.plotly_chart(roofline, key="sweep_roofline", config=png)
 
-columns = decode_rows.DECODE_COLUMNS if decode else sv.TUTORIAL_COLUMNS
-shown = (decode_rows.table if decode else tables.tutorial_table)(df, names, columns)
+if serving:
+    shown = serve_rows.table(df, names, view)
+else:
+    shown = tables.tutorial_table(df, names, sv.TUTORIAL_COLUMNS)
 st.dataframe(shown, key="sweep_table", hide_index=True)
 st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
 download_csv(raw, f"sweep_{model_id}_{hw_id}_{precision}.csv", "sweep_csv", lazy=True)
@@ -92,5 +98,5 @@ frame.share_link("sweep", query)
 st.caption(
     f"Sources: {frame.source_md(model.name, model.source)} · "
     f"{frame.source_md(hw.name, hw.source)}. Model: docs/model.md (Williams et al. 2009 "
-    "roofline; MLSys·im tutorial defaults; the LLM decode model for decoder LLMs)."
+    "roofline; MLSys·im tutorial defaults; the serving model for decoder LLMs)."
 )

@@ -12,10 +12,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tools.server import CHROMIUM, CHROMIUM_ARGS, free_port, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parent.parent
+# Property tests check results, not speed (speed is measured in bench/): no per-example
+# deadline, so a busy 2-core CI machine cannot fail them on timing.
+settings.register_profile("repo", deadline=None)
+settings.load_profile("repo")
 __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from playwright.sync_api import expect
 
 import engine
 from tests.conftest import ROOT, metric, start_server, stop_server, wait_idle
@@ -109,7 +110,8 @@ def test_edited_scenario_link_reproduces_in_a_new_browser_context(live_server, c
     assert metric(again, "Latency") == shown
     expected = engine.solve("ResNet-50", "A100", 64, "fp16")
     assert metric(again, "Bottleneck").startswith(expected.bottleneck)
-    assert again.get_by_label("Batch size (samples)").input_value() == "64"
+    # the field may be redrawn once more after the figures settle (a busy 2-core machine)
+    expect(again.get_by_label("Batch size (samples)")).to_have_value("64", timeout=30_000)
     second.close()
 
 

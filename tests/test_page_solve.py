@@ -201,16 +201,23 @@ def walk(node) -> list:
     return [e for key in sorted(children) for e in walk(children[key])]
 
 
-def test_llm_solve_shows_the_decode_models_figure_beside_the_tutorials_with_a_link():
-    at = solve_page({"model": "Llama-3.1-8B", "hardware": "A100", "batch": "64"})
-    tutorial = engine.solve("Llama-3.1-8B", "A100", 64)
-    decode = engine.decode("Llama-3.1-8B", "A100", 64, 4096)
-    note = next(i.value for i in at.info if "LLM decode model gives" in i.value)
-    assert f"{fmt(decode.tpot_s, 's')} per token" in note
-    assert f"{fmt(64 / decode.tpot_s, 'tokens/s')}" in note
-    assert "./decode?model=Llama-3.1-8B&hardware=A100&batch=64&context=4096" in note
+def test_llm_solve_shows_the_serving_models_figure_beside_the_tutorials_with_a_link():
+    query = {"model": "Llama-3.1-8B", "hardware": "A100", "batch": "64", "profile": "trtllm"}
+    at = solve_page(query | {"input_tokens": "2048", "output_tokens": "128", "efficiency": "0.6"})
+    # the page's whole-model figure: the trtllm profile's layer overhead, the edited η
+    tutorial = engine.solve("Llama-3.1-8B", "A100", 64, efficiency=0.6, layer_overhead_us=114.67)
+    r = engine.serve("Llama-3.1-8B", "A100", batch_size=64, input_tokens=2048, output_tokens=128,
+                     profile="trtllm", efficiency=0.6)  # fmt: skip
+    note = next(i.value for i in at.info if "serving model gives" in i.value)
+    assert f"{fmt(r['tpot_ms'] / 1e3, 's')} per output token (TPOT)" in note
+    assert f"{fmt(r['decode_tokens_per_s'], 'tokens/s')} while decoding" in note
+    assert f"TTFT of {fmt(r['ttft_ms'] / 1e3, 's')}" in note
+    assert "the tutorial's first-order whole-model view" in note
+    # the serving page at the same scenario: the request, the profile and the edit
+    to = "./decode?model=Llama-3.1-8B&hardware=A100&batch=64&precision=fp16&input_tokens=2048"
+    assert to + "&output_tokens=128&profile=trtllm&efficiency=0.6)" in note
     assert metrics(at)["Latency"] == fmt(tutorial.latency_s, "s")  # kept
-    assert decode.tpot_s < tutorial.latency_s  # the vision rule moves more bytes per sample
+    assert r["tpot_ms"] / 1e3 < tutorial.latency_s  # the vision rule moves more bytes per sample
 
 
 def test_efficiency_below_the_widgets_minimum_is_refused_in_the_link():
@@ -239,7 +246,10 @@ def test_llm_solve_keeps_the_tutorials_published_figure():
     assert r.latency_s == pytest.approx(9.0e-3, abs=0.05e-3)
     assert r.throughput_per_s == pytest.approx(111, abs=0.5)
     assert metrics(at)["Latency"] == fmt(r.latency_s, "s") == "9 ms"
-    assert any("LLM decode model gives" in i.value for i in at.info)  # and the decode figure
+    note = next(i.value for i in at.info if "serving model gives" in i.value)  # and its figure
+    r = engine.serve("Llama-3.1-8B", "A100", batch_size=1, input_tokens=1024, output_tokens=256)
+    assert r["tpot_ms"] == pytest.approx(7.77, abs=0.005)  # per operator, not the 9.0 ms
+    assert "7.77 ms per output token" in note
 
 
 # --- the profile picker, the layer table and the operator view -----------------------------

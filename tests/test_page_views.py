@@ -1,4 +1,4 @@
-"""The pages' pure builders and prose (ui/solve/explain, ui/charts/decode_rows, ui/compare/view,
+"""The pages' pure builders and prose (ui/solve/explain, ui/charts/serve_rows, ui/compare/view,
 ui/sweep/view, ui/widgets/editors, ui.core.text.plain), tested without a page run."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as hs
 
 import engine
-from ui.charts import decode_rows
+from ui.charts import serve_rows
 from ui.compare import view as compare_view
 from ui.core.text import WORD_JOINER, plain
 from ui.solve import explain
@@ -46,22 +46,28 @@ def test_not_fit_text_uses_the_catalogues_capacity_and_says_hypothetical():
     assert "141 GB" in text and "80 GiB" in text and "hypothetical" in text
 
 
-def test_the_decode_view_renames_decode_columns_onto_the_sweeps():
-    raw, shown = decode_rows.decode_frame(
-        CAT.models["Llama-3.1-8B"], [CAT.hardware["A100"]], [1, 64], 4096, "bf16", {}
-    )
-    for decode_column, sweep_column in decode_rows.AS_SWEEP.items():
+@pytest.mark.parametrize("view", ["decode", "request"])
+def test_the_serving_views_rename_serve_sweep_columns_onto_the_sweeps(view):
+    model, hw = CAT.models["Llama-3.1-8B"], CAT.hardware["A100"]
+    profile = engine.get_profile("trtllm")
+    opts = serve_rows.options(profile, {"efficiency": 0.6, "activation_fraction": 0.2}, CAT)
+    assert opts["efficiency"] == 0.6 and "activation_fraction" not in opts  # the tutorial's α
+    tokens = {"input_tokens": 2048, "output_tokens": 128}
+    raw, shown = serve_rows.serve_frame(model, [hw], [1, 64], tokens, "bf16", opts, view)
+    for serve_column, sweep_column in (serve_rows.VIEW_COLUMNS[view] | serve_rows.COMMON).items():
         pd.testing.assert_series_equal(
-            raw[decode_column], shown[sweep_column], check_names=False, check_dtype=False
+            raw[serve_column], shown[sweep_column], check_names=False, check_dtype=False
         )
     assert list(shown["sample"].unique()) == ["token"]  # throughput in tokens/s
-    r = engine.decode("Llama-3.1-8B", "A100", 64, 4096, precision="bf16")
-    assert shown["throughput_per_s"].iloc[1] == pytest.approx(64 / r.tpot_s)
-
-
-def test_decode_overrides_drop_what_the_decode_model_does_not_use():
-    given_ = {"efficiency": 0.6, "activation_fraction": 0.2, "flop_convention": "mac2"}
-    assert decode_rows.decode_overrides(given_) == {"efficiency": 0.6}
+    # the same numbers as engine.serve for the scenario, by name, with the profile and the edit
+    r = engine.serve("Llama-3.1-8B", "A100", batch_size=64, precision="bf16", profile="trtllm",
+                     efficiency=0.6, **tokens)  # fmt: skip
+    latency = {"decode": "tpot_ms", "request": "e2e_latency_ms"}[view]
+    assert shown["latency_ms"].iloc[1] == pytest.approx(r[latency], rel=1e-12)
+    throughput = {"decode": "decode_tokens_per_s", "request": "output_tokens_per_s"}[view]
+    assert shown["throughput_per_s"].iloc[1] == pytest.approx(r[throughput], rel=1e-12)
+    # display scaling only: 1e-12 × FLOP/s is TFLOP/s
+    assert shown["achieved_tflops"].iloc[1] == pytest.approx(r["decode_achieved_flop_per_s"] / 1e12)
 
 
 def test_compare_summary_puts_the_exact_crossover_beside_the_first_in_the_list():
@@ -76,9 +82,9 @@ def test_compare_summary_puts_the_exact_crossover_beside_the_first_in_the_list()
 
 def test_sweep_never_text_points_past_the_list_or_says_never():
     df = engine.sweep("ResNet-50", "A100", [1], ["fp16"])
-    assert "batch ≥ 2 would cross it" in sweep_view.never_text(df, 2, decode=False)
-    assert "never crosses it" in sweep_view.never_text(df, None, decode=False)
-    assert "KV cache" in sweep_view.never_text(df, None, decode=True)
+    assert "batch ≥ 2 would cross it" in sweep_view.never_text(df, 2, serving=False)
+    assert "never crosses it" in sweep_view.never_text(df, None, serving=False)
+    assert "KV cache" in sweep_view.never_text(df, None, serving=True)
 
 
 def test_custom_error_lines_are_inert_and_say_what_is_still_used():

@@ -12,10 +12,11 @@ import pytest
 import engine
 from tests.conftest import ROOT
 from ui.core.format import fmt
+from ui.core.link_params import legacy_tokens
 from ui.core.params import MAX_VALUE_CHARS, ParamError, parse_params
 from ui.decode import config as sc
 from ui.decode import view as sv
-from ui.decode.link import declare, legacy_tokens
+from ui.decode.link import declare
 
 CATALOG = engine.load_catalog()
 CONFIGS = sorted((ROOT / "tests" / "fixtures" / "configs").glob("*.json"))

@@ -33,6 +33,7 @@ SOLVE_COLUMNS: dict[str, tuple[str, float, str]] = {
         "effective_ridge_flop_per_byte",
     ),
     "peak_flop_per_s": ("peak_tflops", 1e-12, "peak_tflops"),
+    "effective_peak_flop_per_s": ("effective_peak_tflops", 1e-12, "effective_peak_tflops"),
     "memory_bandwidth_bytes_per_s": (
         "memory_bandwidth_bytes_per_s",
         1.0,
@@ -100,6 +101,7 @@ DECODE_SCENARIO_COLUMNS: dict[str, tuple[str, float | None, str]] = {
         1.0,
         "effective_ridge_flop_per_byte",
     ),
+    "effective_peak_flop_per_s": ("effective_peak_tflops", 1e-12, "effective_peak_tflops"),
 }
 # Per phase: SI term -> (key suffix, scale, CSV suffix); "{per}" is "step" (decode) or
 # "batch" (prefill: the whole prompt of every sequence).

@@ -165,6 +165,7 @@ def llm_terms(*, model: dict, batch, context, prompt, peak, bandwidth, capacity,
         "memory_bandwidth_bytes_per_s": bandwidth,
         "ridge_flop_per_byte": peak / bandwidth,
         "effective_ridge_flop_per_byte": peak * roof["efficiency"] / achievable,
+        "effective_peak_flop_per_s": peak * roof["efficiency"],
         "decode": _phase(decode_flops, memory + ACTIVATION_BYTES_PER_TOKEN * batch, roof),
         "prefill": _phase(prefill_flops, prefill_bytes, roof),
     }
@@ -224,6 +225,7 @@ class DecodeResult:
     memory_bandwidth_bytes_per_s: float  # as catalogued (time uses × bandwidth_efficiency)
     ridge_flop_per_byte: float
     effective_ridge_flop_per_byte: float
+    effective_peak_flop_per_s: float  # peak × η: the compute roof of both phases
     decode: PhaseCost
     prefill: PhaseCost
     assumptions: Assumptions  # dispatch_overhead_s is the figure used

@@ -58,6 +58,7 @@ def roofline_terms(*, flops, bytes_moved, peak, bandwidth, efficiency, overhead_
         "memory_bandwidth_bytes_per_s": bandwidth,
         "ridge_flop_per_byte": peak / bandwidth,
         "effective_ridge_flop_per_byte": peak * efficiency / bandwidth,
+        "effective_peak_flop_per_s": peak * efficiency,
         "attainable_flop_per_s": attainable,
         "achieved_flop_per_s": achieved,
         "overhead_gap_flop_per_s": attainable - achieved,
@@ -156,6 +157,7 @@ class SolveResult:
     memory_bandwidth_bytes_per_s: float
     ridge_flop_per_byte: float
     effective_ridge_flop_per_byte: float
+    effective_peak_flop_per_s: float  # peak × η: the compute roof the bottleneck is judged by
     attainable_flop_per_s: float
     achieved_flop_per_s: float
     overhead_gap_flop_per_s: float  # how far the achieved point sits below the roof

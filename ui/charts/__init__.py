@@ -6,6 +6,6 @@ tables and their words out (no streamlit). Imports only ui.core and the engine's
 - sweep: throughput, latency, intensity and speedup against batch; the roofline trajectories.
 - operators, operator_table: the serving model's operators on the roofline, by class, as tables.
 - tables: the sweep, comparison and decode tables under readable headers.
-- decode_rows: a decoder LLM's decode steps as sweep rows (Sweep's and Compare's LLM view).
+- serve_rows: a decoder LLM's serve_sweep rows as sweep rows (Sweep's and Compare's serving views).
 - cost: USD per million output tokens (the planner's ranking, Compare's deployments).
 """

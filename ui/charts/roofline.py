@@ -35,7 +35,7 @@ def roof_table(rows: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
             "hardware": first["hardware"].astype(str).to_numpy(),
             "name": [names.get(str(h), str(h)) for h in first["hardware"]],
             "peak_tflops": first["peak_tflops"].to_numpy(),
-            "effective_peak_tflops": (first["peak_tflops"] * first["efficiency"]).to_numpy(),
+            "effective_peak_tflops": first["effective_peak_tflops"].to_numpy(),
             "bandwidth_tb_per_s": (first["memory_bandwidth_bytes_per_s"] / 1e12).to_numpy(),
         }
     )

@@ -80,7 +80,9 @@ DISPLAY = {
     "mfu": ("MFU (of peak)", "%", 100.0),
     "energy_j": ("Energy per batch", "J", 1.0),
     "fits_in_memory": ("Fits in memory", None, 1.0),
-    "max_batch_at_context": ("Max batch that fits (sequences)", None, 1.0),
+    "max_batch_size": ("Max batch that fits (sequences)", None, 1.0),
+    "ttft_ms": ("TTFT", "s", 1e-3),
+    "memory_per_device_bytes": ("Memory per device", "B", 1.0),
 }
 
 

@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import engine
+from ui.charts import serve_rows
 from ui.charts.cost import usd_per_1m_output_tokens
 from ui.charts.theme import COLORS, legend_below, log_axis
 from ui.compare.deployments import (
@@ -32,9 +33,7 @@ from ui.core.downloads import download_csv
 from ui.core.format import fmt_all, pct
 from ui.core.params import MAX_VALUE_CHARS, Link
 from ui.core.text import plain
-from ui.widgets.tokens import token_inputs
 
-SERVING = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "memory_reserve")
 # column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
 DISPLAY = {
     "deployment_label": ("Deployment", None, 1.0),
@@ -68,9 +67,9 @@ def frame(
     hourly price of all its devices and the cost per million output tokens (NaN: no price).
 
     Args:
-        overrides: assumptions by user name over the profile's (only SERVING ones are used).
+        overrides: assumptions by user name over the profile's (serve_rows.options).
     """
-    used = {k: v for k, v in overrides.items() if k in SERVING}
+    opts = serve_rows.options(profile, dict(overrides), cat)
     parts = []
     for d in deps:
         hw = cat.hardware[d.hardware]
@@ -81,11 +80,8 @@ def frame(
             pp=d.pp,
             batch_sizes=list(batches),
             precisions=precision,
-            profile=profile.name,
-            assumptions=profile.assumptions,
-            catalog=cat,
             **tokens,
-            **used,
+            **opts,
         )
         rows.insert(0, "deployment_label", d.label(hw.name))
         rows.insert(0, "deployment", d.text())
@@ -227,14 +223,15 @@ def show(model, deps, refused, cat, *, csv_name: str, profile, changed, **run) -
     st.subheader("One accelerator each")
 
 
-def inputs(link: Link, cat: engine.Catalog, model) -> tuple[list, list[str], dict]:
-    """The deployments field and the request shape (sidebar, decoder LLMs with shapes).
+def inputs(link: Link, cat: engine.Catalog, model) -> tuple[list, list[str]]:
+    """The deployments field (sidebar, decoder LLMs with shapes; the request shape is the LLM
+    view's, ui.widgets.llm_view).
 
     Text that does not parse shows an error under the field and the last valid list is used;
     a deployment the model cannot use (tp not dividing its heads, ...) is left out, with why.
 
     Returns:
-        (the deployments to run, the refusals as plain text, the input and output tokens).
+        (the deployments to run, the refusals as plain text).
     """
     param = link["deployments"]
     valid_key = link.key("deployments.valid")
@@ -259,4 +256,4 @@ def inputs(link: Link, cat: engine.Catalog, model) -> tuple[list, list[str], dic
             kept.append(d)
         except ValueError as exc:
             refused.append(str(exc))
-    return kept, refused, token_inputs(link)
+    return kept, refused

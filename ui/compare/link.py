@@ -1,9 +1,10 @@
 """The hardware-comparison page's share link: each parameter declared once (ui.core.params.Link).
 
 model, hardware (2–8, comma list), baseline, batches, the precision and whole-model
-assumptions, custom_hw, custom_model, the LLM view (view, context, memory_reserve), profile
-(and a custom profile's other values), deployments (`8xH100/tp8,4xMI300X/tp4`), input_tokens
-and output_tokens (the deployments' request; decoder LLMs with shapes only).
+assumptions, custom_hw, custom_model, the LLM view (view, memory_reserve), profile (and a
+custom profile's other values), deployments (`8xH100/tp8,4xMI300X/tp4`), input_tokens and
+output_tokens (the request of the serving views and the deployments; decoder LLMs with shapes
+only; an older link's context is read as the request shape).
 """
 
 from __future__ import annotations
@@ -42,5 +43,6 @@ def declare(cat: engine.Catalog, custom: engine.Profile | None = None) -> Link:
                 widget="text",
             ),
             *lp.tokens(),
+            *lp.legacy(("context",)),
         ],
     )

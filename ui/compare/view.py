@@ -1,11 +1,14 @@
-"""The comparison page's per-accelerator summary (with the exact crossover beside the first in
-the user's list) and its captions. Pure pandas over engine results."""
+"""The comparison page's rows (the serving model's for a decoder LLM's serving views, else the
+tutorial's sweep), its per-accelerator summary (with the exact crossover beside the first in the
+user's list) and its captions. Pure pandas over engine results."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ui.charts import tables
+import engine
+from ui.charts import serve_rows, tables
+from ui.charts import sweep as fs
 from ui.core.format import sig
 
 LISTED = "Crossover batch (first in your list)"
@@ -14,11 +17,8 @@ TUTORIAL_COLUMNS = ["hardware", "batch_size", "regime", "bottleneck", "latency_m
 TUTORIAL_COLUMNS += ["throughput_per_s"]
 TUTORIAL_COLUMNS += ["speedup_vs_baseline_ratio", "arithmetic_intensity_flop_per_byte"]
 TUTORIAL_COLUMNS += ["achieved_tflops", "attainable_tflops", "mfu", "t_overhead_ms", "energy_j"]
-DECODE_COLUMNS = ["hardware", "batch_size", "regime", "bottleneck", "latency_ms"]
-DECODE_COLUMNS += ["throughput_per_s"]
-DECODE_COLUMNS += ["speedup_vs_baseline_ratio", "arithmetic_intensity_flop_per_byte"]
-DECODE_COLUMNS += ["achieved_tflops", "attainable_tflops", "mfu", "t_overhead_ms"]
-DECODE_COLUMNS += ["fits_in_memory"]
+SERVING_COLUMNS = ["hardware", *serve_rows.COLUMNS]  # the serving views (ui/charts/serve_rows)
+SERVING_COLUMNS.insert(SERVING_COLUMNS.index("throughput_per_s") + 1, "speedup_vs_baseline_ratio")
 
 
 def summary(
@@ -34,11 +34,42 @@ def summary(
     return out
 
 
-def ridge_caption(efficiency: float, precision: str, note: str, decode: bool) -> str:
-    what = "decode step" if decode else "batch"
+def ridge_caption(efficiency: float, precision: str, note: str, serving: bool) -> str:
+    what = "decode step" if serving else "batch"
     return (
         f"Ridge = peak ÷ bandwidth (theoretical) and peak × η ÷ bandwidth (effective, η = "
         f"{sig(efficiency)}). {LISTED}: the first {what} in your list that is compute-bound"
-        + ("" if decode else f"; {EXACT}: the smallest compute-bound batch (engine)")
+        + ("" if serving else f"; {EXACT}: the smallest compute-bound batch (engine)")
         + f". Peaks for {precision}. {note}."
     )
+
+
+def rows(model, chosen: dict, baseline: str, batches: list[int], precision: str, *,
+         view: str | None, tokens: dict, overrides: dict, opts: dict):  # fmt: skip
+    """(the CSV's rows, the rows under sweep names with the speedup, the exact crossover per
+    accelerator (None in the serving views), the first compute-bound batch per accelerator).
+
+    Args:
+        chosen: hardware id -> spec; view: the LLM view (None: not an LLM);
+        overrides: the tutorial view's assumptions; opts: serve_rows.options for the serving views.
+    """
+    hws = list(chosen.values())
+    if view in serve_rows.VIEW_COLUMNS:
+        raw, df = serve_rows.serve_frame(model, hws, batches, tokens, precision, opts, view)
+        exact = None
+    else:
+        raw = df = engine.sweep(model, hws, batches, [precision], **overrides)
+        exact = {
+            h: engine.compute_bound_batch(model, hw, precision=precision, **overrides)
+            for h, hw in chosen.items()
+        }
+    df = fs.with_speedup(df, baseline)
+    ratio = df["speedup_vs_baseline_ratio"].to_numpy()
+    raw = raw.assign(baseline_hardware=baseline, speedup_vs_baseline_ratio=ratio)
+    return raw, df, exact, engine.crossover_batch(df)
+
+
+def warnings(df: pd.DataFrame, names: dict[str, str]) -> list[str]:
+    """The engine's warnings, each headed by the accelerator it is about."""
+    pairs = df[["hardware", "warnings"]].astype(str).drop_duplicates()
+    return [f"{names.get(h, h)}: {w}" for h, w in pairs.itertuples(index=False) if w]

@@ -4,6 +4,8 @@ for numbers, the one range its widget allows too (pages assemble them in ui/<pag
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import engine
 from ui.core import assumptions, custom
 from ui.core.params import (
@@ -11,6 +13,7 @@ from ui.core.params import (
     choice,
     listing,
     number,
+    parse_params,
     whole_ranges,
     write_list,
     write_number,
@@ -18,13 +21,14 @@ from ui.core.params import (
 )
 
 MAX_BATCH_LIST = 4096  # batch sizes in one list
-DEFAULT_CONTEXT = 4096  # tokens; the LLM view's context (the decode page's default)
+LEGACY = ("context", "prompt")  # older links' token counts (legacy_tokens)
 TOKENS = {"input_tokens": 1024, "output_tokens": 256}  # a request's default shape
 # Values a page remembers for the others (ui.core.state.publish(shared=...)).
 SHARED_NAMES = ("model", "precision", *assumptions.WHOLE_MODEL, "flop_convention")
-SHARED_NAMES += ("custom_hw", "custom_model", "view", "context", "memory_reserve")
+SHARED_NAMES += ("custom_hw", "custom_model", "view", "memory_reserve")
 VIEWS = {
-    "decode": "LLM decode model (weights once per step + KV cache)",
+    "decode": "Serving model, a decode step (TPOT; weights once per step + KV cache)",
+    "request": "Serving model, whole requests (end-to-end latency, output tokens/s)",
     "tutorial": "Tutorial whole-model view (each extra sample moves α × weights)",
 }
 
@@ -93,10 +97,31 @@ def tokens(top: int = engine.MAX_TOKENS, output_min: int = 1) -> list[Param]:
 
 
 def llm_view() -> list[Param]:
-    """The LLM view of Sweep and Compare: `view` (decode | tutorial), `context` (tokens) and
-    `memory_reserve` (the decode model's; ui.widgets.llm_view)."""
-    return [
-        Param("view", choice(tuple(VIEWS)), default="decode"),
-        Param("context", number(1, engine.MAX_CONTEXT, whole=True), write_number, DEFAULT_CONTEXT),
-        assumptions.param("memory_reserve", assumptions.MEMORY_RESERVE),
-    ]
+    """The LLM view of Sweep and Compare (ui.widgets.llm_view): `view` (decode | request |
+    tutorial) and `memory_reserve` (the serving model's); the pages declare the request shape
+    (`tokens`) and an older link's `context` (`legacy`) beside it."""
+    reserve = assumptions.param("memory_reserve", assumptions.MEMORY_RESERVE)
+    return [Param("view", choice(tuple(VIEWS)), default="decode"), reserve]
+
+
+def legacy(names: tuple[str, ...] = LEGACY) -> list[Param]:
+    """An older link's token counts (`context`, `prompt`): read, mapped onto the request shape
+    by `legacy_tokens`, never written (link-only)."""
+    return [Param(n, number(1, engine.MAX_TOKENS, whole=True), widget="link") for n in names]
+
+
+def legacy_tokens(raw: Mapping) -> dict[str, int]:
+    """Input and output tokens from an older link's `prompt=` and `context=` (the decode view's
+    context, before the serving model drew every LLM page): `prompt` is the input tokens;
+    `context` is the length the request grows to, so with `prompt` it sets output_tokens =
+    context − prompt, and alone it is the input tokens. Links with input_tokens keep theirs."""
+    names = ("input_tokens", "output_tokens", *LEGACY)
+    given = {k: v for k, v in raw.items() if k in names}
+    values, _ = parse_params(given, [*tokens(), *legacy()])
+    out = {}
+    if "input_tokens" not in values and ("prompt" in values or "context" in values):
+        out["input_tokens"] = values.get("prompt", values.get("context"))
+    both = "output_tokens" not in values and {"prompt", "context"} <= values.keys()
+    if both and values["context"] > values["prompt"]:
+        out["output_tokens"] = values["context"] - values["prompt"]
+    return out

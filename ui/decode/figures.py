@@ -73,9 +73,8 @@ def phase_points(r: Mapping) -> pd.DataFrame:
 
 def decode_roofline(r: Mapping, hw_name: str, title: str) -> go.Figure:
     """The roofline of `r`'s accelerator with prefill and decode as two labelled points."""
-    keys = ("hardware", "peak_tflops", "ridge_flop_per_byte", "memory_bandwidth_bytes_per_s")
+    keys = ("hardware", "peak_tflops", "effective_peak_tflops", "memory_bandwidth_bytes_per_s")
     row = {k: r[k] for k in keys}
-    row["efficiency"] = r["assumptions"]["efficiency"]
     roofs = roof_table(pd.DataFrame([row]), {str(r["hardware"]): hw_name})
     points = phase_points(r)
     fig = roofline_figure(points, roofs, "mac2", title)

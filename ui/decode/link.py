@@ -4,15 +4,12 @@ model (or `config.json` with `model_config=`), hardware, tp, pp, batch, input_to
 output_tokens, kv_precision, profile, contexts and batches (the curves), tutorial (on/off),
 optional overrides of the profile's assumptions (efficiency, memory_reserve,
 layer_overhead_us, dispatch_overhead_ms; blank: the profile's figure), precision, custom_hw,
-custom_model. The decode page's older links keep working: `prompt=` is the input tokens;
-`context=` is the context the request grows to, so with `prompt=` it sets output_tokens =
-context − prompt, and alone it is the input tokens (`legacy_tokens`). The written link uses
-the new names. Model: docs/model.md, "Serving model".
+custom_model. The decode page's older links keep working: `prompt=` and `context=` map onto
+the request shape (ui.core.link_params.legacy_tokens); the written link uses the new names.
+Model: docs/model.md, "Serving model".
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 import engine
 from ui.core import assumptions
@@ -24,7 +21,6 @@ from ui.core.params import (
     choice,
     listing,
     number,
-    parse_params,
     write_list,
     write_number,
 )
@@ -35,7 +31,6 @@ KV_CHOICES = ("same", "fp16", "bf16", "fp8", "int8", "int4")  # same: the weight
 DEFAULT_CONTEXTS, DEFAULT_BATCHES = [1024, 4096, 16384, 65536], [2**k for k in range(9)]
 TOKENS = number(1, engine.MAX_TOKENS, whole=True)
 DEGREE = number(1, engine.MAX_DEGREE, whole=True)
-LEGACY = ("context", "prompt")  # read, mapped onto input/output tokens, never written
 OVERRIDES = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "memory_reserve")
 
 
@@ -83,20 +78,6 @@ def declare(cat: engine.Catalog) -> Link:
             assumptions.param("layer_overhead_us"),
             assumptions.param("dispatch_overhead_ms"),
             *lp.custom_specs(),
-            *(Param(n, TOKENS, write_number, widget="link") for n in LEGACY),
+            *lp.legacy(),
         ],
     )
-
-
-def legacy_tokens(raw: Mapping) -> dict[str, int]:
-    """Input/output tokens from an older link's `prompt=` and `context=` (module docstring)."""
-    names = ("input_tokens", "output_tokens", *LEGACY)
-    given = {k: v for k, v in raw.items() if k in names}
-    values, _ = parse_params(given, [Param(n, TOKENS) for n in names])
-    out = {}
-    if "input_tokens" not in values and ("prompt" in values or "context" in values):
-        out["input_tokens"] = values.get("prompt", values.get("context"))
-    both = "output_tokens" not in values and {"prompt", "context"} <= values.keys()
-    if both and values["context"] > values["prompt"]:
-        out["output_tokens"] = values["context"] - values["prompt"]
-    return out

@@ -1,4 +1,5 @@
-"""The single-solve page's headline and its pointer to the LLM decode model (streamlit)."""
+"""The single-solve page's headline and, for decoder LLMs, the serving model's figure beside
+the tutorial's whole-model one, with a link to the serving page (streamlit)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,8 @@ from urllib.parse import urlencode
 import streamlit as st
 
 import engine
-from ui.charts.decode_rows import decode_overrides
+from ui.charts import serve_rows
 from ui.core.format import fmt
-from ui.core.link_params import DEFAULT_CONTEXT
 from ui.core.params import write_number
 from ui.core.text import plain
 from ui.solve import explain
@@ -34,29 +34,44 @@ def show_headline(r, model, hw, crossover: int | None) -> None:
 
 
 def decode_link(query: dict[str, str]) -> str:
-    """A relative link to the decode page with this scenario (ids, numbers: no user text)."""
+    """A relative link to the serving page with this scenario (ids, numbers: no user text)."""
     return f"./{DECODE_PAGE}?{urlencode(query)}"
 
 
-def show_decode_note(model, hw, batch: int, precision: str, overrides: dict, query: dict) -> None:
-    """For a decoder LLM: what the decode model (weights + KV cache per step) gives, beside the
-    tutorial whole-model figure, with a link to the decode page at the same scenario (`query`:
-    the solve page's link)."""
-    if not model.is_decoder_llm:
+def serving_link(query: dict, tokens: dict, profile, changed: dict) -> dict[str, str]:
+    """The serving page's link for the solve page's scenario: the model, accelerator, batch,
+    request shape and precision, a built-in profile by name and the edits of its assumptions
+    (a custom profile's values are written one by one)."""
+    to = {k: query.get(k) for k in ("model", "hardware", "batch", "precision", "custom_hw")}
+    to |= {k: str(v) for k, v in tokens.items()}
+    values = dict(profile.values()) if profile.origin != "built-in" else {}
+    if profile.origin == "built-in":
+        to["profile"] = profile.name
+    values |= {name: now for name, (_, now) in changed.items()}
+    used = {k: v for k, v in values.items() if k in serve_rows.SERVING and v is not None}
+    to |= {k: write_number(v) for k, v in used.items()}
+    return {k: v for k, v in to.items() if v}
+
+
+def show_serving_note(sc, opts: dict, changed: dict, query: dict) -> None:
+    """For a decoder LLM with shapes: the serving model's figure for the same request beside the
+    whole-model one above, which is labelled the tutorial's first-order view; a link opens the
+    serving page at the same scenario (`query`: the solve page's link)."""
+    if getattr(sc.model, "arch", None) is None:
         return
-    opts = decode_overrides(overrides)
-    r = engine.decode(model, hw, batch, DEFAULT_CONTEXT, precision=precision, **opts)
-    to = {"model": query["model"], "hardware": query["hardware"], "batch": str(batch)}
-    to |= {"context": str(DEFAULT_CONTEXT), "precision": precision}
-    to |= {k: write_number(v) for k, v in opts.items() if v is not None}
-    to |= {k: query[k] for k in ("custom_hw",) if query.get(k)}
-    fit = "" if r.fits_in_memory else " (hypothetical: it does not fit)"
+    r = engine.serve(sc.model, sc.hw, batch_size=sc.batch, precision=sc.precision,
+                     **sc.tokens, **opts).values  # fmt: skip
+    to = serving_link(query, sc.tokens, sc.profile, changed)
+    fit = "" if r["fits_in_memory"] else " (hypothetical: weights + KV cache do not fit)"
+    shape = f"{sc.tokens['input_tokens']:,} input and {sc.tokens['output_tokens']:,} output tokens"
     st.info(
-        f"**The LLM decode model gives {fmt(r.tpot_s, 's')} per token and "
-        f"{fmt(batch / r.tpot_s, 'tokens/s')}** at batch {batch:,} and a context of "
-        f"{DEFAULT_CONTEXT:,} tokens{fit}: each step moves the weights and the KV cache once "
-        "for the whole batch. The figures above are the tutorial's whole-model view (each "
-        f"extra sample moves more weight traffic). [Open the LLM decode page]"
-        f"({decode_link(to)}) for TPOT, TTFT and the KV cache.",
+        f"**The serving model gives {fmt(r['tpot_ms'] / 1e3, 's')} per output token (TPOT), "
+        f"{fmt(r['decode_tokens_per_s'], 'tokens/s')} while decoding and a TTFT of "
+        f"{fmt(r['ttft_ms'] / 1e3, 's')}** at batch {sc.batch:,}, requests of {shape}, profile "
+        f"{plain(sc.label)}{fit}: each decode step moves the weights once for the whole batch "
+        "plus every sequence's KV cache, per operator. **The figures above are the tutorial's "
+        "first-order whole-model view** (one forward pass of the catalogue's FLOPs; each extra "
+        f"sample moves α × the weights again), kept as the tutorial publishes them. "
+        f"[Open the serving page]({decode_link(to)}) for TTFT, TPOT, memory and the operators.",
         icon="💬",
     )

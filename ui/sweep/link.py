@@ -1,8 +1,9 @@
 """The batch-sweep page's share link: each parameter declared once (ui.core.params.Link).
 
 model, hardware, batches (`1..2000`, `8..512:8`), budget_ms (optional latency budget), the
-precision and whole-model assumptions, custom_hw, custom_model, the LLM view (view, context,
-memory_reserve), profile (and a custom profile's other values).
+precision and whole-model assumptions, custom_hw, custom_model, the LLM view (view,
+input_tokens, output_tokens, memory_reserve; an older link's context is read as the request
+shape), profile (and a custom profile's other values).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ def declare(cat: engine.Catalog, custom: engine.Profile | None = None) -> Link:
             *lp.whole_model(),
             *lp.custom_specs(),
             *lp.llm_view(),
+            *lp.tokens(),
+            *lp.legacy(("context",)),
             *profiles.params(custom, skip=profiles.LLM_VIEW),
         ],
     )

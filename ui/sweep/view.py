@@ -22,11 +22,11 @@ def ms(milliseconds: float) -> str:
     return fmt(milliseconds / 1e3, "s")
 
 
-def crossover_card(col, first: int | None, exact: int | None, decode: bool) -> None:
+def crossover_card(col, first: int | None, exact: int | None, serving: bool) -> None:
     """The crossover: the engine's exact smallest compute-bound batch (tutorial view), and the
-    first compute-bound batch in the user's list (which is all the decode view shows)."""
+    first compute-bound batch in the user's list (which is all the serving views show)."""
     listed = tables.crossover_text(first)
-    if decode:
+    if serving:
         col.metric(
             "Crossover batch (first in your list)",
             listed,
@@ -41,7 +41,7 @@ def crossover_card(col, first: int | None, exact: int | None, decode: bool) -> N
     col.caption(f"first in your list: {listed}")
 
 
-def never_text(df: pd.DataFrame, exact: int | None, decode: bool) -> str:
+def never_text(df: pd.DataFrame, exact: int | None, serving: bool) -> str:
     """Why no batch of the list is compute-bound, and what batch would be."""
     last = int(df["batch_size"].max())
     ridge = float(df["effective_ridge_flop_per_byte"].iloc[0])
@@ -49,7 +49,7 @@ def never_text(df: pd.DataFrame, exact: int | None, decode: bool) -> str:
         f"**Never compute-bound within this sweep.** Every batch up to {last:,} stays below "
         f"the effective ridge of {fmt(ridge, 'FLOP/byte')}; "
     )
-    if decode:
+    if serving:
         return text + "each sequence's KV cache adds bytes as fast as it adds work."
     if exact is None:
         return text + (
@@ -59,11 +59,11 @@ def never_text(df: pd.DataFrame, exact: int | None, decode: bool) -> str:
     return text + f"batch ≥ {exact:,} would cross it (extend the list)."
 
 
-def show_cards(df: pd.DataFrame, first: int | None, exact: int | None, decode: bool) -> None:
+def show_cards(df: pd.DataFrame, first: int | None, exact: int | None, serving: bool) -> None:
     """Crossover, best throughput, latency range, ridges; then the never-crossed note."""
     unit, note = tables.sample_unit(df), "FLOP/byte"
     c = st.columns(4)
-    crossover_card(c[0], first, exact, decode)
+    crossover_card(c[0], first, exact, serving)
     best = df.loc[df["throughput_per_s"].idxmax()]
     c[1].metric(f"Best throughput ({unit})", fmt(best["throughput_per_s"]))
     c[1].caption(f"at batch {best['batch_size']:,} ({ms(best['latency_ms'])})")
@@ -74,7 +74,7 @@ def show_cards(df: pd.DataFrame, first: int | None, exact: int | None, decode: b
     c[3].metric(f"Effective ridge ({note})", fmt(eff))
     c[3].caption(f"theoretical {fmt(ridge, note)} (the engine's ridge)")
     if first is None:
-        st.info(never_text(df, exact, decode))
+        st.info(never_text(df, exact, serving))
 
 
 def show_budget(df: pd.DataFrame, budget: float | None) -> None:

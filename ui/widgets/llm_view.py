@@ -1,8 +1,10 @@
 """The LLM view of the batch-sweep and comparison pages: its inputs, link values and notes.
 
-For a decoder LLM these pages use the decode model by default (ui/charts/decode_rows.py) and
-offer the tutorial's whole-model view as a labelled choice; the context and the memory reserve
-apply to the decode view only. Link parameters: ui.core.link_params.llm_view.
+For a decoder LLM with shapes these pages draw the serving model's rows by default
+(ui/charts/serve_rows.py: a decode step, or whole requests) and offer the tutorial's whole-model
+view as a labelled choice. One request shape (input and output tokens) and the memory reserve
+apply to the serving views (on /compare the deployments use the same request shape). Link
+parameters: ui.core.link_params.llm_view and tokens.
 """
 
 from __future__ import annotations
@@ -11,10 +13,18 @@ import pandas as pd
 import streamlit as st
 
 import engine
+from ui.charts import serve_rows
+from ui.core import frame
 from ui.core.link_params import VIEWS
 from ui.core.params import Link
 from ui.core.text import plain
 from ui.widgets.pickers import number_input
+from ui.widgets.tokens import token_inputs
+
+
+def serving(model) -> bool:
+    """Whether the serving model can run the model (a decoder LLM with an architecture)."""
+    return getattr(model, "arch", None) is not None
 
 
 def reserve_input(link: Link, *, disabled: bool = False, where=None) -> float:
@@ -28,50 +38,42 @@ def reserve_input(link: Link, *, disabled: bool = False, where=None) -> float:
         format="%.2f",
         disabled=disabled,
         help=f"Default {engine.DEFAULTS.memory_reserve:g}: the share of capacity the runtime "
-        "keeps (vLLM's gpu_memory_utilization 0.9 leaves 0.1). Applies to the decode model's "
-        "fit, max batch and max context.",
+        "keeps (vLLM's gpu_memory_utilization 0.9 leaves 0.1). Applies to the serving model's "
+        "fit and max batch.",
     )
 
 
-def view_inputs(link: Link, model) -> tuple[str | None, int | None, dict]:
-    """For a decoder LLM: the view, the context and the decode-only assumptions (the reserve);
-    (None, None, {}) for other models."""
-    if not model.is_decoder_llm:
-        return None, None, {}
+def view_inputs(link: Link, model) -> tuple[str | None, dict, dict]:
+    """For a decoder LLM with shapes: the view, the request shape and the serving-only
+    assumptions (the reserve); (None, {}, {}) for other models."""
+    if not serving(model):
+        return None, {}, {}
     view = st.radio(
         "LLM view",
         list(VIEWS),
         key=link.key("view"),
         format_func=VIEWS.get,
-        help="The decode model gives the LLM decode page's numbers; the tutorial view "
-        "reproduces the tutorial's whole-model figure.",
+        help="The serving views give the numbers of /decode, /plan and the CLI's serve; the "
+        "tutorial view reproduces the tutorial's whole-model figure.",
     )
-    decode = view == "decode"
-    context = number_input(
-        link,
-        "context",
-        "Context (tokens per sequence)",
-        step=1024,
-        disabled=not decode,
-        help="Tokens in each sequence's KV cache at the decode step (decode view).",
-    )
-    reserve = reserve_input(link, disabled=not decode)
-    return view, int(context), {"memory_reserve": reserve}
+    tokens = token_inputs(link, "The request shape of the serving views (and of deployments).")
+    reserve = reserve_input(link, disabled=view == "tutorial")
+    return view, tokens, {"memory_reserve": reserve}
 
 
-def link_values(view: str | None, context: int | None, extra: dict) -> dict:
+def link_values(view: str | None, extra: dict) -> dict:
     """The share-link values of the LLM view (None for other models: not in the link)."""
-    return {"view": view, "context": context, "memory_reserve": extra.get("memory_reserve")}
+    return {"view": view, "memory_reserve": extra.get("memory_reserve")}
 
 
-def show_fit(df: pd.DataFrame, names: dict[str, str]) -> None:
+def show_fit(df: pd.DataFrame, names: dict[str, str], serving_view: bool) -> None:
     """Rows that do not fit in memory, said first: their figures are hypothetical."""
     fits = df["fits_in_memory"].astype(bool)
     if fits.all():
         return
     out = sorted({names.get(str(h), str(h)) for h in df.loc[~fits, "hardware"]})
     where = ", ".join(plain(n) for n in out)
-    what = "weights + KV cache" if "context" in df else "the weights"
+    what = "weights + KV cache" if serving_view else "the weights"
     if not fits.any():
         head = f"**Does not fit** on {where}: {what} exceed the memory in every row."
     else:
@@ -80,21 +82,22 @@ def show_fit(df: pd.DataFrame, names: dict[str, str]) -> None:
     st.error(head + " Those figures are **hypothetical** (as if it fitted).", icon="🚫")
 
 
-def caption(context: int, fits: pd.Series) -> str:
-    """What the decode view shows, and whether some rows do not fit."""
-    text = (
-        f"LLM decode model at a context of {context:,} tokens per sequence: one batch is one "
-        "decode step (latency = time per output token, throughput = tokens/s over the batch). "
-        "The activation traffic α and the FLOP convention do not apply here."
-    )
-    if not bool(fits.all()):
-        text += " Rows marked fits = False do not fit in memory: their figures are hypothetical."
-    return text
-
-
-def show_caption(view: str | None, context: int | None, fits: pd.Series) -> None:
+def show_caption(view: str | None, tokens: dict, profile: str) -> None:
     """Under the title: which LLM view the figures are (nothing for other models)."""
-    if view == "decode":
-        st.caption(caption(context, fits))
+    if view in serve_rows.VIEW_COLUMNS:
+        st.caption(serve_rows.caption(view, tokens, profile))
     elif view == "tutorial":
-        st.caption("Tutorial whole-model view: not the decode page's tokens/s (see LLM view).")
+        st.caption(
+            "Tutorial whole-model view: each extra sample moves α × the weights again (a vision "
+            "rule), not the serving model's tokens/s (see LLM view)."
+        )
+
+
+def stop_without_decode_step(view: str | None, tokens: dict, page: str, query: dict) -> None:
+    """In the decode view, a request of one output token has no decode step: say so, keep the
+    share link, and draw nothing more (the charts would be empty)."""
+    reason = serve_rows.no_decode_step(view, tokens)
+    if reason is not None:
+        st.warning(reason, icon="⚠️")
+        frame.share_link(page, query)
+        st.stop()
