@@ -55,6 +55,8 @@ st.title(f"Training {plain(name)} on {search.gpus:,} × {plain(hw.name)}")
 if fallback:
     st.warning("No valid config.json yet: showing Llama-3.1-70B.", icon="📄")
 scenario.show_notes(s)
+if s.custom_model:
+    st.info("The custom-model editor's models have no shapes: paste a config.json instead.")
 refused = tr.refusal(dims, ranking["curve"])
 df = r = best = ops = None
 if refused:
