@@ -90,9 +90,10 @@ else:
     if error:
         st.error(f"The simulator refused this workload: {plain(error)}", icon="🚫")
 if r is not None:
-    if not r["fits_in_memory"]:
-        st.error(f"Does not fit: {plain('; '.join(r.warnings))}", icon="🚫")
-    frame.show_engine_warnings(r.warnings)
+    fit = [x for x in r.warnings if x.startswith("does not fit")]
+    if fit:
+        st.error(f"{plain(fit[0]).capitalize()}.", icon="🚫")
+    frame.show_engine_warnings(x for x in r.warnings if x not in fit)
 show.cards(lv.headline(m, r, band))
 if m is not None and m.max_rate_per_s <= 0:
     st.warning("Even a trickle of requests misses the SLOs: relax them, or serve faster.")
@@ -100,7 +101,7 @@ if m is not None and m.max_rate_per_s <= 0:
 chosen_rate = w.rate if w.mode == "open" else (r["requests_per_s"] if r is not None else None)
 knee = m.max_rate_per_s if m is not None else None
 marks = {"knee": knee, "saturation": top, "chosen": chosen_rate}
-show.charts(grid, pts, r, slo, marks, band, d, f"{w.mode} loop, {w.requests:,} requests")
+show.charts(grid, pts, r, slo, marks, band, d, lv.run_title(w))
 show.tables(grid, pts, r, m, band, (model_id, hw_id, d))
 frame.share_link(PAGE, query)
 st.caption(

@@ -113,9 +113,17 @@ def test_a_link_reproduces_a_closed_loop_with_an_edited_scheduler():
     assert cards(at)["TTFT p90"] == fmt(r["ttft_ms_p90"] * 1e-3, "s")
     assert r["mean_running_requests"] == pytest.approx(16, rel=0.05)  # N clients, N in system
     hw = lr.priced(engine.default_catalog().hardware["H100"], 3.5)
-    m = engine.max_rate("Llama-3.1-8B", hw, input_tokens=512, output_tokens=128,
-                        slo_ttft_ms_p90=500.0, max_num_seqs=64, chunked_prefill=False,
-                        target_rate=20.0)  # fmt: skip
+    m = engine.max_rate(
+        "Llama-3.1-8B",
+        hw,
+        input_tokens=512,
+        output_tokens=128,
+        slo_ttft_ms_p90=500.0,
+        max_num_seqs=64,
+        chunked_prefill=False,
+        target_rate=20.0,
+        requests=400,
+    )  # fmt: skip  (the page's requests)
     cost = m.as_dict()["cost_per_million_output_tokens_usd"]
     assert cards(at)["Cost per 1M output tokens (USD)"] == fmt(cost)  # at the page's price
 
@@ -132,7 +140,10 @@ def test_the_budget_refuses_a_run_too_long_and_says_how_to_narrow_it():
     at = open_page(SMALL | {"requests": "100000", "input_tokens": "4000"})
     refusal = text(at.error)
     assert "more than this page's budget of 300,000" in refusal
-    assert "Lower the requests (now 100,000)" in refusal
+    assert (
+        "Lower the requests (now 100,000;" in refusal
+        and "or the input tokens (now 4,000)" in refusal
+    )
     figs = charts(at)
     assert "load_timeline" not in figs and {"load_ttft", "load_throughput"} <= set(figs)
     assert "TTFT p90" not in cards(at)  # nothing simulated

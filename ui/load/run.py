@@ -29,7 +29,8 @@ import engine
 
 BUDGET_EVENTS = 300_000  # simulated events per rerun: ~3 s at the simulator's ~10 µs each
 CHECK_FRACTIONS = (0.25, 0.5, 0.7, 0.85, 1.0, 1.15)  # of the saturation rate
-CHECK_REQUESTS = 1000  # requests per check run (at most the page's requests)
+CHECK_REQUESTS = 1000  # requests per check run and search run (the engine's search default)
+MIN_REQUESTS = 100  # and at least these
 CURVE_POINTS = 48
 CURVE_TOP = 1.1  # the curve runs to 1.1 × the saturation rate
 
@@ -136,9 +137,14 @@ def check_rates(top: float) -> list[float]:
     return [top * f for f in CHECK_FRACTIONS] if np.isfinite(top) else []
 
 
+def sim_requests(w: Workload) -> int:
+    """Requests per check run and per run of the max-rate search: the page's, at most
+    CHECK_REQUESTS (the engine's search default), at least MIN_REQUESTS."""
+    return max(min(w.requests, CHECK_REQUESTS), MIN_REQUESTS)
+
+
 def _check_workload(w: Workload, rate: float) -> Workload:
-    n = min(w.requests, CHECK_REQUESTS)
-    return dataclasses.replace(w, mode="open", rate=rate, requests=max(n, 10))
+    return dataclasses.replace(w, mode="open", rate=rate, requests=sim_requests(w))
 
 
 def events(d: Deploy, w: Workload, top: float) -> dict[str, int]:
@@ -148,9 +154,9 @@ def events(d: Deploy, w: Workload, top: float) -> dict[str, int]:
     out = {"run": engine.load_events(w.requests, w.input_tokens, budget)}
     rates = check_rates(top)
     if rates:
-        n = _check_workload(w, 1.0).requests
+        n = sim_requests(w)
         out["checks"] = len(rates) * engine.load_events(n, w.input_tokens, budget)
-        out["search"] = engine.max_rate_events(w.input_tokens, budget)
+        out["search"] = engine.max_rate_events(w.input_tokens, budget, requests=n)
     return out
 
 
@@ -163,8 +169,10 @@ def refusal(counts: dict[str, int], w: Workload) -> str | None:
     return (
         f"The simulations would take about {total:,} events ({parts}), more than this page's "
         f"budget of {BUDGET_EVENTS:,} (a few seconds). Lower the requests (now "
-        f"{w.requests:,}) or the input tokens (now {w.input_tokens:,}), or raise "
-        "max_batched_tokens; the fast-path curves below need no simulation."
+        f"{w.requests:,}; the rate checks and each run of the max-rate search take "
+        f"{sim_requests(w):,} of them, {MIN_REQUESTS:,} to {CHECK_REQUESTS:,}) or the input "
+        f"tokens (now {w.input_tokens:,}), or raise max_batched_tokens; the fast-path curves "
+        "below need no simulation."
     )
 
 
@@ -207,6 +215,7 @@ def search(d: Deploy, w: Workload, slo: tuple, target: float | None):
         burstiness=w.burstiness,
         length_spread=w.length_spread,
         seed=w.seed,
+        requests=sim_requests(w),
         slo_ttft_ms_p90=slo[0],
         slo_tpot_ms_p99=slo[1],
         target_rate=target,

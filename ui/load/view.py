@@ -208,5 +208,15 @@ def caption(d, w, hw_name: str, model_name: str) -> str:
     )
 
 
+def run_title(w) -> str:
+    """'open loop at 3 requests/s, 2,000 requests' (the timeline's subtitle)."""
+    how = {
+        "open": f"open loop at {fmt(w.rate, 'requests/s')}",
+        "closed": f"{w.concurrency:,} closed-loop clients",
+        "max": "max throughput",
+    }[w.mode]
+    return f"{how}, {w.requests:,} requests"
+
+
 def file_name(kind: str, d, hw_id: str, model_id: str) -> str:
     return f"load_{kind}_{model_id}_{hw_id}_tp{d.tp}_pp{d.pp}_{d.profile}.csv"
