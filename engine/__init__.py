@@ -12,6 +12,7 @@ formulas, defaults and conventions are described in docs/model.md (Williams et a
     2
 """
 
+from engine.accuracy.bands import Band, error_band, off_ground
 from engine.accuracy.calibrate import calibrate
 from engine.accuracy.measurements import (
     MAX_MEASUREMENTS_BYTES,
@@ -48,15 +49,16 @@ from engine.catalog.profiles import (
     profile_from_values,
     profile_names,
     profile_to_toml,
+    training_profile_names,
 )
 from engine.catalog.resolve import default_catalog
 from engine.catalog.specs import BYTES_PER_PARAM, PRECISIONS, TASKS, HardwareSpec, ModelSpec
 from engine.catalog.units import quantity
 from engine.checks import MAX_BATCH, MAX_DEGREE, MAX_TOKENS, check_whole, check_whole_numbers
-from engine.load.api import serve_load
+from engine.load.api import load_events, load_scheduler, serve_load
 from engine.load.grid import load_grid
 from engine.load.results import LoadResult
-from engine.load.search import MaxRate, max_rate
+from engine.load.search import MaxRate, max_rate, max_rate_events
 from engine.load.trace import TraceError, parse_trace
 from engine.report.export import records, to_csv
 from engine.roofline.decode import MAX_CONTEXT, DecodeResult
@@ -82,6 +84,7 @@ from engine.serving.op_table import operators
 from engine.serving.serve import ServeResult, serve
 from engine.serving.sweep import serve_sweep
 from engine.training.gpt import gpt_architecture
+from engine.training.operators import training_operators
 from engine.training.search import train_search
 from engine.training.train import TrainResult, train
 
@@ -107,6 +110,7 @@ __all__ = [
     "TASKS",
     "Architecture",
     "Assumptions",
+    "Band",
     "Catalog",
     "CatalogError",
     "DecodeResult",
@@ -135,17 +139,22 @@ __all__ = [
     "decode",
     "decode_sweep",
     "default_catalog",
+    "error_band",
     "get_profile",
     "get_training_profile",
     "gpt_architecture",
     "layer_table",
     "load_catalog",
+    "load_events",
     "load_grid",
+    "load_scheduler",
     "make_assumptions",
     "marginal_gain",
     "max_rate",
+    "max_rate_events",
     "model_from_config",
     "normalise_id",
+    "off_ground",
     "operators",
     "parse_hardware",
     "parse_measurements",
@@ -169,6 +178,8 @@ __all__ = [
     "to_csv",
     "train",
     "train_search",
+    "training_operators",
+    "training_profile_names",
     "user_catalog_paths",
     "validate",
 ]

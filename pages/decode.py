@@ -17,8 +17,8 @@ from ui.decode import figures as fl
 from ui.decode import inputs as sw
 from ui.decode import view as sv
 from ui.decode.link import KV_CHOICES, PAGE, declare
+from ui.widgets import links, scenario
 from ui.widgets import pickers as widgets
-from ui.widgets import scenario
 
 frame.setup_page("LLM serving")
 
@@ -76,6 +76,7 @@ if s.custom_model:
 frame.show_engine_warnings(r["warnings"])
 sw.show_headline(r, hw)
 st.markdown(sv.bounds_text(r))
+links.load_link(query | {"tp": r["tp"], "pp": r["pp"]}, "Serve this deployment under load")
 
 png = {"toImageButtonOptions": {"format": "png"}}
 roof = fo.roof_values(ops, hw.name)

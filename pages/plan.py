@@ -13,7 +13,7 @@ from ui.plan import grid as pg
 from ui.plan import inputs as pp
 from ui.plan import view as pv
 from ui.plan.link import NONE, PAGE, declare
-from ui.widgets import scenario
+from ui.widgets import links, scenario
 
 frame.setup_page("Planner")
 
@@ -115,6 +115,9 @@ st.caption(
 csv_name = f"plan_{model_id}_{len(chosen)}hw_{len(table)}configs.csv"
 csv = lambda: pg.csv_text(df, slo, prices)  # noqa: E731  (written only when clicked)
 st.download_button("Download CSV", csv, csv_name, "text/csv", key="plan_csv", icon="⬇️")
+if meets:  # the cheapest configuration meeting the SLOs, served under load
+    best = {k: table[k].iloc[0] for k in ("hardware", "tp", "pp", "precision")}
+    links.load_link(query | best, "Serve the cheapest configuration under load")
 
 st.subheader("Prices")
 st.dataframe(pg.price_table(chosen, prices), key="plan_prices", hide_index=True)

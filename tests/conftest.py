@@ -84,9 +84,11 @@ def page_links(cat, custom=None) -> dict:
     from ui.catalogue import link as catalogue
     from ui.compare import link as compare
     from ui.decode import link as decode
+    from ui.load import link as load
     from ui.plan import link as plan
     from ui.solve import link as solve
     from ui.sweep import link as sweep
+    from ui.train import link as train
 
     return {
         "solve": solve.declare(cat, custom),
@@ -94,5 +96,7 @@ def page_links(cat, custom=None) -> dict:
         "compare": compare.declare(cat, custom),
         "decode": decode.declare(cat),
         "plan": plan.declare(cat),
+        "load": load.declare(cat),
+        "train": train.declare(cat),
         "catalogue": catalogue.declare(cat),
     }

@@ -24,6 +24,7 @@ LINKS = page_links(CAT)
 # What makes every widget of a page appear: a decoder LLM with shapes (tokens, LLM view).
 CONTEXT = {p: {"model": "Llama-3.1-8B"} for p in ("solve", "sweep", "compare")}
 CONTEXT["sweep"] |= {"view": "decode"}
+CONTEXT["train"] = {"model": "gpt"}  # its GPT-shapes field
 # Text and composite parameters: their edges as link text (low, high). Every parameter held by
 # a text widget must have an entry here, so a new one cannot be forgotten.
 TEXT_EDGES = {
@@ -34,6 +35,12 @@ TEXT_EDGES = {
     "deployments": ("1xA100/tp1", "8xH100/tp8"),
     "model_config": None,  # a config.json (tests/test_serve_view.py): no numeric edges
     "prices": ("H100:0", "H100:1000000"),
+    "cp": ("1", "1024"),  # /train's values to try per dimension
+    "vp": ("1", "1024"),
+    "ep": ("1", "1024"),
+    "micro_batch_size": ("1", str(engine.MAX_BATCH)),
+    "gpus_curve": ("1", "1000000"),
+    "gpt_shape": ("1,1,1,1", "100000,1000000,100000,1000000"),
 }
 PROFILE_EDGES = ("tutorial", "trtllm")
 # Taken at the other end in each run: the serving model's operator table (Solve and Decode)
@@ -79,7 +86,8 @@ def _edge(p, side: int) -> str | None:
     """The link text of parameter `p` at its low (0) or high (1) end; None: left out."""
     if p.bounds is not None:
         return p.write(p.bounds[1 - side if p.name in CROSSED else side])
-    if p.name == "profile":
+    serving = not set(getattr(p.read, "options", ())) - set(engine.profile_names())
+    if p.name == "profile" and serving:  # /train's are training profiles: its own options
         return PROFILE_EDGES[side]
     if isinstance(p.read, Choice) and p.read.options:
         return p.read.options[-side]  # the first option, then the last

@@ -307,6 +307,13 @@ def get_training_profile(profile: str | Profile | None = None) -> Profile:
     return _TRAINING[name]
 
 
+def training_profile_names() -> tuple[str, ...]:
+    """The built-in training profiles' names (`megatron` first)."""
+    get_training_profile()
+    names = sorted(_TRAINING, key=lambda n: (n != DEFAULT_TRAINING_PROFILE, n))
+    return tuple(names)
+
+
 def forget_training_profiles() -> None:
     """Read data/profiles/training/ again on the next call (after a refit writes it)."""
     _TRAINING.clear()

@@ -17,11 +17,17 @@ import numpy as np
 
 from engine.catalog.profiles import Profile, get_profile
 from engine.catalog.resolve import resolve_hardware
-from engine.catalog.scheduler import DEFAULT_SCHEDULER, SchedulerDefaults, with_overrides
+from engine.catalog.scheduler import (
+    DEFAULT_SCHEDULER,
+    MAX_BATCHED_TOKENS,
+    SchedulerDefaults,
+    with_overrides,
+)
+from engine.checks import MAX_TOKENS, check_whole
 from engine.load import results
 from engine.load.pool import PoolSize, pool_size
 from engine.load.simulate import Simulator
-from engine.load.workload import Workload, draw, make_workload, margin
+from engine.load.workload import MAX_REQUESTS, Workload, draw, make_workload, margin
 from engine.serving import inputs as si
 from engine.serving.serve import warning_list
 
@@ -88,10 +94,34 @@ def check_slo(slo: dict | None) -> dict:
     return out
 
 
+def _events(requests: int, prompt_tokens: float, max_batched_tokens: int) -> int:
+    """A few events per request, plus one per prompt chunk (half a step's token budget)."""
+    budget = max(max_batched_tokens // 2, 1)
+    return int(4 * requests + 2 * math.ceil(prompt_tokens / budget))
+
+
 def estimated_events(dep: Deployment, n_in: np.ndarray) -> int:
     """About how many events a run takes: a few per request, plus one per prompt chunk."""
-    budget = max(dep.scheduler.max_batched_tokens // 2, 1)
-    return int(4 * len(n_in) + 2 * math.ceil(float(n_in.sum()) / budget))
+    return _events(len(n_in), float(n_in.sum()), dep.scheduler.max_batched_tokens)
+
+
+def load_events(requests: int, input_tokens: float, max_batched_tokens: int) -> int:
+    """About how many events a run of `requests` requests of `input_tokens` prompt tokens (the
+    mean) takes under a step budget of `max_batched_tokens`: the estimate `serve_load` refuses
+    a run by (MAX_EVENTS), so a caller can bound its work before running anything."""
+    n = check_whole(requests, "requests", high=MAX_REQUESTS)
+    budget = check_whole(max_batched_tokens, "max_batched_tokens", high=MAX_BATCHED_TOKENS)
+    ok = isinstance(input_tokens, int | float) and not isinstance(input_tokens, bool)
+    if not (ok and math.isfinite(input_tokens) and 0 < input_tokens <= MAX_TOKENS):
+        raise ValueError(f"input_tokens: expected a mean above 0, at most {MAX_TOKENS:,}")
+    return _events(n, n * float(input_tokens), budget)
+
+
+def load_scheduler(profile: object = "tutorial", **overrides: object) -> SchedulerDefaults:
+    """The scheduler a run with `profile` uses (its `[scheduler]` table, vLLM's defaults
+    without one) with the `overrides` that are not None (engine/catalog/scheduler.py
+    OVERRIDABLE), checked as a run checks them."""
+    return with_overrides(scheduler_base(profile), **overrides)
 
 
 def _check_fit(dep: Deployment, w: Workload, n_in, n_out) -> str | None:

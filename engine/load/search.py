@@ -19,7 +19,14 @@ import math
 from dataclasses import dataclass, field, replace
 
 from engine.load import analytic as an
-from engine.load.api import DEFAULT_SLO, Deployment, check_slo, deployment, simulate
+from engine.load.api import (
+    DEFAULT_SLO,
+    Deployment,
+    check_slo,
+    deployment,
+    load_events,
+    simulate,
+)
 from engine.load.grid import analytic_max_rate, limits
 from engine.load.results import LoadResult
 from engine.load.workload import MAX_RATE, make_workload
@@ -109,6 +116,13 @@ def _bracket(run, start: float, cap: float) -> tuple[float, float]:
             return lo, hi
         hi, lo = lo, lo * 0.6
     return 0.0, hi
+
+
+def max_rate_events(input_tokens: float, max_batched_tokens: int,
+                    requests: int = SEARCH_REQUESTS) -> int:  # fmt: skip
+    """About how many events a `max_rate` search takes at most: MAX_RUNS simulations of
+    `requests` requests (engine.load.api.load_events each), to bound the work beforehand."""
+    return MAX_RUNS * load_events(requests, input_tokens, max_batched_tokens)
 
 
 def plan(result: MaxRate, dep: Deployment, target_rate: float | None, mean_output: float) -> dict:

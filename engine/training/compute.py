@@ -63,14 +63,54 @@ def op_seconds(op, rate_of: dict, bandwidth):
     return np.maximum(op.flop / rate_of[op.cls], moved / bandwidth)
 
 
+class PassOp(NamedTuple):
+    """One operator of one micro-batch on one device: its forward FLOPs and bytes, the compute
+    and memory terms of its roofline, its forward and backward seconds (arrays or floats)."""
+
+    op: object  # the instantiated operator (engine/serving/operators.py Op)
+    flop: object  # forward FLOPs per device
+    moved: object  # forward bytes moved per device
+    t_compute: object  # FLOPs / its class's rate
+    t_memory: object  # bytes / bandwidth
+    fwd: object  # forward seconds: max of the two (unfused attention: their sum)
+    bwd: object  # backward seconds
+    backward: object  # backward / forward FLOPs and bytes (2 for a GEMM's two GEMMs)
+
+
 def _unfused(tmpl, s: Shapes, lay: Layout, tokens, seq, rate: float, bandwidth) -> tuple:
-    """(forward, backward) seconds of an unfused attention operator: every key of the window
-    (no causal skipping), batched GEMMs at `rate`, score traffic at `bandwidth`."""
+    """(FLOPs, score bytes forward, score bytes backward) of an unfused attention operator:
+    every key of the window (no causal skipping), the scores through memory between kernels."""
     keys = np.minimum(tmpl.window, seq)
     flop = tmpl.flop_per_key * tokens * keys
     scores = heads_per_device(s, lay.tp, np)[0] * tokens * keys
-    fwd = flop / rate + SCORE_BYTES_FORWARD * scores / bandwidth
-    return fwd, GEMM_BACKWARD * flop / rate + SCORE_BYTES_BACKWARD * scores / bandwidth
+    return flop, SCORE_BYTES_FORWARD * scores, SCORE_BYTES_BACKWARD * scores
+
+
+def pass_ops(s: Shapes, lay: Layout, tokens, seq, ep, rate_of: dict, bandwidth,
+             attention_backward: float, unfused: bool = False) -> list[PassOp]:  # fmt: skip
+    """Every operator of one micro-batch's forward and backward passes on one device, each on
+    its own roofline (arguments as `pass_times`, which sums them)."""
+    out = []
+    for tmpl in templates(s, lay, np, "prefill"):
+        op = instantiate(tmpl, s, T=tokens, B=tokens, S=seq, xp=np)
+        if op.name == "routed_experts":
+            op = op._replace(weight_bytes=op.weight_bytes / ep)
+        flop, moved = op.flop, op.weight_bytes + op.act_bytes + op.kv_write_bytes
+        if op.cls == "other" and op.name != "embedding":
+            flop, moved = flop / lay.tp, moved / lay.tp  # sequence parallelism: T/tp tokens
+        t_c, t_m = flop / rate_of[op.cls], moved / bandwidth
+        fwd = np.maximum(t_c, t_m)
+        back = attention_backward if op.cls == "attention" else GEMM_BACKWARD
+        bwd = back * fwd
+        if unfused and op.cls == "attention":  # separate kernels: GEMMs, then score traffic
+            flop, moved, moved_back = _unfused(tmpl, s, lay, tokens, seq, rate_of["attention"],
+                                               bandwidth)  # fmt: skip
+            t_c, t_m = flop / rate_of["attention"], moved / bandwidth
+            fwd = t_c + t_m
+            bwd = GEMM_BACKWARD * t_c + moved_back / bandwidth
+            back = GEMM_BACKWARD
+        out.append(PassOp(op, flop, moved, t_c, t_m, fwd, bwd, back))
+    return out
 
 
 def pass_times(s: Shapes, lay: Layout, tokens, seq, ep, rate_of: dict, bandwidth,
@@ -88,16 +128,8 @@ def pass_times(s: Shapes, lay: Layout, tokens, seq, ep, rate_of: dict, bandwidth
     """
     zero = np.zeros(np.shape(tokens))
     acc = {k: zero for k in PassTimes._fields}
-    for tmpl in templates(s, lay, np, "prefill"):
-        op = instantiate(tmpl, s, T=tokens, B=tokens, S=seq, xp=np)
-        if op.name == "routed_experts":
-            op = op._replace(weight_bytes=op.weight_bytes / ep)
-        t = op_seconds(op, rate_of, bandwidth)
-        if op.cls == "other" and op.name != "embedding":
-            t = t / lay.tp  # sequence parallelism: norms on T/tp tokens
-        t_back = (attention_backward if op.cls == "attention" else GEMM_BACKWARD) * t
-        if unfused and op.cls == "attention":
-            t, t_back = _unfused(tmpl, s, lay, tokens, seq, rate_of["attention"], bandwidth)
+    for p in pass_ops(s, lay, tokens, seq, ep, rate_of, bandwidth, attention_backward, unfused):
+        op, t, t_back = p.op, p.fwd, p.bwd
         if op.layers != "once":
             share = op.count / s.layers  # per mean layer
             acc["layer_fwd"] = acc["layer_fwd"] + share * t

@@ -1,4 +1,5 @@
-"""Per-operator figures of the serving model: the operator roofline and the step-time breakdown.
+"""Per-operator figures of the serving model: the operator roofline and the step-time breakdown
+(also a training micro-batch's operators: `engine.training_operators`, phases forward/backward).
 
 Pure functions over the operator table of a prefill and a decode step
 (ui.charts.operator_table.step_table: `engine.operators` rows with a `phase` column): no
@@ -23,8 +24,10 @@ from ui.core.format import fmt, pct
 
 TFLOPS = 1e12  # the y axis is in TFLOP/s, as on every roofline of the app
 NOT_PLOTTED = ("communication", "overhead")  # no FLOPs: bars, not roofline points
-SYMBOLS = {"prefill": "triangle-up", "decode": "circle"}
+SYMBOLS = {"prefill": "triangle-up", "decode": "circle", "forward": "triangle-right"}
+SYMBOLS["backward"] = "triangle-left"
 PHASE_LABELS = {"prefill": "prefill (TTFT)", "decode": "decode step (TPOT)"}
+PHASE_LABELS |= {"forward": "forward pass", "backward": "backward pass"}  # training
 # bar segment: (label, the engine's op_class values in it, colour)
 GROUPS = (
     ("attention", ("attention",), "#1f77b4"),
@@ -174,7 +177,7 @@ def _operator_traces(points: list[dict]) -> list[dict]:
     """One trace per phase; marker area ∝ the operator's share of its step time."""
     keys = [_key(p) for p in points]
     traces = []
-    for phase in ("prefill", "decode"):
+    for phase in PHASE_LABELS:
         part = [(p, key) for p, key in zip(points, keys, strict=True) if p["phase"] == phase]
         if not part:
             continue

@@ -1,0 +1,129 @@
+"""`training_operators`: one micro-batch's forward and backward passes as a table, per operator.
+
+The operators are the training kernel's own (engine/training/compute.py `pass_ops`): each on
+one GPU of a tp × cp split (ep for MoE experts) with its FLOPs, bytes, roofline terms and time,
+in the forward pass and in the backward pass (2× a GEMM's FLOPs and bytes: the input and the
+weight gradients; attention `attention_backward_factor`× its forward, FlashAttention's five
+matrix products against two plus the recomputed scores). One row per operator and pass, with
+the columns of `engine.operators` plus `phase` (forward | backward), so a roofline of the
+operators in training is drawn like the serving one. Σ count · time over the rows is the
+micro-batch's compute on a GPU holding every layer (pp = 1): `train(...)["compute_s"]` divided
+by the micro-batches per step without recomputation (tests/test_train_operators.py). Pipeline
+stages hold ⌈L/pp⌉ of the layers each; recomputation runs a layer's forward rows again.
+docs/model.md, "Training step".
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from engine.serving.kernel import rates
+from engine.serving.op_table import layer_labels
+from engine.serving.operators import OP_CLASSES, Layout
+from engine.training.compute import pass_ops
+from engine.training.config import REASONS, make_config, reason_codes
+from engine.training.kernel import ACT_BYTES
+from engine.training.setup import check_attention, check_count, setup
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+PASSES = ("forward", "backward")
+
+
+def _row(p, phase: str, peak_of: dict, rate_of: dict, bandwidth: float, label: str) -> dict:
+    scale = 1.0 if phase == "forward" else float(p.backward)
+    op = p.op
+    flops, moved = float(p.flop) * scale, float(p.moved) * scale
+    t_c, t_m = float(p.t_compute) * scale, float(p.t_memory) * scale
+    seconds = float(p.fwd if phase == "forward" else p.bwd)
+    count = int(op.count)
+    weights = float(op.weight_bytes) * scale if moved else 0.0
+    return {
+        "phase": phase,
+        "name": op.name,
+        "layer": label,
+        "count": count,
+        "op_class": op.cls,
+        "flops": flops,
+        "bytes": moved,
+        "weight_bytes": weights,
+        "kv_bytes": 0.0,
+        "activation_bytes": moved - weights,
+        "t_compute_ms": t_c * 1e3,
+        "t_memory_ms": t_m * 1e3,
+        "time_ms": seconds * 1e3,
+        "total_time_ms": count * seconds * 1e3,
+        "bottleneck": "compute" if t_c > t_m else "memory",
+        "arithmetic_intensity_flop_per_byte": flops / moved if moved else float("nan"),
+        "peak_flop_per_s": peak_of[op.cls],
+        "achievable_flop_per_s": rate_of[op.cls],
+        "achievable_bytes_per_s": bandwidth,
+    }
+
+
+def training_operators(
+    model,
+    hardware,
+    *,
+    tp: int = 1,
+    cp: int = 1,
+    ep: int = 1,
+    micro_batch_size: int = 1,
+    seq_len: int,
+    precision: str = "bf16",
+    attention: str = "flash",
+    profile: str = "megatron",
+    assumptions=None,
+    catalog=None,
+    **overrides: object,
+) -> pd.DataFrame:
+    """The operators of one micro-batch's forward and backward passes on one GPU.
+
+    Args:
+        model, hardware, precision, attention, profile, assumptions, catalog, **overrides: as
+            for `engine.train`.
+        tp, cp, ep: tensor (with sequence parallelism), context and expert parallel degrees.
+        micro_batch_size, seq_len: b sequences of s tokens (b·s/cp tokens per GPU).
+
+    Returns:
+        One row per operator and pass (`phase` forward or backward), with `engine.operators`'
+        columns: FLOPs, bytes, compute and memory times, time per layer (`time_ms`) and over
+        the layers that carry it (`total_time_ms`, `count` of them), the bound, the intensity
+        and the roofs of its class (datasheet peak, peak × efficiency, bandwidth × efficiency).
+
+    Raises:
+        ValueError: a bad argument, or a split the model refuses (tp not dividing the heads,
+            seq_len not divisible by tp or 2·cp, ep without experts dividing them).
+    """
+    import pandas as pd
+
+    st = setup(model, hardware, precision=precision, profile=profile, assumptions=assumptions,
+               catalog=catalog, overrides=overrides)  # fmt: skip
+    n = {k: check_count(v, k) for k, v in (("tp", tp), ("cp", cp), ("ep", ep),
+                                           ("micro_batch_size", micro_batch_size),
+                                           ("seq_len", seq_len))}  # fmt: skip
+    kernel = check_attention(attention)
+    b, gpus = n["micro_batch_size"], n["tp"] * n["cp"] * n["ep"]  # one micro-batch per replica
+    cfg = make_config(gpus=gpus, tp=n["tp"], pp=1, cp=n["cp"], vp=1, ep=n["ep"], micro_batch=b,
+                      global_batch=b * n["ep"], seq_len=n["seq_len"], zero=0,
+                      recompute=0)  # fmt: skip
+    code = int(reason_codes(cfg, st.s)[0])
+    if code:
+        raise ValueError(f"{st.name}: {REASONS[code]} (tp {n['tp']}, cp {n['cp']}, ep {n['ep']}, "
+                         f"seq_len {n['seq_len']:,})")  # fmt: skip
+    lay = Layout(float(n["tp"]), 1.0, st.weight_bytes, ACT_BYTES, ACT_BYTES)
+    tokens = n["micro_batch_size"] * n["seq_len"] / n["cp"]
+    rate_of = {k: float(v) for k, v in rates(st.dev, st.eta).items()}
+    peak = st.eta._replace(**dict.fromkeys(OP_CLASSES, 1.0))
+    peak_of = {k: float(v) for k, v in rates(st.dev, peak).items()}
+    bandwidth = float(st.dev.bandwidth)
+    ops = pass_ops(st.s, lay, np.float64(tokens), float(n["seq_len"]), float(n["ep"]), rate_of,
+                   bandwidth, st.assumptions.attention_backward_factor,
+                   kernel == "unfused")  # fmt: skip
+    labels = layer_labels(st.arch)
+    rows = [_row(p, phase, peak_of, rate_of, bandwidth, labels[p.op.layers])
+            for phase in PASSES for p in ops if int(p.op.count)]  # fmt: skip
+    return pd.DataFrame(rows)

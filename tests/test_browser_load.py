@@ -1,0 +1,60 @@
+"""Real-browser tests of the serving-under-load page: headless Chromium against
+`streamlit run app.py`, whose very first request is a deep link. Expected numbers come from the
+engine, formatted as the page does."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import engine
+from tests.conftest import metric, start_server, stop_server, wait_idle
+from ui.core.format import fmt
+
+pytestmark = pytest.mark.browser
+QUERY = {"model": "Llama-3.1-8B", "hardware": "H100", "tp": "1", "profile": "tutorial"}
+QUERY |= {"input_tokens": "512", "output_tokens": "128", "requests": "400", "rate": "5"}
+DEEP_LINK = "/load?" + "&".join(f"{k}={v}" for k, v in QUERY.items())
+RUN = {"input_tokens": 512, "output_tokens": 128, "requests": 400, "profile": "tutorial"}
+VIEWPORT = {"width": 1400, "height": 2400}
+TIMEOUT_MS = 120_000  # these 2-core machines run other test suites alongside
+
+
+@pytest.fixture(scope="module")
+def fresh_server():
+    """A server no browser has visited yet: the deep link below is its very first request."""
+    proc, url = start_server()
+    yield url
+    stop_server(proc)
+
+
+def test_deep_link_first_request_draws_the_curves_and_downloads_the_curve_csv(
+    fresh_server, chromium, tmp_path
+):
+    page = chromium.new_page(viewport=VIEWPORT, accept_downloads=True)
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(fresh_server + DEEP_LINK)
+    wait_idle(page, TIMEOUT_MS)
+    page.locator("[data-testid='stMetric']").first.wait_for()
+    r = engine.serve_load("Llama-3.1-8B", "H100", rate=5.0, **RUN)
+    assert metric(page, "TTFT p90") == fmt(r["ttft_ms_p90"] * 1e-3, "s")
+    title = page.locator(".gtitle", has_text="Time to first token")
+    chart = page.locator(".js-plotly-plot").filter(has=title).first
+    chart.wait_for()
+    legend = " | ".join(chart.locator(".legendtext").all_text_contents())
+    assert "SLO p90 ≤ 2 s" in legend and "max rate" in legend and "saturation" in legend
+    assert chart.locator("path.js-line").count() >= 3  # the p50, p90 and p99 curves drawn
+    with page.expect_download() as info:
+        page.get_by_role("button", name="Download the curve CSV").click()
+    target = tmp_path / "curve.csv"
+    info.value.save_as(target)
+    df = pd.read_csv(target)
+    top = df["saturation_rate_per_s"].iloc[0]
+    grid = engine.load_grid(["Llama-3.1-8B"], ["H100"], rates=df["rate_per_s"].tolist(),
+                            input_tokens=512, output_tokens=128, profile="tutorial")  # fmt: skip
+    assert df["ttft_ms_p99"].to_numpy() == pytest.approx(grid["ttft_ms_p99"].to_numpy())
+    assert df["rate_per_s"].max() == pytest.approx(1.1 * top)  # the sweep runs past saturation
+    assert set(df["error_band_pct"]) == {engine.error_band(engine.get_profile("tutorial")).pct}
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert "Serving under load" in page.locator("[data-testid='stSidebar']").inner_text()
+    page.close()

@@ -1,0 +1,186 @@
+"""AppTest tests of the serving-under-load page (pages/load.py), opened from the entry file as a
+browser routes it. Every expected number comes from the engine (`engine.serve_load`,
+`engine.max_rate`, `engine.load_grid`, `engine.error_band`), formatted as the page formats it.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import parse_qs
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import engine
+from tests.conftest import ROOT
+from ui.core.format import fmt, pct
+from ui.load import link as ll
+from ui.load import run as lr
+from ui.widgets import links
+
+PAGE = "pages/load.py"
+DEFAULT = {"tp": 4, "profile": "trtllm", "input_tokens": 1500, "output_tokens": 300}
+SMALL = {"model": "Llama-3.1-8B", "hardware": "H100", "tp": "1", "profile": "tutorial"}
+SMALL |= {"input_tokens": "512", "output_tokens": "128", "requests": "400"}
+
+
+def open_page(query: dict[str, str] | None = None, page: str = PAGE) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.switch_page(page)
+    at.query_params.update(query or {})
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def text(elements) -> str:
+    return " ".join(str(e.value) for e in elements).replace("\\", "")
+
+
+def cards(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def charts(at: AppTest) -> dict[str, dict]:
+    return {c.proto.id.split("-")[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def url(at: AppTest, key: str) -> str:
+    value = at.query_params[key]
+    return value[-1] if isinstance(value, list) else value
+
+
+def names(fig: dict) -> list[str]:
+    return [t.get("name", "") for t in fig["data"]]
+
+
+def test_defaults_show_the_engines_run_search_and_curves():
+    at = open_page()
+    r = engine.serve_load("Llama-3.1-70B", "H100", rate=3.0, requests=2000, **DEFAULT)
+    m = engine.max_rate("Llama-3.1-70B", "H100", target_rate=20.0, **DEFAULT)
+    got = cards(at)
+    assert got["TTFT p90"] == fmt(r["ttft_ms_p90"] * 1e-3, "s")
+    assert got["TPOT p99"] == fmt(r["tpot_ms_p99"] * 1e-3, "s")
+    assert got["Served (requests/s)"] == fmt(r["requests_per_s"])
+    assert got["Max rate meeting the SLOs (requests/s)"] == fmt(m.max_rate_per_s)
+    plan = m.as_dict()
+    assert got["Replicas for 20 requests/s"] == f"{plan['replicas']:,}"
+    assert got["Cost per 1M output tokens (USD)"] == fmt(plan["cost_per_million_output_tokens_usd"])
+    assert not at.error and not at.warning
+    shown = text(at.caption)
+    assert "TensorRT-LLM" in shown and "max_batched_tokens 8,192" in shown
+    assert "Error band of profile trtllm: ±13.6%" in shown
+    assert url(at, "mode") == "open" and url(at, "profile") == "trtllm" and url(at, "tp") == "4"
+    for key in ("load_curve_csv", "load_points_csv", "load_search_csv", "load_requests_csv"):
+        assert at.download_button(key=key).label.startswith("Download")
+
+
+def test_the_charts_mark_the_slo_the_knee_and_saturation_and_draw_no_unstable_rate():
+    at = open_page()
+    figs = charts(at)
+    assert {"load_ttft", "load_tpot", "load_throughput", "load_timeline"} <= set(figs)
+    grid = engine.load_grid(["Llama-3.1-70B"], ["H100"], rates=[1.0], input_tokens=1500,
+                            output_tokens=300, tp=4, profile="trtllm")  # fmt: skip
+    top = float(grid["saturation_rate_per_s"].iloc[0])
+    ttft = figs["load_ttft"]
+    legend = names(ttft)
+    assert "SLO p90 ≤ 2 s" in legend and "p50 ± 13.6% (error)" in legend
+    assert f"saturation {fmt(top)}/s" in legend
+    assert any(n.startswith("max rate ") for n in legend)
+    p50 = next(t for t in ttft["data"] if t["name"] == "p50")
+    assert max(p50["x"]) <= top  # nothing past saturation drawn as a steady state
+    assert all(v < 1e9 for v in p50["y"])
+    served = next(t for t in figs["load_throughput"]["data"] if t["name"] == "goodput (simulated)")
+    assert len(served["x"]) == len(lr.CHECK_FRACTIONS)
+    timeline = figs["load_timeline"]
+    assert {"running", "queued", "KV cache in use"} <= set(names(timeline))
+
+
+def test_a_link_reproduces_a_closed_loop_with_an_edited_scheduler():
+    query = SMALL | {"mode": "closed", "concurrency": "16", "max_num_seqs": "64"}
+    query |= {"chunked_prefill": "off", "slo_ttft_ms_p90": "500", "price": "3.5"}
+    at = open_page(query)
+    for name, value in query.items():
+        assert url(at, name) == value, name
+    assert at.session_state["load:max_num_seqs"] == 64
+    assert at.selectbox(key="load:chunked_prefill").value == "off"
+    shown = text(at.caption)
+    assert "16 closed-loop clients" in shown and "max_num_seqs 64" in shown
+    assert "chunked prefill off" in shown
+    r = engine.serve_load("Llama-3.1-8B", "H100", input_tokens=512, output_tokens=128,
+                          concurrency=16, requests=400, max_num_seqs=64,
+                          chunked_prefill=False, slo_ttft_ms=500.0)  # fmt: skip
+    assert cards(at)["TTFT p90"] == fmt(r["ttft_ms_p90"] * 1e-3, "s")
+    assert r["mean_running_requests"] == pytest.approx(16, rel=0.05)  # N clients, N in system
+    hw = lr.priced(engine.default_catalog().hardware["H100"], 3.5)
+    m = engine.max_rate(
+        "Llama-3.1-8B",
+        hw,
+        input_tokens=512,
+        output_tokens=128,
+        slo_ttft_ms_p90=500.0,
+        max_num_seqs=64,
+        chunked_prefill=False,
+        target_rate=20.0,
+        requests=400,
+    )  # fmt: skip  (the page's requests)
+    cost = m.as_dict()["cost_per_million_output_tokens_usd"]
+    assert cards(at)["Cost per 1M output tokens (USD)"] == fmt(cost)  # at the page's price
+
+
+def test_bad_link_values_are_named_and_defaults_used():
+    at = open_page({"model": "No-Such-LLM", "tp": "0", "mode": "sideways", "rate": "-3"})
+    warned = text(at.warning)
+    for name in ("model", "tp", "mode", "rate"):
+        assert f"ignored '{name}'" in warned
+    assert url(at, "model") == "Llama-3.1-70B" and url(at, "mode") == "open"
+
+
+def test_the_budget_refuses_a_run_too_long_and_says_how_to_narrow_it():
+    at = open_page(SMALL | {"requests": "100000", "input_tokens": "4000"})
+    refusal = text(at.error)
+    assert "more than this page's budget of 300,000" in refusal
+    assert (
+        "Lower the requests (now 100,000;" in refusal
+        and "or the input tokens (now 4,000)" in refusal
+    )
+    figs = charts(at)
+    assert "load_timeline" not in figs and {"load_ttft", "load_throughput"} <= set(figs)
+    assert "TTFT p90" not in cards(at)  # nothing simulated
+
+
+def test_a_deployment_that_does_not_fit_or_splits_badly_says_why():
+    at = open_page({"tp": "1", "hardware": "A100"})
+    assert text(at.error).startswith("Does not fit: the weights leave no room for a KV cache")
+    assert not at.metric
+    at = open_page({"tp": "3"})
+    assert "tp 3 does not divide Llama-3.1-70B's 64 attention heads" in text(at.error)
+
+
+def test_an_unmeasured_band_and_off_ground_scenarios_say_so():
+    at = open_page(SMALL | {"profile": "vllm", "requests": "200"})
+    assert "Error band of profile vllm: not measured" in text(at.caption)
+    assert "error not measured" in charts(at)["load_ttft"]["layout"]["title"]["text"]
+    assert "p50 ±" not in " ".join(names(charts(at)["load_ttft"]))
+    why = engine.off_ground(engine.get_profile("vllm"), engine.default_catalog().models[
+        "Llama-3.1-8B"].arch, "H100", "fp16")  # fmt: skip
+    assert why and all(w.replace("\\", "") in text(at.info) for w in why)
+    assert pct(0.136) == "13.6%"
+
+
+def test_decode_and_plan_link_here_with_their_scenario():
+    declared = ll.declare(engine.default_catalog())
+    assert set(links.LOAD_NAMES) <= {p.name for p in declared}
+    at = open_page({"model": "Llama-3.1-70B", "hardware": "H100", "tp": "2"}, "pages/decode.py")
+    link = next(e for e in at.get("page_link") if e.proto.page == "load" and e.proto.query_string)
+    query = {k: v[-1] for k, v in parse_qs(link.proto.query_string).items()}
+    assert query["model"] == "Llama-3.1-70B" and query["hardware"] == "H100"
+    assert query["tp"] == "2" and query["profile"] == "tutorial"
+    assert query["input_tokens"] == "1024" and query["output_tokens"] == "256"
+    for name, text_value in query.items():
+        declared[name].read(text_value)  # /load reads every value
+    at = open_page({"model": "Llama-3.1-8B", "hardware": "H100,A100"}, "pages/plan.py")
+    link = next(e for e in at.get("page_link") if e.proto.page == "load" and e.proto.query_string)
+    query = {k: v[-1] for k, v in parse_qs(link.proto.query_string).items()}
+    assert query["model"] == "Llama-3.1-8B" and query["hardware"] in ("H100", "A100")
+    assert {"tp", "pp", "precision", "input_tokens"} <= set(query)

@@ -1,0 +1,134 @@
+"""A custom model from a Hugging Face config.json, carried in the share link (`model_config=`):
+the pure half, shared by the pages that take one (/load, /train; the widget is
+ui/widgets/model_config.py).
+
+The pasted or uploaded text is untrusted: it is capped in size, read by
+`engine.model_from_config` (which names the offending config.json field), and reduced to the
+fields the engine reads, written as compact JSON, so the link stays short and reproduces the
+same shapes exactly. The text is never rendered as markup: errors go through ui.core.text.plain.
+(/decode keeps its own copy, ui/decode/config.py, with the same rules.)
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import engine
+from ui.core.params import MAX_VALUE_CHARS, Param, ParamError, choice
+
+CONFIG_ID = "config.json"  # the model picker's entry (and the link's `model=` value) for it
+CONFIG_NAME = "Custom model (config.json)"
+MAX_PASTE_CHARS = 100_000  # a config.json is a few kB (Llama 3.1 70B: 0.9 kB)
+MAX_UPLOAD_BYTES = 1_000_000
+
+
+def _arch(config: dict):
+    return engine.model_from_config(config, id=CONFIG_ID, name=CONFIG_NAME).arch
+
+
+def _minimal(config: dict, arch) -> dict:
+    """`config` without the keys whose removal leaves the shapes unchanged (greedy, in order)."""
+    out = dict(config)
+    for key in list(config):
+        if key in ("architectures", "text_config"):
+            continue
+        trial = {k: v for k, v in out.items() if k != key}
+        try:
+            if _arch(trial) == arch:
+                out = trial
+        except ValueError:
+            pass  # the key is needed
+    if isinstance(out.get("text_config"), dict):
+        text = dict(out["text_config"])
+        for key in list(text):
+            trial = out | {"text_config": {k: v for k, v in text.items() if k != key}}
+            try:
+                if _arch(trial) == arch:
+                    text = trial["text_config"]
+                    out = trial
+            except ValueError:
+                pass
+    return out
+
+
+@functools.lru_cache(maxsize=32)
+def compact(text: str) -> str:
+    """The config.json's shape fields as compact JSON (what `model_config=` holds).
+
+    Raises:
+        ValueError: not a config.json the engine reads (the message names the field), or too
+            long for a share link even when compacted.
+    """
+    if len(text) > MAX_PASTE_CHARS:
+        raise ValueError(f"config.json: longer than {MAX_PASTE_CHARS:,} characters")
+    try:
+        config = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"config.json: not valid JSON ({str(exc)[:80]})") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"config.json: must be a JSON object, got {type(config).__name__}")
+    arch = _arch(config)
+    out = json.dumps(_minimal(config, arch), separators=(",", ":"), ensure_ascii=False)
+    if len(out) > MAX_VALUE_CHARS:
+        raise ValueError(
+            f"config.json: its shape fields take {len(out):,} characters, more than a share "
+            f"link holds ({MAX_VALUE_CHARS:,})"
+        )
+    return out
+
+
+@functools.lru_cache(maxsize=32)
+def model(text: str):
+    """The ModelSpec of a compact (or full) config.json text; ValueError if it is not valid."""
+    return engine.model_from_config(compact(text), id=CONFIG_ID, name=CONFIG_NAME)
+
+
+def read_param(text: str) -> str:
+    """The `model_config=` reader: the compact form, or ParamError with the engine's reason."""
+    try:
+        return compact(text)
+    except ValueError as exc:
+        raise ParamError(str(exc)[:200]) from None
+
+
+def param() -> Param:
+    return Param("model_config", read_param, str, widget="text")
+
+
+def read_upload(data: bytes) -> str:
+    """An uploaded file's text (UTF-8, at most MAX_UPLOAD_BYTES), or ValueError."""
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise ValueError(f"config.json: larger than {MAX_UPLOAD_BYTES:,} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("config.json: not UTF-8 text") from None
+
+
+def summary(spec) -> str:
+    """One line about the shapes read (numbers only, no user text)."""
+    a = spec.arch
+    moe = f", {a.experts} experts ({a.experts_per_token} per token)" if a.experts else ""
+    ffn = f", FFN {a.intermediate:,}" if a.intermediate else ""
+    return (
+        f"{a.layers} layers, hidden {a.hidden:,}, {a.heads} heads ({a.kv_heads} KV)"
+        f"{ffn}, vocabulary {a.vocab:,}{moe}: "
+        f"{spec.params / 1e9:,.2f} billion parameters"
+    )
+
+
+def llm_reader(cat: engine.Catalog, extra: tuple[str, ...] = ()):
+    """The `model=` reader: a catalogue LLM with shapes (id, alias or name) as its id,
+    `config.json`, or one of `extra` (a page's other entries, e.g. GPT shapes)."""
+
+    def canon(text: str) -> str:
+        for special in (CONFIG_ID, *extra):
+            if text.strip().lower() == special.lower():
+                return special
+        spec = engine.resolve_llm(text, cat)
+        if getattr(spec, "arch", None) is None:
+            raise ValueError(f"{spec.id} has no shapes (this page needs a decoder LLM's)")
+        return spec.id
+
+    return choice(canon=canon)

@@ -1,0 +1,222 @@
+"""Words, metric cards and tables of the serving-under-load page (pure: no streamlit).
+
+Every number is an engine figure (`engine.serve_load`, `engine.max_rate`, `engine.load_grid`,
+`engine.error_band`), at most scaled to its display unit, and shown through ui.core.format.
+Tables are shown with readable headers; their CSV downloads keep the engine's column names and
+every row carries the profile's error band (`error_band_pct`, `error_band_basis`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from ui.core.format import fmt, fmt_all, pct
+
+CURVE_TABLE = {  # column: (header, unit or None, factor)
+    "rate_per_s": ("Rate (requests/s)", "", 1.0),
+    "stable": ("Steady state", None, 1.0),
+    "ttft_ms_p50": ("TTFT p50", "s", 1e-3),
+    "ttft_ms_p90": ("TTFT p90", "s", 1e-3),
+    "ttft_ms_p99": ("TTFT p99", "s", 1e-3),
+    "tpot_ms_p50": ("TPOT p50", "s", 1e-3),
+    "tpot_ms_p99": ("TPOT p99", "s", 1e-3),
+    "requests_per_s": ("Served (requests/s)", "", 1.0),
+    "output_tokens_per_s": ("Output tokens/s", "", 1.0),
+    "kv_cache_utilisation": ("KV pool in use", "%", 100.0),
+    "meets_slo": ("Meets the SLOs", None, 1.0),
+}
+POINTS_TABLE = {
+    "rate_per_s": ("Offered (requests/s)", "", 1.0),
+    "requests_measured": ("Requests measured", None, 1.0),
+    "requests_per_s": ("Served (requests/s)", "", 1.0),
+    "goodput_requests_per_s": ("Goodput (requests/s)", "", 1.0),
+    "output_tokens_per_s": ("Output tokens/s", "", 1.0),
+    "ttft_ms_p50": ("TTFT p50", "s", 1e-3),
+    "ttft_ms_p90": ("TTFT p90", "s", 1e-3),
+    "ttft_ms_p99": ("TTFT p99", "s", 1e-3),
+    "tpot_ms_p50": ("TPOT p50", "s", 1e-3),
+    "tpot_ms_p99": ("TPOT p99", "s", 1e-3),
+    "preemptions": ("Preemptions", None, 1.0),
+    "queue_grew": ("Queue grew", None, 1.0),
+}
+TRIED_TABLE = {
+    "rate_per_s": ("Rate tried (requests/s)", "", 1.0),
+    "ttft_ms_p90": ("TTFT p90", "s", 1e-3),
+    "tpot_ms_p99": ("TPOT p99", "s", 1e-3),
+    "passed": ("Meets the SLOs", None, 1.0),
+}
+SUMMARY = (  # (label, key, unit, factor) of the run's summary table
+    ("Requests measured", "requests_measured", None, 1.0),
+    ("TTFT mean / p50 / p90 / p99", "ttft_ms", "s", 1e-3),
+    ("TPOT mean / p50 / p90 / p99", "tpot_ms", "s", 1e-3),
+    ("End-to-end mean / p50 / p90 / p99", "e2e_latency_ms", "s", 1e-3),
+    ("Queueing mean / p50 / p90 / p99", "queueing_ms", "s", 1e-3),
+    ("Served", "requests_per_s", "requests/s", 1.0),
+    ("Goodput (meeting every SLO)", "goodput_requests_per_s", "requests/s", 1.0),
+    ("Output tokens/s", "output_tokens_per_s", "tokens/s", 1.0),
+    ("Output tokens/s per GPU", "output_tokens_per_s_per_gpu", "tokens/s", 1.0),
+    ("Mean running requests", "mean_running_requests", "requests", 1.0),
+    ("Mean queued requests", "mean_queued_requests", "requests", 1.0),
+    ("KV pool in use (mean)", "kv_cache_utilisation", "%", 100.0),
+    ("KV pool", "kv_pool_tokens", "tokens", 1.0),
+    ("Preemptions", "preemptions", None, 1.0),
+    ("Measured window", "measured_window_s", "s", 1.0),
+)
+
+
+def table(df: pd.DataFrame, spec: Mapping) -> pd.DataFrame:
+    """`df`'s columns of `spec` under readable headers, numbers as ui.core.format text."""
+    out = {}
+    for column, (header, unit, factor) in spec.items():
+        if column not in df:
+            continue
+        values = df[column].to_numpy()
+        if unit is None:
+            out[header] = [
+                ("yes" if v else "no") if isinstance(v, bool | np.bool_) else v for v in values
+            ]
+        else:
+            out[header] = fmt_all(np.asarray(values, dtype=float) * factor, unit)
+    return pd.DataFrame(out)
+
+
+def with_band(df: pd.DataFrame, band) -> pd.DataFrame:
+    """The CSV's rows, each with the profile's error band."""
+    return df.assign(error_band_pct=band.pct, error_band_basis=band.basis)
+
+
+def tried_frame(m) -> pd.DataFrame:
+    """engine.max_rate's rates tried, in order, and its plan on every row."""
+    rows = m.as_dict()["rates_tried"]
+    plan = {k: v for k, v in m.as_dict().items() if k in PLAN_KEYS}
+    return pd.DataFrame(rows).assign(**plan, max_rate_per_s=m.max_rate_per_s)
+
+
+PLAN_KEYS = (
+    "target_rate_per_s",
+    "replicas",
+    "devices",
+    "price_per_hour_usd",
+    "cost_per_million_output_tokens_usd",
+)
+
+
+def summary_table(r: Mapping) -> pd.DataFrame:
+    """The run's figures as (what, value) rows."""
+    rows = []
+    for label, key, unit, factor in SUMMARY:
+        if f"{key}_mean" in r:
+            cells = [r[f"{key}_{s}"] for s in ("mean", "p50", "p90", "p99")]
+            value = " / ".join(fmt(float(v) * factor, unit) for v in cells)
+        elif unit is None:
+            value = f"{int(r[key]):,}"
+        else:
+            value = fmt(float(r[key]) * factor, unit)
+        rows.append((label, value))
+    return pd.DataFrame(rows, columns=["What", "Value"])
+
+
+def per_request_frame(result) -> pd.DataFrame:
+    """The measured requests (seconds and tokens), one row each."""
+    return pd.DataFrame({k: np.asarray(v) for k, v in result.per_request.items()})
+
+
+def series_frame(result) -> pd.DataFrame:
+    return pd.DataFrame({k: np.asarray(v) for k, v in result.timeseries.items()})
+
+
+def band_text(band, profile: str) -> str:
+    """The band in words, for beside every figure."""
+    if band.pct is None:
+        return f"Error band of profile {profile}: not measured ({band.basis})."
+    return (
+        f"Error band of profile {profile}: ±{pct(band.pct / 100)}, {band.basis}; shaded around "
+        "the curves and to be read around every figure below."
+    )
+
+
+def headline(m, r: Mapping | None, band) -> list[tuple[str, str, str]]:
+    """(label, value, help) metric cards: the search's answer, then the chosen run's."""
+    tip = "measured error: " + ("not measured" if band.pct is None else f"±{pct(band.pct / 100)}")
+    cards = []
+    if m is not None:
+        plan = m.as_dict()
+        target = plan.get("target_rate_per_s")
+        found = m.max_rate_per_s > 0
+        cards += [
+            (
+                "Max rate meeting the SLOs (requests/s)",
+                fmt(m.max_rate_per_s) if found else "none",
+                f"per replica, simulated; {tip}",
+            ),
+            (
+                f"Replicas for {fmt(target, 'requests/s')}" if target else "Replicas",
+                "—" if plan.get("replicas") is None else f"{plan['replicas']:,}",
+                "⌈target ÷ max rate⌉ replicas of this deployment",
+            ),
+            (
+                "Cost per 1M output tokens (USD)",
+                fmt(plan.get("cost_per_million_output_tokens_usd")),
+                f"at the target rate; {tip}",
+            ),
+            (
+                "Saturation, fast path (requests/s)",
+                fmt(m.saturation_rate_per_s),
+                "the highest rate with a steady state (analytic)",
+            ),
+        ]
+    if r is not None and r["fits_in_memory"]:
+        cards += [
+            ("TTFT p90", fmt(r["ttft_ms_p90"] * 1e-3, "s"), f"this run; {tip}"),
+            ("TPOT p99", fmt(r["tpot_ms_p99"] * 1e-3, "s"), f"this run; {tip}"),
+            ("Served (requests/s)", fmt(r["requests_per_s"]), f"this run; {tip}"),
+            ("Goodput (requests/s)", fmt(r["goodput_requests_per_s"]), "meeting every SLO"),
+            ("Output tokens/s per GPU", fmt(r["output_tokens_per_s_per_gpu"]), tip),
+            ("Mean running requests", fmt(r["mean_running_requests"]), "time-averaged batch"),
+            ("KV pool in use", pct(r["kv_cache_utilisation"]), "mean fraction of its blocks"),
+            ("Preemptions", f"{int(r['preemptions']):,}", "requests evicted and recomputed"),
+        ]
+    return cards
+
+
+def scheduler_text(s: Mapping) -> str:
+    """The scheduler a run uses, in one line (plain text)."""
+    chunked = "on" if s["chunked_prefill"] else "off"
+    return (
+        f"Scheduler: {s['stack']} ({s['release']}): max_num_seqs {s['max_num_seqs']:,}, "
+        f"max_batched_tokens {s['max_batched_tokens']:,}, chunked prefill {chunked}, block "
+        f"{s['block_size']:,} tokens, KV policy {s['kv_policy']}."
+    )
+
+
+def caption(d, w, hw_name: str, model_name: str) -> str:
+    """The scenario in one line (plain: the caller escapes the names)."""
+    how = {
+        "open": f"open loop at {fmt(w.rate, 'requests/s')} (burstiness {fmt(w.burstiness)})",
+        "closed": f"{w.concurrency:,} closed-loop clients",
+        "max": "max throughput (every request queued at once)",
+    }[w.mode]
+    spread = f" ± {pct(w.length_spread)}" if w.length_spread else ""
+    return (
+        f"{model_name} on {d.tp * d.pp} × {hw_name} (TP {d.tp} × PP {d.pp}), {d.precision}, "
+        f"KV {d.kv_precision or d.precision}, profile {d.profile} · {how} · "
+        f"{w.input_tokens:,} input + {w.output_tokens:,} output tokens{spread} · "
+        f"{w.requests:,} requests, seed {w.seed}"
+    )
+
+
+def run_title(w) -> str:
+    """'open loop at 3 requests/s, 2,000 requests' (the timeline's subtitle)."""
+    how = {
+        "open": f"open loop at {fmt(w.rate, 'requests/s')}",
+        "closed": f"{w.concurrency:,} closed-loop clients",
+        "max": "max throughput",
+    }[w.mode]
+    return f"{how}, {w.requests:,} requests"
+
+
+def file_name(kind: str, d, hw_id: str, model_id: str) -> str:
+    return f"load_{kind}_{model_id}_{hw_id}_tp{d.tp}_pp{d.pp}_{d.profile}.csv"

@@ -1,0 +1,125 @@
+"""The training planner's share link: every input declared once (ui.core.params.Link).
+
+Link parameters, named as the `train-search` CLI's flags: model (a catalogue LLM, `config.json`
+with `model_config=`, or `gpt` with `gpt_shape=L,H,A[,V]`: layers, hidden, heads and the
+vocabulary of a Megatron/GPT-3-style model), hardware, gpus, global_batch_size, seq_len,
+precision (bf16, fp16, fp8), attention (flash, unfused), profile (a training profile); the
+search's values to try: tp, pp, cp, vp, ep, micro_batch_size (comma lists or ranges), zero and
+recompute (lists); rank_by (tokens_per_s, mfu, cost), token_budget (tokens), price_per_gpu_hour
+(USD; absent: the catalogue's list price); gpus_curve (the GPU counts of the scaling curves),
+rejected (on: list the rejected configurations too), pick (the rank of the configuration shown
+in detail); custom_hw, custom_model. Model: docs/model.md, "Training step".
+"""
+
+from __future__ import annotations
+
+import engine
+from ui.core import link_params as lp
+from ui.core import model_config as mc
+from ui.core.params import (
+    Link,
+    Param,
+    ParamError,
+    choice,
+    listing,
+    number,
+    whole_ranges,
+    write_list,
+    write_number,
+    write_ranges,
+)
+
+PAGE = "train"
+GPT_ID = "gpt"  # the model picker's entry for GPT shapes (and the link's `model=gpt`)
+GPT_NAME = "GPT-style model by its shapes (L, H, A[, V])"
+PRECISIONS = ("bf16", "fp16", "fp8")  # the training model's
+ATTENTION = ("flash", "unfused")
+RECOMPUTE = ("none", "selective", "full")
+ZERO = ("0", "1", "2", "3")
+RANKS = {"tokens_per_s": "tokens/s (highest first)", "mfu": "MFU (highest first)"}
+RANKS["cost"] = "cost to the token budget (lowest first)"
+MAX_GPUS = 1_000_000
+MAX_LIST = 16  # values per search dimension
+MAX_CURVE = 10  # GPU counts on the scaling curves
+MAX_PICK = 10_000
+DEFAULTS = {"model": "Llama-3.1-70B", "hardware": "H100", "gpus": 64, "global_batch_size": 512}
+DEFAULTS |= {"seq_len": 8192, "gpt_shape": (96, 12288, 96, 51_200)}
+DIMENSIONS = {  # name: (label, default values)
+    "tp": ("tp (tensor parallel, with sequence parallelism)", [1, 2, 4, 8]),
+    "pp": ("pp (pipeline stages)", [1, 2, 4, 8, 16]),
+    "cp": ("cp (context parallel)", [1]),
+    "vp": ("vp (virtual stages per pipeline stage)", [1, 2]),
+    "ep": ("ep (expert parallel, MoE)", [1]),
+    "micro_batch_size": ("Micro-batch sizes (sequences)", [1, 2, 4]),
+}
+DEFAULT_CURVE = [8, 16, 32, 64, 128, 256, 512]
+
+
+def read_on_off(text: str) -> bool:
+    word = text.strip().lower()
+    if word not in ("on", "off"):
+        raise ParamError(f"{text[:20]!r} is not on or off")
+    return word == "on"
+
+
+def read_gpt_shape(text: str) -> tuple[int, ...]:
+    """`L,H,A[,V]`: layers, hidden, heads and the vocabulary (51,200 if left out), checked by
+    the engine's GPT builder (H must divide by A)."""
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) not in (3, 4) or not all(p.isdigit() for p in parts):
+        raise ParamError(f"{text[:40]!r}: write LAYERS,HIDDEN,HEADS[,VOCAB] (e.g. 96,12288,96)")
+    layers, hidden, heads, *vocab = (int(p) for p in parts)
+    shape = (layers, hidden, heads, vocab[0] if vocab else 51_200)
+    try:
+        engine.gpt_architecture(layers=layers, hidden=hidden, heads=heads, vocab=shape[3])
+    except ValueError as exc:
+        raise ParamError(str(exc)[:200]) from None
+    return shape
+
+
+def write_gpt_shape(shape) -> str:
+    return ",".join(str(int(v)) for v in shape)
+
+
+def _ranges(hi: int, max_items: int = MAX_LIST):
+    return whole_ranges(1, hi, max_items=max_items)
+
+
+def declare(cat: engine.Catalog) -> Link:
+    """Every link parameter of the page, in the order the link writes them."""
+    dims = [
+        Param(name, _ranges(top), write_ranges, default, widget="text")
+        for (name, (_, default)), top in zip(
+            DIMENSIONS.items(), (*(engine.MAX_DEGREE,) * 5, engine.MAX_BATCH), strict=True
+        )
+    ]
+    return Link(
+        PAGE,
+        [
+            Param("model", mc.llm_reader(cat, (GPT_ID,)), default=DEFAULTS["model"]),
+            mc.param(),
+            Param("gpt_shape", read_gpt_shape, write_gpt_shape, DEFAULTS["gpt_shape"], "text"),
+            lp.hardware(cat, DEFAULTS["hardware"]),
+            Param("gpus", number(1, MAX_GPUS, whole=True), write_number, DEFAULTS["gpus"]),
+            Param(
+                "global_batch_size",
+                number(1, engine.MAX_BATCH * 1000, whole=True),
+                write_number,
+                DEFAULTS["global_batch_size"],
+            ),
+            Param("seq_len", number(1, engine.MAX_TOKENS, whole=True), write_number, 8192),
+            Param("precision", choice(PRECISIONS), default="bf16"),
+            Param("attention", choice(ATTENTION), default="flash"),
+            Param("profile", choice(engine.training_profile_names()), default="megatron"),
+            *dims,
+            Param("zero", listing(choice(ZERO), max_items=4), write_list, ["0", "1"]),
+            Param("recompute", listing(choice(RECOMPUTE), max_items=3), write_list, [*RECOMPUTE]),
+            Param("rank_by", choice(tuple(RANKS)), default="tokens_per_s"),
+            Param("token_budget", number(1.0, 1e17), write_number, 1e12),
+            Param("price_per_gpu_hour", number(0.01, 999_999.0), write_number),
+            Param("gpus_curve", _ranges(MAX_GPUS, MAX_CURVE), write_ranges, DEFAULT_CURVE, "text"),
+            Param("rejected", read_on_off, lambda on: "on" if on else "off", False),
+            Param("pick", number(1, MAX_PICK, whole=True), write_number, 1),
+            *lp.custom_specs(),
+        ],
+    )
