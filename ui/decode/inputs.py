@@ -52,7 +52,7 @@ def curve_inputs(link: Link) -> tuple[list[int], list[int]]:
         contexts = param.read(text)
     except ValueError as exc:
         contexts = param.default
-        st.error(f"List not used: {exc}. Showing {param.write(contexts)}.", icon="🚫")
+        st.error(f"List not used: {plain(exc)}. Showing {param.write(contexts)}.", icon="🚫")
     return contexts, batch_list_input(link)
 
 

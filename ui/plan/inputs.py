@@ -12,6 +12,7 @@ import engine
 from ui.core import state
 from ui.core.format import fmt
 from ui.core.params import MAX_VALUE_CHARS, Link
+from ui.core.text import plain
 from ui.plan.link import ASSUMPTIONS, MAX_HARDWARE, NONE, PAGE, PRICE
 from ui.widgets import pickers as widgets
 from ui.widgets.tokens import token_inputs
@@ -100,7 +101,7 @@ def list_input(link: Link, name: str, label: str, tip: str) -> list:
     try:
         return param.read(text)
     except ValueError as exc:
-        st.error(f"{label} not used: {exc}. Using {param.write(param.default)}.", icon="🚫")
+        st.error(f"{label} not used: {plain(exc)}. Using {param.write(param.default)}.", icon="🚫")
         return param.default
 
 

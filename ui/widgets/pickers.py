@@ -18,6 +18,7 @@ from engine import DEFAULTS, PRECISIONS
 from ui.core.format import sig
 from ui.core.params import MAX_LIST_ITEMS, MAX_VALUE_CHARS, Link, Number, write_list
 from ui.core.state import widget_key
+from ui.core.text import plain
 
 ASSUMPTION_INPUTS = {  # name: (label, widget options); the range is the parameter's
     "efficiency": (
@@ -171,7 +172,7 @@ def batch_list_input(link: Link, *, generator: bool = False) -> list[int]:
         st.session_state[valid_key] = batches
     except ValueError as exc:
         batches = st.session_state.get(valid_key, param.default)
-        st.error(f"Batch list not used: {exc}. Showing {param.write(batches)}.", icon="🚫")
+        st.error(f"Batch list not used: {plain(exc)}. Showing {param.write(batches)}.", icon="🚫")
     if generator:
         with st.popover("Generate a batch list"):
             up_to = widget_key(page, "batches.up_to")
