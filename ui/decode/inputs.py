@@ -23,12 +23,20 @@ OVERRIDES = {  # name: (label, step, format); blank: the profile's figure
 }
 
 
-def devices_inputs(link: Link) -> tuple[int, int]:
-    """Tensor- and pipeline-parallel degrees (devices = tp × pp)."""
+def devices_inputs(link: Link) -> tuple[int, int, object]:
+    """Tensor- and pipeline-parallel degrees (devices = tp × pp), and the slot under them where
+    `show_fallback` says when the engine refused them."""
     left, right = st.columns(2)
     tp = number_input(link, "tp", "TP (tensor-parallel devices)", where=left)
     pp = number_input(link, "pp", "PP (pipeline stages)", where=right)
-    return int(tp), int(pp)
+    return int(tp), int(pp), st.empty()
+
+
+def show_fallback(slot, error: str | None, r: dict) -> None:
+    """Beside the TP and PP fields: the placement the engine refused and what is shown (and
+    written into the link) instead."""
+    if error:
+        slot.warning(f"{plain(error)} The link now holds tp={r['tp']}, pp={r['pp']}.", icon="⚠️")
 
 
 def token_inputs(link: Link) -> tuple[int, int, int]:
