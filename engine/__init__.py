@@ -67,7 +67,7 @@ from engine.roofline.decode_sweep import (
     decode_sweep,
     resolve_llm,
 )
-from engine.roofline.layers import layer_table
+from engine.roofline.layers import layer_table, layer_totals
 from engine.roofline.solve import (
     ENERGY_FORMULA,
     IDLE_POWER_FRACTION,
@@ -139,6 +139,7 @@ __all__ = [
     "get_training_profile",
     "gpt_architecture",
     "layer_table",
+    "layer_totals",
     "load_catalog",
     "load_grid",
     "make_assumptions",

@@ -115,6 +115,8 @@ frame.show_engine_warnings(w for w in df["warnings"].unique())
 st.subheader("Per accelerator")
 st.dataframe(cv.summary(df, cross, names, exact), key="compare_summary", hide_index=True)
 st.caption(cv.ridge_caption(overrides["efficiency"], precision, note, decode))
+if tutorial_note := cv.crossover_note(cross, exact, shown):
+    st.markdown(tutorial_note)
 png = {"toImageButtonOptions": {"format": "png"}}
 left, right = st.columns(2)
 left.plotly_chart(fs.throughput_figure(df, names), key="compare_throughput", config=png)

@@ -83,6 +83,7 @@ png = {"toImageButtonOptions": {"format": "png"}}
 roof = fo.roof_values(ops, hw.name)
 title = f"Roofline per operator: {hw.name}, {precision}, profile {profile}"
 st.plotly_chart(fo.operator_roofline(ops, roof, title), key="ops_roofline", config=png)
+st.markdown(ov.binding_text(ops))
 st.plotly_chart(fo.step_breakdown(ops), key="ops_breakdown", config=png)
 st.caption(ov.CAPTION.format(context=ov.decode_context(input_tokens, output_tokens) or "—"))
 st.dataframe(ov.display_table(ops), key="ops_table", hide_index=True)
