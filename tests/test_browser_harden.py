@@ -51,3 +51,19 @@ def test_plan_hollow_markers_for_configurations_missing_an_slo_are_drawn(server,
         assert p["stroke"] not in ("none", "rgba(0, 0, 0, 0)") and p["width"] >= 1, p
         assert p["opacity"] > 0.5 and p["w"] >= 6, p
     context.close()
+
+
+def test_an_oversized_upload_shows_its_true_size_and_the_limit_in_bytes(server, chromium, tmp_path):
+    """Streamlit refuses a file over its 1 MB (10⁶ bytes) limit in the browser, before it is
+    sent, with its own words; the field states our limit in bytes and the file's true size
+    shows beside its name (a file that reaches the server over our limit is refused with its
+    size in bytes: tests/test_page_links_harden.py)."""
+    context, page = open_page(chromium, server + "/decode?model=config.json")
+    sidebar = page.locator("[data-testid='stSidebar']")
+    sidebar.get_by_text("or upload config.json (at most 1,000,000 bytes)").wait_for()
+    big = tmp_path / "big.json"
+    big.write_bytes(b"{" + b" " * 4_999_998 + b"}")
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(big))
+    sidebar.get_by_text("5.0MB").wait_for()  # the file's true size, not the limit's
+    assert "1.0 MB" not in sidebar.inner_text()  # no size of ours is a rounded megabyte
+    context.close()

@@ -96,7 +96,9 @@ def param() -> Param:
 def read_upload(data: bytes) -> str:
     """An uploaded file's text (UTF-8, at most MAX_UPLOAD_BYTES), or ValueError."""
     if len(data) > MAX_UPLOAD_BYTES:
-        raise ValueError(f"config.json: larger than {MAX_UPLOAD_BYTES:,} bytes")
+        raise ValueError(
+            f"config.json: {len(data):,} bytes, larger than the limit of {MAX_UPLOAD_BYTES:,} bytes"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

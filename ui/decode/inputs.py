@@ -8,6 +8,7 @@ import streamlit as st
 
 import engine
 from ui.core.params import MAX_VALUE_CHARS, Link
+from ui.core.state import show_link_notes
 from ui.core.text import plain
 from ui.decode import config as serve_config
 from ui.decode import figures as fl
@@ -56,6 +57,7 @@ def curve_inputs(link: Link) -> tuple[list[int], list[int]]:
         key=link.key("contexts"),
         max_chars=MAX_VALUE_CHARS,
     )
+    show_link_notes(link, "contexts")
     try:
         contexts = param.read(text)
     except ValueError as exc:
@@ -95,7 +97,9 @@ def config_input(link: Link) -> tuple[object | None, str]:
         placeholder='{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, ...}',
     )
     upload = st.file_uploader(
-        "or upload config.json", type=["json"], key=link.key("model_config.file")
+        f"or upload config.json (at most {serve_config.MAX_UPLOAD_BYTES:,} bytes)",
+        type=["json"],
+        key=link.key("model_config.file"),
     )
     try:
         if upload is not None:
