@@ -25,7 +25,7 @@ from engine.accuracy.validate import summarise, validate
 from engine.assumptions import DEFAULTS, Assumptions, make_assumptions
 from engine.assumptions import REGISTRY as ASSUMPTIONS
 from engine.catalog.arch import Architecture
-from engine.catalog.hf_config import model_from_config
+from engine.catalog.hf_config import config_fields, model_from_config
 from engine.catalog.load import (
     BUILTIN_FILES,
     ENV_VAR,
@@ -131,6 +131,7 @@ __all__ = [
     "check_whole",
     "check_whole_numbers",
     "compute_bound_batch",
+    "config_fields",
     "crossover_batch",
     "decode",
     "decode_sweep",
