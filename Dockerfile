@@ -10,9 +10,12 @@ FROM ${BASE}
 
 # Runtime configuration (all optional; see the README, "Deploy for a team"):
 #   ROOFLINE_CATALOG                 ':'-separated paths of extra team catalogue TOML files
+#   STREAMLIT_SERVER_ADDRESS         0.0.0.0: every interface inside the container (the CMD
+#                                    flag below fixes it; this records it for the pod spec)
 #   STREAMLIT_SERVER_PORT            port the server listens on inside the container
 #   STREAMLIT_SERVER_BASE_URL_PATH   serve under a sub-path, e.g. "roofline" for /roofline/
 ENV ROOFLINE_CATALOG="" \
+    STREAMLIT_SERVER_ADDRESS=0.0.0.0 \
     STREAMLIT_SERVER_PORT=8501 \
     STREAMLIT_SERVER_BASE_URL_PATH="" \
     PATH="/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
@@ -50,6 +53,9 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import os, sys, urllib.request; port = os.environ.get('STREAMLIT_SERVER_PORT') or '8501'; base = os.environ.get('STREAMLIT_SERVER_BASE_URL_PATH', '').strip('/'); url = 'http://127.0.0.1:' + port + '/' + (base + '/' if base else '') + '_stcore/health'; sys.exit(0 if urllib.request.urlopen(url, timeout=4).read().strip() == b'ok' else 1)"]
 
 # Offline-safe settings are repeated as flags so a mounted config cannot turn them off.
+# The container listens on ALL interfaces (0.0.0.0), unlike `streamlit run` from the README
+# (.streamlit/config.toml: 127.0.0.1): who can reach it is decided where the port is published
+# (`docker run -p 127.0.0.1:8501:8501`, the Kubernetes Service).
 # The port and base URL path are left to the STREAMLIT_SERVER_* variables above.
 CMD ["python", "-m", "streamlit", "run", "app.py", \
      "--server.address=0.0.0.0", \

@@ -26,7 +26,7 @@ from engine.accuracy.validate import summarise, validate
 from engine.assumptions import DEFAULTS, Assumptions, make_assumptions
 from engine.assumptions import REGISTRY as ASSUMPTIONS
 from engine.catalog.arch import Architecture
-from engine.catalog.hf_config import model_from_config
+from engine.catalog.hf_config import config_fields, model_from_config
 from engine.catalog.load import (
     BUILTIN_FILES,
     ENV_VAR,
@@ -69,7 +69,7 @@ from engine.roofline.decode_sweep import (
     decode_sweep,
     resolve_llm,
 )
-from engine.roofline.layers import layer_table
+from engine.roofline.layers import layer_table, layer_totals
 from engine.roofline.solve import (
     ENERGY_FORMULA,
     IDLE_POWER_FRACTION,
@@ -135,6 +135,7 @@ __all__ = [
     "check_whole",
     "check_whole_numbers",
     "compute_bound_batch",
+    "config_fields",
     "crossover_batch",
     "decode",
     "decode_sweep",
@@ -144,6 +145,7 @@ __all__ = [
     "get_training_profile",
     "gpt_architecture",
     "layer_table",
+    "layer_totals",
     "load_catalog",
     "load_events",
     "load_grid",

@@ -105,11 +105,11 @@ for col, key in zip(cols, (None, "hardware", "metric"), strict=True):
 table = av.results_table(df)
 st.dataframe(table, hide_index=True, key="acc:table")
 download_csv(table, f"accuracy_{name}.csv", "acc:csv", "Download the table (CSV)")
-st.subheader(f"Profile {name}")
+st.subheader(f"Profile {plain(name)}")
 st.dataframe(av.profile_table(profile), hide_index=True, key="acc:values")
 if "mape_pct" in profile.residuals:
     st.caption(
-        f"Fitted on {profile.rows} rows of {', '.join(profile.fitted_on)}; "
+        f"Fitted on {profile.rows} rows of {plain(', '.join(profile.fitted_on))}; "
         f"in-sample MAPE {profile.residuals['mape_pct']:.1f} %."
     )
 st.download_button(

@@ -59,7 +59,7 @@ show_table(
 )
 st.subheader(f"Models ({len(models)} of {len(cat.models)})")
 show_table(fr.model_frame([*cat.models.values()]), "catalogue_models", "models.csv", models)
-label = f"Preview a team catalogue file (TOML, ≤ {engine.MAX_FILE_BYTES / 1e6:g} MB; never stored)"
+label = f"Preview a team catalogue file (TOML, ≤ {engine.MAX_FILE_BYTES:,} bytes; never stored)"
 upload = st.file_uploader(label, key=link.key("upload"), max_upload_size=1)
 if upload is not None:
     found, problems = engine.read_catalog_bytes(upload.getvalue(), f"upload: {upload.name[:80]}")

@@ -111,6 +111,8 @@ with section:
     st.subheader("Per accelerator")
     st.dataframe(cv.summary(df, cross, names, exact), key="compare_summary", hide_index=True)
     st.caption(cv.ridge_caption(overrides["efficiency"], precision, note, serving))
+    if tutorial_note := cv.crossover_note(cross, exact, shown):
+        st.markdown(plain(tutorial_note))
     png = {"toImageButtonOptions": {"format": "png"}}
     left, right = st.columns(2)
     left.plotly_chart(fs.throughput_figure(df, names), key="compare_throughput", config=png)

@@ -34,7 +34,7 @@ with s.pickers:
         sw.config_input(link) if model_id == serve_config.CONFIG_ID else (None, "")
     )
     hw_id = widgets.select_entry(link, "hardware", "Accelerator", dict(cat.hardware))
-    tp, pp = sw.devices_inputs(link)
+    tp, pp, devices_note = sw.devices_inputs(link)
     batch, input_tokens, output_tokens = sw.token_inputs(link)
     precision = widgets.select_precision(link)
     kv = st.selectbox(
@@ -57,10 +57,12 @@ opts = {"tp": tp, "pp": pp, "batch_size": batch, "input_tokens": input_tokens}
 opts |= {"output_tokens": output_tokens, "precision": precision, "profile": profile}
 opts |= {"kv_precision": None if kv == "same" else kv, **sv.overrides(overrides)}
 r, placement_error = sv.run(model, hw, opts)
-opts |= {"tp": r["tp"], "pp": r["pp"]}
+opts |= {"tp": r["tp"], "pp": r["pp"]}  # a refused placement: one device, in the link too
+sw.show_fallback(devices_note, placement_error, r)
 ops = ov.step_table(model, hw, **opts)
 df = sv.curves(model, hw, sorted({*batches, batch}), sorted({*contexts, input_tokens}), opts)
 values = {"model_config": config_text or None, "contexts": contexts, "batches": batches}
+values |= {"tp": r["tp"], "pp": r["pp"]}  # what is shown, not a placement the engine refused
 query = state.publish(link, values, lp.SHARED_NAMES)
 
 # --- render -----------------------------------------------------------------
@@ -82,6 +84,7 @@ png = {"toImageButtonOptions": {"format": "png"}}
 roof = fo.roof_values(ops, hw.name)
 title = f"Roofline per operator: {hw.name}, {precision}, profile {profile}"
 st.plotly_chart(fo.operator_roofline(ops, roof, title), key="ops_roofline", config=png)
+st.markdown(ov.binding_text(ops))
 st.plotly_chart(fo.step_breakdown(ops), key="ops_breakdown", config=png)
 st.caption(ov.CAPTION.format(context=ov.decode_context(input_tokens, output_tokens) or "—"))
 st.dataframe(ov.display_table(ops), key="ops_table", hide_index=True)

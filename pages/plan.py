@@ -110,7 +110,8 @@ st.dataframe(pg.display_table(table, names), key="plan_table", hide_index=True)
 st.caption(
     f"{meets:,} of {len(table):,} configurations meet the SLOs (and fit in memory); the first "
     f"{min(meets, pg.TABLE_ROWS):,} are shown. The CSV has every configuration, ranked, with "
-    "usd_per_1m_output_tokens, meets_slo, the prices and SLOs used, the profile and assumptions."
+    "usd_per_1m_output_tokens (none for a configuration that does not fit), meets_slo, the "
+    "verdict, the prices and SLOs used, the profile and assumptions."
 )
 csv_name = f"plan_{model_id}_{len(chosen)}hw_{len(table)}configs.csv"
 csv = lambda: pg.csv_text(df, slo, prices)  # noqa: E731  (written only when clicked)

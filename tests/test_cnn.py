@@ -73,3 +73,17 @@ def test_layer_table_flops_follow_the_convention_and_batch():
     # weights do not grow with the batch, activations do
     assert mac2["weight_bytes"].sum() == pytest.approx(one["weight_bytes"].sum())
     assert mac2["activation_bytes"].sum() == pytest.approx(8 * one["activation_bytes"].sum())
+
+
+def test_layer_totals_of_resnet50_by_hand():
+    # 54 layers at batch 1, fp16: weights 25,557,032 params × 2 B = 51.1 MB, plus each layer's
+    # activations in and out; the tutorial's whole-model figure moves 51.2 MB × 1.1 = 56.3 MB
+    df = engine.layer_table("ResNet-50", "A100", batch_size=1, precision="fp16")
+    t = engine.layer_totals(df)
+    assert t["weight_bytes"] == 25_557_032 * 2 == df["params"].sum() * 2
+    assert t["bytes"] == pytest.approx(t["weight_bytes"] + t["activation_bytes"])
+    assert t["bytes"] == pytest.approx(94.67e6, rel=1e-3)  # more than the tutorial's 56.3 MB
+    assert t["arithmetic_intensity_flop_per_byte"] == pytest.approx(t["flops"] / t["bytes"])
+    assert t["arithmetic_intensity_flop_per_byte"] == pytest.approx(43.19, rel=1e-3)
+    assert t["time_s"] == pytest.approx(df["time_ms"].sum() * 1e-3)
+    assert t["time_s"] == pytest.approx(48.98e-6, rel=1e-3)  # the layers' rooflines, summed

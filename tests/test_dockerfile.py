@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -190,3 +191,19 @@ def test_team_catalogue_example_loads_cleanly_in_the_engine():
     catalog = load_catalog([path], use_env=False)
     assert list(catalog.problems) == []
     assert catalog.find_hardware("TeamChip").name == "Team Chip X1"
+
+
+def test_readme_command_1_serves_this_machine_only_and_says_how_to_pick_a_port():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first, second = re.findall(r"```bash\n(.*?)```", readme, re.S)[:2]
+    assert first.startswith("# 1)") and second.startswith("# 2)")  # still the first two
+    assert "streamlit run app.py --server.address 127.0.0.1" in first
+    assert "--server.port 8502" in readme  # how to choose another port
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["server"]["address"] == "127.0.0.1"  # also without the flag
+
+
+def test_the_container_listens_on_every_interface_and_says_so():
+    text = DOCKERFILE.read_text(encoding="utf-8")
+    assert DockerfileParser(path=str(DOCKERFILE)).envs["STREAMLIT_SERVER_ADDRESS"] == "0.0.0.0"
+    assert "listens on ALL interfaces (0.0.0.0)" in text

@@ -1,6 +1,7 @@
 """Unit tests of the LLM decode page's pure builders (ui/decode/figures.py), without a browser.
 
-Expected values come from the engine (`engine.decode`, `engine.decode_sweep`), never typed in;
+Expected values come from the engine (`engine.decode`, `engine.decode_sweep`; the serving page's
+curves: `engine.serve_sweep` through ui.decode.view.curves), never typed in;
 every figure is re-validated by plotly (the builders skip validation for speed).
 """
 
@@ -15,6 +16,7 @@ import engine
 from ui.charts import tables
 from ui.core.format import fmt, fmt_bytes
 from ui.decode import figures as fl
+from ui.decode import view as sv
 
 CATALOG = engine.load_catalog()
 LLMS = [m.id for m in CATALOG.models.values() if m.is_decoder_llm]
@@ -85,40 +87,79 @@ def test_roofline_has_both_operating_points_roofs_and_gaps():
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
 
 
+def curves(model="Llama-3.1-8B", hardware="A100", contexts=CONTEXTS, batches=BATCHES, **kw):
+    """The serving page's curves (ui.decode.view.curves: engine.serve_sweep rows)."""
+    opts = {"tp": 1, "pp": 1, "output_tokens": 256, "precision": "fp16", "profile": "tutorial"}
+    hw = CATALOG.hardware[hardware]
+    return sv.curves(CATALOG.models[model], hw, list(batches), list(contexts), opts | kw)
+
+
 @pytest.mark.parametrize("column", list(fl.SPEED_CHARTS))
-def test_speed_figures_draw_one_line_per_context(column):
-    r, df = scenario()
+def test_speed_figures_draw_solid_lines_only_while_they_fit(column):
+    df = curves()
     fig = valid(fl.speed_figure(df, column, (1, 4096)))
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     assert fig.layout.yaxis.title.text == fl.SPEED_CHARTS[column][1]
     for ctx in CONTEXTS:
-        line, rows = trace(fig, f"context {ctx:,} tokens"), df[df["context"] == ctx]
-        assert list(line.x) == BATCHES
-        assert list(line.y) == pytest.approx(rows.sort_values("batch_size")[column].tolist())
-        no_fit = [s == "x" for s in line.marker.symbol]
-        assert no_fit == (~rows.sort_values("batch_size")["fits_in_memory"]).tolist()
+        rows = df[df["context"] == ctx].sort_values("batch_size")
+        fit = rows[rows["fits_in_memory"]]
+        (line,) = [t for t in fig.data if t.name == f"context {ctx:,} tokens"]  # solid: fits
+        assert list(line.x) == fit["batch_size"].tolist()
+        assert list(line.y) == pytest.approx(fit[column].tolist())
+        assert line.line.dash is None and line.marker.symbol == "circle"
+        past = [t for t in fig.data if t.name == f"context {ctx:,} tokens: does not fit"]
+        if len(fit) == len(rows):
+            assert not past
+            continue
+        (past,) = past  # dotted and faint, from the last batch that fits through the rest
+        assert past.line.dash == "dot" and past.opacity < 1 and past.showlegend is fit.empty
+        tail = rows.iloc[max(len(fit) - 1, 0) :]
+        assert list(past.x) == tail["batch_size"].tolist()
+        assert list(past.y) == pytest.approx(tail[column].tolist())
     star = trace(fig, "This scenario")
-    assert list(star.x) == [1] and star.y[0] == pytest.approx(r[column])
-    trace(fig, "✕ does not fit")
+    row = df[(df["batch_size"] == 1) & (df["context"] == 4096)].iloc[0]
+    assert list(star.x) == [1] and star.y[0] == pytest.approx(row[column])
+    trace(fig, "┈✕┈ does not fit")
 
 
-def test_memory_figure_marks_capacity_weights_and_out_of_memory_region():
-    r, df = scenario()
+def test_readme_question_1_throughput_line_stops_at_the_best_that_fits():
+    # Llama-3.1-70B on 2 × H100, 1,024 input tokens: past batch 32 the KV cache does not fit
+    # in the usable memory; the solid line must not climb through those batches
+    df = curves("Llama-3.1-70B", "H100", [1024, 8192], tp=2)
+    fig = fl.speed_figure(df, "aggregate_tokens_per_s", (1, 8192), "input")
+    rows = df[df["context"] == 1024]
+    fit = rows[rows["fits_in_memory"]]
+    (solid,) = [t for t in fig.data if t.name == "input 1,024 tokens"]
+    assert max(solid.y) == pytest.approx(fit["aggregate_tokens_per_s"].max())
+    assert max(solid.x) == fit["batch_size"].max() < rows["batch_size"].max()
+    assert max(solid.y) < rows["aggregate_tokens_per_s"].max()  # the hypothetical plateau
+
+
+def test_memory_figure_draws_the_limit_at_usable_memory_and_the_engines_max_batch():
+    df = curves()
     fig = valid(fl.memory_figure(df, (1, 4096)))
+    first = df.iloc[0]
     capacity = CATALOG.hardware["A100"].memory_capacity_bytes / 1e9  # 80 GiB = 85.9 GB
+    usable = first["usable_memory_bytes"] / 1e9  # capacity less the 10% reserve: 77.3 GB
+    limit = trace(fig, "Usable")
+    assert list(limit.y) == pytest.approx([usable, usable])
+    assert limit.name == "Usable 77.3 GB: capacity less the 10% reserve (the fit's limit)"
     cap = trace(fig, "Capacity")
     assert list(cap.y) == pytest.approx([capacity, capacity])
     assert cap.name == "Capacity 85.9 GB (80 GiB)"  # 80 x 2**30 B = 85.9e9 B
-    assert list(trace(fig, "Weights alone").y) == pytest.approx([r["weight_bytes"] / 1e9] * 2)
+    assert list(trace(fig, "Weights alone").y) == pytest.approx([first["weight_bytes"] / 1e9] * 2)
     oom = trace(fig, "Out of memory")
-    assert oom.fill == "toself" and min(oom.y) == pytest.approx(capacity)
+    assert oom.fill == "toself" and min(oom.y) == pytest.approx(usable)  # not at capacity
     assert max(oom.y) > df["memory_required_bytes"].max() / 1e9  # covers every point above
     assert min(oom.x) <= min(BATCHES) and max(oom.x) >= max(BATCHES)
-    line = trace(fig, "context 4,096 tokens")
     rows = df[df["context"] == 4096].sort_values("batch_size")
-    assert list(line.y) == pytest.approx((rows["memory_required_bytes"] / 1e9).tolist())
+    fit = rows[rows["fits_in_memory"]]
+    (line,) = [t for t in fig.data if t.name == "context 4,096 tokens"]
+    assert list(line.y) == pytest.approx((fit["memory_required_bytes"] / 1e9).tolist())
+    assert (fit["memory_required_bytes"] / 1e9 <= usable).all()  # solid: under the limit
     most = trace(fig, "Max batch")
-    assert list(most.x) == [r["max_batch_at_context"]] * 2 and most.y[1] == pytest.approx(capacity)
+    assert list(most.x) == [rows["max_batch_size"].iloc[0]] * 2  # the engine's figure
+    assert most.y[1] == pytest.approx(usable)
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
 
 
@@ -187,8 +228,9 @@ def test_builders_work_for_any_catalogued_scenario(model, hardware, batch, conte
     r, df = scenario(model, hardware, batch, context, prompt=min(1024, context), kv_precision=kv)
     fl.explain_decode(r, df, hardware)
     assert len(fl.headline_metrics(r)) == 10
+    valid(fl.decode_roofline(r, hardware, "t"))
+    df = curves(model, hardware, sorted({*CONTEXTS[:2], context}), sorted({*BATCHES, batch}))
     for fig in (
-        fl.decode_roofline(r, hardware, "t"),
         fl.memory_figure(df, (batch, context)),
         *(fl.speed_figure(df, c, (batch, context)) for c in fl.SPEED_CHARTS),
     ):

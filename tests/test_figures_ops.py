@@ -14,7 +14,7 @@ import pytest
 import engine
 from ui.charts import operator_table as ov
 from ui.charts import operators as fo
-from ui.core.format import fmt
+from ui.core.format import fmt, pct
 
 CATALOG = engine.load_catalog()
 H100 = CATALOG.hardware["H100"]
@@ -201,3 +201,30 @@ def test_figures_pass_plotly_validation(deployment):
     roof = fo.roof_values(ops, H100.name)
     for fig in (fo.operator_roofline(ops, roof, "t"), fo.step_breakdown(ops)):
         assert len(go.Figure(fig.to_dict()).data) == len(fig.data)
+
+
+def test_the_largest_operators_and_each_step_are_labelled_beside_their_points(deployment):
+    _, ops = deployment
+    fig = fo.operator_roofline(ops, fo.roof_values(ops, H100.name), "t")
+    notes = [a.text for a in fig.layout.annotations]
+    points = fo.operator_points(ops)
+    for phase in ("prefill", "decode"):
+        top = points[points["phase"] == phase].nlargest(fo.LABELLED, "share")
+        for name in top["name"]:
+            assert name in notes, (phase, name, notes)
+    assert "<b>whole decode step (TPOT)</b>" in notes and "<b>whole prefill (TTFT)</b>" in notes
+    for a in fig.layout.annotations:  # an arrow from beside the point: never on top of it
+        assert a.showarrow and (a.ax**2 + a.ay**2) ** 0.5 >= 40, a.text
+    stars = [t for t in fig.data if (t.name or "").startswith("Whole")]
+    assert stars and all("text" not in t.mode for t in stars)  # no word sits on a star
+
+
+def test_binding_text_names_the_operator_that_takes_most_of_each_step(deployment):
+    r, ops = deployment
+    text = ov.binding_text(ops)
+    decode = ops[ops["phase"] == "decode"]
+    top = decode.loc[decode["total_time_ms"].idxmax()]
+    share = top["total_time_ms"] / decode["total_time_ms"].sum()
+    assert text.startswith("**Which operator binds.** In a decode step (TPOT ")
+    assert f"**{top['name']}** takes {pct(share)} of the time, {top['bottleneck']}-bound" in text
+    assert "In the prefill (TTFT " in text and fmt(r["ttft_ms"] * 1e-3, "s") in text

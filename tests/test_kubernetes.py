@@ -251,6 +251,9 @@ def test_deployment_agrees_with_the_dockerfile(base, dockerfile):
     assert {(p["path"], p["port"]) for p in probes} == {(HEALTH, c["ports"][0]["name"])}
     env_names = {e["name"] for e in c["env"]}
     assert "ROOFLINE_CATALOG" in env_names and env_names <= set(dockerfile.envs)
+    # every interface of the pod, said explicitly (the README's command 1 binds 127.0.0.1)
+    address = {e["name"]: e["value"] for e in c["env"]}["STREAMLIT_SERVER_ADDRESS"]
+    assert address == "0.0.0.0" == dockerfile.envs["STREAMLIT_SERVER_ADDRESS"]
     # The image's CMD carries the offline/security flags: the pod must not replace it.
     assert "command" not in c and "args" not in c
 

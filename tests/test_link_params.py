@@ -147,7 +147,14 @@ def test_a_link_at_the_edges_reaches_every_widget_unchanged(page, side):
             assert at.number_input(key=key).value == value, name
         written = at.query_params[name]
         written = written[-1] if isinstance(written, list) else written
+        if page == "decode" and name in ("tp", "pp") and "Devices not used" in warned + _errors(at):
+            assert written == "1", (name, written)  # the placement shown, said beside the field
+            continue
         assert p.read(written) == value, (name, written)
+
+
+def _errors(at) -> str:
+    return " ".join(str(e.value) for e in at.error)
 
 
 def test_plans_strict_slo_beyond_its_field_is_refused_with_a_warning_not_blanked():

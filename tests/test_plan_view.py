@@ -2,6 +2,7 @@
 the grid plan (what the engine refuses, left out with its reason), the tables and the CSV."""
 
 import io
+import re
 import time
 
 import numpy as np
@@ -331,3 +332,38 @@ def test_the_planners_chip_rules_agree_with_the_engine(hw):
     for precision in engine.PRECISIONS:  # native when the engine raises no fallback flag
         fallback = serve_inputs.device_values(hw, precision, engine.DEFAULTS)[0].fallback
         assert pg.native_precision(hw, precision) == (not fallback), precision
+
+
+def test_a_configuration_that_does_not_fit_has_no_cost_and_ranks_below_every_fitting_one():
+    # the cheapest row per token does not fit: it serves nothing, so it has no cost
+    df = grid(
+        fits_in_memory=[True, False, True],
+        tpot_ms=[20.0, 20.0, 80.0],
+        output_tokens_per_s=[1000.0, 9000.0, 2000.0],
+    )
+    out = pv.ranked(df, pv.Slo(tpot_ms=50), {"H100": 3.0})
+    assert out["fits_in_memory"].tolist() == [True, True, False]  # meets, misses TPOT, no fit
+    assert np.isnan(out["usd_per_1m_output_tokens"].iloc[2])
+    assert out["usd_per_1m_output_tokens"].iloc[:2].notna().all()
+    slo, prices = pv.Slo(tpot_ms=50), {"H100": 3.0}
+    csv = pd.read_csv(io.StringIO(pg.csv_text(grid(**df.to_dict("list")), slo, prices)))
+    assert csv["verdict"].tolist() == ["meets the SLOs", "misses TPOT ≤ 50 ms", NO_FIT]
+    assert np.isnan(csv["usd_per_1m_output_tokens"].iloc[2])
+
+
+NO_FIT = "does not fit in memory"
+
+
+def test_planner_csv_column_names_end_in_their_unit():
+    chips = {h: CAT.hardware[h] for h in ("H100", "A100")}
+    groups, _ = pg.plan("Llama-3.1-70B", LLAMA70.arch, chips, [2, 8], [1], ["fp16"])
+    df = pg.sweep(groups, LLAMA70, chips, [1, 256], (1024, 256), {"profile": "trtllm"})
+    slo, prices = pv.Slo(tpot_ms=50), {"H100": 6.0, "A100": 2.0}
+    header = list(pd.read_csv(io.StringIO(pg.csv_text(df, slo, prices))).columns)
+    for a in engine.ASSUMPTIONS:  # an assumption's column is the registry's CSV header
+        assert a.name == a.csv or a.name not in header, a.name
+    fractions = {"attention_efficiency_fraction", "link_efficiency_fraction"}
+    assert fractions | {"decode_comm_share_fraction", "kv_reuse_fraction"} <= set(header)
+    per_second = [c for c in header if re.search(r"_per_s(_|$)", c) and "flop" not in c]
+    assert per_second and all("tokens_per_s" in c for c in per_second), per_second
+    assert "throughput_per_s" not in header and "decode_comm_share" not in header

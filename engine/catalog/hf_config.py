@@ -54,7 +54,56 @@ def read_config(source: str | Path | Mapping) -> dict:
 
 def architecture_from_config(source: str | Path | Mapping) -> Architecture:
     """The decoder's Architecture from a config.json (see read_config for `source`)."""
+    return _architecture(read_config(source))
+
+
+class _Reads(dict):
+    """A config table that records the keys its reader asks for (nested tables too)."""
+
+    def __init__(self, data: Mapping):
+        super().__init__(data)
+        self.seen: set[str] = set()
+        self.nested: dict[str, _Reads] = {}
+
+    def get(self, key, default=None):
+        self.seen.add(key)
+        value = super().get(key, default)
+        if isinstance(value, dict) and key in self:
+            value = self.nested.setdefault(key, _Reads(value))
+        return value
+
+    def __getitem__(self, key):
+        return self.get(key)
+
+    def __contains__(self, key) -> bool:
+        self.seen.add(key)
+        return super().__contains__(key)
+
+    def kept(self) -> dict:
+        """The entries read, in the file's order (nested tables reduced the same way)."""
+        return {
+            k: self.nested[k].kept() if k in self.nested else dict.__getitem__(self, k)
+            for k in self
+            if k in self.seen
+        }
+
+
+def config_fields(source: str | Path | Mapping) -> dict:
+    """The entries of a config.json that the reader reads: the same Architecture from a
+    fraction of the text (a share link holds it). One read with the keys recorded, checked
+    by a second read: linear in the number of keys, whatever else the file holds.
+
+    Raises:
+        ValueError: as `architecture_from_config`, naming the config.json field.
+    """
     config = read_config(source)
+    reads = _Reads(config)
+    arch = _architecture(reads)
+    kept = reads.kept()
+    return kept if _architecture(kept) == arch else config  # the check never fails in tests
+
+
+def _architecture(config: Mapping) -> Architecture:
     names = config.get("architectures")
     if not (isinstance(names, list) and names and isinstance(names[0], str)):
         raise ValueError(

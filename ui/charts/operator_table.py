@@ -15,7 +15,8 @@ from collections.abc import Mapping
 import pandas as pd
 
 import engine
-from ui.core.format import fmt_all
+from ui.core.format import fmt, fmt_all, pct
+from ui.core.text import plain
 
 PHASES = ("prefill", "decode")
 SCENARIO_KEYS = (
@@ -129,3 +130,37 @@ def csv_table(ops: pd.DataFrame, r: Mapping) -> pd.DataFrame:
     }
     tail = pd.DataFrame({key: [value] * len(ops) for key, value in used.items()})
     return pd.concat([front, body, tail], axis=1)
+
+
+STEP_WORDS = {"prefill": ("the prefill", "TTFT"), "decode": ("a decode step", "TPOT")}
+NAMED = 3  # operators named per phase
+
+
+def _bound(row) -> str:
+    bound = str(row["bottleneck"])
+    return f"{bound}-bound" if bound in ("memory", "compute") else bound
+
+
+def binding_text(ops: pd.DataFrame) -> str:
+    """Which operators bind each step, in words (README question 3): the largest shares of
+    the step time, each with its bound (Markdown; the names are the engine's operators)."""
+    parts = []
+    for phase in reversed(PHASES):  # the decode step first: most of a request's time
+        rows = ops[ops["phase"] == phase]
+        if rows.empty:
+            continue
+        total = float(rows["total_time_ms"].sum())
+        top = rows.sort_values("total_time_ms", ascending=False).head(NAMED)
+        shares = [(r, float(r["total_time_ms"]) / total) for _, r in top.iterrows()]
+        (first, share), rest = shares[0], shares[1:]
+        words, step = STEP_WORDS[phase]
+        text = (
+            f"In {words} ({step} {fmt(total * 1e-3, 's')}), **{plain(first['name'])}** takes "
+            f"{pct(share)} of the time, {_bound(first)}"
+        )
+        if rest:
+            text += "; then " + " and ".join(
+                f"{plain(r['name'])} {pct(s)} ({_bound(r)})" for r, s in rest
+            )
+        parts.append(text + ".")
+    return "**Which operator binds.** " + " ".join(parts)

@@ -7,6 +7,8 @@ streamlit, no physics. Each operator sits at its own arithmetic intensity and ac
 (FLOPs ÷ its own time), so it lies on the roof of its class; the whole step sits at the step's
 intensity, its open point at the operators' time and its filled point at the step time, the
 dotted gap between them the fixed overhead and communication (docs/model.md, "Serving model").
+The largest few operators of each phase and each whole step are named by labels beside their
+points, with an arrow (a label never covers a point).
 Styling follows ui.charts.roofline: one colour per accelerator, solid memory roof, dashed peak
 compute roof, dotted effective roofs, decade ticks.
 """
@@ -238,15 +240,56 @@ def _step_traces(steps: list[dict]) -> list[dict]:
                 "type": "scatter",
                 "x": [x, x],
                 "y": [top, low],
-                "mode": "markers+text",
+                "mode": "markers",  # named by an arrow from beside it (`_labels`), not on it
                 "name": f"Whole {PHASE_LABELS[phase]}",
-                "text": [phase, ""],
-                "textposition": "middle right",
                 "marker": {"symbol": ["star-open", "star"], "size": 15, "color": "#e6a800"},
                 **style,
             },
         ]
     return traces
+
+
+LABELLED = 3  # operators named on the chart per phase: the largest shares of the step time
+# where a label sits, in px from its point (the arrow's tail): never on the point itself
+OFFSETS = {
+    "prefill": ((-70, -36), (64, -44), (-64, 40)),
+    "decode": ((64, 40), (-70, 44), (60, -46)),
+}
+STEP_OFFSET = {"prefill": (70, 50), "decode": (-78, -30)}
+
+
+def _arrow(x: float, y_tflops: float, text: str, offset: tuple[int, int]) -> dict:
+    """A label `offset` px away from the point (x, y), with a thin arrow to it (log axes take
+    log10 positions)."""
+    return {
+        "x": float(np.log10(x)),
+        "y": float(np.log10(y_tflops)),
+        "text": text,
+        "showarrow": True,
+        "arrowhead": 0,
+        "arrowwidth": 1,
+        "arrowcolor": GAP_COLOR,
+        "ax": offset[0],
+        "ay": offset[1],
+        "font": {"size": 11},
+    }
+
+
+def _labels(points: list[dict], steps: list[dict]) -> list[dict]:
+    """The largest few operators of each phase by name and share, and each whole step, each
+    label beside its point with an arrow (so no label covers a point)."""
+    out = []
+    for phase in ("prefill", "decode"):
+        part = sorted((p for p in points if p["phase"] == phase), key=lambda p: -p["share"])
+        for p, offset in zip(part[:LABELLED], OFFSETS[phase], strict=False):
+            text = html.escape(str(p["name"]))  # its share: the hover and the words
+            y = p["achieved_flop_per_s"] / TFLOPS
+            out.append(_arrow(p["arithmetic_intensity_flop_per_byte"], y, text, offset))
+    for s in steps:
+        text = f"<b>whole {PHASE_LABELS[s['phase']]}</b>"
+        out.append(_arrow(s["flop"] / s["bytes"], s["flop"] / s["step_s"] / TFLOPS, text,
+                          STEP_OFFSET[s["phase"]]))  # fmt: skip
+    return out
 
 
 def operator_roofline(ops: pd.DataFrame, roof: dict, title: str) -> go.Figure:
@@ -277,6 +320,7 @@ def operator_roofline(ops: pd.DataFrame, roof: dict, title: str) -> go.Figure:
         "legend": legend_below(),
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
         "hovermode": "closest",
+        "annotations": _labels(points, steps),
     }
     return go.Figure(data=traces, layout=layout, _validate=False)  # dicts; tests validate
 

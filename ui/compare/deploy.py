@@ -29,6 +29,7 @@ from ui.compare.deployments import (
     write_deployments,
 )
 from ui.core import profiles as pk
+from ui.core import state
 from ui.core.downloads import download_csv
 from ui.core.format import fmt_all, pct
 from ui.core.params import MAX_VALUE_CHARS, Link
@@ -242,6 +243,7 @@ def inputs(link: Link, cat: engine.Catalog, model) -> tuple[list, list[str]]:
         help="Comma-separated, e.g. 8xH100/tp8,4xMI300X/tp4,2xH100/tp1/pp2: n = tp·pp devices "
         "(8xH100 alone is TP8). Up to 8, run through the serving model (docs/model.md).",
     )
+    state.show_link_notes(link, "deployments")
     try:
         deps = param.read(text)
         st.session_state[valid_key] = deps

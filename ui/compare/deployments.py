@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import engine
-from ui.core.params import ParamError
+from ui.core.params import ParamError, note
 
 MAX_DEPLOYMENTS = 8  # as many as accelerators on the single-device comparison
 _HEAD = re.compile(r"^\s*(?:(\d{1,5})\s*[x×*]\s*)?(.+?)\s*$", re.IGNORECASE)
@@ -86,6 +86,8 @@ def parse_deployment(text: str, cat: engine.Catalog) -> Deployment:
     if count is not None and not deg:  # "8xH100": all of them in one tensor-parallel group
         deg = {"tp": count}
     dep = Deployment(hw.id, deg.get("tp", 1), deg.get("pp", 1))
+    if m.group(2).strip().lower() not in {k.lower() for k in (hw.id, *hw.aliases, hw.name)}:
+        note(f"{_shown(text)} read as {dep.text()}")  # e.g. **H100**/tp2
     if count is not None and count != dep.devices:
         fix = f"{dep.devices}x{hw.id}/tp{dep.tp}" + (f"/pp{dep.pp}" if dep.pp > 1 else "")
         raise ParamError(
@@ -136,7 +138,11 @@ def read_deployments(cat: engine.Catalog, model=None):
             raise ParamError("needs at least 1 deployment, e.g. 8xH100/tp8")
         if len(parts) > MAX_DEPLOYMENTS:
             raise ParamError(f"more than {MAX_DEPLOYMENTS} deployments")
-        deps = list(dict.fromkeys(parse_deployment(p, cat) for p in parts))
+        given = [parse_deployment(p, cat) for p in parts]
+        deps = list(dict.fromkeys(given))
+        if len(deps) < len(given):
+            twice = [d.text() for d in deps if given.count(d) > 1]
+            note(f"given more than once, kept once: {', '.join(twice)}")
         for dep in deps:
             try:
                 check_deployment(dep, cat, model)

@@ -73,3 +73,23 @@ def warnings(df: pd.DataFrame, names: dict[str, str]) -> list[str]:
     """The engine's warnings, each headed by the accelerator it is about."""
     pairs = df[["hardware", "warnings"]].astype(str).drop_duplicates()
     return [f"{names.get(h, h)}: {w}" for h, w in pairs.itertuples(index=False) if w]
+
+
+def crossover_note(cross: pd.DataFrame, exact: dict | None, names: dict[str, str]) -> str | None:
+    """Where the first compute-bound batch of the list is not the exact crossover, say both: a
+    sweep of powers of two reports the first (the tutorial's "H100 crosses over at batch 4"),
+    the engine the exact one (3)."""
+    if exact is None:
+        return None
+    parts = []
+    for h, value in zip(cross["hardware"].astype(str), cross["crossover_batch"], strict=True):
+        first = tables.crossover_value(value)
+        if first is not None and exact.get(h) is not None and first != exact[h]:
+            parts.append(f"{names.get(h, h)} {first:,} in your list, exactly {exact[h]:,}")
+    if not parts:
+        return None
+    return (
+        "Crossover: " + "; ".join(parts) + ". A sweep reports its first compute-bound batch, "
+        "as the tutorial does: its 'H100 crosses over at batch 4' is the first power of two in "
+        "its sweep, where the exact crossover is 3."
+    )

@@ -12,6 +12,7 @@ from ui.core.params import (
     Param,
     choice,
     listing,
+    loose,
     number,
     parse_params,
     whole_ranges,
@@ -33,16 +34,26 @@ VIEWS = {
 }
 
 
+def found(spec, text: str) -> str:
+    """`spec`'s id, with a note when `text` matched it only case- and punctuation-blind."""
+    loose(text, spec)
+    return spec.id
+
+
 def _model_reader(cat: engine.Catalog):
     return choice(
-        canon=lambda t: custom.CUSTOM_MODEL_ID if custom.is_custom(t) else cat.find_model(t).id
+        canon=lambda t: (
+            custom.CUSTOM_MODEL_ID if custom.is_custom(t) else found(cat.find_model(t), t)
+        )
     )
 
 
 def hardware_reader(cat: engine.Catalog):
     """A catalogue accelerator (id, alias or name) or the custom one, as its id."""
     return choice(
-        canon=lambda t: custom.CUSTOM_HW_ID if custom.is_custom(t) else cat.find_hardware(t).id
+        canon=lambda t: (
+            custom.CUSTOM_HW_ID if custom.is_custom(t) else found(cat.find_hardware(t), t)
+        )
     )
 
 

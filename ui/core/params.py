@@ -13,7 +13,9 @@ documented in the README and recorded in tests/fixtures/contracts.json.
 
 from __future__ import annotations
 
+import contextvars
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -27,6 +29,36 @@ WIDGETS = ("value", "text", "link")  # how a page holds a parameter: see `Param.
 
 class ParamError(ValueError):
     """One parameter's value is not acceptable; the message says why (no user text echoed raw)."""
+
+
+_NOTES: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("notes", default=None)
+
+
+def note(text: str) -> None:
+    """Say that a reader accepted a value but changed it (a duplicate dropped, an id read
+    loosely, the last of two prices kept): `read_noted` collects it, so the page can say so
+    beside the parameter's field (ui.core.state.show_link_notes); elsewhere it is ignored."""
+    notes = _NOTES.get()
+    if notes is not None:
+        notes.append(text)
+
+
+def read_noted(read: Callable[[str], object], text: str) -> tuple[object, list[str]]:
+    """`read(text)` and the notes its reader made (ParamError and ValueError propagate)."""
+    token = _NOTES.set([])
+    try:
+        value = read(text)
+        return value, list(_NOTES.get() or ())
+    finally:
+        _NOTES.reset(token)
+
+
+def loose(text: str, spec, kind: str = "") -> None:
+    """A note when `text` found catalogue entry `spec` only case- and punctuation-blind (e.g.
+    `**H100**` for H100), not as its id, an alias or its name."""
+    exact = {str(k).strip().lower() for k in (spec.id, *getattr(spec, "aliases", ()), spec.name)}
+    if text.strip().lower() not in exact:
+        note(f"{_shown(text)} read as {kind + ' ' if kind else ''}{spec.id}")
 
 
 def _shown(text: str) -> str:
@@ -174,7 +206,11 @@ def listing(
             raise ParamError(f"more than {max_items} items")
         values = [item(p) for p in parts]
         if unique:
-            values = list(dict.fromkeys(values))
+            counts = Counter(values)
+            kept, twice = list(counts), [v for v, n in counts.items() if n > 1]
+            if twice:
+                note(f"given more than once, kept once: {', '.join(map(str, twice))[:200]}")
+            values = kept
         if len(values) < min_items:
             raise ParamError(f"needs at least {min_items} item(s)")
         return values
@@ -196,10 +232,12 @@ def whole_ranges(lo: int, hi: int, *, max_items: int = MAX_LIST_ITEMS):
 
     def read(text: str) -> list[int]:
         values: set[int] = set()
+        given = 0  # items written, ranges expanded: more than kept means repeats
         for part in (p.strip() for p in text.split(",")):
             start, sep, rest = part.partition("..")
             if not sep:
                 values.update([item(part)] if part else [])
+                given += bool(part)
                 continue
             stop, _, step = rest.partition(":")
             a, b, s = item(start), item(stop), item(step) if step.strip() else 1
@@ -208,10 +246,13 @@ def whole_ranges(lo: int, hi: int, *, max_items: int = MAX_LIST_ITEMS):
             if (b - a) // s + 1 > max_items:
                 raise ParamError(f"range {_shown(part)} has more than {max_items} items")
             values.update(range(a, b + 1, s))
+            given += (b - a) // s + 1
         if len(values) > max_items:
             raise ParamError(f"more than {max_items} items")
         if not values:
             raise ParamError("needs at least 1 item")
+        if given > len(values):
+            note(f"{given - len(values):,} repeated value(s) kept once")
         return sorted(values)
 
     return read
@@ -249,7 +290,10 @@ def write_number(value: object) -> str:
 
 
 def parse_params(
-    raw: Mapping[str, Sequence[str]], params: Iterable[Param], ignore: Sequence[str] = ()
+    raw: Mapping[str, Sequence[str]],
+    params: Iterable[Param],
+    ignore: Sequence[str] = (),
+    notes: dict[str, list[str]] | None = None,
 ) -> tuple[dict[str, object], list[str]]:
     """Read the known parameters of a query string; explain everything that was dropped.
 
@@ -257,6 +301,8 @@ def parse_params(
         raw: parameter name -> every value given for it (repeated keys keep all values).
         params: the parameters this page understands.
         ignore: names accepted silently (e.g. another page's parameters).
+        notes: if given, filled with what the readers changed in a value they kept, by
+            parameter name (`note`: duplicates dropped, ids read loosely).
 
     Returns:
         (values by parameter name for the valid ones, warnings in plain text).
@@ -280,7 +326,9 @@ def parse_params(
             warnings.append(f"ignored {name!r}: value longer than {MAX_VALUE_CHARS} characters")
             continue
         try:
-            values[name] = known[name].read(text)
+            values[name], changed = read_noted(known[name].read, text)
+            if changed and notes is not None:
+                notes[name] = changed
         except ParamError as exc:
             warnings.append(f"ignored {name!r}: {exc}")
         except (ValueError, KeyError) as exc:  # e.g. an unknown catalogue id

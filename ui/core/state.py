@@ -15,8 +15,10 @@ from collections.abc import Mapping, Sequence
 import streamlit as st
 
 from ui.core.params import Link, Param, parse_params, to_query
+from ui.core.text import plain
 
 SHARED = "shared:"  # session-state prefix of values shared across pages
+NOTES = "notes:"  # session-state prefix: what a link's reader changed, per widget key
 
 
 def raw_query() -> dict[str, list[str]]:
@@ -34,7 +36,8 @@ def bind(link: Link, seeds: Mapping[str, object] | None = None) -> list[str]:
     Args:
         seeds: values that replace the declared defaults (e.g. an older link's, mapped).
     """
-    from_url, warnings = parse_params(raw_query(), link.params, link.ignore)
+    notes: dict[str, list[str]] = {}
+    from_url, warnings = parse_params(raw_query(), link.params, link.ignore, notes)
     seeds = seeds or {}
     for p in link:
         key = link.key(p.name)
@@ -45,7 +48,23 @@ def bind(link: Link, seeds: Mapping[str, object] | None = None) -> list[str]:
             value = seeds.get(p.name, p.default)
         if value is not None:
             st.session_state[key] = p.write(value) if p.text_widget else value
+        if p.name in notes and p.name in from_url:  # kept until the field changes
+            st.session_state[NOTES + key] = (st.session_state[key], notes[p.name])
     return warnings
+
+
+def link_notes(key: str) -> list[str]:
+    """What the link's reader changed in the value the field `key` was seeded with (duplicates
+    dropped, an id read loosely, the last of two prices kept), while the field still holds it."""
+    seeded, notes = st.session_state.get(NOTES + key, (None, []))
+    return notes if notes and st.session_state.get(key) == seeded else []
+
+
+def show_link_notes(link: Link, name: str, where=None) -> None:
+    """The link's changes to parameter `name`, beside its field (plain text, inert)."""
+    where = st if where is None else where
+    for text in link_notes(link.key(name)):
+        where.warning(f"Link value changed: {plain(text)}.", icon="🔗")
 
 
 def _shared(p: Param) -> object:

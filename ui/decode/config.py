@@ -25,7 +25,10 @@ def _arch(config: dict):
 
 
 def _minimal(config: dict, arch) -> dict:
-    """`config` without the keys whose removal leaves the shapes unchanged (greedy, in order)."""
+    """`config` without the keys whose removal leaves the shapes unchanged: first every key the
+    engine does not read (engine.config_fields, linear in the keys), then, greedily in order,
+    the few read ones whose value is the family's default."""
+    config = engine.config_fields(config)
     out = dict(config)
     for key in list(config):
         if key in ("architectures", "text_config"):
@@ -96,7 +99,9 @@ def param() -> Param:
 def read_upload(data: bytes) -> str:
     """An uploaded file's text (UTF-8, at most MAX_UPLOAD_BYTES), or ValueError."""
     if len(data) > MAX_UPLOAD_BYTES:
-        raise ValueError(f"config.json: larger than {MAX_UPLOAD_BYTES:,} bytes")
+        raise ValueError(
+            f"config.json: {len(data):,} bytes, larger than the limit of {MAX_UPLOAD_BYTES:,} bytes"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

@@ -1,7 +1,8 @@
 """Plotly builders and plain-language text for the LLM decode page (docs/model.md, "LLM decode").
 
-Pure functions over `engine.decode(...).as_dict()` (a mapping, `r`) and `engine.decode_sweep`
-DataFrames (`df`): no streamlit, no physics; numbers are engine figures, at most scaled for
+Pure functions over `engine.decode(...).as_dict()` (a mapping, `r`: the tutorial view) and the
+serving page's curves (`df`: `engine.serve_sweep` rows, ui.decode.view.curves): no streamlit,
+no physics; numbers are engine figures, at most scaled for
 display (bytes to decimal GB, data/README.md) or divided by another (a share), and shown through
 ui.core.format (SI prefixes, 3-4 significant figures, decade ticks on log axes). The roofline is
 ui.charts.roofline.roofline_figure with a request's two phases, prefill (the prompt in one pass) and
@@ -18,7 +19,7 @@ import plotly.graph_objects as go
 
 from ui.charts.roofline import roof_table, roofline_figure
 from ui.charts.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
-from ui.core.format import fmt, fmt_all, fmt_bytes
+from ui.core.format import fmt, fmt_all, fmt_bytes, pct
 
 GB = 1e9  # decimal gigabytes (data/README.md)
 CAPACITY_COLOR = "#d62728"
@@ -129,9 +130,11 @@ def _current(
 def _context_lines(
     df: pd.DataFrame, column: str, unit: str, scale: float = 1.0, si: float = 1.0, word="context"
 ) -> list[dict]:
-    """One line per context of `column` (÷ scale) against batch; ✕ marks what does not fit.
-    Hover text: `column` × `si` in ui.core.format's `unit`; `word` names the `context` column
-    ("input" on the serving page, where it holds the input tokens)."""
+    """Per context, `column` (÷ scale) against batch: a solid line through the batches that fit
+    in memory, then a faint dotted one with ✕ from the last that fits through those that do
+    not (hypothetical: nothing is drawn as if it fitted). Hover text: `column` × `si` in
+    ui.core.format's `unit`; `word` names the `context` column ("input" on the serving page,
+    where it holds the input tokens)."""
     # numpy, not pandas row filters: several times faster on the sweep's 54 columns
     ctxs, batches = df["context"].to_numpy(), df["batch_size"].to_numpy()
     values = df[column].to_numpy(dtype=float) / scale
@@ -145,56 +148,96 @@ def _context_lines(
         extra = np.column_stack([bounds[rows], np.where(fits, "fits", "does NOT fit"), shown])
         hover = f"{word} {ctx:,} tokens<br>batch %{{x:,}}<br>%{{customdata[2]}}<br>"
         hover += "%{customdata[0]}-bound decode · %{customdata[1]} in memory<extra></extra>"
-        style = {
-            "line": {"color": COLORS[i % len(COLORS)], "width": 2},
-            "marker": {"symbol": np.where(fits, "circle", "x").tolist(), "size": 7},
-        }
-        x, y, name = batches[rows], values[rows], f"{word} {ctx:,} tokens"
-        style["type"] = "scattergl" if len(rows) > WEBGL_POINTS else "scatter"
+        color, name = COLORS[i % len(COLORS)], f"{word} {ctx:,} tokens"
+        kind = "scattergl" if len(rows) > WEBGL_POINTS else "scatter"
+        common = {"type": kind, "legendgroup": name, "hovertemplate": hover}
+        ok = np.flatnonzero(fits)
         traces.append(
-            _trace(x, y, name, mode="lines+markers", customdata=extra, hovertemplate=hover, **style)
+            _trace(
+                batches[rows[ok]],
+                values[rows[ok]],
+                name,
+                mode="lines+markers",
+                customdata=extra[ok],
+                line={"color": color, "width": 2},
+                marker={"symbol": "circle", "size": 7},
+                **common,
+            )
         )
+        if ok.size < len(rows):  # from the last that fits (continuity) through the rest
+            tail = np.arange(ok[-1] if ok.size else 0, len(rows))
+            sizes = np.where(fits[tail], 0, 8)  # the joint is the solid line's marker
+            traces.append(
+                _trace(
+                    batches[rows[tail]],
+                    values[rows[tail]],
+                    f"{name}: does not fit",
+                    mode="lines+markers",
+                    customdata=extra[tail],
+                    line={"color": color, "width": 1.5, "dash": "dot"},
+                    marker={"symbol": "x", "size": sizes.tolist()},
+                    opacity=0.5,
+                    showlegend=not ok.size,  # no solid line names this context
+                    **common,
+                )
+            )
     key = {"symbol": "x", "size": 8, "color": GAP_COLOR}  # a legend-only entry explaining ✕
-    return [*traces, _trace([None], [None], "✕ does not fit in memory", mode="markers", marker=key)]
+    line = {"color": GAP_COLOR, "dash": "dot", "width": 1.5}
+    label = NO_FIT_LEGEND
+    return [*traces, _trace([None], [None], label, mode="lines+markers", marker=key, line=line)]
+
+
+NO_FIT_LEGEND = "┈✕┈ does not fit in memory (hypothetical)"
 
 
 def speed_figure(
     df: pd.DataFrame, column: str, current: tuple[int, int], word: str = "context"
 ) -> go.Figure:
-    """`column` ("aggregate_tokens_per_s" or "tpot_ms") against batch, one line per context,
-    this scenario (batch, context) starred; log-log."""
+    """`column` ("aggregate_tokens_per_s" or "tpot_ms") against batch, one line per context
+    (solid while it fits, dotted past that), this scenario (batch, context) starred; log-log."""
     title, y_title, unit, si = SPEED_CHARTS[column]
     traces = [*_context_lines(df, column, unit, si=si, word=word)]
     traces += _current(df, column, current, word=word)
     return _figure(traces, title, y_title, df)
 
 
-def _line(x: list[float], y: list[float], name: str, color: str, dash: str) -> dict:
-    line = {"color": color, "dash": dash, "width": 2}
+def _line(x: list[float], y: list[float], name: str, color: str, dash: str, width=2.0) -> dict:
+    line = {"color": color, "dash": dash, "width": width}
     return _trace(x, y, name, mode="lines", line=line, hoverinfo="name")
 
 
 def memory_figure(df: pd.DataFrame, current: tuple[int, int], word: str = "context") -> go.Figure:
-    """Weights + KV cache (GB) against batch, one line per context: the capacity line, the
-    out-of-memory region above it shaded, and the largest batch that fits at current[1]."""
+    """Weights + KV cache (GB) against batch, one line per context: the limit at usable memory
+    (capacity less the reserve: what the fit uses), the out-of-memory region above it shaded,
+    the physical capacity, and the engine's largest batch that fits at current[1]
+    (`max_batch_size`).
+
+    Args:
+        df: the page's serve_sweep curves (ui.decode.view.curves).
+    """
     b = df["batch_size"].to_numpy(dtype=float)
     x = [b.min() / 1.5, b.max() * 1.5]
-    weights = float(df["weight_bytes"].iloc[0]) / GB
-    capacity = float(df["memory_capacity_bytes"].iloc[0]) / GB
+    first = df.iloc[0]
+    weights = float(first["weight_bytes"]) / GB
+    capacity = float(first["memory_capacity_bytes"]) / GB
+    usable = float(first["usable_memory_bytes"]) / GB
     top = max(float(df["memory_required_bytes"].max()) / GB, capacity) * 3
-    box = ([x[0], x[1], x[1], x[0], x[0]], [capacity, capacity, top, top, capacity])
+    box = ([x[0], x[1], x[1], x[0], x[0]], [usable, usable, top, top, usable])
     style = {"fill": "toself", "fillcolor": OOM_FILL, "line": {"width": 0}, "hoverinfo": "name"}
-    traces = [_trace(*box, "Out of memory (above capacity)", mode="lines", **style)]
+    traces = [_trace(*box, "Out of memory (above the usable memory)", mode="lines", **style)]
     traces += _context_lines(df, "memory_required_bytes", "B", GB, word=word)
+    reserve = pct(float(first["memory_reserve"]))
+    name = f"Usable {gb(usable * GB)}: capacity less the {reserve} reserve (the fit's limit)"
+    traces.append(_line(x, [usable] * 2, name, CAPACITY_COLOR, "solid"))
     cap = f"Capacity {gb(capacity * GB)} ({fmt_bytes(capacity * GB, binary=True)})"
-    traces.append(_line(x, [capacity] * 2, cap, CAPACITY_COLOR, "solid"))
+    traces.append(_line(x, [capacity] * 2, cap, GAP_COLOR, "dot", 1.0))
     name = f"Weights alone {gb(weights * GB)}"
     traces.append(_line(x, [weights] * 2, name, GAP_COLOR, "dash"))
     at = df["context"].to_numpy() == current[1]
-    most = int(df["max_batch_at_context"].to_numpy()[at][0]) if at.any() else 0
+    most = int(df["max_batch_size"].to_numpy()[at][0]) if at.any() else 0
     if x[0] <= most <= x[1]:
-        name = f"Max batch {most:,} at {word} {current[1]:,}"
-        traces.append(_line([most] * 2, [weights / 3, capacity], name, CAPACITY_COLOR, "dot"))
+        name = f"Max batch {most:,} at {word} {current[1]:,} (fits in the usable memory)"
+        traces.append(_line([most] * 2, [weights / 3, usable], name, CAPACITY_COLOR, "dot"))
     traces += _current(df, "memory_required_bytes", current, GB, word)
     return _figure(traces, "Memory: weights + KV cache", "Memory needed (GB)", df, x)
 

@@ -8,6 +8,7 @@ import streamlit as st
 
 import engine
 from ui.core.params import MAX_VALUE_CHARS, Link
+from ui.core.state import show_link_notes
 from ui.core.text import plain
 from ui.decode import config as serve_config
 from ui.decode import figures as fl
@@ -23,12 +24,20 @@ OVERRIDES = {  # name: (label, step, format); blank: the profile's figure
 }
 
 
-def devices_inputs(link: Link) -> tuple[int, int]:
-    """Tensor- and pipeline-parallel degrees (devices = tp × pp)."""
+def devices_inputs(link: Link) -> tuple[int, int, object]:
+    """Tensor- and pipeline-parallel degrees (devices = tp × pp), and the slot under them where
+    `show_fallback` says when the engine refused them."""
     left, right = st.columns(2)
     tp = number_input(link, "tp", "TP (tensor-parallel devices)", where=left)
     pp = number_input(link, "pp", "PP (pipeline stages)", where=right)
-    return int(tp), int(pp)
+    return int(tp), int(pp), st.empty()
+
+
+def show_fallback(slot, error: str | None, r: dict) -> None:
+    """Beside the TP and PP fields: the placement the engine refused and what is shown (and
+    written into the link) instead."""
+    if error:
+        slot.warning(f"{plain(error)} The link now holds tp={r['tp']}, pp={r['pp']}.", icon="⚠️")
 
 
 def token_inputs(link: Link) -> tuple[int, int, int]:
@@ -48,11 +57,12 @@ def curve_inputs(link: Link) -> tuple[list[int], list[int]]:
         key=link.key("contexts"),
         max_chars=MAX_VALUE_CHARS,
     )
+    show_link_notes(link, "contexts")
     try:
         contexts = param.read(text)
     except ValueError as exc:
         contexts = param.default
-        st.error(f"List not used: {exc}. Showing {param.write(contexts)}.", icon="🚫")
+        st.error(f"List not used: {plain(exc)}. Showing {param.write(contexts)}.", icon="🚫")
     return contexts, batch_list_input(link)
 
 
@@ -87,7 +97,9 @@ def config_input(link: Link) -> tuple[object | None, str]:
         placeholder='{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, ...}',
     )
     upload = st.file_uploader(
-        "or upload config.json", type=["json"], key=link.key("model_config.file")
+        f"or upload config.json (at most {serve_config.MAX_UPLOAD_BYTES:,} bytes)",
+        type=["json"],
+        key=link.key("model_config.file"),
     )
     try:
         if upload is not None:

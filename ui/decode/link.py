@@ -50,7 +50,7 @@ def model_reader(base: engine.Catalog):
         spec = engine.resolve_llm(text, base)
         if getattr(spec, "arch", None) is None:
             raise ValueError(f"{spec.id} has no shapes (the serving model needs them)")
-        return spec.id
+        return lp.found(spec, text)
 
     return choice(canon=canon)
 

@@ -16,8 +16,8 @@ from ui.core.format import capacity, fmt, fmt_all, pct
 from ui.decode import config as serve_config
 from ui.decode.link import OVERRIDES
 
+# the curves' columns under ui.decode.figures's names (engine columns renamed, not recomputed)
 PAGE_ONLY = ["context", "aggregate_tokens_per_s", "memory_required_bytes", "weight_bytes"]
-PAGE_ONLY += ["max_batch_at_context"]  # the curves' columns under ui.decode.figures's names
 CURVE_TABLE = {  # column: (on-screen header, ui.core.format unit or None (as is), factor)
     "input_tokens": ("Input tokens", None, 1.0),
     "batch_size": ("Batch (sequences)", None, 1.0),
@@ -66,19 +66,18 @@ def run(model, hw, opts: dict) -> tuple[dict, str | None]:
 
 def curves(model, hw, batches: list[int], contexts: list[int], opts: dict) -> pd.DataFrame:
     """The serve sweep over batch × input tokens, under the columns ui.decode.figures draws
-    (context = input tokens; memory per device; the largest sweep batch that fits)."""
+    (context = input tokens; memory per device). The largest batch that fits is the engine's
+    `max_batch_size` (per row: at that row's tokens), never re-derived here."""
     keep = {k: v for k, v in opts.items() if k not in ("batch_size", "input_tokens", "precision")}
     df = engine.serve_sweep(
         model, hw, batch_sizes=batches, input_tokens=contexts, precisions=opts["precision"], **keep
     )
-    df = df.assign(
+    return df.assign(
         context=df["input_tokens"],
         aggregate_tokens_per_s=df["output_tokens_per_s"],
         memory_required_bytes=df["memory_per_device_bytes"],
         weight_bytes=df["weight_bytes_per_device"],
     )
-    fit = df["batch_size"].where(df["fits_in_memory"].astype(bool), 0)
-    return df.assign(max_batch_at_context=fit.groupby(df["input_tokens"]).transform("max"))
 
 
 def devices_text(hw, tp: int, pp: int) -> str:

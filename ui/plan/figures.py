@@ -5,7 +5,8 @@ deployment earns per device), the axes of SemiAnalysis InferenceMAX and NVIDIA a
 Each accelerator (and precision) gets one colour: its front as a line with markers (filled
 where the configuration meets the SLOs, hollow where it misses one), the dominated
 configurations as faint dots, and the SLO limits as dashed lines. A TPOT limit is drawn where
-it lands on x: 1000 / TPOT_ms. Traces are WebGL (Scattergl). Every number in the hover text
+it lands on x: 1000 / TPOT_ms. The faint dots are WebGL (Scattergl); the fronts are SVG, so
+their hollow markers show (WebGL draws an open marker as nothing). Every number in the hover text
 comes from ui.core.format. To keep a 50,000-configuration rerun fast, a front with more than
 MAX_FRONT_POINTS points is drawn through that many of them (evenly spaced along it, both ends
 kept), at most MAX_FAINT_POINTS dominated points are drawn (a fixed sample) and their hover
@@ -155,15 +156,19 @@ def _faint_trace(rows: pd.DataFrame, label: str, style: dict, name: str, precisi
 
 
 def _front_trace(rows: pd.DataFrame, label: str, style: dict, names: dict, slo: pv.Slo) -> dict:
+    """A front: SVG, not WebGL (at most MAX_FRONT_POINTS points), because WebGL draws an open
+    marker as its outline only, of width 0, i.e. nothing: the hollow "misses an SLO" markers
+    must show. Every marker gets a 2 px ring in the front's colour (an open one: only that)."""
     symbols = np.where(rows["meets_slo"].to_numpy(dtype=bool), "circle", "circle-open")
+    ring = {"color": style["color"], "width": 2}
     return {
-        "type": style["type"],
+        "type": "scatter",
         "legendgroup": style["legendgroup"],
         "x": rows[pv.X].to_numpy(),
         "y": rows[pv.Y].to_numpy(),
         "mode": "lines+markers",
         "name": label,
-        "marker": {"color": style["color"], "size": 8, "symbol": symbols.tolist()},
+        "marker": {"color": style["color"], "size": 9, "symbol": symbols.tolist(), "line": ring},
         "line": {"color": style["color"], "width": 2},
         "hovertext": hover_text(rows, names, slo),
         "hoverinfo": "text",

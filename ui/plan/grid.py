@@ -190,10 +190,11 @@ CONTRACT = (
 
 
 def csv_frame(table: pd.DataFrame, slo: pv.Slo, prices: Mapping[str, float | None]):
-    """Every configuration, ranked: the contract columns first, then the price and SLOs used,
+    """Every configuration, ranked: the contract columns first, then the verdict (why a row
+    misses, e.g. "does not fit in memory": such rows have no cost), the price and SLOs used,
     then every serve_sweep column (model, tokens, profile, assumptions, warnings)."""
     price = table["hardware"].map(lambda h: prices.get(str(h))).astype(float)
-    extra = {"price_per_hour_usd": price}
+    extra = {"verdict": pv.verdicts(table, slo), "price_per_hour_usd": price}
     for column, limit in (("ttft_ms", slo.ttft_ms), ("tpot_ms", slo.tpot_ms)):
         extra[f"slo_{column}"] = np.nan if limit is None else float(limit)
     floor = slo.min_tokens_per_s_per_user
@@ -235,10 +236,17 @@ def screen(df: pd.DataFrame) -> pd.DataFrame:
     return df[SCREEN]
 
 
+# Every column name ends in its unit: the assumptions by the registry's CSV headers
+# (`attention_efficiency` -> `attention_efficiency_fraction`), shares as fractions.
+CSV_NAMES = {a.name: a.csv for a in engine.ASSUMPTIONS}
+CSV_NAMES |= {"decode_comm_share": "decode_comm_share_fraction"}
+
+
 def csv_text(df: pd.DataFrame, slo: pv.Slo, prices: Mapping[str, float | None]) -> str:
     """The CSV download: every configuration and column, ranked (written when clicked)."""
     table = pv.ranked(df, slo, prices)
-    return engine.to_csv(defuse_formulas(csv_frame(table, slo, prices)))
+    out = csv_frame(table, slo, prices).rename(columns=CSV_NAMES)
+    return engine.to_csv(defuse_formulas(out))
 
 
 def price_table(

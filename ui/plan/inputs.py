@@ -12,6 +12,7 @@ import engine
 from ui.core import state
 from ui.core.format import fmt
 from ui.core.params import MAX_VALUE_CHARS, Link
+from ui.core.text import plain
 from ui.plan.link import ASSUMPTIONS, MAX_HARDWARE, NONE, PAGE, PRICE
 from ui.widgets import pickers as widgets
 from ui.widgets.tokens import token_inputs
@@ -71,6 +72,7 @@ def grid_inputs(link: Link, cat: engine.Catalog) -> dict:
         key=k("precisions"),
         help="A chip without a peak for a precision is not planned at it (said on the page).",
     )
+    state.show_link_notes(link, "precisions")
     batches = widgets.batch_list_input(link, generator=True)
     return {"hardware": hw_ids, "tp": tps, "pp": pps, "precisions": precisions, "batches": batches}
 
@@ -97,18 +99,21 @@ def list_input(link: Link, name: str, label: str, tip: str) -> list:
     """A comma-list text field; text that does not parse is named under it, default used."""
     param = link[name]
     text = st.text_input(label, key=k(name), max_chars=MAX_VALUE_CHARS, help=tip)
+    state.show_link_notes(link, name)
     try:
         return param.read(text)
     except ValueError as exc:
-        st.error(f"{label} not used: {exc}. Using {param.write(param.default)}.", icon="🚫")
+        st.error(f"{label} not used: {plain(exc)}. Using {param.write(param.default)}.", icon="🚫")
         return param.default
 
 
 def price_inputs(hardware: Mapping[str, engine.HardwareSpec]) -> dict[str, float | None]:
     """One price field per chosen accelerator, seeded from the link, else the catalogue."""
     linked = st.session_state.get(k("prices")) or {}
-    out = {}
-    with st.expander("Prices (USD per accelerator-hour)", expanded=False):
+    out, changed = {}, state.link_notes(k("prices"))
+    with st.expander("Prices (USD per accelerator-hour)", expanded=bool(changed)):
+        for text in changed:  # beside the fields, which stay open to show them
+            st.warning(f"Link value changed: {plain(text)}.", icon="🔗")
         st.caption(
             "From the catalogue: public on-demand list prices, dated (table below the results). "
             "Blank: no price. In the link: prices=H100:6.16,A100:none."

@@ -26,6 +26,7 @@ from ui.core.params import (
     ParamError,
     choice,
     listing,
+    note,
     number,
     write_list,
     write_number,
@@ -50,7 +51,7 @@ def _llm_reader(cat: engine.Catalog):
         model = cat.find_model(text)
         if getattr(model, "arch", None) is None:
             raise ParamError(f"{model.id} has no shapes: the planner needs a decoder LLM")
-        return model.id
+        return lp.found(model, text)
 
     return read
 
@@ -62,7 +63,13 @@ def _prices_reader(cat: engine.Catalog):
             name, sep, price = item.rpartition(":")
             if not item or not sep:
                 raise ParamError(f"{item[:40]!r}: write ACCELERATOR:USD (e.g. H100:6.16)")
-            key = custom.CUSTOM_HW_ID if custom.is_custom(name) else cat.find_hardware(name).id
+            key = (
+                custom.CUSTOM_HW_ID
+                if custom.is_custom(name)
+                else lp.found(cat.find_hardware(name), name)
+            )
+            if key in out:
+                note(f"{key} priced more than once: the last price, {price.strip()[:20]}, used")
             out[key] = None if price.strip().lower() == NONE else PRICE(price)
         if len(out) > 32:
             raise ParamError("more than 32 accelerators")

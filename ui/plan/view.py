@@ -18,6 +18,7 @@ from ui.charts.cost import usd_per_1m_output_tokens
 from ui.core.format import fmt, pct
 
 X, Y = "tokens_per_s_per_user", "output_tokens_per_s_per_gpu"
+NO_FIT = "does not fit in memory"  # such a row has no cost (NaN)
 EMPTY_GRID = (
     "The grid is empty: choose at least one accelerator, precision, TP and PP degree and batch "
     "size that the model and the chips accept (the notes above say what was left out)."
@@ -97,15 +98,16 @@ def pareto_mask(df: pd.DataFrame, groups: list[str], x: str = X, y: str = Y) -> 
 def ranked(df: pd.DataFrame, slo: Slo, price_per_hour: Mapping[str, float | None]):
     """The grid with `meets_slo` and `usd_per_1m_output_tokens`, cheapest meeting rows first.
 
-    Rows that meet the SLOs come first, by cost (unpriced last), then the rest by cost.
+    Rows that meet the SLOs come first, by cost (unpriced last), then the other rows that fit
+    in memory by cost, then those that do not fit: they have no cost (NaN), since a
+    deployment that cannot hold its weights and KV cache serves nothing.
     """
-    out = df.assign(
-        usd_per_1m_output_tokens=usd_per_1m_output_tokens(df, price_per_hour),
-        meets_slo=meets_slo(df, slo),
-    )
+    fits = df["fits_in_memory"].to_numpy(dtype=bool)
+    cost = usd_per_1m_output_tokens(df, price_per_hour).where(fits)
+    out = df.assign(usd_per_1m_output_tokens=cost, meets_slo=meets_slo(df, slo))
     return out.sort_values(
-        ["meets_slo", "usd_per_1m_output_tokens", Y],
-        ascending=[False, True, False],
+        ["meets_slo", "fits_in_memory", "usd_per_1m_output_tokens", Y],
+        ascending=[False, False, True, False],
         na_position="last",
         kind="stable",
     ).reset_index(drop=True)
@@ -162,7 +164,7 @@ def verdicts(df: pd.DataFrame, slo: Slo) -> list[str]:
     for i, row in enumerate(missed):
         names = [labels[c] for c, miss in zip(margins.columns, row, strict=True) if miss]
         if not fits[i]:
-            out.append("does not fit in memory")
+            out.append(NO_FIT)
         else:
             out.append("misses " + ", ".join(names) if names else "meets the SLOs")
     return out

@@ -92,10 +92,20 @@ def show_operators(sc: Scenario, slot) -> None:
     title = f"Operators: {sc.model.name} on {sc.hw.name}, batch {sc.batch:,}, {sc.precision}"
     slot.plotly_chart(operator_roofline(ops, roof, title), key="solve_ops_roofline")
     st.subheader("Operators (serving model, one device)")
+    st.markdown(ov.binding_text(ops))
+    i, o = sc.tokens["input_tokens"], sc.tokens["output_tokens"]
+    context = ov.decode_context(i, o)
+    step = (
+        "no decode step (1 output token)"
+        if context is None
+        else (
+            f"the decode step at the mean context of {context:,} tokens ({i:,} input + half of "
+            f"{o:,} output)"
+        )
+    )
     st.caption(
-        f"A prefill of {sc.tokens['input_tokens']:,} tokens per sequence (TTFT) and the decode "
-        f"step at the mean context of {sc.tokens['output_tokens']:,} output tokens, batch "
-        f"{sc.batch:,}, profile {sc.label} (docs/model.md, Serving model). Counts are per step."
+        f"A prefill of {i:,} tokens per sequence (TTFT) and {step}, batch {sc.batch:,}, "
+        f"profile {sc.label} (docs/model.md, Serving model). Counts are per step."
     )
     st.plotly_chart(step_breakdown(ops), key="solve_ops_breakdown")
     st.dataframe(ov.display_table(ops), key="solve_ops_table", hide_index=True)
@@ -117,6 +127,7 @@ def show_layers(sc: Scenario, slot) -> None:
     slot.plotly_chart(fig, key="solve_layers_roofline")
     st.subheader("Layers (from the architecture)")
     st.caption(lv.totals_text(lv.totals(layers, sc.model), plain(sc.model.name)))
+    st.caption(lv.whole_pass_text(engine.layer_totals(layers), sc.result.as_dict()))
     st.dataframe(lv.display_table(layers), key="solve_layers_table", hide_index=True)
     scenario = {"model": sc.model_id, "hardware": sc.hw.id, "batch_size": sc.batch}
     scenario |= {"precision": sc.precision, "profile": sc.label, **sc.overrides}

@@ -95,8 +95,33 @@ def totals_text(t: Mapping[str, float], name: str) -> str:
         f"{fmt(t['macs_per_sample'], 'MACs per sample')} "
         f"(catalogue {fmt(t['catalogue_macs'], 'MACs')}, {_signed(t['macs_diff'])}) and "
         f"{fmt(t['params'], 'parameters')} (catalogue {fmt(t['catalogue_params'], '')}, "
-        f"{_signed(t['params_diff'])}). Sum of the layers' own rooflines, without overheads: "
-        f"{fmt(t['time_s'], 's')}."
+        f"{_signed(t['params_diff'])})."
+    )
+
+
+def whole_pass_text(t: Mapping[str, float], r: Mapping) -> str:
+    """Why the layer chart's whole forward pass is not the headline's point (plain text).
+
+    Args:
+        t: engine.layer_totals of the layer table.
+        r: the whole-model solve's result, `SolveResult.as_dict()`.
+    """
+    alpha, batch = r["assumptions"]["activation_fraction"], int(r["batch_size"])
+    ms = lambda v: fmt(v * 1e-3, "s")  # noqa: E731  (the solve's times are in ms)
+    return (
+        f"Two intensities for one forward pass: the headline is the tutorial's whole-model "
+        f"figure, which moves weights × (1 + α·batch) with α = {fmt(alpha)} "
+        f"({fmt(r['bytes'], 'B')} at batch {batch:,}): "
+        f"{fmt(r['arithmetic_intensity_flop_per_byte'], 'FLOP/byte')}. The layer view counts "
+        f"what each layer moves, its weights and its activations in and out "
+        f"({fmt(t['bytes'], 'B')}: {fmt(t['weight_bytes'], 'B')} of weights + "
+        f"{fmt(t['activation_bytes'], 'B')} of activations), so its whole forward pass (the "
+        f"star) sits at {fmt(t['arithmetic_intensity_flop_per_byte'], 'FLOP/byte')}. Time: the "
+        f"layers' own rooflines sum to {fmt(t['time_s'], 's')} where the whole-model roofline "
+        f"gives max(compute {ms(r['t_compute_ms'])}, memory {ms(r['t_memory_ms'])}); both add "
+        f"the same {ms(r['t_overhead_ms'])} of fixed overhead (layers × τ + dispatch): the "
+        f"star's {fmt(t['time_s'] + r['t_overhead_ms'] * 1e-3, 's')} against the headline's "
+        f"{ms(r['latency_ms'])}."
     )
 
 
@@ -165,8 +190,10 @@ def layer_roofline(layers: pd.DataFrame, hw, overhead_s: float, title: str) -> g
         if name.startswith("Operators:"):
             trace.update(name=f"Layers ({FORWARD}; area ∝ time)", hovertext=hover)
         elif label in name:
-            trace.update(name=name.replace(label, FORWARD), text=[FORWARD, ""])
+            trace.update(name=name.replace(label, FORWARD))
             trace.update(hovertext=[_whole_hover(t, label) for t in trace.hovertext])
+    for note in fig.layout.annotations:
+        note.text = note.text.replace(label, FORWARD)
     return fig
 
 

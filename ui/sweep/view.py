@@ -39,6 +39,17 @@ def crossover_card(col, first: int | None, exact: int | None, serving: bool) -> 
         help="The smallest batch whose compute time exceeds its memory time (engine).",
     )
     col.caption(f"first in your list: {listed}")
+    if first is not None and exact is not None and first != exact:
+        col.caption(first_vs_exact(first, exact))
+
+
+def first_vs_exact(first: int, exact: int) -> str:
+    """Why a sweep's crossover differs from the exact one (the tutorial's H100 "batch 4")."""
+    return (
+        f"{first:,} is the first compute-bound batch of the list, as the tutorial reports "
+        f"it (its 'crosses over at batch 4' for H100 is the first power of two in its sweep); "
+        f"the exact crossover is {exact:,}."
+    )
 
 
 def never_text(df: pd.DataFrame, exact: int | None, serving: bool) -> str:

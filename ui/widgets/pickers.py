@@ -17,7 +17,8 @@ import streamlit as st
 from engine import DEFAULTS, PRECISIONS
 from ui.core.format import sig
 from ui.core.params import MAX_LIST_ITEMS, MAX_VALUE_CHARS, Link, Number, write_list
-from ui.core.state import widget_key
+from ui.core.state import show_link_notes, widget_key
+from ui.core.text import plain
 
 ASSUMPTION_INPUTS = {  # name: (label, widget options); the range is the parameter's
     "efficiency": (
@@ -99,7 +100,9 @@ def select_entry(
     options = list(entries)
     fallback = fallback if fallback is not None else link[name].default
     _keep_valid(key, options, fallback if fallback in entries else options[0])
-    return st.selectbox(label, options, key=key, format_func=lambda k: entries[k].name)
+    chosen = st.selectbox(label, options, key=key, format_func=lambda k: entries[k].name)
+    show_link_notes(link, name)
+    return chosen
 
 
 def select_hardware_list(
@@ -123,6 +126,7 @@ def select_hardware_list(
         max_selections=max_selections,
         format_func=lambda h: hardware[h].name,
     )
+    show_link_notes(link, "hardware")
     return ids, len(kept) < len(before)
 
 
@@ -171,7 +175,8 @@ def batch_list_input(link: Link, *, generator: bool = False) -> list[int]:
         st.session_state[valid_key] = batches
     except ValueError as exc:
         batches = st.session_state.get(valid_key, param.default)
-        st.error(f"Batch list not used: {exc}. Showing {param.write(batches)}.", icon="🚫")
+        st.error(f"Batch list not used: {plain(exc)}. Showing {param.write(batches)}.", icon="🚫")
+    show_link_notes(link, "batches")
     if generator:
         with st.popover("Generate a batch list"):
             up_to = widget_key(page, "batches.up_to")

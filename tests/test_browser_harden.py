@@ -1,0 +1,69 @@
+"""What only a browser shows (issue 18): markers that carry meaning are drawn, labels read at
+390 px, a reopened link's widgets hold the linked values, uploads are refused with true sizes.
+
+Headless Chromium against `streamlit run app.py` (tests/conftest.py); expected figures come
+from the engine or from the page's own builders.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import start_server, stop_server, wait_idle
+
+pytestmark = pytest.mark.browser
+TIMEOUT_MS = 120_000  # per action: these 2-core machines run other suites alongside
+POINTS_JS = """el => [...el.querySelectorAll('.scatterlayer .trace path.point')].map(p => {
+    const s = getComputedStyle(p), b = p.getBBox();
+    return {fill: s.fill, stroke: s.stroke, width: parseFloat(s.strokeWidth),
+            opacity: parseFloat(s.opacity) * parseFloat(s.strokeOpacity), w: b.width};
+})"""
+
+
+@pytest.fixture(scope="module")
+def server():
+    proc, url = start_server()
+    yield url
+    stop_server(proc)
+
+
+def open_page(chromium, url: str, width: int = 1400, height: int = 2400):
+    context = chromium.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(url)
+    wait_idle(page, TIMEOUT_MS)
+    return context, page
+
+
+def test_plan_hollow_markers_for_configurations_missing_an_slo_are_drawn(server, chromium):
+    # one H100 fp16 front: its fast, small-batch end misses TTFT ≤ 500 ms (hollow), the rest
+    # meets both SLOs (filled)
+    link = "/plan?model=Llama-3.1-70B&hardware=H100&precisions=fp16&ttft_ms=500&tpot_ms=50"
+    context, page = open_page(chromium, server + link)
+    chart = page.locator(".js-plotly-plot").filter(has=page.locator(".gtitle")).first
+    chart.wait_for()
+    points = chart.evaluate(POINTS_JS)
+    hollow = [p for p in points if p["fill"] == "none"]
+    filled = [p for p in points if p["fill"] != "none"]
+    assert hollow and filled  # both kinds drawn as SVG marks, not lost in a WebGL canvas
+    for p in hollow:  # a visible ring: coloured, at least 1 px wide, opaque, marker-sized
+        assert p["stroke"] not in ("none", "rgba(0, 0, 0, 0)") and p["width"] >= 1, p
+        assert p["opacity"] > 0.5 and p["w"] >= 6, p
+    context.close()
+
+
+def test_an_oversized_upload_shows_its_true_size_and_the_limit_in_bytes(server, chromium, tmp_path):
+    """Streamlit refuses a file over its 1 MB (10⁶ bytes) limit in the browser, before it is
+    sent, with its own words; the field states our limit in bytes and the file's true size
+    shows beside its name (a file that reaches the server over our limit is refused with its
+    size in bytes: tests/test_page_links_harden.py)."""
+    context, page = open_page(chromium, server + "/decode?model=config.json")
+    sidebar = page.locator("[data-testid='stSidebar']")
+    sidebar.get_by_text("or upload config.json (at most 1,000,000 bytes)").wait_for()
+    big = tmp_path / "big.json"
+    big.write_bytes(b"{" + b" " * 4_999_998 + b"}")
+    page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(big))
+    sidebar.get_by_text("5.0MB").wait_for()  # the file's true size, not the limit's
+    assert "1.0 MB" not in sidebar.inner_text()  # no size of ours is a rounded megabyte
+    context.close()
