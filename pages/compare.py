@@ -112,7 +112,7 @@ with section:
     st.dataframe(cv.summary(df, cross, names, exact), key="compare_summary", hide_index=True)
     st.caption(cv.ridge_caption(overrides["efficiency"], precision, note, serving))
     if tutorial_note := cv.crossover_note(cross, exact, shown):
-        st.markdown(plain(tutorial_note))
+        st.markdown(tutorial_note)  # names already inert (shown)
     png = {"toImageButtonOptions": {"format": "png"}}
     left, right = st.columns(2)
     left.plotly_chart(fs.throughput_figure(df, names), key="compare_throughput", config=png)
