@@ -12,7 +12,8 @@ formulas, defaults and conventions are described in docs/model.md (Williams et a
     2
 """
 
-from engine.accuracy.calibrate import calibrate
+from engine.accuracy.bands import Band, error_band, off_ground
+from engine.accuracy.calibrate import MIN_ROWS_PER_PARAMETER, calibrate, fit_warnings
 from engine.accuracy.measurements import (
     MAX_MEASUREMENTS_BYTES,
     Measurement,
@@ -100,6 +101,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_MEASUREMENTS_BYTES",
     "MAX_TOKENS",
+    "MIN_ROWS_PER_PARAMETER",
     "OVERHEAD_REGIME_SHARE",
     "PRECISIONS",
     "PROFILE_KEYS",
@@ -107,6 +109,7 @@ __all__ = [
     "TASKS",
     "Architecture",
     "Assumptions",
+    "Band",
     "Catalog",
     "CatalogError",
     "DecodeResult",
@@ -135,6 +138,8 @@ __all__ = [
     "decode",
     "decode_sweep",
     "default_catalog",
+    "error_band",
+    "fit_warnings",
     "get_profile",
     "get_training_profile",
     "gpt_architecture",
@@ -146,6 +151,7 @@ __all__ = [
     "max_rate",
     "model_from_config",
     "normalise_id",
+    "off_ground",
     "operators",
     "parse_hardware",
     "parse_measurements",
