@@ -14,14 +14,18 @@ formulas, defaults and conventions are described in docs/model.md (Williams et a
 
 from engine.accuracy.bands import Band, error_band, off_ground
 from engine.accuracy.calibrate import MIN_ROWS_PER_PARAMETER, calibrate, fit_warnings
+from engine.accuracy.measurements import COLUMN_MEANINGS as MEASUREMENT_COLUMNS
 from engine.accuracy.measurements import (
     MAX_MEASUREMENTS_BYTES,
     Measurement,
     MeasurementsError,
     catalogue_problems,
+    measurements_template,
     parse_measurements,
     read_measurements,
+    shipped_measurements,
 )
+from engine.accuracy.measurements import METRICS as MEASUREMENT_METRICS
 from engine.accuracy.validate import summarise, validate
 from engine.assumptions import DEFAULTS, Assumptions, make_assumptions
 from engine.assumptions import REGISTRY as ASSUMPTIONS
@@ -82,6 +86,7 @@ from engine.serving.inputs import check_devices, check_parallel
 from engine.serving.op_table import operators
 from engine.serving.serve import ServeResult, serve
 from engine.serving.sweep import serve_sweep
+from engine.training.calibrate import fit_rows as training_fit_rows
 from engine.training.gpt import gpt_architecture
 from engine.training.search import train_search
 from engine.training.train import TrainResult, train
@@ -101,6 +106,8 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_MEASUREMENTS_BYTES",
     "MAX_TOKENS",
+    "MEASUREMENT_COLUMNS",
+    "MEASUREMENT_METRICS",
     "MIN_ROWS_PER_PARAMETER",
     "OVERHEAD_REGIME_SHARE",
     "PRECISIONS",
@@ -149,6 +156,7 @@ __all__ = [
     "make_assumptions",
     "marginal_gain",
     "max_rate",
+    "measurements_template",
     "model_from_config",
     "normalise_id",
     "off_ground",
@@ -169,12 +177,14 @@ __all__ = [
     "serve",
     "serve_load",
     "serve_sweep",
+    "shipped_measurements",
     "solve",
     "summarise",
     "sweep",
     "to_csv",
     "train",
     "train_search",
+    "training_fit_rows",
     "user_catalog_paths",
     "validate",
 ]
