@@ -95,3 +95,30 @@ def test_csv_columns_per_row():
 def test_without_shapes_there_is_no_ground_to_leave():
     assert bands.ground_column(TRT, None, ["MI300X"], ["bf16"]) == [""]
     assert bands.note(TRT, None, "MI300X", "bf16").off == ()
+
+
+def test_a_fitted_profile_travels_by_link_with_its_band_and_ground():
+    from dataclasses import replace
+
+    from ui.core import profiles
+    from ui.core.params import to_query
+
+    team = replace(TRT, name="team", origin="page")
+    values = profiles.link_values(team)
+    assert values["error_band_pct"] == 13.6 and values["fitted_hardware"] == [
+        "H100",
+        "A100",
+        "L40S",
+    ]
+    query = to_query(values, profiles.params(team))
+    assert query["fitted_families"] == "dense,parallel-attention"
+    linked, warnings = profiles.profile_from_query({k: [v] for k, v in query.items()})
+    assert warnings == [] and linked.name == "team" and linked.origin == "link"
+    assert engine.error_band(linked).pct == 13.6
+    mixtral = CAT.models["Mixtral-8x7B"].arch
+    assert engine.off_ground(linked, mixtral, "MI300X", "fp8") == engine.off_ground(
+        TRT, mixtral, "MI300X", "fp8"
+    )
+    bad = {k: [v] for k, v in query.items()} | {"fitted_hardware": ["<b>"]}
+    linked, warnings = profiles.profile_from_query(bad)
+    assert linked.name == "tutorial" and "'<b>' is not an id" in warnings[0]
