@@ -64,6 +64,15 @@ def test_shade_draws_the_band_under_solid_lines_only():
     assert [round(v, 9) for v in band.y] == [110, 220, 180, 90]
 
 
+def test_points_marked_as_not_fitting_get_no_band():
+    fig = go.Figure(
+        [go.Scatter(x=[1, 2, 4], y=[100, 200, 400], mode="lines+markers", name="a",
+                    marker={"symbol": ["circle", "circle", "x-open"]})]
+    )  # fmt: skip
+    band = bands.shade(fig, bands.Note("p", engine.Band(10.0, "x"))).data[0]
+    assert list(band.x) == [1, 2, 2, 1]  # batch 4 does not fit: no band there
+
+
 def test_no_band_is_drawn_when_it_is_not_measured_or_reaches_zero():
     for pct in (None, 100.0):
         fig = bands.shade(_figure(), bands.Note("p", engine.Band(pct, "x")))

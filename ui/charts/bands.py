@@ -100,10 +100,20 @@ def _solid_line(trace) -> bool:
     return "lines" in mode and dash in (None, "solid") and getattr(trace, "fill", None) is None
 
 
-def _polygon(x, y, band: engine.Band) -> tuple[list, list] | None:
-    """The band around one line as a closed outline (upper edge out, lower edge back)."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    keep = np.isfinite(x) & np.isfinite(y) & (y > 0)
+def _fits(trace, n: int) -> np.ndarray:
+    """The points of a line drawn as fitting: all but those marked ✕ ('x', 'x-open', ...: the
+    pages' mark for a configuration that does not fit in memory)."""
+    symbols = getattr(getattr(trace, "marker", None), "symbol", None)
+    if symbols is None or isinstance(symbols, str) or len(symbols) != n:
+        return np.ones(n, dtype=bool)
+    return np.array([not str(s).startswith("x") for s in symbols])
+
+
+def _polygon(trace, band: engine.Band) -> tuple[list, list] | None:
+    """The band around one line as a closed outline (upper edge out, lower edge back), over
+    the points that fit only."""
+    x, y = np.asarray(trace.x, dtype=float), np.asarray(trace.y, dtype=float)
+    keep = np.isfinite(x) & np.isfinite(y) & (y > 0) & _fits(trace, len(x))
     if keep.sum() < 2:
         return None
     low, high = band.limits(y[keep])
@@ -113,7 +123,8 @@ def _polygon(x, y, band: engine.Band) -> tuple[list, list] | None:
 
 def shade(fig: go.Figure, n: Note, label: str | None = None) -> go.Figure:
     """Shade ±band around every solid line of `fig` (a line drawn dashed or dotted, e.g. past
-    memory, is left bare), in the line's colour, under the lines, one legend entry for all.
+    memory, is left bare, and so are points marked ✕: they do not fit), in the line's colour,
+    under the lines, one legend entry for all.
 
     Nothing is drawn when the band is not measured, or reaches 100 % (its lower edge would be
     zero, off a log axis): the sentence beside the chart says so.
@@ -125,12 +136,13 @@ def shade(fig: go.Figure, n: Note, label: str | None = None) -> go.Figure:
     for trace in fig.data:
         if not _solid_line(trace):
             continue
-        outline = _polygon(trace.x, trace.y, n.band)
+        outline = _polygon(trace, n.band)
         if outline is None:
             continue
         color = getattr(trace.line, "color", None) or getattr(trace.marker, "color", None)
+        kind = go.Scattergl if trace.type == "scattergl" else go.Scatter  # as its line
         bands.append(
-            go.Scatter(
+            kind(
                 x=outline[0],
                 y=outline[1],
                 mode="lines",
