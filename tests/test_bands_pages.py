@@ -130,3 +130,14 @@ def test_compare_deployments_csv_carries_the_band():
     assert csv["error_band_pct"].round(1).unique().tolist() == [13.6]
     assert "not the page's edits" in csv["error_band_basis"].iloc[0]
     assert csv.loc[csv["hardware"] == "MI300X", "off_calibrated_ground"].str.len().min() > 0
+
+
+def test_a_profile_fitted_on_the_accuracy_page_keeps_its_band_on_compare():
+    team = {"profile": "team", "efficiency": "0.6", "error_band_pct": "10"}
+    team |= {"fitted_hardware": "A100", "fitted_precisions": "fp16"}
+    query = {"model": "Llama-3.1-70B", "hardware": "A100,H100", "deployments": "8xH100/tp8"}
+    at = page("compare", query | team)
+    text = said(at)
+    assert "typically within ±10% for profile team (measured out of sample where" in text
+    assert "H100 was not among the fitted accelerators (A100)" in text
+    assert at.query_params["error_band_pct"] in ("10", ["10"])  # written back: it travels on
