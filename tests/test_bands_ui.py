@@ -73,6 +73,11 @@ def test_points_marked_as_not_fitting_get_no_band():
     assert list(band.x) == [1, 2, 2, 1]  # batch 4 does not fit: no band there
 
 
+def test_an_empty_line_gets_no_band():
+    fig = go.Figure([go.Scatter(x=[], y=[], mode="lines+markers", marker={"symbol": []})])
+    assert len(bands.shade(fig, bands.Note("p", engine.Band(10.0, "x"))).data) == 1
+
+
 def test_no_band_is_drawn_when_it_is_not_measured_or_reaches_zero():
     for pct in (None, 100.0):
         fig = bands.shade(_figure(), bands.Note("p", engine.Band(pct, "x")))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import metric, start_server, stop_server, wait_idle
+from tests.conftest import start_server, stop_server, wait_idle
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,6 +30,18 @@ PLOTS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(el => 
     xticks: (el._fullLayout.xaxis._vals || []).map(v => v.text),
     yticks: (el._fullLayout.yaxis._vals || []).map(v => v.text),
 }))"""
+
+
+def metric(page, label: str) -> str:
+    """The value of the metric tile labelled exactly `label` ("MAPE", not "In sample (MAPE)"),
+    once it is drawn."""
+    exact = re.compile(f"^{re.escape(label)}$")
+    box = page.locator("[data-testid='stMetric']").filter(
+        has=page.locator("[data-testid='stMetricLabel']", has_text=exact)
+    )
+    value = box.first.locator("[data-testid='stMetricValue']")
+    value.wait_for()
+    return value.inner_text()
 
 
 @pytest.fixture()

@@ -12,8 +12,6 @@ with its values and its band. docs/model.md, "Accuracy".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import engine
 from ui.core import assumptions, profiles
 from ui.core.params import Link, Param, ParamError, choice
@@ -52,9 +50,3 @@ def profile_values(profile: engine.Profile) -> dict[str, object]:
     if profile.origin != "built-in":
         out |= profile.values() | profiles.band_values(profile)
     return out
-
-
-def linked_profile(query: Mapping[str, list[str]]) -> tuple[engine.Profile, list[str]]:
-    """The profile a link names (ui.core.profiles.profile_from_query: a built-in by name, a
-    custom one by its values, tutorial with a warning when it is unusable)."""
-    return profiles.profile_from_query(query)

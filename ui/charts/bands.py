@@ -105,8 +105,8 @@ def _fits(trace, n: int) -> np.ndarray:
     pages' mark for a configuration that does not fit in memory)."""
     symbols = getattr(getattr(trace, "marker", None), "symbol", None)
     if symbols is None or isinstance(symbols, str) or len(symbols) != n:
-        return np.ones(n, dtype=bool)
-    return np.array([not str(s).startswith("x") for s in symbols])
+        return np.ones(n, dtype=bool)  # one symbol for every point
+    return np.array([not str(s).startswith("x") for s in symbols], dtype=bool)
 
 
 def _polygon(trace, band: engine.Band) -> tuple[list, list] | None:
