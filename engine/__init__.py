@@ -13,15 +13,19 @@ formulas, defaults and conventions are described in docs/model.md (Williams et a
 """
 
 from engine.accuracy.bands import Band, error_band, off_ground
-from engine.accuracy.calibrate import calibrate
+from engine.accuracy.calibrate import MIN_ROWS_PER_PARAMETER, calibrate, fit_warnings
+from engine.accuracy.measurements import COLUMN_MEANINGS as MEASUREMENT_COLUMNS
 from engine.accuracy.measurements import (
     MAX_MEASUREMENTS_BYTES,
     Measurement,
     MeasurementsError,
     catalogue_problems,
+    measurements_template,
     parse_measurements,
     read_measurements,
+    shipped_measurements,
 )
+from engine.accuracy.measurements import METRICS as MEASUREMENT_METRICS
 from engine.accuracy.validate import summarise, validate
 from engine.assumptions import DEFAULTS, Assumptions, make_assumptions
 from engine.assumptions import REGISTRY as ASSUMPTIONS
@@ -83,6 +87,7 @@ from engine.serving.inputs import check_devices, check_parallel
 from engine.serving.op_table import operators
 from engine.serving.serve import ServeResult, serve
 from engine.serving.sweep import serve_sweep
+from engine.training.calibrate import fit_rows as training_fit_rows
 from engine.training.gpt import gpt_architecture
 from engine.training.operators import training_operators
 from engine.training.search import train_search
@@ -103,6 +108,9 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_MEASUREMENTS_BYTES",
     "MAX_TOKENS",
+    "MEASUREMENT_COLUMNS",
+    "MEASUREMENT_METRICS",
+    "MIN_ROWS_PER_PARAMETER",
     "OVERHEAD_REGIME_SHARE",
     "PRECISIONS",
     "PROFILE_KEYS",
@@ -141,6 +149,7 @@ __all__ = [
     "decode_sweep",
     "default_catalog",
     "error_band",
+    "fit_warnings",
     "get_profile",
     "get_training_profile",
     "gpt_architecture",
@@ -154,6 +163,7 @@ __all__ = [
     "marginal_gain",
     "max_rate",
     "max_rate_events",
+    "measurements_template",
     "model_from_config",
     "normalise_id",
     "off_ground",
@@ -174,12 +184,14 @@ __all__ = [
     "serve",
     "serve_load",
     "serve_sweep",
+    "shipped_measurements",
     "solve",
     "summarise",
     "sweep",
     "to_csv",
     "train",
     "train_search",
+    "training_fit_rows",
     "training_operators",
     "training_profile_names",
     "user_catalog_paths",

@@ -6,6 +6,7 @@ tokens (docs/model.md, "Serving model"; older `context`/`prompt` links: ui/decod
 
 import streamlit as st
 
+from ui.charts import bands
 from ui.charts import operator_table as ov
 from ui.charts import operators as fo
 from ui.core import frame, state
@@ -61,6 +62,7 @@ opts |= {"tp": r["tp"], "pp": r["pp"]}  # a refused placement: one device, in th
 sw.show_fallback(devices_note, placement_error, r)
 ops = ov.step_table(model, hw, **opts)
 df = sv.curves(model, hw, sorted({*batches, batch}), sorted({*contexts, input_tokens}), opts)
+band = sv.band(r, model, hw_id, sv.overrides(overrides))  # the profile's measured error
 values = {"model_config": config_text or None, "contexts": contexts, "batches": batches}
 values |= {"tp": r["tp"], "pp": r["pp"]}  # what is shown, not a placement the engine refused
 query = state.publish(link, values, lp.SHARED_NAMES)
@@ -77,6 +79,7 @@ if s.custom_model:
     st.info("The custom-model editor's models have no shapes: paste a config.json instead.")
 frame.show_engine_warnings(r["warnings"])
 sw.show_headline(r, hw)
+st.caption(plain(sv.band_text(r, band)))
 st.markdown(sv.bounds_text(r))
 links.load_link(query | {"tp": r["tp"], "pp": r["pp"]}, "Serve this deployment under load")
 
@@ -93,12 +96,12 @@ download_csv(ov.csv_table(ops, r), name, "ops_csv", "Download operators CSV", la
 
 now = (batch, input_tokens)
 for col, column in zip(st.columns(2), fl.SPEED_CHARTS, strict=True):
-    fig = fl.speed_figure(df, column, now, "input")
+    fig = bands.bars(bands.shade(fl.speed_figure(df, column, now, "input"), band), band, ["This"])
     col.plotly_chart(fig, key=f"decode_{column}", config=png)
 st.plotly_chart(fl.memory_figure(df, now, "input"), key="decode_memory", config=png)
 st.dataframe(sv.curve_table(df), key="decode_table", hide_index=True)
 name = sv.file_name("serve", r, hw_id)
-download_csv(df.drop(columns=sv.PAGE_ONLY), name, "decode_csv", lazy=True)
+download_csv(sv.curve_csv(df, band), name, "decode_csv", lazy=True)
 if tutorial:
     sw.tutorial_view(model, hw, r, sv.overrides(overrides))
 frame.share_link(PAGE, query)

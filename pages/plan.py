@@ -5,6 +5,7 @@ tokens, the cheapest and the fastest in words (docs/model.md, "Serving model")."
 
 import streamlit as st
 
+from ui.charts import bands
 from ui.core import frame, state
 from ui.core.params import write_list
 from ui.core.text import plain
@@ -57,6 +58,7 @@ if 0 < rows <= pg.MAX_CONFIGURATIONS:
     except ValueError as exc:  # e.g. a request longer than the engine accepts
         error = str(exc)
 table = pv.ranked(pg.screen(df), slo, prices) if df is not None else None
+band = pg.Band(profile, model.arch, tuple(chosen), tuple(grid["precisions"]), bool(set_values))
 values = {"tp": grid["tp"], "pp": grid["pp"], "batches": grid["batches"]}
 values |= {name: NONE if v is None else v for name, v in slo.fields().items()}
 query = state.publish(link, values | {"prices": prices or None}, ("model",))
@@ -96,12 +98,14 @@ if reason:
     st.warning(reason, icon="⛔")
 for kind, words in pv.callouts(table, slo, names).items():
     st.markdown(f"**{pv.CALLOUTS[kind]}:** {plain(words)}")
+st.caption(plain(bands.sentence(band.note(), "Every figure here")))
 if reason is None and table["usd_per_1m_output_tokens"].isna().all():
     st.info("No chosen accelerator has a price: set one under Prices to rank by cost.")
 
 title = f"{model.name}: {tokens[0]:,} input + {tokens[1]:,} output tokens per request"
 png = {"toImageButtonOptions": {"format": "png"}}
-st.plotly_chart(fp.pareto_figure(table, names, slo, title), key="plan_pareto", config=png)
+fig = bands.shade(fp.pareto_figure(table, names, slo, title), band.note())
+st.plotly_chart(fig, key="plan_pareto", config=png)
 st.caption(pv.chart_note(slo))
 
 meets = int(table["meets_slo"].sum())
@@ -114,7 +118,7 @@ st.caption(
     "verdict, the prices and SLOs used, the profile and assumptions."
 )
 csv_name = f"plan_{model_id}_{len(chosen)}hw_{len(table)}configs.csv"
-csv = lambda: pg.csv_text(df, slo, prices)  # noqa: E731  (written only when clicked)
+csv = lambda: pg.csv_text(df, slo, prices, band)  # noqa: E731  (written only when clicked)
 st.download_button("Download CSV", csv, csv_name, "text/csv", key="plan_csv", icon="⬇️")
 if meets:  # the cheapest configuration meeting the SLOs, served under load
     best = {k: table[k].iloc[0] for k in ("hardware", "tp", "pp", "precision")}

@@ -81,6 +81,7 @@ def metric(page, label: str) -> str:
 
 def page_links(cat, custom=None) -> dict:
     """Every scenario page's declared share link (ui/<page>/link.py), by URL path."""
+    from ui.accuracy import link as accuracy
     from ui.catalogue import link as catalogue
     from ui.compare import link as compare
     from ui.decode import link as decode
@@ -99,4 +100,5 @@ def page_links(cat, custom=None) -> dict:
         "load": load.declare(cat),
         "train": train.declare(cat),
         "catalogue": catalogue.declare(cat),
+        "accuracy": accuracy.declare(),
     }

@@ -1,9 +1,13 @@
-"""Real-browser test of the Accuracy page: upload, refuse broken files, fit a team profile.
+"""Real-browser tests of the Accuracy page: a link as the first request, upload, refuse broken
+files, fit a team profile.
 
-Headless Chromium against `streamlit run app.py`. The first request to the fresh server is the
-deep link; broken uploads (foreign column, negative value, unknown model, 50 MB) must each be
-named (row and column where there is one) and change nothing else; a good upload followed by
-one click on "Fit" must show the team profile's MAPE below the starting profile's.
+Headless Chromium against `streamlit run app.py`. The first request to each fresh server is the
+deep link: a link naming the trtllm profile opens with its errors in and out of sample side by
+side, one chart per metric whose plot area is square (so y = x is drawn at 45°, which only a
+browser's layout shows) with decade ticks only; broken uploads (foreign column, negative value,
+unknown model, 50 MB) must each be named (row and column where there is one) and change nothing
+else; a good upload followed by one click on "Fit" must show the team profile's MAPE below the
+starting profile's, its out-of-sample errors beside it, and a link that carries its band.
 """
 
 from __future__ import annotations
@@ -13,17 +17,35 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import metric, start_server, stop_server, wait_idle
+from tests.conftest import start_server, stop_server, wait_idle
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv"
 VIEWPORT = {"width": 1400, "height": 2400}
 TIMEOUT_MS = 120_000  # per action: these 2-core machines run other test suites alongside
+PLOTS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(el => ({
+    title: el._fullLayout.title.text,
+    x: el._fullLayout.xaxis._length, y: el._fullLayout.yaxis._length,
+    xticks: (el._fullLayout.xaxis._vals || []).map(v => v.text),
+    yticks: (el._fullLayout.yaxis._vals || []).map(v => v.text),
+}))"""
 
 
-@pytest.fixture(scope="module")
-def fresh_server():
+def metric(page, label: str) -> str:
+    """The value of the metric tile labelled exactly `label` ("MAPE", not "In sample (MAPE)"),
+    once it is drawn."""
+    exact = re.compile(f"^{re.escape(label)}$")
+    box = page.locator("[data-testid='stMetric']").filter(
+        has=page.locator("[data-testid='stMetricLabel']", has_text=exact)
+    )
+    value = box.first.locator("[data-testid='stMetricValue']")
+    value.wait_for()
+    return value.inner_text()
+
+
+@pytest.fixture()
+def fresh_server():  # each test's first request is its deep link
     proc, url = start_server()
     yield url
     stop_server(proc)
@@ -56,6 +78,31 @@ def _upload(page, path: Path) -> None:
     wait_idle(page, TIMEOUT_MS)
 
 
+def test_a_link_to_the_trtllm_profile_as_the_first_request(fresh_server, chromium):
+    context = chromium.new_context(viewport={"width": 390, "height": 3000})  # a phone
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(fresh_server + "/accuracy?profile=trtllm")
+    wait_idle(page, TIMEOUT_MS)
+    page.locator(".js-plotly-plot").nth(1).wait_for()
+    # trtllm.toml: in sample 7.18 %, leave one model out 9.41 %, one accelerator out 13.6 %
+    assert metric(page, "In sample (MAPE)") == "7.18%"
+    assert metric(page, "Leave one model out (MAPE)") == "9.41%"
+    assert metric(page, "Leave one accelerator out (MAPE)") == "13.6%"
+    assert metric(page, "Error band") == "±13.6%"
+    plots = page.evaluate(PLOTS_JS)
+    titles = [p["title"] for p in plots]  # Streamlit's theme makes them bold
+    assert "Output tokens/s per GPU<br>" in titles[0] and "(TTFT)<br>" in titles[1]
+    for plot in plots[:2]:
+        assert abs(plot["x"] - plot["y"]) <= 1, plot  # a square plot area: 45° is 45°
+        assert plot["x"] > 150, plot  # readable on a 390 px phone
+        assert plot["xticks"] == plot["yticks"]
+        assert all(re.fullmatch(r"1(0*|k|0k|00k|M)", t) for t in plot["xticks"]), plot
+    assert "profile=trtllm" in page.url and "measurements=trtllm-v0.6.1.csv" in page.url
+    assert page.locator("[data-testid='stException']").count() == 0
+    context.close()
+
+
 def test_upload_check_and_fit_a_team_profile(fresh_server, chromium, tmp_path):
     files = _files(tmp_path)
     context = chromium.new_context(viewport=VIEWPORT)
@@ -65,7 +112,7 @@ def test_upload_check_and_fit_a_team_profile(fresh_server, chromium, tmp_path):
     wait_idle(page, TIMEOUT_MS)
     page.locator("[data-testid='stMetric']").first.wait_for()
     start = metric(page, "MAPE")
-    assert start == "37.3 %" and metric(page, "Rows predicted") == "55 of 57"
+    assert start == "37.3%" and metric(page, "Rows predicted") == "55 of 57"
 
     expected = {
         "column": "column 'kv_precision' is missing",
@@ -86,13 +133,15 @@ def test_upload_check_and_fit_a_team_profile(fresh_server, chromium, tmp_path):
 
     _upload(page, files["good"])
     assert metric(page, "Rows predicted").endswith("of 21")
-    before = float(metric(page, "MAPE").split()[0])
+    before = float(metric(page, "MAPE").rstrip("%"))
     page.get_by_role("button", name="Fit a team profile to these measurements").click()
     page.wait_for_timeout(500)
     wait_idle(page, TIMEOUT_MS)
     page.get_by_text("vs tutorial", exact=False).first.wait_for()
-    after = float(metric(page, "MAPE").split()[0])
+    after = float(metric(page, "MAPE").rstrip("%"))
     assert after < before, (before, after)
+    assert metric(page, "Leave one model out (MAPE)").endswith("%")  # beside the in-sample one
     assert "profile=team" in page.url and "efficiency=" in page.url
+    assert "error_band_pct=" in page.url and "fitted_hardware=A100" in page.url
     assert page.locator("[data-testid='stException']").count() == 0
     context.close()

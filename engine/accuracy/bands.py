@@ -7,13 +7,20 @@ calibrate.py), or, for a profile that fitted nothing, its MAPE on the shipped me
 model on one accelerator) says so instead of quoting its in-sample error. Where a prediction
 is off the ground the profile was fitted on (another accelerator, precision or architecture
 family), that is said beside the number: the band is then a floor, not an estimate.
+
+A profile fitted on a page and carried to another by a share link keeps its band and ground
+(`engine.profile_from_values(..., band_pct=, ground=)`): the band is then the number the link
+carries (`CARRIED`), said so in its basis.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from engine.catalog.arch import Architecture
+from engine.catalog.profiles import CARRIED_BAND as CARRIED
 from engine.catalog.profiles import Profile
 
 
@@ -27,15 +34,36 @@ class Band:
     def as_dict(self) -> dict[str, object]:
         return {"error_band_pct": self.pct, "error_band_basis": self.basis}
 
+    def limits(self, predicted):
+        """(low, high): the prediction less and plus the band, predicted × (1 ∓ pct/100), for
+        a number or an array; None when the band was not measured."""
+        if self.pct is None:
+            return None
+        value = np.asarray(predicted, dtype=float)
+        low, high = value * (1.0 - self.pct / 100.0), value * (1.0 + self.pct / 100.0)
+        return (float(low), float(high)) if value.ndim == 0 else (low, high)
+
+
+_CV = {"lomo_mape_pct": "leave-one-model-out", "loao_mape_pct": "leave-one-accelerator-out"}
+
 
 def error_band(profile: Profile) -> Band:
     """The profile's measured out-of-sample error."""
     r = profile.residuals
-    cv = [r[k] for k in ("lomo_mape_pct", "loao_mape_pct") if k in r]
+    cv = {words: r[k] for k, words in _CV.items() if k in r}
     files = ", ".join(profile.fitted_on) or "no file"
+    rows = f"{profile.rows} rows of {files}"
+    if len(cv) == 2:
+        words = "the larger of the leave-one-model-out and leave-one-accelerator-out MAPE"
+        return Band(max(cv.values()), f"{words} on {rows}")
     if cv:
-        return Band(max(cv), f"the larger of the leave-one-model-out and leave-one-accelerator-"
-                             f"out MAPE on {profile.rows} rows of {files}")  # fmt: skip
+        ((words, pct),) = cv.items()
+        one = "accelerator" if "model" in words else "model"
+        return Band(pct, f"the {words} MAPE on {rows} (one {one} only: leaving it out is "
+                         "not possible)")  # fmt: skip
+    if CARRIED in r:
+        return Band(r[CARRIED], "measured out of sample where the profile was fitted (the "
+                                "number its share link carries)")  # fmt: skip
     if "shipped_mape_pct" in r:
         return Band(r["shipped_mape_pct"], "MAPE on the shipped measurements (nothing fitted)")
     if profile.fitted:

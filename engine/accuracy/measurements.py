@@ -55,6 +55,25 @@ METRICS = {
     "tpot_ms": "ms",
     "e2e_latency_ms": "ms",
 }
+# What each column holds, in words and units (data/measurements/README.md, "Schema").
+COLUMN_MEANINGS = {
+    "source": "where the number comes from: a URL, on every row",
+    "engine": "the serving software and its release, e.g. TensorRT-LLM 0.6.1",
+    "hardware": "an accelerator id of the catalogue, e.g. H100 (python -m engine list hardware)",
+    "tp": "tensor-parallel degree: a whole number from 1 to 64",
+    "model": "a model id of the catalogue with shapes, e.g. Llama-2-7B",
+    "precision": "weights and compute: fp32, tf32, fp16, bf16, fp8, int8 or int4",
+    "kv_precision": "the KV cache's precision; empty: the same as precision",
+    "batch_size": "sequences in the static batch; empty for a run under load",
+    "input_tokens": "prompt tokens per sequence",
+    "output_tokens": "generated tokens per sequence",
+    "metric": "what was measured: one of the metrics below",
+    "value": "the measured number in the metric's unit (positive)",
+    "pp": "optional: pipeline-parallel degree (default 1)",
+    "concurrency": "optional, for a run under load (empty batch_size): closed-loop clients "
+    "(1 to 100,000) or max (a max-throughput run); empty on static-batch rows",
+}
+DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "measurements"
 MAX_MEASUREMENTS_BYTES = 1_000_000  # refused unread above this (the app's upload limit is 1 MB too)
 MAX_ROWS = 5_000
 MAX_PROBLEMS = 20  # the first problems are listed; the count says how many more
@@ -265,6 +284,26 @@ def read_measurements(paths: Iterable[str | Path]) -> tuple[Measurement, ...]:
     if not rows:
         raise MeasurementsError("measurements", ["no file given"])
     return tuple(rows)
+
+
+def shipped_measurements() -> tuple[Path, ...]:
+    """The serving measurements files the project ships (data/measurements/*.csv), by name."""
+    return tuple(sorted(DATA_DIR.glob("*.csv")))
+
+
+def measurements_template() -> str:
+    """A measurements file to start from: every column (the optional ones last) and, for each
+    metric the shipped files hold, their first row of it (a real result, with its source)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    rows = read_measurements(shipped_measurements())
+    for metric in METRICS:
+        m = next((m for m in rows if m.metric == metric), None)
+        if m is not None:
+            cells = m.as_dict()
+            writer.writerow(["" if cells[c] is None else cells[c] for c in COLUMNS])
+    return out.getvalue()
 
 
 def catalogue_problems(rows: Iterable[Measurement], catalog: Catalog) -> dict[int, str]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -50,6 +50,8 @@ PROFILE_KEYS = tuple(
 TRAINING_PROFILE_KEYS = TRAINING_NAMES
 KINDS = {"serving": PROFILE_KEYS, "training": TRAINING_PROFILE_KEYS}
 GROUND = ("hardware", "precisions", "families", "models")  # kinds of calibrated ground
+CARRIED_BAND = "band_pct"  # residuals key: the band a link carries (engine/accuracy/bands.py)
+MAX_BAND_PCT = 1000.0  # a band beyond 1,000 % says nothing
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-_")
 
 
@@ -319,10 +321,33 @@ def forget_training_profiles() -> None:
     _TRAINING.clear()
 
 
-def profile_from_values(name: str, values: Mapping[str, object]) -> Profile:
-    """A custom profile from share-link values (user names and units), checked like a file."""
+def profile_from_values(
+    name: str,
+    values: Mapping[str, object],
+    *,
+    band_pct: float | None = None,
+    ground: Mapping[str, Sequence[str]] | None = None,
+) -> Profile:
+    """A custom profile from share-link values (user names and units), checked like a file.
+
+    Args:
+        band_pct: the out-of-sample error (MAPE, %) the profile was measured with where it was
+            fitted, carried by the link (engine.error_band reports it, saying so).
+        ground: its calibrated ground by kind (GROUND: "hardware", "precisions", ...), also
+            carried by the link, so a prediction off it is still flagged.
+    """
     assumptions = assumptions_from(dict(values), f"profile {name[:40]!r}")
-    return Profile(name, assumptions, "custom (from a link)", origin="link")
+    residuals = {}
+    if band_pct is not None:
+        band = float(band_pct)
+        if not (math.isfinite(band) and 0 <= band <= MAX_BAND_PCT):
+            raise ValueError(f"band_pct must be a number from 0 to {MAX_BAND_PCT:g} (%)")
+        residuals[CARRIED_BAND] = band
+    unknown = sorted(set(ground or {}) - set(GROUND))
+    if unknown:
+        raise ValueError(f"unknown kind of ground {unknown[0]!r} (known: {', '.join(GROUND)})")
+    return Profile(name, assumptions, "custom (from a link)", origin="link",
+                   residuals=residuals, ground=dict(ground or {}))  # fmt: skip
 
 
 def today() -> str:

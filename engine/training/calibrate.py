@@ -14,12 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine.assumptions import Assumptions, make_assumptions
-from engine.catalog.profiles import Profile, today
-from engine.training.measurements import TrainingRun, predict
+from engine.catalog.profiles import Profile, get_training_profile, today
+from engine.training.measurements import MEASUREMENTS_DIR, TrainingRun, predict, read_runs
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FIT_BOUNDS = {
     "efficiency": (0.2, 1.0),  # GEMMs, as a fraction of the dense datasheet peak
@@ -103,3 +108,29 @@ def calibrate(runs: Sequence[TrainingRun], *, name: str = "megatron", command: s
         fitted_on=files, rows=len(runs), fitted_at=today(), residuals=residuals, worst=rows,
         origin="fitted",
     )  # fmt: skip
+
+
+UNITS = {"tflops_per_gpu": "TFLOP/s per GPU"}  # measured metric -> its unit
+
+
+def fit_rows(profile: Profile | str | None = None) -> pd.DataFrame:
+    """The runs a training profile was fitted on (its `fitted_on` files, shipped in
+    data/measurements/training/), each with the measured and the predicted metric and the
+    in-sample error (predicted / measured − 1, in %); what the row left out and the model
+    assumed is in `filled`."""
+    import pandas as pd  # loaded on first use, keeping `import engine` fast
+
+    profile = get_training_profile(profile)
+    runs = [r for f in profile.fitted_on for r in read_runs(MEASUREMENTS_DIR / Path(f).name)]
+    predicted = predict(runs, profile.assumptions)
+    rows = [
+        {"file": r.file, "row": r.row, "table": r.table, "scheme": r.scheme,
+         "hardware": r.hardware, "precision": r.precision, "layers": r.arch.layers,
+         "hidden": r.arch.hidden, "gpus": r.gpus, "tp": r.tp, "pp": r.pp, "vp": r.vp,
+         "micro_batch_size": r.micro_batch, "global_batch_size": r.global_batch,
+         "seq_len": r.seq_len, "zero": r.zero, "recompute": r.recompute, "metric": r.metric,
+         "unit": UNITS.get(r.metric, ""), "measured": r.value, "predicted": float(p),
+         "error_pct": (float(p) / r.value - 1.0) * 100.0, "filled": r.filled}
+        for r, p in zip(runs, predicted, strict=True)
+    ]  # fmt: skip
+    return pd.DataFrame(rows)

@@ -1,34 +1,113 @@
 """The accuracy page's measurements and profiles in the session (Streamlit glue).
 
-The shipped measurements until a valid upload replaces them (a file with problems changes
-nothing), the profiles on offer as TOML text (built-in, then this session's fitted ones), the
-fit button's callback and the cached validation. Session keys: `acc:<name>`.
+The measurements in use: a shipped file (the `measurements` link parameter) until a valid
+upload replaces it (a file with problems changes nothing); the profiles on offer as TOML text
+(built-in, then this session's custom ones: the link's, the fitted team profile); the link's
+profile on the first run; the fit button's callback; the cached validations. Session keys:
+`accuracy:<link parameter>` for the widgets, `acc:<name>` for the rest.
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 import pandas as pd
 import streamlit as st
 
 import engine
 from engine import MeasurementsError, catalogue_problems, profile_from_toml, profile_to_toml
-from ui.core import frame
+from ui.accuracy.link import DEFAULT_FILE, PAGE
+from ui.core import frame, profiles, state
+from ui.core.params import Link, parse_params
 
-SHIPPED = frame.ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv"
 ss = st.session_state
+PROFILE = state.widget_key(PAGE, "profile")  # the picker
+UPLOAD = "acc:upload_in_use"  # (bytes, file name) of the valid upload in use, if any
+CUSTOM = "acc:custom"  # name -> TOML of this session's custom profiles
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_resource(max_entries=1, show_spinner=False)
+def shipped() -> dict[str, bytes]:
+    """The shipped measurements files by name (read once; a few kB each)."""
+    return {p.name: p.read_bytes() for p in engine.shipped_measurements()}
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
 def validated(data: bytes, label: str, profile_toml: str) -> pd.DataFrame:
     """The measurements with the profile's predictions (engine.validate), cached."""
     rows = engine.parse_measurements(data, label)
     return engine.validate(rows, profile_from_toml(profile_toml, "profile", origin="page"))
 
 
-def profiles() -> dict[str, str]:
-    """Every profile on offer (built-in, then this session's custom ones) as TOML text."""
+@st.cache_data(max_entries=16, show_spinner=False)
+def engine_labels(data: bytes, label: str) -> Counter:
+    """How many rows of a file name each serving stack and release (its `engine` column)."""
+    return Counter(m.engine for m in engine.parse_measurements(data, label))
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def training_rows() -> pd.DataFrame:
+    """The megatron profile's runs with their predictions (read-only; computed once)."""
+    return engine.training_fit_rows("megatron")
+
+
+def start(link: Link) -> list[str]:
+    """First run: seed the widgets from the link and take its profile (a built-in by name, a
+    custom one by its values, band and ground); returns the link's warnings (each run)."""
+    if "acc:link_warnings" in ss:
+        for key in (PROFILE, link.key("measurements")):  # kept while the training section
+            if key in ss:  # is shown (Streamlit drops the state of widgets not drawn)
+                ss[key] = ss[key]
+        return ss["acc:link_warnings"]
+    raw = state.raw_query()
+    warnings = state.bind(link)
+    accepted, _ = parse_params(raw, link.params)
+    dropped = [k for k in raw if k in link and k not in accepted and k != "profile"]
+    dropped = [k for k in dropped if k not in ("measurements", "section")]
+    name = str(accepted.get("profile", profiles.DEFAULT))
+    if dropped and not profiles.is_builtin(name):
+        linked = engine.get_profile(profiles.DEFAULT)
+        warnings.append(f"custom profile {name!r} not used ({', '.join(dropped)}); tutorial used")
+    else:
+        linked, more = profiles.link_profile(raw)
+        warnings += more
+    if linked.origin != "built-in":
+        ss[CUSTOM] = {linked.name: profile_to_toml(linked)}
+    ss[PROFILE] = linked.name
+    ss["acc:link_warnings"] = warnings
+    return warnings
+
+
+def texts() -> dict[str, str]:
+    """Every serving profile on offer (built-in, then this session's custom ones) as TOML."""
     out = {name: profile_to_toml(engine.get_profile(name)) for name in engine.profile_names()}
-    return out | ss.get("acc:custom", {})
+    return out | ss.get(CUSTOM, {})
+
+
+def profile(name: str) -> engine.Profile:
+    """The profile called `name` (built-in, or this session's)."""
+    origin = "built-in" if name in engine.profile_names() else "page"
+    return profile_from_toml(texts()[name], name, origin=origin)
+
+
+def in_use() -> tuple[bytes, str, bool]:
+    """(the measurements' bytes, their file name, uploaded?)."""
+    if ss.get(UPLOAD):
+        data, label = ss[UPLOAD]
+        return data, label, True
+    name = ss.get(state.widget_key(PAGE, "measurements")) or DEFAULT_FILE
+    return shipped()[name], name, False
+
+
+def files() -> dict[str, bytes]:
+    """The measurements to tabulate every profile on: the shipped files and any upload."""
+    data, label, uploaded = in_use()
+    return shipped() | ({label: data} if uploaded else {})
+
+
+def engines() -> dict[str, Counter]:
+    """File -> its rows' stack and release labels (the shipped files and any upload)."""
+    return {label: engine_labels(data, label) for label, data in files().items()}
 
 
 def check(data: bytes, label: str) -> list[str]:
@@ -40,20 +119,30 @@ def check(data: bytes, label: str) -> list[str]:
     return list(catalogue_problems(rows, frame.catalog()).values())
 
 
+def take_upload(data: bytes, label: str) -> None:
+    """A new upload: used if it has no problems; otherwise its problems are shown and
+    nothing else changes."""
+    ss["acc:errors"] = check(data, label)
+    if not ss["acc:errors"]:
+        ss[UPLOAD] = (data, label)
+
+
 def fit() -> None:
-    """The fit button's callback: a team profile fitted on the measurements, now chosen."""
-    start = profile_from_toml(profiles()[ss["acc:profile"]], "start", origin="page")
-    rows = engine.parse_measurements(ss["acc:data"], ss["acc:label"])
+    """The fit button's callback: a team profile fitted on the measurements in use (the engine's
+    honest calibration: identifiable parameters only, cross-validated), now chosen."""
+    start_profile = profile(ss[PROFILE])
+    data, label, _ = in_use()
+    rows = engine.parse_measurements(data, label)
     try:
-        team = engine.calibrate(rows, start, name="team")
+        team = engine.calibrate(rows, start_profile, name="team", catalog=frame.catalog())
     except ValueError as exc:
         ss["acc:errors"] = [f"cannot fit: {exc}"]
         return
-    ss["acc:custom"] = ss.get("acc:custom", {}) | {"team": profile_to_toml(team)}
-    ss["acc:before"] = start.name
-    ss["acc:profile"] = "team"
+    ss[CUSTOM] = ss.get(CUSTOM, {}) | {"team": profile_to_toml(team)}
+    ss["acc:before"] = start_profile.name
+    ss[PROFILE] = "team"
 
 
-def load_shipped() -> None:
-    """The shipped measurements in use (and no upload problems)."""
-    ss["acc:data"], ss["acc:label"], ss["acc:errors"] = SHIPPED.read_bytes(), SHIPPED.name, []
+def use_shipped() -> None:
+    """Back to the shipped measurements (and no upload problems)."""
+    ss[UPLOAD], ss["acc:errors"] = None, []

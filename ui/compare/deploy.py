@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import engine
-from ui.charts import serve_rows
+from ui.charts import bands, serve_rows
 from ui.charts.cost import usd_per_1m_output_tokens
 from ui.charts.theme import COLORS, legend_below, log_axis
 from ui.compare.deployments import (
@@ -128,6 +128,23 @@ def csv_table(df: pd.DataFrame, profile_label: str) -> pd.DataFrame:
     return out
 
 
+def band_of(model, df: pd.DataFrame, profile: engine.Profile, edited: bool):
+    """The deployments' error band (the profile's measured out-of-sample error) and, per row,
+    why it leaves the profile's calibrated ground (its accelerator or precision, the model's
+    family): ui.charts.bands."""
+    arch = getattr(model, "arch", None)
+    hardware, precision = df["hardware"].astype(str), df["precision"].astype(str)
+    note = bands.note(profile, arch, list(dict.fromkeys(hardware)), list(dict.fromkeys(precision)),
+                      edited=edited)  # fmt: skip
+    return note, bands.ground_column(profile, arch, hardware, precision)
+
+
+def with_band(table: pd.DataFrame, note: bands.Note, off: Sequence[str]) -> pd.DataFrame:
+    """The on-screen table with the band and each row's off-ground reasons ('—': on it)."""
+    off_ground = [o or "—" for o in off]
+    return table.assign(**{"Error band": note.short(), "Off calibrated ground": off_ground})
+
+
 def tradeoff_figure(df: pd.DataFrame, title: str) -> go.Figure:
     """Tokens/s per GPU against tokens/s per user, one line per deployment, a point per batch
     (the serving trade-off: bigger batches raise the first and lower the second)."""
@@ -216,10 +233,13 @@ def show(model, deps, refused, cat, *, csv_name: str, profile, changed, **run) -
     for label, w in said[said["warnings"] != ""].itertuples(index=False):
         st.warning(plain(f"{label}: {w}"), icon="⚠️")
     title = f"Throughput vs interactivity: {len(deps)} deployments, {df['precision'].iloc[0]}"
-    st.plotly_chart(tradeoff_figure(df, title), key="compare_deploy_chart")
-    st.dataframe(display_table(df), key="compare_deploy_table", hide_index=True)
+    note, off = band_of(model, df, profile, bool(changed))
+    st.plotly_chart(bands.shade(tradeoff_figure(df, title), note), key="compare_deploy_chart")
+    table = with_band(display_table(df), note, off)
+    st.dataframe(table, key="compare_deploy_table", hide_index=True)
     st.caption(caption(df, run["tokens"], pk.describe(profile, changed)))
-    csv = csv_table(df, pk.label(profile, changed))
+    st.caption(plain(bands.sentence(note, "Every deployment's figures")))
+    csv = bands.with_columns(csv_table(df, pk.label(profile, changed)), note, off)
     download_csv(csv, csv_name, "compare_deploy_csv", lazy=True)
     st.subheader("One accelerator each")
 

@@ -5,18 +5,22 @@ A profile is a named set of assumptions (docs/model.md, "Accuracy"; `tutorial` b
 the tutorial's published figures hold). Links: `profile=<name>`; a built-in profile's name is
 enough, and the page's assumption parameters (efficiency, layer_overhead_us, ...) are then the
 values on screen, the edits included. A custom profile (fitted on the Accuracy page) travels as
-its parameters, read by `profile_from_query` as on every page.
+its parameters, read by `profile_from_query` as on every page, with its measured band and
+calibrated ground (`error_band_pct`, `fitted_hardware`, `fitted_precisions`, `fitted_families`:
+BAND), so its predictions elsewhere carry the band it was fitted with (docs/model.md, "Error
+bands and calibrated ground").
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 
 import engine
 from ui.core import assumptions
 from ui.core.format import sig
-from ui.core.params import Param, ParamError
+from ui.core.params import Param, ParamError, listing, number, write_list, write_number
 
 DEFAULT = "tutorial"
 # The whole-model solve's assumptions on the pages' widgets (user names; flop_convention is a
@@ -26,6 +30,35 @@ LLM_VIEW = ("memory_reserve",)  # the profile key the LLM view of Sweep and Comp
 # The other profile keys (in a custom profile's link): every serving assumption of the registry.
 OTHERS = tuple(k for k in engine.PROFILE_KEYS if k not in WIDGETS)
 RANGES = {name: assumptions.RANGES[name] for name in OTHERS}  # ui.core.assumptions' ranges
+# A custom profile's band and calibrated ground in its link: parameter -> kind of ground.
+GROUND = {"fitted_hardware": "hardware", "fitted_precisions": "precisions"}
+GROUND |= {"fitted_families": "families"}
+BAND_PCT = number(0.0, 1000.0)  # engine.profile_from_values takes 0-1,000 %
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
+
+
+def _ground_id(text: str) -> str:
+    if not _ID.fullmatch(text):
+        raise ParamError(f"{text[:40]!r} is not an id (letters, digits, '.', '_', '-')")
+    return text
+
+
+GROUND_LIST = listing(_ground_id, max_items=32)
+
+
+def band_params() -> list[Param]:
+    """The link-only parameters of a custom profile's band and calibrated ground."""
+    out = [Param("error_band_pct", BAND_PCT, write_number, widget="link")]
+    return out + [Param(name, GROUND_LIST, write_list, widget="link") for name in GROUND]
+
+
+def _band(query: Mapping[str, list[str]]) -> dict:
+    """profile_from_values' band_pct and ground from a link (ParamError: a bad value)."""
+    out: dict = {}
+    if query.get("error_band_pct"):
+        out["band_pct"] = BAND_PCT(query["error_band_pct"][-1])
+    ground = {kind: tuple(GROUND_LIST(query[k][-1])) for k, kind in GROUND.items() if query.get(k)}
+    return out | ({"ground": ground} if ground else {})
 
 
 def profile_from_query(query: Mapping[str, list[str]]) -> tuple[engine.Profile, list[str]]:
@@ -45,7 +78,8 @@ def profile_from_query(query: Mapping[str, list[str]]) -> tuple[engine.Profile, 
         values = {k: float(v) for k, v in given.items()}
         if not all(math.isfinite(v) for v in values.values()):
             raise ValueError("profile values must be finite numbers")
-        return engine.profile_from_values(engine.check_profile_name(name), values), []
+        band = _band(query)
+        return engine.profile_from_values(engine.check_profile_name(name), values, **band), []
     except ValueError as exc:
         return engine.get_profile(DEFAULT), [f"custom profile: {exc}; tutorial used"]
 
@@ -130,7 +164,8 @@ def params(custom: engine.Profile | None, skip: Sequence[str] = ()) -> list[Para
     """`profile` and the custom profile's serving assumptions (written for a custom one), but
     not `skip`: parameters the page declares itself (e.g. the LLM view's memory_reserve)."""
     out = [Param("profile", _profile_name(custom), default=DEFAULT)]
-    return out + [assumptions.param(k, widget="link") for k in OTHERS if k not in skip]
+    out += [assumptions.param(k, widget="link") for k in OTHERS if k not in skip]
+    return out + band_params()
 
 
 def link_values(profile: engine.Profile, skip: Sequence[str] = ()) -> dict[str, object]:
@@ -139,4 +174,18 @@ def link_values(profile: engine.Profile, skip: Sequence[str] = ()) -> dict[str, 
     out: dict[str, object] = {"profile": profile.name}
     if profile.origin != "built-in":
         out |= {k: v for k, v in profile.values().items() if k in RANGES and k not in skip}
+        out |= band_values(profile)
+    return out
+
+
+def band_values(profile: engine.Profile) -> dict[str, object]:
+    """A custom profile's measured band and calibrated ground as link values (none when it
+    has neither), so the pages it travels to carry them."""
+    out: dict[str, object] = {}
+    pct = engine.error_band(profile).pct
+    if pct is not None:
+        out["error_band_pct"] = float(f"{pct:.3g}")
+    for name, kind in GROUND.items():
+        if profile.ground.get(kind):
+            out[name] = list(profile.ground[kind])
     return out

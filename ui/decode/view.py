@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 import engine
+from ui.charts import bands
 from ui.core.format import capacity, fmt, fmt_all, pct
 from ui.decode import config as serve_config
 from ui.decode.link import OVERRIDES
@@ -148,3 +149,22 @@ def bounds_text(r: Mapping) -> str:
         f"{r['decode_bottleneck']}-bound (communication {pct(r['decode_comm_share'])}, fixed "
         f"overhead {pct(r['decode_overhead_share'])} of TPOT)."
     )
+
+
+def band(r: Mapping, model, hw_id: str, overrides: Mapping) -> bands.Note:
+    """The scenario's error band: its profile's measured out-of-sample error, and why it is off
+    the profile's calibrated ground (ui.charts.bands); edited when an override is set."""
+    profile = engine.get_profile(r["profile"])
+    arch = getattr(model, "arch", None)
+    return bands.note(profile, arch, hw_id, r["precision"], edited=bool(overrides))
+
+
+def band_text(r: Mapping, note: bands.Note) -> str:
+    """The band beside the headline: '3,900 tokens/s per GPU, typically within ±13.6% ...'."""
+    return bands.sentence(note, fmt(r["output_tokens_per_s_per_gpu"], "tokens/s per GPU"))
+
+
+def curve_csv(df: pd.DataFrame, note: bands.Note) -> pd.DataFrame:
+    """The curves' CSV: every serve_sweep column and the band's (error_band_pct, its basis,
+    off_calibrated_ground)."""
+    return bands.with_columns(df.drop(columns=PAGE_ONLY), note)

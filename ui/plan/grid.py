@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 import engine
+from ui.charts import bands
 from ui.core.downloads import defuse_formulas
 from ui.core.format import fmt_all
 from ui.plan import view as pv
@@ -242,11 +243,34 @@ CSV_NAMES = {a.name: a.csv for a in engine.ASSUMPTIONS}
 CSV_NAMES |= {"decode_comm_share": "decode_comm_share_fraction"}
 
 
-def csv_text(df: pd.DataFrame, slo: pv.Slo, prices: Mapping[str, float | None]) -> str:
-    """The CSV download: every configuration and column, ranked (written when clicked)."""
-    table = pv.ranked(df, slo, prices)
-    out = csv_frame(table, slo, prices).rename(columns=CSV_NAMES)
-    return engine.to_csv(defuse_formulas(out))
+def csv_text(df: pd.DataFrame, slo: pv.Slo, prices: Mapping[str, float | None], band=None) -> str:
+    """The CSV download: every configuration and column, ranked (written when clicked), with
+    the error band's columns when `band` (a Band) is given."""
+    table = csv_frame(pv.ranked(df, slo, prices), slo, prices)
+    table = band.columns(table) if band is not None else table
+    return engine.to_csv(defuse_formulas(table.rename(columns=CSV_NAMES)))
+
+
+@dataclass(frozen=True)
+class Band:
+    """The planner's error band: the profile's measured out-of-sample error for every row, and
+    each row's reasons for leaving its calibrated ground (its accelerator and precision)."""
+
+    profile: engine.Profile
+    arch: engine.Architecture | None
+    hardware: tuple[str, ...]
+    precisions: tuple[str, ...]
+    edited: bool = False
+
+    def note(self) -> bands.Note:
+        """The band of the whole grid: every accelerator × precision's reasons, each once."""
+        return bands.note(self.profile, self.arch, self.hardware, self.precisions,
+                          edited=self.edited)  # fmt: skip
+
+    def columns(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """`frame` with error_band_pct, error_band_basis and off_calibrated_ground per row."""
+        off = bands.ground_column(self.profile, self.arch, frame["hardware"], frame["precision"])
+        return bands.with_columns(frame, self.note(), off)
 
 
 def price_table(

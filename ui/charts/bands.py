@@ -1,0 +1,199 @@
+"""Error bands on serving predictions: the one implementation every page calls.
+
+Every serving prediction carries its profile's measured out-of-sample error (engine.error_band:
+a Band, its MAPE in % and the basis in words) and, where the scenario leaves the ground the
+profile was fitted on (another accelerator, precision or architecture family), the reasons
+(engine.off_ground). This module turns them into what a page shows: a sentence beside the
+headline number, shading around a chart's solid lines and error bars on its points (the
+limits are the engine's, Band.limits; Plotly draws percent error bars itself), and the CSV
+columns `error_band_pct`, `error_band_basis` and `off_calibrated_ground`. docs/model.md,
+"Error bands and calibrated ground".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+import engine
+from ui.core.format import fmt
+
+GROUP = "error band"  # the legend group of every band drawn (one click hides them all)
+FILL_ALPHA = 0.13
+CSV_COLUMNS = ("error_band_pct", "error_band_basis", "off_calibrated_ground")
+
+
+@dataclass(frozen=True)
+class Note:
+    """A prediction's band: the profile's name, its Band, why the scenario is off the ground
+    it was fitted on (empty: on it) and whether the page's assumptions edit the profile."""
+
+    profile: str
+    band: engine.Band
+    off: tuple[str, ...] = ()
+    edited: bool = False
+
+    @property
+    def pct(self) -> float | None:
+        return self.band.pct
+
+    def short(self) -> str:
+        """'±13.6%' or 'not measured' (a table cell)."""
+        return "not measured" if self.pct is None else f"±{fmt(self.pct, '%')}"
+
+
+def note(
+    profile: engine.Profile,
+    arch: engine.Architecture | None,
+    hardware: str | Iterable[str],
+    precision: str | Iterable[str],
+    *,
+    edited: bool = False,
+) -> Note:
+    """The band of `profile` for a scenario (every pair of the hardware ids and precisions
+    given: the reasons of all of them, each once)."""
+    hws = [hardware] if isinstance(hardware, str) else list(hardware)
+    precisions = [precision] if isinstance(precision, str) else list(precision)
+    off: dict[str, None] = {}
+    if arch is not None:
+        for hw in hws:
+            for p in precisions:
+                off |= dict.fromkeys(engine.off_ground(profile, arch, hw, p))
+    return Note(profile.name, engine.error_band(profile), tuple(off), edited)
+
+
+def sentence(n: Note, value: str = "") -> str:
+    """The band in words, after `value` if given: '3,900 tokens/s per GPU, typically within
+    ±13.6% for profile trtllm (basis); wider off the fitted hardware' (plain text)."""
+    lead = f"{value}, t" if value else "T"
+    if n.pct is None:
+        text = f"{lead}he error of profile {n.profile} is not measured ({n.band.basis})"
+    else:
+        text = f"{lead}ypically within {n.short()} for profile {n.profile} ({n.band.basis})"
+        if not n.off:
+            text += "; wider off the fitted hardware"
+    if n.off:
+        text += ". Off the profile's calibrated ground: " + "; ".join(n.off)
+        text += " (the band is a floor there, not an estimate)"
+    if n.edited:
+        text += ". The band is the profile's as fitted; your edits of its assumptions are not "
+        text += "measured"
+    return text + "."
+
+
+def _rgba(color: str, alpha: float) -> str:
+    """'#1f77b4' -> 'rgba(31,119,180,0.13)'; other colour strings are kept (grey otherwise)."""
+    if isinstance(color, str) and len(color) == 7 and color.startswith("#"):
+        r, g, b = (int(color[i : i + 2], 16) for i in (1, 3, 5))
+        return f"rgba({r},{g},{b},{alpha})"
+    return f"rgba(127,127,127,{alpha})"
+
+
+def _solid_line(trace) -> bool:
+    mode = getattr(trace, "mode", None) or ""
+    line = getattr(trace, "line", None)
+    dash = getattr(line, "dash", None) if line is not None else None
+    return "lines" in mode and dash in (None, "solid") and getattr(trace, "fill", None) is None
+
+
+def _fits(trace, n: int) -> np.ndarray:
+    """The points of a line drawn as fitting: all but those marked ✕ ('x', 'x-open', ...: the
+    pages' mark for a configuration that does not fit in memory)."""
+    symbols = getattr(getattr(trace, "marker", None), "symbol", None)
+    if symbols is None or isinstance(symbols, str) or len(symbols) != n:
+        return np.ones(n, dtype=bool)  # one symbol for every point
+    return np.array([not str(s).startswith("x") for s in symbols], dtype=bool)
+
+
+def _polygon(trace, band: engine.Band) -> tuple[list, list] | None:
+    """The band around one line as a closed outline (upper edge out, lower edge back), over
+    the points that fit only."""
+    x, y = np.asarray(trace.x, dtype=float), np.asarray(trace.y, dtype=float)
+    keep = np.isfinite(x) & np.isfinite(y) & (y > 0) & _fits(trace, len(x))
+    if keep.sum() < 2:
+        return None
+    low, high = band.limits(y[keep])
+    xs = x[keep]
+    return [*xs, *xs[::-1]], [*high, *low[::-1]]
+
+
+def shade(fig: go.Figure, n: Note, label: str | None = None) -> go.Figure:
+    """Shade ±band around every solid line of `fig` (a line drawn dashed or dotted, e.g. past
+    memory, is left bare, and so are points marked ✕: they do not fit), in the line's colour,
+    under the lines, one legend entry for all.
+
+    Nothing is drawn when the band is not measured, or reaches 100 % (its lower edge would be
+    zero, off a log axis): the sentence beside the chart says so.
+    """
+    if n.pct is None or n.pct >= 100:
+        return fig
+    name = label or f"±{fmt(n.pct, '%')}: profile {n.profile}'s out-of-sample error"
+    bands = []
+    for trace in fig.data:
+        if not _solid_line(trace):
+            continue
+        outline = _polygon(trace, n.band)
+        if outline is None:
+            continue
+        color = getattr(trace.line, "color", None) or getattr(trace.marker, "color", None)
+        kind = go.Scattergl if trace.type == "scattergl" else go.Scatter  # as its line
+        bands.append(
+            kind(
+                x=outline[0],
+                y=outline[1],
+                mode="lines",
+                fill="toself",
+                fillcolor=_rgba(color if isinstance(color, str) else "", FILL_ALPHA),
+                line={"width": 0},
+                hoverinfo="skip",
+                legendgroup=GROUP,
+                name=name,
+                showlegend=not bands,
+                xaxis=getattr(trace, "xaxis", None),
+                yaxis=getattr(trace, "yaxis", None),
+            )
+        )
+    if bands:
+        fig.add_traces(bands)
+        fig.data = fig.data[-len(bands) :] + fig.data[: -len(bands)]  # under the lines
+    return fig
+
+
+def bars(fig: go.Figure, n: Note, names: Sequence[str]) -> go.Figure:
+    """Percent error bars (±band on y) on the traces whose name starts with one of `names`
+    (e.g. the starred scenario)."""
+    if n.pct is None:
+        return fig
+    bar = {"type": "percent", "value": n.pct, "visible": True, "thickness": 1.5, "width": 6}
+    for trace in fig.data:
+        if any(str(getattr(trace, "name", "") or "").startswith(p) for p in names):
+            trace.error_y = bar
+    return fig
+
+
+def ground_column(
+    profile: engine.Profile, arch: engine.Architecture | None, hardware, precision
+) -> list[str]:
+    """Per row, why it is off the profile's calibrated ground ('' when on it): the engine's
+    reasons for each distinct (accelerator id, precision) pair, joined by '; '."""
+    pairs = list(zip(map(str, hardware), map(str, precision), strict=True))
+    if arch is None:
+        return [""] * len(pairs)
+    said = {p: "; ".join(engine.off_ground(profile, arch, *p)) for p in dict.fromkeys(pairs)}
+    return [said[p] for p in pairs]
+
+
+def with_columns(df: pd.DataFrame, n: Note, off: Sequence[str] | None = None) -> pd.DataFrame:
+    """`df` with the band's CSV columns (error_band_pct empty when not measured); `off`: per
+    row reasons (ground_column), else the note's for every row."""
+    reasons = list(off) if off is not None else ["; ".join(n.off)] * len(df)
+    basis = n.band.basis + (" (the profile as fitted, not the page's edits)" if n.edited else "")
+    return df.assign(
+        error_band_pct=np.nan if n.pct is None else float(n.pct),
+        error_band_basis=basis,
+        off_calibrated_ground=reasons,
+    )
