@@ -68,6 +68,7 @@ from engine.roofline.decode_sweep import (
     resolve_llm,
 )
 from engine.roofline.layers import layer_table
+from engine.roofline.pipeline import first_transform_bound, pipeline_sweep
 from engine.roofline.solve import (
     ENERGY_FORMULA,
     IDLE_POWER_FRACTION,
@@ -82,6 +83,7 @@ from engine.serving.op_table import operators
 from engine.serving.serve import ServeResult, serve
 from engine.serving.sweep import serve_sweep
 from engine.training.gpt import gpt_architecture
+from engine.training.reliability import Reliability, reliability, scaling_overheads
 from engine.training.search import train_search
 from engine.training.train import TrainResult, train
 
@@ -117,6 +119,7 @@ __all__ = [
     "MeasurementsError",
     "ModelSpec",
     "Profile",
+    "Reliability",
     "ServeResult",
     "SolveResult",
     "TraceError",
@@ -135,6 +138,7 @@ __all__ = [
     "decode",
     "decode_sweep",
     "default_catalog",
+    "first_transform_bound",
     "get_profile",
     "get_training_profile",
     "gpt_architecture",
@@ -151,6 +155,7 @@ __all__ = [
     "parse_measurements",
     "parse_model",
     "parse_trace",
+    "pipeline_sweep",
     "profile_from_toml",
     "profile_from_values",
     "profile_names",
@@ -159,7 +164,9 @@ __all__ = [
     "read_catalog_bytes",
     "read_measurements",
     "records",
+    "reliability",
     "resolve_llm",
+    "scaling_overheads",
     "serve",
     "serve_load",
     "serve_sweep",
