@@ -53,7 +53,7 @@ def _figure(traces: list[dict], title: str, y_title: str, *, y_log: bool = True)
     yaxis = {"type": "linear", "title": {"text": y_title}, "automargin": True}
     layout = {
         "title": wrap_title(title),
-        "xaxis": log_axis("Batch size (samples per batch)", _values(traces, "x")),
+        "xaxis": log_axis(_("Batch size (samples per batch)"), _values(traces, "x")),
         "yaxis": log_axis(y_title, _values(traces, "y")) if y_log else yaxis,
         "height": 440,
         "margin": {"l": 10, "r": 10, "t": 60, "b": 10},

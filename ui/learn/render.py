@@ -60,7 +60,7 @@ def published(lesson: Lesson, out: Outcome) -> None:
             st.caption(why)
         rows.append({"figure": _(p.label), "tutorial": tutorial, "ours": ours, "why": why})
     name = f"lesson_{lesson.number}_tutorial_vs_ours.csv"
-    download_csv(pd.DataFrame(rows), name, f"{PAGE}:csv", label=_("Download CSV"))
+    download_csv(pd.DataFrame(rows), name, f"{PAGE}:csv")
 
 
 def _answer_text(exercise: Exercise, answer: float) -> str:

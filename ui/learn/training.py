@@ -54,7 +54,7 @@ def scaling(link: Link, cat) -> Outcome:
         }
     )
     st.dataframe(shown, hide_index=True, key="l6_table")
-    download_csv(rows, "lesson_6_scaling.csv", "learn:l6_csv", label=_("Download CSV"))
+    download_csv(rows, "lesson_6_scaling.csv", "learn:l6_csv")
     if not rows["fits_in_memory"].all():
         st.caption(_("8 GPUs (data parallel 1): the optimizer state does not fit; shown anyway."))
     return _scaling_outcome(cat, rows)
