@@ -28,12 +28,9 @@ def _changed() -> None:
 
 def picker(lessons: dict[str, Lesson]) -> str:
     """The lesson picker (`learn:lesson`, seeded from the link by ui.core.state.bind)."""
+    titles = {n: f"{int(n):02d} · {_(lessons[n].title)}" for n in NUMBERS}  # shown now
     return st.selectbox(
-        _("Lesson"),
-        NUMBERS,
-        key=PICKER,
-        format_func=lambda n: f"{int(n):02d} · {_(lessons[n].title)}",
-        on_change=_changed,
+        _("Lesson"), NUMBERS, key=PICKER, format_func=titles.__getitem__, on_change=_changed
     )
 
 
@@ -87,11 +84,12 @@ def _number(lesson: Lesson, e: Exercise, answer: float) -> None:
 
 
 def _choice(lesson: Lesson, e: Exercise, answer: float) -> None:
+    shown = [_(c) for c in e.choices]  # translated now, not when the widget is read back
     given = st.radio(
         _(e.prompt),
         range(len(e.choices)),
         index=None,
-        format_func=lambda i: _(e.choices[i]),
+        format_func=shown.__getitem__,
         key=f"{PAGE}:{lesson.number}:{e.key}",
     )
     if given is not None:

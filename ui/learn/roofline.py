@@ -129,7 +129,7 @@ def _hello_outcome(cat, hw: str, batch: int) -> Outcome:
         (
             _("Batch sweep"),
             "pages/sweep.py",
-            {"model": "ResNet-50", "hardware": "A100,H100", "batches": "1,2,4,8,16,32,64,128,256"},
+            {"model": "ResNet-50", "hardware": hw, "batches": ",".join(map(str, POWERS))},
         ),
     ]
     command = f"python -m engine solve --model ResNet-50 --hardware {hw} --batch-size {batch}"

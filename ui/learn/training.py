@@ -111,7 +111,7 @@ def memory(link: Link, cat) -> Outcome:
         _("Activation recomputation"),
         RECOMPUTE,
         key=link.key("recompute"),
-        format_func=lambda r: _(r),
+        format_func={r: _(r) for r in RECOMPUTE}.__getitem__,
     )
     runs = [
         engine.train(SMALL, "H100", zero=z, recompute=recompute, catalog=cat, **MEMORY).as_dict()
