@@ -201,7 +201,7 @@ def test_solve_in_chinese_shows_the_frame_in_chinese_and_the_same_numbers():
     zh, en = runs["zh"], runs["en"]
     nav = [p.proto.label for p in zh.sidebar.get("page_link")]
     assert nav[:5] == ["概览", "单次求解", "批大小扫描", "硬件对比", "LLM 解码"] and "课程" in nav
-    assert zh.sidebar.selectbox[0].label == "🌐 语言（Language）"
+    assert zh.sidebar.selectbox[0].label == ":material/language: 语言（Language）"
     assert "🔗 分享此场景" in [e.label for e in zh.expander]
     assert [(m.label, m.value) for m in zh.metric] == [(m.label, m.value) for m in en.metric]
     assert param(zh, "lang") == "zh" and param(en, "lang") is None  # written only if not English

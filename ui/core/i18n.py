@@ -120,7 +120,7 @@ def picker() -> str:
     """The language picker (in the sidebar); returns the language in use."""
     st.session_state[PICKER] = language()
     st.selectbox(
-        _("🌐 Language"),
+        ":material/language: " + _("Language"),
         tuple(LANGUAGES),
         format_func=LANGUAGES.__getitem__,
         key=PICKER,

@@ -18,8 +18,9 @@ LESSON = Lesson(
     experiment=N_(
         "Llama-3.1-8B at batch 1 in the tutorial's LLM view (one prefill of the prompt, one "
         "decode step at that context). Pick the accelerator, the prompt length and the "
-        "precision: the roofline shows the two phases as two points on the same roofs, and "
-        "the table compares the chapter's GPUs."
+        "precision: the roofline shows the two phases as two points on the same roofs (the "
+        "prefill on the right, thousands of FLOPs per byte; the decode step on the left, about "
+        "one), and the table compares the chapter's GPUs."
     ),
     published=(
         Published(
