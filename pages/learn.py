@@ -27,6 +27,7 @@ lesson = LESSONS[number]
 
 # --- the lesson: question, experiment (engine, charts), figures, exercises ---
 render.header(lesson)
+frame.show_catalog_notes(cat)
 frame.show_param_warnings(warnings)
 outcome = EXPERIMENTS[number](link, cat)
 render.published(lesson, outcome)
