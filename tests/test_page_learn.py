@@ -90,6 +90,7 @@ def test_a_lesson_renders_its_chart_the_tutorials_figures_and_checks_answers(num
     at = learn({"lesson": number, **({"lang": lang} if lang != "en" else {})})
     assert not at.exception and not at.warning
     assert at.get("plotly_chart"), "no chart"
+    assert at.get("download_button"), "no CSV download"
     shown = texts(at)
     title = tr(lang, "Lesson {number}: {title}").format(number=number, title=tr(lang, lesson.title))
     assert at.title[0].value == title

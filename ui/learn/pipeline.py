@@ -7,6 +7,7 @@ import streamlit as st
 
 import engine
 from ui.charts.lines import Series, lines_figure
+from ui.core.downloads import download_csv
 from ui.core.format import fmt, pct
 from ui.core.i18n import _
 from ui.core.params import Link
@@ -57,6 +58,7 @@ def starving(link: Link, cat) -> Outcome:
         marks=marks,
     )
     st.plotly_chart(figure, key="l4")
+    download_csv(rows, "lesson_4_pipeline.csv", "learn:l4_csv")
     return _outcome(cat, batch, gbps, kb)
 
 

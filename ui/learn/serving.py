@@ -13,6 +13,7 @@ import streamlit as st
 import engine
 from ui.charts.lines import Series, stacked_bars_figure
 from ui.charts.roofline import roof_table, roofline_figure
+from ui.core.downloads import download_csv
 from ui.core.format import fmt
 from ui.core.i18n import N_, _
 from ui.core.params import Link
@@ -96,6 +97,7 @@ def two_phases(link: Link, cat) -> Outcome:
         }
     )
     st.dataframe(shown, hide_index=True, key="l2_table")
+    download_csv(table, f"lesson_2_prompt_{context}.csv", "learn:l2_csv")
     return _phases_outcome(cat, hw, context, precision)
 
 
@@ -172,6 +174,7 @@ def kv_cache(link: Link, cat) -> Outcome:
         }
     )
     st.dataframe(table, hide_index=True, key="l3_table")
+    download_csv(rows, f"lesson_3_{hw}_batch_{batch}.csv", "learn:l3_csv")
     return _kv_outcome(cat, hw, batch, kv)
 
 
