@@ -43,6 +43,7 @@ COPY pages/ ./pages/
 COPY ui/ ./ui/
 COPY engine/ ./engine/
 COPY data/ ./data/
+COPY locales/ ./locales/
 COPY .streamlit/ ./.streamlit/
 
 USER 10001:10001

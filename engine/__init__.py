@@ -74,6 +74,7 @@ from engine.roofline.decode_sweep import (
     resolve_llm,
 )
 from engine.roofline.layers import layer_table, layer_totals
+from engine.roofline.pipeline import first_transform_bound, pipeline_sweep
 from engine.roofline.solve import (
     ENERGY_FORMULA,
     IDLE_POWER_FRACTION,
@@ -90,6 +91,7 @@ from engine.serving.sweep import serve_sweep
 from engine.training.calibrate import fit_rows as training_fit_rows
 from engine.training.gpt import gpt_architecture
 from engine.training.operators import training_operators
+from engine.training.reliability import Reliability, reliability, scaling_overheads
 from engine.training.search import train_search
 from engine.training.train import TrainResult, train
 
@@ -129,6 +131,7 @@ __all__ = [
     "MeasurementsError",
     "ModelSpec",
     "Profile",
+    "Reliability",
     "ServeResult",
     "SolveResult",
     "TraceError",
@@ -149,6 +152,7 @@ __all__ = [
     "decode_sweep",
     "default_catalog",
     "error_band",
+    "first_transform_bound",
     "fit_warnings",
     "get_profile",
     "get_training_profile",
@@ -172,6 +176,7 @@ __all__ = [
     "parse_measurements",
     "parse_model",
     "parse_trace",
+    "pipeline_sweep",
     "profile_from_toml",
     "profile_from_values",
     "profile_names",
@@ -180,7 +185,9 @@ __all__ = [
     "read_catalog_bytes",
     "read_measurements",
     "records",
+    "reliability",
     "resolve_llm",
+    "scaling_overheads",
     "serve",
     "serve_load",
     "serve_sweep",

@@ -102,7 +102,7 @@ def test_every_recorded_frame_column_is_still_there():
         assert not missing, f"{name}: lost {missing}"
 
 
-SCENARIO_PAGES = ("solve", "sweep", "compare", "decode", "plan", "catalogue")
+SCENARIO_PAGES = ("solve", "sweep", "compare", "decode", "plan", "catalogue", "learn")
 
 
 @pytest.mark.parametrize("page", SCENARIO_PAGES)

@@ -21,7 +21,7 @@ from dockerfile_parse import DockerfileParser
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"
 DOCKERIGNORE = ROOT / ".dockerignore"
-APP_CODE = {"app.py", "pages", "ui", "engine", "data", ".streamlit"}
+APP_CODE = {"app.py", "pages", "ui", "engine", "data", "locales", ".streamlit"}
 
 
 @pytest.fixture(scope="module")

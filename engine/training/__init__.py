@@ -5,5 +5,6 @@ compute built on the serving operators (`compute.py`), collectives in and betwee
 (`collectives.py`), memory per GPU by ZeRO stage and recomputation (`memory.py`), the step
 kernel over configurations as arrays (`kernel.py`), `train` and its result (`train.py`,
 `report.py`), the vectorised `train_search` (`search.py`), GPT-3-style shapes (`gpt.py`), the
-measured runs and the `megatron` fit (`measurements.py`, `calibrate.py`).
+measured runs and the `megatron` fit (`measurements.py`, `calibrate.py`), and failures and
+checkpoints beside the step's communication (`reliability.py`, tutorial 06).
 """

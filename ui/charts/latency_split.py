@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from ui.charts.theme import GAP_COLOR, legend_below
 from ui.core.format import fmt, pct
+from ui.core.i18n import _
 
 MS = 1e-3  # the inputs' unit (ms) in seconds
 
@@ -39,7 +40,7 @@ def _layout(total: str) -> dict:
     return {
         "barmode": "stack",
         "height": 260,
-        "title": {"text": f"Latency split: {total}"},
+        "title": {"text": _("Latency split: {total}").format(total=total)},
         "xaxis": {"ticksuffix": " ms", "automargin": True},  # no title: the legend sits below
         "yaxis": {"automargin": True},
         "uniformtext": {"minsize": 12, "mode": "hide"},
@@ -54,29 +55,31 @@ def latency_breakdown_figure(
     """Latency = max(compute, memory) + fixed overhead, as a stacked bar beside the terms.
 
     Bar labels are at least 12 px or hidden (then the legend entry carries the value)."""
-    bound = "compute" if t_compute_ms > t_memory_ms else "memory"
+    bound = _("compute") if t_compute_ms > t_memory_ms else _("memory")
     binding = max(t_compute_ms, t_memory_ms)
     total = binding + t_overhead_ms
     share = {k: pct(v / total, digits=2) for k, v in (("b", binding), ("o", t_overhead_ms))}
     traces = [
         _bar(
-            ["latency"],
+            [_("latency")],
             [binding],
-            f"{bound} (binding): {_ms(binding)}, {share['b']}",
+            _("{bound} (binding): {time}, {share}").format(
+                bound=bound, time=_ms(binding), share=share["b"]
+            ),
             "#1f77b4",
             [f"{bound} {_ms(binding)}"],
         ),
         _bar(
-            ["latency"],
+            [_("latency")],
             [t_overhead_ms],
-            f"fixed overhead: {_ms(t_overhead_ms)}, {share['o']}",
+            _("fixed overhead: {time}, {share}").format(time=_ms(t_overhead_ms), share=share["o"]),
             GAP_COLOR,
-            [f"overhead {_ms(t_overhead_ms)} ({share['o']})"],
+            [_("overhead {time} ({share})").format(time=_ms(t_overhead_ms), share=share["o"])],
         ),
         _bar(
-            ["compute term", "memory term"],
+            [_("compute term"), _("memory term")],
             [t_compute_ms, t_memory_ms],
-            "terms (only the larger counts)",
+            _("terms (only the larger counts)"),
             "#aec7e8",
             [_ms(t_compute_ms), _ms(t_memory_ms)],
         ),

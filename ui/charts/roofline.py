@@ -21,7 +21,8 @@ import plotly.graph_objects as go
 from ui.charts.latency_split import latency_breakdown_figure as latency_breakdown_figure
 from ui.charts.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
 from ui.core.format import fmt, fmt_all, pct
-from ui.core.text import FLOP_NOTE
+from ui.core.i18n import _
+from ui.core.text import FLOP_NOTE, bound
 
 MAX_GAP_LABELS = 3  # labels on one accelerator's chart; the rest of the gaps are on hover
 TFLOPS, MS = 1e12, 1e-3  # the figure columns' units in SI (TFLOP/s, ms)
@@ -81,10 +82,14 @@ def _ridge_points(name: str, group: str, color: str, x: tuple, y: tuple) -> dict
         "y": list(y),
         "mode": "markers",
         "marker": {"symbol": "diamond", "size": 9, "color": color},
-        "name": f"Ridge points {name} ({fmt(x[0])} / {fmt(x[1])} FLOP/B)",
+        "name": _("Ridge points {name} ({peak} / {effective} FLOP/B)").format(
+            name=name, peak=fmt(x[0]), effective=fmt(x[1])
+        ),
         "legendgroup": group,
         "showlegend": False,
-        "hovertext": [f"{name}<br>ridge {fmt(r, 'FLOP/B')}" for r in x],
+        "hovertext": [
+            _("{name}<br>ridge {ridge}").format(name=name, ridge=fmt(r, "FLOP/B")) for r in x
+        ],
         "hoverinfo": "text",
     }
 
@@ -99,26 +104,28 @@ def _one_roof(roof, color: str, x_lo: float, x_hi: float) -> list[dict]:
         _line(
             [x_lo, ridge],
             [bw * x_lo, peak],
-            f"Memory roof {name} ({bw_text})",
+            _("Memory roof {name} ({bandwidth})").format(name=name, bandwidth=bw_text),
             color,
-            f"{name}<br>memory roof: {bw_text} × intensity",
+            _("{name}<br>memory roof: {bandwidth} × intensity").format(
+                name=name, bandwidth=bw_text
+            ),
             group=group,
         ),
         _line(
             [ridge, x_hi],
             [peak, peak],
-            f"Compute roof {name} (peak {peak_text})",
+            _("Compute roof {name} (peak {peak})").format(name=name, peak=peak_text),
             color,
-            f"{name}<br>peak compute roof: {peak_text}",
+            _("{name}<br>peak compute roof: {peak}").format(name=name, peak=peak_text),
             "dash",
             group,
         ),
         _line(
             [ridge_eff, x_hi],
             [eff_peak, eff_peak],
-            f"Effective compute roof {name} ({eff_text})",
+            _("Effective compute roof {name} ({peak})").format(name=name, peak=eff_text),
             color,
-            f"{name}<br>peak × efficiency: {eff_text}",
+            _("{name}<br>peak × efficiency: {peak}").format(name=name, peak=eff_text),
             "dot",
             group,
         ),
@@ -127,7 +134,7 @@ def _one_roof(roof, color: str, x_lo: float, x_hi: float) -> list[dict]:
 
 
 def _hover(points: pd.DataFrame, convention: str) -> list[str]:
-    note = FLOP_NOTE[convention]
+    note = _(FLOP_NOTE[convention])
     col = points.__getitem__
     ai = fmt_all(col("arithmetic_intensity_flop_per_byte"), "FLOP/B")
     roof = fmt_all(col("attainable_tflops").to_numpy(float) * TFLOPS, "FLOP/s")
@@ -138,10 +145,24 @@ def _hover(points: pd.DataFrame, convention: str) -> list[str]:
     rows = zip(
         col("label"), col("bottleneck"), ai, roof, got, latency, overhead, share, strict=True
     )
+    text = _(
+        "<b>{label}</b><br>{bound}<br>intensity {intensity}<br>roof {roof} · achieved "
+        "{achieved}<br>latency {latency} (fixed overhead {overhead}, {share})<br><i>{note}</i>"
+    )
+    shown = {b: bound(b) for b in set(col("bottleneck"))}
     return [
-        f"<b>{html.escape(str(label))}</b><br>{bound}-bound<br>intensity {a}<br>"
-        f"roof {r} · achieved {g}<br>latency {t} (fixed overhead {o}, {p})<br><i>{note}</i>"
-        for label, bound, a, r, g, t, o, p in rows
+        text.format(
+            label=html.escape(str(label)),
+            bound=shown[b],
+            intensity=a,
+            roof=r,
+            achieved=g,
+            latency=t,
+            overhead=o,
+            share=p,
+            note=note,
+        )
+        for label, b, a, r, g, t, o, p in rows
     ]
 
 
@@ -177,7 +198,9 @@ def gap_labels(points: pd.DataFrame, n_roofs: int, middle: float = np.inf) -> li
             {
                 "x": x,
                 "y": float(np.log10(np.sqrt(p.attainable_tflops * p.achieved_tflops))),
-                "text": f"gap {fmt(p.t_overhead_ms * MS, 's')} ({pct(p.overhead_share, digits=2)})",
+                "text": _("gap {time} ({share})").format(
+                    time=fmt(p.t_overhead_ms * MS, "s"), share=pct(p.overhead_share, digits=2)
+                ),
                 "showarrow": False,
                 "xanchor": "left" if x < middle else "right",
                 "xshift": 8 if x < middle else -8,
@@ -200,7 +223,7 @@ def _point_traces(points: pd.DataFrame, colors: dict, hover) -> list[dict]:
             "x": gap_x,
             "y": gap_y,
             "mode": "lines",
-            "name": "Fixed-overhead gap",
+            "name": _("Fixed-overhead gap"),
             "hoverinfo": "skip",
             "line": {"color": GAP_COLOR, "width": 3, "dash": "dot"},
         },
@@ -209,7 +232,7 @@ def _point_traces(points: pd.DataFrame, colors: dict, hover) -> list[dict]:
             "x": x,
             "y": top,
             "mode": "markers",
-            "name": "Attainable (on the roof)",
+            "name": _("Attainable (on the roof)"),
             "hovertext": hover,
             "hoverinfo": "text",
             "marker": {"symbol": "circle-open", "size": 11, "line": {"width": 2}} | colors,
@@ -219,7 +242,7 @@ def _point_traces(points: pd.DataFrame, colors: dict, hover) -> list[dict]:
             "x": x,
             "y": low,
             "mode": "markers",
-            "name": "Achieved (with overhead)",
+            "name": _("Achieved (with overhead)"),
             "hovertext": hover,
             "hoverinfo": "text",
             "marker": {"size": 10} | colors,
@@ -228,7 +251,7 @@ def _point_traces(points: pd.DataFrame, colors: dict, hover) -> list[dict]:
 
 
 def roofline_figure(
-    points: pd.DataFrame, roofs: pd.DataFrame, convention: str, title: str = "Roofline"
+    points: pd.DataFrame, roofs: pd.DataFrame, convention: str, title: str | None = None
 ) -> go.Figure:
     """The roofline chart.
 
@@ -238,20 +261,22 @@ def roofline_figure(
             bottleneck (and hardware, for the point colours, when there are several roofs).
         roofs: `roof_table` output (one row per accelerator).
         convention: "catalog" or "mac2" (shown on the intensity axis and in hovers).
+        title: the chart's title (default "Roofline", translated).
     """
+    title = _("Roofline") if title is None else title
     colors = _point_colors(points, roofs)
     points = _plain(points, POINT_COLUMNS)
     x_lo, x_hi = _x_range(points, roofs)
     hover = np.asarray(_hover(points, convention))  # an array validates faster than a list
     traces = [*_roof_traces(roofs, x_lo, x_hi), *_point_traces(points, colors, hover)]
     y_values = [*roofs["peak_tflops"], *points["achieved_tflops"], *roofs["bandwidth_tb_per_s"]]
-    x_title = f"Arithmetic intensity (FLOP/byte)<br><sup>{FLOP_NOTE[convention]}</sup>"
+    x_title = _("Arithmetic intensity (FLOP/byte)") + f"<br><sup>{_(FLOP_NOTE[convention])}</sup>"
     layout = {
         "title": wrap_title(html.escape(title)),
         "height": 560,
         "xaxis": log_axis(x_title, [x_lo, x_hi]) | {"range": np.log10([x_lo, x_hi]).tolist()},
         "yaxis": log_axis(
-            "Performance (TFLOP/s)", y_values, [x_lo * min(roofs["bandwidth_tb_per_s"])]
+            _("Performance (TFLOP/s)"), y_values, [x_lo * min(roofs["bandwidth_tb_per_s"])]
         ),
         "legend": legend_below(len(roofs)),
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},

@@ -23,6 +23,7 @@ from ui.charts.roofline import roof_table, roofline_figure
 from ui.charts.tables import sample_unit
 from ui.charts.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
 from ui.core.format import fmt, fmt_all
+from ui.core.i18n import _
 from ui.core.text import FLOP_NOTE
 
 # What roofline_figure reads, plus the keys of a point's label.
@@ -52,7 +53,7 @@ def _figure(traces: list[dict], title: str, y_title: str, *, y_log: bool = True)
     yaxis = {"type": "linear", "title": {"text": y_title}, "automargin": True}
     layout = {
         "title": wrap_title(title),
-        "xaxis": log_axis("Batch size (samples per batch)", _values(traces, "x")),
+        "xaxis": log_axis(_("Batch size (samples per batch)"), _values(traces, "x")),
         "yaxis": log_axis(y_title, _values(traces, "y")) if y_log else yaxis,
         "height": 440,
         "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
@@ -87,7 +88,8 @@ def _lines(
                 line={"color": COLORS[i % len(COLORS)], "width": 2},
                 marker={"size": 5},
                 customdata=text,
-                hovertemplate="%{fullData.name}<br>batch %{x:,}<br>%{customdata}<extra></extra>",
+                hovertemplate=_("%{fullData.name}<br>batch %{x:,}<br>%{customdata}")
+                + "<extra></extra>",
             )
         )
     return traces
@@ -106,7 +108,9 @@ def throughput_figure(df: pd.DataFrame, names: dict[str, str]) -> go.Figure:
     """Throughput (samples/s) against batch size, one line per accelerator; log-log."""
     unit = html.escape(sample_unit(df))
     return _figure(
-        _lines(df, names, "throughput_per_s", unit), "Throughput", f"Throughput ({unit})"
+        _lines(df, names, "throughput_per_s", unit),
+        _("Throughput"),
+        _("Throughput ({unit})").format(unit=unit),
     )
 
 
@@ -116,9 +120,9 @@ def latency_figure(
     """Latency per batch (ms) against batch size; the latency budget as a horizontal line."""
     traces = _lines(df, names, "latency_ms", "s", 1e-3)
     if budget_ms is not None:
-        name = f"Latency budget {fmt(budget_ms * 1e-3, 's')}"
+        name = _("Latency budget {time}").format(time=fmt(budget_ms * 1e-3, "s"))
         traces.append(_hline(df["batch_size"], budget_ms, name, "#2ca02c", "dash"))
-    return _figure(traces, "Latency per batch", "Latency (ms per batch)")
+    return _figure(traces, _("Latency per batch"), _("Latency (ms per batch)"))
 
 
 def intensity_figure(rows: pd.DataFrame, crossover: int | None, convention: str) -> go.Figure:
@@ -136,29 +140,34 @@ def intensity_figure(rows: pd.DataFrame, crossover: int | None, convention: str)
     bound = rows["bottleneck"].astype(str).to_numpy()
     ridge = float(rows["ridge_flop_per_byte"].iloc[0])
     ridge_eff = float(rows["effective_ridge_flop_per_byte"].iloc[0])
-    traces = [_trace(b, ai, "Intensity", mode="lines", line={"color": GAP_COLOR})]
+    traces = [_trace(b, ai, _("Intensity"), mode="lines", line={"color": GAP_COLOR})]
+    names = {"memory": _("memory-bound batches"), "compute": _("compute-bound batches")}
     for label, color in BOUND_COLORS.items():
         style = {"mode": "markers", "marker": {"color": color, "size": 6}}
-        hover = f"batch %{{x:,}}<br>%{{customdata}}<extra>{label}</extra>"
-        mask, name = bound == label, f"{label}-bound batches"
+        hover = _("batch %{x:,}<br>%{customdata}") + f"<extra>{_(label)}</extra>"
+        mask, name = bound == label, names[label]
         text = fmt_all(ai[mask], "FLOP/B")
         traces.append(
             _trace(b[mask], ai[mask], name, customdata=text, hovertemplate=hover, **style)
         )
-    name = f"Effective ridge {fmt(ridge_eff, 'FLOP/B')} (peak × η ÷ bandwidth)"
+    name = _("Effective ridge {ridge} (peak × η ÷ bandwidth)").format(
+        ridge=fmt(ridge_eff, "FLOP/B")
+    )
     traces.append(_hline(b, ridge_eff, name, "#d62728", "dash"))
-    name = f"Theoretical ridge {fmt(ridge, 'FLOP/B')} (peak ÷ bandwidth)"
+    name = _("Theoretical ridge {ridge} (peak ÷ bandwidth)").format(ridge=fmt(ridge, "FLOP/B"))
     traces.append(_hline(b, ridge, name, "#d62728", "dot"))
     if crossover is not None:
         y = float(ai[b == crossover][0])
         span = [min(ai.min(), ridge_eff) / 1.5, max(ai.max(), ridge) * 1.5]
         style = {"mode": "lines", "line": {"color": "#9467bd", "dash": "dashdot"}}
-        traces.append(_trace([crossover] * 2, span, "crossover", showlegend=False, **style))
-        name = f"Crossover: batch {crossover:,} (first compute-bound), {fmt(y, 'FLOP/B')}"
+        traces.append(_trace([crossover] * 2, span, _("crossover"), showlegend=False, **style))
+        name = _("Crossover: batch {batch} (first compute-bound), {intensity}").format(
+            batch=f"{crossover:,}", intensity=fmt(y, "FLOP/B")
+        )
         marker = {"symbol": "star", "size": 15, "color": "#9467bd"}
         traces.append(_trace([crossover], [y], name, mode="markers", marker=marker))
-    title = f"Arithmetic intensity vs batch<br><sup>{FLOP_NOTE[convention]}</sup>"
-    return _figure(traces, title, "Arithmetic intensity (FLOP/byte)")
+    title = _("Arithmetic intensity vs batch") + f"<br><sup>{_(FLOP_NOTE[convention])}</sup>"
+    return _figure(traces, title, _("Arithmetic intensity (FLOP/byte)"))
 
 
 def roofline_trajectories(
@@ -169,15 +178,18 @@ def roofline_trajectories(
     points = df[POINT_COLUMNS]
     hw = points["hardware"].astype("category")
     shown = [names.get(str(h), str(h)) for h in hw.cat.categories]
+    point = _("{hardware}, batch {batch}")
     labels = [
-        f"{shown[code]}, batch {b:,}"
+        point.format(hardware=shown[code], batch=f"{b:,}")
         for code, b in zip(hw.cat.codes.tolist(), points["batch_size"].tolist(), strict=True)
     ]
     labels = pd.Series(labels, index=points.index, dtype=object)  # object: fast to iterate
     fig = roofline_figure(points.assign(label=labels), roof_table(df, names), convention, title)
     for i, hw, rows in _groups(points):
         b = rows["batch_size"].to_numpy()
-        name = f"Trajectory {html.escape(names.get(hw, hw))} (batch {b[0]:,} → {b[-1]:,})"
+        name = _("Trajectory {hardware} (batch {first} → {last})").format(
+            hardware=html.escape(names.get(hw, hw)), first=f"{b[0]:,}", last=f"{b[-1]:,}"
+        )
         kind = "scattergl" if len(rows) > WEBGL_POINTS else "scatter"
         x, y = rows["arithmetic_intensity_flop_per_byte"].to_numpy(), rows["achieved_tflops"]
         line = {"color": COLORS[i % len(COLORS)], "width": 1}
@@ -211,8 +223,11 @@ def speedup_figure(df: pd.DataFrame, names: dict[str, str], baseline: str) -> go
     traces = _lines(df, names, "speedup_vs_baseline_ratio", f"× {base}")
     return _figure(
         traces,
-        f"Speedup vs {base}<br><sup>throughput ratio</sup>",
-        f"Speedup (× {base})",
+        _("Speedup vs {baseline}").format(baseline=base)
+        + "<br><sup>"
+        + _("throughput ratio")
+        + "</sup>",
+        _("Speedup (× {baseline})").format(baseline=base),
         y_log=False,
     )
 

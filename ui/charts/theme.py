@@ -36,6 +36,8 @@ def legend_below(rows: int = 1) -> dict:
 
 def wrap_title(title: str) -> dict:
     """A chart title that fits a phone: 'Roofline: H100, fp16' -> 'Roofline' over a smaller
-    'H100, fp16' line (plotly never wraps a title by itself)."""
-    head, sep, tail = title.partition(": ")
+    'H100, fp16' line (plotly never wraps a title by itself); a Chinese title breaks at its
+    full-width colon (U+FF1A) the same way."""
+    colon = ": " if ": " in title else "\uff1a"
+    head, sep, tail = title.partition(colon)
     return {"text": f"{head}<br><sup>{tail}</sup>" if sep and "<br>" not in title else title}

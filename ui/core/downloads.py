@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import to_csv
+from ui.core.i18n import _
 
 
 def defuse_formulas(df: pd.DataFrame) -> pd.DataFrame:
@@ -27,12 +28,14 @@ def defuse_formulas(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def download_csv(
-    df: pd.DataFrame, filename: str, key: str, label: str = "Download CSV", *, lazy: bool = False
+    df: pd.DataFrame, filename: str, key: str, label: str | None = None, *, lazy: bool = False
 ) -> None:
     """CSV download with unit-bearing headers and the assumptions on every row.
 
     With `lazy` the CSV is written only when the button is clicked (a 2,000-row sweep takes
-    longer to format than the rest of the page's rerun).
+    longer to format than the rest of the page's rerun). `label`: the button's text (default
+    "Download CSV", translated).
     """
+    label = _("Download CSV") if label is None else label
     data = (lambda: to_csv(defuse_formulas(df))) if lazy else to_csv(defuse_formulas(df))
     st.download_button(label, data, file_name=filename, mime="text/csv", key=key, icon="⬇️")

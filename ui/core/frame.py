@@ -2,7 +2,8 @@
 
 Pages are Streamlit's file-based `pages/` (so a deep link is correct as the very first request
 to a fresh server); each page calls `setup_page` first, which draws our own navigation with
-readable labels (the built-in one is hidden in .streamlit/config.toml).
+readable labels (the built-in one is hidden in .streamlit/config.toml) and settles the
+session's language (ui.core.i18n) before anything is drawn; everything here is translated.
 """
 
 from __future__ import annotations
@@ -16,22 +17,26 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import streamlit as st
 
 from engine import ENV_VAR, Catalog, load_catalog, user_catalog_paths
+from ui.core import i18n
+from ui.core.i18n import N_, _, ngettext
 from ui.core.text import plain
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = (
-    ("app.py", "Overview", ":material/home:"),
-    ("pages/solve.py", "Single solve", ":material/target:"),
-    ("pages/sweep.py", "Batch sweep", ":material/show_chart:"),
-    ("pages/compare.py", "Hardware comparison", ":material/compare_arrows:"),
-    ("pages/decode.py", "LLM decode", ":material/chat:"),
-    ("pages/plan.py", "Planner", ":material/savings:"),
-    ("pages/load.py", "Serving under load", ":material/speed:"),
-    ("pages/train.py", "Training planner", ":material/model_training:"),
-    ("pages/accuracy.py", "Accuracy", ":material/verified:"),
-    ("pages/learn.py", "Lessons", ":material/school:"),
-    ("pages/catalogue.py", "Catalogue", ":material/menu_book:"),
-)  # a page listed here appears once its file exists
+    ("app.py", N_("Overview"), ":material/home:"),
+    ("pages/solve.py", N_("Single solve"), ":material/target:"),
+    ("pages/sweep.py", N_("Batch sweep"), ":material/show_chart:"),
+    ("pages/compare.py", N_("Hardware comparison"), ":material/compare_arrows:"),
+    ("pages/decode.py", N_("LLM decode"), ":material/chat:"),
+    ("pages/plan.py", N_("Planner"), ":material/savings:"),
+    ("pages/load.py", N_("Serving under load"), ":material/speed:"),
+    ("pages/train.py", N_("Training planner"), ":material/model_training:"),
+    ("pages/accuracy.py", N_("Accuracy"), ":material/verified:"),
+    ("pages/learn.py", N_("Lessons"), ":material/school:"),
+    ("pages/catalogue.py", N_("Catalogue"), ":material/menu_book:"),
+)  # a page listed here appears once its file exists; labels translated where shown
+# Titles pages pass to setup_page that are not navigation labels (translated there too).
+TITLES = (N_("LLM serving"),)
 
 
 def source_md(label: str, url: str) -> str:
@@ -39,18 +44,22 @@ def source_md(label: str, url: str) -> str:
     safe = plain(label)  # the label is catalogue or user text: never a link of its own
     if re.fullmatch(r"https?://[^\s()<>\[\]]+", url or ""):
         return f"[{safe}]({url})"
-    return f"{safe} (source: {plain((url or 'none')[:60])})"
+    return _("{label} (source: {url})").format(label=safe, url=plain((url or "none")[:60]))
 
 
 def setup_page(title: str) -> None:
-    """Page config and the sidebar navigation; call first on every page."""
-    st.set_page_config(page_title=f"{title} · Roofline Explorer", page_icon="📈", layout="wide")
+    """The session's language, page config, the sidebar navigation and the language picker;
+    call first on every page (`title`: the English title, translated here)."""
+    i18n.choose()
+    page_title = _("{title} · Roofline Explorer").format(title=_(title))
+    st.set_page_config(page_title=page_title, page_icon="📈", layout="wide")
     with st.sidebar:
-        st.markdown("**Roofline Explorer**")
+        st.markdown(_("**Roofline Explorer**"))
         for path, label, icon in PAGES:
             if (ROOT / path).exists():
-                st.page_link(path, label=label, icon=icon)
+                st.page_link(path, label=_(label), icon=icon)
         st.divider()
+        i18n.picker()
 
 
 def _file_stamp() -> tuple:
@@ -77,12 +86,22 @@ def catalog() -> Catalog:
 def show_catalog_notes(cat: Catalog) -> None:
     """Team-catalogue problems and overrides, visible but out of the way."""
     if cat.problems:
-        with st.expander(f"⚠️ {len(cat.problems)} problem(s) in team catalogue files", True):
+        n = len(cat.problems)
+        head = ngettext(
+            "⚠️ {n} problem in team catalogue files", "⚠️ {n} problems in team catalogue files", n
+        )
+        with st.expander(head.format(n=n), True):
             for problem in cat.problems:
                 st.warning(plain(problem), icon="⚠️")
-            st.caption("Entries with problems were skipped; everything else works.")
+            st.caption(_("Entries with problems were skipped; everything else works."))
     if cat.overrides:
-        with st.expander(f"{len(cat.overrides)} built-in entries overridden by team files"):
+        n = len(cat.overrides)
+        head = ngettext(
+            "{n} built-in entry overridden by team files",
+            "{n} built-in entries overridden by team files",
+            n,
+        )
+        with st.expander(head.format(n=n)):
             for note in cat.overrides:
                 st.markdown(plain(note))
 
@@ -91,7 +110,8 @@ def show_param_warnings(warnings: list[str]) -> None:
     """Share-link values that were dropped, and why (plain text: st.warning escapes it)."""
     if warnings:
         st.warning(
-            "Some share-link parameters were ignored; defaults used instead:\n\n"
+            _("Some share-link parameters were ignored; defaults used instead:")
+            + "\n\n"
             + "\n".join(f"- {plain(w)}" for w in warnings),
             icon="🔗",
         )
@@ -114,7 +134,7 @@ def share_link(url_path: str, query: dict[str, str]) -> str:
     base = (st.get_option("server.baseUrlPath") or "").strip("/")
     path = "/" + "/".join(p for p in (base, url_path.strip("/")) if p)
     link = urlunsplit((parts.scheme, parts.netloc, path, urlencode(query), ""))
-    with st.expander("🔗 Share this scenario"):
+    with st.expander(_("🔗 Share this scenario")):
         st.code(link, language=None, wrap_lines=True)
-        st.caption("The address bar always holds this link too; opening it reproduces the page.")
+        st.caption(_("The address bar always holds this link too; opening it reproduces the page."))
     return link

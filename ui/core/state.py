@@ -5,7 +5,8 @@ the URL if the URL holds a valid value, else from the value the user last chose 
 (so model and hardware follow the user between pages), else from the parameter's declared
 default. After the widgets run, `publish` writes the canonical link back into the URL, reading
 each widget's value from its session key `<page>:<name>` (the page passes only what it
-computed), so the address bar is always a link that reproduces the page.
+computed), so the address bar is always a link that reproduces the page, in the language it
+was shown in (`lang`, ui.core.i18n).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
+from ui.core import i18n
 from ui.core.params import Link, Param, parse_params, to_query
 from ui.core.text import plain
 
@@ -37,7 +39,8 @@ def bind(link: Link, seeds: Mapping[str, object] | None = None) -> list[str]:
         seeds: values that replace the declared defaults (e.g. an older link's, mapped).
     """
     notes: dict[str, list[str]] = {}
-    from_url, warnings = parse_params(raw_query(), link.params, link.ignore, notes)
+    ignore = (*link.ignore, i18n.PARAM)  # every page accepts the language (ui.core.i18n)
+    from_url, warnings = parse_params(raw_query(), link.params, ignore, notes)
     seeds = seeds or {}
     for p in link:
         key = link.key(p.name)
@@ -96,7 +99,7 @@ def publish(
     for p in link:
         if p.name not in values and p.widget == "value":
             values[p.name] = st.session_state.get(link.key(p.name))
-    query = to_query(values, link.params)
+    query = to_query(values, link.params) | i18n.link_value()  # `lang` unless English
     if dict(st.query_params) != query:
         st.query_params.from_dict(query)
     for name in shared:  # None too: a default (or a switched-off custom spec) is shared

@@ -10,15 +10,25 @@ from __future__ import annotations
 
 import re
 
+from ui.core.i18n import N_, _
+
 # What can make links, images, code, HTML, maths or emphasis: backslashed.
 _MARKDOWN = re.compile(r"([\\`\[\]()<>!$*_~#|])")
 # What GFM turns into a link by itself (after escapes are read): a bare URL, www., an e-mail.
 _AUTOLINK = re.compile(r"(?i)(?<=[a-z])(?=://)|(?<=www)(?=\.)|(?=@)")
 WORD_JOINER = "\u2060"  # invisible, not a space: breaks the autolink patterns
-FLOP_NOTE = {
-    "catalog": "FLOPs as catalogued (CNN figures count 1 FLOP per MAC; transformers 2)",
-    "mac2": "FLOPs normalised to 2 per multiply-accumulate (datasheet convention)",
+FLOP_NOTE = {  # marked for translation: shown through `_()` (ui.core.i18n)
+    "catalog": N_("FLOPs as catalogued (CNN figures count 1 FLOP per MAC; transformers 2)"),
+    "mac2": N_("FLOPs normalised to 2 per multiply-accumulate (datasheet convention)"),
 }
+BOUND = {"memory": N_("memory-bound"), "compute": N_("compute-bound")}  # engine bottlenecks
+
+
+def bound(bottleneck: object) -> str:
+    """An engine bottleneck ("memory", "compute") as shown: "memory-bound", in the session's
+    language (anything else as given)."""
+    text = str(bottleneck)
+    return _(BOUND[text]) if text in BOUND else text
 
 
 def plain(text: object) -> str:
