@@ -255,7 +255,9 @@ OFFSETS = {
     "prefill": ((-70, -36), (64, -44), (-64, 40)),
     "decode": ((64, 40), (-70, 44), (60, -46)),
 }
+OFFSETS |= {"forward": OFFSETS["prefill"], "backward": ((66, 36), (-72, 40), (62, -48))}
 STEP_OFFSET = {"prefill": (70, 50), "decode": (-78, -30)}
+STEP_OFFSET |= {"forward": (70, 50), "backward": (-78, 44)}  # training
 
 
 def _arrow(x: float, y_tflops: float, text: str, offset: tuple[int, int]) -> dict:
