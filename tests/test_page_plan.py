@@ -80,10 +80,12 @@ def test_must_show_link_draws_one_front_per_accelerator_and_ranks_by_cost():
         "AMD Instinct MI300X fp16",
         "AMD Instinct MI300X fp8",
     ]
-    # fronts SVG (WebGL draws hollow markers as nothing), dominated points WebGL
+    # fronts SVG (WebGL draws hollow markers as nothing), dominated points WebGL, the error
+    # band shaded under the fronts as SVG lines
     assert {t["mode"]: t["type"] for t in fig["data"]} == {
         "lines+markers": "scatter",
         "markers": "scattergl",
+        "lines": "scatter",
     }
     assert [s["x0"] for s in fig["layout"]["shapes"]] == pytest.approx([20.0])  # 1000 / 50 ms
     assert "fp8 on NVIDIA A100 80GB SXM: no fp8 peak in the catalogue" in text(at.caption)

@@ -365,5 +365,6 @@ def test_planner_csv_column_names_end_in_their_unit():
     fractions = {"attention_efficiency_fraction", "link_efficiency_fraction"}
     assert fractions | {"decode_comm_share_fraction", "kv_reuse_fraction"} <= set(header)
     per_second = [c for c in header if re.search(r"_per_s(_|$)", c) and "flop" not in c]
-    assert per_second and all("tokens_per_s" in c for c in per_second), per_second
+    # every rate names its unit of work: tokens or bytes per second
+    assert per_second and all(re.search(r"(tokens|bytes)_per_s", c) for c in per_second), per_second
     assert "throughput_per_s" not in header and "decode_comm_share" not in header
