@@ -52,7 +52,8 @@ label = profiles.label(profile, changed)
 
 # --- render -----------------------------------------------------------------
 st.title(_("{model} on {hardware}").format(model=plain(model.name), hardware=plain(hw.name)))
-note = _(FLOP_NOTE[overrides["flop_convention"]])
+note = FLOP_NOTE[overrides["flop_convention"]]
+note = _(note)
 st.caption(
     _("Batch {batch} · {precision} · {note} · {profile}").format(
         batch=f"{batch:,}",

@@ -68,7 +68,7 @@ CAPTION = N_(  # shown through _() and .format(context=...)
     "has no FLOPs, so it is in the table but not on the roofline; communication and the fixed "
     "overhead are in the bars. Marker area ∝ share of the step time."
 )
-CSV_RENAMES = {"name": "operator", "layer": "layers", "flops": "flop_per_op"}
+CSV_RENAMES = dict(name="operator", layer="layers", flops="flop_per_op")  # CSV: English
 CSV_RENAMES |= {"bytes": "bytes_per_op"}  # plain "flops"/"bytes" mean per batch in the CSVs
 FRACTIONS = ("attention_efficiency", "expert_efficiency", "link_efficiency")  # engine.to_csv
 # suffixes the other assumptions (efficiency -> compute_efficiency_fraction, ...)

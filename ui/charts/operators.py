@@ -268,7 +268,7 @@ def _step_traces(steps: list[dict]) -> list[dict]:
                 "line": {"color": GAP_COLOR, "width": 3, "dash": "dot"},
                 "showlegend": False,
                 "hoverinfo": "skip",
-                "name": "gap",
+                "name": _("gap"),
             },
             {
                 "type": "scatter",

@@ -49,7 +49,7 @@ DISPLAY = {
     "time_ms": (N_("Time (roofline)"), "s", 1e-3),
     "bottleneck": (N_("Bound"), None, 1.0),
 }
-CSV_RENAMES = {"name": "layer", "flops": "flop", "macs": "mac", "bytes": "bytes_moved"}
+CSV_RENAMES = dict(name="layer", flops="flop", macs="mac", bytes="bytes_moved")  # CSV: English
 
 
 def has_layers(model_id: str) -> bool:
@@ -175,7 +175,7 @@ def as_operators(layers: pd.DataFrame, overhead_s: float) -> pd.DataFrame:
             "achievable_bytes_per_s": layers["achievable_bytes_per_s"].to_numpy(dtype=float),
         }
     )
-    extra = {"phase": PHASE, "name": "overhead", "layer": "all", "count": 1}
+    extra = dict(phase=PHASE, name="overhead", layer="all", count=1)  # not drawn
     extra |= {"op_class": "overhead", "flops": 0.0, "bytes": 0.0}
     extra |= {"arithmetic_intensity_flop_per_byte": 0.0, "time_ms": overhead_s * 1e3}
     extra |= {"total_time_ms": overhead_s * 1e3, "bottleneck": "overhead"}

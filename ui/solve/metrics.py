@@ -121,7 +121,7 @@ def result_table(r: SolveResult) -> pd.DataFrame:
         if k in ("assumptions", "warnings"):
             continue
         label, text = readable(k, v)
-        text = f"{text} ({capacity})" if label == "Memory capacity" else text
+        text = f"{text} ({capacity})" if k == "memory_capacity_bytes" else text
         if label.endswith(" (per s)"):
             label = _("{label} {unit}").format(label=_(label.removesuffix(" (per s)")), unit=unit)
         items.append((_(label), text))
