@@ -13,6 +13,7 @@ from ui.charts.tables import readable
 from ui.core import custom, frame, state
 from ui.core import link_params as lp
 from ui.core.downloads import download_csv
+from ui.core.i18n import _
 from ui.widgets.editors import custom_editors
 
 frame.setup_page("Catalogue")
@@ -20,9 +21,10 @@ frame.setup_page("Catalogue")
 
 def show_table(df: pd.DataFrame, key: str, filename: str, ids=None) -> None:
     df = df if ids is None else df[df["Id"].isin(ids)]  # headers stay when nothing matches
-    config = {"Source": st.column_config.LinkColumn(display_text=r"https?://([^/]+)")}
-    config[fr.RIDGE] = st.column_config.NumberColumn(fr.RIDGE, help="fp16 peak ÷ BW")
-    st.dataframe(readable(df), key=key, hide_index=True, column_config=config)
+    ridge = _(fr.RIDGE)  # the screen's headers are translated (fr.shown), the CSV's are not
+    config = {_("Source"): st.column_config.LinkColumn(display_text=r"https?://([^/]+)")}
+    config[ridge] = st.column_config.NumberColumn(ridge, help=_("fp16 peak ÷ BW"))
+    st.dataframe(readable(fr.shown(df)), key=key, hide_index=True, column_config=config)
     download_csv(df, filename, f"{key}_csv")
 
 
@@ -31,9 +33,9 @@ base = frame.catalog()
 link = declare(base)
 warnings = state.bind(link)
 with st.sidebar:
-    q = st.text_input("Search id, name, vendor or task", key=link.key("q"), max_chars=100)
-    picked_vendors = st.multiselect("Vendor", vendors(base), key=link.key("vendor"))
-    picked_tasks = st.multiselect("Task", TASKS, key=link.key("task"))
+    q = st.text_input(_("Search id, name, vendor or task"), key=link.key("q"), max_chars=100)
+    picked_vendors = st.multiselect(_("Vendor"), vendors(base), key=link.key("vendor"))
+    picked_tasks = st.multiselect(_("Task"), TASKS, key=link.key("task"))
     custom_hw, custom_model = custom_editors(PAGE)
 cat = custom.with_custom(base, custom_hw, custom_model)
 
@@ -43,35 +45,62 @@ models = [m.id for m in cat.models.values() if keep(m, m.task, q, picked_tasks)]
 query = state.publish(link, shared=lp.SHARED_NAMES)
 
 # --- render -----------------------------------------------------------------
-st.title("Catalogue")
+st.title(_("Catalogue"))
 frame.show_param_warnings(warnings)
 frame.show_catalog_notes(cat)
 if team := sorted({s.origin for s in (*cat.hardware.values(), *cat.models.values())} - fr.BUILTIN):
-    st.info("Entries not built in come from: " + ", ".join(f"`{t}`" for t in team), icon="📂")
+    st.info(
+        _("Entries not built in come from: {files}").format(
+            files=", ".join(f"`{t}`" for t in team)
+        ),
+        icon="📂",
+    )
 st.caption(
-    "GB = 10⁹ bytes, GB/s = 10⁹ bytes/s, GiB = 2³⁰ bytes. Peaks are dense (no 2:4 sparsity); "
-    "int8/int4 peaks are TOPS; bf16 shares the fp16 peak unless listed. FLOP convention: 1 per "
-    "MAC counts multiply-accumulates, 2 per MAC is the datasheets'. Dispatch is an assumption."
+    _(
+        "GB = 10⁹ bytes, GB/s = 10⁹ bytes/s, GiB = 2³⁰ bytes. Peaks are dense (no 2:4 "
+        "sparsity); int8/int4 peaks are TOPS; bf16 shares the fp16 peak unless listed. FLOP "
+        "convention: 1 per MAC counts multiply-accumulates, 2 per MAC is the datasheets'. "
+        "Dispatch is an assumption."
+    )
 )
-st.subheader(f"Accelerators ({len(hardware)} of {len(cat.hardware)})")
+st.subheader(
+    _("Accelerators ({shown} of {total})").format(shown=len(hardware), total=len(cat.hardware))
+)
 show_table(
     fr.hardware_frame([*cat.hardware.values()]), "catalogue_hw", "accelerators.csv", hardware
 )
-st.subheader(f"Models ({len(models)} of {len(cat.models)})")
+st.subheader(_("Models ({shown} of {total})").format(shown=len(models), total=len(cat.models)))
 show_table(fr.model_frame([*cat.models.values()]), "catalogue_models", "models.csv", models)
-label = f"Preview a team catalogue file (TOML, ≤ {engine.MAX_FILE_BYTES:,} bytes; never stored)"
+label = _("Preview a team catalogue file (TOML, ≤ {size} bytes; never stored)").format(
+    size=f"{engine.MAX_FILE_BYTES:,}"
+)
 upload = st.file_uploader(label, key=link.key("upload"), max_upload_size=1)
 if upload is not None:
     found, problems = engine.read_catalog_bytes(upload.getvalue(), f"upload: {upload.name[:80]}")
     new_hw, new_models = list(found["hardware"].values()), list(found["models"].values())
     old = {normalise_id(k) for k in (*base.hardware, *base.models)}
     clash = [f"`{s.id}`" for s in (*new_hw, *new_models) if normalise_id(s.id) in old]
-    counts = f"{len(new_hw)} accelerators, {len(new_models)} models, {len(problems)} problems"
-    st.info(f"{counts}. Would override: {', '.join(clash) or 'nothing'}.", icon="📄")
+    st.info(
+        _(
+            "{accelerators} accelerators, {models} models, {problems} problems. Would "
+            "override: {clash}."
+        ).format(
+            accelerators=len(new_hw),
+            models=len(new_models),
+            problems=len(problems),
+            clash=", ".join(clash) or _("nothing"),
+        ),
+        icon="📄",
+    )
     if problems:
         rows = [(p.file, p.entry, p.field, p.message) for p in problems]
-        st.warning(f"{len(problems)} problem(s) in the file; those entries would be skipped.")
-        st.dataframe(pd.DataFrame(rows, columns=["File", "Entry", "Field", "Problem"]))
+        st.warning(
+            _("{count} problem(s) in the file; those entries would be skipped.").format(
+                count=len(problems)
+            )
+        )
+        columns = [_("File"), _("Entry"), _("Field"), _("Problem")]
+        st.dataframe(pd.DataFrame(rows, columns=columns))
     for df, name in ((fr.hardware_frame(new_hw), "hw"), (fr.model_frame(new_models), "models")):
         if len(df):
             show_table(df, f"upload_{name}", f"uploaded_{name}.csv")

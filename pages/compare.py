@@ -16,12 +16,13 @@ from ui.compare.link import PAGE, declare
 from ui.core import frame, profiles, state
 from ui.core import link_params as lp
 from ui.core.downloads import download_csv
+from ui.core.i18n import N_, _
 from ui.core.text import FLOP_NOTE, plain
 from ui.widgets import llm_view, scenario
 from ui.widgets import pickers as widgets
 from ui.widgets import profile as pk
 
-frame.setup_page("Hardware comparison")
+frame.setup_page(N_("Hardware comparison"))
 
 # --- inputs -----------------------------------------------------------------
 base = frame.catalog()
@@ -30,14 +31,14 @@ link = declare(base, custom)
 s = scenario.start(link, base, lp.legacy_tokens(state.raw_query()))
 cat = s.cat
 with s.pickers:
-    model_id = widgets.select_entry(link, "model", "Model", dict(cat.models))
+    model_id = widgets.select_entry(link, "model", _("Model"), dict(cat.models))
     model = cat.models[model_id]
-    hw_ids, dropped = widgets.select_hardware_list(link, "Accelerators (2–8)", cat.hardware, 8)
+    hw_ids, dropped = widgets.select_hardware_list(link, _("Accelerators (2–8)"), cat.hardware, 8)
     wanted = st.session_state.get(link.key("baseline"))
     moved = wanted is not None and bool(hw_ids) and wanted not in hw_ids
     chosen = {h: cat.hardware[h] for h in hw_ids}
     baseline = (
-        widgets.select_entry(link, "baseline", "Baseline", chosen, hw_ids[0]) if hw_ids else None
+        widgets.select_entry(link, "baseline", _("Baseline"), chosen, hw_ids[0]) if hw_ids else None
     )
     view, tokens, extra = llm_view.view_inputs(link, model)
     deps, refused = dv.inputs(link, cat, model) if view else ([], [])
@@ -61,8 +62,9 @@ label = profiles.label(profile, changed)
 
 # --- render -----------------------------------------------------------------
 note = FLOP_NOTE[overrides["flop_convention"]]
+note = _(note)
 shown = {h: plain(name) for h, name in names.items()}  # inert in markdown
-st.title(f"Hardware comparison: {plain(model.name)}")
+st.title(_("Hardware comparison: {model}").format(model=plain(model.name)))
 scenario.show_notes(s)
 frame.show_param_warnings(profile_notes)
 dv.show(
@@ -79,18 +81,30 @@ dv.show(
     overrides=overrides | extra,
 )
 if dropped:
-    st.warning("Dropped the custom accelerator from the list: it is switched off or invalid.")
+    st.warning(_("Dropped the custom accelerator from the list: it is switched off or invalid."))
 if len(hw_ids) < 2:
     st.info(
-        "Choose at least two accelerators in the sidebar to compare them (up to eight). "
-        f"Chosen now: {', '.join(shown.values()) or 'none'}."
+        _(
+            "Choose at least two accelerators in the sidebar to compare them (up to eight). "
+            "Chosen now: {chosen}."
+        ).format(chosen=", ".join(shown.values()) or _("none yet"))
     )
     frame.share_link("compare", query)
     st.stop()
 
 st.caption(
-    f"{len(hw_ids)} accelerators × {len(batches):,} batch sizes ({batches[0]:,} to "
-    f"{batches[-1]:,}) · {precision} · baseline {shown[baseline]} · {note}"
+    _(
+        "{accelerators} accelerators × {count} batch sizes ({first} to {last}) · {precision} · "
+        "baseline {baseline} · {note}"
+    ).format(
+        accelerators=len(hw_ids),
+        count=f"{len(batches):,}",
+        first=f"{batches[0]:,}",
+        last=f"{batches[-1]:,}",
+        precision=precision,
+        baseline=shown[baseline],
+        note=note,
+    )
 )
 st.caption(profiles.describe(profile, changed))
 llm_view.show_fit(df, names, serving)
@@ -98,17 +112,19 @@ llm_view.show_caption(view, tokens, label)
 llm_view.stop_without_decode_step(view, tokens, "compare", query)
 if moved:
     st.warning(
-        f"Baseline {plain(wanted)} is not one of the chosen accelerators; using {shown[baseline]}."
+        _("Baseline {wanted} is not one of the chosen accelerators; using {baseline}.").format(
+            wanted=plain(wanted), baseline=shown[baseline]
+        )
     )
 frame.show_engine_warnings(cv.warnings(df, names))
 
 # one accelerator each: folded away when nothing fits on one device (the deployments above
 # are then the answer, and every figure here is hypothetical)
 nothing_fits = not df["fits_in_memory"].astype(bool).any()
-where = "One accelerator each: nothing fits on one device, every figure below is hypothetical"
+where = _("One accelerator each: nothing fits on one device, every figure below is hypothetical")
 section = st.expander(where, expanded=False) if nothing_fits else st.container()
 with section:
-    st.subheader("Per accelerator")
+    st.subheader(_("Per accelerator"))
     st.dataframe(cv.summary(df, cross, names, exact), key="compare_summary", hide_index=True)
     st.caption(cv.ridge_caption(overrides["efficiency"], precision, note, serving))
     if tutorial_note := cv.crossover_note(cross, exact, shown):
@@ -118,24 +134,32 @@ with section:
     left.plotly_chart(fs.throughput_figure(df, names), key="compare_throughput", config=png)
     speedup = fs.speedup_figure(df, names, baseline)
     right.plotly_chart(speedup, key="compare_speedup_chart", config=png)
-    st.subheader(f"Speedup vs {shown[baseline]} (throughput ratio, ×)")
+    st.subheader(_("Speedup vs {baseline} (throughput ratio, ×)").format(baseline=shown[baseline]))
     st.dataframe(tables.speedup_table(df, names), key="compare_speedup", hide_index=True)
-    title = f"Rooflines: {len(hw_ids)} accelerators, {precision}"
+    title = _("Rooflines: {accelerators} accelerators, {precision}").format(
+        accelerators=len(hw_ids), precision=precision
+    )
     roofline = fs.roofline_trajectories(df, names, overrides["flop_convention"], title)
     st.plotly_chart(roofline, key="compare_roofline", config=png)
 
-    st.subheader("All scenarios")
+    st.subheader(_("All scenarios"))
     if serving:
         table = serve_rows.table(df, names, view, cv.SERVING_COLUMNS)
     else:
         table = tables.tutorial_table(df, names, cv.TUTORIAL_COLUMNS)
     st.dataframe(table, key="compare_table", hide_index=True)
-    st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
+    st.caption(
+        _("Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.").format(
+            note=note
+        )
+    )
     csv_name = f"compare_{model_id}_{len(hw_ids)}hw_{precision}.csv"
     download_csv(raw.assign(profile=label), csv_name, "compare_csv", lazy=True)
 frame.share_link("compare", query)
 sources = " · ".join(frame.source_md(h.name, h.source) for h in chosen.values())
 st.caption(
-    f"Sources: {frame.source_md(model.name, model.source)} · {sources}. "
-    "Model: docs/model.md (Williams et al. 2009 roofline; MLSys·im tutorial defaults)."
+    _(
+        "Sources: {model} · {hardware}. Model: docs/model.md (Williams et al. 2009 roofline; "
+        "MLSys·im tutorial defaults)."
+    ).format(model=frame.source_md(model.name, model.source), hardware=sources)
 )

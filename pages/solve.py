@@ -12,6 +12,7 @@ from ui.charts.roofline import latency_breakdown_figure, roof_table, roofline_fi
 from ui.core import frame, profiles, state
 from ui.core import link_params as lp
 from ui.core.downloads import download_csv
+from ui.core.i18n import N_, _
 from ui.core.text import FLOP_NOTE, plain
 from ui.solve import breakdown as sb
 from ui.solve import view as sv
@@ -21,7 +22,7 @@ from ui.widgets import pickers as widgets
 from ui.widgets import profile as pk
 from ui.widgets import scenario
 
-frame.setup_page("Single solve")
+frame.setup_page(N_("Single solve"))
 
 # --- inputs -----------------------------------------------------------------
 base = frame.catalog()
@@ -30,8 +31,8 @@ link = declare(base, custom)
 s = scenario.start(link, base)
 cat = s.cat
 with s.pickers:
-    model_id = widgets.select_entry(link, "model", "Model", dict(cat.models))
-    hw_id = widgets.select_entry(link, "hardware", "Accelerator", dict(cat.hardware))
+    model_id = widgets.select_entry(link, "model", _("Model"), dict(cat.models))
+    hw_id = widgets.select_entry(link, "hardware", _("Accelerator"), dict(cat.hardware))
     batch = widgets.batch_input(link)
     precision = widgets.select_precision(link)
     profile = pk.picker(PAGE, custom)
@@ -50,9 +51,17 @@ changed = profiles.edits(profile, overrides)
 label = profiles.label(profile, changed)
 
 # --- render -----------------------------------------------------------------
-st.title(f"{plain(model.name)} on {plain(hw.name)}")
+st.title(_("{model} on {hardware}").format(model=plain(model.name), hardware=plain(hw.name)))
 note = FLOP_NOTE[overrides["flop_convention"]]
-st.caption(f"Batch {batch:,} · {precision} · {note} · {profiles.describe(profile, changed)}")
+note = _(note)
+st.caption(
+    _("Batch {batch} · {precision} · {note} · {profile}").format(
+        batch=f"{batch:,}",
+        precision=precision,
+        note=note,
+        profile=profiles.describe(profile, changed),
+    )
+)
 sv.show_not_fit(result, hw)
 scenario.show_notes(s)
 frame.show_param_warnings(profile_notes)
@@ -62,7 +71,7 @@ solve_metrics(result)
 sc = sb.Scenario(model_id, model, hw, batch, precision, profile, overrides, result, tokens, label)
 sv.show_serving_note(sc, serve_rows.options(profile, overrides, cat), changed, query)
 
-points = row.assign(label=f"{model.name}, batch {batch}")
+points = row.assign(label=_("{model}, batch {batch}").format(model=model.name, batch=batch))
 st.plotly_chart(
     latency_breakdown_figure(
         result.t_compute_s * 1e3, result.t_memory_s * 1e3, result.t_overhead_s * 1e3
@@ -70,7 +79,7 @@ st.plotly_chart(
     key="solve_breakdown",
 )
 roofs = roof_table(row, {hw_id: hw.name})
-title = f"Roofline: {hw.name}, {precision}"
+title = _("Roofline: {hardware}, {precision}").format(hardware=hw.name, precision=precision)
 figure = roofline_figure(points, roofs, overrides["flop_convention"], title=title)
 inside = llm or sb.lv.has_layers(model_id)
 whole, beside = st.columns(2) if inside else (st, None)
@@ -82,7 +91,11 @@ if inside:
     sb.show(sc, beside)
 frame.share_link("solve", query)
 st.caption(
-    f"Sources: {frame.source_md(model.name, model.source)} · "
-    f"{frame.source_md(hw.name, hw.source)}. "
-    "Model: docs/model.md (Williams et al. 2009 roofline; MLSys·im tutorial defaults)."
+    _(
+        "Sources: {model} · {hardware}. Model: docs/model.md (Williams et al. 2009 roofline; "
+        "MLSys·im tutorial defaults)."
+    ).format(
+        model=frame.source_md(model.name, model.source),
+        hardware=frame.source_md(hw.name, hw.source),
+    )
 )

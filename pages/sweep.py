@@ -12,6 +12,7 @@ from ui.charts import sweep as fs
 from ui.core import frame, profiles, state
 from ui.core import link_params as lp
 from ui.core.downloads import download_csv
+from ui.core.i18n import N_, _
 from ui.core.text import FLOP_NOTE, plain
 from ui.sweep import view as sv
 from ui.sweep.link import PAGE, declare
@@ -19,7 +20,7 @@ from ui.widgets import llm_view, scenario
 from ui.widgets import pickers as widgets
 from ui.widgets import profile as pk
 
-frame.setup_page("Batch sweep")
+frame.setup_page(N_("Batch sweep"))
 
 # --- inputs -----------------------------------------------------------------
 base = frame.catalog()
@@ -28,19 +29,19 @@ link = declare(base, custom)
 s = scenario.start(link, base, lp.legacy_tokens(state.raw_query()))
 cat = s.cat
 with s.pickers:
-    model_id = widgets.select_entry(link, "model", "Model", dict(cat.models))
-    hw_id = widgets.select_entry(link, "hardware", "Accelerator", dict(cat.hardware))
+    model_id = widgets.select_entry(link, "model", _("Model"), dict(cat.models))
+    hw_id = widgets.select_entry(link, "hardware", _("Accelerator"), dict(cat.hardware))
     model, hw = cat.models[model_id], cat.hardware[hw_id]
     view, tokens, extra = llm_view.view_inputs(link, model)
     batches = widgets.batch_list_input(link, generator=True)
     budget = widgets.number_input(
         link,
         "budget_ms",
-        "Latency budget (ms per batch, optional)",
+        _("Latency budget (ms per batch, optional)"),
         value=None,
         step=0.5,
         format="%.3f",
-        placeholder="none",
+        placeholder=_("no budget"),
     )
     precision = widgets.select_precision(link)
     profile = pk.picker(PAGE, custom, profiles.LLM_VIEW)
@@ -65,8 +66,19 @@ raw = raw.assign(profile=profiles.label(profile, changed))
 
 # --- render -----------------------------------------------------------------
 note, names = FLOP_NOTE[overrides["flop_convention"]], {hw_id: hw.name}
-st.title(f"Batch sweep: {plain(model.name)} on {plain(hw.name)}")
-st.caption(f"{len(df):,} batch sizes, {batches[0]:,} to {batches[-1]:,} · {precision} · {note}")
+note = _(note)
+st.title(
+    _("Batch sweep: {model} on {hardware}").format(model=plain(model.name), hardware=plain(hw.name))
+)
+st.caption(
+    _("{count} batch sizes, {first} to {last} · {precision} · {note}").format(
+        count=f"{len(df):,}",
+        first=f"{batches[0]:,}",
+        last=f"{batches[-1]:,}",
+        precision=precision,
+        note=note,
+    )
+)
 llm_view.show_fit(df, names, serving)
 st.caption(profiles.describe(profile, changed))
 scenario.show_notes(s)
@@ -78,7 +90,10 @@ sv.show_cards(df, first, exact, serving)
 sv.show_budget(df, budget)
 
 png = {"toImageButtonOptions": {"format": "png"}}
-convention, title = overrides["flop_convention"], f"Roofline trajectory: {hw.name}, {precision}"
+convention = overrides["flop_convention"]
+title = _("Roofline trajectory: {hardware}, {precision}").format(
+    hardware=hw.name, precision=precision
+)
 left, right = st.columns(2)
 left.plotly_chart(fs.throughput_figure(df, names), key="sweep_throughput", config=png)
 right.plotly_chart(fs.latency_figure(df, names, budget), key="sweep_latency", config=png)
@@ -92,11 +107,19 @@ if serving:
 else:
     shown = tables.tutorial_table(df, names, sv.TUTORIAL_COLUMNS)
 st.dataframe(shown, key="sweep_table", hide_index=True)
-st.caption(f"Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.")
+st.caption(
+    _("Intensity and TFLOP/s: {note}. The CSV has every column and the assumptions.").format(
+        note=note
+    )
+)
 download_csv(raw, f"sweep_{model_id}_{hw_id}_{precision}.csv", "sweep_csv", lazy=True)
 frame.share_link("sweep", query)
 st.caption(
-    f"Sources: {frame.source_md(model.name, model.source)} · "
-    f"{frame.source_md(hw.name, hw.source)}. Model: docs/model.md (Williams et al. 2009 "
-    "roofline; MLSys·im tutorial defaults; the serving model for decoder LLMs)."
+    _(
+        "Sources: {model} · {hardware}. Model: docs/model.md (Williams et al. 2009 roofline; "
+        "MLSys·im tutorial defaults; the serving model for decoder LLMs)."
+    ).format(
+        model=frame.source_md(model.name, model.source),
+        hardware=frame.source_md(hw.name, hw.source),
+    )
 )

@@ -5,6 +5,7 @@ group, ignoring case and punctuation ("llama 70" finds Llama-3.1-70B; "h100sxm" 
 from __future__ import annotations
 
 from engine import normalise_id
+from ui.core.i18n import _
 from ui.core.params import ParamError
 
 
@@ -19,7 +20,7 @@ def matches(query: str, *fields: str) -> bool:
 def search_text(text: str) -> str:
     """The `q=` reader: the search text, trimmed (at most 100 characters)."""
     if len(text) > 100:
-        raise ParamError("search text longer than 100 characters")
+        raise ParamError(_("search text longer than 100 characters"))
     return text.strip()
 
 

@@ -16,7 +16,8 @@ import pandas as pd
 
 import engine
 from ui.core.format import fmt, fmt_all, pct
-from ui.core.text import plain
+from ui.core.i18n import N_, _
+from ui.core.text import bound, plain
 
 PHASES = ("prefill", "decode")
 SCENARIO_KEYS = (
@@ -42,31 +43,32 @@ ASSUMPTION_NAMES = (  # the serving model's assumptions, by their user names
     "link_efficiency",
     "link_latency_us",
 )
-# engine column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
+# engine column: (on-screen header, ui.core.format unit or None (as is), factor to that unit);
+# headers shown through _()
 DISPLAY = {
-    "phase": ("Phase", None, 1.0),
-    "name": ("Operator", None, 1.0),
-    "layer": ("Layers", None, 1.0),
-    "count": ("Count (instances per step)", None, 1.0),
-    "op_class": ("Class", None, 1.0),
-    "flops": ("FLOPs (each)", "FLOP", 1.0),
-    "bytes": ("Bytes moved (each)", "B", 1.0),
-    "weight_bytes": ("Weights (each)", "B", 1.0),
-    "kv_bytes": ("KV cache (each)", "B", 1.0),
-    "activation_bytes": ("Activations (each)", "B", 1.0),
-    "arithmetic_intensity_flop_per_byte": ("Intensity (FLOP/byte)", "", 1.0),
-    "time_ms": ("Time (each)", "s", 1e-3),
-    "total_time_ms": ("Time (all instances)", "s", 1e-3),
-    "bottleneck": ("Bound", None, 1.0),
+    "phase": (N_("Phase"), None, 1.0),
+    "name": (N_("Operator"), None, 1.0),
+    "layer": (N_("Layers"), None, 1.0),
+    "count": (N_("Count (instances per step)"), None, 1.0),
+    "op_class": (N_("Class"), None, 1.0),
+    "flops": (N_("FLOPs (each)"), "FLOP", 1.0),
+    "bytes": (N_("Bytes moved (each)"), "B", 1.0),
+    "weight_bytes": (N_("Weights (each)"), "B", 1.0),
+    "kv_bytes": (N_("KV cache (each)"), "B", 1.0),
+    "activation_bytes": (N_("Activations (each)"), "B", 1.0),
+    "arithmetic_intensity_flop_per_byte": (N_("Intensity (FLOP/byte)"), "", 1.0),
+    "time_ms": (N_("Time (each)"), "s", 1e-3),
+    "total_time_ms": (N_("Time (all instances)"), "s", 1e-3),
+    "bottleneck": (N_("Bound"), None, 1.0),
 }
-CAPTION = (
+CAPTION = N_(  # shown through _() and .format(context=...)
     "The prefill's operators sum to TTFT; the decode step shown is at context {context} tokens "
     "(the mean of the O − 1 steps), whose operators sum to TPOT unless an attention operator "
     "changes bound or crosses its window between the first and the last step. The embedding "
     "has no FLOPs, so it is in the table but not on the roofline; communication and the fixed "
     "overhead are in the bars. Marker area ∝ share of the step time."
 )
-CSV_RENAMES = {"name": "operator", "layer": "layers", "flops": "flop_per_op"}
+CSV_RENAMES = dict(name="operator", layer="layers", flops="flop_per_op")  # CSV: English
 CSV_RENAMES |= {"bytes": "bytes_per_op"}  # plain "flops"/"bytes" mean per batch in the CSVs
 FRACTIONS = ("attention_efficiency", "expert_efficiency", "link_efficiency")  # engine.to_csv
 # suffixes the other assumptions (efficiency -> compute_efficiency_fraction, ...)
@@ -114,7 +116,7 @@ def display_table(ops: pd.DataFrame) -> pd.DataFrame:
     out = {}
     for column, (header, unit, factor) in DISPLAY.items():
         values = ops[column].to_numpy()
-        out[header] = values if unit is None else fmt_all(values * factor, unit)
+        out[_(header)] = values if unit is None else fmt_all(values * factor, unit)
     return pd.DataFrame(out)
 
 
@@ -132,13 +134,12 @@ def csv_table(ops: pd.DataFrame, r: Mapping) -> pd.DataFrame:
     return pd.concat([front, body, tail], axis=1)
 
 
-STEP_WORDS = {"prefill": ("the prefill", "TTFT"), "decode": ("a decode step", "TPOT")}
+STEP_WORDS = {"prefill": (N_("the prefill"), "TTFT"), "decode": (N_("a decode step"), "TPOT")}
 NAMED = 3  # operators named per phase
 
 
 def _bound(row) -> str:
-    bound = str(row["bottleneck"])
-    return f"{bound}-bound" if bound in ("memory", "compute") else bound
+    return bound(row["bottleneck"])
 
 
 def binding_text(ops: pd.DataFrame) -> str:
@@ -154,13 +155,23 @@ def binding_text(ops: pd.DataFrame) -> str:
         shares = [(r, float(r["total_time_ms"]) / total) for _, r in top.iterrows()]
         (first, share), rest = shares[0], shares[1:]
         words, step = STEP_WORDS[phase]
-        text = (
-            f"In {words} ({step} {fmt(total * 1e-3, 's')}), **{plain(first['name'])}** takes "
-            f"{pct(share)} of the time, {_bound(first)}"
+        text = _(
+            "In {step} ({metric} {time}), **{name}** takes {share} of the time, {bound}"
+        ).format(
+            step=_(words),
+            metric=step,
+            time=fmt(total * 1e-3, "s"),
+            name=plain(first["name"]),
+            share=pct(share),
+            bound=_bound(first),
         )
         if rest:
-            text += "; then " + " and ".join(
-                f"{plain(r['name'])} {pct(s)} ({_bound(r)})" for r, s in rest
-            )
-        parts.append(text + ".")
-    return "**Which operator binds.** " + " ".join(parts)
+            others = [
+                _("{name} {share} ({bound})").format(
+                    name=plain(r["name"]), share=pct(s), bound=_bound(r)
+                )
+                for r, s in rest
+            ]
+            text += _("; then {operators}").format(operators=_(" and ").join(others))
+        parts.append(text + _("."))
+    return _("**Which operator binds.**") + " " + " ".join(parts)

@@ -23,23 +23,33 @@ import plotly.graph_objects as go
 
 from ui.charts.theme import COLORS, GAP_COLOR, legend_below, log_axis, wrap_title
 from ui.core.format import fmt, pct
+from ui.core.i18n import N_, _
+from ui.core.text import bound
 
 TFLOPS = 1e12  # the y axis is in TFLOP/s, as on every roofline of the app
 NOT_PLOTTED = ("communication", "overhead")  # no FLOPs: bars, not roofline points
 SYMBOLS = {"prefill": "triangle-up", "decode": "circle", "forward": "triangle-right"}
 SYMBOLS["backward"] = "triangle-left"
-PHASE_LABELS = {"prefill": "prefill (TTFT)", "decode": "decode step (TPOT)"}
-PHASE_LABELS |= {"forward": "forward pass", "backward": "backward pass"}  # training
-# bar segment: (label, the engine's op_class values in it, colour)
+PHASE_LABELS = {"prefill": N_("prefill (TTFT)"), "decode": N_("decode step (TPOT)")}
+PHASE_LABELS |= {"forward": N_("forward pass"), "backward": N_("backward pass")}  # training
+# bar segment: (label, the engine's op_class values in it, colour); labels shown through _()
 GROUPS = (
-    ("attention", ("attention",), "#1f77b4"),
-    ("GEMMs / FFN", ("gemm",), "#2ca02c"),
-    ("experts", ("expert",), "#9467bd"),
-    ("norms, embedding", ("other",), "#17becf"),
-    ("communication", ("communication",), "#ff7f0e"),
-    ("overhead", ("overhead",), GAP_COLOR),
+    (N_("attention"), ("attention",), "#1f77b4"),
+    (N_("GEMMs / FFN"), ("gemm",), "#2ca02c"),
+    (N_("experts"), ("expert",), "#9467bd"),
+    (N_("norms, embedding"), ("other",), "#17becf"),
+    (N_("communication"), ("communication",), "#ff7f0e"),
+    (N_("overhead"), ("overhead",), GAP_COLOR),
 )
-CLASS_ROOFS = {"gemm": "GEMMs", "attention": "attention", "expert": "experts"}
+CLASS_ROOFS = {"gemm": N_("GEMMs"), "attention": N_("attention"), "expert": N_("experts")}
+# the whole step's hover words a CNN's layer chart replaces (ui.solve.layers)
+OPERATORS_WORD = N_("operators")
+GAP_WORDS = N_("overhead + communication")
+
+
+def phase_label(phase: str) -> str:
+    """A phase as shown: 'decode step (TPOT)', in the session's language."""
+    return _(PHASE_LABELS[phase])
 
 
 def roof_values(table: pd.DataFrame, name: str) -> dict:
@@ -117,14 +127,16 @@ def _roof_traces(roof: dict, x_lo: float, x_hi: float, classes: set[str]) -> lis
             [bw * x_lo / TFLOPS, peak / TFLOPS],
             "solid",
             color,
-            f"Memory roof {name} ({fmt(bw, 'B/s')} with η_mem)",
+            _("Memory roof {name} ({bandwidth} with η_mem)").format(
+                name=name, bandwidth=fmt(bw, "B/s")
+            ),
         ),
         _line(
             [ridge, x_hi],
             [peak / TFLOPS] * 2,
             "dash",
             color,
-            f"Compute roof {name} (peak {fmt(peak, 'FLOP/s')})",
+            _("Compute roof {name} (peak {peak})").format(name=name, peak=fmt(peak, "FLOP/s")),
         ),
     ]
     seen = set()
@@ -135,7 +147,9 @@ def _roof_traces(roof: dict, x_lo: float, x_hi: float, classes: set[str]) -> lis
         if (cls not in classes and cls != "gemm") or round(top) in seen:
             continue  # one dotted roof per distinct level the operators use
         seen.add(round(top))
-        label = f"{CLASS_ROOFS[cls]} peak × η {pct(top / class_peak)}: {fmt(top, 'FLOP/s')}"
+        label = _("{operators} peak × η {share}: {rate}").format(
+            operators=_(CLASS_ROOFS[cls]), share=pct(top / class_peak), rate=fmt(top, "FLOP/s")
+        )
         traces.append(_line([top / bw, x_hi], [top / TFLOPS] * 2, "dot", color, label))
     return traces
 
@@ -155,17 +169,28 @@ def _line(x, y, dash: str, color: str, name: str) -> dict:
 
 def operator_hover(p: dict, also: list[str]) -> str:
     """One operator's hover: name, layers, count, FLOPs, bytes, time, bound (escaped)."""
-    text = (
-        f"<b>{html.escape(str(p['name']))}</b> ({PHASE_LABELS[p['phase']]})<br>"
-        f"layers {html.escape(str(p['layer']))} · ×{p['count']:,}<br>"
-        f"{fmt(p['flops'], 'FLOP')}, {fmt(p['bytes'], 'B')} each · "
-        f"intensity {fmt(p['arithmetic_intensity_flop_per_byte'], 'FLOP/B')}<br>"
-        f"time {fmt(p['time_ms'] * 1e-3, 's')} each, {fmt(p['total_time_ms'] * 1e-3, 's')} in "
-        f"all ({pct(p['share'])} of the step)<br>{html.escape(str(p['bottleneck']))}-bound · "
-        f"achieved {fmt(p['achieved_flop_per_s'], 'FLOP/s')}"
+    text = _(
+        "<b>{name}</b> ({phase})<br>layers {layers} · ×{count}<br>{flops}, {bytes} each · "
+        "intensity {intensity}<br>time {time} each, {total} in all ({share} of the step)<br>"
+        "{bound} · achieved {achieved}"
+    ).format(
+        name=html.escape(str(p["name"])),
+        phase=phase_label(p["phase"]),
+        layers=html.escape(str(p["layer"])),
+        count=f"{p['count']:,}",
+        flops=fmt(p["flops"], "FLOP"),
+        bytes=fmt(p["bytes"], "B"),
+        intensity=fmt(p["arithmetic_intensity_flop_per_byte"], "FLOP/B"),
+        time=fmt(p["time_ms"] * 1e-3, "s"),
+        total=fmt(p["total_time_ms"] * 1e-3, "s"),
+        share=pct(p["share"]),
+        bound=html.escape(bound(p["bottleneck"])),
+        achieved=fmt(p["achieved_flop_per_s"], "FLOP/s"),
     )
     if also:
-        text += "<br>same point as: " + ", ".join(html.escape(str(a)) for a in also)
+        text += _("<br>same point as: {names}").format(
+            names=", ".join(html.escape(str(a)) for a in also)
+        )
     return text
 
 
@@ -200,7 +225,7 @@ def _operator_traces(points: list[dict]) -> list[dict]:
             {
                 "type": "scatter",
                 "mode": "markers",
-                "name": f"Operators: {PHASE_LABELS[phase]}",
+                "name": _("Operators: {phase}").format(phase=phase_label(phase)),
                 "x": [p["arithmetic_intensity_flop_per_byte"] for p, _ in part],
                 "y": [p["achieved_flop_per_s"] / TFLOPS for p, _ in part],
                 "marker": marker,
@@ -218,11 +243,20 @@ def _step_traces(steps: list[dict]) -> list[dict]:
     for s in steps:
         x, phase = s["flop"] / s["bytes"], s["phase"]
         top, low = s["flop"] / s["ops_s"] / TFLOPS, s["flop"] / s["step_s"] / TFLOPS
-        hover = (
-            f"<b>whole {PHASE_LABELS[phase]}</b><br>intensity {fmt(x, 'FLOP/B')}<br>"
-            f"operators {fmt(s['ops_s'], 's')} → {fmt(top * TFLOPS, 'FLOP/s')}<br>step "
-            f"{fmt(s['step_s'], 's')} → {fmt(low * TFLOPS, 'FLOP/s')} (gap: overhead + "
-            f"communication {fmt(s['gap_s'], 's')}, {pct(s['gap_s'] / s['step_s'])})"
+        hover = _(
+            "<b>whole {phase}</b><br>intensity {intensity}<br>{operators} {ops_time} → "
+            "{ops_rate}<br>step {step_time} → {step_rate} (gap: {gap_words} {gap}, {share})"
+        ).format(
+            phase=phase_label(phase),
+            intensity=fmt(x, "FLOP/B"),
+            operators=_(OPERATORS_WORD),
+            ops_time=fmt(s["ops_s"], "s"),
+            ops_rate=fmt(top * TFLOPS, "FLOP/s"),
+            step_time=fmt(s["step_s"], "s"),
+            step_rate=fmt(low * TFLOPS, "FLOP/s"),
+            gap_words=_(GAP_WORDS),
+            gap=fmt(s["gap_s"], "s"),
+            share=pct(s["gap_s"] / s["step_s"]),
         )
         style = {"hovertext": [hover, hover], "hoverinfo": "text", "legendgroup": "step"}
         traces += [
@@ -234,14 +268,14 @@ def _step_traces(steps: list[dict]) -> list[dict]:
                 "line": {"color": GAP_COLOR, "width": 3, "dash": "dot"},
                 "showlegend": False,
                 "hoverinfo": "skip",
-                "name": "gap",
+                "name": _("gap"),
             },
             {
                 "type": "scatter",
                 "x": [x, x],
                 "y": [top, low],
                 "mode": "markers",  # named by an arrow from beside it (`_labels`), not on it
-                "name": f"Whole {PHASE_LABELS[phase]}",
+                "name": _("Whole {phase}").format(phase=phase_label(phase)),
                 "marker": {"symbol": ["star-open", "star"], "size": 15, "color": "#e6a800"},
                 **style,
             },
@@ -288,7 +322,7 @@ def _labels(points: list[dict], steps: list[dict]) -> list[dict]:
             y = p["achieved_flop_per_s"] / TFLOPS
             out.append(_arrow(p["arithmetic_intensity_flop_per_byte"], y, text, offset))
     for s in steps:
-        text = f"<b>whole {PHASE_LABELS[s['phase']]}</b>"
+        text = _("<b>whole {phase}</b>").format(phase=phase_label(s["phase"]))
         out.append(_arrow(s["flop"] / s["bytes"], s["flop"] / s["step_s"] / TFLOPS, text,
                           STEP_OFFSET[s["phase"]]))  # fmt: skip
     return out
@@ -316,9 +350,9 @@ def operator_roofline(ops: pd.DataFrame, roof: dict, title: str) -> go.Figure:
     layout = {
         "title": wrap_title(html.escape(title)),
         "height": 600,
-        "xaxis": log_axis("Arithmetic intensity (FLOP/byte)", [x_lo, x_hi])
+        "xaxis": log_axis(_("Arithmetic intensity (FLOP/byte)"), [x_lo, x_hi])
         | {"range": np.log10([x_lo, x_hi]).tolist()},
-        "yaxis": log_axis("Performance per device (TFLOP/s)", ys),
+        "yaxis": log_axis(_("Performance per device (TFLOP/s)"), ys),
         "legend": legend_below(),
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
         "hovermode": "closest",
@@ -344,27 +378,34 @@ def class_times(ops: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(_class_times(_records(ops)))
 
 
-def step_breakdown(ops: pd.DataFrame, title: str = "Step time by operator class") -> go.Figure:
-    """A stacked bar per phase (own axis each: a prefill can be 100× a decode step)."""
+def step_breakdown(ops: pd.DataFrame, title: str | None = None) -> go.Figure:
+    """A stacked bar per phase (own axis each: a prefill can be 100× a decode step); the title
+    defaults to "Step time by operator class", translated."""
+    title = _("Step time by operator class") if title is None else title
     times = _class_times(_records(ops))
     traces, layout, shown = [], {}, set()
     n = len(times)
     for i, row in enumerate(times):
         axis = "" if i == 0 else str(i + 1)
         total = sum(row[label] for label, _, _ in GROUPS)
-        y_label = f"{PHASE_LABELS[row['phase']]}: {fmt(total * 1e-3, 's')}"
-        for label, _, color in GROUPS:
+        y_label = _("{phase}: {time}").format(
+            phase=phase_label(row["phase"]), time=fmt(total * 1e-3, "s")
+        )
+        for label, _classes, color in GROUPS:
             value = row[label]
             if value <= 0:
                 continue
-            text = f"{label}: {fmt(value * 1e-3, 's')} ({pct(value / total)})"
+            shown_label = _(label)
+            text = _("{label}: {time} ({share})").format(
+                label=shown_label, time=fmt(value * 1e-3, "s"), share=pct(value / total)
+            )
             traces.append(
                 {
                     "type": "bar",
                     "orientation": "h",
                     "x": [value],
                     "y": [y_label],
-                    "name": label,
+                    "name": shown_label,
                     "legendgroup": label,
                     "showlegend": label not in shown,
                     "marker": {"color": color},

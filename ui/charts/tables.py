@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ui.core.format import MISSING, fmt, fmt_all, sig
+from ui.core.i18n import N_, _
 
 
 def sample_unit(df: pd.DataFrame) -> str:
@@ -26,7 +27,7 @@ def crossover_value(value: object) -> int | None:
 def crossover_text(value: object) -> str:
     """A crossover batch for display: '78', or 'never in sweep' for <NA>/None."""
     batch = crossover_value(value)
-    return "never in sweep" if batch is None else f"{batch:,}"
+    return _("never in sweep") if batch is None else f"{batch:,}"
 
 
 def speedup_table(df: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
@@ -34,14 +35,18 @@ def speedup_table(df: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
     wide = df.pivot(index="batch_size", columns="hardware", values="speedup_vs_baseline_ratio")
     wide.columns = [names.get(str(h), str(h)) for h in wide.columns]
     text = wide.apply(lambda col: [f"{fmt(v)}×" if v == v else MISSING for v in col])
-    return text.rename_axis("Batch size").reset_index()
+    return text.rename_axis(_("Batch size")).reset_index()
+
+
+CROSSOVER = N_("Crossover batch")  # hardware_summary's column (ui.compare.view renames it)
 
 
 def hardware_summary(
     df: pd.DataFrame, crossover: pd.DataFrame, names: dict[str, str]
 ) -> pd.DataFrame:
     """One row per accelerator (sweep order): roofs, ridges, crossover batch, best throughput,
-    as text from ui.core.format (units in the cells or, for counts, in the header).
+    as text from ui.core.format (units in the cells or, for counts, in the header); headers in
+    the session's language (CROSSOVER: the crossover column's).
 
     Bandwidth is peak ÷ ridge, as in ui.charts.roofline.roof_table."""
     codes, ids = pd.factorize(df["hardware"].astype(str))
@@ -52,37 +57,40 @@ def hardware_summary(
     peak = first["peak_tflops"].to_numpy() * 1e12
     return pd.DataFrame(
         {
-            "Accelerator": [names.get(h, h) for h in ids],
-            "Peak": fmt_all(peak, "FLOP/s"),
-            "Bandwidth": fmt_all(first["memory_bandwidth_bytes_per_s"].to_numpy(), "B/s"),
-            "Ridge, theoretical (FLOP/byte)": fmt_all(first["ridge_flop_per_byte"]),
-            "Ridge, effective (FLOP/byte)": fmt_all(first["effective_ridge_flop_per_byte"]),
-            "Crossover batch": [crossover_text(cross[h]) for h in ids],
-            f"Best throughput ({sample_unit(df)})": fmt_all(best["throughput_per_s"]),
-            "at batch": best["batch_size"].to_numpy(),
+            _("Accelerator"): [names.get(h, h) for h in ids],
+            _("Peak"): fmt_all(peak, "FLOP/s"),
+            _("Bandwidth"): fmt_all(first["memory_bandwidth_bytes_per_s"].to_numpy(), "B/s"),
+            _("Ridge, theoretical (FLOP/byte)"): fmt_all(first["ridge_flop_per_byte"]),
+            _("Ridge, effective (FLOP/byte)"): fmt_all(first["effective_ridge_flop_per_byte"]),
+            _(CROSSOVER): [crossover_text(cross[h]) for h in ids],
+            _("Best throughput ({unit})").format(unit=sample_unit(df)): fmt_all(
+                best["throughput_per_s"]
+            ),
+            _("at batch"): best["batch_size"].to_numpy(),
         }
     )
 
 
-# column: (on-screen header, ui.core.format unit, factor to that unit); "{unit}": samples/s
+# column: (on-screen header, ui.core.format unit, factor to that unit); "{unit}": samples/s;
+# headers shown through _()
 DISPLAY = {
-    "hardware": ("Accelerator", None, 1.0),
-    "batch_size": ("Batch size", None, 1.0),
-    "bottleneck": ("Bound", None, 1.0),
-    "latency_ms": ("Latency", "s", 1e-3),
-    "t_overhead_ms": ("Fixed overhead", "s", 1e-3),
-    "throughput_per_s": ("Throughput ({unit})", "", 1.0),
-    "marginal_throughput_gain_pct": ("Marginal throughput gain vs previous batch", "%", 1.0),
-    "speedup_vs_baseline_ratio": ("Speedup vs baseline (×)", "", 1.0),
-    "arithmetic_intensity_flop_per_byte": ("Intensity (FLOP/byte)", "", 1.0),
-    "achieved_tflops": ("Achieved", "FLOP/s", 1e12),
-    "attainable_tflops": ("Roof", "FLOP/s", 1e12),
-    "mfu": ("MFU (of peak)", "%", 100.0),
-    "energy_j": ("Energy per batch", "J", 1.0),
-    "fits_in_memory": ("Fits in memory", None, 1.0),
-    "max_batch_size": ("Max batch that fits (sequences)", None, 1.0),
+    "hardware": (N_("Accelerator"), None, 1.0),
+    "batch_size": (N_("Batch size"), None, 1.0),
+    "bottleneck": (N_("Bound"), None, 1.0),
+    "latency_ms": (N_("Latency"), "s", 1e-3),
+    "t_overhead_ms": (N_("Fixed overhead"), "s", 1e-3),
+    "throughput_per_s": (N_("Throughput ({unit})"), "", 1.0),
+    "marginal_throughput_gain_pct": (N_("Marginal throughput gain vs previous batch"), "%", 1.0),
+    "speedup_vs_baseline_ratio": (N_("Speedup vs baseline (×)"), "", 1.0),
+    "arithmetic_intensity_flop_per_byte": (N_("Intensity (FLOP/byte)"), "", 1.0),
+    "achieved_tflops": (N_("Achieved"), "FLOP/s", 1e12),
+    "attainable_tflops": (N_("Roof"), "FLOP/s", 1e12),
+    "mfu": (N_("MFU (of peak)"), "%", 100.0),
+    "energy_j": (N_("Energy per batch"), "J", 1.0),
+    "fits_in_memory": (N_("Fits in memory"), None, 1.0),
+    "max_batch_size": (N_("Max batch that fits (sequences)"), None, 1.0),
     "ttft_ms": ("TTFT", "s", 1e-3),
-    "memory_per_device_bytes": ("Memory per device", "B", 1.0),
+    "memory_per_device_bytes": (N_("Memory per device"), "B", 1.0),
 }
 
 
@@ -97,28 +105,29 @@ def display_table(df: pd.DataFrame, names: dict[str, str], columns: list[str]) -
             values = [names.get(str(h), str(h)) for h in values]
         elif shown is not None:
             values = fmt_all(values * factor, shown)
-        out[header.format(unit=unit)] = values
+        out[_(header).format(unit=unit)] = values
     return pd.DataFrame(out)
 
 
 def tutorial_table(df: pd.DataFrame, names: dict[str, str], columns: list[str]) -> pd.DataFrame:
     """The tutorial view's rows under readable headers (the regime beside the roofline bound)."""
-    return display_table(df, names, columns).rename(columns={"regime": "Regime"})
+    return display_table(df, names, columns).rename(columns={"regime": _("Regime")})
 
 
-# column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
+# column: (on-screen header, ui.core.format unit or None (as is), factor to that unit);
+# headers shown through _()
 DECODE_TABLE = {
-    "context": ("Context (tokens)", None, 1.0),
-    "batch_size": ("Batch (sequences)", None, 1.0),
+    "context": (N_("Context (tokens)"), None, 1.0),
+    "batch_size": (N_("Batch (sequences)"), None, 1.0),
     "tpot_ms": ("TPOT", "s", 1e-3),
-    "tokens_per_s": ("Per user (tokens/s)", "", 1.0),
-    "aggregate_tokens_per_s": ("Aggregate (tokens/s)", "", 1.0),
+    "tokens_per_s": (N_("Per user (tokens/s)"), "", 1.0),
+    "aggregate_tokens_per_s": (N_("Aggregate (tokens/s)"), "", 1.0),
     "ttft_ms": ("TTFT", "s", 1e-3),
-    "decode_bottleneck": ("Decode bound", None, 1.0),
-    "decode_arithmetic_intensity_flop_per_byte": ("Decode intensity (FLOP/byte)", "", 1.0),
-    "kv_cache_bytes": ("KV cache", "B", 1.0),
-    "memory_required_bytes": ("Memory needed", "B", 1.0),
-    "fits_in_memory": ("Fits", None, 1.0),
+    "decode_bottleneck": (N_("Decode bound"), None, 1.0),
+    "decode_arithmetic_intensity_flop_per_byte": (N_("Decode intensity (FLOP/byte)"), "", 1.0),
+    "kv_cache_bytes": (N_("KV cache"), "B", 1.0),
+    "memory_required_bytes": (N_("Memory needed"), "B", 1.0),
+    "fits_in_memory": (N_("Fits"), None, 1.0),
 }
 DECODE_HEADERS = {column: spec[0] for column, spec in DECODE_TABLE.items()}
 
@@ -129,7 +138,7 @@ def decode_table(df: pd.DataFrame) -> pd.DataFrame:
     out = {}
     for column, (header, unit, factor) in DECODE_TABLE.items():
         values = df[column].to_numpy()
-        out[header] = values if unit is None else fmt_all(values * factor, unit)
+        out[_(header)] = values if unit is None else fmt_all(values * factor, unit)
     return pd.DataFrame(out)
 
 

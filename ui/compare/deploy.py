@@ -32,24 +32,26 @@ from ui.core import profiles as pk
 from ui.core import state
 from ui.core.downloads import download_csv
 from ui.core.format import fmt_all, pct
+from ui.core.i18n import N_, _
 from ui.core.params import MAX_VALUE_CHARS, Link
 from ui.core.text import plain
 
-# column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
+# column: (on-screen header, ui.core.format unit or None (as is), factor to that unit);
+# headers shown through _()
 DISPLAY = {
-    "deployment_label": ("Deployment", None, 1.0),
-    "batch_size": ("Batch (sequences)", "", 1.0),
-    "output_tokens_per_s_per_gpu": ("Output tokens/s per GPU", "tokens/s", 1.0),
-    "output_tokens_per_s": ("Output tokens/s in all", "tokens/s", 1.0),
-    "tokens_per_s_per_user": ("Tokens/s per user", "tokens/s", 1.0),
+    "deployment_label": (N_("Deployment"), None, 1.0),
+    "batch_size": (N_("Batch (sequences)"), "", 1.0),
+    "output_tokens_per_s_per_gpu": (N_("Output tokens/s per GPU"), "tokens/s", 1.0),
+    "output_tokens_per_s": (N_("Output tokens/s in all"), "tokens/s", 1.0),
+    "tokens_per_s_per_user": (N_("Tokens/s per user"), "tokens/s", 1.0),
     "ttft_ms": ("TTFT", "s", 1e-3),
     "tpot_ms": ("TPOT", "s", 1e-3),
-    "memory_per_device_bytes": ("Memory per device", "B", 1.0),
-    "usable_memory_bytes": ("Usable per device", "B", 1.0),
-    "decode_comm_share": ("Communication (% of a decode step)", "%", 100.0),
-    "usd_per_hour": ("Price (USD per hour, all devices)", "USD/h", 1.0),
-    "usd_per_1m_output_tokens": ("USD per 1M output tokens", "USD", 1.0),
-    "decode_bottleneck": ("Decode bound", None, 1.0),
+    "memory_per_device_bytes": (N_("Memory per device"), "B", 1.0),
+    "usable_memory_bytes": (N_("Usable per device"), "B", 1.0),
+    "decode_comm_share": (N_("Communication (% of a decode step)"), "%", 100.0),
+    "usd_per_hour": (N_("Price (USD per hour, all devices)"), "USD/h", 1.0),
+    "usd_per_1m_output_tokens": (N_("USD per 1M output tokens"), "USD", 1.0),
+    "decode_bottleneck": (N_("Decode bound"), None, 1.0),
 }
 
 
@@ -115,8 +117,8 @@ def display_table(df: pd.DataFrame) -> pd.DataFrame:
     out = {}
     for column, (header, unit, factor) in DISPLAY.items():
         values = df[column].to_numpy()
-        out[header] = values if unit is None else fmt_all(values * factor, unit)
-    out["Fits in memory"] = np.where(df["fits_in_memory"], "yes", "no")
+        out[_(header)] = values if unit is None else fmt_all(values * factor, unit)
+    out[_("Fits in memory")] = np.where(df["fits_in_memory"], _("yes"), _("no"))
     return pd.DataFrame(out)
 
 
@@ -142,7 +144,7 @@ def band_of(model, df: pd.DataFrame, profile: engine.Profile, edited: bool):
 def with_band(table: pd.DataFrame, note: bands.Note, off: Sequence[str]) -> pd.DataFrame:
     """The on-screen table with the band and each row's off-ground reasons ('—': on it)."""
     off_ground = [o or "—" for o in off]
-    return table.assign(**{"Error band": note.short(), "Off calibrated ground": off_ground})
+    return table.assign(**{_("Error band"): note.short(), _("Off calibrated ground"): off_ground})
 
 
 def tradeoff_figure(df: pd.DataFrame, title: str) -> go.Figure:
@@ -159,11 +161,16 @@ def tradeoff_figure(df: pd.DataFrame, title: str) -> go.Figure:
             fmt_all(ok["tpot_ms"] * 1e-3, "s"),
             ok["fits_in_memory"],
         )
+        text = _(
+            "<b>{deployment}</b>, batch {batch}<br>{gpu} per GPU · {user} per user<br>"
+            "TTFT {ttft} · TPOT {tpot}"
+        )
+        no_fit = _("<br>does not fit")
         hover = [
-            f"<b>{html.escape(label)}</b>, batch {b:,}<br>{g} per GPU · {u} per user<br>"
-            f"TTFT {t} · TPOT {p}" + ("" if fit else "<br>does not fit")
+            text.format(deployment=html.escape(label), batch=f"{b:,}", gpu=g, user=u, ttft=t,
+                        tpot=p) + ("" if fit else no_fit)
             for b, g, u, t, p, fit in zip(*columns, strict=True)
-        ]
+        ]  # fmt: skip
         color = COLORS[i % len(COLORS)]
         symbols = np.where(ok["fits_in_memory"], "circle", "x-open").tolist()
         traces.append(
@@ -184,11 +191,11 @@ def tradeoff_figure(df: pd.DataFrame, title: str) -> go.Figure:
         "title": {"text": html.escape(title)},
         # linear: a few deployments span well under a decade of tokens/s per user
         "xaxis": {
-            "title": {"text": "Tokens/s per user (interactivity)"},
+            "title": {"text": _("Tokens/s per user (interactivity)")},
             "automargin": True,
             "rangemode": "tozero",
         },
-        "yaxis": log_axis("Output tokens/s per GPU (throughput)", ys),
+        "yaxis": log_axis(_("Output tokens/s per GPU (throughput)"), ys),
         "legend": legend_below(),
         "height": 480,
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
@@ -199,14 +206,23 @@ def tradeoff_figure(df: pd.DataFrame, title: str) -> go.Figure:
 def caption(df: pd.DataFrame, tokens: Mapping[str, int], profile_text: str) -> str:
     """What the section shows (plain text)."""
     unpriced = sorted(set(df.loc[df["usd_per_hour"].isna(), "hardware"].astype(str)))
-    priced = "" if not unpriced else f" No catalogued price: {', '.join(unpriced)}."
-    return (
-        f"Serving model (docs/model.md): requests of {tokens['input_tokens']:,} input and "
-        f"{tokens['output_tokens']:,} output tokens, the batch's prompts prefilled together "
-        f"(TTFT), then one decode step per output token (TPOT). {profile_text} Communication: "
-        f"share of a decode step in all-reduces and pipeline transfers (largest "
-        f"{pct(float(df['decode_comm_share'].max()))}). Cost: catalogued list price per "
-        f"accelerator-hour × devices ÷ output tokens per hour.{priced}"
+    priced = (
+        ""
+        if not unpriced
+        else _(" No catalogued price: {hardware}.").format(hardware=", ".join(unpriced))
+    )
+    return _(
+        "Serving model (docs/model.md): requests of {input} input and {output} output tokens, "
+        "the batch's prompts prefilled together (TTFT), then one decode step per output token "
+        "(TPOT). {profile} Communication: share of a decode step in all-reduces and pipeline "
+        "transfers (largest {largest}). Cost: catalogued list price per accelerator-hour × "
+        "devices ÷ output tokens per hour.{priced}"
+    ).format(
+        input=f"{tokens['input_tokens']:,}",
+        output=f"{tokens['output_tokens']:,}",
+        profile=profile_text,
+        largest=pct(float(df["decode_comm_share"].max())),
+        priced=priced,
     )
 
 
@@ -221,27 +237,29 @@ def show(model, deps, refused, cat, *, csv_name: str, profile, changed, **run) -
             overrides.
     """
     for why in refused:
-        st.warning(f"Deployment left out: {plain(why)}", icon="⚠️")
+        st.warning(_("Deployment left out: {why}").format(why=plain(why)), icon="⚠️")
     if not deps:
         return
     df = _frame_cached(_key(model, deps, cat, profile), model, deps, cat, profile, **run)
-    st.subheader("Multi-device deployments (serving model)")
+    st.subheader(_("Multi-device deployments (serving model)"))
     for d in deps:
         for note in notes(d, cat):
             st.caption(plain(note))
     said = df[["deployment_label", "warnings"]].astype(str).drop_duplicates()
     for label, w in said[said["warnings"] != ""].itertuples(index=False):
         st.warning(plain(f"{label}: {w}"), icon="⚠️")
-    title = f"Throughput vs interactivity: {len(deps)} deployments, {df['precision'].iloc[0]}"
+    title = _("Throughput vs interactivity: {count} deployments, {precision}").format(
+        count=len(deps), precision=df["precision"].iloc[0]
+    )
     note, off = band_of(model, df, profile, bool(changed))
     st.plotly_chart(bands.shade(tradeoff_figure(df, title), note), key="compare_deploy_chart")
     table = with_band(display_table(df), note, off)
     st.dataframe(table, key="compare_deploy_table", hide_index=True)
     st.caption(caption(df, run["tokens"], pk.describe(profile, changed)))
-    st.caption(plain(bands.sentence(note, "Every deployment's figures")))
+    st.caption(plain(bands.sentence(note, _("Every deployment's figures"))))
     csv = bands.with_columns(csv_table(df, pk.label(profile, changed)), note, off)
     download_csv(csv, csv_name, "compare_deploy_csv", lazy=True)
-    st.subheader("One accelerator each")
+    st.subheader(_("One accelerator each"))
 
 
 def inputs(link: Link, cat: engine.Catalog, model) -> tuple[list, list[str]]:
@@ -257,11 +275,13 @@ def inputs(link: Link, cat: engine.Catalog, model) -> tuple[list, list[str]]:
     param = link["deployments"]
     valid_key = link.key("deployments.valid")
     text = st.text_input(
-        "Multi-device deployments (n × accelerator / TP / PP)",
+        _("Multi-device deployments (n × accelerator / TP / PP)"),
         key=link.key("deployments"),
         max_chars=MAX_VALUE_CHARS,
-        help="Comma-separated, e.g. 8xH100/tp8,4xMI300X/tp4,2xH100/tp1/pp2: n = tp·pp devices "
-        "(8xH100 alone is TP8). Up to 8, run through the serving model (docs/model.md).",
+        help=_(
+            "Comma-separated, e.g. 8xH100/tp8,4xMI300X/tp4,2xH100/tp1/pp2: n = tp·pp devices "
+            "(8xH100 alone is TP8). Up to 8, run through the serving model (docs/model.md)."
+        ),
     )
     state.show_link_notes(link, "deployments")
     try:
@@ -270,7 +290,10 @@ def inputs(link: Link, cat: engine.Catalog, model) -> tuple[list, list[str]]:
     except ValueError as exc:
         deps = st.session_state.get(valid_key) or param.default
         shown = write_deployments(deps)
-        st.error(f"Deployments not used: {plain(exc)}. Showing {shown}.", icon="🚫")
+        st.error(
+            _("Deployments not used: {why}. Showing {shown}.").format(why=plain(exc), shown=shown),
+            icon="🚫",
+        )
     kept, refused = [], []
     for d in deps:
         try:

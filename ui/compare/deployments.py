@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import engine
+from ui.core.i18n import _
 from ui.core.params import ParamError, note
 
 MAX_DEPLOYMENTS = 8  # as many as accelerators on the single-device comparison
@@ -56,12 +57,20 @@ def _degrees(parts: Sequence[str], whole: str) -> dict[str, int]:
     for part in parts:
         m = _DEGREE.match(part)
         if m is None:
-            raise ParamError(f"{_shown(whole)}: {_shown(part)} is not tp<N> or pp<N>")
+            raise ParamError(
+                _("{text}: {part} is not tp<N> or pp<N>").format(
+                    text=_shown(whole), part=_shown(part)
+                )
+            )
         key, value = m.group(1).lower(), int(m.group(2))
         if key in found:
-            raise ParamError(f"{_shown(whole)}: {key} given twice")
+            raise ParamError(_("{text}: {key} given twice").format(text=_shown(whole), key=key))
         if not 1 <= value <= engine.MAX_DEGREE:
-            raise ParamError(f"{_shown(whole)}: {key} must be 1 to {engine.MAX_DEGREE:,}")
+            raise ParamError(
+                _("{text}: {key} must be 1 to {most}").format(
+                    text=_shown(whole), key=key, most=f"{engine.MAX_DEGREE:,}"
+                )
+            )
         found[key] = value
     return found
 
@@ -76,7 +85,9 @@ def parse_deployment(text: str, cat: engine.Catalog) -> Deployment:
     head, *rest = str(text).split("/")
     m = _HEAD.match(head)
     if m is None or not m.group(2):
-        raise ParamError(f"{_shown(text)}: write it as 8xH100/tp8 or 2xH100/tp1/pp2")
+        raise ParamError(
+            _("{text}: write it as 8xH100/tp8 or 2xH100/tp1/pp2").format(text=_shown(text))
+        )
     count = int(m.group(1)) if m.group(1) else None
     try:
         hw = cat.find_hardware(m.group(2))
@@ -87,12 +98,16 @@ def parse_deployment(text: str, cat: engine.Catalog) -> Deployment:
         deg = {"tp": count}
     dep = Deployment(hw.id, deg.get("tp", 1), deg.get("pp", 1))
     if m.group(2).strip().lower() not in {k.lower() for k in (hw.id, *hw.aliases, hw.name)}:
-        note(f"{_shown(text)} read as {dep.text()}")  # e.g. **H100**/tp2
+        note(_("{text} read as {deployment}").format(text=_shown(text), deployment=dep.text()))
     if count is not None and count != dep.devices:
         fix = f"{dep.devices}x{hw.id}/tp{dep.tp}" + (f"/pp{dep.pp}" if dep.pp > 1 else "")
         raise ParamError(
-            f"{_shown(text)}: {count} devices but tp {dep.tp} × pp {dep.pp} = {dep.devices} "
-            f"(the count is tp·pp; e.g. {fix})"
+            _(
+                "{text}: {count} devices but tp {tp} × pp {pp} = {devices} (the count is tp·pp; "
+                "e.g. {fix})"
+            ).format(
+                text=_shown(text), count=count, tp=dep.tp, pp=dep.pp, devices=dep.devices, fix=fix
+            )
         )
     return dep
 
@@ -110,7 +125,9 @@ def check_deployment(dep: Deployment, cat: engine.Catalog, model=None) -> None:
         if model is not None:
             spec = engine.resolve_llm(model, cat)
             if spec.arch is None:
-                raise ValueError(f"{spec.id} has no shapes: the serving model needs them")
+                raise ValueError(
+                    _("{model} has no shapes: the serving model needs them").format(model=spec.id)
+                )
             engine.check_parallel(spec.id, spec.arch, dep.tp, dep.pp)
     except ValueError as exc:
         raise ValueError(f"{dep.label()}: {exc}") from None
@@ -121,9 +138,15 @@ def notes(dep: Deployment, cat: engine.Catalog) -> list[str]:
     hw = cat.hardware[dep.hardware]
     per_node = hw.devices_per_node
     if dep.tp > per_node:
+        text = _(
+            "{deployment}: tp {tp} spans {nodes} nodes of {per_node} {hardware}; the model "
+            "prices every all-reduce at the in-node link (optimistic)"
+        )
+        nodes = -(-dep.tp // per_node)
         return [
-            f"{dep.label()}: tp {dep.tp} spans {-(-dep.tp // per_node)} nodes of {per_node} "
-            f"{hw.id}; the model prices every all-reduce at the in-node link (optimistic)"
+            text.format(
+                deployment=dep.label(), tp=dep.tp, nodes=nodes, per_node=per_node, hardware=hw.id
+            )
         ]
     return []
 
@@ -135,14 +158,15 @@ def read_deployments(cat: engine.Catalog, model=None):
     def read(text: str) -> list[Deployment]:
         parts = [p for p in (s.strip() for s in str(text).split(",")) if p]
         if not parts:
-            raise ParamError("needs at least 1 deployment, e.g. 8xH100/tp8")
+            raise ParamError(_("needs at least 1 deployment, e.g. 8xH100/tp8"))
         if len(parts) > MAX_DEPLOYMENTS:
-            raise ParamError(f"more than {MAX_DEPLOYMENTS} deployments")
+            raise ParamError(_("more than {most} deployments").format(most=MAX_DEPLOYMENTS))
         given = [parse_deployment(p, cat) for p in parts]
         deps = list(dict.fromkeys(given))
         if len(deps) < len(given):
             twice = [d.text() for d in deps if given.count(d) > 1]
-            note(f"given more than once, kept once: {', '.join(twice)}")
+            note(_("given more than once, kept once: {deployments}").format(
+                deployments=", ".join(twice)))  # fmt: skip
         for dep in deps:
             try:
                 check_deployment(dep, cat, model)

@@ -10,9 +10,10 @@ import engine
 from ui.charts import serve_rows, tables
 from ui.charts import sweep as fs
 from ui.core.format import sig
+from ui.core.i18n import N_, _
 
-LISTED = "Crossover batch (first in your list)"
-EXACT = "Crossover batch (exact)"
+LISTED = N_("Crossover batch (first in your list)")  # column headers: shown through _()
+EXACT = N_("Crossover batch (exact)")
 TUTORIAL_COLUMNS = ["hardware", "batch_size", "regime", "bottleneck", "latency_ms"]
 TUTORIAL_COLUMNS += ["throughput_per_s"]
 TUTORIAL_COLUMNS += ["speedup_vs_baseline_ratio", "arithmetic_intensity_flop_per_byte"]
@@ -26,22 +27,28 @@ def summary(
 ) -> pd.DataFrame:
     """One row per accelerator; `exact` (hardware id -> the engine's smallest compute-bound
     batch, None: never) adds the exact crossover beside the first one in the list."""
-    out = tables.hardware_summary(df, cross, names).rename(columns={"Crossover batch": LISTED})
+    listed = _(LISTED)
+    out = tables.hardware_summary(df, cross, names)
+    out = out.rename(columns={_(tables.CROSSOVER): listed})
     if exact is not None:
         ids = pd.unique(df["hardware"].astype(str))
-        column = ["never" if exact[h] is None else f"{exact[h]:,}" for h in ids]
-        out.insert(out.columns.get_loc(LISTED), EXACT, column)
+        column = [_("never") if exact[h] is None else f"{exact[h]:,}" for h in ids]
+        out.insert(out.columns.get_loc(listed), _(EXACT), column)
     return out
 
 
 def ridge_caption(efficiency: float, precision: str, note: str, serving: bool) -> str:
-    what = "decode step" if serving else "batch"
-    return (
-        f"Ridge = peak ÷ bandwidth (theoretical) and peak × η ÷ bandwidth (effective, η = "
-        f"{sig(efficiency)}). {LISTED}: the first {what} in your list that is compute-bound"
-        + ("" if serving else f"; {EXACT}: the smallest compute-bound batch (engine)")
-        + f". Peaks for {precision}. {note}."
+    text = _(
+        "Ridge = peak ÷ bandwidth (theoretical) and peak × η ÷ bandwidth (effective, η = "
+        "{efficiency}). {listed}: the first {what} in your list that is compute-bound"
+    ).format(
+        efficiency=sig(efficiency),
+        listed=_(LISTED),
+        what=_("decode step") if serving else _("batch"),
     )
+    if not serving:
+        text += _("; {exact}: the smallest compute-bound batch (engine)").format(exact=_(EXACT))
+    return text + _(". Peaks for {precision}. {note}.").format(precision=precision, note=note)
 
 
 def rows(model, chosen: dict, baseline: str, batches: list[int], precision: str, *,
@@ -85,11 +92,15 @@ def crossover_note(cross: pd.DataFrame, exact: dict | None, names: dict[str, str
     for h, value in zip(cross["hardware"].astype(str), cross["crossover_batch"], strict=True):
         first = tables.crossover_value(value)
         if first is not None and exact.get(h) is not None and first != exact[h]:
-            parts.append(f"{names.get(h, h)} {first:,} in your list, exactly {exact[h]:,}")
+            parts.append(
+                _("{hardware} {first} in your list, exactly {exact}").format(
+                    hardware=names.get(h, h), first=f"{first:,}", exact=f"{exact[h]:,}"
+                )
+            )
     if not parts:
         return None
-    return (
-        "Crossover: " + "; ".join(parts) + ". A sweep reports its first compute-bound batch, "
-        "as the tutorial does: its 'H100 crosses over at batch 4' is the first power of two in "
-        "its sweep, where the exact crossover is 3."
-    )
+    return _(
+        "Crossover: {parts}. A sweep reports its first compute-bound batch, as the tutorial "
+        "does: its 'H100 crosses over at batch 4' is the first power of two in its sweep, where "
+        "the exact crossover is 3."
+    ).format(parts="; ".join(parts))

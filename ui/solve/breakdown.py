@@ -18,6 +18,7 @@ import engine
 from ui.charts import operator_table as ov
 from ui.charts.operators import operator_roofline, roof_values, step_breakdown
 from ui.core.downloads import download_csv
+from ui.core.i18n import _
 from ui.core.params import Link
 from ui.core.text import plain
 from ui.solve import layers as lv
@@ -35,8 +36,10 @@ def token_inputs(link: Link) -> dict[str, int]:
     """The request shape of the operator view (sidebar, decoder LLMs only)."""
     return token_fields(
         link,
-        "The operator view's request: a prefill of the input tokens, then decode steps (the "
-        "one shown at the mean context, input + ⌊output / 2⌋).",
+        _(
+            "The operator view's request: a prefill of the input tokens, then decode steps (the "
+            "one shown at the mean context, input + ⌊output / 2⌋)."
+        ),
     )
 
 
@@ -89,23 +92,27 @@ def show_operators(sc: Scenario, slot) -> None:
         **set_values,
     )
     roof = roof_values(ops, sc.hw.name)
-    title = f"Operators: {sc.model.name} on {sc.hw.name}, batch {sc.batch:,}, {sc.precision}"
+    title = _("Operators: {model} on {hardware}, batch {batch}, {precision}").format(
+        model=sc.model.name, hardware=sc.hw.name, batch=f"{sc.batch:,}", precision=sc.precision
+    )
     slot.plotly_chart(operator_roofline(ops, roof, title), key="solve_ops_roofline")
-    st.subheader("Operators (serving model, one device)")
+    st.subheader(_("Operators (serving model, one device)"))
     st.markdown(ov.binding_text(ops))
     i, o = sc.tokens["input_tokens"], sc.tokens["output_tokens"]
     context = ov.decode_context(i, o)
     step = (
-        "no decode step (1 output token)"
+        _("no decode step (1 output token)")
         if context is None
-        else (
-            f"the decode step at the mean context of {context:,} tokens ({i:,} input + half of "
-            f"{o:,} output)"
-        )
+        else _(
+            "the decode step at the mean context of {context} tokens ({input} input + half of "
+            "{output} output)"
+        ).format(context=f"{context:,}", input=f"{i:,}", output=f"{o:,}")
     )
     st.caption(
-        f"A prefill of {i:,} tokens per sequence (TTFT) and {step}, batch {sc.batch:,}, "
-        f"profile {sc.label} (docs/model.md, Serving model). Counts are per step."
+        _(
+            "A prefill of {input} tokens per sequence (TTFT) and {step}, batch {batch}, "
+            "profile {profile} (docs/model.md, Serving model). Counts are per step."
+        ).format(input=f"{i:,}", step=step, batch=f"{sc.batch:,}", profile=sc.label)
     )
     st.plotly_chart(step_breakdown(ops), key="solve_ops_breakdown")
     st.dataframe(ov.display_table(ops), key="solve_ops_table", hide_index=True)
@@ -114,7 +121,7 @@ def show_operators(sc: Scenario, slot) -> None:
     scenario |= {"kv_precision": sc.precision, "profile": sc.label, "assumptions": values}
     csv = ov.csv_table(ops, scenario)
     name = f"operators_{sc.model_id}_{sc.hw.id}_b{sc.batch}_{sc.precision}.csv"
-    download_csv(csv, name, "solve_ops_csv", "Download the operators (CSV)", lazy=True)
+    download_csv(csv, name, "solve_ops_csv", _("Download the operators (CSV)"), lazy=True)
 
 
 def show_layers(sc: Scenario, slot) -> None:
@@ -122,10 +129,12 @@ def show_layers(sc: Scenario, slot) -> None:
     layers = lv.layer_frame(
         sc.model_id, sc.hw, batch_size=sc.batch, precision=sc.precision, **sc.overrides
     )
-    title = f"Layers: {sc.model.name} on {sc.hw.name}, batch {sc.batch:,}, {sc.precision}"
+    title = _("Layers: {model} on {hardware}, batch {batch}, {precision}").format(
+        model=sc.model.name, hardware=sc.hw.name, batch=f"{sc.batch:,}", precision=sc.precision
+    )
     fig = lv.layer_roofline(layers, sc.hw, sc.result.t_overhead_s, title)
     slot.plotly_chart(fig, key="solve_layers_roofline")
-    st.subheader("Layers (from the architecture)")
+    st.subheader(_("Layers (from the architecture)"))
     st.caption(lv.totals_text(lv.totals(layers, sc.model), plain(sc.model.name)))
     st.caption(lv.whole_pass_text(engine.layer_totals(layers), sc.result.as_dict()))
     st.dataframe(lv.display_table(layers), key="solve_layers_table", hide_index=True)
@@ -133,4 +142,4 @@ def show_layers(sc: Scenario, slot) -> None:
     scenario |= {"precision": sc.precision, "profile": sc.label, **sc.overrides}
     name = f"layers_{sc.model_id}_{sc.hw.id}_b{sc.batch}_{sc.precision}.csv"
     csv = lv.csv_table(layers, scenario)
-    download_csv(csv, name, "solve_layers_csv", "Download the layers (CSV)", lazy=True)
+    download_csv(csv, name, "solve_layers_csv", _("Download the layers (CSV)"), lazy=True)

@@ -8,26 +8,28 @@ from __future__ import annotations
 
 from engine import SolveResult
 from ui.core.format import capacity, fmt, pct
+from ui.core.i18n import N_, _
 
 REGIME_WORDS = {
-    "overhead": "Overhead-bound",
-    "memory": "Memory-bound",
-    "compute": "Compute-bound",
+    "overhead": N_("Overhead-bound"),
+    "memory": N_("Memory-bound"),
+    "compute": N_("Compute-bound"),
 }
 
 
 def headline(r) -> str:
     """'Overhead-bound · roofline bound: memory' (the engine's regime, the roofline's bound
     beside it)."""
-    return f"{REGIME_WORDS[r.regime]} · roofline bound: {r.bottleneck}"
+    return _("{regime} · roofline bound: {bound}").format(
+        regime=_(REGIME_WORDS[r.regime]), bound=_(r.bottleneck)
+    )
 
 
 def not_fit_text(weight_bytes: float, hw, hw_name: str) -> str:
-    return (
-        f"**Does not fit.** The weights alone ({fmt(weight_bytes, 'B')}) exceed {hw_name}'s "
-        f"{capacity(hw)}: every figure below is **hypothetical** (as if it fitted). Shard "
-        "across devices or quantise."
-    )
+    return _(
+        "**Does not fit.** The weights alone ({weights}) exceed {hardware}'s {capacity}: every "
+        "figure below is **hypothetical** (as if it fitted). Shard across devices or quantise."
+    ).format(weights=fmt(weight_bytes, "B"), hardware=hw_name, capacity=capacity(hw))
 
 
 def explain(r: SolveResult, hw_name: str, crossover: int | None) -> list[str]:
@@ -42,31 +44,46 @@ def explain(r: SolveResult, hw_name: str, crossover: int | None) -> list[str]:
     ai, ridge = r.arithmetic_intensity_flop_per_byte, r.effective_ridge_flop_per_byte
     if r.bottleneck == "memory":
         lines.append(
-            f"**Memory-bound on the roofline.** Intensity {fmt(ai, 'FLOP/byte')} is below "
-            f"{hw_name}'s effective ridge of {fmt(ridge, 'FLOP/byte')}: moving bytes takes longer "
-            "than the arithmetic."
+            _(
+                "**Memory-bound on the roofline.** Intensity {intensity} is below {hardware}'s "
+                "effective ridge of {ridge}: moving bytes takes longer than the arithmetic."
+            ).format(
+                intensity=fmt(ai, "FLOP/byte"), hardware=hw_name, ridge=fmt(ridge, "FLOP/byte")
+            )
         )
         if crossover is None:
             lines.append(
-                "More batch never crosses the ridge here: activation traffic grows as fast as "
-                "the work (raise intensity with lower precision or less activation traffic)."
+                _(
+                    "More batch never crosses the ridge here: activation traffic grows as fast "
+                    "as the work (raise intensity with lower precision or less activation "
+                    "traffic)."
+                )
             )
         elif crossover > r.batch_size:
-            lines.append(f"Batch ≥ {crossover:,} crosses the effective ridge (compute-bound).")
+            lines.append(
+                _("Batch ≥ {batch} crosses the effective ridge (compute-bound).").format(
+                    batch=f"{crossover:,}"
+                )
+            )
     else:
         lines.append(
-            f"**Compute-bound on the roofline.** Intensity {fmt(ai, 'FLOP/byte')} is above the "
-            f"effective ridge of {fmt(ridge, 'FLOP/byte')}: a chip with more FLOP/s, lower "
-            "precision or better efficiency helps most."
+            _(
+                "**Compute-bound on the roofline.** Intensity {intensity} is above the effective "
+                "ridge of {ridge}: a chip with more FLOP/s, lower precision or better efficiency "
+                "helps most."
+            ).format(intensity=fmt(ai, "FLOP/byte"), ridge=fmt(ridge, "FLOP/byte"))
         )
     share = r.overhead_share
     if r.regime == "overhead":
         lines.append(
-            f"**Overhead-bound:** fixed overhead is {pct(share)} of latency "
-            f"({fmt(r.t_overhead_s, 's')} of {fmt(r.latency_s, 's')}): larger batches, "
-            "fewer layers or a leaner runtime (graphs, fused kernels) help more than a faster "
-            "chip."
+            _(
+                "**Overhead-bound:** fixed overhead is {share} of latency ({overhead} of "
+                "{latency}): larger batches, fewer layers or a leaner runtime (graphs, fused "
+                "kernels) help more than a faster chip."
+            ).format(
+                share=pct(share), overhead=fmt(r.t_overhead_s, "s"), latency=fmt(r.latency_s, "s")
+            )
         )
     else:
-        lines.append(f"Fixed overhead is {pct(share)} of latency.")
+        lines.append(_("Fixed overhead is {share} of latency.").format(share=pct(share)))
     return lines

@@ -18,30 +18,38 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import engine
-from ui.charts.operators import PHASE_LABELS, operator_roofline, roof_values
+from ui.charts.operators import (
+    GAP_WORDS,
+    OPERATORS_WORD,
+    operator_roofline,
+    phase_label,
+    roof_values,
+)
 from ui.core.format import fmt, fmt_all, pct
+from ui.core.i18n import N_, _
+from ui.core.text import bound
 
 NETWORKS = ("ResNet-50", "MobileNetV2")  # the CNNs engine.layer_table knows
 PHASE = "prefill"  # the builder's phase for a forward pass (relabelled below)
-FORWARD = "forward pass"
+FORWARD = N_("forward pass")
 # engine column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
 DISPLAY = {
-    "name": ("Layer", None, 1.0),
-    "kind": ("Kind", None, 1.0),
-    "shape": ("Shape (kernel, channels in→out, stride, output side)", None, 1.0),
-    "params": ("Parameters", "", 1.0),
-    "macs": ("Multiply-accumulates (batch)", "MAC", 1.0),
-    "flops": ("FLOPs (batch)", "FLOP", 1.0),
-    "weight_bytes": ("Weights", "B", 1.0),
-    "activation_bytes": ("Activations in + out (batch)", "B", 1.0),
-    "bytes": ("Bytes moved (batch)", "B", 1.0),
-    "arithmetic_intensity_flop_per_byte": ("Intensity (FLOP/byte)", "", 1.0),
-    "t_compute_ms": ("Compute time", "s", 1e-3),
-    "t_memory_ms": ("Memory time", "s", 1e-3),
-    "time_ms": ("Time (roofline)", "s", 1e-3),
-    "bottleneck": ("Bound", None, 1.0),
+    "name": (N_("Layer"), None, 1.0),
+    "kind": (N_("Kind"), None, 1.0),
+    "shape": (N_("Shape (kernel, channels in→out, stride, output side)"), None, 1.0),
+    "params": (N_("Parameters"), "", 1.0),
+    "macs": (N_("Multiply-accumulates (batch)"), "MAC", 1.0),
+    "flops": (N_("FLOPs (batch)"), "FLOP", 1.0),
+    "weight_bytes": (N_("Weights"), "B", 1.0),
+    "activation_bytes": (N_("Activations in + out (batch)"), "B", 1.0),
+    "bytes": (N_("Bytes moved (batch)"), "B", 1.0),
+    "arithmetic_intensity_flop_per_byte": (N_("Intensity (FLOP/byte)"), "", 1.0),
+    "t_compute_ms": (N_("Compute time"), "s", 1e-3),
+    "t_memory_ms": (N_("Memory time"), "s", 1e-3),
+    "time_ms": (N_("Time (roofline)"), "s", 1e-3),
+    "bottleneck": (N_("Bound"), None, 1.0),
 }
-CSV_RENAMES = {"name": "layer", "flops": "flop", "macs": "mac", "bytes": "bytes_moved"}
+CSV_RENAMES = dict(name="layer", flops="flop", macs="mac", bytes="bytes_moved")  # CSV: English
 
 
 def has_layers(model_id: str) -> bool:
@@ -54,7 +62,7 @@ def display_table(layers: pd.DataFrame) -> pd.DataFrame:
     out = {}
     for column, (header, unit, factor) in DISPLAY.items():
         values = layers[column].to_numpy()
-        out[header] = values if unit is None else fmt_all(values * factor, unit)
+        out[_(header)] = values if unit is None else fmt_all(values * factor, unit)
     return pd.DataFrame(out)
 
 
@@ -90,12 +98,19 @@ def totals(layers: pd.DataFrame, spec) -> dict[str, float]:
 
 def totals_text(t: Mapping[str, float], name: str) -> str:
     """One sentence: the layer table's totals against the catalogue (plain text, no markup)."""
-    return (
-        f"{int(t['layers'])} layers generated from {name}'s architecture: "
-        f"{fmt(t['macs_per_sample'], 'MACs per sample')} "
-        f"(catalogue {fmt(t['catalogue_macs'], 'MACs')}, {_signed(t['macs_diff'])}) and "
-        f"{fmt(t['params'], 'parameters')} (catalogue {fmt(t['catalogue_params'], '')}, "
-        f"{_signed(t['params_diff'])})."
+    return _(
+        "{layers} layers generated from {name}'s architecture: {macs} MACs per sample "
+        "(catalogue {catalogue_macs} MACs, {macs_diff}) and {params} parameters (catalogue "
+        "{catalogue_params}, {params_diff})."
+    ).format(
+        layers=int(t["layers"]),
+        name=name,
+        macs=fmt(t["macs_per_sample"]),
+        catalogue_macs=fmt(t["catalogue_macs"]),
+        macs_diff=_signed(t["macs_diff"]),
+        params=fmt(t["params"]),
+        catalogue_params=fmt(t["catalogue_params"], ""),
+        params_diff=_signed(t["params_diff"]),
     )
 
 
@@ -108,20 +123,30 @@ def whole_pass_text(t: Mapping[str, float], r: Mapping) -> str:
     """
     alpha, batch = r["assumptions"]["activation_fraction"], int(r["batch_size"])
     ms = lambda v: fmt(v * 1e-3, "s")  # noqa: E731  (the solve's times are in ms)
-    return (
-        f"Two intensities for one forward pass: the headline is the tutorial's whole-model "
-        f"figure, which moves weights × (1 + α·batch) with α = {fmt(alpha)} "
-        f"({fmt(r['bytes'], 'B')} at batch {batch:,}): "
-        f"{fmt(r['arithmetic_intensity_flop_per_byte'], 'FLOP/byte')}. The layer view counts "
-        f"what each layer moves, its weights and its activations in and out "
-        f"({fmt(t['bytes'], 'B')}: {fmt(t['weight_bytes'], 'B')} of weights + "
-        f"{fmt(t['activation_bytes'], 'B')} of activations), so its whole forward pass (the "
-        f"star) sits at {fmt(t['arithmetic_intensity_flop_per_byte'], 'FLOP/byte')}. Time: the "
-        f"layers' own rooflines sum to {fmt(t['time_s'], 's')} where the whole-model roofline "
-        f"gives max(compute {ms(r['t_compute_ms'])}, memory {ms(r['t_memory_ms'])}); both add "
-        f"the same {ms(r['t_overhead_ms'])} of fixed overhead (layers × τ + dispatch): the "
-        f"star's {fmt(t['time_s'] + r['t_overhead_ms'] * 1e-3, 's')} against the headline's "
-        f"{ms(r['latency_ms'])}."
+    return _(
+        "Two intensities for one forward pass: the headline is the tutorial's whole-model "
+        "figure, which moves weights × (1 + α·batch) with α = {alpha} ({bytes} at batch "
+        "{batch}): {intensity}. The layer view counts what each layer moves, its weights and its "
+        "activations in and out ({layer_bytes}: {weights} of weights + {activations} of "
+        "activations), so its whole forward pass (the star) sits at {layer_intensity}. Time: "
+        "the layers' own rooflines sum to {layer_time} where the whole-model roofline gives "
+        "max(compute {compute}, memory {memory}); both add the same {overhead} of fixed "
+        "overhead (layers × τ + dispatch): the star's {star} against the headline's {latency}."
+    ).format(
+        alpha=fmt(alpha),
+        bytes=fmt(r["bytes"], "B"),
+        batch=f"{batch:,}",
+        intensity=fmt(r["arithmetic_intensity_flop_per_byte"], "FLOP/byte"),
+        layer_bytes=fmt(t["bytes"], "B"),
+        weights=fmt(t["weight_bytes"], "B"),
+        activations=fmt(t["activation_bytes"], "B"),
+        layer_intensity=fmt(t["arithmetic_intensity_flop_per_byte"], "FLOP/byte"),
+        layer_time=fmt(t["time_s"], "s"),
+        compute=ms(r["t_compute_ms"]),
+        memory=ms(r["t_memory_ms"]),
+        overhead=ms(r["t_overhead_ms"]),
+        star=fmt(t["time_s"] + r["t_overhead_ms"] * 1e-3, "s"),
+        latency=ms(r["latency_ms"]),
     )
 
 
@@ -150,7 +175,7 @@ def as_operators(layers: pd.DataFrame, overhead_s: float) -> pd.DataFrame:
             "achievable_bytes_per_s": layers["achievable_bytes_per_s"].to_numpy(dtype=float),
         }
     )
-    extra = {"phase": PHASE, "name": "overhead", "layer": "all", "count": 1}
+    extra = dict(phase=PHASE, name="overhead", layer="all", count=1)  # not drawn
     extra |= {"op_class": "overhead", "flops": 0.0, "bytes": 0.0}
     extra |= {"arithmetic_intensity_flop_per_byte": 0.0, "time_ms": overhead_s * 1e3}
     extra |= {"total_time_ms": overhead_s * 1e3, "bottleneck": "overhead"}
@@ -162,12 +187,22 @@ def as_operators(layers: pd.DataFrame, overhead_s: float) -> pd.DataFrame:
 def layer_hover(layers: pd.DataFrame) -> list[str]:
     """One hover text per layer: name, shape, FLOPs, bytes, intensity, time, bound (escaped)."""
     share = layers["time_ms"] / layers["time_ms"].sum()
+    text = _(
+        "<b>{name}</b> ({kind})<br>{shape}<br>{flops}, {bytes} · intensity {intensity}<br>"
+        "time {time} ({share} of the layers') · {bound}"
+    )
     return [
-        f"<b>{html.escape(str(r.name))}</b> ({html.escape(str(r.kind))})<br>"
-        f"{html.escape(str(r.shape))}<br>{fmt(r.flops, 'FLOP')}, {fmt(r.bytes, 'B')} · "
-        f"intensity {fmt(r.arithmetic_intensity_flop_per_byte, 'FLOP/B')}<br>"
-        f"time {fmt(r.time_ms * 1e-3, 's')} ({pct(s)} of the layers') · "
-        f"{html.escape(str(r.bottleneck))}-bound"
+        text.format(
+            name=html.escape(str(r.name)),
+            kind=html.escape(str(r.kind)),
+            shape=html.escape(str(r.shape)),
+            flops=fmt(r.flops, "FLOP"),
+            bytes=fmt(r.bytes, "B"),
+            intensity=fmt(r.arithmetic_intensity_flop_per_byte, "FLOP/B"),
+            time=fmt(r.time_ms * 1e-3, "s"),
+            share=pct(s),
+            bound=html.escape(bound(r.bottleneck)),
+        )
         for r, s in zip(layers.itertuples(), share, strict=True)
     ]
 
@@ -184,23 +219,25 @@ def layer_roofline(layers: pd.DataFrame, hw, overhead_s: float, title: str) -> g
     ops = as_operators(layers, overhead_s)
     fig = operator_roofline(ops, roof_values(ops, hw.name), title)
     hover = np.asarray(layer_hover(layers), dtype=object)
-    label = PHASE_LABELS[PHASE]
+    label, forward = phase_label(PHASE), _(FORWARD)
+    operators = _("Operators: {phase}").format(phase=label)
     for trace in fig.data:
         name = trace.name or ""
-        if name.startswith("Operators:"):
-            trace.update(name=f"Layers ({FORWARD}; area ∝ time)", hovertext=hover)
+        if name == operators:
+            name = _("Layers ({phase}; area ∝ time)").format(phase=forward)
+            trace.update(name=name, hovertext=hover)
         elif label in name:
-            trace.update(name=name.replace(label, FORWARD))
-            trace.update(hovertext=[_whole_hover(t, label) for t in trace.hovertext])
+            trace.update(name=name.replace(label, forward))
+            trace.update(hovertext=[_whole_hover(t, label, forward) for t in trace.hovertext])
     for note in fig.layout.annotations:
-        note.text = note.text.replace(label, FORWARD)
+        note.text = note.text.replace(label, forward)
     return fig
 
 
-def _whole_hover(text: str, label: str) -> str:
+def _whole_hover(text: str, label: str, forward: str) -> str:
     """The builder's whole-step hover in a CNN's words (layers, overhead; no communication)."""
-    text = text.replace(label, FORWARD).replace("operators ", "layers ")
-    return text.replace("overhead + communication", "overhead (layers · τ + dispatch)")
+    text = text.replace(label, forward).replace(_(OPERATORS_WORD) + " ", _("layers") + " ")
+    return text.replace(_(GAP_WORDS), _("overhead (layers · τ + dispatch)"))
 
 
 def layer_frame(model_id: str, hw, *, batch_size: int, precision: str, **assumptions):

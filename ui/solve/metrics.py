@@ -10,7 +10,8 @@ import streamlit as st
 
 from engine import ENERGY_FORMULA, SolveResult
 from ui.core.format import MISSING, fmt, fmt_bytes, fmt_scaled, pct
-from ui.core.text import FLOP_NOTE
+from ui.core.i18n import N_, _
+from ui.core.text import FLOP_NOTE, bound
 
 # Unit-suffixed engine names -> (suffix to drop, ui.core.format unit, factor to that unit)
 SUFFIXES = (
@@ -25,46 +26,65 @@ SUFFIXES = (
     ("_j", "J", 1.0),
 )
 FRACTIONS = {"overhead_share", "mfu", "efficiency", "activation_fraction"}
-LABELS = {"flops": "FLOPs per batch", "bytes": "Bytes moved per batch", "mfu": "MFU"}
+LABELS = {"flops": N_("FLOPs per batch"), "bytes": N_("Bytes moved per batch"), "mfu": "MFU"}
+# The labels `readable` makes of SolveResult's fields, marked here: shown through `_()`.
+FIELD_LABELS = (
+    N_("Model"), N_("Hardware"), N_("Batch size"), N_("Precision"), N_("Peak precision"),
+    N_("Bottleneck"), N_("Regime"), N_("Latency"), N_("T compute"), N_("T memory"),
+    N_("T overhead"), N_("Overhead share"), N_("Arithmetic intensity (FLOP/byte)"),
+    N_("Ridge (FLOP/byte)"), N_("Effective ridge (FLOP/byte)"), N_("Peak"), N_("Effective peak"),
+    N_("Memory bandwidth"), N_("Attainable"), N_("Achieved"), N_("Overhead gap"), N_("Energy"),
+    N_("Weight"), N_("Memory capacity"), N_("Fits in memory"), N_("Sample"), N_("Efficiency"),
+    N_("Layer overhead"), N_("Dispatch overhead"), N_("Activation fraction"),
+    N_("Flop convention"),
+)  # fmt: skip
 
 
 def solve_metrics(r: SolveResult) -> None:
     """Two rows of st.metric: bound, latency, throughput, MFU; AI, ridges, roof, energy."""
-    convention = FLOP_NOTE[r.assumptions.flop_convention]
+    convention = _(FLOP_NOTE[r.assumptions.flop_convention])
     c = st.columns(4)
     c[0].metric(
-        "Bottleneck",
-        r.bottleneck,
-        help=f"{r.bottleneck}-bound: the larger of the compute and memory terms sets the latency",
+        _("Bottleneck"),
+        _(r.bottleneck),
+        help=_("{bound}: the larger of the compute and memory terms sets the latency").format(
+            bound=bound(r.bottleneck)
+        ),
     )
     c[1].metric(
-        "Latency", fmt(r.latency_s, "s"), help="max(compute, memory) + fixed overhead, per batch"
+        _("Latency"),
+        fmt(r.latency_s, "s"),
+        help=_("max(compute, memory) + fixed overhead, per batch"),
     )
-    c[2].metric(f"Throughput ({r.sample}s/s)", fmt(r.throughput_per_s))
-    c[3].metric("MFU (% of peak)", pct(r.mfu), help="achieved FLOP/s ÷ full peak FLOP/s")
+    c[2].metric(_("Throughput ({unit})").format(unit=f"{r.sample}s/s"), fmt(r.throughput_per_s))
+    c[3].metric(_("MFU (% of peak)"), pct(r.mfu), help=_("achieved FLOP/s ÷ full peak FLOP/s"))
     c = st.columns(4)
     c[0].metric(
-        "Arithmetic intensity (FLOP/byte)",
+        _("Arithmetic intensity (FLOP/byte)"),
         fmt(r.arithmetic_intensity_flop_per_byte),
         help=convention,
     )
     c[1].metric(
-        "Ridge, effective / peak (FLOP/byte)",
+        _("Ridge, effective / peak (FLOP/byte)"),
         f"{fmt(r.effective_ridge_flop_per_byte)} / {fmt(r.ridge_flop_per_byte)}",
-        help="peak × efficiency ÷ bandwidth / peak ÷ bandwidth",
+        help=_("peak × efficiency ÷ bandwidth / peak ÷ bandwidth"),
     )
     (achieved, roof), unit = fmt_scaled((r.achieved_flop_per_s, r.attainable_flop_per_s), "FLOP/s")
     c[2].metric(
-        f"Achieved / roof ({unit})",
+        _("Achieved / roof ({unit})").format(unit=unit),
         f"{achieved} / {roof}",
-        help="the gap between them is the fixed overhead",
+        help=_("the gap between them is the fixed overhead"),
     )
-    c[3].metric("Energy per batch", fmt(r.energy_j, "J"), help=ENERGY_FORMULA)
-    fit = "fits" if r.fits_in_memory else "does NOT fit"
+    c[3].metric(_("Energy per batch"), fmt(r.energy_j, "J"), help=ENERGY_FORMULA)
+    fit = _("fits") if r.fits_in_memory else _("does NOT fit")
     st.progress(
         min(1.0, r.weight_bytes / r.memory_capacity_bytes),
-        text=f"Weights {fmt_bytes(r.weight_bytes)} of {fmt_bytes(r.memory_capacity_bytes)} "
-        f"({fmt_bytes(r.memory_capacity_bytes, binary=True)}) capacity — {fit}",
+        text=_("Weights {weights} of {capacity} ({binary}) capacity — {fit}").format(
+            weights=fmt_bytes(r.weight_bytes),
+            capacity=fmt_bytes(r.memory_capacity_bytes),
+            binary=fmt_bytes(r.memory_capacity_bytes, binary=True),
+            fit=fit,
+        ),
     )
 
 
@@ -94,13 +114,20 @@ def result_table(r: SolveResult) -> pd.DataFrame:
     """Every figure of the result as (quantity, value) rows, for reading (the CSV keeps the
     engine's unit-suffixed names and full precision)."""
     d = r.as_dict()
-    items = [readable(k, v) for k, v in d.items() if k not in ("assumptions", "warnings")]
-    items += [
-        (f"Assumption: {label[0].lower()}{label[1:]}", text)
-        for label, text in (readable(k, v) for k, v in d["assumptions"].items())
-    ]
-    unit = f"({r.sample}s/s)"
-    items = [(k.replace("(per s)", unit), v) for k, v in items]
     capacity = fmt_bytes(r.memory_capacity_bytes, binary=True)
-    items = [(k, f"{v} ({capacity})" if k == "Memory capacity" else v) for k, v in items]
-    return pd.DataFrame(items, columns=["Quantity", "Value"])
+    unit = f"({r.sample}s/s)"
+    items = []
+    for k, v in d.items():
+        if k in ("assumptions", "warnings"):
+            continue
+        label, text = readable(k, v)
+        text = f"{text} ({capacity})" if k == "memory_capacity_bytes" else text
+        if label.endswith(" (per s)"):
+            label = _("{label} {unit}").format(label=_(label.removesuffix(" (per s)")), unit=unit)
+        items.append((_(label), text))
+    for k, v in d["assumptions"].items():
+        label, text = readable(k, v)
+        name = _(label)
+        name = name[0].lower() + name[1:] if name == label else name  # English: lower case
+        items.append((_("Assumption: {name}").format(name=name), text))
+    return pd.DataFrame(items, columns=[_("Quantity"), _("Value")])

@@ -10,6 +10,7 @@ import streamlit as st
 import engine
 from ui.charts import serve_rows
 from ui.core.format import fmt
+from ui.core.i18n import _
 from ui.core.params import write_number
 from ui.core.text import plain
 from ui.solve import explain
@@ -27,8 +28,10 @@ def show_headline(r, model, hw, crossover: int | None) -> None:
     """The regime with the roofline bound beside it (hypothetical when it does not fit), then
     the explanation."""
     hw_name = plain(hw.name)
-    prefix = "Hypothetical: " if not r.fits_in_memory else ""
-    st.subheader(prefix + explain.headline(r))
+    head = explain.headline(r)
+    if not r.fits_in_memory:
+        head = _("Hypothetical: {headline}").format(headline=head)
+    st.subheader(head)
     for line in explain.explain(r, hw_name, crossover):
         st.markdown(line)
 
@@ -62,16 +65,27 @@ def show_serving_note(sc, opts: dict, changed: dict, query: dict) -> None:
     r = engine.serve(sc.model, sc.hw, batch_size=sc.batch, precision=sc.precision,
                      **sc.tokens, **opts).values  # fmt: skip
     to = serving_link(query, sc.tokens, sc.profile, changed)
-    fit = "" if r["fits_in_memory"] else " (hypothetical: weights + KV cache do not fit)"
-    shape = f"{sc.tokens['input_tokens']:,} input and {sc.tokens['output_tokens']:,} output tokens"
+    fit = "" if r["fits_in_memory"] else _(" (hypothetical: weights + KV cache do not fit)")
+    text = _(
+        "**The serving model gives {tpot} per output token (TPOT), {rate} while decoding and a "
+        "TTFT of {ttft}** at batch {batch}, requests of {input} input and {output} output "
+        "tokens, profile {profile}{fit}: each decode step moves the weights once for the whole "
+        "batch plus every sequence's KV cache, per operator. **The figures above are the "
+        "tutorial's first-order whole-model view** (one forward pass of the catalogue's FLOPs; "
+        "each extra sample moves α × the weights again), kept as the tutorial publishes them. "
+        "[Open the serving page]({link}) for TTFT, TPOT, memory and the operators."
+    )
     st.info(
-        f"**The serving model gives {fmt(r['tpot_ms'] / 1e3, 's')} per output token (TPOT), "
-        f"{fmt(r['decode_tokens_per_s'], 'tokens/s')} while decoding and a TTFT of "
-        f"{fmt(r['ttft_ms'] / 1e3, 's')}** at batch {sc.batch:,}, requests of {shape}, profile "
-        f"{plain(sc.label)}{fit}: each decode step moves the weights once for the whole batch "
-        "plus every sequence's KV cache, per operator. **The figures above are the tutorial's "
-        "first-order whole-model view** (one forward pass of the catalogue's FLOPs; each extra "
-        f"sample moves α × the weights again), kept as the tutorial publishes them. "
-        f"[Open the serving page]({decode_link(to)}) for TTFT, TPOT, memory and the operators.",
+        text.format(
+            tpot=fmt(r["tpot_ms"] / 1e3, "s"),
+            rate=fmt(r["decode_tokens_per_s"], "tokens/s"),
+            ttft=fmt(r["ttft_ms"] / 1e3, "s"),
+            batch=f"{sc.batch:,}",
+            input=f"{sc.tokens['input_tokens']:,}",
+            output=f"{sc.tokens['output_tokens']:,}",
+            profile=plain(sc.label),
+            fit=fit,
+            link=decode_link(to),
+        ),
         icon="💬",
     )

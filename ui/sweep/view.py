@@ -11,6 +11,7 @@ import streamlit as st
 from ui.charts import sweep as fs
 from ui.charts import tables
 from ui.core.format import fmt
+from ui.core.i18n import _
 
 TUTORIAL_COLUMNS = ["batch_size", "regime", "bottleneck", "latency_ms", "throughput_per_s"]
 TUTORIAL_COLUMNS += ["marginal_throughput_gain_pct", "arithmetic_intensity_flop_per_byte"]
@@ -28,46 +29,46 @@ def crossover_card(col, first: int | None, exact: int | None, serving: bool) -> 
     listed = tables.crossover_text(first)
     if serving:
         col.metric(
-            "Crossover batch (first in your list)",
+            _("Crossover batch (first in your list)"),
             listed,
-            help="The first batch in your list whose decode step is compute-bound.",
+            help=_("The first batch in your list whose decode step is compute-bound."),
         )
         return
     col.metric(
-        "Crossover batch (exact, samples)",
-        "never" if exact is None else f"{exact:,}",
-        help="The smallest batch whose compute time exceeds its memory time (engine).",
+        _("Crossover batch (exact, samples)"),
+        _("never") if exact is None else f"{exact:,}",
+        help=_("The smallest batch whose compute time exceeds its memory time (engine)."),
     )
-    col.caption(f"first in your list: {listed}")
+    col.caption(_("first in your list: {batch}").format(batch=listed))
     if first is not None and exact is not None and first != exact:
         col.caption(first_vs_exact(first, exact))
 
 
 def first_vs_exact(first: int, exact: int) -> str:
     """Why a sweep's crossover differs from the exact one (the tutorial's H100 "batch 4")."""
-    return (
-        f"{first:,} is the first compute-bound batch of the list, as the tutorial reports "
-        f"it (its 'crosses over at batch 4' for H100 is the first power of two in its sweep); "
-        f"the exact crossover is {exact:,}."
-    )
+    return _(
+        "{first} is the first compute-bound batch of the list, as the tutorial reports it (its "
+        "'crosses over at batch 4' for H100 is the first power of two in its sweep); the exact "
+        "crossover is {exact}."
+    ).format(first=f"{first:,}", exact=f"{exact:,}")
 
 
 def never_text(df: pd.DataFrame, exact: int | None, serving: bool) -> str:
     """Why no batch of the list is compute-bound, and what batch would be."""
     last = int(df["batch_size"].max())
     ridge = float(df["effective_ridge_flop_per_byte"].iloc[0])
-    text = (
-        f"**Never compute-bound within this sweep.** Every batch up to {last:,} stays below "
-        f"the effective ridge of {fmt(ridge, 'FLOP/byte')}; "
-    )
+    text = _(
+        "**Never compute-bound within this sweep.** Every batch up to {last} stays below the "
+        "effective ridge of {ridge}; "
+    ).format(last=f"{last:,}", ridge=fmt(ridge, "FLOP/byte"))
     if serving:
-        return text + "each sequence's KV cache adds bytes as fast as it adds work."
+        return text + _("each sequence's KV cache adds bytes as fast as it adds work.")
     if exact is None:
-        return text + (
+        return text + _(
             "more batch never crosses it: activation traffic (α) grows as fast as the work, "
             "so intensity levels off below the ridge."
         )
-    return text + f"batch ≥ {exact:,} would cross it (extend the list)."
+    return text + _("batch ≥ {batch} would cross it (extend the list).").format(batch=f"{exact:,}")
 
 
 def show_cards(df: pd.DataFrame, first: int | None, exact: int | None, serving: bool) -> None:
@@ -76,14 +77,17 @@ def show_cards(df: pd.DataFrame, first: int | None, exact: int | None, serving: 
     c = st.columns(4)
     crossover_card(c[0], first, exact, serving)
     best = df.loc[df["throughput_per_s"].idxmax()]
-    c[1].metric(f"Best throughput ({unit})", fmt(best["throughput_per_s"]))
-    c[1].caption(f"at batch {best['batch_size']:,} ({ms(best['latency_ms'])})")
+    c[1].metric(_("Best throughput ({unit})").format(unit=unit), fmt(best["throughput_per_s"]))
+    c[1].caption(at_batch(best))
     lo, hi = df["latency_ms"].iloc[0], df["latency_ms"].iloc[-1]
     b0, b1 = int(df["batch_size"].iloc[0]), int(df["batch_size"].iloc[-1])
-    c[2].metric(f"Latency, batch {b0:,} → {b1:,}", f"{ms(lo)} → {ms(hi)}")
+    c[2].metric(
+        _("Latency, batch {first} → {last}").format(first=f"{b0:,}", last=f"{b1:,}"),
+        f"{ms(lo)} → {ms(hi)}",
+    )
     eff, ridge = df["effective_ridge_flop_per_byte"].iloc[0], df["ridge_flop_per_byte"].iloc[0]
-    c[3].metric(f"Effective ridge ({note})", fmt(eff))
-    c[3].caption(f"theoretical {fmt(ridge, note)} (the engine's ridge)")
+    c[3].metric(_("Effective ridge ({unit})").format(unit=note), fmt(eff))
+    c[3].caption(_("theoretical {ridge} (the engine's ridge)").format(ridge=fmt(ridge, note)))
     if first is None:
         st.info(never_text(df, exact, serving))
 
@@ -96,15 +100,34 @@ def show_budget(df: pd.DataFrame, budget: float | None) -> None:
     if within is None:
         fastest = df.loc[df["latency_ms"].idxmin()]
         st.warning(
-            f"No batch meets {ms(budget)}: the fastest is {ms(fastest['latency_ms'])} "
-            f"(batch {int(fastest['batch_size']):,}), of which fixed overhead is "
-            f"{ms(fastest['t_overhead_ms'])}."
+            _(
+                "No batch meets {budget}: the fastest is {latency} (batch {batch}), of which "
+                "fixed overhead is {overhead}."
+            ).format(
+                budget=ms(budget),
+                latency=ms(fastest["latency_ms"]),
+                batch=f"{int(fastest['batch_size']):,}",
+                overhead=ms(fastest["t_overhead_ms"]),
+            )
         )
         return
     largest, fastest = within
     unit = tables.sample_unit(df)
     b = st.columns(2)
-    b[0].metric(f"Largest batch within {ms(budget)}", f"{largest['batch_size']:,}")
-    b[0].caption(f"latency {ms(largest['latency_ms'])}")
-    b[1].metric(f"Best throughput within {ms(budget)} ({unit})", fmt(fastest["throughput_per_s"]))
-    b[1].caption(f"at batch {fastest['batch_size']:,} ({ms(fastest['latency_ms'])})")
+    b[0].metric(
+        _("Largest batch within {budget}").format(budget=ms(budget)),
+        f"{largest['batch_size']:,}",
+    )
+    b[0].caption(_("latency {time}").format(time=ms(largest["latency_ms"])))
+    b[1].metric(
+        _("Best throughput within {budget} ({unit})").format(budget=ms(budget), unit=unit),
+        fmt(fastest["throughput_per_s"]),
+    )
+    b[1].caption(at_batch(fastest))
+
+
+def at_batch(row) -> str:
+    """'at batch 64 (1.24 ms)': where a best throughput is reached."""
+    return _("at batch {batch} ({latency})").format(
+        batch=f"{row['batch_size']:,}", latency=ms(row["latency_ms"])
+    )
