@@ -12,6 +12,7 @@ from ui.charts import operators as fo
 from ui.core import frame, state
 from ui.core import link_params as lp
 from ui.core.downloads import download_csv
+from ui.core.i18n import N_, _
 from ui.core.text import plain
 from ui.decode import config as serve_config
 from ui.decode import figures as fl
@@ -21,7 +22,7 @@ from ui.decode.link import KV_CHOICES, PAGE, declare
 from ui.widgets import links, scenario
 from ui.widgets import pickers as widgets
 
-frame.setup_page("LLM serving")
+frame.setup_page(N_("LLM serving"))
 
 # --- inputs -----------------------------------------------------------------
 base = frame.catalog()
@@ -30,19 +31,21 @@ s = scenario.start(link, base, lp.legacy_tokens(state.raw_query()))
 cat = s.cat
 llms = sv.model_entries(cat)
 with s.pickers:
-    model_id = widgets.select_entry(link, "model", "Model (decoder LLMs)", llms)
+    model_id = widgets.select_entry(link, "model", _("Model (decoder LLMs)"), llms)
     config_spec, config_text = (
         sw.config_input(link) if model_id == serve_config.CONFIG_ID else (None, "")
     )
-    hw_id = widgets.select_entry(link, "hardware", "Accelerator", dict(cat.hardware))
+    hw_id = widgets.select_entry(link, "hardware", _("Accelerator"), dict(cat.hardware))
     tp, pp, devices_note = sw.devices_inputs(link)
     batch, input_tokens, output_tokens = sw.token_inputs(link)
     precision = widgets.select_precision(link)
     kv = st.selectbox(
-        "KV-cache precision",
+        _("KV-cache precision"),
         KV_CHOICES,
         key=link.key("kv_precision"),
-        format_func=lambda v: f"same as weights ({precision})" if v == "same" else v,
+        format_func=lambda v: (
+            _("same as weights ({precision})").format(precision=precision) if v == "same" else v
+        ),
     )
     profile = sw.profile_input(link)
     contexts, batches = sw.curve_inputs(link)
@@ -68,31 +71,36 @@ values |= {"tp": r["tp"], "pp": r["pp"]}  # what is shown, not a placement the e
 query = state.publish(link, values, lp.SHARED_NAMES)
 
 # --- render -----------------------------------------------------------------
-st.title(f"{plain(model.name)} on {plain(hw.name)}: LLM serving")
+shown_name = _(model.name) if model.name == serve_config.CONFIG_NAME else model.name
+st.title(
+    _("{model} on {hardware}: LLM serving").format(model=plain(shown_name), hardware=plain(hw.name))
+)
 st.caption(plain(sv.caption(r, hw)))
 if fallback:
-    st.warning("No valid config.json yet: showing Llama-3.1-8B.", icon="📄")
+    st.warning(_("No valid config.json yet: showing Llama-3.1-8B."), icon="📄")
 if placement_error:
     st.error(plain(placement_error), icon="🚫")
 scenario.show_notes(s)
 if s.custom_model:
-    st.info("The custom-model editor's models have no shapes: paste a config.json instead.")
+    st.info(_("The custom-model editor's models have no shapes: paste a config.json instead."))
 frame.show_engine_warnings(r["warnings"])
 sw.show_headline(r, hw)
 st.caption(plain(sv.band_text(r, band)))
 st.markdown(sv.bounds_text(r))
-links.load_link(query | {"tp": r["tp"], "pp": r["pp"]}, "Serve this deployment under load")
+links.load_link(query | {"tp": r["tp"], "pp": r["pp"]}, _("Serve this deployment under load"))
 
 png = {"toImageButtonOptions": {"format": "png"}}
 roof = fo.roof_values(ops, hw.name)
-title = f"Roofline per operator: {hw.name}, {precision}, profile {profile}"
+title = _("Roofline per operator: {hardware}, {precision}, profile {profile}").format(
+    hardware=hw.name, precision=precision, profile=profile
+)
 st.plotly_chart(fo.operator_roofline(ops, roof, title), key="ops_roofline", config=png)
 st.markdown(ov.binding_text(ops))
 st.plotly_chart(fo.step_breakdown(ops), key="ops_breakdown", config=png)
 st.caption(ov.CAPTION.format(context=ov.decode_context(input_tokens, output_tokens) or "—"))
 st.dataframe(ov.display_table(ops), key="ops_table", hide_index=True)
 name = sv.file_name("operators", r, hw_id)
-download_csv(ov.csv_table(ops, r), name, "ops_csv", "Download operators CSV", lazy=True)
+download_csv(ov.csv_table(ops, r), name, "ops_csv", _("Download operators CSV"), lazy=True)
 
 now = (batch, input_tokens)
 for col, column in zip(st.columns(2), fl.SPEED_CHARTS, strict=True):
@@ -105,8 +113,6 @@ download_csv(sv.curve_csv(df, band), name, "decode_csv", lazy=True)
 if tutorial:
     sw.tutorial_view(model, hw, r, sv.overrides(overrides))
 frame.share_link(PAGE, query)
-st.caption(
-    f"Sources: {frame.source_md(hw.name, hw.source)}"
-    + (f" · {frame.source_md(model.name, model.source)}" if model.source else "")
-    + ". Model: docs/model.md, 'Serving model'."
-)
+sources = frame.source_md(hw.name, hw.source)
+sources += f" · {frame.source_md(model.name, model.source)}" if model.source else ""
+st.caption(_("Sources: {sources}. Model: docs/model.md, 'Serving model'.").format(sources=sources))

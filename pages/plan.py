@@ -7,6 +7,7 @@ import streamlit as st
 
 from ui.charts import bands
 from ui.core import frame, state
+from ui.core.i18n import _
 from ui.core.params import write_list
 from ui.core.text import plain
 from ui.plan import figures as fp
@@ -35,7 +36,7 @@ cat = s.cat
 llms = {i: m for i, m in cat.models.items() if getattr(m, "arch", None) is not None}
 with s.pickers:
     model_id, tokens = pp.workload_inputs(link, llms)
-    st.markdown("**SLOs**")
+    st.markdown(_("**SLOs**"))
     slo = pv.Slo(**pp.slo_inputs(link))
     grid = pp.grid_inputs(link, cat)
     chosen = {h: cat.hardware[h] for h in grid["hardware"]}
@@ -65,72 +66,99 @@ query = state.publish(link, values | {"prices": prices or None}, ("model",))
 
 # --- render -----------------------------------------------------------------
 names = {h: hw.name for h, hw in chosen.items()}
-st.title(f"Planner: {plain(model.name)}")
+st.title(_("Planner: {model}").format(model=plain(model.name)))
 st.caption(
-    f"{rows:,} configurations · {len(chosen)} accelerators × TP {write_list(grid['tp'])} × "
-    f"PP {write_list(grid['pp'])} × {', '.join(grid['precisions']) or 'no precision'} × "
-    f"{len(grid['batches']):,} batch sizes · {tokens[0]:,} input + {tokens[1]:,} output tokens "
-    f"per request · profile {profile.name} · serving model (docs/model.md)"
+    _(
+        "{rows} configurations · {accelerators} accelerators × TP {tp} × PP {pp} × {precisions} "
+        "× {batches} batch sizes · {input} input + {output} output tokens per request · profile "
+        "{profile} · serving model (docs/model.md)"
+    ).format(
+        rows=f"{rows:,}",
+        accelerators=len(chosen),
+        tp=write_list(grid["tp"]),
+        pp=write_list(grid["pp"]),
+        precisions=", ".join(grid["precisions"]) or _("no precision"),
+        batches=f"{len(grid['batches']):,}",
+        input=f"{tokens[0]:,}",
+        output=f"{tokens[1]:,}",
+        profile=profile.name,
+    )
 )
 scenario.show_notes(s)
 if s.custom_model:
-    st.info("Custom models are not offered here: they have no attention shapes (heads, layers).")
+    st.info(_("Custom models are not offered here: they have no attention shapes (heads, layers)."))
 for note in skipped:
-    st.caption(f"Left out: {plain(note)}")
+    st.caption(_("Left out: {note}").format(note=plain(note)))
 if error or rows > pg.MAX_CONFIGURATIONS or df is None:
     if error:
-        st.error(f"The serving model refused this grid: {plain(error)}", icon="🚫")
+        text = _("The serving model refused this grid: {reason}").format(reason=plain(error))
+        st.error(text, icon="🚫")
     elif rows > pg.MAX_CONFIGURATIONS:
         st.error(
-            f"The grid has {rows:,} configurations; the planner computes at most "
-            f"{pg.MAX_CONFIGURATIONS:,} (fewer batch sizes, TP/PP degrees or accelerators).",
+            _(
+                "The grid has {rows} configurations; the planner computes at most {most} (fewer "
+                "batch sizes, TP/PP degrees or accelerators)."
+            ).format(rows=f"{rows:,}", most=f"{pg.MAX_CONFIGURATIONS:,}"),
             icon="🚫",
         )
     else:
-        st.warning(pv.EMPTY_GRID)
+        st.warning(_(pv.EMPTY_GRID))
     frame.share_link(PAGE, query)
     st.stop()
 
 for text, n in pg.warning_counts(df):  # per configuration: counted, not one box each
-    st.caption(f"⚠️ {n:,} of {rows:,} configurations: {plain(text)}")
+    line = _("⚠️ {n} of {rows} configurations: {warning}")
+    st.caption(line.format(n=f"{n:,}", rows=f"{rows:,}", warning=plain(text)))
 reason = pv.infeasible_reason(table, slo)
 if reason:
     st.warning(reason, icon="⛔")
 for kind, words in pv.callouts(table, slo, names).items():
-    st.markdown(f"**{pv.CALLOUTS[kind]}:** {plain(words)}")
-st.caption(plain(bands.sentence(band.note(), "Every figure here")))
+    st.markdown(
+        _("**{callout}:** {words}").format(callout=_(pv.CALLOUTS[kind]), words=plain(words))
+    )
+st.caption(plain(bands.sentence(band.note(), _("Every figure here"))))
 if reason is None and table["usd_per_1m_output_tokens"].isna().all():
-    st.info("No chosen accelerator has a price: set one under Prices to rank by cost.")
+    st.info(_("No chosen accelerator has a price: set one under Prices to rank by cost."))
 
-title = f"{model.name}: {tokens[0]:,} input + {tokens[1]:,} output tokens per request"
+title = _("{model}: {input} input + {output} output tokens per request").format(
+    model=model.name, input=f"{tokens[0]:,}", output=f"{tokens[1]:,}"
+)
 png = {"toImageButtonOptions": {"format": "png"}}
 fig = bands.shade(fp.pareto_figure(table, names, slo, title), band.note())
 st.plotly_chart(fig, key="plan_pareto", config=png)
 st.caption(pv.chart_note(slo))
 
 meets = int(table["meets_slo"].sum())
-st.subheader("Configurations that meet the SLOs, cheapest first")
+st.subheader(_("Configurations that meet the SLOs, cheapest first"))
 st.dataframe(pg.display_table(table, names), key="plan_table", hide_index=True)
 st.caption(
-    f"{meets:,} of {len(table):,} configurations meet the SLOs (and fit in memory); the first "
-    f"{min(meets, pg.TABLE_ROWS):,} are shown. The CSV has every configuration, ranked, with "
-    "usd_per_1m_output_tokens (none for a configuration that does not fit), meets_slo, the "
-    "verdict, the prices and SLOs used, the profile and assumptions."
+    _(
+        "{meets} of {total} configurations meet the SLOs (and fit in memory); the first {shown} "
+        "are shown. The CSV has every configuration, ranked, with usd_per_1m_output_tokens (none "
+        "for a configuration that does not fit), meets_slo, the verdict, the prices and SLOs "
+        "used, the profile and assumptions."
+    ).format(meets=f"{meets:,}", total=f"{len(table):,}", shown=f"{min(meets, pg.TABLE_ROWS):,}")
 )
 csv_name = f"plan_{model_id}_{len(chosen)}hw_{len(table)}configs.csv"
 csv = lambda: pg.csv_text(df, slo, prices, band)  # noqa: E731  (written only when clicked)
-st.download_button("Download CSV", csv, csv_name, "text/csv", key="plan_csv", icon="⬇️")
+st.download_button(_("Download CSV"), csv, csv_name, "text/csv", key="plan_csv", icon="⬇️")
 if meets:  # the cheapest configuration meeting the SLOs, served under load
     best = {k: table[k].iloc[0] for k in ("hardware", "tp", "pp", "precision")}
-    links.load_link(query | best, "Serve the cheapest configuration under load")
+    links.load_link(query | best, _("Serve the cheapest configuration under load"))
 
-st.subheader("Prices")
+st.subheader(_("Prices"))
 st.dataframe(pg.price_table(chosen, prices), key="plan_prices", hide_index=True)
 st.caption(
-    "List prices are public on-demand prices per accelerator-hour as a dated public page "
-    "quotes them (check the source; reserved and spot prices are lower). Cost = price × "
-    "devices ÷ output tokens per hour × 10⁶."
+    _(
+        "List prices are public on-demand prices per accelerator-hour as a dated public page "
+        "quotes them (check the source; reserved and spot prices are lower). Cost = price × "
+        "devices ÷ output tokens per hour × 10⁶."
+    )
 )
 frame.share_link(PAGE, query)
 sources = " · ".join(frame.source_md(h.name, h.source) for h in chosen.values())
-st.caption(f"Sources: {frame.source_md(model.name, model.source)} · {sources}.")
+st.caption(
+    _("Sources: {model} · {hardware}.").format(
+        model=frame.source_md(model.name, model.source), hardware=sources
+    )
+)

@@ -20,16 +20,24 @@ import plotly.graph_objects as go
 from ui.charts.roofline import roof_table, roofline_figure
 from ui.charts.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
 from ui.core.format import fmt, fmt_all, fmt_bytes, pct
+from ui.core.i18n import N_, _
 
 GB = 1e9  # decimal gigabytes (data/README.md)
 CAPACITY_COLOR = "#d62728"
 STAR_COLOR = "#e6a800"  # this scenario: amber reads on light and dark backgrounds
 OOM_FILL = "rgba(214, 39, 40, 0.12)"
-PHASES = ("prefill", "decode")
+PHASES = (N_("prefill"), N_("decode"))  # column prefixes; shown through _()
+BOUNDS = (N_("memory"), N_("compute"))  # the engine's bottleneck words, shown through _()
+WORDS = (N_("context"), N_("input"))  # what a `word=` names, shown through _()
 METRIC_ROWS = (4, 3, 3)
 SPEED_CHARTS = {  # column: (title, y-axis title, ui.core.format unit, factor to that unit)
-    "aggregate_tokens_per_s": ("Aggregate throughput", "Aggregate (tokens/s)", "tokens/s", 1.0),
-    "tpot_ms": ("Time per output token (TPOT)", "TPOT (ms)", "s", 1e-3),
+    "aggregate_tokens_per_s": (
+        N_("Aggregate throughput"),
+        N_("Aggregate (tokens/s)"),
+        "tokens/s",
+        1.0,
+    ),
+    "tpot_ms": (N_("Time per output token (TPOT)"), N_("TPOT (ms)"), "s", 1e-3),
 }
 
 
@@ -45,16 +53,22 @@ def ms(value_ms: float) -> str:
 
 def memory_split(r: Mapping) -> str:
     """'weights 16.1 GB + KV cache 537 MB, fits' for the memory metric."""
-    fits = "fits" if r["fits_in_memory"] else "does NOT fit"
-    return f"weights {gb(r['weight_bytes'])} + KV cache {gb(r['kv_cache_bytes'])}, {fits}"
+    fits = _("fits") if r["fits_in_memory"] else _("does NOT fit")
+    return _("weights {weights} + KV cache {kv}, {fits}").format(
+        weights=gb(r["weight_bytes"]), kv=gb(r["kv_cache_bytes"]), fits=fits
+    )
 
 
 def phase_points(r: Mapping) -> pd.DataFrame:
     """The request's two operating points (prefill, decode) in roofline_figure's columns."""
     batch, latency = int(r["batch_size"]), {"prefill": r["ttft_ms"], "decode": r["tpot_ms"]}
     labels = {
-        "prefill": f"prefill: {int(r['prompt']):,}-token prompt × batch {batch:,} (TTFT)",
-        "decode": f"decode step: batch {batch:,} at context {int(r['context']):,} (TPOT)",
+        "prefill": _("prefill: {prompt}-token prompt × batch {batch} (TTFT)").format(
+            prompt=f"{int(r['prompt']):,}", batch=f"{batch:,}"
+        ),
+        "decode": _("decode step: batch {batch} at context {context} (TPOT)").format(
+            batch=f"{batch:,}", context=f"{int(r['context']):,}"
+        ),
     }
     return pd.DataFrame(
         {
@@ -83,7 +97,7 @@ def decode_roofline(r: Mapping, hw_name: str, title: str) -> go.Figure:
         fig.add_annotation(
             x=np.log10(p.arithmetic_intensity_flop_per_byte),
             y=np.log10(p.attainable_tflops),
-            text=f"<b>{p.phase}</b>",
+            text=f"<b>{_(p.phase)}</b>",
             showarrow=False,
             yshift=14,
         )
@@ -99,7 +113,7 @@ def _figure(traces: list[dict], title: str, y_title: str, df: pd.DataFrame, x_ra
     """Log-log against batch, decade ticks (1, 10, 100, 1k); the legend sits below."""
     batches = df["batch_size"].to_numpy(dtype=float)
     y = [v for t in traces for v in np.asarray(t.get("y", []), dtype=float) if v == v]
-    xaxis = log_axis("Batch (concurrent sequences)", batches, x_range or ())
+    xaxis = log_axis(_("Batch (concurrent sequences)"), batches, x_range or ())
     if x_range is not None:
         xaxis["range"] = [np.log10(x_range[0]), np.log10(x_range[1])]
     layout = {
@@ -121,7 +135,9 @@ def _current(
     at = (df["batch_size"].to_numpy() == current[0]) & (df["context"].to_numpy() == current[1])
     if not at.any():
         return []
-    name = f"This scenario (batch {current[0]:,}, {word} {current[1]:,})"
+    name = _("This scenario (batch {batch}, {word} {tokens})").format(
+        batch=f"{current[0]:,}", word=_(word), tokens=f"{current[1]:,}"
+    )
     marker = {"symbol": "star", "size": 16, "color": STAR_COLOR, "line": {"width": 1}}
     y = df[column].to_numpy(dtype=float)[at][:1] / scale
     return [_trace([current[0]], y, name, mode="markers", marker=marker, hoverinfo="name")]
@@ -140,15 +156,20 @@ def _context_lines(
     values = df[column].to_numpy(dtype=float) / scale
     all_fits = df["fits_in_memory"].to_numpy(dtype=bool)
     bounds = np.asarray(df["decode_bottleneck"], dtype=str)
+    kinds, at = np.unique(bounds, return_inverse=True)  # the engine's words, translated
+    bounds = np.asarray([_(k) for k in kinds], dtype=object)[at.reshape(-1)].astype(str)
+    yes, no = _("fits"), _("does NOT fit")
     order, traces = np.lexsort((batches, ctxs)), []
     for i, ctx in enumerate(np.unique(ctxs)):
         rows = order[ctxs[order] == ctx]
         fits = all_fits[rows]
         shown = fmt_all(values[rows] * scale * si, unit)
-        extra = np.column_stack([bounds[rows], np.where(fits, "fits", "does NOT fit"), shown])
-        hover = f"{word} {ctx:,} tokens<br>batch %{{x:,}}<br>%{{customdata[2]}}<br>"
-        hover += "%{customdata[0]}-bound decode · %{customdata[1]} in memory<extra></extra>"
-        color, name = COLORS[i % len(COLORS)], f"{word} {ctx:,} tokens"
+        extra = np.column_stack([bounds[rows], np.where(fits, yes, no), shown])
+        name = _("{word} {tokens} tokens").format(word=_(word), tokens=f"{ctx:,}")
+        hover = name + _("<br>batch %{x:,}<br>%{customdata[2]}<br>")
+        hover += _("%{customdata[0]}-bound decode · %{customdata[1]} in memory")
+        hover += "<extra></extra>"
+        color = COLORS[i % len(COLORS)]
         kind = "scattergl" if len(rows) > WEBGL_POINTS else "scatter"
         common = {"type": kind, "legendgroup": name, "hovertemplate": hover}
         ok = np.flatnonzero(fits)
@@ -171,7 +192,7 @@ def _context_lines(
                 _trace(
                     batches[rows[tail]],
                     values[rows[tail]],
-                    f"{name}: does not fit",
+                    _("{name}: does not fit").format(name=name),
                     mode="lines+markers",
                     customdata=extra[tail],
                     line={"color": color, "width": 1.5, "dash": "dot"},
@@ -183,11 +204,11 @@ def _context_lines(
             )
     key = {"symbol": "x", "size": 8, "color": GAP_COLOR}  # a legend-only entry explaining ✕
     line = {"color": GAP_COLOR, "dash": "dot", "width": 1.5}
-    label = NO_FIT_LEGEND
+    label = _(NO_FIT_LEGEND)
     return [*traces, _trace([None], [None], label, mode="lines+markers", marker=key, line=line)]
 
 
-NO_FIT_LEGEND = "┈✕┈ does not fit in memory (hypothetical)"
+NO_FIT_LEGEND = N_("┈✕┈ does not fit in memory (hypothetical)")
 
 
 def speed_figure(
@@ -198,7 +219,7 @@ def speed_figure(
     title, y_title, unit, si = SPEED_CHARTS[column]
     traces = [*_context_lines(df, column, unit, si=si, word=word)]
     traces += _current(df, column, current, word=word)
-    return _figure(traces, title, y_title, df)
+    return _figure(traces, _(title), _(y_title), df)
 
 
 def _line(x: list[float], y: list[float], name: str, color: str, dash: str, width=2.0) -> dict:
@@ -224,40 +245,64 @@ def memory_figure(df: pd.DataFrame, current: tuple[int, int], word: str = "conte
     top = max(float(df["memory_required_bytes"].max()) / GB, capacity) * 3
     box = ([x[0], x[1], x[1], x[0], x[0]], [usable, usable, top, top, usable])
     style = {"fill": "toself", "fillcolor": OOM_FILL, "line": {"width": 0}, "hoverinfo": "name"}
-    traces = [_trace(*box, "Out of memory (above the usable memory)", mode="lines", **style)]
+    traces = [_trace(*box, _("Out of memory (above the usable memory)"), mode="lines", **style)]
     traces += _context_lines(df, "memory_required_bytes", "B", GB, word=word)
     reserve = pct(float(first["memory_reserve"]))
-    name = f"Usable {gb(usable * GB)}: capacity less the {reserve} reserve (the fit's limit)"
+    name = _("Usable {usable}: capacity less the {reserve} reserve (the fit's limit)").format(
+        usable=gb(usable * GB), reserve=reserve
+    )
     traces.append(_line(x, [usable] * 2, name, CAPACITY_COLOR, "solid"))
-    cap = f"Capacity {gb(capacity * GB)} ({fmt_bytes(capacity * GB, binary=True)})"
+    cap = _("Capacity {capacity} ({binary})").format(
+        capacity=gb(capacity * GB), binary=fmt_bytes(capacity * GB, binary=True)
+    )
     traces.append(_line(x, [capacity] * 2, cap, GAP_COLOR, "dot", 1.0))
-    name = f"Weights alone {gb(weights * GB)}"
+    name = _("Weights alone {weights}").format(weights=gb(weights * GB))
     traces.append(_line(x, [weights] * 2, name, GAP_COLOR, "dash"))
     at = df["context"].to_numpy() == current[1]
     most = int(df["max_batch_size"].to_numpy()[at][0]) if at.any() else 0
     if x[0] <= most <= x[1]:
-        name = f"Max batch {most:,} at {word} {current[1]:,} (fits in the usable memory)"
+        name = _("Max batch {batch} at {word} {tokens} (fits in the usable memory)").format(
+            batch=f"{most:,}", word=_(word), tokens=f"{current[1]:,}"
+        )
         traces.append(_line([most] * 2, [weights / 3, usable], name, CAPACITY_COLOR, "dot"))
     traces += _current(df, "memory_required_bytes", current, GB, word)
-    return _figure(traces, "Memory: weights + KV cache", "Memory needed (GB)", df, x)
+    return _figure(traces, _("Memory: weights + KV cache"), _("Memory needed (GB)"), df, x)
 
 
 def _phase_lines(r: Mapping, hw_name: str) -> list[str]:
     ai, ridge = r["decode_arithmetic_intensity_flop_per_byte"], r["effective_ridge_flop_per_byte"]
-    where = "far below" if ai < ridge / 4 else ("below" if ai < ridge else "above")
+    where = _("far below") if ai < ridge / 4 else (_("below") if ai < ridge else _("above"))
     prompt, batch = int(r["prompt"]), int(r["batch_size"])
-    return [
-        f"**Decode is {r['decode_bottleneck']}-bound.** Each step makes one token per sequence "
-        f"but reads all {gb(r['weight_bytes'])} of weights and {gb(r['kv_cache_bytes'])} "
-        f"of KV cache for {fmt(r['decode_flops'], 'FLOP')}: {fmt(ai, 'FLOP/byte')}, {where} "
-        f"{hw_name}'s effective ridge of {fmt(ridge, 'FLOP/byte')}. TPOT {ms(r['tpot_ms'])} "
-        f"= max(memory {ms(r['decode_t_memory_ms'])}, compute {ms(r['decode_t_compute_ms'])})"
-        f" + {ms(r['decode_t_overhead_ms'])} fixed overhead.",
-        f"**Prefill is {r['prefill_bottleneck']}-bound.** The {prompt:,}-token prompt goes "
-        f"through in one pass, so each weight read serves {prompt:,} × {batch:,} tokens: "
-        f"{fmt(r['prefill_arithmetic_intensity_flop_per_byte'], 'FLOP/byte')}, TTFT "
-        f"{ms(r['ttft_ms'])}.",
-    ]
+    decode = _(
+        "**Decode is {bound}-bound.** Each step makes one token per sequence but reads all "
+        "{weights} of weights and {kv} of KV cache for {flops}: {intensity}, {where} "
+        "{hardware}'s effective ridge of {ridge}. TPOT {tpot} = max(memory {memory}, compute "
+        "{compute}) + {overhead} fixed overhead."
+    ).format(
+        bound=_(str(r["decode_bottleneck"])),
+        weights=gb(r["weight_bytes"]),
+        kv=gb(r["kv_cache_bytes"]),
+        flops=fmt(r["decode_flops"], "FLOP"),
+        intensity=fmt(ai, "FLOP/byte"),
+        where=where,
+        hardware=hw_name,
+        ridge=fmt(ridge, "FLOP/byte"),
+        tpot=ms(r["tpot_ms"]),
+        memory=ms(r["decode_t_memory_ms"]),
+        compute=ms(r["decode_t_compute_ms"]),
+        overhead=ms(r["decode_t_overhead_ms"]),
+    )
+    prefill = _(
+        "**Prefill is {bound}-bound.** The {prompt}-token prompt goes through in one pass, so "
+        "each weight read serves {prompt} × {batch} tokens: {intensity}, TTFT {ttft}."
+    ).format(
+        bound=_(str(r["prefill_bottleneck"])),
+        prompt=f"{prompt:,}",
+        batch=f"{batch:,}",
+        intensity=fmt(r["prefill_arithmetic_intensity_flop_per_byte"], "FLOP/byte"),
+        ttft=ms(r["ttft_ms"]),
+    )
+    return [decode, prefill]
 
 
 def first_compute_bound(df: pd.DataFrame, context: int) -> pd.Series | None:
@@ -268,23 +313,31 @@ def first_compute_bound(df: pd.DataFrame, context: int) -> pd.Series | None:
 
 def _batch_line(r: Mapping, df: pd.DataFrame) -> str:
     rows = df[df["context"] == r["context"]].sort_values("batch_size")
-    fit, text = rows[rows["fits_in_memory"]], "- **Batch** shares the weight read among sequences"
+    fit = rows[rows["fits_in_memory"]]
+    text = _("- **Batch** shares the weight read among sequences")
     if len(fit) > 1:
         lo, hi = fit.iloc[0], fit.iloc[-1]
         rate = [fmt(row["aggregate_tokens_per_s"], "tokens/s") for row in (lo, hi)]
-        text += (
-            f": aggregate throughput goes from {rate[0]} at batch {lo['batch_size']:,} to "
-            f"{rate[1]} at batch {hi['batch_size']:,} (the largest in the sweep that fits at "
-            "this context)"
+        text += _(
+            ": aggregate throughput goes from {low} at batch {low_batch} to {high} at batch "
+            "{high_batch} (the largest in the sweep that fits at this context)"
+        ).format(
+            low=rate[0],
+            low_batch=f"{lo['batch_size']:,}",
+            high=rate[1],
+            high_batch=f"{hi['batch_size']:,}",
         )
     cross, last = first_compute_bound(df, int(r["context"])), rows.iloc[-1]
     if cross is not None:
-        fits = "" if cross["fits_in_memory"] else " (but that batch does not fit in memory)"
-        return text + f"; decode turns compute-bound at batch {cross['batch_size']:,}{fits}."
-    return text + (
-        f"; it stays memory-bound up to batch {last['batch_size']:,} "
-        f"({fmt(last['decode_arithmetic_intensity_flop_per_byte'], 'FLOP/byte')}), because "
-        "every extra sequence adds its own KV-cache read."
+        fits = "" if cross["fits_in_memory"] else _(" (but that batch does not fit in memory)")
+        turn = _("; decode turns compute-bound at batch {batch}{fits}.")
+        return text + turn.format(batch=f"{cross['batch_size']:,}", fits=fits)
+    return text + _(
+        "; it stays memory-bound up to batch {batch} ({intensity}), because every extra "
+        "sequence adds its own KV-cache read."
+    ).format(
+        batch=f"{last['batch_size']:,}",
+        intensity=fmt(last["decode_arithmetic_intensity_flop_per_byte"], "FLOP/byte"),
     )
 
 
@@ -297,24 +350,37 @@ def explain_decode(r: Mapping, df: pd.DataFrame, hw_name: str) -> list[str]:
         hw_name: the accelerator's display name.
     """
     weights, kv = (r[k] / r["decode_bytes"] for k in ("weight_bytes", "kv_cache_bytes"))
-    fit = (
-        f"**Capacity.** At context {int(r['context']):,} at most "
-        f"{int(r['max_batch_at_context']):,} sequences fit in "
-        f"{gb(r['memory_capacity_bytes'])}; at batch {int(r['batch_size']):,}, contexts up "
-        f"to {int(r['max_context_at_batch']):,} tokens."
-        if r["fits_in_memory"]
-        else f"⚠️ **Does not fit.** This scenario needs {gb(r['memory_required_bytes'])}, "
-        f"more than the {gb(r['memory_capacity_bytes'])} capacity: lower the batch or "
-        "context, quantise, or shard."
-    )
+    if r["fits_in_memory"]:
+        fit = _(
+            "**Capacity.** At context {context} at most {batch} sequences fit in {capacity}; at "
+            "batch {at_batch}, contexts up to {tokens} tokens."
+        ).format(
+            context=f"{int(r['context']):,}",
+            batch=f"{int(r['max_batch_at_context']):,}",
+            capacity=gb(r["memory_capacity_bytes"]),
+            at_batch=f"{int(r['batch_size']):,}",
+            tokens=f"{int(r['max_context_at_batch']):,}",
+        )
+    else:
+        fit = _(
+            "⚠️ **Does not fit.** This scenario needs {needed}, more than the {capacity} "
+            "capacity: lower the batch or context, quantise, or shard."
+        ).format(needed=gb(r["memory_required_bytes"]), capacity=gb(r["memory_capacity_bytes"]))
+    moves = _(
+        "**What moves it.** Weights are {weights} and the KV cache {kv} of the bytes a decode "
+        "step reads."
+    ).format(weights=f"{weights:.0%}", kv=f"{kv:.0%}")
+    kv_line = _(
+        "- **KV-cache quantisation** (now {kv_precision}): fp8/int8 halve an fp16 cache and "
+        "int4 quarters it: fewer bytes per step, a larger batch and context fit."
+    ).format(kv_precision=r["kv_precision"])
+    weight_line = _(
+        "- **Weight quantisation** (now {precision}) cuts the weight bytes every step reads; "
+        "**more bandwidth** shortens a memory-bound step in proportion."
+    ).format(precision=r["precision"])
     return [
         *_phase_lines(r, hw_name),
-        f"**What moves it.** Weights are {weights:.0%} and the KV cache {kv:.0%} of the "
-        "bytes a decode step reads.\n" + _batch_line(r, df) + "\n"
-        f"- **KV-cache quantisation** (now {r['kv_precision']}): fp8/int8 halve an fp16 cache "
-        "and int4 quarters it: fewer bytes per step, a larger batch and context fit.\n"
-        f"- **Weight quantisation** (now {r['precision']}) cuts the weight bytes every step "
-        "reads; **more bandwidth** shortens a memory-bound step in proportion.",
+        "\n".join([moves, _batch_line(r, df), kv_line, weight_line]),
         fit,
     ]
 
@@ -322,19 +388,25 @@ def explain_decode(r: Mapping, df: pd.DataFrame, hw_name: str) -> list[str]:
 def headline_metrics(r: Mapping) -> list[tuple[str, str, str]]:
     """(label with unit, value, help) for the metric cards in rows of 4, 3, 3 (`METRIC_ROWS`):
     speed, the regime, memory."""
-    ridge = f"effective ridge {fmt(r['effective_ridge_flop_per_byte'], 'FLOP/byte')}"
+    ridge = _("effective ridge {ridge}").format(
+        ridge=fmt(r["effective_ridge_flop_per_byte"], "FLOP/byte")
+    )
     ai = {p: fmt(r[f"{p}_arithmetic_intensity_flop_per_byte"]) for p in PHASES}
-    most = "the largest whose weights + KV cache fit in capacity"
+    most = _("the largest whose weights + KV cache fit in capacity")
     memory = f"{gb(r['memory_required_bytes'])} / {gb(r['memory_capacity_bytes'])}"
+    prompt = _("Prefill of the {prompt}-token prompt").format(prompt=f"{int(r['prompt']):,}")
     return [
-        ("TPOT", ms(r["tpot_ms"]), "Time per output token: one decode step"),
-        ("Per user (tokens/s)", fmt(r["tokens_per_s"]), "1 ÷ TPOT"),
-        ("Aggregate (tokens/s)", fmt(r["aggregate_tokens_per_s"]), "batch ÷ TPOT"),
-        ("TTFT", ms(r["ttft_ms"]), f"Prefill of the {int(r['prompt']):,}-token prompt"),
-        ("Decode bottleneck", str(r["decode_bottleneck"]), f"{ai['decode']} FLOP/byte; {ridge}"),
-        ("Prefill bottleneck", str(r["prefill_bottleneck"]), f"{ai['prefill']} FLOP/byte; {ridge}"),
-        ("Decode intensity (FLOP/byte)", ai["decode"], ridge),
-        ("Memory used / capacity", memory, f"{memory_split(r)}; GB = 10⁹ bytes"),
-        ("Max batch at this context (sequences)", f"{int(r['max_batch_at_context']):,}", most),
-        ("Max context at this batch (tokens)", f"{int(r['max_context_at_batch']):,}", most),
-    ]
+        (_("TPOT"), ms(r["tpot_ms"]), _("Time per output token: one decode step")),
+        (_("Per user (tokens/s)"), fmt(r["tokens_per_s"]), _("1 ÷ TPOT")),
+        (_("Aggregate (tokens/s)"), fmt(r["aggregate_tokens_per_s"]), _("batch ÷ TPOT")),
+        (_("TTFT"), ms(r["ttft_ms"]), prompt),
+        (_("Decode bottleneck"), _(str(r["decode_bottleneck"])),
+         f"{ai['decode']} FLOP/byte; {ridge}"),
+        (_("Prefill bottleneck"), _(str(r["prefill_bottleneck"])),
+         f"{ai['prefill']} FLOP/byte; {ridge}"),
+        (_("Decode intensity (FLOP/byte)"), ai["decode"], ridge),
+        (_("Memory used / capacity"), memory,
+         _("{split}; GB = 10⁹ bytes").format(split=memory_split(r))),
+        (_("Max batch at this context (sequences)"), f"{int(r['max_batch_at_context']):,}", most),
+        (_("Max context at this batch (tokens)"), f"{int(r['max_context_at_batch']):,}", most),
+    ]  # fmt: skip

@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 import engine
+from ui.core.i18n import N_, _
 from ui.core.params import MAX_VALUE_CHARS, Link
 from ui.core.state import show_link_notes
 from ui.core.text import plain
@@ -17,10 +18,10 @@ from ui.widgets.pickers import batch_list_input, number_input
 
 ROW = 4  # metric cards per row
 OVERRIDES = {  # name: (label, step, format); blank: the profile's figure
-    "efficiency": ("Compute efficiency η (fraction of peak)", 0.05, None),
-    "layer_overhead_us": ("Layer overhead τ (µs per layer per step)", 1.0, None),
-    "dispatch_overhead_ms": ("Dispatch overhead d (ms per step)", 0.005, "%.3f"),
-    "memory_reserve": ("Memory reserve (fraction of capacity held back)", 0.05, "%.2f"),
+    "efficiency": (N_("Compute efficiency η (fraction of peak)"), 0.05, None),
+    "layer_overhead_us": (N_("Layer overhead τ (µs per layer per step)"), 1.0, None),
+    "dispatch_overhead_ms": (N_("Dispatch overhead d (ms per step)"), 0.005, "%.3f"),
+    "memory_reserve": (N_("Memory reserve (fraction of capacity held back)"), 0.05, "%.2f"),
 }
 
 
@@ -28,8 +29,8 @@ def devices_inputs(link: Link) -> tuple[int, int, object]:
     """Tensor- and pipeline-parallel degrees (devices = tp × pp), and the slot under them where
     `show_fallback` says when the engine refused them."""
     left, right = st.columns(2)
-    tp = number_input(link, "tp", "TP (tensor-parallel devices)", where=left)
-    pp = number_input(link, "pp", "PP (pipeline stages)", where=right)
+    tp = number_input(link, "tp", _("TP (tensor-parallel devices)"), where=left)
+    pp = number_input(link, "pp", _("PP (pipeline stages)"), where=right)
     return int(tp), int(pp), st.empty()
 
 
@@ -37,15 +38,16 @@ def show_fallback(slot, error: str | None, r: dict) -> None:
     """Beside the TP and PP fields: the placement the engine refused and what is shown (and
     written into the link) instead."""
     if error:
-        slot.warning(f"{plain(error)} The link now holds tp={r['tp']}, pp={r['pp']}.", icon="⚠️")
+        text = _("{error} The link now holds tp={tp}, pp={pp}.")
+        slot.warning(text.format(error=plain(error), tp=r["tp"], pp=r["pp"]), icon="⚠️")
 
 
 def token_inputs(link: Link) -> tuple[int, int, int]:
     """(batch, input tokens, output tokens) per request of the static batch."""
-    batch = number_input(link, "batch", "Batch (concurrent sequences)")
+    batch = number_input(link, "batch", _("Batch (concurrent sequences)"))
     left, right = st.columns(2)
-    i = number_input(link, "input_tokens", "Input tokens (prompt)", where=left)
-    o = number_input(link, "output_tokens", "Output tokens", where=right)
+    i = number_input(link, "input_tokens", _("Input tokens (prompt)"), where=left)
+    o = number_input(link, "output_tokens", _("Output tokens"), where=right)
     return int(batch), int(i), int(o)
 
 
@@ -53,7 +55,7 @@ def curve_inputs(link: Link) -> tuple[list[int], list[int]]:
     """The curves' input lengths and batch sizes; a list that does not parse is named."""
     param = link["contexts"]
     text = st.text_input(
-        "Input tokens for the curves (comma-separated)",
+        _("Input tokens for the curves (comma-separated)"),
         key=link.key("contexts"),
         max_chars=MAX_VALUE_CHARS,
     )
@@ -62,15 +64,16 @@ def curve_inputs(link: Link) -> tuple[list[int], list[int]]:
         contexts = param.read(text)
     except ValueError as exc:
         contexts = param.default
-        st.error(f"List not used: {plain(exc)}. Showing {param.write(contexts)}.", icon="🚫")
+        text = _("List not used: {reason}. Showing {value}.")
+        st.error(text.format(reason=plain(exc), value=param.write(contexts)), icon="🚫")
     return contexts, batch_list_input(link)
 
 
 def tutorial_input(link: Link) -> bool:
     return st.toggle(
-        "Also show the tutorial's one-step decode view",
+        _("Also show the tutorial's one-step decode view"),
         key=link.key("tutorial"),
-        help="engine.decode: one device, one decode step at context I + O (docs/model.md).",
+        help=_("engine.decode: one device, one decode step at context I + O (docs/model.md)."),
     )
 
 
@@ -79,11 +82,11 @@ def profile_input(link: Link) -> str:
     if st.session_state.get(key) not in names:
         st.session_state[key] = link["profile"].default
     return st.selectbox(
-        "Profile (assumptions)",
+        _("Profile (assumptions)"),
         names,
         key=key,
         format_func=lambda n: f"{n}: {engine.get_profile(n).description}"[:90],
-        help="A named set of efficiencies and overheads (docs/model.md, 'Serving model').",
+        help=_("A named set of efficiencies and overheads (docs/model.md, 'Serving model')."),
     )
 
 
@@ -91,13 +94,15 @@ def config_input(link: Link) -> tuple[object | None, str]:
     """The pasted or uploaded config.json: (its ModelSpec or None, the compact text for the
     link). A problem is shown under the field, naming the config.json field."""
     text = st.text_area(
-        "config.json (paste)",
+        _("config.json (paste)"),
         key=link.key("model_config"),
         max_chars=serve_config.MAX_PASTE_CHARS,
         placeholder='{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, ...}',
     )
     upload = st.file_uploader(
-        f"or upload config.json (at most {serve_config.MAX_UPLOAD_BYTES:,} bytes)",
+        _("or upload config.json (at most {n} bytes)").format(
+            n=f"{serve_config.MAX_UPLOAD_BYTES:,}"
+        ),
         type=["json"],
         key=link.key("model_config.file"),
     )
@@ -105,7 +110,7 @@ def config_input(link: Link) -> tuple[object | None, str]:
         if upload is not None:
             text = serve_config.read_upload(upload.getvalue())
         if not (text or "").strip():
-            st.info("Paste or upload a Hugging Face config.json to use a custom model.")
+            st.info(_("Paste or upload a Hugging Face config.json to use a custom model."))
             return None, ""
         spec = serve_config.model(text)
         st.caption(plain(serve_config.summary(spec)))
@@ -118,16 +123,16 @@ def config_input(link: Link) -> tuple[object | None, str]:
 def override_inputs(link: Link) -> dict[str, object]:
     """The profile's assumptions the user overrides (blank: the profile's figure)."""
     out = {}
-    with st.expander("Override the profile (blank: its figure)"):
+    with st.expander(_("Override the profile (blank: its figure)")):
         for name, (label, step, form) in OVERRIDES.items():
             out[name] = number_input(
                 link,
                 name,
-                label,
+                _(label),
                 value=None,
                 step=step,
                 format=form,
-                placeholder="profile's figure",
+                placeholder=_("profile's figure"),
             )
     return out
 
@@ -138,7 +143,8 @@ def show_headline(r: dict, hw) -> None:
     if r["fits_in_memory"]:
         st.success(verdict, icon="✅")
     else:
-        st.error(f"{verdict}. Every speed below is hypothetical (as if it fitted).", icon="🚫")
+        text = _("{verdict}. Every speed below is hypothetical (as if it fitted).")
+        st.error(text.format(verdict=verdict), icon="🚫")
     cards = sv.headline(r)
     for start in range(0, len(cards), ROW):
         row = cards[start : start + ROW]
@@ -149,23 +155,27 @@ def show_headline(r: dict, hw) -> None:
 def tutorial_view(model, hw, r: dict, overrides: dict) -> None:
     """The tutorial's one-step decode view (engine.decode: one device, the decode step at the
     request's last context I + O), labelled as such, under the serving model's figures."""
-    st.subheader("Tutorial view: one decode step on one device")
+    st.subheader(_("Tutorial view: one decode step on one device"))
     context = r["input_tokens"] + r["output_tokens"]
     opts = {"precision": r["precision"], "kv_precision": r["kv_precision"]}
     opts |= {"assumptions": engine.get_profile(r["profile"]).assumptions, **overrides}
     try:
         d = engine.decode(model, hw, r["batch_size"], context, prompt=r["input_tokens"], **opts)
     except ValueError as exc:
-        st.error(f"Tutorial view not available: {plain(exc)}", icon="🚫")
+        st.error(_("Tutorial view not available: {reason}").format(reason=plain(exc)), icon="🚫")
         return
     st.caption(
-        f"engine.decode (docs/model.md, 'LLM decode'): weights + KV cache per step, one device "
-        f"(tp and pp ignored), the step at context {context:,} tokens, profile {r['profile']}."
+        _(
+            "engine.decode (docs/model.md, 'LLM decode'): weights + KV cache per step, one "
+            "device (tp and pp ignored), the step at context {context} tokens, profile {profile}."
+        ).format(context=f"{context:,}", profile=r["profile"])
     )
     cards = fl.headline_metrics(d.as_dict())
     for start in range(0, len(cards), ROW):
         row = cards[start : start + ROW]
         for col, (label, value, tip) in zip(st.columns(ROW), row, strict=False):
-            col.metric(f"{label} (tutorial)", value, help=tip)
-    title = f"Roofline: {hw.name} (tutorial view: prefill and one decode step)"
+            col.metric(_("{label} (tutorial)").format(label=label), value, help=tip)
+    title = _("Roofline: {hardware} (tutorial view: prefill and one decode step)").format(
+        hardware=hw.name
+    )
     st.plotly_chart(fl.decode_roofline(d.as_dict(), hw.name, title), key="tutorial_roofline")

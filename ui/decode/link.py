@@ -14,6 +14,7 @@ from __future__ import annotations
 import engine
 from ui.core import assumptions
 from ui.core import link_params as lp
+from ui.core.i18n import _
 from ui.core.params import (
     Link,
     Param,
@@ -37,7 +38,7 @@ OVERRIDES = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "memory_
 def read_on_off(text: str) -> bool:
     word = text.strip().lower()
     if word not in ("on", "off"):
-        raise ParamError(f"{text[:20]!r} is not on or off")
+        raise ParamError(_("{text} is not on or off").format(text=repr(text[:20])))
     return word == "on"
 
 
@@ -49,7 +50,9 @@ def model_reader(base: engine.Catalog):
             return serve_config.CONFIG_ID
         spec = engine.resolve_llm(text, base)
         if getattr(spec, "arch", None) is None:
-            raise ValueError(f"{spec.id} has no shapes (the serving model needs them)")
+            raise ValueError(
+                _("{model} has no shapes (the serving model needs them)").format(model=spec.id)
+            )
         return lp.found(spec, text)
 
     return choice(canon=canon)

@@ -14,29 +14,30 @@ import pandas as pd
 import engine
 from ui.charts import bands
 from ui.core.format import capacity, fmt, fmt_all, pct
+from ui.core.i18n import N_, _
 from ui.decode import config as serve_config
 from ui.decode.link import OVERRIDES
 
 # the curves' columns under ui.decode.figures's names (engine columns renamed, not recomputed)
 PAGE_ONLY = ["context", "aggregate_tokens_per_s", "memory_required_bytes", "weight_bytes"]
 CURVE_TABLE = {  # column: (on-screen header, ui.core.format unit or None (as is), factor)
-    "input_tokens": ("Input tokens", None, 1.0),
-    "batch_size": ("Batch (sequences)", None, 1.0),
+    "input_tokens": (N_("Input tokens"), None, 1.0),
+    "batch_size": (N_("Batch (sequences)"), None, 1.0),
     "ttft_ms": ("TTFT", "s", 1e-3),
     "tpot_ms": ("TPOT", "s", 1e-3),
-    "tokens_per_s_per_user": ("Per user (tokens/s)", "", 1.0),
-    "output_tokens_per_s_per_gpu": ("Per GPU (tokens/s)", "", 1.0),
-    "output_tokens_per_s": ("All devices (tokens/s)", "", 1.0),
-    "decode_bottleneck": ("Decode bound", None, 1.0),
-    "memory_per_device_bytes": ("Memory per device", "B", 1.0),
-    "fits_in_memory": ("Fits", None, 1.0),
+    "tokens_per_s_per_user": (N_("Per user (tokens/s)"), "", 1.0),
+    "output_tokens_per_s_per_gpu": (N_("Per GPU (tokens/s)"), "", 1.0),
+    "output_tokens_per_s": (N_("All devices (tokens/s)"), "", 1.0),
+    "decode_bottleneck": (N_("Decode bound"), None, 1.0),
+    "memory_per_device_bytes": (N_("Memory per device"), "B", 1.0),
+    "fits_in_memory": (N_("Fits"), None, 1.0),
 }
 
 
 def model_entries(cat) -> dict:
     """The picker's models: catalogue LLMs with shapes, then the config.json entry."""
     out = {key: m for key, m in cat.models.items() if getattr(m, "arch", None) is not None}
-    return out | {serve_config.CONFIG_ID: SimpleNamespace(name=serve_config.CONFIG_NAME)}
+    return out | {serve_config.CONFIG_ID: SimpleNamespace(name=_(serve_config.CONFIG_NAME))}
 
 
 def curve_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -44,7 +45,9 @@ def curve_table(df: pd.DataFrame) -> pd.DataFrame:
     out = {}
     for column, (header, unit, factor) in CURVE_TABLE.items():
         values = df[column].to_numpy()
-        out[header] = values if unit is None else fmt_all(values * factor, unit)
+        if column == "decode_bottleneck":  # the engine's word, in the reader's language
+            values = [_(str(v)) for v in values]
+        out[_(header)] = values if unit is None else fmt_all(values * factor, unit)
     return pd.DataFrame(out)
 
 
@@ -62,7 +65,9 @@ def run(model, hw, opts: dict) -> tuple[dict, str | None]:
         if opts["tp"] == opts["pp"] == 1:
             raise
         r = engine.serve(model, hw, **(opts | {"tp": 1, "pp": 1})).as_dict()
-        return r, f"Devices not used: {exc}. Showing tp = 1, pp = 1 (one device)."
+        return r, _("Devices not used: {reason}. Showing tp = 1, pp = 1 (one device).").format(
+            reason=exc
+        )
 
 
 def curves(model, hw, batches: list[int], contexts: list[int], opts: dict) -> pd.DataFrame:
@@ -85,54 +90,75 @@ def devices_text(hw, tp: int, pp: int) -> str:
     """'2 × NVIDIA H100 SXM (TP 2 × PP 1), NVLink 4: 450 GB/s per direction, 600 ns per hop,
     8 per node' (plain: the caller escapes the catalogue's names)."""
     n = tp * pp
-    link = "no device-to-device link catalogued"
+    link = _("no device-to-device link catalogued")
     if hw.devices_per_node > 1:
-        link = (
-            f"{hw.interconnect_name}: {fmt(hw.interconnect_bandwidth_bytes_per_s, 'B/s')} per "
-            f"direction, {fmt(hw.interconnect_latency_s, 's')} per hop, "
-            f"{hw.devices_per_node} per node"
+        link = _("{link}: {bandwidth} per direction, {latency} per hop, {n} per node").format(
+            link=hw.interconnect_name,
+            bandwidth=fmt(hw.interconnect_bandwidth_bytes_per_s, "B/s"),
+            latency=fmt(hw.interconnect_latency_s, "s"),
+            n=hw.devices_per_node,
         )
-    return f"{n} × {hw.name} (TP {tp} × PP {pp}), {link}"
+    return _("{n} × {hardware} (TP {tp} × PP {pp}), {link}").format(
+        n=n, hardware=hw.name, tp=tp, pp=pp, link=link
+    )
 
 
 def fit_text(r: Mapping, hw) -> str:
     """The memory verdict per device: needed against usable (capacity less the reserve)."""
-    verdict = "Fits" if r["fits_in_memory"] else "Does not fit"
-    return (
-        f"{verdict}: {fmt(r['memory_per_device_bytes'], 'B')} per device (weights "
-        f"{fmt(r['weight_bytes_per_device'], 'B')} + KV cache "
-        f"{fmt(r['kv_cache_bytes_per_device'], 'B')}) against {fmt(r['usable_memory_bytes'], 'B')}"
-        f" usable of {capacity(hw)} ({pct(r['assumptions']['memory_reserve'])} reserve)"
+    verdict = _("Fits") if r["fits_in_memory"] else _("Does not fit")
+    return _(
+        "{verdict}: {memory} per device (weights {weights} + KV cache {kv}) against {usable} "
+        "usable of {capacity} ({reserve} reserve)"
+    ).format(
+        verdict=verdict,
+        memory=fmt(r["memory_per_device_bytes"], "B"),
+        weights=fmt(r["weight_bytes_per_device"], "B"),
+        kv=fmt(r["kv_cache_bytes_per_device"], "B"),
+        usable=fmt(r["usable_memory_bytes"], "B"),
+        capacity=capacity(hw),
+        reserve=pct(r["assumptions"]["memory_reserve"]),
     )
 
 
 def headline(r: Mapping) -> list[tuple[str, str, str]]:
     """(label with unit, value, help) for the metric cards, in rows of 4 (fit first)."""
     fits, n = bool(r["fits_in_memory"]), int(r["devices"])
-    mark = "" if fits else " — hypothetical"
+    mark = "" if fits else _(" — hypothetical")
     reserve = r["memory_capacity_bytes"] - r["usable_memory_bytes"]
     return [
-        ("Fits in memory", "yes" if fits else "NO", "weights + KV cache per device ≤ usable"),
-        (f"TTFT{mark}", fmt(r["ttft_ms"] * 1e-3, "s"), "prefill of batch × input tokens"),
-        (f"TPOT{mark}", fmt(r["tpot_ms"] * 1e-3, "s"), "mean decode step"),
-        (f"End-to-end latency{mark}", fmt(r["e2e_latency_ms"] * 1e-3, "s"), "TTFT + decode"),
-        (f"Per user{mark}", fmt(r["tokens_per_s_per_user"], "tokens/s"), "1 ÷ TPOT"),
-        (f"Per GPU{mark}", fmt(r["output_tokens_per_s_per_gpu"], "tokens/s"), f"÷ {n} devices"),
-        (f"All devices{mark}", fmt(r["output_tokens_per_s"], "tokens/s"), "batch × output ÷ e2e"),
-        ("Communication share of TPOT", pct(r["decode_comm_share"]), "all-reduces, sends"),
-        ("Memory per device", fmt(r["memory_per_device_bytes"], "B"), "weights + KV cache"),
-        ("Weights per device", fmt(r["weight_bytes_per_device"], "B"), "shard of the weights"),
-        ("KV cache per device", fmt(r["kv_cache_bytes_per_device"], "B"), "room for I + O"),
-        ("Reserve per device", fmt(reserve, "B"), "capacity held back (memory_reserve)"),
-    ]
+        (_("Fits in memory"), _("yes") if fits else _("NO"),
+         _("weights + KV cache per device ≤ usable")),
+        (_("TTFT") + mark, fmt(r["ttft_ms"] * 1e-3, "s"), _("prefill of batch × input tokens")),
+        (_("TPOT") + mark, fmt(r["tpot_ms"] * 1e-3, "s"), _("mean decode step")),
+        (_("End-to-end latency") + mark, fmt(r["e2e_latency_ms"] * 1e-3, "s"),
+         _("TTFT + decode")),
+        (_("Per user") + mark, fmt(r["tokens_per_s_per_user"], "tokens/s"), _("1 ÷ TPOT")),
+        (_("Per GPU") + mark, fmt(r["output_tokens_per_s_per_gpu"], "tokens/s"),
+         _("÷ {n} devices").format(n=n)),
+        (_("All devices") + mark, fmt(r["output_tokens_per_s"], "tokens/s"),
+         _("batch × output ÷ e2e")),
+        (_("Communication share of TPOT"), pct(r["decode_comm_share"]), _("all-reduces, sends")),
+        (_("Memory per device"), fmt(r["memory_per_device_bytes"], "B"), _("weights + KV cache")),
+        (_("Weights per device"), fmt(r["weight_bytes_per_device"], "B"),
+         _("shard of the weights")),
+        (_("KV cache per device"), fmt(r["kv_cache_bytes_per_device"], "B"), _("room for I + O")),
+        (_("Reserve per device"), fmt(reserve, "B"), _("capacity held back (memory_reserve)")),
+    ]  # fmt: skip
 
 
 def caption(r: Mapping, hw) -> str:
     """The scenario in one line (plain text: the caller escapes the catalogue's names)."""
-    return (
-        f"{devices_text(hw, r['tp'], r['pp'])} · batch {r['batch_size']:,} × "
-        f"{r['input_tokens']:,} input + {r['output_tokens']:,} output tokens · weights "
-        f"{r['precision']}, KV cache {r['kv_precision']} · profile {r['profile']} · serving model"
+    return _(
+        "{devices} · batch {batch} × {input} input + {output} output tokens · weights "
+        "{precision}, KV cache {kv_precision} · profile {profile} · serving model"
+    ).format(
+        devices=devices_text(hw, r["tp"], r["pp"]),
+        batch=f"{r['batch_size']:,}",
+        input=f"{r['input_tokens']:,}",
+        output=f"{r['output_tokens']:,}",
+        precision=r["precision"],
+        kv_precision=r["kv_precision"],
+        profile=r["profile"],
     )
 
 
@@ -142,12 +168,17 @@ def file_name(kind: str, r: Mapping, hw_id: str) -> str:
 
 def bounds_text(r: Mapping) -> str:
     """Which term bounds each phase, and what the fixed overhead and communication cost."""
-    return (
-        f"Prefill is {r['prefill_bottleneck']}-bound (communication "
-        f"{fmt(r['prefill_comm_ms'] * 1e-3, 's')}, fixed overhead "
-        f"{pct(r['prefill_overhead_share'])} of TTFT); a decode step is "
-        f"{r['decode_bottleneck']}-bound (communication {pct(r['decode_comm_share'])}, fixed "
-        f"overhead {pct(r['decode_overhead_share'])} of TPOT)."
+    return _(
+        "Prefill is {prefill_bound}-bound (communication {prefill_comm}, fixed overhead "
+        "{prefill_overhead} of TTFT); a decode step is {decode_bound}-bound (communication "
+        "{decode_comm}, fixed overhead {decode_overhead} of TPOT)."
+    ).format(
+        prefill_bound=_(str(r["prefill_bottleneck"])),
+        prefill_comm=fmt(r["prefill_comm_ms"] * 1e-3, "s"),
+        prefill_overhead=pct(r["prefill_overhead_share"]),
+        decode_bound=_(str(r["decode_bottleneck"])),
+        decode_comm=pct(r["decode_comm_share"]),
+        decode_overhead=pct(r["decode_overhead_share"]),
     )
 
 
@@ -161,7 +192,7 @@ def band(r: Mapping, model, hw_id: str, overrides: Mapping) -> bands.Note:
 
 def band_text(r: Mapping, note: bands.Note) -> str:
     """The band beside the headline: '3,900 tokens/s per GPU, typically within ±13.6% ...'."""
-    return bands.sentence(note, fmt(r["output_tokens_per_s_per_gpu"], "tokens/s per GPU"))
+    return bands.sentence(note, fmt(r["output_tokens_per_s_per_gpu"], _("tokens/s per GPU")))
 
 
 def curve_csv(df: pd.DataFrame, note: bands.Note) -> pd.DataFrame:

@@ -24,12 +24,13 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.core.format import fmt, fmt_all, log_ticks
+from ui.core.i18n import N_, _
 from ui.plan import view as pv
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 MAX_FRONT_POINTS = 40  # per front drawn (evenly spaced along it)
 MAX_FAINT_POINTS = 4_000  # dominated points drawn in all (a deterministic sample)
-DOMINATED = "dominated: a point on this colour's front beats it on both axes"
+DOMINATED = N_("dominated: a point on this colour's front beats it on both axes")  # via _()
 
 
 def _config_columns(df: pd.DataFrame, names: dict[str, str]) -> list[list]:
@@ -46,31 +47,36 @@ def hover_text(df: pd.DataFrame, names: dict[str, str], slo: pv.Slo | None = Non
     if df.empty:
         return []
     cost = (
-        fmt_all(df["usd_per_1m_output_tokens"].to_numpy(), "USD per 1M output tokens")
+        fmt_all(df["usd_per_1m_output_tokens"].to_numpy(), _("USD per 1M output tokens"))
         if "usd_per_1m_output_tokens" in df
         else [""] * len(df)
     )
     if slo is not None:
-        verdict = [html.escape(v) for v in pv.verdicts(df, slo)]
+        verdict = [html.escape(v) for v in pv.verdicts(df, slo, _)]
     elif "meets_slo" in df:
-        verdict = np.where(df["meets_slo"], "meets the SLOs", "misses an SLO or does not fit")
+        meets, misses = _("meets the SLOs"), _("misses an SLO or does not fit")
+        verdict = np.where(df["meets_slo"], meets, misses)
     else:
         verdict = [""] * len(df)
     columns = zip(
         *_config_columns(df, names),
         fmt_all(df["ttft_ms"].to_numpy() * 1e-3, "s"),
         fmt_all(df["tpot_ms"].to_numpy() * 1e-3, "s"),
-        fmt_all(df[pv.Y].to_numpy(), "output tokens/s per GPU"),
-        fmt_all(df[pv.X].to_numpy(), "tokens/s per user"),
+        fmt_all(df[pv.Y].to_numpy(), _("output tokens/s per GPU")),
+        fmt_all(df[pv.X].to_numpy(), _("tokens/s per user")),
         cost,
         verdict,
         strict=True,
     )
+    line = _(
+        "{n}× {hardware} TP{tp} PP{pp}, batch {batch}, {precision}<br>TTFT {ttft}, TPOT {tpot}"
+    )
     return [
-        f"{n}× {h} TP{tp} PP{pp}, batch {b:,}, {p}<br>TTFT {ttft}, TPOT {tpot}"
-        f"<br>{y}, {x}" + (f"<br>{c}" if c else "") + (f"<br>{v}" if v else "")
+        line.format(n=n, hardware=h, tp=tp, pp=pp, batch=f"{b:,}", precision=p, ttft=ttft,
+                    tpot=tpot)
+        + f"<br>{y}, {x}" + (f"<br>{c}" if c else "") + (f"<br>{v}" if v else "")
         for n, h, tp, pp, b, p, ttft, tpot, y, x, c, v in columns
-    ]
+    ]  # fmt: skip
 
 
 CONFIG = ("devices", "tp", "pp", "batch_size")
@@ -80,10 +86,11 @@ def config_template(label: str, precision: str) -> str:
     """The hover of a dominated point: its configuration only (whole numbers from its
     `customdata` row, CONFIG order), cheap enough for thousands of points; its figures are
     its position, and the table and CSV have them all. `label` is already escaped."""
-    return (
-        f"%{{customdata[0]:,}}× {label} TP%{{customdata[1]}} PP%{{customdata[2]}}, "
-        f"batch %{{customdata[3]:,}}, {html.escape(precision)}<br>{DOMINATED}<extra></extra>"
-    )
+    text = _(
+        "%{{customdata[0]:,}}× {hardware} TP%{{customdata[1]}} PP%{{customdata[2]}}, "
+        "batch %{{customdata[3]:,}}, {precision}<br>{dominated}"
+    ).format(hardware=label, precision=html.escape(precision), dominated=_(DOMINATED))
+    return text + "<extra></extra>"
 
 
 def thin_positions(positions: np.ndarray, most: int) -> np.ndarray:
@@ -147,7 +154,7 @@ def _faint_trace(rows: pd.DataFrame, label: str, style: dict, name: str, precisi
         "x": rows[pv.X].to_numpy(),
         "y": rows[pv.Y].to_numpy(),
         "mode": "markers",
-        "name": f"{label} (dominated)",
+        "name": _("{label} (dominated)").format(label=label),
         "marker": {"color": style["color"], "size": 5, "opacity": 0.18},
         "customdata": rows[list(CONFIG)].to_numpy(dtype=np.int64),
         "hovertemplate": config_template(html.escape(name), precision),
@@ -180,12 +187,12 @@ def _layout(shown: pd.DataFrame, slo: pv.Slo, title: str) -> dict:
     return {
         "title": {"text": html.escape(title)},
         "xaxis": {
-            "title": {"text": "Interactivity: tokens/s per user (= 1000 / TPOT in ms)"},
+            "title": {"text": _("Interactivity: tokens/s per user (= 1000 / TPOT in ms)")},
             "type": "log",
             **log_ticks(_span(shown[pv.X]), extra=[x for x, _ in lines]),
         },
         "yaxis": {
-            "title": {"text": "Throughput: output tokens/s per GPU"},
+            "title": {"text": _("Throughput: output tokens/s per GPU")},
             "type": "log",
             **log_ticks(_span(shown[pv.Y])),
         },
@@ -238,5 +245,5 @@ def _slo_lines(slo: pv.Slo) -> list[tuple[float, str]]:
         lines.append((1000.0 / slo.tpot_ms, f"TPOT ≤ {fmt(slo.tpot_ms * 1e-3, 's')}"))
     if slo.min_tokens_per_s_per_user:
         v = slo.min_tokens_per_s_per_user
-        lines.append((v, f"≥ {fmt(v, 'tokens/s per user')}"))
+        lines.append((v, f"≥ {fmt(v, _('tokens/s per user'))}"))
     return lines

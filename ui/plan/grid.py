@@ -23,6 +23,7 @@ import engine
 from ui.charts import bands
 from ui.core.downloads import defuse_formulas
 from ui.core.format import fmt_all
+from ui.core.i18n import N_, _
 from ui.plan import view as pv
 
 MAX_CONFIGURATIONS = 60_000  # the planner's grid limit (a 50,000-row rerun takes < 500 ms)
@@ -46,16 +47,24 @@ class Group:
 def tp_refusal(model_id: str, arch: engine.Architecture, tp: int) -> str | None:
     """Why the serving model refuses this TP degree for the model (None: it accepts it)."""
     if arch.heads % tp:
-        return f"does not divide {model_id}'s {arch.heads} attention heads"
+        return _("does not divide {model}'s {heads} attention heads").format(
+            model=model_id, heads=arch.heads
+        )
     kv = arch.kv_heads
     if arch.attention != "mla" and kv % tp and tp % kv:
-        return f"neither divides nor is a multiple of {model_id}'s {kv} KV heads"
+        return _("neither divides nor is a multiple of {model}'s {kv_heads} KV heads").format(
+            model=model_id, kv_heads=kv
+        )
     return None
 
 
 def pp_refusal(model_id: str, arch: engine.Architecture, pp: int) -> str | None:
     """Why the serving model refuses this PP degree (None: it accepts it)."""
-    return f"more stages than {model_id}'s {arch.layers} layers" if pp > arch.layers else None
+    if pp > arch.layers:
+        return _("more stages than {model}'s {layers} layers").format(
+            model=model_id, layers=arch.layers
+        )
+    return None
 
 
 def plan(
@@ -96,11 +105,14 @@ def plan(
             by_axes.setdefault((tp, pp, native), []).append(hw_id)
     if single:
         notes.append(
-            f"TP or PP > 1 on {', '.join(single)}: one device only (no link between "
-            "devices in the catalogue)"
+            _(
+                "TP or PP > 1 on {hardware}: one device only (no link between devices in the "
+                "catalogue)"
+            ).format(hardware=", ".join(single))
         )
     for p, names in missing.items():
-        notes += [f"{p} on {', '.join(names)}: no {p} peak in the catalogue"] if names else []
+        note = _("{precision} on {hardware}: no {precision} peak in the catalogue")
+        notes += [note.format(precision=p, hardware=", ".join(names))] if names else []
     groups = [Group(tuple(ids), *axes) for axes, ids in by_axes.items()]
     return groups, notes
 
@@ -145,18 +157,18 @@ def sweep(groups: Sequence[Group], model, hardware: Mapping, batches, tokens, op
 
 # column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
 TABLE = {
-    "usd_per_1m_output_tokens": ("Cost (USD per 1M output tokens)", "", 1.0),
-    "hardware": ("Accelerator", None, 1.0),
-    "devices": ("Devices", None, 1.0),
+    "usd_per_1m_output_tokens": (N_("Cost (USD per 1M output tokens)"), "", 1.0),
+    "hardware": (N_("Accelerator"), None, 1.0),
+    "devices": (N_("Devices"), None, 1.0),
     "tp": ("TP", None, 1.0),
     "pp": ("PP", None, 1.0),
-    "batch_size": ("Batch (sequences)", None, 1.0),
-    "precision": ("Precision", None, 1.0),
-    "output_tokens_per_s_per_gpu": ("Throughput (output tokens/s per GPU)", "", 1.0),
-    "tokens_per_s_per_user": ("Interactivity (tokens/s per user)", "", 1.0),
-    "ttft_ms": ("TTFT", "s", 1e-3),
-    "tpot_ms": ("TPOT", "s", 1e-3),
-    "decode_bottleneck": ("Decode bound", None, 1.0),
+    "batch_size": (N_("Batch (sequences)"), None, 1.0),
+    "precision": (N_("Precision"), None, 1.0),
+    "output_tokens_per_s_per_gpu": (N_("Throughput (output tokens/s per GPU)"), "", 1.0),
+    "tokens_per_s_per_user": (N_("Interactivity (tokens/s per user)"), "", 1.0),
+    "ttft_ms": (N_("TTFT"), "s", 1e-3),
+    "tpot_ms": (N_("TPOT"), "s", 1e-3),
+    "decode_bottleneck": (N_("Decode bound"), None, 1.0),
 }
 TABLE_ROWS = 100  # rows on screen; the CSV has every configuration
 
@@ -164,14 +176,16 @@ TABLE_ROWS = 100  # rows on screen; the CSV has every configuration
 def display_table(table: pd.DataFrame, names: Mapping[str, str], rows: int = TABLE_ROWS):
     """The first `rows` configurations that meet the SLOs, ranked, under readable headers."""
     top = table[table["meets_slo"].to_numpy(dtype=bool)].head(rows)
-    out = {"Rank": np.arange(1, len(top) + 1)}
+    out = {_("Rank"): np.arange(1, len(top) + 1)}
     for column, (header, unit, factor) in TABLE.items():
         values = top[column].to_numpy()
         if column == "hardware":
             values = [names.get(str(h), str(h)) for h in values]
+        elif column == "decode_bottleneck":  # the engine's word, in the reader's language
+            values = [_(str(v)) for v in values]
         elif unit is not None:
             values = fmt_all(values * factor, unit)
-        out[header] = values
+        out[_(header)] = values
     return pd.DataFrame(out)
 
 
@@ -282,16 +296,18 @@ def price_table(
     for hw_id, hw in hardware.items():
         used, listed = prices.get(hw_id), hw.price_per_hour_usd
         edited = used is not None and (listed is None or abs(used - listed) > 1e-9 * listed)
-        kind = "no price" if used is None else "set on this page" if edited else "list price"
+        kind = (
+            _("no price") if used is None else _("set on this page") if edited else _("list price")
+        )
         rows.append(
             {
-                "Accelerator": hw.name,
-                "Price (USD per accelerator-hour)": fmt_all([used])[0],
-                "Kind": kind,
-                "Catalogue list price (USD per accelerator-hour)": fmt_all([listed])[0],
-                "Date": hw.price_date or "—",
-                "Source": hw.price_source or "—",
-                "Notes": hw.price_notes or "—",
+                _("Accelerator"): hw.name,
+                _("Price (USD per accelerator-hour)"): fmt_all([used])[0],
+                _("Kind"): kind,
+                _("Catalogue list price (USD per accelerator-hour)"): fmt_all([listed])[0],
+                _("Date"): hw.price_date or "—",
+                _("Source"): hw.price_source or "—",
+                _("Notes"): hw.price_notes or "—",
             }
         )
     return pd.DataFrame(rows)

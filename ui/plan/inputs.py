@@ -11,30 +11,31 @@ import streamlit as st
 import engine
 from ui.core import state
 from ui.core.format import fmt
+from ui.core.i18n import N_, _
 from ui.core.params import MAX_VALUE_CHARS, Link
 from ui.core.text import plain
 from ui.plan.link import ASSUMPTIONS, MAX_HARDWARE, NONE, PAGE, PRICE
 from ui.widgets import pickers as widgets
 from ui.widgets.tokens import token_inputs
 
-SLOS = {  # link name: (widget label, help)
-    "ttft_ms": ("TTFT ≤ (ms)", "Time to first token: the prefill of the whole batch."),
-    "tpot_ms": ("TPOT ≤ (ms)", "Time per output token: one decode step."),
+SLOS = {  # link name: (widget label, help), shown through _()
+    "ttft_ms": (N_("TTFT ≤ (ms)"), N_("Time to first token: the prefill of the whole batch.")),
+    "tpot_ms": (N_("TPOT ≤ (ms)"), N_("Time per output token: one decode step.")),
     "min_tokens_per_s_per_user": (
-        "Tokens/s per user ≥",
-        "Output tokens per second each user sees (= 1000 / TPOT in ms).",
+        N_("Tokens/s per user ≥"),
+        N_("Output tokens per second each user sees (= 1000 / TPOT in ms)."),
     ),
 }
-ASSUMPTION_LABELS = {  # name: (label, step); blank = the profile's value
-    "efficiency": ("Compute efficiency η (fraction of peak)", 0.05),
-    "bandwidth_efficiency": ("Bandwidth efficiency (fraction of peak)", 0.05),
-    "attention_efficiency": ("Attention compute efficiency (fraction)", 0.05),
-    "expert_efficiency": ("MoE expert compute efficiency (fraction)", 0.05),
-    "link_efficiency": ("Interconnect efficiency (fraction of peak)", 0.05),
-    "link_latency_us": ("Link latency (µs per hop)", 1.0),
-    "layer_overhead_us": ("Layer overhead τ (µs per layer per step)", 1.0),
-    "dispatch_overhead_ms": ("Dispatch overhead d (ms per step)", 0.005),
-    "memory_reserve": ("Memory reserve (fraction of capacity held back)", 0.05),
+ASSUMPTION_LABELS = {  # name: (label, step); blank = the profile's value; shown through _()
+    "efficiency": (N_("Compute efficiency η (fraction of peak)"), 0.05),
+    "bandwidth_efficiency": (N_("Bandwidth efficiency (fraction of peak)"), 0.05),
+    "attention_efficiency": (N_("Attention compute efficiency (fraction)"), 0.05),
+    "expert_efficiency": (N_("MoE expert compute efficiency (fraction)"), 0.05),
+    "link_efficiency": (N_("Interconnect efficiency (fraction of peak)"), 0.05),
+    "link_latency_us": (N_("Link latency (µs per hop)"), 1.0),
+    "layer_overhead_us": (N_("Layer overhead τ (µs per layer per step)"), 1.0),
+    "dispatch_overhead_ms": (N_("Dispatch overhead d (ms per step)"), 0.005),
+    "memory_reserve": (N_("Memory reserve (fraction of capacity held back)"), 0.05),
 }
 
 
@@ -54,23 +55,23 @@ def keep_profile_values() -> None:
 
 def workload_inputs(link: Link, llms: Mapping[str, engine.ModelSpec]) -> tuple[str, tuple]:
     """The model (decoder LLMs with shapes) and the request: input and output tokens."""
-    model_id = widgets.select_entry(link, "model", "Model (decoder LLMs)", dict(llms))
+    model_id = widgets.select_entry(link, "model", _("Model (decoder LLMs)"), dict(llms))
     tokens = token_inputs(link, steps=(128, 64))
     return model_id, (tokens["input_tokens"], tokens["output_tokens"])
 
 
 def grid_inputs(link: Link, cat: engine.Catalog) -> dict:
     """Accelerators, TP and PP degrees, precisions and batch sizes (the grid's axes)."""
-    label = f"Accelerators (1–{MAX_HARDWARE})"
-    hw_ids, _ = widgets.select_hardware_list(link, label, cat.hardware, MAX_HARDWARE)
-    tip = "Comma-separated whole numbers; values the model cannot use are left out, with why."
-    tps = list_input(link, "tp", "Tensor-parallel degrees (TP)", tip)
-    pps = list_input(link, "pp", "Pipeline-parallel degrees (PP)", tip)
+    label = _("Accelerators (1–{n})").format(n=MAX_HARDWARE)
+    hw_ids = widgets.select_hardware_list(link, label, cat.hardware, MAX_HARDWARE)[0]
+    tip = _("Comma-separated whole numbers; values the model cannot use are left out, with why.")
+    tps = list_input(link, "tp", _("Tensor-parallel degrees (TP)"), tip)
+    pps = list_input(link, "pp", _("Pipeline-parallel degrees (PP)"), tip)
     precisions = st.multiselect(
-        "Precisions (weights and KV cache)",
+        _("Precisions (weights and KV cache)"),
         engine.PRECISIONS,
         key=k("precisions"),
-        help="A chip without a peak for a precision is not planned at it (said on the page).",
+        help=_("A chip without a peak for a precision is not planned at it (said on the page)."),
     )
     state.show_link_notes(link, "precisions")
     batches = widgets.batch_list_input(link, generator=True)
@@ -86,11 +87,11 @@ def slo_inputs(link: Link) -> dict[str, float | None]:
         out[name] = widgets.number_input(
             link,
             name,
-            label,
+            _(label),
             value=None,
             step=1.0,
-            placeholder="no limit",
-            help=tip + " Blank: no limit.",
+            placeholder=_("no limit"),
+            help=_(tip) + _(" Blank: no limit."),
         )
     return out
 
@@ -103,7 +104,9 @@ def list_input(link: Link, name: str, label: str, tip: str) -> list:
     try:
         return param.read(text)
     except ValueError as exc:
-        st.error(f"{label} not used: {plain(exc)}. Using {param.write(param.default)}.", icon="🚫")
+        text = _("{label} not used: {reason}. Using {value}.")
+        value = param.write(param.default)
+        st.error(text.format(label=label, reason=plain(exc), value=value), icon="🚫")
         return param.default
 
 
@@ -111,19 +114,21 @@ def price_inputs(hardware: Mapping[str, engine.HardwareSpec]) -> dict[str, float
     """One price field per chosen accelerator, seeded from the link, else the catalogue."""
     linked = st.session_state.get(k("prices")) or {}
     out, changed = {}, state.link_notes(k("prices"))
-    with st.expander("Prices (USD per accelerator-hour)", expanded=bool(changed)):
+    with st.expander(_("Prices (USD per accelerator-hour)"), expanded=bool(changed)):
         for text in changed:  # beside the fields, which stay open to show them
-            st.warning(f"Link value changed: {plain(text)}.", icon="🔗")
+            st.warning(_("Link value changed: {change}.").format(change=plain(text)), icon="🔗")
         st.caption(
-            "From the catalogue: public on-demand list prices, dated (table below the results). "
-            "Blank: no price. In the link: prices=H100:6.16,A100:none."
+            _(
+                "From the catalogue: public on-demand list prices, dated (table below the "
+                "results). Blank: no price. In the link: prices=H100:6.16,A100:none."
+            )
         )
         for hw_id, hw in hardware.items():
             key = k(f"price.{hw_id}")
             if key not in st.session_state:
                 st.session_state[key] = linked.get(hw_id, hw.price_per_hour_usd)
             out[hw_id] = widgets.number_field(
-                key, PRICE, hw.name, value=None, step=0.1, format="%.2f", placeholder="no price"
+                key, PRICE, hw.name, value=None, step=0.1, format="%.2f", placeholder=_("no price")
             )
     st.session_state[k("prices")] = {**linked, **out}  # an accelerator chosen again keeps it
     return out
@@ -132,11 +137,13 @@ def price_inputs(hardware: Mapping[str, engine.HardwareSpec]) -> dict[str, float
 def profile_input() -> engine.Profile:
     """The built-in profile whose assumptions the sweep starts from."""
     name = st.selectbox(
-        "Profile (serving assumptions)",
+        _("Profile (serving assumptions)"),
         engine.profile_names(),
         key=k("profile"),
-        help="tutorial: the tutorial's defaults; trtllm: fitted on TensorRT-LLM measurements "
-        "(docs/model.md, Accuracy). Fields under Assumptions override it.",
+        help=_(
+            "tutorial: the tutorial's defaults; trtllm: fitted on TensorRT-LLM measurements "
+            "(docs/model.md, Accuracy). Fields under Assumptions override it."
+        ),
     )
     return engine.get_profile(name)
 
@@ -145,18 +152,19 @@ def assumption_inputs(link: Link, profile: engine.Profile) -> dict[str, float | 
     """Overrides of the profile's assumptions (blank: the profile's value, shown greyed)."""
     values = profile.values()
     out = {}
-    with st.expander(f"Assumptions (profile {profile.name} unless set)", expanded=False):
+    title = _("Assumptions (profile {profile} unless set)").format(profile=profile.name)
+    with st.expander(title, expanded=False):
         for name in ASSUMPTIONS:
             label, step = ASSUMPTION_LABELS[name]
             base = values.get(name)
-            shown = "the catalogue's figure" if base is None else fmt(base)
+            shown = _("the catalogue's figure") if base is None else fmt(base)
             out[name] = widgets.number_input(
                 link,
                 name,
-                label,
+                _(label),
                 value=None,
                 step=step,
-                placeholder=f"profile: {shown}",
+                placeholder=_("profile: {value}").format(value=shown),
                 format="%.3f",
             )
     return out

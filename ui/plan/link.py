@@ -20,6 +20,7 @@ from collections.abc import Mapping
 import engine
 from ui.core import assumptions, custom
 from ui.core import link_params as lp
+from ui.core.i18n import _
 from ui.core.params import (
     Link,
     Param,
@@ -50,7 +51,9 @@ def _llm_reader(cat: engine.Catalog):
     def read(text: str) -> str:
         model = cat.find_model(text)
         if getattr(model, "arch", None) is None:
-            raise ParamError(f"{model.id} has no shapes: the planner needs a decoder LLM")
+            raise ParamError(
+                _("{model} has no shapes: the planner needs a decoder LLM").format(model=model.id)
+            )
         return lp.found(model, text)
 
     return read
@@ -62,17 +65,20 @@ def _prices_reader(cat: engine.Catalog):
         for item in (p.strip() for p in text.split(",")):
             name, sep, price = item.rpartition(":")
             if not item or not sep:
-                raise ParamError(f"{item[:40]!r}: write ACCELERATOR:USD (e.g. H100:6.16)")
+                raise ParamError(
+                    _("{item}: write ACCELERATOR:USD (e.g. H100:6.16)").format(item=repr(item[:40]))
+                )
             key = (
                 custom.CUSTOM_HW_ID
                 if custom.is_custom(name)
                 else lp.found(cat.find_hardware(name), name)
             )
             if key in out:
-                note(f"{key} priced more than once: the last price, {price.strip()[:20]}, used")
+                text = _("{hardware} priced more than once: the last price, {price}, used")
+                note(text.format(hardware=key, price=price.strip()[:20]))
             out[key] = None if price.strip().lower() == NONE else PRICE(price)
         if len(out) > 32:
-            raise ParamError("more than 32 accelerators")
+            raise ParamError(_("more than 32 accelerators"))
         return out
 
     return read

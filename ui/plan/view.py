@@ -16,13 +16,14 @@ import pandas as pd
 
 from ui.charts.cost import usd_per_1m_output_tokens
 from ui.core.format import fmt, pct
+from ui.core.i18n import N_, _
 
 X, Y = "tokens_per_s_per_user", "output_tokens_per_s_per_gpu"
-NO_FIT = "does not fit in memory"  # such a row has no cost (NaN)
-EMPTY_GRID = (
+NO_FIT = N_("does not fit in memory")  # such a row has no cost (NaN); English in the CSV
+EMPTY_GRID = N_(
     "The grid is empty: choose at least one accelerator, precision, TP and PP degree and batch "
     "size that the model and the chips accept (the notes above say what was left out)."
-)
+)  # shown through _()
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,10 +121,10 @@ def infeasible_reason(df: pd.DataFrame, slo: Slo) -> str | None:
     fitting configurations come closest to meeting and by how much the best one misses it.
     """
     if df.empty:
-        return EMPTY_GRID
+        return _(EMPTY_GRID)
     fitting = df[df["fits_in_memory"].to_numpy(dtype=bool)]
     if fitting.empty:
-        return (
+        return _(
             "Nothing fits: every configuration needs more memory per device than the usable "
             "capacity (add devices with TP/PP, lower the precision, or shorten the context)."
         )
@@ -135,12 +136,12 @@ def infeasible_reason(df: pd.DataFrame, slo: Slo) -> str | None:
         best = margins[column].max()
         if best < 0:
             misses.append(_miss_words(column, -best, slo.limits()[column]))
-    return "No fitting configuration meets the SLOs: " + "; ".join(misses) + "."
+    return _("No fitting configuration meets the SLOs: {misses}.").format(misses="; ".join(misses))
 
 
 _UNIT = {"ttft_ms": "s", "tpot_ms": "s", "tokens_per_s_per_user": "tokens/s"}
 _SCALE = {"ttft_ms": 1e-3, "tpot_ms": 1e-3, "tokens_per_s_per_user": 1.0}  # to fmt's unit
-_WORD = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "tokens_per_s_per_user": "tokens/s per user"}
+_WORD = {"ttft_ms": "TTFT", "tpot_ms": "TPOT", "tokens_per_s_per_user": N_("tokens/s per user")}
 
 
 def limit_text(column: str, value: float) -> str:
@@ -148,36 +149,44 @@ def limit_text(column: str, value: float) -> str:
     return fmt(value * _SCALE[column], _UNIT[column])
 
 
-def limit_label(column: str, limit: float) -> str:
-    """A limit in words: ("ttft_ms", 2000) -> 'TTFT ≤ 2 s'; the floor reads '≥'."""
+def _english(text: str) -> str:
+    return text
+
+
+def limit_label(column: str, limit: float, tr=_english) -> str:
+    """A limit in words: ("ttft_ms", 2000) -> 'TTFT ≤ 2 s'; the floor reads '≥'. `tr`
+    translates the words (ui.core.i18n._ on screen; English by default, as in the CSV)."""
     sign = "≥" if column == X else "≤"
-    return f"{_WORD[column]} {sign} {limit_text(column, limit)}"
+    return f"{tr(_WORD[column])} {sign} {limit_text(column, limit)}"
 
 
-def verdicts(df: pd.DataFrame, slo: Slo) -> list[str]:
-    """Per row: 'meets the SLOs', 'does not fit in memory', or the limits it misses."""
+def verdicts(df: pd.DataFrame, slo: Slo, tr=_english) -> list[str]:
+    """Per row: 'meets the SLOs', 'does not fit in memory', or the limits it misses (in
+    English, as the CSV writes them; `tr=ui.core.i18n._` for the screen)."""
     fits = df["fits_in_memory"].to_numpy(dtype=bool)
     margins = slo_margins(df, slo)
-    labels = {c: limit_label(c, v) for c, v in slo.limits().items()}
+    labels = {c: limit_label(c, v, tr) for c, v in slo.limits().items()}
     missed = margins.to_numpy() < 0
+    no_fit, meets, misses = tr(NO_FIT), tr(N_("meets the SLOs")), tr(N_("misses {limits}"))
     out = []
     for i, row in enumerate(missed):
         names = [labels[c] for c, miss in zip(margins.columns, row, strict=True) if miss]
         if not fits[i]:
-            out.append(NO_FIT)
+            out.append(no_fit)
         else:
-            out.append("misses " + ", ".join(names) if names else "meets the SLOs")
+            out.append(misses.format(limits=", ".join(names)) if names else meets)
     return out
 
 
 def _miss_words(column: str, miss: float, limit: float) -> str:
     if column == "tokens_per_s_per_user":
-        return (
-            f"the fastest is {limit_text(column, miss)} short of "
-            f"{limit_text(column, limit)} per user"
+        return _("the fastest is {miss} short of {limit} per user").format(
+            miss=limit_text(column, miss), limit=limit_text(column, limit)
         )
-    limit_words = f"{_WORD[column]} ≤ {limit_text(column, limit)}"
-    return f"every configuration misses {limit_words} by at least {limit_text(column, miss)}"
+    limit_words = f"{_(_WORD[column])} ≤ {limit_text(column, limit)}"
+    return _("every configuration misses {limit} by at least {miss}").format(
+        limit=limit_words, miss=limit_text(column, miss)
+    )
 
 
 def binding_limit(row: pd.Series, slo: Slo) -> str | None:
@@ -195,35 +204,45 @@ def binding_limit(row: pd.Series, slo: Slo) -> str | None:
 def describe(row: pd.Series, slo: Slo, names: Mapping[str, str]) -> str:
     """One configuration in words: what it is, what it gives, what binds it (numbers by
     ui.core.format, each with its unit)."""
-    what = (
-        f"{int(row['devices'])}× {names.get(row['hardware'], row['hardware'])} "
-        f"(TP{int(row['tp'])}, PP{int(row['pp'])}), batch {int(row['batch_size']):,}, "
-        f"{row['precision']}"
+    what = _("{n}× {hardware} (TP{tp}, PP{pp}), batch {batch}, {precision}").format(
+        n=int(row["devices"]),
+        hardware=names.get(row["hardware"], row["hardware"]),
+        tp=int(row["tp"]),
+        pp=int(row["pp"]),
+        batch=f"{int(row['batch_size']):,}",
+        precision=row["precision"],
     )
-    gives = (
-        f"{fmt(row[Y], 'output tokens/s per GPU')}, {fmt(row[X], 'tokens/s per user')}, "
-        f"TTFT {fmt(row['ttft_ms'] * 1e-3, 's')}, TPOT {fmt(row['tpot_ms'] * 1e-3, 's')}"
+    gives = _("{throughput}, {interactivity}, TTFT {ttft}, TPOT {tpot}").format(
+        throughput=fmt(row[Y], _("output tokens/s per GPU")),
+        interactivity=fmt(row[X], _("tokens/s per user")),
+        ttft=fmt(row["ttft_ms"] * 1e-3, "s"),
+        tpot=fmt(row["tpot_ms"] * 1e-3, "s"),
     )
     cost = row.get("usd_per_1m_output_tokens")
     if cost is not None and cost == cost:
-        gives += f", {fmt(cost, 'USD per 1M output tokens')}"
+        cost = fmt(cost, _("USD per 1M output tokens"))
+        gives = _("{figures}, {cost}").format(figures=gives, cost=cost)
     binds = binding_limit(row, slo)
-    limit = "no SLO is set"
+    limit = _("no SLO is set")
     if binds:
         headroom = abs(float(row[binds]) / slo.limits()[binds] - 1)
         value = limit_text(binds, float(row[binds]))
-        limit = f"{_WORD[binds]} is the SLO with the least headroom ({value}, {pct(headroom)} "
-        limit += "inside it)"
-    resource = f"decode is {row['decode_bottleneck']}-bound"
+        limit = _(
+            "{limit} is the SLO with the least headroom ({value}, {headroom} inside it)"
+        ).format(limit=_(_WORD[binds]), value=value, headroom=pct(headroom))
+    resource = _("decode is {bound}-bound").format(bound=_(str(row["decode_bottleneck"])))
     comm = row.get("decode_comm_ms")
     if comm is not None and row["tpot_ms"] > 0 and comm > 0:
-        resource += f", communication {pct(comm / row['tpot_ms'])} of a decode step"
-    return f"{what}: {gives}. Why: {limit}; {resource}."
+        share = pct(comm / row["tpot_ms"])
+        resource += _(", communication {share} of a decode step").format(share=share)
+    return _("{what}: {gives}. Why: {limit}; {resource}.").format(
+        what=what, gives=gives, limit=limit, resource=resource
+    )
 
 
 CALLOUTS = {
-    "cheapest": "Cheapest (lowest USD per 1M output tokens)",
-    "fastest": "Fastest (most tokens/s per user)",
+    "cheapest": N_("Cheapest (lowest USD per 1M output tokens)"),  # shown through _()
+    "fastest": N_("Fastest (most tokens/s per user)"),
 }
 
 
@@ -250,13 +269,15 @@ def callouts(table: pd.DataFrame, slo: Slo, names: Mapping[str, str]) -> dict[st
 
 def chart_note(slo: Slo) -> str:
     """How to read the Pareto chart, with the limits that are not drawn on its axes."""
-    text = (
+    text = _(
         "Lines: each accelerator × precision's Pareto front (no other configuration of it has "
         "both more tokens/s per user and more tokens/s per GPU); faint dots: dominated "
         "configurations; filled markers meet every SLO, hollow ones miss one. Only "
         "configurations that fit in memory are drawn."
     )
     if slo.ttft_ms is not None:
-        text += f" TTFT ≤ {limit_text('ttft_ms', slo.ttft_ms)} is not on these axes: it shows "
-        text += "in the markers (hollow when missed) and the table."
+        text += _(
+            " TTFT ≤ {limit} is not on these axes: it shows in the markers (hollow when missed) "
+            "and the table."
+        ).format(limit=limit_text("ttft_ms", slo.ttft_ms))
     return text

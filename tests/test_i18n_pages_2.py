@@ -1,0 +1,73 @@
+# ruff: noqa: RUF001 (Chinese text: full-width brackets are right there)
+"""The serving page (/decode) and the planner (/plan) in Chinese: opened with `lang=zh` in the
+link, their title, subheaders and captions are in Chinese and their headline numbers are the
+English run's (ui/core/i18n.py; numbers are formatted the same in every language)."""
+
+from __future__ import annotations
+
+import re
+
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+
+CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def run(page: str, query: dict[str, str]) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page(page)
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def both(page: str, query: dict[str, str]) -> tuple[AppTest, AppTest]:
+    return run(page, query | {"lang": "zh"}), run(page, query)
+
+
+def test_decode_in_chinese_shows_chinese_text_and_the_same_numbers():
+    query = {"model": "Llama-3.1-8B", "hardware": "A100", "tutorial": "on"}
+    zh, en = both("pages/decode.py", query)
+    title = zh.title[0].value
+    assert CJK.search(title) and "LLM serving" not in title and "推理服务" in title
+    assert en.title[0].value.endswith(": LLM serving")
+    assert zh.subheader and all(CJK.search(s.value) for s in zh.subheader)
+    assert "Tutorial view" not in " ".join(s.value for s in zh.subheader)
+    scenario, tutorial = zh.caption[0].value, zh.caption[3].value
+    assert CJK.search(scenario) and "serving model" not in scenario
+    assert tutorial.startswith("engine.decode（") and CJK.search(tutorial)
+    labels = [m.label for m in zh.metric]
+    assert labels[0] == "显存放得下" and "端到端延迟" in labels and "TTFT（教程）" in labels
+    numeric = [i for i, m in enumerate(en.metric) if re.search(r"\d", m.value)]
+    assert len(numeric) >= 15 and len(zh.metric) == len(en.metric)
+    assert [zh.metric[i].value for i in numeric] == [en.metric[i].value for i in numeric]
+    assert zh.metric[0].value == "是" and en.metric[0].value == "yes"
+    assert zh.success[0].value.startswith("放得下：每设备")
+    assert en.success[0].value.startswith("Fits: ")
+
+
+def test_plan_in_chinese_shows_chinese_text_and_the_same_numbers():
+    query = {"model": "Llama-3.1-8B", "hardware": "H100,A100", "precisions": "fp16"}
+    query |= {"tp": "1,2", "batches": "1,8,64"}
+    zh, en = both("pages/plan.py", query)
+    title = zh.title[0].value
+    assert title.startswith("部署规划：") and "Planner" not in title
+    assert en.title[0].value.startswith("Planner: ")
+    heads = [s.value for s in zh.subheader]
+    assert heads == ["满足 SLO 的配置，最便宜的在前", "价格"]
+    assert CJK.search(zh.caption[0].value) and "configurations" not in zh.caption[0].value
+    met = next(c.value for c in zh.caption if "满足 SLO（且放得进显存）" in c.value)
+    assert "configurations" not in met
+    assert zh.markdown[0].value.startswith("**最便宜")  # the callouts
+    # the ranked table: the same numbers under Chinese headers
+    zh_table, en_table = zh.dataframe[0].value, en.dataframe[0].value
+    assert "成本（美元 / 1M 输出 token）" in zh_table.columns
+    assert list(zh_table["成本（美元 / 1M 输出 token）"]) == list(
+        en_table["Cost (USD per 1M output tokens)"]
+    )
+    assert list(zh_table["TTFT"]) == list(en_table["TTFT"])
+    # the configuration counts in the caption are the English run's
+    numbers = re.compile(r"\d[\d,.]*")
+    assert numbers.findall(zh.caption[0].value)[:2] == numbers.findall(en.caption[0].value)[:2]
