@@ -70,14 +70,14 @@ def scheduler_inputs(link: Link, profile: str) -> dict:
             shown = _("profile: {value}").format(value=f"{getattr(base, name):,}")
             value = number_input(link, name, _(label), value=None, step=step, placeholder=shown)
             out[name] = None if value is None else int(value)
-        default = _(ON_OFF_LABELS["on" if base.chunked_prefill else "off"])
+        default = ON_OFF_LABELS["on"] if base.chunked_prefill else ON_OFF_LABELS["off"]
         chunked = st.selectbox(
             _("Chunked prefill"),
             ON_OFF,
             index=None,
             key=link.key("chunked_prefill"),
             format_func=lambda v: _(ON_OFF_LABELS[v]),
-            placeholder=_("profile: {value}").format(value=default),
+            placeholder=_("profile: {value}").format(value=_(default)),
         )
         out["chunked_prefill"] = None if chunked is None else chunked == "on"
     return out
