@@ -93,7 +93,7 @@ def error_text(profile) -> str:
     found = errors(profile)
     if not found:
         return _("Profile {profile}: its error was not measured.").format(profile=profile.name)
-    parts = ", ".join(f"{words} {pct(v / 100)}" for words, v in found.items())
+    parts = _(", ").join(f"{words} {pct(v / 100)}" for words, v in found.items())
     return _(
         "Profile {profile}'s measured error (MAPE of TFLOP/s per GPU, {rows} runs of {files}): "
         "{parts}. Read every speed, time and cost on this page within it; off the fitted ground "
