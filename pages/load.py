@@ -8,6 +8,7 @@ import streamlit as st
 
 import engine
 from ui.core import frame, state
+from ui.core.i18n import N_, _
 from ui.core.text import plain
 from ui.load import run as lr
 from ui.load import show
@@ -24,7 +25,7 @@ from ui.widgets import pickers as widgets
 from ui.widgets import scenario
 from ui.widgets.model_config import select_llm
 
-frame.setup_page("Serving under load")
+frame.setup_page(N_("Serving under load"))
 
 # --- inputs -----------------------------------------------------------------
 base = frame.catalog()
@@ -33,14 +34,14 @@ s = scenario.start(link, base)
 cat = s.cat
 with s.pickers:
     model_id, model, config_text = select_llm(link, cat)
-    hw_id = widgets.select_entry(link, "hardware", "Accelerator", dict(cat.hardware))
+    hw_id = widgets.select_entry(link, "hardware", _("Accelerator"), dict(cat.hardware))
     dep = deployment_inputs(link)
     chosen = scheduler_inputs(link, dep["profile"])
-    st.markdown("**Workload**")
+    st.markdown(_("**Workload**"))
     work = workload_inputs(link)
-    st.markdown("**SLOs** (per request: goodput; percentiles: the max rate)")
+    st.markdown(_("**SLOs** (per request: goodput; percentiles: the max rate)"))
     slo = slo_inputs(link)
-    st.markdown("**Plan**")
+    st.markdown(_("**Plan**"))
     price, target = plan_inputs(link, cat.hardware[hw_id])
 shared = ("model", "precision", "custom_hw", "custom_model")
 query = state.publish(link, {"model_config": config_text or None}, shared)
@@ -52,19 +53,25 @@ hw = lr.priced(cat.hardware[hw_id], price)
 overrides = tuple((k, v) for k, v in chosen.items() if v is not None)
 d = lr.Deploy(model, hw, scheduler=overrides, **dep)
 w = lr.Workload(**work)
-st.title(f"{plain(model.name)} on {plain(hw.name)}: serving under load")
+st.title(
+    _("{model} on {hardware}: serving under load").format(
+        model=plain(model.name), hardware=plain(hw.name)
+    )
+)
 st.caption(plain(lv.caption(d, w, hw.name, model.name)))
 if fallback:
-    st.warning("No valid config.json yet: showing Llama-3.1-8B.", icon="📄")
+    st.warning(_("No valid config.json yet: showing Llama-3.1-8B."), icon="📄")
 scenario.show_notes(s)
 if s.custom_model:
-    st.info("The custom-model editor's models have no shapes: paste a config.json instead.")
+    st.info(_("The custom-model editor's models have no shapes: paste a config.json instead."))
 try:
     lr.check(d)
     sched = engine.load_scheduler(d.profile, **dict(overrides))
     grid = lr.curve(d, w, slo)
 except ValueError as exc:
-    st.error(f"The serving model refused this deployment: {plain(exc)}", icon="🚫")
+    st.error(
+        _("The serving model refused this deployment: {error}").format(error=plain(exc)), icon="🚫"
+    )
     frame.share_link(PAGE, query)
     st.stop()
 band = engine.error_band(engine.get_profile(d.profile))
@@ -74,8 +81,10 @@ for note in grid.attrs.get("skipped", []):
 top = lr.saturation(grid)
 if not bool(grid["fits_in_memory"].iloc[0]):
     st.error(
-        "Does not fit: the weights leave no room for a KV cache on each device. Use more "
-        "devices (TP or PP), a smaller precision, or an accelerator with more memory.",
+        _(
+            "Does not fit: the weights leave no room for a KV cache on each device. Use more "
+            "devices (TP or PP), a smaller precision, or an accelerator with more memory."
+        ),
         icon="🚫",
     )
     frame.share_link(PAGE, query)
@@ -88,15 +97,18 @@ if refused:
 else:
     r, pts, m, error = lr.simulate_all(d, w, slo, top, target)
     if error:
-        st.error(f"The simulator refused this workload: {plain(error)}", icon="🚫")
+        st.error(
+            _("The simulator refused this workload: {error}").format(error=plain(error)),
+            icon="🚫",
+        )
 if r is not None:
-    fit = [x for x in r.warnings if x.startswith("does not fit")]
+    fit = [x for x in r.warnings if x.startswith(lr.NO_FIT)]
     if fit:
         st.error(f"{plain(fit[0]).capitalize()}.", icon="🚫")
     frame.show_engine_warnings(x for x in r.warnings if x not in fit)
 show.cards(lv.headline(m, r, band))
 if m is not None and m.max_rate_per_s <= 0:
-    st.warning("Even a trickle of requests misses the SLOs: relax them, or serve faster.")
+    st.warning(_("Even a trickle of requests misses the SLOs: relax them, or serve faster."))
 
 chosen_rate = w.rate if w.mode == "open" else (r["requests_per_s"] if r is not None else None)
 knee = m.max_rate_per_s if m is not None else None
@@ -104,8 +116,8 @@ marks = {"knee": knee, "saturation": top, "chosen": chosen_rate}
 show.charts(grid, pts, r, slo, marks, band, d, lv.run_title(w))
 show.tables(grid, pts, r, m, band, (model_id, hw_id, d))
 frame.share_link(PAGE, query)
+sources = frame.source_md(hw.name, hw.source)
+sources += f" · {frame.source_md(model.name, model.source)}" if model.source else ""
 st.caption(
-    f"Sources: {frame.source_md(hw.name, hw.source)}"
-    + (f" · {frame.source_md(model.name, model.source)}" if model.source else "")
-    + ". Model: docs/model.md, 'Serving under load'."
+    _("Sources: {sources}. Model: docs/model.md, 'Serving under load'.").format(sources=sources)
 )

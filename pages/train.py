@@ -7,6 +7,7 @@ import streamlit as st
 
 import engine
 from ui.core import frame, state
+from ui.core.i18n import N_, _
 from ui.core.text import plain
 from ui.train import inputs as ti
 from ui.train import run as tr
@@ -16,7 +17,7 @@ from ui.train.link import GPT_ID, PAGE, declare
 from ui.widgets import pickers as widgets
 from ui.widgets import scenario
 
-frame.setup_page("Training planner")
+frame.setup_page(N_("Training planner"))
 
 # --- inputs -----------------------------------------------------------------
 base = frame.catalog()
@@ -26,7 +27,7 @@ cat = s.cat
 with s.pickers:
     model_box, cluster_box = st.container(), st.container()  # the model drawn first
     with cluster_box:
-        hw_id = widgets.select_entry(link, "hardware", "Accelerator", dict(cat.hardware))
+        hw_id = widgets.select_entry(link, "hardware", _("Accelerator"), dict(cat.hardware))
         cluster = ti.cluster_inputs(link)
     with model_box:
         model_id, model, extra = ti.model_input(link, cat, cluster["seq_len"])
@@ -51,19 +52,23 @@ search = tr.Search(
     token_budget=ranking["token_budget"],
     price=ranking["price"],
 )
-st.title(f"Training {plain(name)} on {search.gpus:,} × {plain(hw.name)}")
+st.title(
+    _("Training {model} on {gpus} × {hardware}").format(
+        model=plain(name), gpus=f"{search.gpus:,}", hardware=plain(hw.name)
+    )
+)
 if fallback:
-    st.warning("No valid config.json yet: showing Llama-3.1-70B.", icon="📄")
+    st.warning(_("No valid config.json yet: showing Llama-3.1-70B."), icon="📄")
 scenario.show_notes(s)
 if s.custom_model:
-    st.info("The custom-model editor's models have no shapes: paste a config.json instead.")
+    st.info(_("The custom-model editor's models have no shapes: paste a config.json instead."))
 refused = tr.refusal(dims, ranking["curve"])
 df = r = best = ops = None
 if refused:
     st.error(refused, icon="⏱️")
 else:
     try:
-        with st.spinner("Searching the configurations…"):
+        with st.spinner(_("Searching the configurations…")):
             df = tr.search(search)
             row, fits = tr.pick(df, ranking["pick"])
             config = None if row is None else tuple(tr.config_of(row).items())
@@ -71,7 +76,10 @@ else:
             ops = None if config is None else tr.operators(search, config)
             best = tr.scaling(search, tuple(ranking["curve"]))
     except ValueError as exc:
-        st.error(f"The training model refused this search: {plain(exc)}", icon="🚫")
+        st.error(
+            _("The training model refused this search: {error}").format(error=plain(exc)),
+            icon="🚫",
+        )
 if df is None:
     frame.share_link(PAGE, query)
     st.stop()
@@ -81,14 +89,16 @@ st.caption(plain(tv.caption(search, name, hw.name, tr.configurations(dims, [])[:
 st.caption(plain(tv.error_text(profile)))
 if r is None:
     st.error(
-        f"No configuration of the {len(df):,} searched is valid on {search.gpus:,} GPUs: "
-        "each breaks a rule (below). Change the values to try.",
+        _(
+            "No configuration of the {searched} searched is valid on {gpus} GPUs: each breaks a "
+            "rule (below). Change the values to try."
+        ).format(searched=f"{len(df):,}", gpus=f"{search.gpus:,}"),
         icon="🚫",
     )
     st.dataframe(tr.reasons(df), key="train_reasons", hide_index=True)
 else:
     show.verdict(r, fits, (min(ranking["pick"], ranked), ranked), search.gpus)
-    frame.show_engine_warnings(w for w in r["warnings"] if not w.startswith("does not fit"))
+    frame.show_engine_warnings(w for w in r["warnings"] if not w.startswith(tr.NO_FIT))
     show.cards(tv.headline(r, profile) if fits else [])
     if fits:
         st.markdown(plain(show.budget_words(r)))
@@ -100,10 +110,11 @@ else:
 show.scaling(best, ranking["curve"], tv.band(profile))
 show.tables(df, best, ops, profile, ranking["rejected"], (search, model_id, hw_id))
 frame.share_link(PAGE, query)
+sources = frame.source_md(hw.name, hw.source)
+sources += f" · {frame.source_md(model.name, model.source)}" if getattr(model, "source", "") else ""
 st.caption(
-    f"Sources: {frame.source_md(hw.name, hw.source)}"
-    + (f" · {frame.source_md(model.name, model.source)}" if getattr(model, "source", "") else "")
-    + f". Model: docs/model.md, 'Training step'. {plain(r['model_flops_definition'] if r else '')}"
+    _("Sources: {sources}. Model: docs/model.md, 'Training step'.").format(sources=sources)
+    + f" {plain(r['model_flops_definition'] if r else '')}"
 )
 if model_id == GPT_ID:
-    st.caption("GPT shapes: engine.gpt_architecture (the Megatron-LM paper's Eq. 2 parameters).")
+    st.caption(_("GPT shapes: engine.gpt_architecture (the Megatron-LM paper's Eq. 2 parameters)."))

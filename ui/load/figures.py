@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 
 from ui.charts.theme import COLORS, GAP_COLOR, legend_below, log_axis, wrap_title
 from ui.core.format import fmt, fmt_all, pct
+from ui.core.i18n import N_, _
 
 SLO_COLOR = "#d62728"
 KNEE_COLOR = "#2ca02c"
@@ -32,15 +33,17 @@ STATS = {  # percentile: (line dash, colour)
     "p99": ("dash", COLORS[4]),
 }
 LATENCY = {  # metric: (title, the percentiles drawn; the SLO's first)
-    "ttft": ("Time to first token (TTFT)", ("p90", "p50", "p99")),
-    "tpot": ("Time per output token (TPOT)", ("p99", "p50")),
+    "ttft": (N_("Time to first token (TTFT)"), ("p90", "p50", "p99")),
+    "tpot": (N_("Time per output token (TPOT)"), ("p99", "p50")),
 }
 
 
 def band_words(band_pct: float | None, profile: str) -> str:
     if band_pct is None:
-        return f"profile {profile}: error not measured"
-    return f"profile {profile}: ±{pct(band_pct / 100)} measured error"
+        return _("profile {profile}: error not measured").format(profile=profile)
+    return _("profile {profile}: ±{band} measured error").format(
+        profile=profile, band=pct(band_pct / 100)
+    )
 
 
 def _stable(curve: pd.DataFrame) -> pd.DataFrame:
@@ -63,7 +66,7 @@ def _beyond(saturation: float, x_hi: float, y: tuple) -> dict | None:
     """The region past saturation, shaded: no steady state there."""
     if not np.isfinite(saturation) or x_hi <= saturation:
         return None
-    name = "beyond saturation: the queue grows without bound"
+    name = _("beyond saturation: the queue grows without bound")
     return {
         "type": "scatter",
         "x": [saturation, x_hi, x_hi, saturation],
@@ -90,7 +93,7 @@ def _beyond_label(saturation: float, x_hi: float) -> list[dict]:
             "y": 1,
             "xref": "x",
             "yref": "paper",
-            "text": "no steady state",
+            "text": _("no steady state"),
             "showarrow": False,
             "textangle": -90,
             "xanchor": "center",
@@ -103,15 +106,15 @@ def _beyond_label(saturation: float, x_hi: float) -> list[dict]:
 def _marks(marks: dict, y: tuple) -> list[dict]:
     """The knee (the highest rate meeting the SLOs), saturation and the chosen rate."""
     styles = {
-        "knee": (KNEE_COLOR, "dash", "max rate"),
-        "saturation": (GAP_COLOR, "dot", "saturation"),
-        "chosen": ("#e6a800", "solid", "this run"),
+        "knee": (KNEE_COLOR, "dash", _("max rate {rate}/s")),
+        "saturation": (GAP_COLOR, "dot", _("saturation {rate}/s")),
+        "chosen": ("#e6a800", "solid", _("this run {rate}/s")),
     }
     out = []
     for key, (color, dash, label) in styles.items():
         x = marks.get(key)
         if x is not None and np.isfinite(x) and x > 0:
-            out.append(_vline(x, color, dash, f"{label} {fmt(x)}/s", y))
+            out.append(_vline(x, color, dash, label.format(rate=fmt(x)), y))
     return out
 
 
@@ -133,14 +136,16 @@ def latency_figure(
     if band_pct is not None and len(ok):
         mid = ok[f"{metric}_ms_p50"].to_numpy(dtype=float)
         lo, hi = mid * (1 - band_pct / 100), mid * (1 + band_pct / 100)
-        traces.append(_band(x, lo, hi, f"p50 ± {pct(band_pct / 100)} (error)"))
+        traces.append(_band(x, lo, hi, _("p50 ± {band} (error)").format(band=pct(band_pct / 100))))
         ys += [*lo, *hi]
     for stat in stats:
         dash, color = STATS[stat]
         y = ok[f"{metric}_ms_{stat}"].to_numpy(dtype=float)
         ys += list(y)
         hover = [
-            f"{stat} {metric.upper()} {a} at {b}"
+            _("{stat} {metric} {time} at {rate}").format(
+                stat=stat, metric=metric.upper(), time=a, rate=b
+            )
             for a, b in zip(fmt_all(y * 1e-3, "s"), fmt_all(x, "requests/s"), strict=True)
         ]
         traces.append(_curve_line(x, y, f"{stat}", dash, color, hover))
@@ -155,17 +160,26 @@ def latency_figure(
     y_rng = (min(ys) / 1.5, max([*ys, slo_ms or 0]) * 1.5)
     x_hi = float(curve["rate_per_s"].max()) if len(curve) else 1.0
     if slo_ms is not None:
-        name = f"SLO {stats[0]} ≤ {fmt(slo_ms * 1e-3, 's')}"
+        name = _("SLO {stat} ≤ {limit}").format(stat=stats[0], limit=fmt(slo_ms * 1e-3, "s"))
         traces.append(_hline(slo_ms, x_hi, name))
     traces += _marks(marks, y_rng)
     beyond = _beyond(marks.get("saturation", float("nan")), x_hi, y_rng)
     if beyond:
         traces.append(beyond)
     layout = {
-        "title": wrap_title(html.escape(f"{title}: {band_words(band_pct, profile)}")),
+        "title": wrap_title(
+            html.escape(
+                _("{title}: {band}").format(title=_(title), band=band_words(band_pct, profile))
+            )
+        ),
         "height": 520,
-        "xaxis": {"title": {"text": "Request rate (requests/s, open loop)"}, "rangemode": "tozero"},
-        "yaxis": log_axis(f"{metric.upper()} (ms)", ys, extra=[slo_ms] if slo_ms else ())
+        "xaxis": {
+            "title": {"text": _("Request rate (requests/s, open loop)")},
+            "rangemode": "tozero",
+        },
+        "yaxis": log_axis(
+            _("{metric} (ms)").format(metric=metric.upper()), ys, extra=[slo_ms] if slo_ms else ()
+        )
         | {"range": np.log10(y_rng).tolist()},
         "legend": legend_below(),
         "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
@@ -214,7 +228,9 @@ def _sim_points(rates, y, stat: str, metric: str, first: bool) -> dict:
     colour, one legend entry for all of them."""
     rates = np.asarray(rates, dtype=float)
     hover = [
-        f"simulated {stat} {metric.upper()} {a} at {b}"
+        _("simulated {stat} {metric} {time} at {rate}").format(
+            stat=stat, metric=metric.upper(), time=a, rate=b
+        )
         for a, b in zip(fmt_all(y * 1e-3, "s"), fmt_all(rates, "requests/s"), strict=True)
     ]
     return {
@@ -222,7 +238,7 @@ def _sim_points(rates, y, stat: str, metric: str, first: bool) -> dict:
         "x": list(rates),
         "y": list(y),
         "mode": "markers",
-        "name": "simulated",
+        "name": _("simulated"),
         "legendgroup": "simulated",
         "showlegend": first,
         "marker": {
@@ -258,15 +274,18 @@ def throughput_figure(
     x = ok["rate_per_s"].to_numpy(dtype=float)
     y = ok["requests_per_s"].to_numpy(dtype=float)
     tokens = fmt_all(ok["output_tokens_per_s"].to_numpy(dtype=float), "output tokens/s")
-    hover = [f"{a} served ({t})" for a, t in zip(fmt_all(y, "requests/s"), tokens, strict=True)]
+    hover = [
+        _("{served} served ({tokens})").format(served=a, tokens=t)
+        for a, t in zip(fmt_all(y, "requests/s"), tokens, strict=True)
+    ]
     traces = []
-    traces.append(_curve_line(x, y, "served (fast path)", "solid", COLORS[0], hover))
+    traces.append(_curve_line(x, y, _("served (fast path)"), "solid", COLORS[0], hover))
     ys = [*y]
     if points is not None and len(points):
         r = points["rate_per_s"].to_numpy(dtype=float)
         for column, name, color in (
-            ("requests_per_s", "served (simulated)", COLORS[0]),
-            ("goodput_requests_per_s", "goodput (simulated)", KNEE_COLOR),
+            ("requests_per_s", _("served (simulated)"), COLORS[0]),
+            ("goodput_requests_per_s", _("goodput (simulated)"), KNEE_COLOR),
         ):
             v = points[column].to_numpy(dtype=float)
             ys += list(v)
@@ -281,7 +300,7 @@ def throughput_figure(
                     "line": {"color": color, "width": 1.5, "dash": "dot"},
                     "marker": {"color": color, "size": 9},
                     "hovertext": [
-                        f"{name}: {t} offered {o}"
+                        _("{name}: {value} offered {rate}").format(name=name, value=t, rate=o)
                         for t, o in zip(texts, fmt_all(r, "requests/s"), strict=True)
                     ],
                     "hoverinfo": "text",
@@ -298,7 +317,7 @@ def throughput_figure(
     top = marks.get("saturation", float("nan"))
     if band_pct is not None and np.isfinite(top):
         f = band_pct / 100
-        name = f"saturation ± {pct(f)} (error)"
+        name = _("saturation ± {band} (error)").format(band=pct(f))
         traces.append(_strip(top * (1 - f), top * (1 + f), y_rng, name))
     traces += _marks(marks, y_rng)
     beyond = _beyond(top, x_hi, y_rng)
@@ -307,11 +326,13 @@ def throughput_figure(
     layout = {
         "annotations": _beyond_label(top, x_hi),
         "title": wrap_title(
-            html.escape(f"Throughput and goodput: {band_words(band_pct, profile)}")
+            html.escape(
+                _("Throughput and goodput: {band}").format(band=band_words(band_pct, profile))
+            )
         ),
         "height": 500,
-        "xaxis": {"title": {"text": "Offered rate (requests/s)"}, "rangemode": "tozero"},
-        "yaxis": {"title": {"text": "Completed (requests/s)"}, "range": list(y_rng)},
+        "xaxis": {"title": {"text": _("Offered rate (requests/s)")}, "rangemode": "tozero"},
+        "yaxis": {"title": {"text": _("Completed (requests/s)")}, "range": list(y_rng)},
         "legend": legend_below(),
         "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
         "hovermode": "closest",
@@ -337,17 +358,28 @@ def timeline_figure(series: dict, title: str) -> go.Figure:
     """One run: running and queued requests (top) and the KV pool in use (bottom, %)."""
     t = np.asarray(series["time_s"], dtype=float)
     traces = []
-    for key, name, color in (("running", "running", COLORS[0]), ("queued", "queued", COLORS[1])):
+    for key, name, color in (
+        ("running", _("running"), COLORS[0]),
+        ("queued", _("queued"), COLORS[1]),
+    ):
         v = np.asarray(series[key], dtype=float)
         traces.append(_step(t, v, name, color, "y", fmt_all(v, "requests")))
     kv = np.asarray(series["kv_in_use"], dtype=float) * 100
-    traces.append(_step(t, kv, "KV cache in use", COLORS[2], "y2", fmt_all(kv, "%")))
+    traces.append(_step(t, kv, _("KV cache in use"), COLORS[2], "y2", fmt_all(kv, "%")))
     layout = {
         "title": wrap_title(html.escape(title)),
         "height": 480,
-        "xaxis": {"title": {"text": "Time (s)"}, "anchor": "y2"},
-        "yaxis": {"title": {"text": "Requests"}, "domain": [0.42, 1.0], "rangemode": "tozero"},
-        "yaxis2": {"title": {"text": "KV in use (%)"}, "domain": [0.0, 0.32], "range": [0, 105]},
+        "xaxis": {"title": {"text": _("Time (s)")}, "anchor": "y2"},
+        "yaxis": {
+            "title": {"text": _("Requests")},
+            "domain": [0.42, 1.0],
+            "rangemode": "tozero",
+        },
+        "yaxis2": {
+            "title": {"text": _("KV in use (%)")},
+            "domain": [0.0, 0.32],
+            "range": [0, 105],
+        },
         "legend": legend_below(),
         "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
         "hovermode": "x unified",
@@ -366,6 +398,6 @@ def _step(t, v, name: str, color: str, axis: str, texts: list[str]) -> dict:
         "name": name,
         "yaxis": axis,
         "xaxis": "x",
-        "hovertext": [f"{name}: {x}" for x in texts],
+        "hovertext": [_("{name}: {value}").format(name=name, value=x) for x in texts],
         "hoverinfo": "text",
     }

@@ -8,39 +8,43 @@ import streamlit as st
 
 import engine
 from ui.core.format import fmt
+from ui.core.i18n import N_, _
 from ui.core.params import Link
 from ui.load.link import KV_CHOICES, MODE_LABELS, MODES, ON_OFF
 from ui.widgets.pickers import number_input, select_precision
 
-SCHEDULER_LABELS = {
-    "max_num_seqs": ("max_num_seqs (sequences per step)", 1),
-    "max_batched_tokens": ("max_batched_tokens (new tokens per step)", 256),
-    "block_size": ("block_size (tokens per KV block)", 16),
+SCHEDULER_LABELS = {  # name: (label, translated where shown; step)
+    "max_num_seqs": (N_("max_num_seqs (sequences per step)"), 1),
+    "max_batched_tokens": (N_("max_batched_tokens (new tokens per step)"), 256),
+    "block_size": (N_("block_size (tokens per KV block)"), 16),
 }
+ON_OFF_LABELS = {"on": N_("on"), "off": N_("off")}
 
 
 def deployment_inputs(link: Link) -> dict:
     """TP, PP, precision, KV precision and the profile."""
     left, right = st.columns(2)
-    tp = number_input(link, "tp", "TP (tensor-parallel devices)", where=left)
-    pp = number_input(link, "pp", "PP (pipeline stages)", where=right)
+    tp = number_input(link, "tp", _("TP (tensor-parallel devices)"), where=left)
+    pp = number_input(link, "pp", _("PP (pipeline stages)"), where=right)
     precision = select_precision(link)
     kv = st.selectbox(
-        "KV-cache precision",
+        _("KV-cache precision"),
         KV_CHOICES,
         key=link.key("kv_precision"),
-        format_func=lambda v: f"same as weights ({precision})" if v == "same" else v,
+        format_func=lambda v: (
+            _("same as weights ({precision})").format(precision=precision) if v == "same" else v
+        ),
     )
     names = engine.profile_names()
     key = link.key("profile")
     if st.session_state.get(key) not in names:
         st.session_state[key] = link["profile"].default
     profile = st.selectbox(
-        "Profile (assumptions and the stack's scheduler)",
+        _("Profile (assumptions and the stack's scheduler)"),
         names,
         key=key,
         format_func=lambda n: f"{n}: {engine.get_profile(n).description}"[:90],
-        help="A serving stack's fitted assumptions and its scheduler defaults (docs/model.md).",
+        help=_("A serving stack's fitted assumptions and its scheduler defaults (docs/model.md)."),
     )
     return {
         "tp": int(tp),
@@ -55,18 +59,25 @@ def scheduler_inputs(link: Link, profile: str) -> dict:
     """The profile's scheduler, each value shown and editable (blank: the profile's)."""
     base = engine.load_scheduler(profile)
     out = {}
-    with st.expander(f"Scheduler: {base.stack} defaults unless set", expanded=False):
-        st.caption(f"Profile {profile}: {base.release}. Blank fields keep its value.")
+    title = _("Scheduler: {stack} defaults unless set").format(stack=base.stack)
+    with st.expander(title, expanded=False):
+        st.caption(
+            _("Profile {profile}: {release}. Blank fields keep its value.").format(
+                profile=profile, release=base.release
+            )
+        )
         for name, (label, step) in SCHEDULER_LABELS.items():
-            shown = f"profile: {getattr(base, name):,}"
-            value = number_input(link, name, label, value=None, step=step, placeholder=shown)
+            shown = _("profile: {value}").format(value=f"{getattr(base, name):,}")
+            value = number_input(link, name, _(label), value=None, step=step, placeholder=shown)
             out[name] = None if value is None else int(value)
+        default = ON_OFF_LABELS["on"] if base.chunked_prefill else ON_OFF_LABELS["off"]
         chunked = st.selectbox(
-            "Chunked prefill",
+            _("Chunked prefill"),
             ON_OFF,
             index=None,
             key=link.key("chunked_prefill"),
-            placeholder=f"profile: {'on' if base.chunked_prefill else 'off'}",
+            format_func=lambda v: _(ON_OFF_LABELS[v]),
+            placeholder=_("profile: {value}").format(value=_(default)),
         )
         out["chunked_prefill"] = None if chunked is None else chunked == "on"
     return out
@@ -75,33 +86,37 @@ def scheduler_inputs(link: Link, profile: str) -> dict:
 def workload_inputs(link: Link) -> dict:
     """How requests arrive, how long they are, how many, and the seed."""
     mode = st.radio(
-        "Workload", MODES, key=link.key("mode"), format_func=MODE_LABELS.get, horizontal=False
+        _("Workload"),
+        MODES,
+        key=link.key("mode"),
+        format_func=lambda m: _(MODE_LABELS[m]),
+        horizontal=False,
     )
     left, right = st.columns(2)
     rate = number_input(
-        link, "rate", "Rate (requests/s)", where=left, step=0.5, disabled=mode != "open"
+        link, "rate", _("Rate (requests/s)"), where=left, step=0.5, disabled=mode != "open"
     )
     burst = number_input(
         link,
         "burstiness",
-        "Burstiness (1: Poisson)",
+        _("Burstiness (1: Poisson)"),
         where=right,
         step=0.1,
         disabled=mode != "open",
-        help="Gamma-distributed gaps of this shape; below 1 burstier.",
+        help=_("Gamma-distributed gaps of this shape; below 1 burstier."),
     )
     clients = number_input(
-        link, "concurrency", "Clients (closed loop)", step=1, disabled=mode != "closed"
+        link, "concurrency", _("Clients (closed loop)"), step=1, disabled=mode != "closed"
     )
     left, right = st.columns(2)
-    n_in = number_input(link, "input_tokens", "Input tokens (mean)", where=left, step=128)
-    n_out = number_input(link, "output_tokens", "Output tokens (mean)", where=right, step=64)
+    n_in = number_input(link, "input_tokens", _("Input tokens (mean)"), where=left, step=128)
+    n_out = number_input(link, "output_tokens", _("Output tokens (mean)"), where=right, step=64)
     spread = number_input(
-        link, "length_spread", "Length spread (± fraction, uniform)", step=0.1, format="%.2f"
+        link, "length_spread", _("Length spread (± fraction, uniform)"), step=0.1, format="%.2f"
     )
     left, right = st.columns(2)
-    requests = number_input(link, "requests", "Requests", where=left, step=500)
-    seed = number_input(link, "seed", "Seed", where=right, step=1)
+    requests = number_input(link, "requests", _("Requests"), where=left, step=500)
+    seed = number_input(link, "seed", _("Seed"), where=right, step=1)
     return {
         "mode": mode,
         "rate": float(rate),
@@ -118,23 +133,27 @@ def workload_inputs(link: Link) -> dict:
 def slo_inputs(link: Link) -> tuple[float, float]:
     """p90 TTFT and p99 TPOT limits (ms)."""
     left, right = st.columns(2)
-    ttft = number_input(link, "slo_ttft_ms_p90", "p90 TTFT ≤ (ms)", where=left, step=100.0)
-    tpot = number_input(link, "slo_tpot_ms_p99", "p99 TPOT ≤ (ms)", where=right, step=5.0)
+    ttft = number_input(link, "slo_ttft_ms_p90", _("p90 TTFT ≤ (ms)"), where=left, step=100.0)
+    tpot = number_input(link, "slo_tpot_ms_p99", _("p99 TPOT ≤ (ms)"), where=right, step=5.0)
     return float(ttft), float(tpot)
 
 
 def plan_inputs(link: Link, hw) -> tuple[float | None, float]:
     """The price per accelerator-hour (blank: the catalogue's) and the target rate."""
     listed = hw.price_per_hour_usd
-    shown = "no list price" if listed is None else f"list: {fmt(listed, 'USD')}"
+    shown = (
+        _("no list price")
+        if listed is None
+        else _("list: {price}").format(price=fmt(listed, "USD"))
+    )
     price = number_input(
         link,
         "price",
-        "Price (USD per accelerator-hour)",
+        _("Price (USD per accelerator-hour)"),
         value=None,
         step=0.1,
         format="%.2f",
         placeholder=shown,
     )
-    target = number_input(link, "target_rate", "Target traffic (requests/s)", step=1.0)
+    target = number_input(link, "target_rate", _("Target traffic (requests/s)"), step=1.0)
     return (None if price is None else float(price)), float(target)

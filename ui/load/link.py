@@ -16,15 +16,16 @@ from __future__ import annotations
 import engine
 from ui.core import link_params as lp
 from ui.core import model_config as mc
+from ui.core.i18n import N_, _
 from ui.core.params import Link, Param, ParamError, choice, number, write_number
 
 PAGE = "load"
 KV_CHOICES = ("same", "fp16", "bf16", "fp8", "int8", "int4")  # same: the weight precision
 MODES = ("open", "closed", "max")
-MODE_LABELS = {
-    "open": "Open loop: requests arrive at a rate",
-    "closed": "Closed loop: N clients, each waits for its answer",
-    "max": "Max throughput: every request queued at once",
+MODE_LABELS = {  # translated where shown
+    "open": N_("Open loop: requests arrive at a rate"),
+    "closed": N_("Closed loop: N clients, each waits for its answer"),
+    "max": N_("Max throughput: every request queued at once"),
 }
 ON_OFF = ("on", "off")
 MAX_REQUESTS = 100_000  # the engine's limit per run (a trace's rows)
@@ -44,7 +45,7 @@ WORKLOAD = {"input_tokens": 1500, "output_tokens": 300, "rate": 3.0, "concurrenc
 def read_on_off(text: str) -> str:
     word = text.strip().lower()
     if word not in ON_OFF:
-        raise ParamError(f"{text[:20]!r} is not on or off")
+        raise ParamError(_("{value} is not on or off").format(value=repr(text[:20])))
     return word
 
 

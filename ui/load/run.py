@@ -26,6 +26,7 @@ import pandas as pd
 import streamlit as st
 
 import engine
+from ui.core.i18n import N_, _, ngettext
 
 BUDGET_EVENTS = 300_000  # simulated events per rerun: ~3 s at the simulator's ~10 µs each
 CHECK_FRACTIONS = (0.25, 0.5, 0.7, 0.85, 1.0, 1.15)  # of the saturation rate
@@ -33,6 +34,9 @@ CHECK_REQUESTS = 1000  # requests per check run and search run (the engine's sea
 MIN_REQUESTS = 100  # and at least these
 CURVE_POINTS = 48
 CURVE_TOP = 1.1  # the curve runs to 1.1 × the saturation rate
+SIMULATIONS = {"run": N_("run"), "checks": N_("checks"), "search": N_("search")}  # in a refusal
+GREW = "the queue grew"  # the engine's warning when a run's queue grew (matched, not shown)
+NO_FIT = "does not fit"  # the engine's warning when a run does not fit (matched, not shown)
 
 
 @dataclass(frozen=True)
@@ -165,14 +169,22 @@ def refusal(counts: dict[str, int], w: Workload) -> str | None:
     total = sum(counts.values())
     if total <= BUDGET_EVENTS:
         return None
-    parts = ", ".join(f"{name} {n:,}" for name, n in counts.items())
-    return (
-        f"The simulations would take about {total:,} events ({parts}), more than this page's "
-        f"budget of {BUDGET_EVENTS:,} (a few seconds). Lower the requests (now "
-        f"{w.requests:,}; the rate checks and each run of the max-rate search take "
-        f"{sim_requests(w):,} of them, {MIN_REQUESTS:,} to {CHECK_REQUESTS:,}) or the input "
-        f"tokens (now {w.input_tokens:,}), or raise max_batched_tokens; the fast-path curves "
-        "below need no simulation."
+    parts = ", ".join(f"{_(SIMULATIONS[name])} {n:,}" for name, n in counts.items())
+    return _(
+        "The simulations would take about {total} events ({parts}), more than this page's "
+        "budget of {budget} (a few seconds). Lower the requests (now {requests}; the rate "
+        "checks and each run of the max-rate search take {each} of them, {low} to {high}) or "
+        "the input tokens (now {input_tokens}), or raise max_batched_tokens; the fast-path "
+        "curves below need no simulation."
+    ).format(
+        total=f"{total:,}",
+        parts=parts,
+        budget=f"{BUDGET_EVENTS:,}",
+        requests=f"{w.requests:,}",
+        each=f"{sim_requests(w):,}",
+        low=f"{MIN_REQUESTS:,}",
+        high=f"{CHECK_REQUESTS:,}",
+        input_tokens=f"{w.input_tokens:,}",
     )
 
 
@@ -196,7 +208,7 @@ def checks(d: Deploy, w: Workload, slo: tuple, top: float) -> pd.DataFrame:
     rows = []
     for rate in check_rates(top):
         r = run(d, _check_workload(w, rate), slo)
-        grew = any(x.startswith("the queue grew") for x in r.warnings)
+        grew = any(x.startswith(GREW) for x in r.warnings)
         rows.append(r.as_dict(series=False) | {"queue_grew": grew})
     keep = [k for k in rows[0] if k not in ("scheduler", "assumptions", "warnings")] if rows else []
     return pd.DataFrame(rows, columns=keep)
@@ -225,18 +237,28 @@ def search(d: Deploy, w: Workload, slo: tuple, target: float | None):
 def simulate_all(d: Deploy, w: Workload, slo: tuple, top: float, target: float | None):
     """The run, the check rates and the search, with progress shown (st.status); returns
     (run, checks, search, an error from the engine or None)."""
-    with st.status("Simulating…", expanded=False) as status:
+    with st.status(_("Simulating…"), expanded=False) as status:
         try:
-            status.write(f"The chosen workload: {w.requests:,} requests")
+            status.write(
+                _("The chosen workload: {requests} requests").format(requests=f"{w.requests:,}")
+            )
             r = run(d, w, slo)
-            status.write(f"{len(check_rates(top))} open-loop rates to check the curves")
+            n = len(check_rates(top))
+            status.write(
+                ngettext(
+                    "{n} open-loop rate to check the curves",
+                    "{n} open-loop rates to check the curves",
+                    n,
+                ).format(n=n)
+            )
             pts = checks(d, w, slo, top)
-            status.write("The highest rate meeting the SLOs (bisection on the simulator)")
+            status.write(_("The highest rate meeting the SLOs (bisection on the simulator)"))
             m = search(d, w, slo, target) if np.isfinite(top) else None
         except ValueError as exc:
-            status.update(label="The simulator refused this scenario", state="error")
+            status.update(label=_("The simulator refused this scenario"), state="error")
             return None, None, None, str(exc)
         status.update(
-            label=f"Simulated: the run, {len(pts)} rates and the search", state="complete"
+            label=_("Simulated: the run, {n} rates and the search").format(n=len(pts)),
+            state="complete",
         )
     return r, pts, m, None

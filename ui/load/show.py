@@ -9,6 +9,7 @@ import streamlit as st
 
 import engine
 from ui.core.downloads import download_csv
+from ui.core.i18n import _
 from ui.core.text import plain
 from ui.load import figures as lf
 from ui.load import view as lv
@@ -24,9 +25,10 @@ def notes(d, sched, band, arch) -> None:
     reasons = engine.off_ground(engine.get_profile(d.profile), arch, d.hw.id, d.precision)
     if reasons:
         st.info(
-            f"Off profile {d.profile}'s calibrated ground: "
-            + "; ".join(plain(r) for r in reasons)
-            + ". Its error band is then a floor, not an estimate.",
+            _(
+                "Off profile {profile}'s calibrated ground: {reasons}. Its error band is then a "
+                "floor, not an estimate."
+            ).format(profile=d.profile, reasons="; ".join(plain(r) for r in reasons)),
             icon="🧭",
         )
 
@@ -47,15 +49,17 @@ def charts(grid, pts, r, slo, marks, band, d, title: str) -> None:
     fig = lf.throughput_figure(grid, pts, marks, band.pct, d.profile)
     st.plotly_chart(fig, key="load_throughput", config=PNG)
     st.caption(
-        "Lines: the analytic fast path (engine.load_grid) up to its saturation rate; circles "
-        "and dots: the simulator at checked rates (engine.serve_load, open loop). Goodput: "
-        "requests/s whose TTFT and TPOT both meet the SLOs. Max rate: the highest rate whose "
-        "simulated p90 TTFT and p99 TPOT meet them (engine.max_rate). A rate whose queue grew "
-        "through its run keeps its served point but not its latencies (they grow with the "
-        "run's length); past saturation there is no steady state (shaded)."
+        _(
+            "Lines: the analytic fast path (engine.load_grid) up to its saturation rate; circles "
+            "and dots: the simulator at checked rates (engine.serve_load, open loop). Goodput: "
+            "requests/s whose TTFT and TPOT both meet the SLOs. Max rate: the highest rate whose "
+            "simulated p90 TTFT and p99 TPOT meet them (engine.max_rate). A rate whose queue grew "
+            "through its run keeps its served point but not its latencies (they grow with the "
+            "run's length); past saturation there is no steady state (shaded)."
+        )
     )
     if r is not None and r["fits_in_memory"] and len(r.timeseries.get("time_s", [])):
-        fig = lf.timeline_figure(r.timeseries, f"One run: {title}")
+        fig = lf.timeline_figure(r.timeseries, _("One run: {title}").format(title=title))
         st.plotly_chart(fig, key="load_timeline", config=PNG)
 
 
@@ -66,38 +70,38 @@ def _scalar(v) -> bool:
 def tables(grid, pts, r, m, band, names: tuple[str, str, object]) -> None:
     """Every table with its CSV (the engine's columns, the error band on every row)."""
     model_id, hw_id, d = names
-    st.subheader("The curve (fast path)")
+    st.subheader(_("The curve (fast path)"))
     st.dataframe(lv.table(grid, lv.CURVE_TABLE), key="load_curve_table", hide_index=True)
     download_csv(
         lv.with_band(grid, band),
         lv.file_name("curve", d, hw_id, model_id),
         "load_curve_csv",
-        "Download the curve CSV",
+        _("Download the curve CSV"),
         lazy=True,
     )
     if pts is not None and len(pts):
-        st.subheader("Simulated rates")
+        st.subheader(_("Simulated rates"))
         st.dataframe(lv.table(pts, lv.POINTS_TABLE), key="load_points_table", hide_index=True)
         download_csv(
             lv.with_band(pts, band),
             lv.file_name("rates", d, hw_id, model_id),
             "load_points_csv",
-            "Download the simulated rates CSV",
+            _("Download the simulated rates CSV"),
             lazy=True,
         )
     if m is not None and m.tried:
-        st.subheader("Max-rate search: the rates tried")
+        st.subheader(_("Max-rate search: the rates tried"))
         tried = lv.tried_frame(m)
         st.dataframe(lv.table(tried, lv.TRIED_TABLE), key="load_tried_table", hide_index=True)
         download_csv(
             lv.with_band(tried, band),
             lv.file_name("search", d, hw_id, model_id),
             "load_search_csv",
-            "Download the search CSV",
+            _("Download the search CSV"),
             lazy=True,
         )
     if r is not None and r["fits_in_memory"]:
-        st.subheader("This run")
+        st.subheader(_("This run"))
         st.dataframe(lv.summary_table(r.values), key="load_run_table", hide_index=True)
         per = lv.per_request_frame(r)
         run = {k: v for k, v in r.values.items() if k not in per and _scalar(v)}
@@ -106,7 +110,7 @@ def tables(grid, pts, r, m, band, names: tuple[str, str, object]) -> None:
             per,
             lv.file_name("requests", d, hw_id, model_id),
             "load_requests_csv",
-            "Download the run's requests CSV",
+            _("Download the run's requests CSV"),
             lazy=True,
         )
         series = lv.with_band(lv.series_frame(r), band)
@@ -114,6 +118,6 @@ def tables(grid, pts, r, m, band, names: tuple[str, str, object]) -> None:
             series,
             lv.file_name("timeline", d, hw_id, model_id),
             "load_series_csv",
-            "Download the run's timeline CSV",
+            _("Download the run's timeline CSV"),
             lazy=True,
         )

@@ -14,56 +14,57 @@ import numpy as np
 import pandas as pd
 
 from ui.core.format import fmt, fmt_all, pct
+from ui.core.i18n import N_, _
 
 CURVE_TABLE = {  # column: (header, unit or None, factor)
-    "rate_per_s": ("Rate (requests/s)", "", 1.0),
-    "stable": ("Steady state", None, 1.0),
-    "ttft_ms_p50": ("TTFT p50", "s", 1e-3),
-    "ttft_ms_p90": ("TTFT p90", "s", 1e-3),
-    "ttft_ms_p99": ("TTFT p99", "s", 1e-3),
-    "tpot_ms_p50": ("TPOT p50", "s", 1e-3),
-    "tpot_ms_p99": ("TPOT p99", "s", 1e-3),
-    "requests_per_s": ("Served (requests/s)", "", 1.0),
-    "output_tokens_per_s": ("Output tokens/s", "", 1.0),
-    "kv_cache_utilisation": ("KV pool in use", "%", 100.0),
-    "meets_slo": ("Meets the SLOs", None, 1.0),
+    "rate_per_s": (N_("Rate (requests/s)"), "", 1.0),
+    "stable": (N_("Steady state"), None, 1.0),
+    "ttft_ms_p50": (N_("TTFT p50"), "s", 1e-3),
+    "ttft_ms_p90": (N_("TTFT p90"), "s", 1e-3),
+    "ttft_ms_p99": (N_("TTFT p99"), "s", 1e-3),
+    "tpot_ms_p50": (N_("TPOT p50"), "s", 1e-3),
+    "tpot_ms_p99": (N_("TPOT p99"), "s", 1e-3),
+    "requests_per_s": (N_("Served (requests/s)"), "", 1.0),
+    "output_tokens_per_s": (N_("Output tokens/s"), "", 1.0),
+    "kv_cache_utilisation": (N_("KV pool in use"), "%", 100.0),
+    "meets_slo": (N_("Meets the SLOs"), None, 1.0),
 }
 POINTS_TABLE = {
-    "rate_per_s": ("Offered (requests/s)", "", 1.0),
-    "requests_measured": ("Requests measured", None, 1.0),
-    "requests_per_s": ("Served (requests/s)", "", 1.0),
-    "goodput_requests_per_s": ("Goodput (requests/s)", "", 1.0),
-    "output_tokens_per_s": ("Output tokens/s", "", 1.0),
-    "ttft_ms_p50": ("TTFT p50", "s", 1e-3),
-    "ttft_ms_p90": ("TTFT p90", "s", 1e-3),
-    "ttft_ms_p99": ("TTFT p99", "s", 1e-3),
-    "tpot_ms_p50": ("TPOT p50", "s", 1e-3),
-    "tpot_ms_p99": ("TPOT p99", "s", 1e-3),
-    "preemptions": ("Preemptions", None, 1.0),
-    "queue_grew": ("Queue grew", None, 1.0),
+    "rate_per_s": (N_("Offered (requests/s)"), "", 1.0),
+    "requests_measured": (N_("Requests measured"), None, 1.0),
+    "requests_per_s": (N_("Served (requests/s)"), "", 1.0),
+    "goodput_requests_per_s": (N_("Goodput (requests/s)"), "", 1.0),
+    "output_tokens_per_s": (N_("Output tokens/s"), "", 1.0),
+    "ttft_ms_p50": (N_("TTFT p50"), "s", 1e-3),
+    "ttft_ms_p90": (N_("TTFT p90"), "s", 1e-3),
+    "ttft_ms_p99": (N_("TTFT p99"), "s", 1e-3),
+    "tpot_ms_p50": (N_("TPOT p50"), "s", 1e-3),
+    "tpot_ms_p99": (N_("TPOT p99"), "s", 1e-3),
+    "preemptions": (N_("Preemptions"), None, 1.0),
+    "queue_grew": (N_("Queue grew"), None, 1.0),
 }
 TRIED_TABLE = {
-    "rate_per_s": ("Rate tried (requests/s)", "", 1.0),
-    "ttft_ms_p90": ("TTFT p90", "s", 1e-3),
-    "tpot_ms_p99": ("TPOT p99", "s", 1e-3),
-    "passed": ("Meets the SLOs", None, 1.0),
+    "rate_per_s": (N_("Rate tried (requests/s)"), "", 1.0),
+    "ttft_ms_p90": (N_("TTFT p90"), "s", 1e-3),
+    "tpot_ms_p99": (N_("TPOT p99"), "s", 1e-3),
+    "passed": (N_("Meets the SLOs"), None, 1.0),
 }
 SUMMARY = (  # (label, key, unit, factor) of the run's summary table
-    ("Requests measured", "requests_measured", None, 1.0),
-    ("TTFT mean / p50 / p90 / p99", "ttft_ms", "s", 1e-3),
-    ("TPOT mean / p50 / p90 / p99", "tpot_ms", "s", 1e-3),
-    ("End-to-end mean / p50 / p90 / p99", "e2e_latency_ms", "s", 1e-3),
-    ("Queueing mean / p50 / p90 / p99", "queueing_ms", "s", 1e-3),
-    ("Served", "requests_per_s", "requests/s", 1.0),
-    ("Goodput (meeting every SLO)", "goodput_requests_per_s", "requests/s", 1.0),
-    ("Output tokens/s", "output_tokens_per_s", "tokens/s", 1.0),
-    ("Output tokens/s per GPU", "output_tokens_per_s_per_gpu", "tokens/s", 1.0),
-    ("Mean running requests", "mean_running_requests", "requests", 1.0),
-    ("Mean queued requests", "mean_queued_requests", "requests", 1.0),
-    ("KV pool in use (mean)", "kv_cache_utilisation", "%", 100.0),
-    ("KV pool", "kv_pool_tokens", "tokens", 1.0),
-    ("Preemptions", "preemptions", None, 1.0),
-    ("Measured window", "measured_window_s", "s", 1.0),
+    (N_("Requests measured"), "requests_measured", None, 1.0),
+    (N_("TTFT mean / p50 / p90 / p99"), "ttft_ms", "s", 1e-3),
+    (N_("TPOT mean / p50 / p90 / p99"), "tpot_ms", "s", 1e-3),
+    (N_("End-to-end mean / p50 / p90 / p99"), "e2e_latency_ms", "s", 1e-3),
+    (N_("Queueing mean / p50 / p90 / p99"), "queueing_ms", "s", 1e-3),
+    (N_("Served"), "requests_per_s", "requests/s", 1.0),
+    (N_("Goodput (meeting every SLO)"), "goodput_requests_per_s", "requests/s", 1.0),
+    (N_("Output tokens/s"), "output_tokens_per_s", "tokens/s", 1.0),
+    (N_("Output tokens/s per GPU"), "output_tokens_per_s_per_gpu", "tokens/s", 1.0),
+    (N_("Mean running requests"), "mean_running_requests", "requests", 1.0),
+    (N_("Mean queued requests"), "mean_queued_requests", "requests", 1.0),
+    (N_("KV pool in use (mean)"), "kv_cache_utilisation", "%", 100.0),
+    (N_("KV pool"), "kv_pool_tokens", "tokens", 1.0),
+    (N_("Preemptions"), "preemptions", None, 1.0),
+    (N_("Measured window"), "measured_window_s", "s", 1.0),
 )
 
 
@@ -75,11 +76,12 @@ def table(df: pd.DataFrame, spec: Mapping) -> pd.DataFrame:
             continue
         values = df[column].to_numpy()
         if unit is None:
-            out[header] = [
-                ("yes" if v else "no") if isinstance(v, bool | np.bool_) else v for v in values
+            out[_(header)] = [
+                (_("yes") if v else _("no")) if isinstance(v, bool | np.bool_) else v
+                for v in values
             ]
         else:
-            out[header] = fmt_all(np.asarray(values, dtype=float) * factor, unit)
+            out[_(header)] = fmt_all(np.asarray(values, dtype=float) * factor, unit)
     return pd.DataFrame(out)
 
 
@@ -115,8 +117,8 @@ def summary_table(r: Mapping) -> pd.DataFrame:
             value = f"{int(r[key]):,}"
         else:
             value = fmt(float(r[key]) * factor, unit)
-        rows.append((label, value))
-    return pd.DataFrame(rows, columns=["What", "Value"])
+        rows.append((_(label), value))
+    return pd.DataFrame(rows, columns=[_("What"), _("Value")])
 
 
 def per_request_frame(result) -> pd.DataFrame:
@@ -131,16 +133,23 @@ def series_frame(result) -> pd.DataFrame:
 def band_text(band, profile: str) -> str:
     """The band in words, for beside every figure."""
     if band.pct is None:
-        return f"Error band of profile {profile}: not measured ({band.basis})."
-    return (
-        f"Error band of profile {profile}: ±{pct(band.pct / 100)}, {band.basis}; shaded around "
-        "the curves and to be read around every figure below."
-    )
+        return _("Error band of profile {profile}: not measured ({basis}).").format(
+            profile=profile, basis=band.basis
+        )
+    return _(
+        "Error band of profile {profile}: ±{band}, {basis}; shaded around the curves and to be "
+        "read around every figure below."
+    ).format(profile=profile, band=pct(band.pct / 100), basis=band.basis)
 
 
 def headline(m, r: Mapping | None, band) -> list[tuple[str, str, str]]:
     """(label, value, help) metric cards: the search's answer, then the chosen run's."""
-    tip = "measured error: " + ("not measured" if band.pct is None else f"±{pct(band.pct / 100)}")
+    tip = (
+        _("measured error: not measured")
+        if band.pct is None
+        else _("measured error: ±{band}").format(band=pct(band.pct / 100))
+    )
+    run_tip = _("this run; {tip}").format(tip=tip)
     cards = []
     if m is not None:
         plan = m.as_dict()
@@ -148,74 +157,114 @@ def headline(m, r: Mapping | None, band) -> list[tuple[str, str, str]]:
         found = m.max_rate_per_s > 0
         cards += [
             (
-                "Max rate meeting the SLOs (requests/s)",
-                fmt(m.max_rate_per_s) if found else "none",
-                f"per replica, simulated; {tip}",
+                _("Max rate meeting the SLOs (requests/s)"),
+                fmt(m.max_rate_per_s) if found else "—",
+                _("per replica, simulated; {tip}").format(tip=tip),
             ),
             (
-                f"Replicas for {fmt(target, 'requests/s')}" if target else "Replicas",
+                _("Replicas for {rate}").format(rate=fmt(target, "requests/s"))
+                if target
+                else _("Replicas"),
                 "—" if plan.get("replicas") is None else f"{plan['replicas']:,}",
-                "⌈target ÷ max rate⌉ replicas of this deployment",
+                _("⌈target ÷ max rate⌉ replicas of this deployment"),
             ),
             (
-                "Cost per 1M output tokens (USD)",
+                _("Cost per 1M output tokens (USD)"),
                 fmt(plan.get("cost_per_million_output_tokens_usd")),
-                f"at the target rate; {tip}",
+                _("at the target rate; {tip}").format(tip=tip),
             ),
             (
-                "Saturation, fast path (requests/s)",
+                _("Saturation, fast path (requests/s)"),
                 fmt(m.saturation_rate_per_s),
-                "the highest rate with a steady state (analytic)",
+                _("the highest rate with a steady state (analytic)"),
             ),
         ]
     if r is not None and r["fits_in_memory"]:
         cards += [
-            ("TTFT p90", fmt(r["ttft_ms_p90"] * 1e-3, "s"), f"this run; {tip}"),
-            ("TPOT p99", fmt(r["tpot_ms_p99"] * 1e-3, "s"), f"this run; {tip}"),
-            ("Served (requests/s)", fmt(r["requests_per_s"]), f"this run; {tip}"),
-            ("Goodput (requests/s)", fmt(r["goodput_requests_per_s"]), "meeting every SLO"),
-            ("Output tokens/s per GPU", fmt(r["output_tokens_per_s_per_gpu"]), tip),
-            ("Mean running requests", fmt(r["mean_running_requests"]), "time-averaged batch"),
-            ("KV pool in use", pct(r["kv_cache_utilisation"]), "mean fraction of its blocks"),
-            ("Preemptions", f"{int(r['preemptions']):,}", "requests evicted and recomputed"),
+            ("TTFT p90", fmt(r["ttft_ms_p90"] * 1e-3, "s"), run_tip),
+            ("TPOT p99", fmt(r["tpot_ms_p99"] * 1e-3, "s"), run_tip),
+            (_("Served (requests/s)"), fmt(r["requests_per_s"]), run_tip),
+            (_("Goodput (requests/s)"), fmt(r["goodput_requests_per_s"]), _("meeting every SLO")),
+            (_("Output tokens/s per GPU"), fmt(r["output_tokens_per_s_per_gpu"]), tip),
+            (
+                _("Mean running requests"),
+                fmt(r["mean_running_requests"]),
+                _("time-averaged batch"),
+            ),
+            (
+                _("KV pool in use"),
+                pct(r["kv_cache_utilisation"]),
+                _("mean fraction of its blocks"),
+            ),
+            (
+                _("Preemptions"),
+                f"{int(r['preemptions']):,}",
+                _("requests evicted and recomputed"),
+            ),
         ]
     return cards
 
 
 def scheduler_text(s: Mapping) -> str:
     """The scheduler a run uses, in one line (plain text)."""
-    chunked = "on" if s["chunked_prefill"] else "off"
-    return (
-        f"Scheduler: {s['stack']} ({s['release']}): max_num_seqs {s['max_num_seqs']:,}, "
-        f"max_batched_tokens {s['max_batched_tokens']:,}, chunked prefill {chunked}, block "
-        f"{s['block_size']:,} tokens, KV policy {s['kv_policy']}."
+    chunked = _("on") if s["chunked_prefill"] else _("off")
+    return _(
+        "Scheduler: {stack} ({release}): max_num_seqs {max_num_seqs}, max_batched_tokens "
+        "{max_batched_tokens}, chunked prefill {chunked}, block {block_size} tokens, KV policy "
+        "{kv_policy}."
+    ).format(
+        stack=s["stack"],
+        release=s["release"],
+        max_num_seqs=f"{s['max_num_seqs']:,}",
+        max_batched_tokens=f"{s['max_batched_tokens']:,}",
+        chunked=chunked,
+        block_size=f"{s['block_size']:,}",
+        kv_policy=s["kv_policy"],
     )
 
 
 def caption(d, w, hw_name: str, model_name: str) -> str:
     """The scenario in one line (plain: the caller escapes the names)."""
-    how = {
-        "open": f"open loop at {fmt(w.rate, 'requests/s')} (burstiness {fmt(w.burstiness)})",
-        "closed": f"{w.concurrency:,} closed-loop clients",
-        "max": "max throughput (every request queued at once)",
-    }[w.mode]
+    if w.mode == "open":
+        how = _("open loop at {rate} (burstiness {burstiness})").format(
+            rate=fmt(w.rate, "requests/s"), burstiness=fmt(w.burstiness)
+        )
+    elif w.mode == "closed":
+        how = _("{clients} closed-loop clients").format(clients=f"{w.concurrency:,}")
+    else:
+        how = _("max throughput (every request queued at once)")
     spread = f" ± {pct(w.length_spread)}" if w.length_spread else ""
-    return (
-        f"{model_name} on {d.tp * d.pp} × {hw_name} (TP {d.tp} × PP {d.pp}), {d.precision}, "
-        f"KV {d.kv_precision or d.precision}, profile {d.profile} · {how} · "
-        f"{w.input_tokens:,} input + {w.output_tokens:,} output tokens{spread} · "
-        f"{w.requests:,} requests, seed {w.seed}"
+    return _(
+        "{model} on {devices} × {hardware} (TP {tp} × PP {pp}), {precision}, KV {kv}, profile "
+        "{profile} · {how} · {input_tokens} input + {output_tokens} output tokens{spread} · "
+        "{requests} requests, seed {seed}"
+    ).format(
+        model=model_name,
+        devices=d.tp * d.pp,
+        hardware=hw_name,
+        tp=d.tp,
+        pp=d.pp,
+        precision=d.precision,
+        kv=d.kv_precision or d.precision,
+        profile=d.profile,
+        how=how,
+        input_tokens=f"{w.input_tokens:,}",
+        output_tokens=f"{w.output_tokens:,}",
+        spread=spread,
+        requests=f"{w.requests:,}",
+        seed=w.seed,
     )
 
 
 def run_title(w) -> str:
     """'open loop at 3 requests/s, 2,000 requests' (the timeline's subtitle)."""
-    how = {
-        "open": f"open loop at {fmt(w.rate, 'requests/s')}",
-        "closed": f"{w.concurrency:,} closed-loop clients",
-        "max": "max throughput",
-    }[w.mode]
-    return f"{how}, {w.requests:,} requests"
+    if w.mode == "open":
+        how = _("open loop at {rate}").format(rate=fmt(w.rate, "requests/s"))
+    elif w.mode == "closed":
+        how = _("{clients} closed-loop clients").format(clients=f"{w.concurrency:,}")
+    else:
+        how = _("max throughput")
+    return _("{how}, {requests} requests").format(how=how, requests=f"{w.requests:,}")
 
 
 def file_name(kind: str, d, hw_id: str, model_id: str) -> str:

@@ -19,23 +19,24 @@ import plotly.graph_objects as go
 
 from ui.charts.theme import COLORS, GAP_COLOR, legend_below, log_axis, wrap_title
 from ui.core.format import fmt, fmt_all, pct
+from ui.core.i18n import N_, _
 
-STEP_PARTS = (  # (label, the engine's key, colour)
-    ("compute", "compute_s", COLORS[2]),
-    ("tensor-parallel communication", "comm_tp_s", COLORS[4]),
-    ("context-parallel communication", "comm_cp_s", COLORS[5]),
-    ("expert-parallel communication", "comm_ep_s", COLORS[6]),
-    ("pipeline sends", "comm_pp_s", COLORS[7]),
-    ("data-parallel communication (exposed)", "comm_dp_s", COLORS[1]),
-    ("pipeline bubble", "bubble_s", COLORS[3]),
-    ("overhead", "overhead_s", GAP_COLOR),
-    ("optimizer step", "optimizer_s", COLORS[0]),
+STEP_PARTS = (  # (label, translated where shown; the engine's key, colour)
+    (N_("compute"), "compute_s", COLORS[2]),
+    (N_("tensor-parallel communication"), "comm_tp_s", COLORS[4]),
+    (N_("context-parallel communication"), "comm_cp_s", COLORS[5]),
+    (N_("expert-parallel communication"), "comm_ep_s", COLORS[6]),
+    (N_("pipeline sends"), "comm_pp_s", COLORS[7]),
+    (N_("data-parallel communication (exposed)"), "comm_dp_s", COLORS[1]),
+    (N_("pipeline bubble"), "bubble_s", COLORS[3]),
+    (N_("overhead"), "overhead_s", GAP_COLOR),
+    (N_("optimizer step"), "optimizer_s", COLORS[0]),
 )
 MEMORY_PARTS = (
-    ("weights", "weight_bytes_per_gpu", COLORS[0]),
-    ("gradients", "gradient_bytes_per_gpu", COLORS[2]),
-    ("optimizer state", "optimizer_bytes_per_gpu", COLORS[3]),
-    ("activations", "activation_bytes_per_gpu", COLORS[4]),
+    (N_("weights"), "weight_bytes_per_gpu", COLORS[0]),
+    (N_("gradients"), "gradient_bytes_per_gpu", COLORS[2]),
+    (N_("optimizer state"), "optimizer_bytes_per_gpu", COLORS[3]),
+    (N_("activations"), "activation_bytes_per_gpu", COLORS[4]),
 )
 LIMIT_COLOR = "#d62728"
 
@@ -46,9 +47,9 @@ def config_text(r: Mapping) -> str:
     return " · ".join(
         [
             *parts,
-            f"micro-batch {int(r['micro_batch_size'])}",
+            _("micro-batch {n}").format(n=int(r["micro_batch_size"])),
             f"ZeRO {int(r['zero'])}",
-            f"recompute {r['recompute']}",
+            _("recompute {mode}").format(mode=r["recompute"]),
         ]
     )
 
@@ -75,15 +76,21 @@ def step_figure(r: Mapping) -> go.Figure:
     for label, key, color in STEP_PARTS:
         value = float(r[key])
         if value > 0:
-            text = f"{label}: {fmt(value, 's')} ({pct(value / total)})"
-            traces.append(_bar(value, label, color, text, 0))
+            text = _("{part}: {value} ({share})").format(
+                part=_(label), value=fmt(value, "s"), share=pct(value / total)
+            )
+            traces.append(_bar(value, _(label), color, text, 0))
     hidden = float(r["comm_dp_total_s"]) - float(r["comm_dp_s"])
-    note = f", {fmt(hidden, 's')} of data-parallel traffic hidden" if hidden > 0 else ""
+    note = (
+        _(", {time} of data-parallel traffic hidden").format(time=fmt(hidden, "s"))
+        if hidden > 0
+        else ""
+    )
     layout = {
         "barmode": "stack",
         "height": 300,
-        "title": wrap_title(f"Step time: {fmt(total, 's')}{note}"),
-        "xaxis": {"title": {"text": "Seconds per step"}, "rangemode": "tozero"},
+        "title": wrap_title(_("Step time: {time}").format(time=fmt(total, "s")) + note),
+        "xaxis": {"title": {"text": _("Seconds per step")}, "rangemode": "tozero"},
         "yaxis": {"showticklabels": False, "range": [-0.6, 0.6]},
         "uniformtext": {"minsize": 10, "mode": "hide"},
         "legend": legend_below() | {"traceorder": "normal"},
@@ -100,12 +107,19 @@ def memory_figure(r: Mapping, capacity_bytes: float) -> go.Figure:
     for label, key, color in MEMORY_PARTS:
         value = float(r[key])
         if value > 0:
-            text = f"{label}: {fmt(value, 'B')} ({pct(value / need)})"
-            traces.append(_bar(value / 1e9, label, color, text, 0))
+            text = _("{part}: {value} ({share})").format(
+                part=_(label), value=fmt(value, "B"), share=pct(value / need)
+            )
+            traces.append(_bar(value / 1e9, _(label), color, text, 0))
     top = max(need, capacity_bytes) / 1e9 * 1.08
     for x, name, color, dash in (
-        (usable, f"usable: {fmt(usable, 'B')}", LIMIT_COLOR, "dash"),
-        (capacity_bytes, f"capacity: {fmt(capacity_bytes, 'B')}", GAP_COLOR, "dot"),
+        (usable, _("usable: {memory}").format(memory=fmt(usable, "B")), LIMIT_COLOR, "dash"),
+        (
+            capacity_bytes,
+            _("capacity: {memory}").format(memory=fmt(capacity_bytes, "B")),
+            GAP_COLOR,
+            "dot",
+        ),
     ):
         traces.append(
             {
@@ -119,15 +133,15 @@ def memory_figure(r: Mapping, capacity_bytes: float) -> go.Figure:
             }
         )
     verdict = (
-        f"fits: {fmt(need, 'B')} of {fmt(usable, 'B')} usable"
+        _("fits: {need} of {usable} usable")
         if r["fits_in_memory"]
-        else f"does NOT fit: {fmt(need, 'B')} needed, {fmt(usable, 'B')} usable"
-    )
+        else _("does NOT fit: {need} needed, {usable} usable")
+    ).format(need=fmt(need, "B"), usable=fmt(usable, "B"))
     layout = {
         "barmode": "stack",
         "height": 300,
-        "title": wrap_title(f"Memory per GPU: {verdict}"),
-        "xaxis": {"title": {"text": "GB per GPU"}, "range": [0, top]},
+        "title": wrap_title(_("Memory per GPU: {verdict}").format(verdict=verdict)),
+        "xaxis": {"title": {"text": _("GB per GPU")}, "range": [0, top]},
         "yaxis": {"showticklabels": False, "range": [-0.6, 0.6]},
         "uniformtext": {"minsize": 10, "mode": "hide"},
         "legend": legend_below() | {"traceorder": "normal"},
@@ -142,10 +156,10 @@ def scaling_figure(best: pd.DataFrame, column: str, band: float | None) -> go.Fi
     gpus = best["gpus"].to_numpy(dtype=float)
     y = best[column].to_numpy(dtype=float) * (100.0 if column == "mfu" else 1.0)
     unit = "%" if column == "mfu" else "tokens/s"
-    title = "MFU (model FLOPs utilisation)" if column == "mfu" else "Training throughput"
+    title = _("MFU (model FLOPs utilisation)") if column == "mfu" else _("Training throughput")
     configs = [config_text(row) for _, row in best.iterrows()]
     hover = [
-        f"{int(g):,} GPUs: {v}<br>{html.escape(c)}"
+        _("{gpus} GPUs: {value}").format(gpus=f"{int(g):,}", value=v) + f"<br>{html.escape(c)}"
         for g, v, c in zip(gpus, fmt_all(y, unit), configs, strict=True)
     ]
     traces = []
@@ -160,7 +174,7 @@ def scaling_figure(best: pd.DataFrame, column: str, band: float | None) -> go.Fi
                 "fillcolor": "rgba(31, 119, 180, 0.15)",
                 "line": {"width": 0},
                 "mode": "lines",
-                "name": f"± {pct(band / 100)} (leave-one-out error)",
+                "name": _("± {band} (leave-one-out error)").format(band=pct(band / 100)),
                 "hoverinfo": "skip",
             }
         )
@@ -170,7 +184,7 @@ def scaling_figure(best: pd.DataFrame, column: str, band: float | None) -> go.Fi
             "x": list(gpus),
             "y": list(y),
             "mode": "lines+markers",
-            "name": "best configuration per GPU count",
+            "name": _("best configuration per GPU count"),
             "line": {"color": COLORS[0], "width": 2},
             "marker": {"size": 9, "color": COLORS[0]},
             "hovertext": hover,
@@ -178,14 +192,14 @@ def scaling_figure(best: pd.DataFrame, column: str, band: float | None) -> go.Fi
         }
     )
     y_axis = (
-        {"title": {"text": "MFU (%)"}, "rangemode": "tozero"}
+        {"title": {"text": _("MFU (%)")}, "rangemode": "tozero"}
         if column == "mfu"
-        else log_axis("Tokens/s (all GPUs)", [v for v in y if np.isfinite(v) and v > 0])
+        else log_axis(_("Tokens/s (all GPUs)"), [v for v in y if np.isfinite(v) and v > 0])
     )
     layout = {
         "title": wrap_title(html.escape(title)),
         "height": 420,
-        "xaxis": log_axis("GPUs", gpus),
+        "xaxis": log_axis(_("GPUs"), gpus),
         "yaxis": y_axis,
         "legend": legend_below(),
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},

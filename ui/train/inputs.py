@@ -9,6 +9,7 @@ import streamlit as st
 
 import engine
 from ui.core.format import fmt
+from ui.core.i18n import N_, _
 from ui.core.params import MAX_VALUE_CHARS, Link
 from ui.core.text import plain
 from ui.train.link import (
@@ -24,6 +25,8 @@ from ui.train.link import (
 from ui.widgets.model_config import select_llm
 from ui.widgets.pickers import number_input
 
+RECOMPUTE_LABELS = {"none": N_("none"), "selective": N_("selective"), "full": N_("full")}
+
 
 def list_input(link: Link, name: str, label: str, tip: str) -> list:
     """A comma-list text field; text that does not parse is named under it, default used."""
@@ -32,28 +35,40 @@ def list_input(link: Link, name: str, label: str, tip: str) -> list:
     try:
         return param.read(text)
     except ValueError as exc:
-        st.error(f"{name} not used: {plain(exc)}. Using {param.write(param.default)}.", icon="🚫")
+        st.error(
+            _("{name} not used: {error}. Using {default}.").format(
+                name=name, error=plain(exc), default=param.write(param.default)
+            ),
+            icon="🚫",
+        )
         return param.default
 
 
 def model_input(link: Link, cat, seq_len: int) -> tuple[str, object, dict]:
     """(the model's id, its ModelSpec or Architecture or None, link values it adds)."""
-    model_id, spec, config = select_llm(link, cat, {GPT_ID: GPT_NAME})
+    model_id, spec, config = select_llm(link, cat, {GPT_ID: _(GPT_NAME)})
     if model_id != GPT_ID:
         return model_id, spec, {"model_config": config or None}
     param = link["gpt_shape"]
     text = st.text_input(
-        "GPT shapes: layers, hidden, heads[, vocabulary]",
+        _("GPT shapes: layers, hidden, heads[, vocabulary]"),
         key=link.key("gpt_shape"),
         max_chars=80,
-        help="A Megatron/GPT-3-style model (MHA, GELU MLP of 4h, learned positions): "
-        "96,12288,96 is GPT-3 175B; the vocabulary defaults to 51,200.",
+        help=_(
+            "A Megatron/GPT-3-style model (MHA, GELU MLP of 4h, learned positions): "
+            "96,12288,96 is GPT-3 175B; the vocabulary defaults to 51,200."
+        ),
     )
     try:
         shape = param.read(text)
     except ValueError as exc:
         shape = param.default
-        st.error(f"GPT shapes not used: {plain(exc)}. Using {param.write(shape)}.", icon="🚫")
+        st.error(
+            _("GPT shapes not used: {error}. Using {default}.").format(
+                error=plain(exc), default=param.write(shape)
+            ),
+            icon="🚫",
+        )
     layers, hidden, heads, vocab = shape
     arch = engine.gpt_architecture(
         layers=layers, hidden=hidden, heads=heads, vocab=vocab, seq_len=seq_len
@@ -63,25 +78,29 @@ def model_input(link: Link, cat, seq_len: int) -> tuple[str, object, dict]:
 
 def cluster_inputs(link: Link) -> dict:
     """GPUs, the global batch, the sequence length, precision, attention and the profile."""
-    gpus = number_input(link, "gpus", "GPUs", step=8)
+    gpus = number_input(link, "gpus", _("GPUs"), step=8)
     left, right = st.columns(2)
-    batch = number_input(link, "global_batch_size", "Global batch (sequences)", where=left, step=64)
-    seq = number_input(link, "seq_len", "Sequence length (tokens)", where=right, step=1024)
+    batch = number_input(
+        link, "global_batch_size", _("Global batch (sequences)"), where=left, step=64
+    )
+    seq = number_input(link, "seq_len", _("Sequence length (tokens)"), where=right, step=1024)
     precision = st.selectbox(
-        "Precision",
+        _("Precision"),
         PRECISIONS,
         key=link.key("precision"),
-        help="fp8: GEMMs at the fp8 peak, everything else 16-bit.",
+        help=_("fp8: GEMMs at the fp8 peak, everything else 16-bit."),
     )
     attention = st.selectbox(
-        "Attention kernel",
+        _("Attention kernel"),
         ATTENTION,
         key=link.key("attention"),
-        help="flash: FlashAttention; unfused: the score matrices through memory (Megatron-LM "
-        "2021, the fitted runs).",
+        help=_(
+            "flash: FlashAttention; unfused: the score matrices through memory (Megatron-LM "
+            "2021, the fitted runs)."
+        ),
     )
     profile = st.selectbox(
-        "Training profile",
+        _("Training profile"),
         engine.training_profile_names(),
         key=link.key("profile"),
         format_func=lambda n: f"{n}: {engine.get_training_profile(n).description}"[:90],
@@ -99,12 +118,17 @@ def cluster_inputs(link: Link) -> dict:
 def search_inputs(link: Link) -> dict:
     """The values the search tries per dimension."""
     dims = {}
-    with st.expander("Search: the values to try", expanded=False):
-        tip = "Comma-separated whole numbers or ranges (1..8, 8..64:8)."
-        for name, (label, _) in DIMENSIONS.items():
-            dims[name] = list_input(link, name, label, tip)
-        zero = st.multiselect("ZeRO stages", ZERO, key=link.key("zero"))
-        modes = st.multiselect("Activation recomputation", RECOMPUTE, key=link.key("recompute"))
+    with st.expander(_("Search: the values to try"), expanded=False):
+        tip = _("Comma-separated whole numbers or ranges (1..8, 8..64:8).")
+        for name, (label, _default) in DIMENSIONS.items():
+            dims[name] = list_input(link, name, _(label), tip)
+        zero = st.multiselect(_("ZeRO stages"), ZERO, key=link.key("zero"))
+        modes = st.multiselect(
+            _("Activation recomputation"),
+            RECOMPUTE,
+            key=link.key("recompute"),
+            format_func=lambda m: _(RECOMPUTE_LABELS[m]),
+        )
     dims["zero"] = [int(z) for z in zero] or [0]
     dims["recompute"] = list(modes) or ["none"]
     return dims
@@ -112,23 +136,31 @@ def search_inputs(link: Link) -> dict:
 
 def ranking_inputs(link: Link, hw) -> dict:
     """Rank by, the token budget, the price, the scaling curve's GPU counts, what to show."""
-    rank = st.selectbox("Rank by", list(RANKS), key=link.key("rank_by"), format_func=RANKS.get)
-    budget = number_input(link, "token_budget", "Token budget (tokens)", step=1e11, format="%.3g")
+    rank = st.selectbox(
+        _("Rank by"), list(RANKS), key=link.key("rank_by"), format_func=lambda k: _(RANKS[k])
+    )
+    budget = number_input(
+        link, "token_budget", _("Token budget (tokens)"), step=1e11, format="%.3g"
+    )
     listed = hw.price_per_hour_usd
-    shown = "no list price" if listed is None else f"list: {fmt(listed, 'USD')}"
+    shown = (
+        _("no list price")
+        if listed is None
+        else _("list: {price}").format(price=fmt(listed, "USD"))
+    )
     price = number_input(
         link,
         "price_per_gpu_hour",
-        "Price (USD per GPU-hour)",
+        _("Price (USD per GPU-hour)"),
         value=None,
         step=0.1,
         format="%.2f",
         placeholder=shown,
     )
-    tip = "The GPU counts of the scaling curves (at most 10), e.g. 8,16,32,64."
-    curve = list_input(link, "gpus_curve", "Scaling curve: GPU counts", tip)
-    pick = number_input(link, "pick", "Show in detail: configuration ranked", step=1)
-    rejected = st.toggle("List the rejected configurations too", key=link.key("rejected"))
+    tip = _("The GPU counts of the scaling curves (at most 10), e.g. 8,16,32,64.")
+    curve = list_input(link, "gpus_curve", _("Scaling curve: GPU counts"), tip)
+    pick = number_input(link, "pick", _("Show in detail: configuration ranked"), step=1)
+    rejected = st.toggle(_("List the rejected configurations too"), key=link.key("rejected"))
     return {
         "rank_by": rank,
         "token_budget": float(budget),

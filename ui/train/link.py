@@ -16,6 +16,7 @@ from __future__ import annotations
 import engine
 from ui.core import link_params as lp
 from ui.core import model_config as mc
+from ui.core.i18n import N_, _
 from ui.core.params import (
     Link,
     Param,
@@ -31,26 +32,26 @@ from ui.core.params import (
 
 PAGE = "train"
 GPT_ID = "gpt"  # the model picker's entry for GPT shapes (and the link's `model=gpt`)
-GPT_NAME = "GPT-style model by its shapes (L, H, A[, V])"
+GPT_NAME = N_("GPT-style model by its shapes (L, H, A[, V])")  # translated where shown
 PRECISIONS = ("bf16", "fp16", "fp8")  # the training model's
 ATTENTION = ("flash", "unfused")
 RECOMPUTE = ("none", "selective", "full")
 ZERO = ("0", "1", "2", "3")
-RANKS = {"tokens_per_s": "tokens/s (highest first)", "mfu": "MFU (highest first)"}
-RANKS["cost"] = "cost to the token budget (lowest first)"
+RANKS = {"tokens_per_s": N_("tokens/s (highest first)"), "mfu": N_("MFU (highest first)")}
+RANKS["cost"] = N_("cost to the token budget (lowest first)")
 MAX_GPUS = 1_000_000
 MAX_LIST = 16  # values per search dimension
 MAX_CURVE = 10  # GPU counts on the scaling curves
 MAX_PICK = 10_000
 DEFAULTS = {"model": "Llama-3.1-70B", "hardware": "H100", "gpus": 64, "global_batch_size": 512}
 DEFAULTS |= {"seq_len": 8192, "gpt_shape": (96, 12288, 96, 51_200)}
-DIMENSIONS = {  # name: (label, default values)
-    "tp": ("tp (tensor parallel, with sequence parallelism)", [1, 2, 4, 8]),
-    "pp": ("pp (pipeline stages)", [1, 2, 4, 8, 16]),
-    "cp": ("cp (context parallel)", [1]),
-    "vp": ("vp (virtual stages per pipeline stage)", [1, 2]),
-    "ep": ("ep (expert parallel, MoE)", [1]),
-    "micro_batch_size": ("Micro-batch sizes (sequences)", [1, 2, 4]),
+DIMENSIONS = {  # name: (label, translated where shown; default values)
+    "tp": (N_("tp (tensor parallel, with sequence parallelism)"), [1, 2, 4, 8]),
+    "pp": (N_("pp (pipeline stages)"), [1, 2, 4, 8, 16]),
+    "cp": (N_("cp (context parallel)"), [1]),
+    "vp": (N_("vp (virtual stages per pipeline stage)"), [1, 2]),
+    "ep": (N_("ep (expert parallel, MoE)"), [1]),
+    "micro_batch_size": (N_("Micro-batch sizes (sequences)"), [1, 2, 4]),
 }
 DEFAULT_CURVE = [8, 16, 32, 64, 128, 256, 512]
 
@@ -58,7 +59,7 @@ DEFAULT_CURVE = [8, 16, 32, 64, 128, 256, 512]
 def read_on_off(text: str) -> bool:
     word = text.strip().lower()
     if word not in ("on", "off"):
-        raise ParamError(f"{text[:20]!r} is not on or off")
+        raise ParamError(_("{value} is not on or off").format(value=repr(text[:20])))
     return word == "on"
 
 
@@ -67,7 +68,11 @@ def read_gpt_shape(text: str) -> tuple[int, ...]:
     the engine's GPT builder (H must divide by A)."""
     parts = [p.strip() for p in text.split(",")]
     if len(parts) not in (3, 4) or not all(p.isdigit() for p in parts):
-        raise ParamError(f"{text[:40]!r}: write LAYERS,HIDDEN,HEADS[,VOCAB] (e.g. 96,12288,96)")
+        raise ParamError(
+            _("{value}: write LAYERS,HIDDEN,HEADS[,VOCAB] (e.g. 96,12288,96)").format(
+                value=repr(text[:40])
+            )
+        )
     layers, hidden, heads, *vocab = (int(p) for p in parts)
     shape = (layers, hidden, heads, vocab[0] if vocab else 51_200)
     try:

@@ -24,11 +24,12 @@ import pandas as pd
 import streamlit as st
 
 import engine
+from ui.core.i18n import _
 
 BUDGET_CONFIGS = 200_000  # configurations evaluated per rerun (~1 s: 184,320 took 0.7 s CPU)
 DIMENSIONS = ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero", "recompute")
 CONFIG_KEYS = ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero", "recompute")
-NO_FIT = "does not fit in memory"
+NO_FIT = "does not fit"  # the engine's reason for memory begins so (matched, not shown)
 
 
 @dataclass(frozen=True)
@@ -75,12 +76,17 @@ def refusal(dims: dict, curve: list[int]) -> str | None:
     if search + scaling <= BUDGET_CONFIGS:
         return None
     counts = " × ".join(f"{len(v)} {k}" for k, v in dims.items())
-    return (
-        f"These searches would evaluate {search + scaling:,} configurations ({counts} = "
-        f"{search:,}, once for the search and once for each of the {len(curve)} GPU counts of "
-        f"the scaling curves), more than this page's budget of {BUDGET_CONFIGS:,} (about a "
-        "second). Give fewer values of tp, pp, cp, vp, ep, micro-batch, ZeRO or recompute, or "
-        "fewer GPU counts on the curves."
+    return _(
+        "These searches would evaluate {total} configurations ({counts} = {search}, once for "
+        "the search and once for each of the {curve} GPU counts of the scaling curves), more "
+        "than this page's budget of {budget} (about a second). Give fewer values of tp, pp, cp, "
+        "vp, ep, micro-batch, ZeRO or recompute, or fewer GPU counts on the curves."
+    ).format(
+        total=f"{search + scaling:,}",
+        counts=counts,
+        search=f"{search:,}",
+        curve=len(curve),
+        budget=f"{BUDGET_CONFIGS:,}",
     )
 
 
@@ -113,7 +119,7 @@ def pick(df: pd.DataFrame, rank: int) -> tuple[pd.Series | None, bool]:
     ranked = df[df["reason"] == ""]
     if len(ranked):
         return ranked.iloc[min(rank, len(ranked)) - 1], True
-    memory = df[df["reason"] == NO_FIT]
+    memory = df[df["reason"].astype(str).str.startswith(NO_FIT)]
     if len(memory):
         return memory.loc[memory["memory_per_gpu_bytes"].idxmin()], False
     return None, False
@@ -153,4 +159,4 @@ def reasons(df: pd.DataFrame) -> pd.DataFrame:
     """How many configurations each rule rejected, most first."""
     rejected = df[df["reason"] != ""]
     counts = rejected["reason"].astype(str).value_counts()
-    return pd.DataFrame({"Why rejected": counts.index, "Configurations": counts.to_numpy()})
+    return pd.DataFrame({_("Why rejected"): counts.index, _("Configurations"): counts.to_numpy()})

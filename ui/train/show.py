@@ -9,9 +9,11 @@ import streamlit as st
 from ui.charts import operators as fo
 from ui.core.downloads import download_csv
 from ui.core.format import fmt
+from ui.core.i18n import _
 from ui.core.text import plain
 from ui.train import figures as tf
 from ui.train import view as tv
+from ui.train.run import NO_FIT
 
 ROW = 4
 PNG = {"toImageButtonOptions": {"format": "png"}}
@@ -22,13 +24,18 @@ def verdict(r: dict, fits: bool, rank: tuple[int, int], gpus: int) -> None:
     config = plain(tf.config_text(r))
     if fits:
         st.success(
-            f"Shown in detail, ranked {rank[0]:,} of the {rank[1]:,} that fit: {config}.", icon="✅"
+            _("Shown in detail, ranked {rank} of the {ranked} that fit: {config}.").format(
+                rank=f"{rank[0]:,}", ranked=f"{rank[1]:,}", config=config
+            ),
+            icon="✅",
         )
         return
-    why = next((w for w in r["warnings"] if w.startswith("does not fit")), "does not fit")
+    why = next((w for w in r["warnings"] if w.startswith(NO_FIT)), None) or _("does not fit")
     st.error(
-        f"No configuration fits on {gpus:,} GPUs. The closest, {config}, {plain(why)}. Add GPUs, "
-        "model parallelism (tp, pp), ZeRO stages or recomputation.",
+        _(
+            "No configuration fits on {gpus} GPUs. The closest, {config}, {why}. Add GPUs, model "
+            "parallelism (tp, pp), ZeRO stages or recomputation."
+        ).format(gpus=f"{gpus:,}", config=config, why=plain(why)),
         icon="🚫",
     )
 
@@ -46,21 +53,29 @@ def breakdowns(r: dict, fits: bool, capacity: float) -> None:
     if fits:
         st.plotly_chart(tf.step_figure(r), key="train_step", config=PNG)
     else:
-        st.caption("No step time is drawn for a configuration that does not fit.")
+        st.caption(_("No step time is drawn for a configuration that does not fit."))
     st.plotly_chart(tf.memory_figure(r, capacity), key="train_memory", config=PNG)
 
 
 def roofline(ops, r: dict, hw_name: str) -> None:
-    title = (
-        f"Roofline of a training micro-batch's operators: {hw_name}, {r['precision']}, tp "
-        f"{r['tp']}, micro-batch {r['micro_batch_size']} × {r['seq_len']:,} tokens"
+    title = _(
+        "Roofline of a training micro-batch's operators: {hardware}, {precision}, tp {tp}, "
+        "micro-batch {micro_batch} × {seq_len} tokens"
+    ).format(
+        hardware=hw_name,
+        precision=r["precision"],
+        tp=r["tp"],
+        micro_batch=r["micro_batch_size"],
+        seq_len=f"{r['seq_len']:,}",
     )
     fig = fo.operator_roofline(ops, fo.roof_values(ops, hw_name), title)
     st.plotly_chart(fig, key="train_roofline", config=PNG)
     st.caption(
-        "Each operator of one micro-batch on one GPU, forward (▶) and backward (◀) passes, at "
-        "its own intensity and achieved FLOP/s (engine.training_operators): the backward pass "
-        "is two GEMMs of the forward's size, attention the profile's backward factor."
+        _(
+            "Each operator of one micro-batch on one GPU, forward (▶) and backward (◀) passes, "
+            "at its own intensity and achieved FLOP/s (engine.training_operators): the backward "
+            "pass is two GEMMs of the forward's size, attention the profile's backward factor."
+        )
     )
 
 
@@ -73,8 +88,10 @@ def scaling(best, curve: list[int], band) -> None:
     if missing:
         counts = ", ".join(f"{g:,}" for g in missing)
         st.caption(
-            f"No configuration fits (or divides the global batch) at {counts} GPUs: "
-            "left off the curves."
+            _(
+                "No configuration fits (or divides the global batch) at {counts} GPUs: left off "
+                "the curves."
+            ).format(counts=counts)
         )
 
 
@@ -85,48 +102,50 @@ def tables(df, best, ops, profile, show_rejected: bool, names: tuple) -> None:
     ranked = df[df["reason"] == ""]
     if not len(ranked):
         show_rejected = True  # the reasons are the answer
-    st.subheader("Configurations that fit, best first")
+    st.subheader(_("Configurations that fit, best first"))
     st.dataframe(tv.table(ranked, tv.RANKED, tv.SHOWN_ROWS), key="train_table", hide_index=True)
     st.caption(
-        f"The first {min(len(ranked), tv.SHOWN_ROWS):,} of {len(ranked):,}; the CSV has every one."
+        _("The first {shown} of {total}; the CSV has every one.").format(
+            shown=f"{min(len(ranked), tv.SHOWN_ROWS):,}", total=f"{len(ranked):,}"
+        )
     )
     download_csv(
         tv.with_errors(ranked, profile),
         tv.file_name("ranked", s, model_id, hw_id),
         "train_csv",
-        "Download the ranked configurations CSV",
+        _("Download the ranked configurations CSV"),
         lazy=True,
     )
     rejected = df[df["reason"] != ""]
     if show_rejected and len(rejected):
-        st.subheader("Rejected configurations, with the rule each breaks")
+        st.subheader(_("Rejected configurations, with the rule each breaks"))
         shown = tv.table(rejected, tv.REJECTED, tv.SHOWN_ROWS)
         st.dataframe(shown, key="train_rejected_table", hide_index=True)
         download_csv(
             tv.with_errors(rejected, profile),
             tv.file_name("rejected", s, model_id, hw_id),
             "train_rejected_csv",
-            "Download the rejected configurations CSV",
+            _("Download the rejected configurations CSV"),
             lazy=True,
         )
     if len(best):
-        st.subheader("Scaling: the best configuration per GPU count")
+        st.subheader(_("Scaling: the best configuration per GPU count"))
         st.dataframe(tv.table(best, tv.SCALING), key="train_scaling_table", hide_index=True)
         download_csv(
             tv.with_errors(best, profile),
             tv.file_name("scaling", s, model_id, hw_id),
             "train_scaling_csv",
-            "Download the scaling CSV",
+            _("Download the scaling CSV"),
             lazy=True,
         )
     if ops is not None:
-        st.subheader("Operators of a micro-batch")
+        st.subheader(_("Operators of a micro-batch"))
         st.dataframe(tv.table(ops, tv.OPERATORS), key="train_ops_table", hide_index=True)
         download_csv(
             tv.with_errors(ops, profile),
             tv.file_name("operators", s, model_id, hw_id),
             "train_ops_csv",
-            "Download the operators CSV",
+            _("Download the operators CSV"),
             lazy=True,
         )
 
@@ -134,10 +153,16 @@ def tables(df, best, ops, profile, show_rejected: bool, names: tuple) -> None:
 def budget_words(r: dict) -> str:
     """Time and cost to the token budget in one sentence."""
     cost = r["cost_to_train_usd"]
-    priced = f" and cost {fmt(cost)} USD at {fmt(r['price_per_gpu_hour_usd'])} USD per GPU-hour"
-    return (
-        f"{fmt(r['token_budget'])} tokens take {fmt(r['time_to_train_days'] * 86_400, 's')} "
-        f"({fmt(r['gpu_hours'])} GPU-hours)"
-        + (priced if cost is not None else " (no price: set one for the cost)")
-        + "."
-    )
+    values = {
+        "tokens": fmt(r["token_budget"]),
+        "time": fmt(r["time_to_train_days"] * 86_400, "s"),
+        "gpu_hours": fmt(r["gpu_hours"]),
+    }
+    if cost is None:
+        return _(
+            "{tokens} tokens take {time} ({gpu_hours} GPU-hours) (no price: set one for the cost)."
+        ).format(**values)
+    return _(
+        "{tokens} tokens take {time} ({gpu_hours} GPU-hours) and cost {cost} USD at {price} USD "
+        "per GPU-hour."
+    ).format(**values, cost=fmt(cost), price=fmt(r["price_per_gpu_hour_usd"]))

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ui.core.format import fmt, fmt_all, pct
+from ui.core.i18n import N_, _
 
 SHOWN_ROWS = 50  # ranked configurations on screen (the CSV has them all)
 RANKED = {  # column: (header, unit or None (as is), factor)
@@ -22,41 +23,41 @@ RANKED = {  # column: (header, unit or None (as is), factor)
     "vp": ("vp", None, 1),
     "ep": ("ep", None, 1),
     "dp": ("dp", None, 1),
-    "micro_batch_size": ("Micro-batch", None, 1),
-    "micro_batches": ("Micro-batches", None, 1),
-    "zero": ("ZeRO", None, 1),
-    "recompute": ("Recompute", None, 1),
-    "tokens_per_s": ("Tokens/s", "", 1.0),
-    "mfu": ("MFU", "%", 100.0),
-    "step_time_s": ("Step", "s", 1.0),
-    "bubble_fraction": ("Bubble", "%", 100.0),
-    "memory_per_gpu_bytes": ("Memory per GPU", "B", 1.0),
-    "memory_headroom_bytes": ("Headroom", "B", 1.0),
-    "time_to_train_days": ("Days to budget", "", 1.0),
-    "cost_to_train_usd": ("Cost to budget (USD)", "", 1.0),
+    "micro_batch_size": (N_("Micro-batch"), None, 1),
+    "micro_batches": (N_("Micro-batches"), None, 1),
+    "zero": (N_("ZeRO"), None, 1),
+    "recompute": (N_("Recompute"), None, 1),
+    "tokens_per_s": (N_("Tokens/s"), "", 1.0),
+    "mfu": (N_("MFU"), "%", 100.0),
+    "step_time_s": (N_("Step"), "s", 1.0),
+    "bubble_fraction": (N_("Bubble"), "%", 100.0),
+    "memory_per_gpu_bytes": (N_("Memory per GPU"), "B", 1.0),
+    "memory_headroom_bytes": (N_("Headroom"), "B", 1.0),
+    "time_to_train_days": (N_("Days to budget"), "", 1.0),
+    "cost_to_train_usd": (N_("Cost to budget (USD)"), "", 1.0),
 }
 REJECTED = {k: v for k, v in RANKED.items() if k in ("tp", "pp", "cp", "vp", "ep", "dp")}
 REJECTED |= {k: RANKED[k] for k in ("micro_batch_size", "zero", "recompute")}
 REJECTED |= {"memory_per_gpu_bytes": RANKED["memory_per_gpu_bytes"]}
-REJECTED |= {"reason": ("Why rejected", None, 1)}
-SCALING = {"gpus": ("GPUs", None, 1)} | {
+REJECTED |= {"reason": (N_("Why rejected"), None, 1)}
+SCALING = {"gpus": (N_("GPUs"), None, 1)} | {
     k: RANKED[k] for k in ("tp", "pp", "cp", "vp", "dp", "tokens_per_s", "mfu", "step_time_s")
 }
 OPERATORS = {
-    "phase": ("Pass", None, 1),
-    "name": ("Operator", None, 1),
-    "layer": ("Layers", None, 1),
+    "phase": (N_("Pass"), None, 1),
+    "name": (N_("Operator"), None, 1),
+    "layer": (N_("Layers"), None, 1),
     "count": ("×", None, 1),
-    "flops": ("FLOPs each", "FLOP", 1.0),
-    "bytes": ("Bytes each", "B", 1.0),
-    "arithmetic_intensity_flop_per_byte": ("Intensity (FLOP/B)", "", 1.0),
-    "time_ms": ("Time each", "s", 1e-3),
-    "bottleneck": ("Bound", None, 1),
+    "flops": (N_("FLOPs each"), "FLOP", 1.0),
+    "bytes": (N_("Bytes each"), "B", 1.0),
+    "arithmetic_intensity_flop_per_byte": (N_("Intensity (FLOP/B)"), "", 1.0),
+    "time_ms": (N_("Time each"), "s", 1e-3),
+    "bottleneck": (N_("Bound"), None, 1),
 }
 ERRORS = (  # residual key prefix: words
-    ("mape", "in sample"),
-    ("loo_row_mape", "leave one run out"),
-    ("loo_table_mape", "leave one table out"),
+    ("mape", N_("in sample")),
+    ("loo_row_mape", N_("leave one run out")),
+    ("loo_table_mape", N_("leave one table out")),
 )
 
 
@@ -67,19 +68,19 @@ def table(df: pd.DataFrame, spec: Mapping, rows: int | None = None) -> pd.DataFr
     for column, (header, unit, factor) in spec.items():
         values = part[column].to_numpy()
         if unit is None:
-            out[header] = [
+            out[_(header)] = [
                 int(v) if isinstance(v, float | np.floating) and float(v).is_integer() else v
                 for v in values
             ]
         else:
-            out[header] = fmt_all(np.asarray(values, dtype=float) * factor, unit)
+            out[_(header)] = fmt_all(np.asarray(values, dtype=float) * factor, unit)
     return pd.DataFrame(out)
 
 
 def errors(profile) -> dict[str, float]:
     """The training profile's measured MAPE (%) by basis, as its file records them."""
     r = profile.residuals
-    return {words: r[f"{key}_pct"] for key, words in ERRORS if f"{key}_pct" in r}
+    return {_(words): r[f"{key}_pct"] for key, words in ERRORS if f"{key}_pct" in r}
 
 
 def band(profile) -> float | None:
@@ -91,13 +92,18 @@ def error_text(profile) -> str:
     """The profile's measured errors in one sentence, for beside the numbers."""
     found = errors(profile)
     if not found:
-        return f"Profile {profile.name}: its error was not measured."
-    parts = ", ".join(f"{words} {pct(v / 100)}" for words, v in found.items())
-    return (
-        f"Profile {profile.name}'s measured error (MAPE of TFLOP/s per GPU, {profile.rows} runs "
-        f"of {', '.join(profile.fitted_on) or 'no file'}): {parts}. Read every speed, time and "
-        "cost on this page within it; off the fitted ground (other accelerators, precisions, "
-        "FlashAttention, MoE) it is a floor (docs/model.md, 'The megatron profile')."
+        return _("Profile {profile}: its error was not measured.").format(profile=profile.name)
+    parts = _(", ").join(f"{words} {pct(v / 100)}" for words, v in found.items())
+    return _(
+        "Profile {profile}'s measured error (MAPE of TFLOP/s per GPU, {rows} runs of {files}): "
+        "{parts}. Read every speed, time and cost on this page within it; off the fitted ground "
+        "(other accelerators, precisions, FlashAttention, MoE) it is a floor (docs/model.md, "
+        "'The megatron profile')."
+    ).format(
+        profile=profile.name,
+        rows=profile.rows,
+        files=", ".join(profile.fitted_on) or _("no file"),
+        parts=parts,
     )
 
 
@@ -110,39 +116,71 @@ def with_errors(df: pd.DataFrame, profile) -> pd.DataFrame:
 def headline(r: Mapping, profile) -> list[tuple[str, str, str]]:
     """(label, value, help) metric cards of the chosen configuration."""
     b = band(profile)
-    tip = "measured error: " + ("not measured" if b is None else f"±{pct(b / 100)} (LOO)")
+    tip = (
+        _("measured error: not measured")
+        if b is None
+        else _("measured error: ±{band} (LOO)").format(band=pct(b / 100))
+    )
     return [
-        ("Step time", fmt(r["step_time_s"], "s"), f"one optimizer step; {tip}"),
-        ("Tokens/s", fmt(r["tokens_per_s"]), f"all {int(r['gpus']):,} GPUs; {tip}"),
-        ("Tokens/s per GPU", fmt(r["tokens_per_s_per_gpu"]), tip),
-        ("MFU", pct(r["mfu"]), f"model FLOPs (PaLM) ÷ peak; {tip}"),
-        ("HFU", pct(r["hfu"]), "hardware FLOPs (recomputation counted) ÷ peak"),
-        ("Model TFLOP/s per GPU", fmt(r["model_tflops_per_gpu"]), tip),
         (
-            "Memory per GPU",
+            _("Step time"),
+            fmt(r["step_time_s"], "s"),
+            _("one optimizer step; {tip}").format(tip=tip),
+        ),
+        (
+            _("Tokens/s"),
+            fmt(r["tokens_per_s"]),
+            _("all {gpus} GPUs; {tip}").format(gpus=f"{int(r['gpus']):,}", tip=tip),
+        ),
+        (_("Tokens/s per GPU"), fmt(r["tokens_per_s_per_gpu"]), tip),
+        ("MFU", pct(r["mfu"]), _("model FLOPs (PaLM) ÷ peak; {tip}").format(tip=tip)),
+        ("HFU", pct(r["hfu"]), _("hardware FLOPs (recomputation counted) ÷ peak")),
+        (_("Model TFLOP/s per GPU"), fmt(r["model_tflops_per_gpu"]), tip),
+        (
+            _("Memory per GPU"),
             fmt(r["memory_per_gpu_bytes"], "B"),
-            "weights, gradients, optimizer, activations",
+            _("weights, gradients, optimizer, activations"),
         ),
-        ("Headroom", fmt(r["memory_headroom_bytes"], "B"), "usable − needed (negative: short)"),
-        ("Time to the token budget", fmt(r["time_to_train_days"] * 86_400, "s"), tip),
-        ("GPU-hours", fmt(r["gpu_hours"]), f"{fmt(r['token_budget'])} tokens"),
         (
-            "Cost to the token budget (USD)",
-            fmt(r["cost_to_train_usd"]),
-            "price per GPU-hour × GPU-hours"
-            if r["cost_to_train_usd"] is not None
-            else "no price: set one",
+            _("Headroom"),
+            fmt(r["memory_headroom_bytes"], "B"),
+            _("usable − needed (negative: short)"),
         ),
-        ("Bubble", pct(r["bubble_fraction"]), "(pp − 1) / (vp · micro-batches)"),
+        (_("Time to the token budget"), fmt(r["time_to_train_days"] * 86_400, "s"), tip),
+        (
+            _("GPU-hours"),
+            fmt(r["gpu_hours"]),
+            _("{tokens} tokens").format(tokens=fmt(r["token_budget"])),
+        ),
+        (
+            _("Cost to the token budget (USD)"),
+            fmt(r["cost_to_train_usd"]),
+            _("price per GPU-hour × GPU-hours")
+            if r["cost_to_train_usd"] is not None
+            else _("no price: set one"),
+        ),
+        (_("Bubble"), pct(r["bubble_fraction"]), _("(pp − 1) / (vp · micro-batches)")),
     ]
 
 
 def caption(s, model_name: str, hw_name: str, counts: tuple[int, int], fits: int) -> str:
     """The scenario in one line (plain: the caller escapes the names)."""
-    return (
-        f"{model_name} on {s.gpus:,} × {hw_name} · global batch {s.global_batch_size:,} × "
-        f"{s.seq_len:,} tokens · {s.precision}, {s.attention} attention · profile {s.profile} · "
-        f"{counts[0]:,} configurations searched, {fits:,} fit · ranked by {s.rank_by}"
+    return _(
+        "{model} on {gpus} × {hardware} · global batch {batch} × {seq_len} tokens · "
+        "{precision}, {attention} attention · profile {profile} · {searched} configurations "
+        "searched, {fits} fit · ranked by {rank_by}"
+    ).format(
+        model=model_name,
+        gpus=f"{s.gpus:,}",
+        hardware=hw_name,
+        batch=f"{s.global_batch_size:,}",
+        seq_len=f"{s.seq_len:,}",
+        precision=s.precision,
+        attention=s.attention,
+        profile=s.profile,
+        searched=f"{counts[0]:,}",
+        fits=f"{fits:,}",
+        rank_by=s.rank_by,
     )
 
 
