@@ -15,18 +15,20 @@ from ui.accuracy import view as av
 from ui.accuracy.link import PAGE, SECTIONS, SHIPPED, declare, profile_values
 from ui.core import frame, state
 from ui.core.downloads import download_csv
+from ui.core.i18n import N_, _
 from ui.core.text import plain
 
 frame.setup_page("Accuracy")
 ss = st.session_state
-st.title("Accuracy: measured vs predicted")
+st.title(_("Accuracy: measured vs predicted"))
 frame.show_catalog_notes(frame.catalog())
 
 # --- inputs -----------------------------------------------------------------
 link = declare()
 frame.show_param_warnings(session.start(link))
-section = st.radio("Section", SECTIONS, key=link.key("section"), horizontal=True,
-                   format_func=lambda s: f"{s.capitalize()} profiles")  # fmt: skip
+SECTION_LABELS = {"serving": N_("Serving profiles"), "training": N_("Training profiles")}
+section = st.radio(_("Section"), SECTIONS, key=link.key("section"), horizontal=True,
+                   format_func=lambda s: _(SECTION_LABELS[s]))  # fmt: skip
 texts, engines = session.texts(), session.engines()
 offered = {name: session.profile(name) for name in texts}
 if ss.get(session.PROFILE) not in offered:
@@ -40,13 +42,15 @@ if section == "training":
 
 left, right = st.columns([2, 3])
 with left:
-    name = st.selectbox("Profile (serving stack, release, scheduler)", list(offered),
-                        key=session.PROFILE, help="docs/model.md, Accuracy",
+    name = st.selectbox(_("Profile (serving stack, release, scheduler)"), list(offered),
+                        key=session.PROFILE, help=_("docs/model.md, Accuracy"),
                         format_func=lambda n: av.picker_label(offered[n], engines))  # fmt: skip
-    st.selectbox("Measurements (shipped)", SHIPPED, key=link.key("measurements"),
+    st.selectbox(_("Measurements (shipped)"), SHIPPED, key=link.key("measurements"),
                  disabled=bool(ss.get(session.UPLOAD)))  # fmt: skip
     upload = st.file_uploader(
-        f"Your measurements (CSV, up to {engine.MAX_MEASUREMENTS_BYTES / 1e6:g} MB)",
+        _("Your measurements (CSV, up to {size} MB)").format(
+            size=f"{engine.MAX_MEASUREMENTS_BYTES / 1e6:g}"
+        ),
         type=["csv"],
         key="acc:upload",
     )
@@ -54,14 +58,18 @@ with left:
     if upload is not None and upload.file_id != ss.get("acc:upload_id"):
         ss["acc:upload_id"] = upload.file_id
         session.take_upload(upload.getvalue(), upload.name)
-    st.button("Fit a team profile to these measurements", key="acc:fit", on_click=session.fit,
-              type="primary", help="engine.calibrate: identifiable parameters only, "
-              "cross-validated (docs/model.md, Calibration, honestly)")  # fmt: skip
-    st.button("Back to the shipped measurements", key="acc:reset", on_click=session.use_shipped)
+    st.button(_("Fit a team profile to these measurements"), key="acc:fit", on_click=session.fit,
+              type="primary", help=_("engine.calibrate: identifiable parameters only, "
+              "cross-validated (docs/model.md, Calibration, honestly)"))  # fmt: skip
+    st.button(_("Back to the shipped measurements"), key="acc:reset",
+              on_click=session.use_shipped)  # fmt: skip
 sections.upload_help(expanded=bool(ss.get("acc:errors")))
 if ss.get("acc:errors"):
     st.error(
-        f"That file was not used ({len(ss['acc:errors'])} problem(s)); nothing else changed:\n\n"
+        _("That file was not used ({n} problem(s)); nothing else changed:").format(
+            n=len(ss["acc:errors"])
+        )
+        + "\n\n"
         + "\n".join(f"- {plain(p)}" for p in ss["acc:errors"][:20]),
         icon="🚫",
     )
@@ -79,35 +87,51 @@ query = state.publish(link, values)
 # --- render -----------------------------------------------------------------
 with right:
     st.caption(
-        f"Profile **{plain(name)}** · measurements {plain(label)} ({summary['rows']} rows, "
-        f"{summary['predicted_rows']} predicted) · error = predicted / measured − 1; MAPE = "
-        "mean |error|" + (" · your upload is not in the share link" if uploaded else "")
+        _(
+            "Profile **{profile}** · measurements {file} ({rows} rows, {predicted} predicted) · "
+            "error = predicted / measured − 1; MAPE = mean |error|"
+        ).format(
+            profile=plain(name),
+            file=plain(label),
+            rows=summary["rows"],
+            predicted=summary["predicted_rows"],
+        )
+        + (_(" · your upload is not in the share link") if uploaded else "")
     )
     before, delta = ss.get("acc:before") if name == "team" else None, None
     if before in frames:
         was = engine.summarise(frames[before])["mape_pct"]
-        delta = f"{av.signed(summary['mape_pct'] - was, '')} points vs {before} ({av.pct(was)})"
+        delta = _("{change} points vs {profile} ({mape})").format(
+            change=av.signed(summary["mape_pct"] - was, ""), profile=before, mape=av.pct(was)
+        )
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("MAPE", av.pct(summary["mape_pct"]), delta=delta, delta_color="inverse")
-    c2.metric("Median APE", av.pct(summary["median_ape_pct"]))
-    c3.metric("Rows predicted", f"{summary['predicted_rows']} of {summary['rows']}")
-    c4.metric("Out of sample (band)", av.error_cells(profile)["Error band"], help=band.basis)
+    c1.metric(_("MAPE"), av.pct(summary["mape_pct"]), delta=delta, delta_color="inverse")
+    c2.metric(_("Median APE"), av.pct(summary["median_ape_pct"]))
+    c3.metric(
+        _("Rows predicted"),
+        _("{predicted} of {rows}").format(
+            predicted=summary["predicted_rows"], rows=summary["rows"]
+        ),
+    )
+    c4.metric(_("Out of sample (band)"), av.error_cells(profile)[av.BAND], help=band.basis)
     if label in profile.fitted_on:
         st.info(plain(av.in_sample_note(profile)))
     if not summary["predicted_rows"]:
-        st.warning("The model can predict none of these rows: the table says why for each.")
+        st.warning(_("The model can predict none of these rows: the table says why for each."))
 sections.profile_section(profile, texts[name])
 sections.charts(df, name, band)
 sections.tables(frames, av.per_file_table(per_file, offered))
-st.subheader("Every serving profile")
+st.subheader(_("Every serving profile"))
 st.dataframe(av.profiles_table(offered, engines), hide_index=True, key="acc:profiles")
 table = av.results_table(df)
-st.subheader(f"Every row under profile {plain(name)}")
+st.subheader(_("Every row under profile {profile}").format(profile=plain(name)))
 st.dataframe(table, hide_index=True, key="acc:table")
-download_csv(table, f"accuracy_{name}.csv", "acc:csv", "Download the table (CSV)")
+download_csv(table, f"accuracy_{name}.csv", "acc:csv", _("Download the table (CSV)"))
 frame.share_link(PAGE, query)
 st.caption(
-    "Model and profiles: docs/model.md (Serving model; Accuracy). Shipped measurements: "
-    "NVIDIA TensorRT-LLM 0.6.1 performance tables and Oracle Cloud's vLLM MI300X latencies "
-    "(source URL on every row)."
+    _(
+        "Model and profiles: docs/model.md (Serving model; Accuracy). Shipped measurements: "
+        "NVIDIA TensorRT-LLM 0.6.1 performance tables and Oracle Cloud's vLLM MI300X latencies "
+        "(source URL on every row)."
+    )
 )

@@ -5,7 +5,8 @@ range on both axes and one unit of x as long as one of y (scaleanchor), so y = x
 is truly at 45°; ticks at decades only (1, 10, 100, 1k); the ±band lines are the profile's
 measured out-of-sample error around y = x (the engine's Band.limits), drawn only when it was
 measured. Colour by accelerator; predicted rows only (the table lists the others and why).
-User and file text in hover and legends is HTML-escaped. docs/model.md, "Accuracy".
+User and file text in hover and legends is HTML-escaped; words through ui.core.i18n.
+docs/model.md, "Accuracy".
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ import plotly.graph_objects as go
 import engine
 from ui.charts.theme import COLORS, GAP_COLOR, legend_below, wrap_title
 from ui.core.format import fmt, tick_label
+from ui.core.i18n import N_, _
 
-TITLES = {  # metric: chart title
-    "output_tokens_per_s_per_gpu": "Output tokens/s per GPU",
-    "ttft_ms": "Time to first token (TTFT)",
-    "tpot_ms": "Time per output token (TPOT)",
-    "e2e_latency_ms": "End-to-end latency",
+TITLES = {  # metric: chart title (translated when drawn)
+    "output_tokens_per_s_per_gpu": N_("Output tokens/s per GPU"),
+    "ttft_ms": N_("Time to first token (TTFT)"),
+    "tpot_ms": N_("Time per output token (TPOT)"),
+    "e2e_latency_ms": N_("End-to-end latency"),
 }
 BAND_COLOR = "#7f7f7f"
 BAND_FILL = "rgba(127,127,127,0.12)"  # between the ±band lines
@@ -83,10 +85,10 @@ def parity_figure(
     """
     lo, hi = decades([*points["measured"], *points["predicted"]])
     edge = [10.0**lo, 10.0**hi]
-    traces = [_line(edge, edge, "predicted = measured", "solid")]
+    traces = [_line(edge, edge, _("predicted = measured"), "solid")]
     limits = band.limits(edge) if band is not None else None
     if limits is not None:
-        name = f"±{fmt(band.pct, '%')}: out-of-sample error"
+        name = _("±{band}: out-of-sample error").format(band=fmt(band.pct, "%"))
         traces.append(_line(edge, list(limits[1]), name, "dot"))
         lower = _line(edge, list(limits[0]), name, "dot", legend=False)
         traces.append(lower | {"fill": "tonexty", "fillcolor": BAND_FILL})
@@ -106,8 +108,9 @@ def parity_figure(
         )  # fmt: skip
     layout = {
         "title": wrap_title(html.escape(title)),
-        "xaxis": _axis(f"measured ({unit})", lo, hi),
-        "yaxis": _axis(f"predicted ({unit})", lo, hi) | {"scaleanchor": "x", "scaleratio": 1},
+        "xaxis": _axis(_("measured ({unit})").format(unit=unit), lo, hi),
+        "yaxis": _axis(_("predicted ({unit})").format(unit=unit), lo, hi)
+        | {"scaleanchor": "x", "scaleratio": 1},
         "legend": legend_below(),
         "height": 460,
         "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
@@ -117,18 +120,32 @@ def parity_figure(
 
 def _hover(df: pd.DataFrame) -> list[str]:
     out = []
+    where, shape = (
+        _("<b>{model}</b> on {tp}× {hardware}"),
+        _("{precision} (KV {kv}), {batch}, {input} in / {output} out tokens"),
+    )
+    values, error, row = (
+        _("measured {measured} {unit}, predicted {predicted} {unit}"),
+        _("error {error} · {engine}"),
+        _("{file} row {row}"),
+    )
     for r in df.itertuples(index=False):
         unit = engine.MEASUREMENT_METRICS[r.metric]
-        batch = "under load" if pd.isna(r.batch_size) else f"batch {int(r.batch_size):,}"
+        if pd.isna(r.batch_size):
+            batch = _("under load")
+        else:
+            batch = _("batch {batch}").format(batch=f"{int(r.batch_size):,}")
         lines = [
-            f"<b>{html.escape(str(r.model))}</b> on {r.tp}× {html.escape(str(r.hardware))}"
+            where.format(model=html.escape(str(r.model)), tp=r.tp,
+                         hardware=html.escape(str(r.hardware)))
             + (f", PP {r.pp}" if r.pp > 1 else ""),
-            f"{html.escape(str(r.precision))} (KV {html.escape(str(r.kv_precision))}), "
-            f"{batch}, {r.input_tokens:,} in / {r.output_tokens:,} out tokens",
-            f"measured {fmt(r.value)} {unit}, predicted {fmt(r.predicted)} {unit}",
-            f"error {r.error:+.1%} · {html.escape(str(r.engine))}",
-            f"{html.escape(str(r.file))} row {r.row}",
-        ]
+            shape.format(precision=html.escape(str(r.precision)),
+                         kv=html.escape(str(r.kv_precision)), batch=batch,
+                         input=f"{r.input_tokens:,}", output=f"{r.output_tokens:,}"),
+            values.format(measured=fmt(r.value), predicted=fmt(r.predicted), unit=unit),
+            error.format(error=f"{r.error:+.1%}", engine=html.escape(str(r.engine))),
+            row.format(file=html.escape(str(r.file)), row=r.row),
+        ]  # fmt: skip
         out.append("<br>".join(lines))
     return out
 
@@ -148,17 +165,36 @@ def metric_figures(df: pd.DataFrame, profile: str, band: engine.Band) -> dict[st
             }
         )
         unit = engine.MEASUREMENT_METRICS[metric]
-        out[metric] = parity_figure(points, unit, f"{TITLES[metric]}: profile {profile}", band)
+        title = _("{metric}: profile {profile}").format(metric=_(TITLES[metric]), profile=profile)
+        out[metric] = parity_figure(points, unit, title, band)
     return out
 
 
 def training_figure(df: pd.DataFrame, band: engine.Band) -> go.Figure:
     """The training runs (engine.training_fit_rows) measured against predicted."""
+    text = _(
+        "<b>{table}, {scheme}</b>: {layers}-layer h={hidden} on {gpus} {hardware}<br>tp {tp}, "
+        "pp {pp}, v {vp}, b {micro}, B {global_batch}<br>measured {measured}, predicted "
+        "{predicted} {unit} ({error}%)"
+    )
     hover = [
-        f"<b>{html.escape(str(r.table))}, {html.escape(str(r.scheme))}</b>: {r.layers}-layer "
-        f"h={r.hidden:,} on {r.gpus:,} {html.escape(str(r.hardware))}<br>tp {r.tp}, pp {r.pp}, "
-        f"v {r.vp}, b {r.micro_batch_size}, B {r.global_batch_size:,}<br>measured "
-        f"{fmt(r.measured)}, predicted {fmt(r.predicted)} {r.unit} ({r.error_pct:+.1f}%)"
+        text.format(
+            table=html.escape(str(r.table)),
+            scheme=html.escape(str(r.scheme)),
+            layers=r.layers,
+            hidden=f"{r.hidden:,}",
+            gpus=f"{r.gpus:,}",
+            hardware=html.escape(str(r.hardware)),
+            tp=r.tp,
+            pp=r.pp,
+            vp=r.vp,
+            micro=r.micro_batch_size,
+            global_batch=f"{r.global_batch_size:,}",
+            measured=fmt(r.measured),
+            predicted=fmt(r.predicted),
+            unit=r.unit,
+            error=f"{r.error_pct:+.1f}",
+        )
         for r in df.itertuples(index=False)
     ]
     points = pd.DataFrame(
@@ -170,4 +206,5 @@ def training_figure(df: pd.DataFrame, band: engine.Band) -> go.Figure:
         }
     )
     unit = str(df["unit"].iloc[0]) if len(df) else ""
-    return parity_figure(points, unit, f"Training: {unit}, profile megatron", band)
+    title = _("Training: {unit}, profile megatron").format(unit=unit)
+    return parity_figure(points, unit, title, band)

@@ -1,6 +1,7 @@
 """The accuracy page's sections (Streamlit glue over ui/accuracy/view.py and figures.py): what
 file to upload, the chosen profile's errors in and out of sample with its fit and ground, the
-measured-vs-predicted charts, and the training profile. User text through ui.core.text.plain.
+measured-vs-predicted charts, and the training profile. User text through ui.core.text.plain;
+words through ui.core.i18n.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import engine
 from ui.accuracy import figures, session
 from ui.accuracy import view as av
 from ui.core.downloads import download_csv
+from ui.core.i18n import _
 from ui.core.text import plain
 
 PNG = {"toImageButtonOptions": {"format": "png"}}
@@ -24,25 +26,26 @@ def upload_summary() -> str:
     required = [c for c, w in engine.MEASUREMENT_COLUMNS.items() if not w.startswith("optional")]
     optional = [c for c in engine.MEASUREMENT_COLUMNS if c not in required]
     metrics = [f"{m} ({u})" for m, u in engine.MEASUREMENT_METRICS.items()]
-    return (
-        f"A CSV with the columns {', '.join(required)} (optional: {', '.join(optional)}); "
-        f"metric is one of {', '.join(metrics)}, and value is in its unit."
-    )
+    return _(
+        "A CSV with the columns {required} (optional: {optional}); metric is one of "
+        "{metrics}, and value is in its unit."
+    ).format(required=", ".join(required), optional=", ".join(optional), metrics=", ".join(metrics))
 
 
 def upload_help(expanded: bool) -> None:
     """What file the upload wants: columns, metric names and units, a template to download."""
-    with st.expander("What file to upload: columns, metrics, units, a template", expanded):
+    with st.expander(_("What file to upload: columns, metrics, units, a template"), expanded):
         st.markdown(
-            "A CSV file, one row per measured scenario and metric, with a header row "
-            f"(columns in any order; up to {engine.MAX_MEASUREMENTS_BYTES / 1e6:g} MB and 5,000 "
-            "rows). Each row is predicted with the serving model and compared: error = "
-            "predicted / measured − 1."
+            _(
+                "A CSV file, one row per measured scenario and metric, with a header row "
+                "(columns in any order; up to {size} MB and 5,000 rows). Each row is predicted "
+                "with the serving model and compared: error = predicted / measured − 1."
+            ).format(size=f"{engine.MAX_MEASUREMENTS_BYTES / 1e6:g}")
         )
         st.dataframe(av.schema_table(), hide_index=True, key="acc:schema")
         st.dataframe(av.metrics_table(), hide_index=True, key="acc:metrics")
         st.download_button(
-            "Download a template (CSV: every column, one shipped row per metric)",
+            _("Download a template (CSV: every column, one shipped row per metric)"),
             engine.measurements_template(),
             file_name="measurements-template.csv",
             mime="text/csv",
@@ -52,47 +55,55 @@ def upload_help(expanded: bool) -> None:
 
 
 def _tile(col, label: str, value: str, tip: str) -> None:
-    col.metric(label, value, help=tip)
+    col.metric(_(label), value, help=tip)
 
 
 def errors(profile: engine.Profile) -> None:
     """The profile's errors in sample and out of sample side by side, and its band."""
     cells = av.error_cells(profile)
     tips = {
-        "In sample (MAPE)": "on the rows it was fitted on: flatters the fit",
-        "Leave one model out (MAPE)": "refit without each model, predict its rows",
-        "Leave one accelerator out (MAPE)": "refit without each accelerator, predict its rows",
-        "Error band": cells["Band basis"],
+        av.IN_SAMPLE: _("on the rows it was fitted on: flatters the fit"),
+        av.LOMO: _("refit without each model, predict its rows"),
+        av.LOAO: _("refit without each accelerator, predict its rows"),
+        av.BAND: cells[av.BASIS],
     }
     for col, (label, tip) in zip(st.columns(4), tips.items(), strict=True):
         _tile(col, label, cells[label], tip)
-    st.caption(plain(f"Error band: {cells['Band basis']}."))
+    st.caption(_("Error band: {basis}.").format(basis=plain(cells[av.BASIS])))
 
 
 def profile_section(profile: engine.Profile, toml: str) -> None:
     """The chosen profile: errors, what was fitted and what was not, its ground, warnings."""
-    st.subheader(f"Profile {plain(profile.name)}: its errors, fit and calibrated ground")
+    st.subheader(
+        _("Profile {profile}: its errors, fit and calibrated ground").format(
+            profile=plain(profile.name)
+        )
+    )
     errors(profile)
     for warning in engine.fit_warnings(profile):
         st.warning(plain(warning), icon="⚠️")
     left, right = st.columns(2)
     with left:
         if profile.fitted:
-            st.markdown("**Parameters fitted**")
+            st.markdown(_("**Parameters fitted**"))
             st.dataframe(av.fitted_table(profile), hide_index=True, key="acc:fitted")
         else:
-            st.markdown(f"**Parameters fitted**: none ({plain(profile.description)})")
-        st.markdown("**Calibrated ground** (the rows it was fitted on cover)")
-        for line in av.ground_lines(profile) or ["none: nothing fitted"]:
+            st.markdown(
+                _("**Parameters fitted**: none ({description})").format(
+                    description=plain(profile.description)
+                )
+            )
+        st.markdown(_("**Calibrated ground** (the rows it was fitted on cover)"))
+        for line in av.ground_lines(profile) or [_("none: nothing fitted")]:
             st.markdown(f"- {plain(line)}")
         if profile.worst:
-            with st.expander("Its worst-predicted rows (in sample)"):
+            with st.expander(_("Its worst-predicted rows (in sample)")):
                 for line in profile.worst:
                     st.markdown(f"- {plain(line)}")
     with right:
-        st.markdown("**Every assumption it sets**")
+        st.markdown(_("**Every assumption it sets**"))
         st.dataframe(av.profile_table(profile), hide_index=True, key="acc:values")
-        st.download_button("Download the profile (TOML)", toml, file_name=f"{profile.name}.toml",
+        st.download_button(_("Download the profile (TOML)"), toml, file_name=f"{profile.name}.toml",
                            mime="application/toml", key="acc:toml", icon="⬇️")  # fmt: skip
 
 
@@ -103,7 +114,11 @@ def charts(df: pd.DataFrame, profile: str, band: engine.Band) -> None:
     for i, (metric, fig) in enumerate(figs.items()):
         cols[i % 2].plotly_chart(fig, key=f"acc:figure:{metric}", config=PNG)
     if band.pct is None:
-        st.caption(plain(f"No ±band lines: profile {profile}'s error is {band.basis}."))
+        st.caption(
+            _("No ±band lines: profile {profile}'s error is {basis}.").format(
+                profile=plain(profile), basis=plain(band.basis)
+            )
+        )
 
 
 def tables(frames: Mapping[str, pd.DataFrame], per_file: pd.DataFrame) -> None:
@@ -112,8 +127,8 @@ def tables(frames: Mapping[str, pd.DataFrame], per_file: pd.DataFrame) -> None:
     cols = st.columns(3)
     for col, key in zip(cols, (None, "hardware", "metric"), strict=True):
         col.dataframe(av.mape_by(frames, key), hide_index=True, key=f"acc:mape_{key}")
-    st.markdown("**Every profile on every file** (a profile on another stack's file is out of "
-                "sample; rows predicted of rows given)")  # fmt: skip
+    st.markdown(_("**Every profile on every file** (a profile on another stack's file is out "
+                  "of sample; rows predicted of rows given)"))  # fmt: skip
     st.dataframe(per_file, hide_index=True, key="acc:per_file")
 
 
@@ -121,18 +136,21 @@ def training() -> None:
     """The megatron training profile: its fitted values, its errors in and out of sample, the
     runs it was fitted on (table, chart, CSV)."""
     profile = engine.get_training_profile("megatron")
-    st.subheader("Training profile megatron")
-    st.caption(plain(f"{profile.description}; command: {profile.command}. docs/model.md, "
-                     "'The megatron profile and its errors'."))  # fmt: skip
+    st.subheader(_("Training profile megatron"))
+    st.caption(
+        _("{description}; command: {command}. docs/model.md, 'The megatron profile and its "
+          "errors'.").format(description=plain(profile.description),
+                             command=plain(profile.command))
+    )  # fmt: skip
     cells = av.training_cells(profile)
     for col, (label, (value, tip)) in zip(st.columns(3), cells.items(), strict=True):
         _tile(col, label, value, tip)
     rows = session.training_rows()
-    band = engine.Band(profile.residuals.get("loo_row_mape_pct"), "leave one row out")
+    band = engine.Band(profile.residuals.get("loo_row_mape_pct"), _("leave one row out"))
     left, right = st.columns(2)
-    left.markdown("**Fitted values** (every assumption the training profile sets)")
+    left.markdown(_("**Fitted values** (every assumption the training profile sets)"))
     left.dataframe(av.training_values(profile), hide_index=True, key="acc:train_values")
     right.plotly_chart(figures.training_figure(rows, band), key="acc:train_figure", config=PNG)
-    st.markdown(f"**The {len(rows)} runs it was fitted on** (predicted in sample)")
+    st.markdown(_("**The {n} runs it was fitted on** (predicted in sample)").format(n=len(rows)))
     st.dataframe(av.training_table(rows), hide_index=True, key="acc:train_rows")
-    download_csv(rows, "megatron-fit-rows.csv", "acc:train_csv", "Download the runs (CSV)")
+    download_csv(rows, "megatron-fit-rows.csv", "acc:train_csv", _("Download the runs (CSV)"))

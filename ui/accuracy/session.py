@@ -18,6 +18,7 @@ import engine
 from engine import MeasurementsError, catalogue_problems, profile_from_toml, profile_to_toml
 from ui.accuracy.link import DEFAULT_FILE, PAGE
 from ui.core import frame, profiles, state
+from ui.core.i18n import _
 from ui.core.params import Link, parse_params
 
 ss = st.session_state
@@ -61,13 +62,14 @@ def start(link: Link) -> list[str]:
         return ss["acc:link_warnings"]
     raw = state.raw_query()
     warnings = state.bind(link)
-    accepted, _ = parse_params(raw, link.params)
+    accepted, _dropped = parse_params(raw, link.params)
     dropped = [k for k in raw if k in link and k not in accepted and k != "profile"]
     dropped = [k for k in dropped if k not in ("measurements", "section")]
     name = str(accepted.get("profile", profiles.DEFAULT))
     if dropped and not profiles.is_builtin(name):
         linked = engine.get_profile(profiles.DEFAULT)
-        warnings.append(f"custom profile {name!r} not used ({', '.join(dropped)}); tutorial used")
+        text = _("custom profile {name} not used ({dropped}); tutorial used")
+        warnings.append(text.format(name=repr(name), dropped=", ".join(dropped)))
     else:
         linked, more = profiles.link_profile(raw)
         warnings += more
@@ -131,12 +133,12 @@ def fit() -> None:
     """The fit button's callback: a team profile fitted on the measurements in use (the engine's
     honest calibration: identifiable parameters only, cross-validated), now chosen."""
     start_profile = profile(ss[PROFILE])
-    data, label, _ = in_use()
+    data, label, _uploaded = in_use()
     rows = engine.parse_measurements(data, label)
     try:
         team = engine.calibrate(rows, start_profile, name="team", catalog=frame.catalog())
     except ValueError as exc:
-        ss["acc:errors"] = [f"cannot fit: {exc}"]
+        ss["acc:errors"] = [_("cannot fit: {reason}").format(reason=exc)]
         return
     ss[CUSTOM] = ss.get(CUSTOM, {}) | {"team": profile_to_toml(team)}
     ss["acc:before"] = start_profile.name

@@ -3,6 +3,8 @@
 Everything here is a function of data (no Streamlit), so it is tested without a browser. User
 text (profile names, file names, sources from an uploaded file) is returned as data; the page
 shows it in tables (inert) or through ui.core.text.plain. Numbers through ui.core.format.
+Words through ui.core.i18n, during the run; the error cells keep their English keys (N_) and
+the page translates them where it shows them; results_table's columns (the CSV) stay English.
 The accuracy of the serving model and the profiles: docs/model.md ("Accuracy").
 """
 
@@ -16,13 +18,20 @@ import pandas as pd
 import engine
 from engine import ASSUMPTIONS, PROFILE_KEYS, Profile
 from ui.core.format import MISSING, fmt, fmt_all
+from ui.core.i18n import N_, _
 
 SCENARIO_COLUMNS = ("model", "hardware", "tp", "pp", "precision", "kv_precision", "batch_size")
 SCENARIO_COLUMNS += ("input_tokens", "output_tokens", "metric")
 # What an unset assumption stands for, from the engine's registry.
 UNSET = {a.name: a.none_means or "unset" for a in ASSUMPTIONS}
 LABELS = {a.name: a.label for a in ASSUMPTIONS}
-NOT_FITTED = "nothing fitted"
+NOT_FITTED = N_("nothing fitted")
+# The error cells' keys (English, read by the page; shown through _()).
+IN_SAMPLE = N_("In sample (MAPE)")
+LOMO = N_("Leave one model out (MAPE)")
+LOAO = N_("Leave one accelerator out (MAPE)")
+BAND = N_("Error band")
+BASIS = N_("Band basis")
 
 
 def pct(value: object) -> str:
@@ -41,33 +50,52 @@ def stack(profile: Profile, engines: Mapping[str, Counter]) -> str:
     on, most rows first ('TensorRT-LLM 0.6.1 (29 rows), ...'), from `engines` (file -> label
     counts); a profile fitted on nothing describes no stack."""
     if not profile.fitted_on:
-        return "none: " + (profile.description or "hand-set")
+        return _("none: {description}").format(description=profile.description or _("hand-set"))
+    counts = _labels(profile, engines)
+    if not counts:
+        return _("as measured in {files}").format(files=", ".join(profile.fitted_on))
+    row = _("{label} ({n} rows)")
+    return ", ".join(row.format(label=label, n=f"{n:,}") for label, n in counts.most_common())
+
+
+def _labels(profile: Profile, engines: Mapping[str, Counter]) -> Counter:
+    """The `engine` labels of the rows a profile was fitted on, with their counts."""
     counts: Counter = Counter()
     for file in profile.fitted_on:
         counts.update(engines.get(file, Counter()))
-    if not counts:
-        return "as measured in " + ", ".join(profile.fitted_on)
-    return ", ".join(f"{label} ({n:,} rows)" for label, n in counts.most_common())
+    return counts
 
 
 def scheduler(profile: Profile) -> str:
     """The scheduler the load model uses with the profile, in words."""
     s = profile.scheduler
     if s is None:
-        return "no [scheduler] table: the load model uses vLLM's defaults"
-    chunked = "chunked prefill" if s.chunked_prefill else "no chunked prefill"
-    return (
-        f"{s.stack} ({s.release}): up to {s.max_num_seqs:,} sequences and "
-        f"{s.max_batched_tokens:,} tokens per step, {chunked}, KV cache {s.kv_policy}"
+        return _("no [scheduler] table: the load model uses vLLM's defaults")
+    chunked = _("chunked prefill") if s.chunked_prefill else _("no chunked prefill")
+    return _(
+        "{stack} ({release}): up to {seqs} sequences and {tokens} tokens per step, {chunked}, "
+        "KV cache {kv}"
+    ).format(
+        stack=s.stack,
+        release=s.release,
+        seqs=f"{s.max_num_seqs:,}",
+        tokens=f"{s.max_batched_tokens:,}",
+        chunked=chunked,
+        kv=s.kv_policy,
     )
 
 
 def picker_label(profile: Profile, engines: Mapping[str, Counter]) -> str:
     """The profile picker's line: name, the stack and release it describes, its scheduler."""
-    main = stack(profile, engines).split(" (")[0] if profile.fitted_on else "no stack"
+    counts = _labels(profile, engines) if profile.fitted_on else Counter()
+    if counts:  # the label of most rows, without its parenthesis
+        main = counts.most_common(1)[0][0].split(" (")[0]
+    else:
+        main = stack(profile, engines).split(" (")[0] if profile.fitted_on else _("no stack")
     s = profile.scheduler
-    sched = "vLLM defaults (no table)" if s is None else f"{s.stack} ({s.release})"
-    return f"{profile.name} · {main} · scheduler: {sched}"[:120]
+    sched = _("vLLM defaults (no table)") if s is None else f"{s.stack} ({s.release})"
+    label = _("{profile} · {stack} · scheduler: {scheduler}")
+    return label.format(profile=profile.name, stack=main, scheduler=sched)[:120]
 
 
 def _residual(profile: Profile, key: str) -> str:
@@ -79,22 +107,22 @@ def error_cells(profile: Profile) -> dict[str, str]:
     """The profile's errors in sample and out of sample, and its band, as table cells."""
     band = engine.error_band(profile)
     return {
-        "In sample (MAPE)": _residual(profile, "mape_pct") if profile.fitted else NOT_FITTED,
-        "Leave one model out (MAPE)": _residual(profile, "lomo_mape_pct"),
-        "Leave one accelerator out (MAPE)": _residual(profile, "loao_mape_pct"),
-        "Error band": MISSING if band.pct is None else f"±{pct(band.pct)}",
-        "Band basis": band.basis,
+        IN_SAMPLE: _residual(profile, "mape_pct") if profile.fitted else _(NOT_FITTED),
+        LOMO: _residual(profile, "lomo_mape_pct"),
+        LOAO: _residual(profile, "loao_mape_pct"),
+        BAND: MISSING if band.pct is None else f"±{pct(band.pct)}",
+        BASIS: band.basis,
     }
 
 
 def in_sample_note(profile: Profile) -> str:
     """Beside a MAPE measured on the rows the profile was fitted on: what it is out of sample."""
     band = engine.error_band(profile)
-    out = error_cells(profile)["Error band"]
-    return (
-        f"In sample: {profile.name} was fitted on these rows, so this MAPE flatters it. Out of "
-        f"sample: {out} ({band.basis})."
-    )
+    out = error_cells(profile)[BAND]
+    return _(
+        "In sample: {profile} was fitted on these rows, so this MAPE flatters it. Out of "
+        "sample: {band} ({basis})."
+    ).format(profile=profile.name, band=out, basis=band.basis)
 
 
 def profiles_table(profiles: Mapping[str, Profile], engines: Mapping[str, Counter]):
@@ -102,20 +130,24 @@ def profiles_table(profiles: Mapping[str, Profile], engines: Mapping[str, Counte
     its errors in and out of sample and its band."""
     rows = []
     for name, p in profiles.items():
-        fitted = f"{p.rows:,} rows of {', '.join(p.fitted_on)}" if p.fitted_on else MISSING
+        fitted = MISSING
+        if p.fitted_on:
+            fitted = _("{n} rows of {files}").format(n=f"{p.rows:,}", files=", ".join(p.fitted_on))
         rows.append(
-            {"Profile": name, "Stack and release": stack(p, engines),
-             "Scheduler": scheduler(p), "Fitted on": fitted, **error_cells(p)}
+            {_("Profile"): name, _("Stack and release"): stack(p, engines),
+             _("Scheduler"): scheduler(p), _("Fitted on"): fitted,
+             **{_(k): v for k, v in error_cells(p).items()}}
         )  # fmt: skip
     return pd.DataFrame(rows)
 
 
 def ground_lines(profile: Profile) -> list[str]:
     """The calibrated ground, one line per kind ('Accelerators: H100, A100, L40S')."""
-    kinds = {"hardware": "Accelerators", "precisions": "Precisions"}
-    kinds |= {"families": "Architecture families", "models": "Models"}
-    return [f"{word}: {', '.join(profile.ground[k])}" for k, word in kinds.items()
-            if profile.ground.get(k)]  # fmt: skip
+    kinds = {"hardware": N_("Accelerators"), "precisions": N_("Precisions")}
+    kinds |= {"families": N_("Architecture families"), "models": N_("Models")}
+    line = _("{kind}: {items}")
+    return [line.format(kind=_(word), items=", ".join(profile.ground[k]))
+            for k, word in kinds.items() if profile.ground.get(k)]  # fmt: skip
 
 
 def fitted_table(profile: Profile) -> pd.DataFrame:
@@ -123,9 +155,9 @@ def fitted_table(profile: Profile) -> pd.DataFrame:
     values = profile.values()
     return pd.DataFrame(
         {
-            "parameter": list(profile.fitted),
-            "fitted value": [fmt(values.get(k)) for k in profile.fitted],
-            "meaning": [LABELS.get(k, "") for k in profile.fitted],
+            _("parameter"): list(profile.fitted),
+            _("fitted value"): [fmt(values.get(k)) for k in profile.fitted],
+            _("meaning"): [LABELS.get(k, "") for k in profile.fitted],
         }
     )
 
@@ -135,8 +167,8 @@ def profile_table(profile: Profile) -> pd.DataFrame:
     values = profile.values()
     return pd.DataFrame(
         {
-            "assumption": list(PROFILE_KEYS),
-            "value": [f"{values[k]:.6g}" if k in values else UNSET[k] for k in PROFILE_KEYS],
+            _("assumption"): list(PROFILE_KEYS),
+            _("value"): [f"{values[k]:.6g}" if k in values else UNSET[k] for k in PROFILE_KEYS],
         }
     )
 
@@ -148,11 +180,11 @@ def mape_by(frames: Mapping[str, pd.DataFrame], key: str | None) -> pd.DataFrame
     for name, df in frames.items():
         ok = df[df["reason"] == ""]
         if key is None:
-            columns[name] = pd.Series({"all rows": ok["ape_pct"].mean()})
+            columns[name] = pd.Series({_("all rows"): ok["ape_pct"].mean()})
         else:
             columns[name] = ok.groupby(key)["ape_pct"].mean()
     table = pd.DataFrame(columns)
-    table.index.name = key or "rows"
+    table.index.name = key or _("rows")
     return table.map(pct).add_suffix(" MAPE").reset_index()
 
 
@@ -166,12 +198,12 @@ def per_file_table(frames: Mapping[str, Mapping[str, pd.DataFrame]], profiles) -
     """
     rows = []
     for file, by_profile in frames.items():
-        row = {"file": file, "rows": len(next(iter(by_profile.values())))}
+        row = {_("file"): file, _("rows"): len(next(iter(by_profile.values())))}
         for name, df in by_profile.items():
             s = engine.summarise(df)
-            mark = " (fitted on)" if file in profiles[name].fitted_on else ""
-            row[f"{name} MAPE"] = (
-                f"{pct(s['mape_pct'])}{mark} ({s['predicted_rows']} of {s['rows']})"
+            mark = _(" (fitted on)") if file in profiles[name].fitted_on else ""
+            row[f"{name} MAPE"] = _("{mape}{mark} ({predicted} of {rows})").format(
+                mape=pct(s["mape_pct"]), mark=mark, predicted=s["predicted_rows"], rows=s["rows"]
             )
         rows.append(row)
     return pd.DataFrame(rows)
@@ -182,9 +214,11 @@ def schema_table() -> pd.DataFrame:
     words = engine.MEASUREMENT_COLUMNS
     return pd.DataFrame(
         {
-            "column": list(words),
-            "required": ["no" if w.startswith("optional") else "yes" for w in words.values()],
-            "what it holds": list(words.values()),
+            _("column"): list(words),
+            _("required"): [
+                _("no") if w.startswith("optional") else _("yes") for w in words.values()
+            ],
+            _("what it holds"): list(words.values()),
         }
     )
 
@@ -192,7 +226,7 @@ def schema_table() -> pd.DataFrame:
 def metrics_table() -> pd.DataFrame:
     """The metric names a file may use, and the unit of each one's value."""
     units = engine.MEASUREMENT_METRICS
-    return pd.DataFrame({"metric": list(units), "unit of value": list(units.values())})
+    return pd.DataFrame({_("metric"): list(units), _("unit of value"): list(units.values())})
 
 
 def results_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -209,21 +243,21 @@ def results_table(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-TRAINING = {  # column of engine.training_fit_rows: on-screen header
-    "table": "Table", "scheme": "Scheme", "layers": "Layers", "hidden": "Hidden",
-    "gpus": "GPUs", "tp": "TP", "pp": "PP", "vp": "Virtual stages",
-    "micro_batch_size": "Micro-batch", "global_batch_size": "Global batch",
+TRAINING = {  # column of engine.training_fit_rows: on-screen header (translated when shown)
+    "table": N_("Table"), "scheme": N_("Scheme"), "layers": N_("Layers"), "hidden": N_("Hidden"),
+    "gpus": N_("GPUs"), "tp": "TP", "pp": "PP", "vp": N_("Virtual stages"),
+    "micro_batch_size": N_("Micro-batch"), "global_batch_size": N_("Global batch"),
 }  # fmt: skip
 
 
 def training_table(df: pd.DataFrame) -> pd.DataFrame:
     """The runs the training profile was fitted on, measured against predicted (in sample)."""
-    out = pd.DataFrame({header: df[column] for column, header in TRAINING.items()})
+    out = pd.DataFrame({_(header): df[column] for column, header in TRAINING.items()})
     unit = str(df["unit"].iloc[0]) if len(df) else ""
-    out[f"Measured ({unit})"] = fmt_all(df["measured"])
-    out[f"Predicted ({unit})"] = fmt_all(df["predicted"])
-    out["Error (in sample)"] = [signed(v) for v in df["error_pct"]]
-    out["Filled in"] = df["filled"]
+    out[_("Measured ({unit})").format(unit=unit)] = fmt_all(df["measured"])
+    out[_("Predicted ({unit})").format(unit=unit)] = fmt_all(df["predicted"])
+    out[_("Error (in sample)")] = [signed(v) for v in df["error_pct"]]
+    out[_("Filled in")] = df["filled"]
     return out
 
 
@@ -232,26 +266,31 @@ def training_values(profile: Profile) -> pd.DataFrame:
     values = profile.values()
     return pd.DataFrame(
         {
-            "assumption": list(values),
-            "value": [f"{v:.6g}" for v in values.values()],
-            "meaning": [LABELS.get(k, "") for k in values],
+            _("assumption"): list(values),
+            _("value"): [f"{v:.6g}" for v in values.values()],
+            _("meaning"): [LABELS.get(k, "") for k in values],
         }
     )
 
 
 def training_cells(profile: Profile) -> dict[str, tuple[str, str]]:
-    """The training profile's errors: label -> (value, what it is)."""
+    """The training profile's errors: label (English, N_; shown through _()) -> (value, what
+    it is)."""
     r = profile.residuals
+    table_max = pct(r["loo_table_max_ape_pct"]) if "loo_table_max_ape_pct" in r else MISSING
     return {
-        "In sample (MAPE)": (_residual(profile, "mape_pct"), f"{profile.rows} runs, refit on all"),
-        "Leave one row out (MAPE)": (
-            _residual(profile, "loo_row_mape_pct"),
-            "refit on the other runs, predict the one left out; max "
-            + _residual(profile, "loo_row_max_ape_pct"),
+        IN_SAMPLE: (
+            _residual(profile, "mape_pct"),
+            _("{n} runs, refit on all").format(n=profile.rows),
         ),
-        "Leave one table out (MAPE)": (
+        N_("Leave one row out (MAPE)"): (
+            _residual(profile, "loo_row_mape_pct"),
+            _("refit on the other runs, predict the one left out; max {max}").format(
+                max=_residual(profile, "loo_row_max_ape_pct")
+            ),
+        ),
+        N_("Leave one table out (MAPE)"): (
             _residual(profile, "loo_table_mape_pct"),
-            "fit Table 1 and predict Table 2, and back; max "
-            + (pct(r["loo_table_max_ape_pct"]) if "loo_table_max_ape_pct" in r else MISSING),
+            _("fit Table 1 and predict Table 2, and back; max {max}").format(max=table_max),
         ),
     }

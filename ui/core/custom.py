@@ -10,30 +10,32 @@ from __future__ import annotations
 from dataclasses import fields
 
 from engine import Catalog, HardwareSpec, ModelSpec, normalise_id, parse_hardware, parse_model
+from ui.core.i18n import N_, _
 from ui.core.params import ParamError
 
 CUSTOM_HW_ID = "Custom-HW"
 CUSTOM_MODEL_ID = "Custom-Model"
-ORIGIN = "custom (share link)"
+ORIGIN = N_("custom (share link)")  # data: the catalogue page compares it
 
-# (link field, label, example); the first group's fields map onto the catalogue schema.
+# (link field, label, example); the first group's fields map onto the catalogue schema. Labels
+# and the example names are translated where shown (ui/widgets/editors.py).
 HW_FIELDS = (
-    ("name", "Name", "My accelerator"),
-    ("fp16", "Peak fp16/bf16 (dense)", "400 TFLOP/s"),
-    ("fp8", "Peak fp8 (optional)", ""),
-    ("int8", "Peak int8 (optional)", ""),
-    ("fp32", "Peak fp32 (dense, non-tensor)", "50 TFLOP/s"),
-    ("bandwidth", "Memory bandwidth", "1.5 TB/s"),
-    ("capacity", "Memory capacity", "64 GiB"),
-    ("dispatch", "Dispatch overhead", "0.01 ms"),
+    ("name", N_("Name"), N_("My accelerator")),
+    ("fp16", N_("Peak fp16/bf16 (dense)"), "400 TFLOP/s"),
+    ("fp8", N_("Peak fp8 (optional)"), ""),
+    ("int8", N_("Peak int8 (optional)"), ""),
+    ("fp32", N_("Peak fp32 (dense, non-tensor)"), "50 TFLOP/s"),
+    ("bandwidth", N_("Memory bandwidth"), "1.5 TB/s"),
+    ("capacity", N_("Memory capacity"), "64 GiB"),
+    ("dispatch", N_("Dispatch overhead"), "0.01 ms"),
     ("tdp", "TDP", "350 W"),
 )
 MODEL_FIELDS = (
-    ("name", "Name", "My model"),
-    ("params", "Parameters", "1e9"),
-    ("flops", "FLOPs per sample", "2 GFLOP"),
-    ("convention", "FLOP convention (mac1 or mac2)", "mac2"),
-    ("layers", "Layers", "24"),
+    ("name", N_("Name"), N_("My model")),
+    ("params", N_("Parameters"), "1e9"),
+    ("flops", N_("FLOPs per sample"), "2 GFLOP"),
+    ("convention", N_("FLOP convention (mac1 or mac2)"), "mac2"),
+    ("layers", N_("Layers"), "24"),
 )
 _PEAKS = ("fp16", "fp8", "int8", "fp32")
 _LINKED = "interconnect_name" in {f.name for f in fields(HardwareSpec)}  # catalogues name links
@@ -41,7 +43,7 @@ _LINKED = "interconnect_name" in {f.name for f in fields(HardwareSpec)}  # catal
 
 def decode(text: str, fields: tuple) -> dict[str, str]:
     """'a=1;b=2' -> {'a': '1', 'b': '2'}; unknown or repeated fields are refused."""
-    allowed = {f for f, _, _ in fields}
+    allowed = {f for f, *_rest in fields}
     out: dict[str, str] = {}
     for part in (p.strip() for p in text.split(";")):
         if not part:
@@ -49,28 +51,30 @@ def decode(text: str, fields: tuple) -> dict[str, str]:
         key, sep, value = part.partition("=")
         key = key.strip().lower()
         if not sep or key not in allowed:
-            raise ParamError(f"unknown field {key[:20]!r} (known: {', '.join(sorted(allowed))})")
+            known = ", ".join(sorted(allowed))
+            text = _("unknown field {field} (known: {known})")
+            raise ParamError(text.format(field=repr(key[:20]), known=known))
         if key in out:
-            raise ParamError(f"field {key!r} given twice")
+            raise ParamError(_("field {field} given twice").format(field=repr(key)))
         out[key] = value.strip()
     return out
 
 
 def encode(values: dict[str, str], fields: tuple) -> str:
-    return ";".join(f"{f}={values[f]}" for f, _, _ in fields if values.get(f, "").strip())
+    return ";".join(f"{f}={values[f]}" for f, *_rest in fields if values.get(f, "").strip())
 
 
 def hardware_from(values: dict[str, str]) -> HardwareSpec:
     """The custom accelerator; ValueError naming the field on any problem."""
     peaks = {p: values[p] for p in _PEAKS if values.get(p)}
     table = {
-        "name": values.get("name") or "Custom accelerator",
+        "name": values.get("name") or _("Custom accelerator"),
         "peak": peaks,
         "memory_bandwidth": values.get("bandwidth", ""),
         "memory_capacity": values.get("capacity", ""),
         "dispatch_overhead": values.get("dispatch", ""),
         "tdp": values.get("tdp", ""),
-        "source": "user input",
+        "source": _("user input"),
     }
     if _LINKED:  # a custom chip is one device: no device-to-device link
         table["interconnect"] = "none"
@@ -81,14 +85,14 @@ def model_from(values: dict[str, str]) -> ModelSpec:
     """The custom model; ValueError naming the field on any problem."""
     layers = values.get("layers", "")
     if not layers.strip().isdigit():
-        raise ParamError(f"layers: {layers[:20]!r} is not a whole number")
+        raise ParamError(_("layers: {value} is not a whole number").format(value=repr(layers[:20])))
     table = {
-        "name": values.get("name") or "Custom model",
+        "name": values.get("name") or _("Custom model"),
         "params": values.get("params", ""),
         "flops_per_sample": values.get("flops", ""),
         "flop_convention": values.get("convention", "mac2"),
         "layers": int(layers),
-        "source": "user input",
+        "source": _("user input"),
     }
     return parse_model(CUSTOM_MODEL_ID, table, origin=ORIGIN)
 

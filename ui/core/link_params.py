@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import engine
 from ui.core import assumptions, custom
+from ui.core.i18n import N_
 from ui.core.params import (
     Param,
     choice,
@@ -27,10 +28,10 @@ TOKENS = {"input_tokens": 1024, "output_tokens": 256}  # a request's default sha
 # Values a page remembers for the others (ui.core.state.publish(shared=...)).
 SHARED_NAMES = ("model", "precision", *assumptions.WHOLE_MODEL, "flop_convention")
 SHARED_NAMES += ("custom_hw", "custom_model", "view", "memory_reserve")
-VIEWS = {
-    "decode": "Serving model, a decode step (TPOT; weights once per step + KV cache)",
-    "request": "Serving model, whole requests (end-to-end latency, output tokens/s)",
-    "tutorial": "Tutorial whole-model view (each extra sample moves α × weights)",
+VIEWS = {  # the LLM view's labels (translated where shown: ui.widgets.llm_view)
+    "decode": N_("Serving model, a decode step (TPOT; weights once per step + KV cache)"),
+    "request": N_("Serving model, whole requests (end-to-end latency, output tokens/s)"),
+    "tutorial": N_("Tutorial whole-model view (each extra sample moves α × weights)"),
 }
 
 

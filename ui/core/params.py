@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from engine import check_whole
+from ui.core.i18n import _
 
 MAX_VALUE_CHARS = 2000  # a longer value is dropped unread
 MAX_PARAMS = 40  # more distinct keys than this: the rest are ignored
@@ -58,7 +59,11 @@ def loose(text: str, spec, kind: str = "") -> None:
     `**H100**` for H100), not as its id, an alias or its name."""
     exact = {str(k).strip().lower() for k in (spec.id, *getattr(spec, "aliases", ()), spec.name)}
     if text.strip().lower() not in exact:
-        note(f"{_shown(text)} read as {kind + ' ' if kind else ''}{spec.id}")
+        note(
+            _("{text} read as {kind}{id}").format(
+                text=_shown(text), kind=kind + " " if kind else "", id=spec.id
+            )
+        )
 
 
 def _shown(text: str) -> str:
@@ -89,7 +94,11 @@ class Param:
 
     def __post_init__(self) -> None:
         if self.widget not in WIDGETS:
-            raise ValueError(f"{self.name}: widget must be one of {WIDGETS}, got {self.widget!r}")
+            raise ValueError(
+                _("{name}: widget must be one of {widgets}, got {widget}").format(
+                    name=self.name, widgets=WIDGETS, widget=repr(self.widget)
+                )
+            )
 
     @property
     def text_widget(self) -> bool:
@@ -110,7 +119,7 @@ class Link:
         self.ignore = tuple(ignore)
         self._by_name = {p.name: p for p in self.params}
         if len(self._by_name) != len(self.params):
-            raise ValueError(f"{page}: a parameter is declared twice")
+            raise ValueError(_("{page}: a parameter is declared twice").format(page=page))
 
     def __getitem__(self, name: str) -> Param:
         return self._by_name[name]
@@ -143,7 +152,11 @@ class Choice:
         for option in self.options:
             if option.lower() == text.strip().lower():
                 return option
-        raise ParamError(f"{_shown(text)} is not one of {', '.join(self.options)}")
+        raise ParamError(
+            _("{text} is not one of {options}").format(
+                text=_shown(text), options=", ".join(self.options)
+            )
+        )
 
 
 def choice(options: Sequence[str] = (), *, canon: Callable[[str], str] | None = None) -> Choice:
@@ -168,9 +181,9 @@ class Number:
         try:
             value = float(text.strip())
         except ValueError:
-            raise ParamError(f"{_shown(text)} is not a number") from None
+            raise ParamError(_("{text} is not a number").format(text=_shown(text))) from None
         if not math.isfinite(value):
-            raise ParamError(f"{_shown(text)} is not a finite number")
+            raise ParamError(_("{text} is not a finite number").format(text=_shown(text)))
         if self.whole:
             try:
                 small = value.is_integer() and abs(value) < 1e15
@@ -179,8 +192,10 @@ class Number:
             except ValueError as exc:
                 raise ParamError(str(exc).removeprefix("value: ")) from None
         if value < self.lo or value > self.hi:
-            limits = f"at least {self.lo:g}, at most {self.hi:g}"
-            raise ParamError(f"{value:g} is out of range ({limits})")
+            limits = _("at least {lo}, at most {hi}").format(lo=f"{self.lo:g}", hi=f"{self.hi:g}")
+            raise ParamError(
+                _("{value} is out of range ({limits})").format(value=f"{value:g}", limits=limits)
+            )
         return value
 
 
@@ -203,16 +218,17 @@ def listing(
     def read(text: str) -> list:
         parts = [p for p in (s.strip() for s in text.split(",")) if p]
         if len(parts) > max_items:
-            raise ParamError(f"more than {max_items} items")
+            raise ParamError(_("more than {n} items").format(n=max_items))
         values = [item(p) for p in parts]
         if unique:
             counts = Counter(values)
             kept, twice = list(counts), [v for v, n in counts.items() if n > 1]
             if twice:
-                note(f"given more than once, kept once: {', '.join(map(str, twice))[:200]}")
+                twice_text = ", ".join(map(str, twice))[:200]
+                note(_("given more than once, kept once: {values}").format(values=twice_text))
             values = kept
         if len(values) < min_items:
-            raise ParamError(f"needs at least {min_items} item(s)")
+            raise ParamError(_("needs at least {n} item(s)").format(n=min_items))
         return values
 
     return read
@@ -239,20 +255,25 @@ def whole_ranges(lo: int, hi: int, *, max_items: int = MAX_LIST_ITEMS):
                 values.update([item(part)] if part else [])
                 given += bool(part)
                 continue
-            stop, _, step = rest.partition(":")
+            stop, _sep, step = rest.partition(":")
             a, b, s = item(start), item(stop), item(step) if step.strip() else 1
             if b < a:
-                raise ParamError(f"range {_shown(part)} runs backwards")
+                raise ParamError(_("range {range} runs backwards").format(range=_shown(part)))
             if (b - a) // s + 1 > max_items:
-                raise ParamError(f"range {_shown(part)} has more than {max_items} items")
+                raise ParamError(
+                    _("range {range} has more than {n} items").format(
+                        range=_shown(part), n=max_items
+                    )
+                )
             values.update(range(a, b + 1, s))
             given += (b - a) // s + 1
         if len(values) > max_items:
-            raise ParamError(f"more than {max_items} items")
+            raise ParamError(_("more than {n} items").format(n=max_items))
         if not values:
-            raise ParamError("needs at least 1 item")
+            raise ParamError(_("needs at least 1 item"))
         if given > len(values):
-            note(f"{given - len(values):,} repeated value(s) kept once")
+            repeats = given - len(values)
+            note(_("{n} repeated value(s) kept once").format(n=f"{repeats:,}"))
         return sorted(values)
 
     return read
@@ -312,27 +333,40 @@ def parse_params(
     warnings: list[str] = []
     for index, (name, given) in enumerate(raw.items()):
         if index >= MAX_PARAMS:
-            warnings.append(f"ignored {len(raw) - MAX_PARAMS} more parameters (limit {MAX_PARAMS})")
+            warnings.append(
+                _("ignored {n} more parameters (limit {limit})").format(
+                    n=len(raw) - MAX_PARAMS, limit=MAX_PARAMS
+                )
+            )
             break
         if name not in known:
             if name not in ignore:
-                warnings.append(f"ignored unknown parameter {_shown(name)}")
+                warnings.append(_("ignored unknown parameter {name}").format(name=_shown(name)))
             continue
         texts = [given] if isinstance(given, str) else list(given)
         if len(texts) > 1:
-            warnings.append(f"parameter {name!r} was given {len(texts)} times; used the last")
+            warnings.append(
+                _("parameter {name} was given {n} times; used the last").format(
+                    name=repr(name), n=len(texts)
+                )
+            )
         text = texts[-1] if texts else ""
         if len(text) > MAX_VALUE_CHARS:
-            warnings.append(f"ignored {name!r}: value longer than {MAX_VALUE_CHARS} characters")
+            warnings.append(
+                _("ignored {name}: value longer than {n} characters").format(
+                    name=repr(name), n=MAX_VALUE_CHARS
+                )
+            )
             continue
         try:
             values[name], changed = read_noted(known[name].read, text)
             if changed and notes is not None:
                 notes[name] = changed
         except ParamError as exc:
-            warnings.append(f"ignored {name!r}: {exc}")
+            warnings.append(_("ignored {name}: {reason}").format(name=repr(name), reason=exc))
         except (ValueError, KeyError) as exc:  # e.g. an unknown catalogue id
-            warnings.append(f"ignored {name!r}: {str(exc).strip(chr(39))}")
+            reason = str(exc).strip(chr(39))
+            warnings.append(_("ignored {name}: {reason}").format(name=repr(name), reason=reason))
     return values, warnings
 
 

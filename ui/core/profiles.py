@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 import engine
 from ui.core import assumptions
 from ui.core.format import sig
+from ui.core.i18n import _
 from ui.core.params import Param, ParamError, listing, number, write_list, write_number
 
 DEFAULT = "tutorial"
@@ -39,7 +40,9 @@ _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
 
 def _ground_id(text: str) -> str:
     if not _ID.fullmatch(text):
-        raise ParamError(f"{text[:40]!r} is not an id (letters, digits, '.', '_', '-')")
+        raise ParamError(
+            _("{text} is not an id (letters, digits, '.', '_', '-')").format(text=repr(text[:40]))
+        )
     return text
 
 
@@ -73,15 +76,19 @@ def profile_from_query(query: Mapping[str, list[str]]) -> tuple[engine.Profile, 
         try:
             return engine.get_profile(name), []
         except ValueError as exc:
-            return engine.get_profile(DEFAULT), [f"profile: {exc}; tutorial used"]
+            return engine.get_profile(DEFAULT), [
+                _("profile: {reason}; tutorial used").format(reason=exc)
+            ]
     try:
         values = {k: float(v) for k, v in given.items()}
         if not all(math.isfinite(v) for v in values.values()):
-            raise ValueError("profile values must be finite numbers")
+            raise ValueError(_("profile values must be finite numbers"))
         band = _band(query)
         return engine.profile_from_values(engine.check_profile_name(name), values, **band), []
     except ValueError as exc:
-        return engine.get_profile(DEFAULT), [f"custom profile: {exc}; tutorial used"]
+        return engine.get_profile(DEFAULT), [
+            _("custom profile: {reason}; tutorial used").format(reason=exc)
+        ]
 
 
 def is_builtin(name: object) -> bool:
@@ -138,15 +145,22 @@ def label(profile: engine.Profile, changed: Mapping[str, tuple]) -> str:
 
 def describe(profile: engine.Profile, changed: Mapping[str, tuple]) -> str:
     """One plain sentence for beside the results: the profile, and each edit."""
-    origin = "" if profile.origin == "built-in" else " (custom, from the link)"
+    origin = "" if profile.origin == "built-in" else _(" (custom, from the link)")
     if not changed:
-        return f"Profile {profile.name}{origin}: its assumptions, unedited."
+        return _("Profile {profile}{origin}: its assumptions, unedited.").format(
+            profile=profile.name, origin=origin
+        )
 
     def shown(v):
-        return "the accelerator's figure" if v is None else sig(v)
+        return _("the accelerator's figure") if v is None else sig(v)
 
-    parts = [f"{n} {shown(now)} (profile: {shown(was)})" for n, (was, now) in changed.items()]
-    return f"Profile {profile.name}{origin}, edited: " + "; ".join(parts) + "."
+    edit = _("{name} {value} (profile: {was})")
+    parts = [
+        edit.format(name=n, value=shown(now), was=shown(was)) for n, (was, now) in changed.items()
+    ]
+    return _("Profile {profile}{origin}, edited: {edits}.").format(
+        profile=profile.name, origin=origin, edits="; ".join(parts)
+    )
 
 
 def _profile_name(custom: engine.Profile | None):
@@ -155,7 +169,9 @@ def _profile_name(custom: engine.Profile | None):
         if is_builtin(name) or (custom is not None and name == custom.name):
             return name
         known = ", ".join((*engine.profile_names(), *([custom.name] if custom else [])))
-        raise ParamError(f"unknown profile {text[:40]!r} (known: {known})")
+        raise ParamError(
+            _("unknown profile {name} (known: {known})").format(name=repr(text[:40]), known=known)
+        )
 
     return read
 

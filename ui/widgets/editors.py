@@ -12,16 +12,17 @@ import streamlit as st
 
 from engine import CatalogError
 from ui.core import custom
+from ui.core.i18n import N_, _
 from ui.core.params import ParamError
 from ui.core.state import widget_key
 from ui.core.text import plain
 
 STORE = "custom:"  # session keys shared by every page: the last valid spec and its switch
-UNITS_HINT = (
+UNITS_HINT = N_(
     "Units as datasheets write them: TFLOP/s, TFLOPS or TOPS; TB/s, TBps or GB/s; GB or GiB; "
     "ms or us; W."
 )
-TITLES = {"custom_hw": "Custom accelerator", "custom_model": "Custom model"}
+TITLES = {"custom_hw": N_("Custom accelerator"), "custom_model": N_("Custom model")}
 
 
 def _seed(page: str, name: str, fields: tuple) -> str:
@@ -38,8 +39,9 @@ def _seed(page: str, name: str, fields: tuple) -> str:
     on_key = widget_key(page, f"{name}.on")
     if on_key not in st.session_state:
         st.session_state[on_key] = st.session_state[store + ".on"]
-    for field, _, example in fields:
+    for field, _label, example in fields:
         key = widget_key(page, f"{name}.{field}")
+        example = _(example) if field == "name" else example  # a name: in the session's language
         if key not in st.session_state:
             st.session_state[key] = seeded.get(field, example) if last else example
     return last
@@ -48,15 +50,18 @@ def _seed(page: str, name: str, fields: tuple) -> str:
 def _editor(page: str, name: str, fields: tuple, build) -> tuple[str | None, str | None]:
     """One editor; returns (the spec string in use or None, an error message or None)."""
     last = _seed(page, name, fields)
-    with st.expander(TITLES[name], expanded=bool(last)):
-        enabled = st.toggle("Use it", key=widget_key(page, f"{name}.on"))
+    with st.expander(_(TITLES[name]), expanded=bool(last)):
+        enabled = st.toggle(_("Use it"), key=widget_key(page, f"{name}.on"))
         values = {
             field: st.text_input(
-                label, key=widget_key(page, f"{name}.{field}"), max_chars=80, disabled=not enabled
+                _(label),
+                key=widget_key(page, f"{name}.{field}"),
+                max_chars=80,
+                disabled=not enabled,
             )
-            for field, label, _ in fields
+            for field, label, _example in fields
         }
-        st.caption(UNITS_HINT)
+        st.caption(_(UNITS_HINT))
     text, error = custom.encode(values, fields), None
     try:
         build(values)
@@ -91,11 +96,12 @@ def custom_error_lines(errors: dict, used: dict) -> list[str]:
             continue
         kept = used.get(name)
         still = (
-            f"Still using the last valid one ({plain(kept)})."
+            _("Still using the last valid one ({name}).").format(name=plain(kept))
             if kept
-            else "No valid one yet, so it is not in the lists."
+            else _("No valid one yet, so it is not in the lists.")
         )
-        lines.append(f"**{TITLES[name]}: not updated.** {plain(error)}. {still}")
+        line = _("**{title}: not updated.** {error}. {still}")
+        lines.append(line.format(title=_(TITLES[name]), error=plain(error), still=still))
     return lines
 
 

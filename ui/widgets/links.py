@@ -15,6 +15,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 import engine
+from ui.core.i18n import N_, _
 
 LOAD_PAGE = "pages/load.py"
 LOAD_NAMES = ("model", "model_config", "hardware", "tp", "pp", "precision", "kv_precision",
@@ -35,15 +36,18 @@ def load_query(scenario: Mapping[str, object]) -> dict[str, str]:
     return out
 
 
-def load_link(scenario: Mapping[str, object], label: str = "Serve this under load") -> dict:
-    """A link to /load opening it on `scenario`; returns the query it carries."""
+def load_link(scenario: Mapping[str, object], label: str = N_("Serve this under load")) -> dict:
+    """A link to /load opening it on `scenario` (`label`: English, translated here); returns
+    the query it carries."""
     query = load_query(scenario)
     st.page_link(
         LOAD_PAGE,
-        label=label,
+        label=_(label),
         icon=":material/speed:",
         query_params=query,
-        help="Continuous batching at a request rate: tail latency, max rate under SLOs, "
-        "replicas and cost (docs/model.md, 'Serving under load').",
+        help=_(
+            "Continuous batching at a request rate: tail latency, max rate under SLOs, "
+            "replicas and cost (docs/model.md, 'Serving under load')."
+        ),
     )
     return query

@@ -15,6 +15,7 @@ import streamlit as st
 import engine
 from ui.charts import serve_rows
 from ui.core import frame
+from ui.core.i18n import _
 from ui.core.link_params import VIEWS
 from ui.core.params import Link
 from ui.core.text import plain
@@ -32,14 +33,16 @@ def reserve_input(link: Link, *, disabled: bool = False, where=None) -> float:
     return number_input(
         link,
         "memory_reserve",
-        "Memory reserve (fraction of capacity held back)",
+        _("Memory reserve (fraction of capacity held back)"),
         where=where,
         step=0.05,
         format="%.2f",
         disabled=disabled,
-        help=f"Default {engine.DEFAULTS.memory_reserve:g}: the share of capacity the runtime "
-        "keeps (vLLM's gpu_memory_utilization 0.9 leaves 0.1). Applies to the serving model's "
-        "fit and max batch.",
+        help=_(
+            "Default {default}: the share of capacity the runtime keeps (vLLM's "
+            "gpu_memory_utilization 0.9 leaves 0.1). Applies to the serving model's fit and max "
+            "batch."
+        ).format(default=f"{engine.DEFAULTS.memory_reserve:g}"),
     )
 
 
@@ -49,14 +52,17 @@ def view_inputs(link: Link, model) -> tuple[str | None, dict, dict]:
     if not serving(model):
         return None, {}, {}
     view = st.radio(
-        "LLM view",
+        _("LLM view"),
         list(VIEWS),
         key=link.key("view"),
-        format_func=VIEWS.get,
-        help="The serving views give the numbers of /decode, /plan and the CLI's serve; the "
-        "tutorial view reproduces the tutorial's whole-model figure.",
+        format_func=lambda v: _(VIEWS[v]),
+        help=_(
+            "The serving views give the numbers of /decode, /plan and the CLI's serve; the "
+            "tutorial view reproduces the tutorial's whole-model figure."
+        ),
     )
-    tokens = token_inputs(link, "The request shape of the serving views (and of deployments).")
+    tip = _("The request shape of the serving views (and of deployments).")
+    tokens = token_inputs(link, tip)
     reserve = reserve_input(link, disabled=view == "tutorial")
     return view, tokens, {"memory_reserve": reserve}
 
@@ -73,13 +79,16 @@ def show_fit(df: pd.DataFrame, names: dict[str, str], serving_view: bool) -> Non
         return
     out = sorted({names.get(str(h), str(h)) for h in df.loc[~fits, "hardware"]})
     where = ", ".join(plain(n) for n in out)
-    what = "weights + KV cache" if serving_view else "the weights"
+    what = _("weights + KV cache") if serving_view else _("the weights")
     if not fits.any():
-        head = f"**Does not fit** on {where}: {what} exceed the memory in every row."
+        head = _("**Does not fit** on {where}: {what} exceed the memory in every row.").format(
+            where=where, what=what
+        )
     else:
-        head = f"**{int((~fits).sum()):,} of {len(df):,} rows do not fit** ({where}): {what} "
-        head += "exceed the memory there."
-    st.error(head + " Those figures are **hypothetical** (as if it fitted).", icon="🚫")
+        head = _(
+            "**{failed} of {rows} rows do not fit** ({where}): {what} exceed the memory there."
+        ).format(failed=f"{int((~fits).sum()):,}", rows=f"{len(df):,}", where=where, what=what)
+    st.error(head + _(" Those figures are **hypothetical** (as if it fitted)."), icon="🚫")
 
 
 def show_caption(view: str | None, tokens: dict, profile: str) -> None:
@@ -88,8 +97,10 @@ def show_caption(view: str | None, tokens: dict, profile: str) -> None:
         st.caption(serve_rows.caption(view, tokens, profile))
     elif view == "tutorial":
         st.caption(
-            "Tutorial whole-model view: each extra sample moves α × the weights again (a vision "
-            "rule), not the serving model's tokens/s (see LLM view)."
+            _(
+                "Tutorial whole-model view: each extra sample moves α × the weights again (a "
+                "vision rule), not the serving model's tokens/s (see LLM view)."
+            )
         )
 
 

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import streamlit as st
 
 from ui.core import model_config as mc
+from ui.core.i18n import _
 from ui.core.params import Link
 from ui.core.text import plain
 from ui.widgets.pickers import select_entry
@@ -26,19 +27,19 @@ def config_input(link: Link) -> tuple[object | None, str]:
     """The pasted or uploaded config.json: (its ModelSpec or None, the compact text for the
     link). A problem is shown under the field, naming the config.json field."""
     text = st.text_area(
-        "config.json (paste)",
+        _("config.json (paste)"),
         key=link.key("model_config"),
         max_chars=mc.MAX_PASTE_CHARS,
         placeholder='{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, ...}',
     )
     upload = st.file_uploader(
-        "or upload config.json", type=["json"], key=link.key("model_config.file")
+        _("or upload config.json"), type=["json"], key=link.key("model_config.file")
     )
     try:
         if upload is not None:
             text = mc.read_upload(upload.getvalue())
         if not (text or "").strip():
-            st.info("Paste or upload a Hugging Face config.json to use a custom model.")
+            st.info(_("Paste or upload a Hugging Face config.json to use a custom model."))
             return None, ""
         spec = mc.model(text)
         st.caption(plain(mc.summary(spec)))
@@ -52,7 +53,7 @@ def select_llm(link: Link, cat, extra: dict[str, str] | None = None) -> tuple[st
     """The model picker and, for config.json, its field: (the chosen id, the ModelSpec of a
     catalogue LLM or a valid config.json, else None; the config.json's compact text or "")."""
     entries = llm_entries(cat, extra)
-    model_id = select_entry(link, "model", "Model (decoder LLMs)", entries)
+    model_id = select_entry(link, "model", _("Model (decoder LLMs)"), entries)
     if model_id == mc.CONFIG_ID:
         spec, text = config_input(link)
         return model_id, spec, text

@@ -16,39 +16,41 @@ import streamlit as st
 
 from engine import DEFAULTS, PRECISIONS
 from ui.core.format import sig
+from ui.core.i18n import N_, _
 from ui.core.params import MAX_LIST_ITEMS, MAX_VALUE_CHARS, Link, Number, write_list
 from ui.core.state import show_link_notes, widget_key
 from ui.core.text import plain
 
-ASSUMPTION_INPUTS = {  # name: (label, widget options); the range is the parameter's
+ASSUMPTION_INPUTS = {  # name: (label, widget options); the range is the parameter's. The
+    # label, help and placeholder are English (N_) and translated where drawn (_assumption).
     "efficiency": (
-        "Compute efficiency η (fraction of peak)",
-        dict(step=0.05, format="%.2f", help=f"Default {DEFAULTS.efficiency} (docs/model.md)."),
+        N_("Compute efficiency η (fraction of peak)"),
+        dict(step=0.05, format="%.2f", help=N_("Default {default} (docs/model.md).")),
     ),
     "layer_overhead_us": (
-        "Layer overhead τ (µs per layer)",
-        dict(step=1.0, help="Framework/launch cost per layer per forward pass; default 10 µs."),
+        N_("Layer overhead τ (µs per layer)"),
+        dict(step=1.0, help=N_("Framework/launch cost per layer per forward pass; default 10 µs.")),
     ),
     "dispatch_overhead_ms": (
-        "Dispatch overhead d (ms per call)",
+        N_("Dispatch overhead d (ms per call)"),
         dict(
             value=None,
             step=0.005,
             format="%.3f",
-            placeholder="accelerator's figure",
-            help="Blank = the accelerator's catalogued figure.",
+            placeholder=N_("accelerator's figure"),
+            help=N_("Blank = the accelerator's catalogued figure."),
         ),
     ),
     "activation_fraction": (
-        "Activation traffic α (× weight bytes per sample)",
+        N_("Activation traffic α (× weight bytes per sample)"),
         dict(
             step=0.05,
             format="%.3f",
-            help="Bytes moved per extra sample as a fraction of weight bytes; default 0.1.",
+            help=N_("Bytes moved per extra sample as a fraction of weight bytes; default 0.1."),
         ),
     ),
 }
-CONVENTION_LABELS = {"catalog": "as catalogued", "mac2": "normalise to 2 FLOPs per MAC"}
+CONVENTION_LABELS = {"catalog": N_("as catalogued"), "mac2": N_("normalise to 2 FLOPs per MAC")}
 
 
 def _is_number(value: object) -> bool:
@@ -71,8 +73,9 @@ def number_field(key: str, reader: Number, label: str, *, where=None, default=No
     value = where.number_input(label, reader.lo, reader.hi, key=key, **options)
     if refused is not None:
         where.warning(
-            f"{sig(refused)} was not used here: this field takes {sig(reader.lo)} to "
-            f"{sig(reader.hi)}.",
+            _("{value} was not used here: this field takes {lo} to {hi}.").format(
+                value=sig(refused), lo=sig(reader.lo), hi=sig(reader.hi)
+            ),
             icon="⚠️",
         )
     return value
@@ -134,18 +137,21 @@ def select_precision(link: Link) -> str:
     key = link.key("precision")
     _keep_valid(key, list(PRECISIONS), link["precision"].default)
     return st.selectbox(
-        "Precision",
+        _("Precision"),
         PRECISIONS,
         key=key,
-        help="Bytes per parameter: fp32/tf32 4, fp16/bf16 2, fp8/int8 1, int4 0.5."
-        " A chip without a peak for it uses one that is not faster (tf32 → fp32; fp8, int8,"
-        " int4 → fp16), with a warning.",
+        help=_(
+            "Bytes per parameter: fp32/tf32 4, fp16/bf16 2, fp8/int8 1, int4 0.5. A chip without "
+            "a peak for it uses one that is not faster (tf32 → fp32; fp8, int8, int4 → fp16), "
+            "with a warning."
+        ),
     )
 
 
-def batch_input(link: Link, label: str = "Batch size (samples)") -> int:
-    """The batch-size field (whole numbers, the range of the `batch` parameter)."""
-    return int(number_input(link, "batch", label, step=1))
+def batch_input(link: Link, label: str = N_("Batch size (samples)")) -> int:
+    """The batch-size field (whole numbers, the range of the `batch` parameter; `label`:
+    English, translated here)."""
+    return int(number_input(link, "batch", _(label), step=1))
 
 
 def _fill_batches(page: str, kind: str) -> None:
@@ -165,41 +171,61 @@ def batch_list_input(link: Link, *, generator: bool = False) -> list[int]:
     param, page = link["batches"], link.page
     valid_key = widget_key(page, "batches.valid")
     text = st.text_input(
-        "Batch sizes (comma-separated; ranges a..b or a..b:step)",
+        _("Batch sizes (comma-separated; ranges a..b or a..b:step)"),
         key=link.key("batches"),
         max_chars=MAX_VALUE_CHARS,
-        help=f"e.g. 1,2,4,8 · 1..2000 (every batch) · 8..512:8. At most {MAX_LIST_ITEMS:,}.",
+        help=_("e.g. 1,2,4,8 · 1..2000 (every batch) · 8..512:8. At most {n}.").format(
+            n=f"{MAX_LIST_ITEMS:,}"
+        ),
     )
     try:
         batches = param.read(text)
         st.session_state[valid_key] = batches
     except ValueError as exc:
         batches = st.session_state.get(valid_key, param.default)
-        st.error(f"Batch list not used: {plain(exc)}. Showing {param.write(batches)}.", icon="🚫")
+        st.error(
+            _("Batch list not used: {reason}. Showing {batches}.").format(
+                reason=plain(exc), batches=param.write(batches)
+            ),
+            icon="🚫",
+        )
     show_link_notes(link, "batches")
     if generator:
-        with st.popover("Generate a batch list"):
+        with st.popover(_("Generate a batch list")):
             up_to = widget_key(page, "batches.up_to")
-            st.number_input("Up to N (batch size)", 1, MAX_LIST_ITEMS, 2000, key=up_to)
-            for kind, label in (("pow2", "Powers of two up to N"), ("all", "Every batch 1..N")):
+            st.number_input(_("Up to N (batch size)"), 1, MAX_LIST_ITEMS, 2000, key=up_to)
+            kinds = (("pow2", _("Powers of two up to N")), ("all", _("Every batch 1..N")))
+            for kind, label in kinds:
                 key = widget_key(page, f"batches.{kind}")
                 st.button(label, key=key, on_click=_fill_batches, args=(page, kind))
     return batches
 
 
+def _translated(options: dict) -> dict:
+    """An assumption field's options with its help and placeholder in the session's language
+    (the efficiency's help names the engine's default)."""
+    out = dict(options)
+    for key in ("help", "placeholder"):
+        if key in out:
+            out[key] = _(out[key]).format(default=DEFAULTS.efficiency)
+    return out
+
+
 def assumption_inputs(link: Link) -> dict[str, object]:
     """The single-model solve's assumptions (docs/model.md), editable; returns override keywords."""
-    with st.expander("Assumptions", expanded=True):
+    with st.expander(_("Assumptions"), expanded=True):
         values = {
-            name: number_input(link, name, label, **options)
+            name: number_input(link, name, _(label), **_translated(options))
             for name, (label, options) in ASSUMPTION_INPUTS.items()
         }
         values["flop_convention"] = st.radio(
-            "FLOP convention",
+            _("FLOP convention"),
             list(CONVENTION_LABELS),
             key=link.key("flop_convention"),
-            format_func=CONVENTION_LABELS.get,
-            help="Datasheets count a multiply-accumulate as 2 FLOPs; some model "
-            "figures (ResNet-50's 4.1 G) count it as 1.",
+            format_func=lambda c: _(CONVENTION_LABELS[c]),
+            help=_(
+                "Datasheets count a multiply-accumulate as 2 FLOPs; some model figures "
+                "(ResNet-50's 4.1 G) count it as 1."
+            ),
         )
     return values

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import streamlit as st
 
 import engine
+from ui.core.i18n import _
 from ui.core.profiles import DEFAULT, link_profile, named, seeds
 from ui.core.state import SHARED, widget_key
 
@@ -42,7 +43,8 @@ def start(page: str, extra: Sequence[str] = ()) -> tuple[engine.Profile | None, 
         for name, value in seeds(profile, extra).items():
             if name not in query and SHARED + name not in st.session_state:
                 st.session_state[widget_key(page, name)] = value
-    custom = [w for w in warnings if w.startswith("custom profile")]  # the rest: parse_params
+    # A custom profile's warning (the link gives values); a bad name is parse_params' to say.
+    custom = warnings if any(query.get(k) for k in engine.PROFILE_KEYS) else []
     return st.session_state.get(CUSTOM), custom
 
 
@@ -64,13 +66,15 @@ def picker(page: str, custom: engine.Profile | None, extra: Sequence[str] = ()) 
     if st.session_state.get(key) not in options:
         st.session_state[key] = DEFAULT
     st.selectbox(
-        "Profile (assumptions)",
+        _("Profile (assumptions)"),
         options,
         key=key,
         on_change=_apply,
         args=(page, custom, tuple(extra)),
-        help="tutorial: the tutorial's defaults (its published figures); trtllm: fitted on "
-        "TensorRT-LLM measurements (docs/model.md, Accuracy). Choosing one sets the "
-        "assumptions below; edit them freely (the page then says 'edited').",
+        help=_(
+            "tutorial: the tutorial's defaults (its published figures); trtllm: fitted on "
+            "TensorRT-LLM measurements (docs/model.md, Accuracy). Choosing one sets the "
+            "assumptions below; edit them freely (the page then says 'edited')."
+        ),
     )
     return current(page, custom)

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.core.i18n import N_, _
 from ui.core.params import Link
 from ui.widgets.pickers import number_input
 
-LABELS = {"input_tokens": "Input tokens", "output_tokens": "Output tokens"}
+LABELS = {"input_tokens": N_("Input tokens"), "output_tokens": N_("Output tokens")}
 
 
 def token_inputs(link: Link, tip: str | None = None, steps=(128, 128)) -> dict[str, int]:
     """Input and output tokens per request, side by side (`tip`: the fields' help)."""
     tokens = {}
     for col, (name, label), step in zip(st.columns(2), LABELS.items(), steps, strict=True):
-        tokens[name] = int(number_input(link, name, label, where=col, step=step, help=tip))
+        tokens[name] = int(number_input(link, name, _(label), where=col, step=step, help=tip))
     return tokens
