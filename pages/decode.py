@@ -97,7 +97,7 @@ title = _("Roofline per operator: {hardware}, {precision}, profile {profile}").f
 st.plotly_chart(fo.operator_roofline(ops, roof, title), key="ops_roofline", config=png)
 st.markdown(ov.binding_text(ops))
 st.plotly_chart(fo.step_breakdown(ops), key="ops_breakdown", config=png)
-st.caption(ov.CAPTION.format(context=ov.decode_context(input_tokens, output_tokens) or "—"))
+st.caption(_(ov.CAPTION).format(context=ov.decode_context(input_tokens, output_tokens) or "—"))
 st.dataframe(ov.display_table(ops), key="ops_table", hide_index=True)
 name = sv.file_name("operators", r, hw_id)
 download_csv(ov.csv_table(ops, r), name, "ops_csv", _("Download operators CSV"), lazy=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
@@ -113,10 +112,6 @@ def test_the_training_planner_in_chinese_says_why_nothing_fits_with_the_same_num
     assert reasons.to_numpy().tolist() == reasons_en.to_numpy().tolist()
 
 
-@pytest.mark.xfail(
-    reason="ui/charts/operators.py: STEP_OFFSET lacks the training phases (KeyError 'forward')",
-    strict=False,
-)
 def test_the_training_planners_defaults_in_chinese_show_the_english_runs_cards():
     en, zh = both("pages/train.py", {})
     assert [m.value for m in zh.metric] == [m.value for m in en.metric] and len(zh.metric) == 12

@@ -90,7 +90,7 @@ def test_the_shared_sidebar_widgets_are_labelled_in_chinese():
     selects = [s.label for s in at.sidebar.selectbox]
     assert "精度" in selects and "配置档（假设）" in selects
     numbers = [n.label for n in at.sidebar.number_input]
-    assert "批大小（样本数）" in numbers and "计算效率 η（峰值的比例）" in numbers
+    assert "批大小（样本数）" in numbers and "计算效率 η（占峰值的比例）" in numbers
     expanders = [e.label for e in at.sidebar.expander]
     assert {"假设", "自定义加速器", "自定义模型"} <= set(expanders)
     assert "启用" in [t.label for t in at.sidebar.toggle]

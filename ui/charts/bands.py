@@ -21,10 +21,12 @@ import plotly.graph_objects as go
 
 import engine
 from ui.core.format import fmt
+from ui.core.i18n import N_, _
 
-GROUP = "error band"  # the legend group of every band drawn (one click hides them all)
+GROUP = "error_band"  # the legend group of every band drawn (one click hides them all)
 FILL_ALPHA = 0.13
 CSV_COLUMNS = ("error_band_pct", "error_band_basis", "off_calibrated_ground")
+EDITED_BASIS = N_(" (the profile as fitted, not the page's edits)")  # written in English to CSV
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Note:
 
     def short(self) -> str:
         """'±13.6%' or 'not measured' (a table cell)."""
-        return "not measured" if self.pct is None else f"±{fmt(self.pct, '%')}"
+        return _("not measured") if self.pct is None else f"±{fmt(self.pct, '%')}"
 
 
 def note(
@@ -69,20 +71,24 @@ def note(
 def sentence(n: Note, value: str = "") -> str:
     """The band in words, after `value` if given: '3,900 tokens/s per GPU, typically within
     ±13.6% for profile trtllm (basis); wider off the fitted hardware' (plain text)."""
-    lead = f"{value}, t" if value else "T"
+    names = {"profile": n.profile, "basis": n.band.basis, "band": n.short()}
     if n.pct is None:
-        text = f"{lead}he error of profile {n.profile} is not measured ({n.band.basis})"
+        text = _("the error of profile {profile} is not measured ({basis})").format(**names)
     else:
-        text = f"{lead}ypically within {n.short()} for profile {n.profile} ({n.band.basis})"
+        text = _("typically within {band} for profile {profile} ({basis})").format(**names)
         if not n.off:
-            text += "; wider off the fitted hardware"
+            text += _("; wider off the fitted hardware")
+    if value:
+        text = _("{value}, {band_words}").format(value=value, band_words=text)
+    else:
+        text = text[:1].upper() + text[1:]
     if n.off:
-        text += ". Off the profile's calibrated ground: " + "; ".join(n.off)
-        text += " (the band is a floor there, not an estimate)"
+        text += _(". Off the profile's calibrated ground: {reasons} (the band is a floor there, "
+                  "not an estimate)").format(reasons="; ".join(n.off))  # fmt: skip
     if n.edited:
-        text += ". The band is the profile's as fitted; your edits of its assumptions are not "
-        text += "measured"
-    return text + "."
+        text += _(". The band is the profile's as fitted; your edits of its assumptions are not "
+                  "measured")  # fmt: skip
+    return text + _(".")
 
 
 def _rgba(color: str, alpha: float) -> str:
@@ -131,7 +137,9 @@ def shade(fig: go.Figure, n: Note, label: str | None = None) -> go.Figure:
     """
     if n.pct is None or n.pct >= 100:
         return fig
-    name = label or f"±{fmt(n.pct, '%')}: profile {n.profile}'s out-of-sample error"
+    name = label or _("±{band}: profile {profile}'s out-of-sample error").format(
+        band=fmt(n.pct, "%"), profile=n.profile
+    )
     bands = []
     for trace in fig.data:
         if not _solid_line(trace):
@@ -191,7 +199,7 @@ def with_columns(df: pd.DataFrame, n: Note, off: Sequence[str] | None = None) ->
     """`df` with the band's CSV columns (error_band_pct empty when not measured); `off`: per
     row reasons (ground_column), else the note's for every row."""
     reasons = list(off) if off is not None else ["; ".join(n.off)] * len(df)
-    basis = n.band.basis + (" (the profile as fitted, not the page's edits)" if n.edited else "")
+    basis = n.band.basis + (EDITED_BASIS if n.edited else "")  # the CSV stays English
     return df.assign(
         error_band_pct=np.nan if n.pct is None else float(n.pct),
         error_band_basis=basis,

@@ -23,6 +23,7 @@ import pandas as pd
 
 import engine
 from ui.charts import tables
+from ui.core.i18n import N_, _
 from ui.core.text import plain
 
 SERVING = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "memory_reserve")
@@ -46,9 +47,9 @@ TFLOPS = {  # FLOP/s columns shown in TFLOP/s (display scaling only)
 COLUMNS = ["batch_size", "bottleneck", "latency_ms", "throughput_per_s", "ttft_ms"]
 COLUMNS += ["arithmetic_intensity_flop_per_byte", "achieved_tflops", "attainable_tflops"]
 COLUMNS += ["mfu", "t_overhead_ms", "memory_per_device_bytes", "fits_in_memory", "max_batch_size"]
-HEADERS = {
-    "decode": {"Latency": "TPOT (mean decode step)", "Bound": "Decode bound"},
-    "request": {"Latency": "End-to-end latency (request)", "Bound": "Decode bound"},
+HEADERS = {  # the sweep table's headers (English keys, ui.charts.tables) renamed per view
+    "decode": {N_("Latency"): N_("TPOT (mean decode step)"), N_("Bound"): N_("Decode bound")},
+    "request": {N_("Latency"): N_("End-to-end latency (request)"), N_("Bound"): N_("Decode bound")},
 }
 
 
@@ -88,22 +89,26 @@ def table(
     df: pd.DataFrame, names: dict[str, str], view: str, columns: list[str] = COLUMNS
 ) -> pd.DataFrame:
     """The serving rows as the sweep's table (`columns`, sweep names), headed as what they are."""
-    return tables.display_table(df, names, columns).rename(columns=HEADERS[view])
+    headers = {_(k): _(v) for k, v in HEADERS[view].items()}  # as display_table shows them
+    return tables.display_table(df, names, columns).rename(columns=headers)
 
 
 def caption(view: str, tokens: dict, profile: str) -> str:
     """What the serving view shows, in words."""
-    shape = f"{tokens['input_tokens']:,} input and {tokens['output_tokens']:,} output tokens"
-    what = {
-        "decode": "one batch is one decode step: latency is the mean time per output token "
-        "(TPOT), throughput the batch's tokens/s while decoding",
-        "request": "one batch is a static batch of whole requests: latency is end to end "
-        "(TTFT + every decode step), throughput the output tokens/s over the request",
-    }[view]
-    return (
-        f"Serving model (docs/model.md), profile {plain(profile)}, requests of {shape}: {what}. "
-        "The roofline points are a decode step's; the same numbers as /decode and /plan."
+    shape = _("{input} input and {output} output tokens").format(
+        input=f"{tokens['input_tokens']:,}", output=f"{tokens['output_tokens']:,}"
     )
+    what = {
+        "decode": _("one batch is one decode step: latency is the mean time per output token "
+                    "(TPOT), throughput the batch's tokens/s while decoding"),
+        "request": _("one batch is a static batch of whole requests: latency is end to end "
+                     "(TTFT + every decode step), throughput the output tokens/s over the "
+                     "request"),
+    }[view]  # fmt: skip
+    return _(
+        "Serving model (docs/model.md), profile {profile}, requests of {shape}: {what}. "
+        "The roofline points are a decode step's; the same numbers as /decode and /plan."
+    ).format(profile=plain(profile), shape=shape, what=what)
 
 
 def no_decode_step(view: str | None, tokens: dict) -> str | None:
@@ -111,7 +116,7 @@ def no_decode_step(view: str | None, tokens: dict) -> str | None:
     at its first token (the prefill's), so it has no decode step and no TPOT."""
     if view != "decode" or tokens.get("output_tokens", 2) >= 2:
         return None
-    return (
+    return _(
         "A request of 1 output token has no decode step (its only token comes from the "
         "prefill), so the decode view has no TPOT to draw. Choose the whole-request view, or "
         "2 or more output tokens."

@@ -15,10 +15,11 @@ import functools
 import json
 
 import engine
+from ui.core.i18n import N_, _
 from ui.core.params import MAX_VALUE_CHARS, Param, ParamError, choice
 
 CONFIG_ID = "config.json"  # the model picker's entry (and the link's `model=` value) for it
-CONFIG_NAME = "Custom model (config.json)"
+CONFIG_NAME = N_("Custom model (config.json)")  # the spec's name; pages show it through _()
 MAX_PASTE_CHARS = 100_000  # a config.json is a few kB (Llama 3.1 70B: 0.9 kB)
 MAX_UPLOAD_BYTES = 1_000_000
 
@@ -61,20 +62,26 @@ def compact(text: str) -> str:
             long for a share link even when compacted.
     """
     if len(text) > MAX_PASTE_CHARS:
-        raise ValueError(f"config.json: longer than {MAX_PASTE_CHARS:,} characters")
+        raise ValueError(
+            _("config.json: longer than {n} characters").format(n=f"{MAX_PASTE_CHARS:,}")
+        )
     try:
         config = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise ValueError(f"config.json: not valid JSON ({str(exc)[:80]})") from None
+        raise ValueError(
+            _("config.json: not valid JSON ({why})").format(why=str(exc)[:80])
+        ) from None
     if not isinstance(config, dict):
-        raise ValueError(f"config.json: must be a JSON object, got {type(config).__name__}")
+        raise ValueError(
+            _("config.json: must be a JSON object, got {kind}").format(kind=type(config).__name__)
+        )
     arch = _arch(config)
     out = json.dumps(_minimal(config, arch), separators=(",", ":"), ensure_ascii=False)
     if len(out) > MAX_VALUE_CHARS:
         raise ValueError(
-            f"config.json: its shape fields take {len(out):,} characters, more than a share "
-            f"link holds ({MAX_VALUE_CHARS:,})"
-        )
+            _("config.json: its shape fields take {n} characters, more than a share link holds "
+              "({most})").format(n=f"{len(out):,}", most=f"{MAX_VALUE_CHARS:,}")
+        )  # fmt: skip
     return out
 
 
@@ -99,23 +106,28 @@ def param() -> Param:
 def read_upload(data: bytes) -> str:
     """An uploaded file's text (UTF-8, at most MAX_UPLOAD_BYTES), or ValueError."""
     if len(data) > MAX_UPLOAD_BYTES:
-        raise ValueError(f"config.json: larger than {MAX_UPLOAD_BYTES:,} bytes")
+        raise ValueError(_("config.json: larger than {n} bytes").format(n=f"{MAX_UPLOAD_BYTES:,}"))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ValueError("config.json: not UTF-8 text") from None
+        raise ValueError(_("config.json: not UTF-8 text")) from None
 
 
 def summary(spec) -> str:
     """One line about the shapes read (numbers only, no user text)."""
     a = spec.arch
-    moe = f", {a.experts} experts ({a.experts_per_token} per token)" if a.experts else ""
+    moe = ""
+    if a.experts:
+        moe = _(", {experts} experts ({per_token} per token)").format(
+            experts=a.experts, per_token=a.experts_per_token
+        )
     ffn = f", FFN {a.intermediate:,}" if a.intermediate else ""
-    return (
-        f"{a.layers} layers, hidden {a.hidden:,}, {a.heads} heads ({a.kv_heads} KV)"
-        f"{ffn}, vocabulary {a.vocab:,}{moe}: "
-        f"{spec.params / 1e9:,.2f} billion parameters"
-    )
+    return _(
+        "{layers} layers, hidden {hidden}, {heads} heads ({kv_heads} KV){ffn}, vocabulary "
+        "{vocab}{moe}: {billions} billion parameters"
+    ).format(layers=a.layers, hidden=f"{a.hidden:,}", heads=a.heads, kv_heads=a.kv_heads,
+             ffn=ffn, vocab=f"{a.vocab:,}", moe=moe,
+             billions=f"{spec.params / 1e9:,.2f}")  # fmt: skip
 
 
 def llm_reader(cat: engine.Catalog, extra: tuple[str, ...] = ()):
@@ -128,7 +140,9 @@ def llm_reader(cat: engine.Catalog, extra: tuple[str, ...] = ()):
                 return special
         spec = engine.resolve_llm(text, cat)
         if getattr(spec, "arch", None) is None:
-            raise ValueError(f"{spec.id} has no shapes (this page needs a decoder LLM's)")
+            raise ValueError(
+                _("{model} has no shapes (this page needs a decoder LLM's)").format(model=spec.id)
+            )
         return spec.id
 
     return choice(canon=canon)

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 import streamlit as st
 
 from ui.core import i18n
+from ui.core.i18n import _
 from ui.core.params import Link, Param, parse_params, to_query
 from ui.core.text import plain
 
@@ -67,7 +68,7 @@ def show_link_notes(link: Link, name: str, where=None) -> None:
     """The link's changes to parameter `name`, beside its field (plain text, inert)."""
     where = st if where is None else where
     for text in link_notes(link.key(name)):
-        where.warning(f"Link value changed: {plain(text)}.", icon="🔗")
+        where.warning(_("Link value changed: {change}.").format(change=plain(text)), icon="🔗")
 
 
 def _shared(p: Param) -> object:

@@ -45,6 +45,7 @@ def phase_points(d: dict, hw: str, label: str) -> pd.DataFrame:
                 "t_overhead_ms": d[f"{phase}_t_overhead_ms"],
                 "overhead_share": d[f"{phase}_overhead_share"],
                 "peak_tflops": d["peak_tflops"],
+                "effective_peak_tflops": d["effective_peak_tflops"],
                 "efficiency": d["assumptions"]["efficiency"],
                 "memory_bandwidth_bytes_per_s": d["memory_bandwidth_bytes_per_s"],
             }
