@@ -11,10 +11,10 @@ from ui.charts import operator_table as ov
 from ui.charts import operators as fo
 from ui.core import frame, state
 from ui.core import link_params as lp
+from ui.core import model_config as serve_config
 from ui.core.downloads import download_csv
 from ui.core.i18n import N_, _
 from ui.core.text import plain
-from ui.decode import config as serve_config
 from ui.decode import figures as fl
 from ui.decode import inputs as sw
 from ui.decode import view as sv

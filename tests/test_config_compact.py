@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import engine
-from ui.decode import config as sc
+from ui.core import model_config as sc
 
 CONFIGS = sorted((Path(__file__).parent / "fixtures" / "configs").glob("*.json"))
 

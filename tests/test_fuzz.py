@@ -64,7 +64,7 @@ STRICT |= {"layer_overhead_us", "dispatch_overhead_ms", "activation_fraction", "
 STRICT |= {"view", "context", "memory_reserve"}  # the LLM view (ui.widgets.llm_view)
 NAMES = [*STRICT, "custom_model", "q", "vendor", "task", "baseline", "prompt", "kv_precision"]
 NAMES += ["contexts", "budget_ms"]
-# the serving page's config.json (ui.decode.config): a valid compact one, a refused one
+# the serving page's config.json (ui.core.model_config): a valid compact one, a refused one
 CONFIG = '{"architectures":["LlamaForCausalLM"],"hidden_size":4096,"intermediate_size":14336,'
 CONFIG += '"num_attention_heads":32,"num_hidden_layers":32,"num_key_value_heads":8,'
 CONFIG += '"vocab_size":128256,"max_position_embeddings":131072}'

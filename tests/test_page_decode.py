@@ -14,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 import engine
 from tests.conftest import ROOT
 from ui.core import custom
+from ui.core import model_config as sc
 from ui.core.format import fmt
-from ui.decode import config as sc
 from ui.decode import figures as fl
 from ui.decode import link as dl
 from ui.decode import view as sv

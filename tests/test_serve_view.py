@@ -1,6 +1,6 @@
 """The serving page's pure builders: config.json in the link, older links, headline, curves.
 
-No streamlit session: ui/decode/config.py and ui/decode/view.py are plain functions.
+No streamlit session: ui/core/model_config.py and ui/decode/view.py are plain functions.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pytest
 
 import engine
 from tests.conftest import ROOT
+from ui.core import model_config as sc
 from ui.core.format import fmt
 from ui.core.link_params import legacy_tokens
 from ui.core.params import MAX_VALUE_CHARS, ParamError, parse_params
-from ui.decode import config as sc
 from ui.decode import view as sv
 from ui.decode.link import declare
 

@@ -1,12 +1,11 @@
 """A custom model from a Hugging Face config.json, carried in the share link (`model_config=`):
-the pure half, shared by the pages that take one (/load, /train; the widget is
-ui/widgets/model_config.py).
+the pure half, shared by every page that takes one (/decode, /load, /train; the widgets are
+ui/widgets/model_config.py and /decode's inputs).
 
 The pasted or uploaded text is untrusted: it is capped in size, read by
 `engine.model_from_config` (which names the offending config.json field), and reduced to the
 fields the engine reads, written as compact JSON, so the link stays short and reproduces the
 same shapes exactly. The text is never rendered as markup: errors go through ui.core.text.plain.
-(/decode keeps its own copy, ui/decode/config.py, with the same rules.)
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from ui.core.i18n import N_, _
 from ui.core.params import MAX_VALUE_CHARS, Param, ParamError, choice
 
 CONFIG_ID = "config.json"  # the model picker's entry (and the link's `model=` value) for it
-CONFIG_NAME = N_("Custom model (config.json)")  # the spec's name; pages show it through _()
+CONFIG_NAME = N_("Custom model (config.json)")  # shown through _()
 MAX_PASTE_CHARS = 100_000  # a config.json is a few kB (Llama 3.1 70B: 0.9 kB)
 MAX_UPLOAD_BYTES = 1_000_000
 
@@ -29,7 +28,10 @@ def _arch(config: dict):
 
 
 def _minimal(config: dict, arch) -> dict:
-    """`config` without the keys whose removal leaves the shapes unchanged (greedy, in order)."""
+    """`config` without the keys whose removal leaves the shapes unchanged: first every key the
+    engine does not read (engine.config_fields, linear in the keys), then, greedily in order,
+    the few read ones whose value is the family's default."""
+    config = engine.config_fields(config)
     out = dict(config)
     for key in list(config):
         if key in ("architectures", "text_config"):
@@ -63,13 +65,13 @@ def compact(text: str) -> str:
     """
     if len(text) > MAX_PASTE_CHARS:
         raise ValueError(
-            _("config.json: longer than {n} characters").format(n=f"{MAX_PASTE_CHARS:,}")
+            _("config.json: longer than {limit} characters").format(limit=f"{MAX_PASTE_CHARS:,}")
         )
     try:
         config = json.loads(text)
     except (ValueError, RecursionError) as exc:
         raise ValueError(
-            _("config.json: not valid JSON ({why})").format(why=str(exc)[:80])
+            _("config.json: not valid JSON ({reason})").format(reason=str(exc)[:80])
         ) from None
     if not isinstance(config, dict):
         raise ValueError(
@@ -79,9 +81,11 @@ def compact(text: str) -> str:
     out = json.dumps(_minimal(config, arch), separators=(",", ":"), ensure_ascii=False)
     if len(out) > MAX_VALUE_CHARS:
         raise ValueError(
-            _("config.json: its shape fields take {n} characters, more than a share link holds "
-              "({most})").format(n=f"{len(out):,}", most=f"{MAX_VALUE_CHARS:,}")
-        )  # fmt: skip
+            _(
+                "config.json: its shape fields take {n} characters, more than a share link "
+                "holds ({limit})"
+            ).format(n=f"{len(out):,}", limit=f"{MAX_VALUE_CHARS:,}")
+        )
     return out
 
 
@@ -106,7 +110,11 @@ def param() -> Param:
 def read_upload(data: bytes) -> str:
     """An uploaded file's text (UTF-8, at most MAX_UPLOAD_BYTES), or ValueError."""
     if len(data) > MAX_UPLOAD_BYTES:
-        raise ValueError(_("config.json: larger than {n} bytes").format(n=f"{MAX_UPLOAD_BYTES:,}"))
+        raise ValueError(
+            _("config.json: {n} bytes, larger than the limit of {limit} bytes").format(
+                n=f"{len(data):,}", limit=f"{MAX_UPLOAD_BYTES:,}"
+            )
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
@@ -121,13 +129,20 @@ def summary(spec) -> str:
         moe = _(", {experts} experts ({per_token} per token)").format(
             experts=a.experts, per_token=a.experts_per_token
         )
-    ffn = f", FFN {a.intermediate:,}" if a.intermediate else ""
+    ffn = _(", FFN {width}").format(width=f"{a.intermediate:,}") if a.intermediate else ""
     return _(
         "{layers} layers, hidden {hidden}, {heads} heads ({kv_heads} KV){ffn}, vocabulary "
-        "{vocab}{moe}: {billions} billion parameters"
-    ).format(layers=a.layers, hidden=f"{a.hidden:,}", heads=a.heads, kv_heads=a.kv_heads,
-             ffn=ffn, vocab=f"{a.vocab:,}", moe=moe,
-             billions=f"{spec.params / 1e9:,.2f}")  # fmt: skip
+        "{vocab}{moe}: {params} billion parameters"
+    ).format(
+        layers=a.layers,
+        hidden=f"{a.hidden:,}",
+        heads=a.heads,
+        kv_heads=a.kv_heads,
+        ffn=ffn,
+        vocab=f"{a.vocab:,}",
+        moe=moe,
+        params=f"{spec.params / 1e9:,.2f}",
+    )
 
 
 def llm_reader(cat: engine.Catalog, extra: tuple[str, ...] = ()):

@@ -7,11 +7,11 @@ from __future__ import annotations
 import streamlit as st
 
 import engine
+from ui.core import model_config as serve_config
 from ui.core.i18n import N_, _
 from ui.core.params import MAX_VALUE_CHARS, Link
 from ui.core.state import show_link_notes
 from ui.core.text import plain
-from ui.decode import config as serve_config
 from ui.decode import figures as fl
 from ui.decode import view as sv
 from ui.widgets.pickers import batch_list_input, number_input

@@ -14,6 +14,7 @@ from __future__ import annotations
 import engine
 from ui.core import assumptions
 from ui.core import link_params as lp
+from ui.core import model_config as serve_config
 from ui.core.i18n import _
 from ui.core.params import (
     Link,
@@ -25,7 +26,6 @@ from ui.core.params import (
     write_list,
     write_number,
 )
-from ui.decode import config as serve_config
 
 PAGE = "decode"
 KV_CHOICES = ("same", "fp16", "bf16", "fp8", "int8", "int4")  # same: the weight precision

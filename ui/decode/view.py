@@ -13,9 +13,9 @@ import pandas as pd
 
 import engine
 from ui.charts import bands
+from ui.core import model_config as serve_config
 from ui.core.format import capacity, fmt, fmt_all, pct
 from ui.core.i18n import N_, _
-from ui.decode import config as serve_config
 from ui.decode.link import OVERRIDES
 
 # the curves' columns under ui.decode.figures's names (engine columns renamed, not recomputed)
