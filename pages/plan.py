@@ -12,6 +12,7 @@ from ui.core.text import plain
 from ui.plan import figures as fp
 from ui.plan import grid as pg
 from ui.plan import inputs as pp
+from ui.plan import load as pl
 from ui.plan import view as pv
 from ui.plan.link import NONE, PAGE, declare
 from ui.widgets import links, scenario
@@ -37,6 +38,7 @@ with s.pickers:
     model_id, tokens = pp.workload_inputs(link, llms)
     st.markdown("**SLOs**")
     slo = pv.Slo(**pp.slo_inputs(link))
+    target = pl.target_input(link)
     grid = pp.grid_inputs(link, cat)
     chosen = {h: cat.hardware[h] for h in grid["hardware"]}
     prices = pp.price_inputs(chosen)
@@ -123,6 +125,9 @@ st.download_button("Download CSV", csv, csv_name, "text/csv", key="plan_csv", ic
 if meets:  # the cheapest configuration meeting the SLOs, served under load
     best = {k: table[k].iloc[0] for k in ("hardware", "tp", "pp", "precision")}
     links.load_link(query | best, "Serve the cheapest configuration under load")
+slos = pl.slos(slo.ttft_ms, slo.tpot_ms, slo.min_tokens_per_s_per_user)
+under_load = pl.ask(model_id, groups, tokens, opts, slos, prices, target)
+pl.section(cat, key, under_load, names, band, query)
 
 st.subheader("Prices")
 st.dataframe(pg.price_table(chosen, prices), key="plan_prices", hide_index=True)
