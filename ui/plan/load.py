@@ -272,16 +272,17 @@ def _best_words(row: pd.Series, names: Mapping[str, str], target: float) -> str:
     replicas, gpus = int(row["replicas"]), int(row["gpus"])
     fleet = ngettext("{n} replica", "{n} replicas", replicas).format(n=fmt(replicas))
     fleet += " " + ngettext("({n} GPU)", "({n} GPUs)", gpus).format(n=fmt(gpus))
-    words = _("{what}: {rate} per replica within the SLOs; {fleet} for {target}").format(
-        what=what,
-        rate=fmt(row["max_rate_per_s"], "requests/s"),
-        fleet=fleet,
-        target=fmt(target, "requests/s"),
-    )
+    values = {"what": what, "rate": fmt(row["max_rate_per_s"], "requests/s"), "fleet": fleet}
+    values |= {"target": fmt(target, "requests/s")}
     cost = row["cost_per_million_output_tokens_usd"]
     if missing(cost):
-        return words + _(" (no price: no cost).")
-    return words + _(", at {cost} per 1M output tokens.").format(cost=fmt(cost, "USD"))
+        text = _("{what}: {rate} per replica within the SLOs; {fleet} for {target} (no price).")
+        return text.format(**values)
+    text = _(
+        "{what}: {rate} per replica within the SLOs; {fleet} for {target}, at {cost} per 1M "
+        "output tokens."
+    )
+    return text.format(**values, cost=fmt(cost, "USD"))
 
 
 def _check_table(row: pd.Series, m) -> pd.DataFrame:
@@ -385,6 +386,8 @@ def _check(cat, key: tuple, a: Ask, best: pd.Series, query: Mapping) -> None:
     profile = dict(a.opts).get("profile", "tutorial")
     budget = engine.load_scheduler(profile).max_batched_tokens
     n = sim_requests(a.tokens[0], budget)
+    events = 0 if n is None else engine.max_rate_events(a.tokens[0], budget, requests=n)
+    one = 1 if n is None else engine.load_events(n, a.tokens[0], budget)  # one simulated run
     scenario = (key, a, row, n)
     done = st.session_state.get(SIM_KEY)
     if n is None:
@@ -400,11 +403,7 @@ def _check(cat, key: tuple, a: Ask, best: pd.Series, query: Mapping) -> None:
         help=_(
             "engine.max_rate: bisection on simulated runs of {n} requests each (at most {runs} "
             "runs, about {events} events), from the fast path's bracket."
-        ).format(
-            n=fmt(n),
-            runs=fmt(14),
-            events=fmt(engine.max_rate_events(a.tokens[0], budget, requests=n)),
-        ),
+        ).format(n=fmt(n), runs=fmt(events // one), events=fmt(events)),
     ):
         try:
             with st.spinner(_("Simulating…")):
