@@ -61,6 +61,7 @@ from engine.catalog.units import quantity
 from engine.checks import MAX_BATCH, MAX_DEGREE, MAX_TOKENS, check_whole, check_whole_numbers
 from engine.load.api import load_events, load_scheduler, serve_load
 from engine.load.grid import load_grid
+from engine.load.plan import load_plan
 from engine.load.results import LoadResult
 from engine.load.search import MaxRate, max_rate, max_rate_events
 from engine.load.trace import TraceError, parse_trace
@@ -162,6 +163,7 @@ __all__ = [
     "load_catalog",
     "load_events",
     "load_grid",
+    "load_plan",
     "load_scheduler",
     "make_assumptions",
     "marginal_gain",

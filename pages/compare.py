@@ -61,25 +61,15 @@ changed = profiles.edits(profile, overrides | extra)
 label = profiles.label(profile, changed)
 
 # --- render -----------------------------------------------------------------
-note = FLOP_NOTE[overrides["flop_convention"]]
-note = _(note)
+convention = overrides["flop_convention"]
+note = _(FLOP_NOTE[convention])
 shown = {h: plain(name) for h, name in names.items()}  # inert in markdown
 st.title(_("Hardware comparison: {model}").format(model=plain(model.name)))
 scenario.show_notes(s)
 frame.show_param_warnings(profile_notes)
-dv.show(
-    model,
-    deps,
-    refused,
-    cat,
-    csv_name=f"deployments_{model_id}_{precision}.csv",
-    profile=profile,
-    changed=changed,
-    batches=batches,
-    tokens=tokens,
-    precision=precision,
-    overrides=overrides | extra,
-)
+dv.show(model, deps, refused, cat, csv_name=f"deployments_{model_id}_{precision}.csv",
+        profile=profile, changed=changed, batches=batches, tokens=tokens, precision=precision,
+        overrides=overrides | extra)  # fmt: skip
 if dropped:
     st.warning(_("Dropped the custom accelerator from the list: it is switched off or invalid."))
 if len(hw_ids) < 2:
@@ -92,20 +82,7 @@ if len(hw_ids) < 2:
     frame.share_link("compare", query)
     st.stop()
 
-st.caption(
-    _(
-        "{accelerators} accelerators × {count} batch sizes ({first} to {last}) · {precision} · "
-        "baseline {baseline} · {note}"
-    ).format(
-        accelerators=len(hw_ids),
-        count=f"{len(batches):,}",
-        first=f"{batches[0]:,}",
-        last=f"{batches[-1]:,}",
-        precision=precision,
-        baseline=shown[baseline],
-        note=note,
-    )
-)
+st.caption(cv.scope(len(hw_ids), batches, precision, shown[baseline], note))
 st.caption(profiles.describe(profile, changed))
 llm_view.show_fit(df, names, serving)
 llm_view.show_caption(view, tokens, label)

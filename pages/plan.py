@@ -7,12 +7,12 @@ import streamlit as st
 
 from ui.charts import bands
 from ui.core import frame, state
-from ui.core.i18n import _
-from ui.core.params import write_list
+from ui.core.i18n import N_, _
 from ui.core.text import plain
 from ui.plan import figures as fp
 from ui.plan import grid as pg
 from ui.plan import inputs as pp
+from ui.plan import load as pl
 from ui.plan import view as pv
 from ui.plan.link import NONE, PAGE, declare
 from ui.widgets import links, scenario
@@ -38,6 +38,7 @@ with s.pickers:
     model_id, tokens = pp.workload_inputs(link, llms)
     st.markdown(_("**SLOs**"))
     slo = pv.Slo(**pp.slo_inputs(link))
+    target = pl.target_input(link)
     grid = pp.grid_inputs(link, cat)
     chosen = {h: cat.hardware[h] for h in grid["hardware"]}
     prices = pp.price_inputs(chosen)
@@ -67,23 +68,7 @@ query = state.publish(link, values | {"prices": prices or None}, ("model",))
 # --- render -----------------------------------------------------------------
 names = {h: hw.name for h, hw in chosen.items()}
 st.title(_("Planner: {model}").format(model=plain(model.name)))
-st.caption(
-    _(
-        "{rows} configurations · {accelerators} accelerators × TP {tp} × PP {pp} × {precisions} "
-        "× {batches} batch sizes · {input} input + {output} output tokens per request · profile "
-        "{profile} · serving model (docs/model.md)"
-    ).format(
-        rows=f"{rows:,}",
-        accelerators=len(chosen),
-        tp=write_list(grid["tp"]),
-        pp=write_list(grid["pp"]),
-        precisions=", ".join(grid["precisions"]) or _("no precision"),
-        batches=f"{len(grid['batches']):,}",
-        input=f"{tokens[0]:,}",
-        output=f"{tokens[1]:,}",
-        profile=profile.name,
-    )
-)
+st.caption(pv.scope(rows, len(chosen), grid, tokens, profile.name))
 scenario.show_notes(s)
 if s.custom_model:
     st.info(_("Custom models are not offered here: they have no attention shapes (heads, layers)."))
@@ -94,13 +79,7 @@ if error or rows > pg.MAX_CONFIGURATIONS or df is None:
         text = _("The serving model refused this grid: {reason}").format(reason=plain(error))
         st.error(text, icon="🚫")
     elif rows > pg.MAX_CONFIGURATIONS:
-        st.error(
-            _(
-                "The grid has {rows} configurations; the planner computes at most {most} (fewer "
-                "batch sizes, TP/PP degrees or accelerators)."
-            ).format(rows=f"{rows:,}", most=f"{pg.MAX_CONFIGURATIONS:,}"),
-            icon="🚫",
-        )
+        st.error(pv.too_big(rows, pg.MAX_CONFIGURATIONS), icon="🚫")
     else:
         st.warning(_(pv.EMPTY_GRID))
     frame.share_link(PAGE, query)
@@ -144,7 +123,10 @@ csv = lambda: pg.csv_text(df, slo, prices, band)  # noqa: E731  (written only wh
 st.download_button(_("Download CSV"), csv, csv_name, "text/csv", key="plan_csv", icon="⬇️")
 if meets:  # the cheapest configuration meeting the SLOs, served under load
     best = {k: table[k].iloc[0] for k in ("hardware", "tp", "pp", "precision")}
-    links.load_link(query | best, _("Serve the cheapest configuration under load"))
+    links.load_link(query | best, N_("Serve the cheapest configuration under load"))
+slos = pl.slos(slo.ttft_ms, slo.tpot_ms, slo.min_tokens_per_s_per_user)
+under_load = pl.ask(model_id, groups, tokens, opts, slos, prices, target)
+pl.section(cat, key, under_load, names, band, query)
 
 st.subheader(_("Prices"))
 st.dataframe(pg.price_table(chosen, prices), key="plan_prices", hide_index=True)

@@ -10,8 +10,9 @@ with the same per-operator costs (engine/serving/step.py):
 - `simulate.py`: the event-driven simulator (jumps from event to event, decode runs in closed
   form, `runs.py`); `results.py`: the measured window's statistics.
 - `analytic.py`: the vectorised steady-state fast path, `grid.py` over deployments × rates ×
-  lengths; `search.py`: the highest rate meeting SLOs, replicas and cost; `api.py`:
-  `serve_load`, the public entry point.
+  lengths, `plan.py` each deployment's max rate, replicas and cost for a target; `search.py`:
+  the highest rate meeting SLOs (simulated), replicas and cost; `api.py`: `serve_load`, the
+  public entry point.
 
 docs/model.md, "Serving under load", describes the model and what it approximates.
 """

@@ -37,6 +37,17 @@ def summary(
     return out
 
 
+def scope(accelerators: int, batches: list[int], precision: str, baseline: str, note: str) -> str:
+    """The comparison in one line: how many accelerators and batches, the precision, the
+    baseline (already inert) and the FLOP convention's note."""
+    return _(
+        "{accelerators} accelerators × {count} batch sizes ({first} to {last}) · {precision} · "
+        "baseline {baseline} · {note}"
+    ).format(accelerators=accelerators, count=f"{len(batches):,}", first=f"{batches[0]:,}",
+             last=f"{batches[-1]:,}", precision=precision, baseline=baseline,
+             note=note)  # fmt: skip
+
+
 def ridge_caption(efficiency: float, precision: str, note: str, serving: bool) -> str:
     text = _(
         "Ridge = peak ÷ bandwidth (theoretical) and peak × η ÷ bandwidth (effective, η = "

@@ -9,7 +9,8 @@ link_latency_us, layer_overhead_us, dispatch_overhead_ms, memory_reserve; absent
 profile's value), custom_hw, custom_model. Prices are one parameter,
 `prices=H100:6.16,A100:2.7,Gaudi3:none` (USD per accelerator-hour; `none`: no price; an
 accelerator left out: the catalogue's list price). The page writes every chosen accelerator's
-price back, so a link keeps the prices it was made with. Serving model and profiles:
+price back, so a link keeps the prices it was made with. target_rate: requests/s to plan
+replicas for under load (the name and range /load uses). Serving model and profiles:
 docs/model.md.
 """
 
@@ -41,6 +42,8 @@ DEFAULT_BATCHES = [2**k for k in range(9)]  # 1, 2, 4, ..., 256
 SLOS = {"ttft_ms": 2000.0, "tpot_ms": 50.0, "min_tokens_per_s_per_user": NONE}  # defaults
 LIMIT = number(0.001, 1e9, none=NONE)  # an SLO in its unit (the field's range too), or none
 PRICE = number(0.0, 1e6)  # USD per accelerator-hour (each price field's range too)
+TARGET_RATE = number(0.001, 1e6)  # requests/s under load: /load's target_rate range
+DEFAULT_TARGET_RATE = 10.0
 # the serving assumptions the planner overrides (blank: the profile's value)
 ASSUMPTIONS = ("efficiency", "bandwidth_efficiency", "attention_efficiency")
 ASSUMPTIONS += ("expert_efficiency", "link_efficiency", "link_latency_us", "layer_overhead_us")
@@ -114,6 +117,7 @@ def declare(cat: engine.Catalog) -> Link:
             lp.batches(DEFAULT_BATCHES),
             Param("profile", choice(engine.profile_names()), default="tutorial"),
             Param("prices", _prices_reader(cat), _write_prices, widget="link"),
+            Param("target_rate", TARGET_RATE, write_number, DEFAULT_TARGET_RATE),
             *(assumptions.param(name) for name in ASSUMPTIONS),
             *lp.custom_specs(),
         ],

@@ -17,6 +17,7 @@ import pandas as pd
 from ui.charts.cost import usd_per_1m_output_tokens
 from ui.core.format import fmt, pct
 from ui.core.i18n import N_, _
+from ui.core.params import write_list
 
 X, Y = "tokens_per_s_per_user", "output_tokens_per_s_per_gpu"
 NO_FIT = N_("does not fit in memory")  # such a row has no cost (NaN); English in the CSV
@@ -265,6 +266,27 @@ def callouts(table: pd.DataFrame, slo: Slo, names: Mapping[str, str]) -> dict[st
         fastest = ok.iloc[int(np.argmax(ok[X].to_numpy()))]
         out["fastest"] = describe(fastest, slo, names)
     return out
+
+
+def too_big(rows: int, most: int) -> str:
+    """The refusal of a grid over the planner's budget, with how to narrow it."""
+    return _(
+        "The grid has {rows} configurations; the planner computes at most {most} (fewer "
+        "batch sizes, TP/PP degrees or accelerators)."
+    ).format(rows=f"{rows:,}", most=f"{most:,}")
+
+
+def scope(rows: int, accelerators: int, grid: Mapping, tokens: tuple, profile: str) -> str:
+    """The grid in one line: its configurations, axes, request shape and profile."""
+    return _(
+        "{rows} configurations · {accelerators} accelerators × TP {tp} × PP {pp} × {precisions} "
+        "× {batches} batch sizes · {input} input + {output} output tokens per request · profile "
+        "{profile} · serving model (docs/model.md)"
+    ).format(rows=f"{rows:,}", accelerators=accelerators, tp=write_list(grid["tp"]),
+             pp=write_list(grid["pp"]),
+             precisions=", ".join(grid["precisions"]) or _("no precision"),
+             batches=f"{len(grid['batches']):,}", input=f"{tokens[0]:,}",
+             output=f"{tokens[1]:,}", profile=profile)  # fmt: skip
 
 
 def chart_note(slo: Slo) -> str:
