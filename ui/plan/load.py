@@ -24,7 +24,7 @@ import engine
 from ui.charts import bands
 from ui.core.downloads import defuse_formulas
 from ui.core.format import fmt, fmt_all, missing
-from ui.core.i18n import _, ngettext
+from ui.core.i18n import N_, _, ngettext
 from ui.core.params import Link
 from ui.core.text import plain
 from ui.widgets import links
@@ -156,21 +156,16 @@ def table_columns() -> dict:
     }
 
 
+REASONS = (  # engine.load_plan's reasons, word for word: shown translated
+    N_("does not fit: the weights leave no room for a KV cache"),
+    N_("does not fit: the KV pool holds less than one request"),
+    N_("misses the SLOs even at a trickle of requests"),
+)
+
+
 def reason_text(reason: str) -> str:
     """The engine's reason a deployment has no max rate, in the session's language."""
-    words = {
-        "": "",
-        "does not fit: the weights leave no room for a KV cache": _(
-            "does not fit: the weights leave no room for a KV cache"
-        ),
-        "does not fit: the KV pool holds less than one request": _(
-            "does not fit: the KV pool holds less than one request"
-        ),
-        "misses the SLOs even at a trickle of requests": _(
-            "misses the SLOs even at a trickle of requests"
-        ),
-    }
-    return words.get(reason, reason)
+    return _(reason) if reason in REASONS else reason
 
 
 def display_table(table: pd.DataFrame, names: Mapping[str, str], band, rows: int = TABLE_ROWS):
