@@ -124,17 +124,24 @@ def load_grid(models, hardware, *, rates, input_tokens, output_tokens, tp=1, pp=
     return df
 
 
-def _columns(kept, f, out, rate, n_in, n_out, slo_ttft, slo_tpot) -> dict:
-    shape = np.broadcast_shapes(rate.shape, (len(kept), 1))
-    devices = np.array([t * p for *_, t, p, _ in kept], dtype=float)[:, None]
-    price = np.array([hw.price_per_hour_usd or np.nan for _, _, hw, *_ in kept])[:, None]
+def id_columns(kept: list, repeat: int) -> dict:
+    """Each deployment's model, hardware, precision, tp and pp, each repeated `repeat` times
+    (one row per deployment × rate)."""
     ids = {
         "model": [k[0] for k in kept], "hardware": [k[2].id for k in kept],
         "precision": [k[5].precision for k in kept], "tp": [k[3] for k in kept],
         "pp": [k[4] for k in kept],
     }  # fmt: skip
-    cols = {k: np.repeat(np.array(v, dtype=object if k in ("model", "hardware", "precision")
-                                  else int), shape[1]) for k, v in ids.items()}  # fmt: skip
+    text = ("model", "hardware", "precision")
+    return {k: np.repeat(np.array(v, dtype=object if k in text else int), repeat)
+            for k, v in ids.items()}  # fmt: skip
+
+
+def _columns(kept, f, out, rate, n_in, n_out, slo_ttft, slo_tpot) -> dict:
+    shape = np.broadcast_shapes(rate.shape, (len(kept), 1))
+    devices = np.array([t * p for *_, t, p, _ in kept], dtype=float)[:, None]
+    price = np.array([hw.price_per_hour_usd or np.nan for _, _, hw, *_ in kept])[:, None]
+    cols = id_columns(kept, shape[1])
     wide = {"devices": devices, "rate_per_s": rate, "input_tokens": n_in, "output_tokens": n_out}
     for key, value in wide.items():
         cols[key] = np.broadcast_to(value, shape).ravel()

@@ -28,7 +28,14 @@ from engine.catalog.scheduler import with_overrides
 from engine.checks import MAX_DEGREE, MAX_TOKENS, as_list, check_whole_numbers
 from engine.load import analytic as an
 from engine.load.api import DEFAULT_SLO, check_slo, scheduler_base
-from engine.load.grid import MAX_GRID_ROWS, _deployments, analytic_max_rate, limits, stack
+from engine.load.grid import (
+    MAX_GRID_ROWS,
+    _deployments,
+    analytic_max_rate,
+    id_columns,
+    limits,
+    stack,
+)
 from engine.load.workload import MAX_RATE, check_burstiness
 
 if TYPE_CHECKING:
@@ -156,13 +163,7 @@ def _chunk(kept, sched, n_in, n_out, slo, b, target, price_of) -> dict:
     devices = np.array([t * p for *_, t, p, _ in kept], dtype=float)[:, None]
     price = np.array([price_of(k[2]) for k in kept])[:, None]
     tokens = best * n_out  # one replica's output tokens/s at its max rate
-    cols = {
-        "model": [k[0] for k in kept], "hardware": [k[2].id for k in kept],
-        "precision": [k[5].precision for k in kept], "tp": [k[3] for k in kept],
-        "pp": [k[4] for k in kept],
-    }  # fmt: skip
-    out = {k: np.repeat(np.array(v, dtype=object if k in ("model", "hardware", "precision")
-                                 else int), shape[1]) for k, v in cols.items()}  # fmt: skip
+    out = id_columns(kept, shape[1])
     served = best > 0
     nan = np.full(shape, np.nan)
     with np.errstate(all="ignore"):
