@@ -41,6 +41,9 @@ from engine.load.workload import MAX_RATE, check_burstiness
 if TYPE_CHECKING:
     import pandas as pd
 
+# bisection steps of the max rate: the bracket [0, saturation] narrowed 2^12 = 4,096 times
+# (within 0.025 % of saturation; the load model itself is good to about 10 %)
+ITERATIONS = 12
 CHUNK_CELLS = 8192  # deployments × request shapes per vectorised pass (bounds the memory)
 NO_ROOM = "does not fit: the weights leave no room for a KV cache"
 NO_REQUEST = "does not fit: the KV pool holds less than one request"
@@ -157,7 +160,8 @@ def _chunk(kept, sched, n_in, n_out, slo, b, target, price_of) -> dict:
     whole = np.broadcast_to(lim.pool_tokens >= _needs(lim, n_in, n_out), shape) & room
     with np.errstate(all="ignore"):
         cap = np.broadcast_to(an.capacity(f, lim, n_in, n_out)["rate_per_s"], shape)
-        best = analytic_max_rate(f, lim, n_in, n_out, slo["ttft_ms"], slo["tpot_ms"], b)
+        best = analytic_max_rate(f, lim, n_in, n_out, slo["ttft_ms"], slo["tpot_ms"], b,
+                                 iterations=ITERATIONS)  # fmt: skip
         best = np.where(whole & np.isfinite(best) & (best > 0), best, 0.0)
         at = an.open_loop(f, lim, np.where(best > 0, best, 1e-300), n_in, n_out, b)
     devices = np.array([t * p for *_, t, p, _ in kept], dtype=float)[:, None]
