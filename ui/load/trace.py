@@ -35,7 +35,8 @@ TEMPLATE_ROWS = 50  # the template's requests
 MAX_SHOWN = 20  # problems listed beside the uploader
 MAX_NAME = 80  # characters of a file name shown
 UPLOAD_MB = 2  # the browser refuses larger files itself; up to it the page names the size
-_MORE = re.compile(r"^\.\.\. and (\d+) more problems$")  # the engine's last problem, if cut
+# the engine's last problem when it cut the list: "... and N more problems"
+_MORE = re.compile(r"^\.\.\.\s\w+\s(\d+)\s\w+\s\w+$")
 
 
 @dataclass(frozen=True)
