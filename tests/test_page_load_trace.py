@@ -59,7 +59,8 @@ def markdown(at: AppTest) -> str:
 
 def test_a_valid_trace_runs_as_the_engine_runs_it():
     data = trace_csv()
-    at = upload(open_page(), data)
+    at = upload(open_page(), data).run()  # the rerun reads the trace back from the caches
+    assert not at.exception, [e.message for e in at.exception]
     r = engine.serve_load(
         "Llama-3.1-8B", "H100", tp=1, profile="tutorial", trace=engine.parse_trace(data)
     )
@@ -84,6 +85,8 @@ def test_a_valid_trace_runs_as_the_engine_runs_it():
 def test_a_trace_with_bad_rows_names_each_row_and_runs_nothing():
     bad = b"arrival_s,input_tokens,output_tokens\n0,512,128\nsoon,512,128\n1,0,128\n2,512,1.5\n"
     at = upload(open_page(), bad)
+    at.run()  # a rerun reads the file's problems back from the cache
+    assert not at.exception, [e.message for e in at.exception]
     shown = text(at.error)
     assert "mine.csv was not used" in shown
     assert "row 2, column 'arrival_s': must be a number, got 'soon'" in shown

@@ -55,12 +55,13 @@ class Upload:
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def parse(data: bytes, label: str) -> object:
-    """The trace of a file (engine.parse_trace), or its TraceError (cached: reruns reuse it)."""
+def parse(data: bytes, label: str) -> tuple[object | None, tuple[str, ...]]:
+    """(the trace of a file, ()) or (None, its problems) by engine.parse_trace; cached (as
+    plain values: a TraceError would not survive the cache's pickling)."""
     try:
-        return engine.parse_trace(data, label)
+        return engine.parse_trace(data, label), ()
     except engine.TraceError as exc:
-        return exc
+        return None, tuple(exc.problems)
 
 
 def problems(data: bytes, size: int, label: str) -> tuple[str, ...]:
@@ -71,8 +72,7 @@ def problems(data: bytes, size: int, label: str) -> tuple[str, ...]:
                 "the file is {size} bytes, more than the limit of {limit} bytes; it was not read"
             ).format(size=f"{max(size, len(data)):,}", limit=f"{engine.MAX_TRACE_BYTES:,}"),
         )
-    found = parse(data, label)
-    return tuple(found.problems) if isinstance(found, engine.TraceError) else ()
+    return parse(data, label)[1]
 
 
 def shown_problems(items) -> list[str]:
@@ -162,7 +162,7 @@ def trace_input(link: Link, work: dict) -> Upload | None:
             icon="🚫",
         )
     else:
-        trace = parse(data, upload.label)
+        trace = parse(data, upload.label)[0]
         st.caption(plain(f"{upload.label}: {summary(trace)}"))
     return upload
 
@@ -203,7 +203,7 @@ def run(d: lr.Deploy, data: bytes, label: str, slo: tuple):
 
 def run_title(upload: Upload) -> str:
     """The timeline's subtitle: the trace's file and its requests."""
-    trace = parse(upload.data, upload.label)
+    trace = parse(upload.data, upload.label)[0]
     return _("trace {file}, {requests} requests").format(
         file=upload.label, requests=f"{len(trace):,}"
     )
@@ -225,7 +225,7 @@ def results(d, upload: Upload | None, slo: tuple, band, names: tuple) -> None:
     if upload.problems:
         st.info(_("The trace was not used: its problems are listed beside the uploader."))
         return
-    refused = refusal(d, parse(upload.data, upload.label))
+    refused = refusal(d, parse(upload.data, upload.label)[0])
     if refused:
         st.error(refused, icon="⏱️")
         return
