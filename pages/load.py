@@ -2,7 +2,8 @@
 
 Latency (p50, p90, p99 TTFT and TPOT) and throughput and goodput against the request rate,
 one run's timeline, the highest rate meeting the SLOs and the replicas and cost for a target
-rate, each with the profile's measured error (docs/model.md, "Serving under load")."""
+rate, each with the profile's measured error (docs/model.md, "Serving under load"); or one run
+of an uploaded trace (ui/load/trace.py)."""
 
 import streamlit as st
 
