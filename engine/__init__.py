@@ -64,7 +64,13 @@ from engine.load.grid import load_grid
 from engine.load.plan import load_plan
 from engine.load.results import LoadResult
 from engine.load.search import MaxRate, max_rate, max_rate_events
-from engine.load.trace import TraceError, parse_trace
+from engine.load.trace import (
+    MAX_TRACE_BYTES,
+    MAX_TRACE_ROWS,
+    TRACE_COLUMNS,
+    TraceError,
+    parse_trace,
+)
 from engine.report.export import records, to_csv
 from engine.roofline.decode import MAX_CONTEXT, DecodeResult
 from engine.roofline.decode_sweep import (
@@ -111,6 +117,8 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_MEASUREMENTS_BYTES",
     "MAX_TOKENS",
+    "MAX_TRACE_BYTES",
+    "MAX_TRACE_ROWS",
     "MEASUREMENT_COLUMNS",
     "MEASUREMENT_METRICS",
     "MIN_ROWS_PER_PARAMETER",
@@ -119,6 +127,7 @@ __all__ = [
     "PROFILE_KEYS",
     "REGIMES",
     "TASKS",
+    "TRACE_COLUMNS",
     "Architecture",
     "Assumptions",
     "Band",

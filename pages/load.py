@@ -2,7 +2,8 @@
 
 Latency (p50, p90, p99 TTFT and TPOT) and throughput and goodput against the request rate,
 one run's timeline, the highest rate meeting the SLOs and the replicas and cost for a target
-rate, each with the profile's measured error (docs/model.md, "Serving under load")."""
+rate, each with the profile's measured error (docs/model.md, "Serving under load"); or one run
+of an uploaded trace (ui/load/trace.py)."""
 
 import streamlit as st
 
@@ -12,6 +13,7 @@ from ui.core.i18n import N_, _
 from ui.core.text import plain
 from ui.load import run as lr
 from ui.load import show
+from ui.load import trace as lt
 from ui.load import view as lv
 from ui.load.inputs import (
     deployment_inputs,
@@ -39,6 +41,7 @@ with s.pickers:
     chosen = scheduler_inputs(link, dep["profile"])
     st.markdown(_("**Workload**"))
     work = workload_inputs(link)
+    upload = lt.trace_input(link, work)
     st.markdown(_("**SLOs** (per request: goodput; percentiles: the max rate)"))
     slo = slo_inputs(link)
     st.markdown(_("**Plan**"))
@@ -67,7 +70,7 @@ if s.custom_model:
 try:
     lr.check(d)
     sched = engine.load_scheduler(d.profile, **dict(overrides))
-    grid = lr.curve(d, w, slo)
+    grid = None if w.mode == "trace" else lr.curve(d, w, slo)
 except ValueError as exc:
     st.error(
         _("The serving model refused this deployment: {error}").format(error=plain(exc)), icon="🚫"
@@ -76,6 +79,10 @@ except ValueError as exc:
     st.stop()
 band = engine.error_band(engine.get_profile(d.profile))
 show.notes(d, sched, band, model.arch)
+if w.mode == "trace":  # one run of the file's requests: no rate sweep
+    lt.results(d, upload, slo, band, (model_id, hw_id, d))
+    show.footer(PAGE, query, hw, model)
+    st.stop()
 for note in grid.attrs.get("skipped", []):
     st.warning(plain(note), icon="⚠️")
 top = lr.saturation(grid)
@@ -115,9 +122,4 @@ knee = m.max_rate_per_s if m is not None else None
 marks = {"knee": knee, "saturation": top, "chosen": chosen_rate}
 show.charts(grid, pts, r, slo, marks, band, d, lv.run_title(w))
 show.tables(grid, pts, r, m, band, (model_id, hw_id, d))
-frame.share_link(PAGE, query)
-sources = frame.source_md(hw.name, hw.source)
-sources += f" · {frame.source_md(model.name, model.source)}" if model.source else ""
-st.caption(
-    _("Sources: {sources}. Model: docs/model.md, 'Serving under load'.").format(sources=sources)
-)
+show.footer(PAGE, query, hw, model)

@@ -93,8 +93,9 @@ def workload_inputs(link: Link) -> dict:
         horizontal=False,
     )
     left, right = st.columns(2)
+    arrivals = mode not in ("open", "trace")  # a trace's template is drawn at this rate
     rate = number_input(
-        link, "rate", _("Rate (requests/s)"), where=left, step=0.5, disabled=mode != "open"
+        link, "rate", _("Rate (requests/s)"), where=left, step=0.5, disabled=arrivals
     )
     burst = number_input(
         link,
@@ -102,7 +103,7 @@ def workload_inputs(link: Link) -> dict:
         _("Burstiness (1: Poisson)"),
         where=right,
         step=0.1,
-        disabled=mode != "open",
+        disabled=arrivals,
         help=_("Gamma-distributed gaps of this shape; below 1 burstier."),
     )
     clients = number_input(
@@ -115,7 +116,9 @@ def workload_inputs(link: Link) -> dict:
         link, "length_spread", _("Length spread (± fraction, uniform)"), step=0.1, format="%.2f"
     )
     left, right = st.columns(2)
-    requests = number_input(link, "requests", _("Requests"), where=left, step=500)
+    requests = number_input(
+        link, "requests", _("Requests"), where=left, step=500, disabled=mode == "trace"
+    )
     seed = number_input(link, "seed", _("Seed"), where=right, step=1)
     return {
         "mode": mode,

@@ -5,7 +5,8 @@ Link parameters (a public contract once shipped): model (a catalogue LLM, or `co
 serving profile: its assumptions and its stack's scheduler); the scheduler's max_num_seqs,
 max_batched_tokens, chunked_prefill (on/off), block_size (absent: the profile's); the workload:
 mode (open: requests arrive at `rate` per second with `burstiness`; closed: `concurrency`
-clients; max: every request queued at once), input_tokens, output_tokens, length_spread,
+clients; max: every request queued at once; trace: an uploaded trace, which the link cannot
+carry: the page asks for the file), input_tokens, output_tokens, length_spread,
 requests, seed; the SLOs slo_ttft_ms_p90 and slo_tpot_ms_p99 (the CLI's names); price (USD per
 accelerator-hour; absent: the catalogue's list price) and target_rate (requests/s to plan
 replicas for); custom_hw, custom_model. Model: docs/model.md, "Serving under load".
@@ -21,11 +22,12 @@ from ui.core.params import Link, Param, ParamError, choice, number, write_number
 
 PAGE = "load"
 KV_CHOICES = ("same", "fp16", "bf16", "fp8", "int8", "int4")  # same: the weight precision
-MODES = ("open", "closed", "max")
+MODES = ("open", "closed", "max", "trace")
 MODE_LABELS = {  # translated where shown
     "open": N_("Open loop: requests arrive at a rate"),
     "closed": N_("Closed loop: N clients, each waits for its answer"),
     "max": N_("Max throughput: every request queued at once"),
+    "trace": N_("Trace: the requests of an uploaded CSV"),
 }
 ON_OFF = ("on", "off")
 MAX_REQUESTS = 100_000  # the engine's limit per run (a trace's rows)

@@ -8,6 +8,7 @@ import numpy as np
 import streamlit as st
 
 import engine
+from ui.core import frame
 from ui.core.downloads import download_csv
 from ui.core.i18n import _
 from ui.core.text import plain
@@ -58,6 +59,11 @@ def charts(grid, pts, r, slo, marks, band, d, title: str) -> None:
             "run's length); past saturation there is no steady state (shaded)."
         )
     )
+    timeline(r, title)
+
+
+def timeline(r, title: str) -> None:
+    """One run's running and queued requests and KV pool in use against time."""
     if r is not None and r["fits_in_memory"] and len(r.timeseries.get("time_s", [])):
         fig = lf.timeline_figure(r.timeseries, _("One run: {title}").format(title=title))
         st.plotly_chart(fig, key="load_timeline", config=PNG)
@@ -100,6 +106,12 @@ def tables(grid, pts, r, m, band, names: tuple[str, str, object]) -> None:
             _("Download the search CSV"),
             lazy=True,
         )
+    run_tables(r, band, names)
+
+
+def run_tables(r, band, names: tuple[str, str, object]) -> None:
+    """One run's summary, and its requests and timeline as CSV."""
+    model_id, hw_id, d = names
     if r is not None and r["fits_in_memory"]:
         st.subheader(_("This run"))
         st.dataframe(lv.summary_table(r.values), key="load_run_table", hide_index=True)
@@ -121,3 +133,13 @@ def tables(grid, pts, r, m, band, names: tuple[str, str, object]) -> None:
             _("Download the run's timeline CSV"),
             lazy=True,
         )
+
+
+def footer(page: str, query: dict, hw, model) -> None:
+    """The share link and the sources, last on the page."""
+    frame.share_link(page, query)
+    sources = frame.source_md(hw.name, hw.source)
+    sources += f" · {frame.source_md(model.name, model.source)}" if model.source else ""
+    st.caption(
+        _("Sources: {sources}. Model: docs/model.md, 'Serving under load'.").format(sources=sources)
+    )

@@ -205,6 +205,37 @@ def headline(m, r: Mapping | None, band) -> list[tuple[str, str, str]]:
     return cards
 
 
+def trace_cards(r: Mapping, band, slo: tuple) -> list[tuple[str, str, str]]:
+    """(label, value, help) metric cards of one run of a trace: its latency percentiles, what
+    it served, its goodput against the SLOs and how many requests were measured."""
+    tip = (
+        _("this run; measured error: not measured")
+        if band.pct is None
+        else _("this run; measured error: ±{band}").format(band=pct(band.pct / 100))
+    )
+    cards = [
+        (f"{metric.upper()} {stat}", fmt(r[f"{metric}_ms_{stat}"] * 1e-3, "s"), tip)
+        for metric in ("ttft", "tpot")
+        for stat in ("p50", "p90", "p99")
+    ]
+    slos = _("TTFT ≤ {ttft} and TPOT ≤ {tpot} per request").format(
+        ttft=fmt(slo[0] * 1e-3, "s"), tpot=fmt(slo[1] * 1e-3, "s")
+    )
+    return [
+        *cards,
+        (_("Served (requests/s)"), fmt(r["requests_per_s"]), tip),
+        (_("Output tokens/s"), fmt(r["output_tokens_per_s"]), tip),
+        (_("Goodput (requests/s)"), fmt(r["goodput_requests_per_s"]), slos),
+        (
+            _("Requests measured"),
+            f"{int(r['requests_measured']):,}",
+            _("the trace's requests less the first and last 10 % (warm-up and drain)"),
+        ),
+        (_("Preemptions"), f"{int(r['preemptions']):,}", _("requests evicted and recomputed")),
+        (_("KV pool in use"), pct(r["kv_cache_utilisation"]), _("mean fraction of its blocks")),
+    ]
+
+
 def scheduler_text(s: Mapping) -> str:
     """The scheduler a run uses, in one line (plain text)."""
     chunked = _("on") if s["chunked_prefill"] else _("off")
@@ -225,6 +256,21 @@ def scheduler_text(s: Mapping) -> str:
 
 def caption(d, w, hw_name: str, model_name: str) -> str:
     """The scenario in one line (plain: the caller escapes the names)."""
+    dep = {
+        "model": model_name,
+        "devices": d.tp * d.pp,
+        "hardware": hw_name,
+        "tp": d.tp,
+        "pp": d.pp,
+        "precision": d.precision,
+        "kv": d.kv_precision or d.precision,
+        "profile": d.profile,
+    }
+    if w.mode == "trace":  # its requests are the file's: said beside the uploader
+        return _(
+            "{model} on {devices} × {hardware} (TP {tp} × PP {pp}), {precision}, KV {kv}, "
+            "profile {profile} · an uploaded trace"
+        ).format(**dep)
     if w.mode == "open":
         how = _("open loop at {rate} (burstiness {burstiness})").format(
             rate=fmt(w.rate, "requests/s"), burstiness=fmt(w.burstiness)
@@ -239,14 +285,7 @@ def caption(d, w, hw_name: str, model_name: str) -> str:
         "{profile} · {how} · {input_tokens} input + {output_tokens} output tokens{spread} · "
         "{requests} requests, seed {seed}"
     ).format(
-        model=model_name,
-        devices=d.tp * d.pp,
-        hardware=hw_name,
-        tp=d.tp,
-        pp=d.pp,
-        precision=d.precision,
-        kv=d.kv_precision or d.precision,
-        profile=d.profile,
+        **dep,
         how=how,
         input_tokens=f"{w.input_tokens:,}",
         output_tokens=f"{w.output_tokens:,}",
