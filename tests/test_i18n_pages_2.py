@@ -56,7 +56,8 @@ def test_plan_in_chinese_shows_chinese_text_and_the_same_numbers():
     assert title.startswith("部署规划：") and "Planner" not in title
     assert en.title[0].value.startswith("Planner: ")
     heads = [s.value for s in zh.subheader]
-    assert heads == ["满足 SLO 的配置，最便宜的在前", "价格"]
+    under_load = "负载下：满足你的流量所需的副本数与成本"
+    assert heads == ["满足 SLO 的配置，最便宜的在前", under_load, "价格"]
     assert CJK.search(zh.caption[0].value) and "configurations" not in zh.caption[0].value
     met = next(c.value for c in zh.caption if "满足 SLO（且放得进显存）" in c.value)
     assert "configurations" not in met
