@@ -9,7 +9,9 @@ import pandas as pd
 import engine
 from ui.charts import serve_rows, tables
 from ui.charts import sweep as fs
+from ui.core import budget
 from ui.core.format import sig
+from ui.core.i18n import _
 
 LISTED = "Crossover batch (first in your list)"
 EXACT = "Crossover batch (exact)"
@@ -32,6 +34,14 @@ def summary(
         column = ["never" if exact[h] is None else f"{exact[h]:,}" for h in ids]
         out.insert(out.columns.get_loc(LISTED), EXACT, column)
     return out
+
+
+def rows_refusal(lines: int, batches: int) -> str | None:
+    """Why the rows are refused (None: within the page's budget, ui/core/budget.py): one row per
+    accelerator or deployment per batch size, counted before any of them is computed."""
+    counts = {_("accelerators and deployments"): lines, _("batch sizes"): batches}
+    narrow = _("Give fewer batch sizes (e.g. 1..1024, or 1..4096:8), accelerators or deployments.")
+    return budget.rows_refusal("compare", counts, narrow)
 
 
 def ridge_caption(efficiency: float, precision: str, note: str, serving: bool) -> str:

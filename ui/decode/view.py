@@ -13,7 +13,9 @@ import pandas as pd
 
 import engine
 from ui.charts import bands
+from ui.core import budget
 from ui.core.format import capacity, fmt, fmt_all, pct
+from ui.core.i18n import _
 from ui.decode import config as serve_config
 from ui.decode.link import OVERRIDES
 
@@ -79,6 +81,17 @@ def curves(model, hw, batches: list[int], contexts: list[int], opts: dict) -> pd
         memory_required_bytes=df["memory_per_device_bytes"],
         weight_bytes=df["weight_bytes_per_device"],
     )
+
+
+def curve_refusal(batches: list[int], contexts: list[int]) -> str | None:
+    """Why the curves are refused (None: within the page's budget, ui/core/budget.py): their
+    rows are batch sizes × input lengths, counted before any of them is computed."""
+    counts = {_("batch sizes"): len(batches), _("input lengths"): len(contexts)}
+    narrow = _(
+        "Narrow the curves: fewer batch sizes (e.g. 1..1024, or 1..4096:8) or fewer input "
+        "lengths. The deployment's figures and operators are drawn."
+    )
+    return budget.rows_refusal("decode", counts, narrow)
 
 
 def devices_text(hw, tp: int, pp: int) -> str:
