@@ -13,7 +13,7 @@ import streamlit as st
 from engine import CatalogError
 from ui.core import custom
 from ui.core.params import ParamError
-from ui.core.state import widget_key
+from ui.core.state import drawn_with, widget_key
 from ui.core.text import plain
 
 STORE = "custom:"  # session keys shared by every page: the last valid spec and its switch
@@ -49,10 +49,15 @@ def _editor(page: str, name: str, fields: tuple, build) -> tuple[str | None, str
     """One editor; returns (the spec string in use or None, an error message or None)."""
     last = _seed(page, name, fields)
     with st.expander(TITLES[name], expanded=bool(last)):
-        enabled = st.toggle("Use it", key=widget_key(page, f"{name}.on"))
+        on = widget_key(page, f"{name}.on")
+        enabled = st.toggle("Use it", bool(drawn_with(on, False)), key=on)
         values = {
             field: st.text_input(
-                label, key=widget_key(page, f"{name}.{field}"), max_chars=80, disabled=not enabled
+                label,
+                drawn_with(widget_key(page, f"{name}.{field}"), ""),
+                key=widget_key(page, f"{name}.{field}"),
+                max_chars=80,
+                disabled=not enabled,
             )
             for field, label, _ in fields
         }

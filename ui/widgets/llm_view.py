@@ -17,6 +17,7 @@ from ui.charts import serve_rows
 from ui.core import frame
 from ui.core.link_params import VIEWS
 from ui.core.params import Link
+from ui.core.state import drawn_index
 from ui.core.text import plain
 from ui.widgets.pickers import number_input
 from ui.widgets.tokens import token_inputs
@@ -51,6 +52,7 @@ def view_inputs(link: Link, model) -> tuple[str | None, dict, dict]:
     view = st.radio(
         "LLM view",
         list(VIEWS),
+        drawn_index(link.key("view"), list(VIEWS)),  # first paint: the linked view
         key=link.key("view"),
         format_func=VIEWS.get,
         help="The serving views give the numbers of /decode, /plan and the CLI's serve; the "
