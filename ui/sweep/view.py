@@ -11,6 +11,7 @@ import streamlit as st
 from ui.charts import sweep as fs
 from ui.charts import tables
 from ui.core.format import fmt
+from ui.core.i18n import _
 
 TUTORIAL_COLUMNS = ["batch_size", "regime", "bottleneck", "latency_ms", "throughput_per_s"]
 TUTORIAL_COLUMNS += ["marginal_throughput_gain_pct", "arithmetic_intensity_flop_per_byte"]
@@ -80,7 +81,10 @@ def show_cards(df: pd.DataFrame, first: int | None, exact: int | None, serving: 
     c[1].caption(f"at batch {best['batch_size']:,} ({ms(best['latency_ms'])})")
     lo, hi = df["latency_ms"].iloc[0], df["latency_ms"].iloc[-1]
     b0, b1 = int(df["batch_size"].iloc[0]), int(df["batch_size"].iloc[-1])
-    c[2].metric(f"Latency, batch {b0:,} → {b1:,}", f"{ms(lo)} → {ms(hi)}")
+    # one figure per card (a range "543 µs → 7.24 ms" was cut to "543 µs → 7.24…" in a
+    # narrow column); the other end of the range in the caption under it
+    c[2].metric(_("Latency at batch {batch}").format(batch=f"{b1:,}"), ms(hi))
+    c[2].caption(_("{time} at batch {batch}").format(time=ms(lo), batch=f"{b0:,}"))
     eff, ridge = df["effective_ridge_flop_per_byte"].iloc[0], df["ridge_flop_per_byte"].iloc[0]
     c[3].metric(f"Effective ridge ({note})", fmt(eff))
     c[3].caption(f"theoretical {fmt(ridge, note)} (the engine's ridge)")
