@@ -17,13 +17,20 @@ from ui.plan.link import NONE, PAGE, declare
 from ui.widgets import links, scenario
 
 frame.setup_page("Planner")
+GRID = "memo:plan.grid"  # session state: (the grid's inputs, its rows)
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
-def sweep(_cat, _key: tuple, model_id, groups, batches, tokens, opts):
-    """The serving model over the grid, kept for SLO and price edits (read-only rows)."""
-    hardware = {h: _cat.hardware[h] for g in groups for h in g.hardware}
-    return pg.sweep(groups, _cat.models[model_id], hardware, batches, tokens, dict(opts))
+def sweep(cat, key: tuple, model_id, groups, batches, tokens, opts):
+    """The serving model over the grid, kept in the session for its SLO and price edits (read-only
+    rows): one grid per session, freed with it. A cache shared by every session held its last 4
+    grids (up to 24 MiB each) after the users had left (bench/memory_burst.py)."""
+    args = (key, model_id, groups, batches, tokens, opts)
+    kept = st.session_state.get(GRID)
+    if kept is None or kept[0] != args:
+        hardware = {h: cat.hardware[h] for g in groups for h in g.hardware}
+        kept = args, pg.sweep(groups, cat.models[model_id], hardware, batches, tokens, dict(opts))
+        st.session_state[GRID] = kept
+    return kept[1]
 
 
 # --- inputs -----------------------------------------------------------------
