@@ -309,7 +309,8 @@ def _labels(points: list[dict], steps: list[dict], x_range: tuple[float, float])
     for s in steps:
         text = f"<b>whole {PHASE_LABELS[s['phase']]}</b>"
         x, y = s["flop"] / s["bytes"], s["flop"] / s["step_s"] / TFLOPS
-        where = _inward(STEP_OFFSET[s["phase"]], EDGE_STEP[s["phase"]], x, x_range)
+        phase = s["phase"] if s["phase"] in STEP_OFFSET else "prefill"  # training: like a prefill
+        where = _inward(STEP_OFFSET[phase], EDGE_STEP[phase], x, x_range)
         out.append(_arrow(x, y, text, where))
     return out
 
