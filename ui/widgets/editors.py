@@ -4,6 +4,11 @@ A typo never changes the scenario: the page keeps the last valid custom spec and
 main area, what is wrong and how to write it. The spec and its "Use it" switch are one state
 for the whole session (`custom:<name>`), so switching it off on one page switches it off on
 every page.
+
+An editor's fields exist only while it is open (a lazy expander: opening it reruns the page):
+closed, the page uses the session's last valid spec and draws none of its 12 fields. Both
+editors sit on every scenario page, and their fields were most of what the browser drew before
+a page's first chart (issue 18 item 23).
 """
 
 from __future__ import annotations
@@ -48,20 +53,29 @@ def _seed(page: str, name: str, fields: tuple) -> str:
 def _editor(page: str, name: str, fields: tuple, build) -> tuple[str | None, str | None]:
     """One editor; returns (the spec string in use or None, an error message or None)."""
     last = _seed(page, name, fields)
-    with st.expander(TITLES[name], expanded=bool(last)):
-        on = widget_key(page, f"{name}.on")
-        enabled = st.toggle("Use it", bool(drawn_with(on, False)), key=on)
-        values = {
-            field: st.text_input(
-                label,
-                drawn_with(widget_key(page, f"{name}.{field}"), ""),
-                key=widget_key(page, f"{name}.{field}"),
-                max_chars=80,
-                disabled=not enabled,
-            )
-            for field, label, _ in fields
-        }
-        st.caption(UNITS_HINT)
+    box = st.expander(
+        TITLES[name], expanded=bool(last), key=widget_key(page, f"{name}.open"), on_change="rerun"
+    )
+    on = widget_key(page, f"{name}.on")
+    keys = {field: widget_key(page, f"{name}.{field}") for field, _, _ in fields}
+    if box.open:
+        with box:  # the fields keep their text while the editor is closed (persist_state)
+            enabled = st.toggle("Use it", bool(drawn_with(on, False)), key=on, persist_state="page")
+            values = {
+                field: st.text_input(
+                    label,
+                    drawn_with(keys[field], ""),
+                    key=keys[field],
+                    max_chars=80,
+                    disabled=not enabled,
+                    persist_state="page",
+                )
+                for field, label, _ in fields
+            }
+            st.caption(UNITS_HINT)
+    else:  # closed: no field drawn; the text they hold is read and checked alike
+        enabled = bool(st.session_state.get(on))
+        values = {field: st.session_state.get(key, "") for field, key in keys.items()}
     text, error = custom.encode(values, fields), None
     try:
         build(values)
