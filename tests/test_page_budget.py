@@ -15,6 +15,7 @@ import engine
 from tests.conftest import ROOT
 from ui.core import budget
 from ui.core import link_params as lp
+from ui.decode import view as dv
 
 CONTEXTS = "128,256,512,1024,2048,4096,8192,16384"  # with input_tokens 1024: 8 input lengths
 EIGHT = "A100,H100,MI300X,L4,A10,H200,B200,T4"
@@ -24,6 +25,7 @@ def open_page(page: str, query: dict[str, str]) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     for key, value in query.items():
         at.query_params[key] = value
+    at.session_state[dv.TAB_KEY] = dv.TABS[2]  # /decode's curves tab open (lazy tabs)
     at.run()
     at.switch_page(f"pages/{page}.py").run()
     assert not at.exception, at.exception
@@ -66,7 +68,7 @@ def test_heavy_decode_curves_are_refused_before_the_work_saying_how_to_narrow(sw
     assert f"budget of {budget.ROWS['decode']:,} rows" in said[0]
     assert "fewer batch sizes" in said[0] and "fewer input" in said[0]
     assert max(swept_rows, default=0) <= budget.ROWS["decode"]  # no curve row was computed
-    assert not at.get("plotly_chart") or len(at.get("plotly_chart")) == 2  # the operators only
+    assert len(at.get("plotly_chart")) == 1  # the operators' roofline, above the tabs
     assert took < 20  # was 8 s a rerun with two clients; the refusal costs what the page does
     assert at.metric  # the deployment's own figures are still drawn
 
@@ -75,7 +77,7 @@ def test_decode_curves_at_the_budget_still_draw(swept_rows):
     at = open_page("decode", {"batches": "1..1024", "contexts": CONTEXTS})
     assert not errors(at)
     assert max(swept_rows) == 1024 * 8 == budget.ROWS["decode"]
-    assert len(at.get("plotly_chart")) == 5  # operators, step time, two speeds, memory
+    assert len(at.get("plotly_chart")) == 4  # operators' roofline, two speeds, memory
 
 
 def test_heavy_compare_is_refused_before_the_work(swept_rows):

@@ -15,10 +15,13 @@ import engine
 from ui.charts import bands
 from ui.core import budget
 from ui.core.format import capacity, fmt, fmt_all, pct
-from ui.core.i18n import _
+from ui.core.i18n import N_, _
 from ui.decode import config as serve_config
 from ui.decode.link import OVERRIDES
 
+# the page's lazy tabs under the first chart (only the open one runs; see pages/decode.py)
+TABS = (N_("Step time"), N_("Operators (table, CSV)"), N_("Curves against batch and input tokens"))
+TAB_KEY = "decode.tab"  # its state: the open tab's label
 # the curves' columns under ui.decode.figures's names (engine columns renamed, not recomputed)
 PAGE_ONLY = ["context", "aggregate_tokens_per_s", "memory_required_bytes", "weight_bytes"]
 CURVE_TABLE = {  # column: (on-screen header, ui.core.format unit or None (as is), factor)
