@@ -77,8 +77,11 @@ def test_operators_csv_download_parses_and_sums_to_the_step_times(fresh_server, 
     url = fresh_server + MUST_SHOW + "&profile=trtllm"
     page = open_page(chromium, url, accept_downloads=True, viewport=VIEWPORT)
     page.get_by_role("tab", name="Operators (table, CSV)").click()  # a lazy tab: runs when open
-    with page.expect_download() as info:
-        page.get_by_role("button", name="Download operators CSV").click()
+    wait_idle(page, TIMEOUT_MS)
+    button = page.get_by_role("button", name="Download operators CSV")
+    button.wait_for(timeout=TIMEOUT_MS)
+    with page.expect_download(timeout=TIMEOUT_MS) as info:
+        button.click()
     target = tmp_path / "operators.csv"
     info.value.save_as(target)
     df = pd.read_csv(target)
