@@ -20,7 +20,7 @@ st.markdown(
 )
 show_catalog_notes(cat)
 pages = [p for p in PAGES[1:] if (ROOT / p[0]).exists()]
-cols = st.columns(len(pages))
+PER_ROW = 3  # page cards per row: ten in one row cut "Hardware comparison" to "Hardware com"
 blurbs = {
     "pages/solve.py": N_("One model × one accelerator: bound, latency split, roofline, MFU."),
     "pages/sweep.py": N_(
@@ -39,10 +39,12 @@ blurbs = {
     "pages/learn.py": N_("The MLSys·im tutorial chain as live lessons, in English and 中文."),
     "pages/catalogue.py": N_("Every accelerator and model with its figures and sources."),
 }
-for col, (path, label, icon) in zip(cols, pages, strict=True):
-    with col:
-        st.page_link(path, label=f"**{_(label)}**", icon=icon)
-        st.caption(_(blurbs[path]))
+for start in range(0, len(pages), PER_ROW):
+    row = pages[start : start + PER_ROW]
+    for col, (path, label, icon) in zip(st.columns(PER_ROW), row, strict=False):
+        with col:
+            st.page_link(path, label=f"**{_(label)}**", icon=icon)
+            st.caption(_(blurbs[path]))
 st.caption(
     _(
         "{hardware} accelerators and {models} models in the catalogue. "

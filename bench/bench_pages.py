@@ -1,9 +1,18 @@
-"""Page rerun benchmark: server-side script time per rerun, per page, via Streamlit's AppTest.
+"""Page rerun benchmark: server-side script time per rerun, per page, via Streamlit's AppTest;
+and, with --first-chart, the time to a page's first chart in a fresh browser.
 
 Run: `.venv/bin/python bench/bench_pages.py` (`--repeats N`, `--json`). Each page is run once
 with its default scenario to warm caches, then rerun N times; the median and the worst rerun
 are reported, with the median CPU time (on a shared machine, what a rerun costs a free core).
 A 2,000-point batch sweep is measured too. Target: < 300 ms per rerun.
+
+`--first-chart [--repeats N]`: the app's server and a minimal Streamlit page with one Plotly
+chart (bench/first_chart_minimal.py, same flags and config) run side by side; each is warmed
+once, then, in turns, every page is opened N times in a fresh headless Chromium context and
+timed from navigation start to the first `.js-plotly-plot` drawn (a trace in its SVG, seen by
+a MutationObserver installed before the page loads). Reported: the median per page and its
+ratio to the minimal page's median (target: within 1.3x, issue 18 item 23). Both servers
+share the machine, so a busy machine slows both and the ratio stays meaningful.
 """
 
 from __future__ import annotations
@@ -67,12 +76,78 @@ def time_page(
     }
 
 
+FIRST_CHART_PAGES = ("/solve", "/decode", "/plan")
+FIRST_CHART_JS = """
+window.__firstChart = null;
+new MutationObserver((_, observer) => {
+  if (document.querySelector(".js-plotly-plot .main-svg .trace")) {  // a trace drawn
+    window.__firstChart = performance.now();
+    observer.disconnect();
+  }
+}).observe(document, {subtree: true, childList: true});
+"""
+
+
+def first_chart_ms(browser, url: str, timeout_ms: int = 120_000) -> float:
+    """Milliseconds from navigation start to the first Plotly chart, in a fresh context."""
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    context.add_init_script(FIRST_CHART_JS)
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_function("() => window.__firstChart !== null", timeout=timeout_ms)
+    elapsed = page.evaluate("window.__firstChart")
+    context.close()
+    return float(elapsed)
+
+
+def first_chart(repeats: int, pages: tuple[str, ...] = FIRST_CHART_PAGES) -> dict:
+    """Median time to the first chart per page and its ratio to the minimal page's."""
+    from playwright.sync_api import sync_playwright
+
+    from tools.server import CHROMIUM, CHROMIUM_ARGS, start_server, stop_server
+
+    app, app_url = start_server()
+    minimal, minimal_url = start_server(script="bench/first_chart_minimal.py")
+    targets = {"minimal (one Plotly chart)": minimal_url + "/"}
+    targets |= {path: app_url + path for path in pages}
+    times: dict[str, list[float]] = {name: [] for name in targets}
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            for url in targets.values():  # warm: imports, catalogue, caches
+                first_chart_ms(browser, url)
+            for _ in range(repeats):  # in turns, so a busy spell slows every page alike
+                for name, url in targets.items():
+                    times[name].append(first_chart_ms(browser, url))
+            browser.close()
+    finally:
+        stop_server(app)
+        stop_server(minimal)
+    base = statistics.median(times["minimal (one Plotly chart)"])
+    return {
+        name: {"median_ms": statistics.median(t), "ratio": statistics.median(t) / base, "runs": t}
+        for name, t in times.items()
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--only", default="", help="run the scenarios whose name contains this")
+    parser.add_argument("--first-chart", action="store_true", help="time to the first chart")
+    parser.add_argument("--pages", default=",".join(FIRST_CHART_PAGES), help="with --first-chart")
     args = parser.parse_args()
+    if args.first_chart:
+        results = first_chart(args.repeats, tuple(args.pages.split(",")))
+        if args.json:
+            print(json.dumps(results, indent=2))
+            return
+        for name, r in results.items():
+            runs = ", ".join(f"{t / 1e3:.2f}" for t in r["runs"])
+            median, ratio = r["median_ms"] / 1e3, r["ratio"]
+            print(f"{name:<28} median {median:5.2f} s  {ratio:4.2f}x  ({runs} s)")
+        return
     results = {}
     for name, (page, query) in SCENARIOS.items():
         if (page and not (ROOT / page).exists()) or args.only not in name:

@@ -13,7 +13,7 @@ from ui.charts import sweep as fs
 from ui.compare import deploy as dv
 from ui.compare import view as cv
 from ui.compare.link import PAGE, declare
-from ui.core import frame, profiles, state
+from ui.core import budget, frame, profiles, state
 from ui.core import link_params as lp
 from ui.core.downloads import download_csv
 from ui.core.i18n import N_, _
@@ -43,6 +43,8 @@ with s.pickers:
     view, tokens, extra = llm_view.view_inputs(link, model)
     deps, refused = dv.inputs(link, cat, model) if view else ([], [])
     batches = widgets.batch_list_input(link)
+    if too_much := cv.rows_refusal(len(hw_ids) + len(deps), len(batches)):
+        budget.refuse(too_much)  # beside the fields; none of the rows is computed
     precision = widgets.select_precision(link)
     profile = pk.picker(PAGE, custom, profiles.LLM_VIEW)
     overrides = widgets.assumption_inputs(link)
@@ -50,7 +52,7 @@ with s.pickers:
 # --- engine -----------------------------------------------------------------
 names, serving = {h: cat.hardware[h].name for h in hw_ids}, view in serve_rows.VIEW_COLUMNS
 opts = serve_rows.options(profile, overrides | extra, cat)
-if len(hw_ids) >= 2:
+if len(hw_ids) >= 2 and not too_much:
     run = {"view": view, "tokens": tokens, "overrides": overrides, "opts": opts}
     raw, df, exact, cross = cv.rows(model, chosen, baseline, batches, precision, **run)
 values = {"baseline": baseline, "batches": batches, **llm_view.link_values(view, extra)}
@@ -67,6 +69,10 @@ shown = {h: plain(name) for h, name in names.items()}  # inert in markdown
 st.title(_("Hardware comparison: {model}").format(model=plain(model.name)))
 scenario.show_notes(s)
 frame.show_param_warnings(profile_notes)
+if too_much:
+    budget.refuse(too_much)  # where the results would be
+    frame.share_link("compare", query)
+    st.stop()
 dv.show(model, deps, refused, cat, csv_name=f"deployments_{model_id}_{precision}.csv",
         profile=profile, changed=changed, batches=batches, tokens=tokens, precision=precision,
         overrides=overrides | extra)  # fmt: skip

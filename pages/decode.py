@@ -9,7 +9,7 @@ import streamlit as st
 from ui.charts import bands
 from ui.charts import operator_table as ov
 from ui.charts import operators as fo
-from ui.core import frame, state
+from ui.core import budget, frame, state
 from ui.core import link_params as lp
 from ui.core import model_config as serve_config
 from ui.core.downloads import download_csv
@@ -49,6 +49,9 @@ with s.pickers:
     )
     profile = sw.profile_input(link)
     contexts, batches = sw.curve_inputs(link)
+    curve_batches, curve_inputs = sorted({*batches, batch}), sorted({*contexts, input_tokens})
+    if too_much := sv.curve_refusal(curve_batches, curve_inputs):
+        budget.refuse(too_much)  # beside the fields; none of the curves is computed
     overrides = sw.override_inputs(link)
     tutorial = sw.tutorial_input(link)
 
@@ -64,7 +67,6 @@ r, placement_error = sv.run(model, hw, opts)
 opts |= {"tp": r["tp"], "pp": r["pp"]}  # a refused placement: one device, in the link too
 sw.show_fallback(devices_note, placement_error, r)
 ops = ov.step_table(model, hw, **opts)
-df = sv.curves(model, hw, sorted({*batches, batch}), sorted({*contexts, input_tokens}), opts)
 band = sv.band(r, model, hw_id, sv.overrides(overrides))  # the profile's measured error
 values = {"model_config": config_text or None, "contexts": contexts, "batches": batches}
 values |= {"tp": r["tp"], "pp": r["pp"]}  # what is shown, not a placement the engine refused
@@ -96,20 +98,36 @@ title = _("Roofline per operator: {hardware}, {precision}, profile {profile}").f
 )
 st.plotly_chart(fo.operator_roofline(ops, roof, title), key="ops_roofline", config=png)
 st.markdown(ov.binding_text(ops))
-st.plotly_chart(fo.step_breakdown(ops), key="ops_breakdown", config=png)
-st.caption(_(ov.CAPTION).format(context=ov.decode_context(input_tokens, output_tokens) or "—"))
-st.dataframe(ov.display_table(ops), key="ops_table", hide_index=True)
-name = sv.file_name("operators", r, hw_id)
-download_csv(ov.csv_table(ops, r), name, "ops_csv", _("Download operators CSV"), lazy=True)
 
-now = (batch, input_tokens)
-for col, column in zip(st.columns(2), fl.SPEED_CHARTS, strict=True):
-    fig = bands.bars(bands.shade(fl.speed_figure(df, column, now, "input"), band), band, ["This"])
-    col.plotly_chart(fig, key=f"decode_{column}", config=png)
-st.plotly_chart(fl.memory_figure(df, now, "input"), key="decode_memory", config=png)
-st.dataframe(sv.curve_table(df), key="decode_table", hide_index=True)
-name = sv.file_name("serve", r, hw_id)
-download_csv(sv.curve_csv(df, band), name, "decode_csv", lazy=True)
+# the rest in lazy tabs: only the open one runs and is sent (the first chart is drawn sooner)
+# (a table in the first render costs the browser its data-grid code before the first chart)
+tabs = st.tabs([_(t) for t in sv.TABS], key=sv.TAB_KEY, on_change="rerun")
+step_tab, table_tab, curves_tab = tabs
+if step_tab.open:
+    with step_tab:
+        st.plotly_chart(fo.step_breakdown(ops), key="ops_breakdown", config=png)
+        context = ov.decode_context(input_tokens, output_tokens) or "—"
+        st.caption(_(ov.CAPTION).format(context=context))
+if table_tab.open:
+    with table_tab:
+        st.dataframe(ov.display_table(ops), key="ops_table", hide_index=True)
+        name = sv.file_name("operators", r, hw_id)
+        download_csv(ov.csv_table(ops, r), name, "ops_csv", _("Download operators CSV"), lazy=True)
+if curves_tab.open:
+    with curves_tab:
+        now = (batch, input_tokens)
+        if too_much:
+            budget.refuse(too_much)  # where the curves would be
+        else:
+            df = sv.curves(model, hw, curve_batches, curve_inputs, opts)
+            for col, column in zip(st.columns(2), fl.SPEED_CHARTS, strict=True):
+                fig = fl.speed_figure(df, column, now, "input")
+                fig = bands.bars(bands.shade(fig, band), band, ["This"])
+                col.plotly_chart(fig, key=f"decode_{column}", config=png)
+            st.plotly_chart(fl.memory_figure(df, now, "input"), key="decode_memory", config=png)
+            st.dataframe(sv.curve_table(df), key="decode_table", hide_index=True)
+            name = sv.file_name("serve", r, hw_id)
+            download_csv(sv.curve_csv(df, band), name, "decode_csv", lazy=True)
 if tutorial:
     sw.tutorial_view(model, hw, r, sv.overrides(overrides))
 frame.share_link(PAGE, query)

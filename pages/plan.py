@@ -20,13 +20,6 @@ from ui.widgets import links, scenario
 frame.setup_page("Planner")
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
-def sweep(_cat, _key: tuple, model_id, groups, batches, tokens, opts):
-    """The serving model over the grid, kept for SLO and price edits (read-only rows)."""
-    hardware = {h: _cat.hardware[h] for g in groups for h in g.hardware}
-    return pg.sweep(groups, _cat.models[model_id], hardware, batches, tokens, dict(opts))
-
-
 # --- inputs -----------------------------------------------------------------
 base = frame.catalog()
 link = declare(base)
@@ -56,7 +49,7 @@ if 0 < rows <= pg.MAX_CONFIGURATIONS:
     key = (id(base), s.custom_hw)  # the catalogue in use (the custom accelerator's spec too)
     args = (model_id, tuple(groups), tuple(grid["batches"]), tokens, opts)
     try:
-        df = sweep(cat, key, *args)
+        df = pp.sweep(cat, key, *args)
     except ValueError as exc:  # e.g. a request longer than the engine accepts
         error = str(exc)
 table = pv.ranked(pg.screen(df), slo, prices) if df is not None else None

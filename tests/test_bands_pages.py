@@ -58,6 +58,8 @@ def band_traces(fig: dict) -> list[dict]:
 def test_decode_shows_draws_and_writes_the_band():
     query = {"model": "Llama-2-70B", "hardware": "H100", "tp": "4", "precision": "fp8"}
     at = page("decode", query | {"profile": "trtllm", "batch": "8"})
+    at.session_state[sv.TAB_KEY] = sv.TABS[2]  # the curves' tab (lazy: runs when open)
+    at.run()
     text = said(at)
     assert f"tokens/s per GPU, {BAND}" in text and "wider off the fitted hardware" in text
     fig = figure(at, "Aggregate throughput")

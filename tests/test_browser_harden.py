@@ -67,3 +67,53 @@ def test_an_oversized_upload_shows_its_true_size_and_the_limit_in_bytes(server, 
     sidebar.get_by_text("5.0MB").wait_for()  # the file's true size, not the limit's
     assert "1.0 MB" not in sidebar.inner_text()  # no size of ours is a rounded megabyte
     context.close()
+
+
+CUT_JS = """() => {
+    const cut = [];
+    const texts = "[data-testid='stMetricValue'], [data-testid='stMetricValue'] *, h1, h2, h3, "
+        + "[data-testid='stMain'] [data-testid='stPageLink'] *";
+    for (const el of document.querySelectorAll(texts)) {
+        const r = el.getBoundingClientRect();
+        if (r.width > 0 && el.scrollWidth > el.clientWidth + 1)
+            cut.push(`${el.innerText.slice(0, 60)} (${el.scrollWidth} > ${el.clientWidth} px)`);
+    }
+    for (const plot of document.querySelectorAll(".js-plotly-plot")) {
+        const box = plot.querySelector(".main-svg").getBoundingClientRect();
+        for (const el of plot.querySelectorAll(".gtitle, .annotation")) {
+            const r = el.getBoundingClientRect();
+            if (r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1))
+                cut.push(`chart text '${el.textContent.slice(0, 60)}' past the chart's edge`);
+        }
+        for (const axis of plot.querySelectorAll(".xaxislayer-above")) {
+            const ticks = [...axis.querySelectorAll(".xtick text")]
+                .map(t => t.getBoundingClientRect()).filter(r => r.width > 0)
+                .sort((a, b) => a.left - b.left);
+            for (let i = 1; i < ticks.length; i++)
+                if (ticks[i].left < ticks[i - 1].right - 1)
+                    cut.push(`overlapping ticks: ${plot.querySelector(".gtitle")?.textContent}`);
+        }
+    }
+    const wide = document.documentElement.scrollWidth > window.innerWidth;
+    return {cut, wide};
+}"""
+NARROW = {  # page: what item 19 found cut or overlapping there
+    "/": "the page cards ('Hardware com' at 1440 px: ten cards in one row)",
+    "/sweep": "'Latency, batch 1 → 256: 543 µs → 7.24…' (a range in one metric value)",
+    "/plan": "the Pareto chart's title at 390 px",
+    "/decode": "the step-time ticks and the roofline's labels at 390 px",
+}
+
+
+@pytest.mark.parametrize("width", [390, 1440])
+@pytest.mark.parametrize("path", list(NARROW))
+def test_labels_are_whole_at_phone_and_desktop_widths(server, chromium, path, width):
+    """No metric value, heading or page card is cut (scrollWidth ≤ clientWidth), no chart title
+    or label runs past its chart, no axis ticks overlap, and nothing scrolls sideways."""
+    context, page = open_page(chromium, server + path, width=width, height=3000)
+    page.locator(".js-plotly-plot .main-svg").first.wait_for() if path != "/" else None
+    page.wait_for_timeout(1500)  # the charts' text is laid out after their first frame
+    found = page.evaluate(CUT_JS)
+    context.close()
+    assert not found["wide"], f"{path} scrolls sideways at {width} px"
+    assert not found["cut"], f"{path} at {width} px ({NARROW[path]}): {found['cut']}"

@@ -113,7 +113,9 @@ def test_switching_the_chip_off_on_one_page_keeps_it_off_on_the_others():
 
 def test_a_typo_after_switching_on_keeps_the_example_chip_and_suggests_the_spelling():
     at = open_solve({})
-    at.toggle(key="solve:custom_hw.on").set_value(True).run()
+    assert not at.toggle  # closed and lazy: no editor field drawn until it is opened
+    at.session_state["solve:custom_hw.open"] = True  # the user opens the editor
+    at.run().toggle(key="solve:custom_hw.on").set_value(True).run()
     assert "My accelerator" in at.selectbox(key="solve:hardware").options  # the example is valid
     at.text_input(key="solve:custom_hw.capacity").set_value("80 GIB").run()
     error = at.main.error[0].value.replace("\\", "")

@@ -90,7 +90,9 @@ def test_must_show_70b_on_two_h100_fits_with_operator_points():
     bars = charts(at)[1]["data"]
     decode = sum(t["x"][0] for t in bars if t.get("yaxis") == "y2")
     assert decode == pytest.approx(r["tpot_ms"], rel=1e-9)
-    table = at.dataframe[0].value
+    assert not at.dataframe  # the operators' table waits in its tab
+    at.session_state[sv.TAB_KEY] = sv.TABS[1]
+    table = at.run().dataframe[0].value
     assert "Operator" in table.columns and "mlp" in set(table["Operator"])
     assert at.download_button(key="ops_csv").label == "Download operators CSV"
 
@@ -209,8 +211,24 @@ def test_custom_accelerator_from_the_link_is_used():
     assert url(at, "custom_hw") == chip
 
 
-def test_curves_and_their_table_come_from_the_serve_sweep():
+def open_curves(at: AppTest) -> AppTest:
+    """The curves' tab opened (a lazy tab: it runs only when open; the first is the default)."""
+    at.session_state[sv.TAB_KEY] = sv.TABS[2]
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_curves_wait_in_their_tab_until_opened(monkeypatch):
+    calls = []
+    monkeypatch.setattr(engine, "serve_sweep", lambda *a, **k: calls.append(1))
     at = open_page()
+    assert [t.label for t in at.tabs] == list(sv.TABS)
+    assert not calls and len(charts(at)) == 2  # the operators' roofline and step time only
+
+
+def test_curves_and_their_table_come_from_the_serve_sweep():
+    at = open_curves(open_page())
     df = sv.curves(
         "Llama-3.1-8B",
         "A100",
@@ -225,7 +243,7 @@ def test_curves_and_their_table_come_from_the_serve_sweep():
             "kv_precision": None,
         },
     )
-    assert at.dataframe[1].value.equals(sv.curve_table(df))
+    assert at.dataframe[0].value.equals(sv.curve_table(df))  # the open tab's only table
     titles = [c["layout"]["title"]["text"] for c in charts(at)]
     assert any(t.startswith("Time per output token") for t in titles)
     row = df[(df["batch_size"] == 1) & (df["input_tokens"] == 1024)].iloc[0]

@@ -289,7 +289,8 @@ def test_the_profile_is_named_beside_the_results_and_in_the_csv(monkeypatch):
     at = run()
     assert at.selectbox(key="sweep:profile").value == "tutorial"
     assert any(c.value == "Profile tutorial: its assumptions, unedited." for c in at.caption)
-    assert metric(at, "Latency, batch 1 → 256").startswith("543 µs")  # the tutorial's 0.5426 ms
+    assert metric(at, "Latency at batch 256") == "7.24 ms"  # one figure per card
+    assert "543 µs at batch 1" in [c.value for c in at.caption]  # the tutorial's 0.5426 ms
     csv = csvs(monkeypatch, {"profile": "trtllm", "efficiency": "0.3"})["sweep_csv"]
     assert set(csv["profile"]) == {"trtllm, edited"}
     assert list(csv["compute_efficiency_fraction"].unique()) == pytest.approx([0.3])

@@ -34,8 +34,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(env_extra: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
-    """Start `streamlit run app.py` on a free port; returns (process, base URL) once healthy."""
+def start_server(
+    env_extra: dict[str, str] | None = None, script: str = "app.py"
+) -> tuple[subprocess.Popen, str]:
+    """Start `streamlit run app.py` (or `script`, relative to the repo root, with the same flags
+    and .streamlit/config.toml) on a free port; returns (process, base URL) once healthy."""
     port = free_port()
     env = {**os.environ, "ROOFLINE_CATALOG": "", **(env_extra or {})}
     proc = subprocess.Popen(
@@ -44,7 +47,7 @@ def start_server(env_extra: dict[str, str] | None = None) -> tuple[subprocess.Po
             "-m",
             "streamlit",
             "run",
-            "app.py",
+            script,
             "--server.headless",
             "true",
             "--server.port",

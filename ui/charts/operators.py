@@ -289,15 +289,34 @@ OFFSETS = {
     "prefill": ((-70, -36), (64, -44), (-64, 40)),
     "decode": ((64, 40), (-70, 44), (60, -46)),
 }
-OFFSETS |= {"forward": OFFSETS["prefill"], "backward": ((66, 36), (-72, 40), (62, -48))}
 STEP_OFFSET = {"prefill": (70, 50), "decode": (-78, -30)}
 STEP_OFFSET |= {"forward": (70, 50), "backward": (-78, 44)}  # training
+# a point in the outer third of the x range: its labels fanned out on its inner side, below
+# the roof (the empty part of a roofline); a decode step sits low, a prefill high
+EDGE_OFFSETS = {"prefill": ((64, 30), (76, 62), (58, 94)), "decode": ((64, 22), (76, 54), (58, 86))}
+EDGE_STEP = {"prefill": (70, -4), "decode": (78, -26)}
+
+
+def _inward(
+    offset: tuple[int, int], edge: tuple[int, int], x: float, x_range: tuple[float, float]
+) -> tuple[int, int]:
+    """Where a label sits: `offset` for a point in the middle third of the x range; `edge`, on
+    the inner side, for a point in the left or right third (on a 390 px phone a label on the
+    outer side was cut at the chart's edge: 'hole decode step (TPOT)')."""
+    lo, hi = np.log10(x_range)
+    where = (np.log10(x) - lo) / (hi - lo) if hi > lo else 0.5
+    if where < 1 / 3:
+        return abs(edge[0]), edge[1]
+    if where > 2 / 3:
+        return -abs(edge[0]), edge[1]
+    return offset
 
 
 def _arrow(x: float, y_tflops: float, text: str, offset: tuple[int, int]) -> dict:
     """A label `offset` px away from the point (x, y), with a thin arrow to it (log axes take
-    log10 positions)."""
+    log10 positions); the label grows away from its point (left of it: its right end there)."""
     return {
+        "xanchor": "left" if offset[0] > 0 else "right",
         "x": float(np.log10(x)),
         "y": float(np.log10(y_tflops)),
         "text": text,
@@ -311,20 +330,23 @@ def _arrow(x: float, y_tflops: float, text: str, offset: tuple[int, int]) -> dic
     }
 
 
-def _labels(points: list[dict], steps: list[dict]) -> list[dict]:
+def _labels(points: list[dict], steps: list[dict], x_range: tuple[float, float]) -> list[dict]:
     """The largest few operators of each phase by name and share, and each whole step, each
-    label beside its point with an arrow (so no label covers a point)."""
+    label beside its point with an arrow (so no label covers a point), towards the middle."""
     out = []
     for phase in ("prefill", "decode"):
         part = sorted((p for p in points if p["phase"] == phase), key=lambda p: -p["share"])
-        for p, offset in zip(part[:LABELLED], OFFSETS[phase], strict=False):
+        offsets = zip(OFFSETS[phase], EDGE_OFFSETS[phase], strict=True)
+        for p, (offset, edge) in zip(part[:LABELLED], offsets, strict=False):
             text = html.escape(str(p["name"]))  # its share: the hover and the words
-            y = p["achieved_flop_per_s"] / TFLOPS
-            out.append(_arrow(p["arithmetic_intensity_flop_per_byte"], y, text, offset))
+            x, y = p["arithmetic_intensity_flop_per_byte"], p["achieved_flop_per_s"] / TFLOPS
+            out.append(_arrow(x, y, text, _inward(offset, edge, x, x_range)))
     for s in steps:
         text = _("<b>whole {phase}</b>").format(phase=phase_label(s["phase"]))
-        out.append(_arrow(s["flop"] / s["bytes"], s["flop"] / s["step_s"] / TFLOPS, text,
-                          STEP_OFFSET[s["phase"]]))  # fmt: skip
+        x, y = s["flop"] / s["bytes"], s["flop"] / s["step_s"] / TFLOPS
+        phase = s["phase"] if s["phase"] in EDGE_STEP else "prefill"  # training: like a prefill
+        where = _inward(STEP_OFFSET[s["phase"]], EDGE_STEP[phase], x, x_range)
+        out.append(_arrow(x, y, text, where))
     return out
 
 
@@ -356,7 +378,7 @@ def operator_roofline(ops: pd.DataFrame, roof: dict, title: str) -> go.Figure:
         "legend": legend_below(),
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
         "hovermode": "closest",
-        "annotations": _labels(points, steps),
+        "annotations": _labels(points, steps, (x_lo, x_hi)),
     }
     return go.Figure(data=traces, layout=layout, _validate=False)  # dicts; tests validate
 
@@ -383,7 +405,7 @@ def step_breakdown(ops: pd.DataFrame, title: str | None = None) -> go.Figure:
     defaults to "Step time by operator class", translated."""
     title = _("Step time by operator class") if title is None else title
     times = _class_times(_records(ops))
-    traces, layout, shown = [], {}, set()
+    traces, layout, shown, headings = [], {}, set(), []
     n = len(times)
     for i, row in enumerate(times):
         axis = "" if i == 0 else str(i + 1)
@@ -418,13 +440,30 @@ def step_breakdown(ops: pd.DataFrame, title: str | None = None) -> go.Figure:
                 }
             )
             shown.add(label)
-        top, gap = 1 - i / n, 0.12 / n
-        layout[f"yaxis{axis}"] = {"domain": [top - 1 / n + gap, top - gap], "automargin": True}
-        layout[f"xaxis{axis}"] = {"anchor": f"y{axis}", "ticksuffix": " ms", "automargin": True}
+        top, gap = 1 - i / n, 0.2 / n  # room for the ticks above and the heading below
+        domain = [top - 1 / n + gap, top - gap]
+        # the phase and its total above its bar, not as a tick label beside it: on a 390 px
+        # phone the label took half the width and the bars' ticks ran into each other
+        layout[f"yaxis{axis}"] = {"domain": domain, "showticklabels": False}
+        layout[f"xaxis{axis}"] = {"anchor": f"y{axis}", "ticksuffix": " ms", "nticks": 5}
+        layout[f"xaxis{axis}"] |= {"automargin": True}
+        headings.append(
+            {
+                "text": f"<b>{html.escape(y_label)}</b>",
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0,
+                "y": domain[1],
+                "xanchor": "left",
+                "yanchor": "bottom",
+                "showarrow": False,
+            }
+        )
     layout |= {
         "barmode": "stack",
-        "height": 140 + 90 * n,
+        "height": 160 + 110 * n,
         "title": {"text": html.escape(title)},
+        "annotations": headings,
         "uniformtext": {"minsize": 11, "mode": "hide"},
         "legend": legend_below(),
         "margin": {"l": 10, "r": 10, "t": 40, "b": 10},

@@ -21,7 +21,15 @@ import plotly.graph_objects as go
 
 from ui.charts.roofline import roof_table, roofline_figure
 from ui.charts.tables import sample_unit
-from ui.charts.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
+from ui.charts.theme import (
+    COLORS,
+    GAP_COLOR,
+    WEBGL_POINTS,
+    legend_below,
+    log_axis,
+    wrap_lines,
+    wrap_title,
+)
 from ui.core.format import fmt, fmt_all
 from ui.core.i18n import _
 from ui.core.text import FLOP_NOTE
@@ -56,7 +64,7 @@ def _figure(traces: list[dict], title: str, y_title: str, *, y_log: bool = True)
         "xaxis": log_axis(_("Batch size (samples per batch)"), _values(traces, "x")),
         "yaxis": log_axis(y_title, _values(traces, "y")) if y_log else yaxis,
         "height": 440,
-        "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
+        "margin": {"l": 10, "r": 10, "t": 45 + 15 * max(1, title.count("<br>")), "b": 10},
         "legend": legend_below(),
         "hovermode": "closest",
     }
@@ -166,7 +174,8 @@ def intensity_figure(rows: pd.DataFrame, crossover: int | None, convention: str)
         )
         marker = {"symbol": "star", "size": 15, "color": "#9467bd"}
         traces.append(_trace([crossover], [y], name, mode="markers", marker=marker))
-    title = _("Arithmetic intensity vs batch") + f"<br><sup>{_(FLOP_NOTE[convention])}</sup>"
+    note = wrap_lines(_(FLOP_NOTE[convention]))  # two short lines: fits a phone
+    title = _("Arithmetic intensity vs batch") + f"<br><sup>{note}</sup>"
     return _figure(traces, title, _("Arithmetic intensity (FLOP/byte)"))
 
 

@@ -8,6 +8,8 @@ chosen to read on both (no black or white marks). Palette: Plotly/D3 category10.
 
 from __future__ import annotations
 
+import textwrap
+
 from ui.core.format import log_ticks
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
@@ -32,6 +34,12 @@ def legend_below(rows: int = 1) -> dict:
         "y": 0,
         "font": {"size": 11},
     }
+
+
+def wrap_lines(text: str, width: int = 48) -> str:
+    """Plain text broken into lines of at most `width` characters with <br> (a chart's subtitle
+    on a 390 px phone: plotly never wraps text by itself)."""
+    return "<br>".join(textwrap.wrap(text, width)) or text
 
 
 def wrap_title(title: str) -> dict:

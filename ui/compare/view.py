@@ -9,6 +9,7 @@ import pandas as pd
 import engine
 from ui.charts import serve_rows, tables
 from ui.charts import sweep as fs
+from ui.core import budget
 from ui.core.format import sig
 from ui.core.i18n import N_, _
 
@@ -46,6 +47,14 @@ def scope(accelerators: int, batches: list[int], precision: str, baseline: str, 
     ).format(accelerators=accelerators, count=f"{len(batches):,}", first=f"{batches[0]:,}",
              last=f"{batches[-1]:,}", precision=precision, baseline=baseline,
              note=note)  # fmt: skip
+
+
+def rows_refusal(lines: int, batches: int) -> str | None:
+    """Why the rows are refused (None: within the page's budget, ui/core/budget.py): one row per
+    accelerator or deployment per batch size, counted before any of them is computed."""
+    counts = {_("accelerators and deployments"): lines, _("batch sizes"): batches}
+    narrow = _("Give fewer batch sizes (e.g. 1..1024, or 1..4096:8), accelerators or deployments.")
+    return budget.rows_refusal("compare", counts, narrow)
 
 
 def ridge_caption(efficiency: float, precision: str, note: str, serving: bool) -> str:

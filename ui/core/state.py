@@ -57,6 +57,25 @@ def bind(link: Link, seeds: Mapping[str, object] | None = None) -> list[str]:
     return warnings
 
 
+def drawn_with(key: str, fallback: object = None) -> object:
+    """The value a widget bound to `key` is created with (its `value=`, `index=`, `default=`):
+    the one its state holds, which `bind` seeded from the link.
+
+    A widget created with only its key takes Streamlit's own default (a number field's minimum,
+    a select's first option) as the element's default. The browser paints the widget with that
+    default and applies the state's value in a later render, so on a busy machine a share link's
+    results stood beside a field still at its default (issue 18 item 10). Created with the state's
+    value, the widget's first paint is the value the script used.
+    """
+    return st.session_state.get(key, fallback)
+
+
+def drawn_index(key: str, options: Sequence[object]) -> int:
+    """`drawn_with` for a select: the index of the state's value among `options` (else 0)."""
+    value = st.session_state.get(key)
+    return options.index(value) if value in options else 0
+
+
 def link_notes(key: str) -> list[str]:
     """What the link's reader changed in the value the field `key` was seeded with (duplicates
     dropped, an id read loosely, the last of two prices kept), while the field still holds it."""

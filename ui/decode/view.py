@@ -13,11 +13,15 @@ import pandas as pd
 
 import engine
 from ui.charts import bands
+from ui.core import budget
 from ui.core import model_config as serve_config
 from ui.core.format import capacity, fmt, fmt_all, pct
 from ui.core.i18n import N_, _
 from ui.decode.link import OVERRIDES
 
+# the page's lazy tabs under the first chart (only the open one runs; see pages/decode.py)
+TABS = (N_("Step time"), N_("Operators (table, CSV)"), N_("Curves against batch and input tokens"))
+TAB_KEY = "decode.tab"  # its state: the open tab's label
 # the curves' columns under ui.decode.figures's names (engine columns renamed, not recomputed)
 PAGE_ONLY = ["context", "aggregate_tokens_per_s", "memory_required_bytes", "weight_bytes"]
 CURVE_TABLE = {  # column: (on-screen header, ui.core.format unit or None (as is), factor)
@@ -84,6 +88,17 @@ def curves(model, hw, batches: list[int], contexts: list[int], opts: dict) -> pd
         memory_required_bytes=df["memory_per_device_bytes"],
         weight_bytes=df["weight_bytes_per_device"],
     )
+
+
+def curve_refusal(batches: list[int], contexts: list[int]) -> str | None:
+    """Why the curves are refused (None: within the page's budget, ui/core/budget.py): their
+    rows are batch sizes × input lengths, counted before any of them is computed."""
+    counts = {_("batch sizes"): len(batches), _("input lengths"): len(contexts)}
+    narrow = _(
+        "Narrow the curves: fewer batch sizes (e.g. 1..1024, or 1..4096:8) or fewer input "
+        "lengths. The deployment's figures and operators are drawn."
+    )
+    return budget.rows_refusal("decode", counts, narrow)
 
 
 def devices_text(hw, tp: int, pp: int) -> str:

@@ -26,9 +26,10 @@ import pandas as pd
 import streamlit as st
 
 import engine
+from ui.core.budget import LOAD_EVENTS
 from ui.core.i18n import N_, _, ngettext
 
-BUDGET_EVENTS = 300_000  # simulated events per rerun: ~3 s at the simulator's ~10 µs each
+BUDGET_EVENTS = LOAD_EVENTS  # simulated events per rerun (ui/core/budget.py)
 CHECK_FRACTIONS = (0.25, 0.5, 0.7, 0.85, 1.0, 1.15)  # of the saturation rate
 CHECK_REQUESTS = 1000  # requests per check run and search run (the engine's search default)
 MIN_REQUESTS = 100  # and at least these

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ui.charts.theme import wrap_title
 from ui.core.format import fmt, fmt_all, log_ticks
 from ui.core.i18n import N_, _
 from ui.plan import view as pv
@@ -185,7 +186,7 @@ def _front_trace(rows: pd.DataFrame, label: str, style: dict, names: dict, slo: 
 def _layout(shown: pd.DataFrame, slo: pv.Slo, title: str) -> dict:
     lines = _slo_lines(slo)
     return {
-        "title": {"text": html.escape(title)},
+        "title": wrap_title(html.escape(title)),  # two lines: fits a phone
         "xaxis": {
             "title": {"text": _("Interactivity: tokens/s per user (= 1000 / TPOT in ms)")},
             "type": "log",

@@ -21,12 +21,13 @@ import pandas as pd
 
 import engine
 from ui.charts import bands
+from ui.core.budget import PLAN_CONFIGURATIONS
 from ui.core.downloads import defuse_formulas
 from ui.core.format import fmt_all
 from ui.core.i18n import N_, _
 from ui.plan import view as pv
 
-MAX_CONFIGURATIONS = 60_000  # the planner's grid limit (a 50,000-row rerun takes < 500 ms)
+MAX_CONFIGURATIONS = PLAN_CONFIGURATIONS  # the grid limit (ui/core/budget.py)
 
 
 @dataclass(frozen=True, slots=True)

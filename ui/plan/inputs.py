@@ -14,9 +14,12 @@ from ui.core.format import fmt
 from ui.core.i18n import N_, _
 from ui.core.params import MAX_VALUE_CHARS, Link
 from ui.core.text import plain
+from ui.plan import grid as pg
 from ui.plan.link import ASSUMPTIONS, MAX_HARDWARE, NONE, PAGE, PRICE
 from ui.widgets import pickers as widgets
 from ui.widgets.tokens import token_inputs
+
+GRID = "memo:plan.grid"  # session state: (the grid's inputs, its rows)
 
 SLOS = {  # link name: (widget label, help), shown through _()
     "ttft_ms": (N_("TTFT ≤ (ms)"), N_("Time to first token: the prefill of the whole batch.")),
@@ -168,3 +171,16 @@ def assumption_inputs(link: Link, profile: engine.Profile) -> dict[str, float | 
                 format="%.3f",
             )
     return out
+
+
+def sweep(cat, key: tuple, model_id, groups, batches, tokens, opts):
+    """The serving model over the grid, kept in the session for its SLO and price edits (read-only
+    rows): one grid per session, freed with it. A cache shared by every session held its last 4
+    grids (up to 24 MiB each) after the users had left (bench/memory_burst.py)."""
+    args = (key, model_id, groups, batches, tokens, opts)
+    kept = st.session_state.get(GRID)
+    if kept is None or kept[0] != args:
+        hardware = {h: cat.hardware[h] for g in groups for h in g.hardware}
+        kept = args, pg.sweep(groups, cat.models[model_id], hardware, batches, tokens, dict(opts))
+        st.session_state[GRID] = kept
+    return kept[1]

@@ -81,10 +81,10 @@ def show_cards(df: pd.DataFrame, first: int | None, exact: int | None, serving: 
     c[1].caption(at_batch(best))
     lo, hi = df["latency_ms"].iloc[0], df["latency_ms"].iloc[-1]
     b0, b1 = int(df["batch_size"].iloc[0]), int(df["batch_size"].iloc[-1])
-    c[2].metric(
-        _("Latency, batch {first} → {last}").format(first=f"{b0:,}", last=f"{b1:,}"),
-        f"{ms(lo)} → {ms(hi)}",
-    )
+    # one figure per card (a range "543 µs → 7.24 ms" was cut to "543 µs → 7.24…" in a
+    # narrow column); the other end of the range in the caption under it
+    c[2].metric(_("Latency at batch {batch}").format(batch=f"{b1:,}"), ms(hi))
+    c[2].caption(_("{time} at batch {batch}").format(time=ms(lo), batch=f"{b0:,}"))
     eff, ridge = df["effective_ridge_flop_per_byte"].iloc[0], df["ridge_flop_per_byte"].iloc[0]
     c[3].metric(_("Effective ridge ({unit})").format(unit=note), fmt(eff))
     c[3].caption(_("theoretical {ridge} (the engine's ridge)").format(ridge=fmt(ridge, note)))

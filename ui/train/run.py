@@ -24,9 +24,10 @@ import pandas as pd
 import streamlit as st
 
 import engine
+from ui.core.budget import TRAIN_CONFIGURATIONS
 from ui.core.i18n import _
 
-BUDGET_CONFIGS = 200_000  # configurations evaluated per rerun (~1 s: 184,320 took 0.7 s CPU)
+BUDGET_CONFIGS = TRAIN_CONFIGURATIONS  # per rerun (ui/core/budget.py)
 DIMENSIONS = ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero", "recompute")
 CONFIG_KEYS = ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero", "recompute")
 NO_FIT = "does not fit"  # the engine's reason for memory begins so (matched, not shown)

@@ -4,6 +4,11 @@ A typo never changes the scenario: the page keeps the last valid custom spec and
 main area, what is wrong and how to write it. The spec and its "Use it" switch are one state
 for the whole session (`custom:<name>`), so switching it off on one page switches it off on
 every page.
+
+An editor's fields exist only while it is open (a lazy expander: opening it reruns the page):
+closed, the page uses the session's last valid spec and draws none of its 12 fields. Both
+editors sit on every scenario page, and their fields were most of what the browser drew before
+a page's first chart (issue 18 item 23).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from engine import CatalogError
 from ui.core import custom
 from ui.core.i18n import N_, _
 from ui.core.params import ParamError
-from ui.core.state import widget_key
+from ui.core.state import drawn_with, widget_key
 from ui.core.text import plain
 
 STORE = "custom:"  # session keys shared by every page: the last valid spec and its switch
@@ -50,18 +55,34 @@ def _seed(page: str, name: str, fields: tuple) -> str:
 def _editor(page: str, name: str, fields: tuple, build) -> tuple[str | None, str | None]:
     """One editor; returns (the spec string in use or None, an error message or None)."""
     last = _seed(page, name, fields)
-    with st.expander(_(TITLES[name]), expanded=bool(last)):
-        enabled = st.toggle(_("Use it"), key=widget_key(page, f"{name}.on"))
-        values = {
-            field: st.text_input(
-                _(label),
-                key=widget_key(page, f"{name}.{field}"),
-                max_chars=80,
-                disabled=not enabled,
+    box = st.expander(
+        _(TITLES[name]),
+        expanded=bool(last),
+        key=widget_key(page, f"{name}.open"),
+        on_change="rerun",
+    )
+    on = widget_key(page, f"{name}.on")
+    keys = {field: widget_key(page, f"{name}.{field}") for field, _label, _example in fields}
+    if box.open:
+        with box:  # the fields keep their text while the editor is closed (persist_state)
+            enabled = st.toggle(
+                _("Use it"), bool(drawn_with(on, False)), key=on, persist_state="page"
             )
-            for field, label, _example in fields
-        }
-        st.caption(_(UNITS_HINT))
+            values = {
+                field: st.text_input(
+                    _(label),
+                    drawn_with(keys[field], ""),
+                    key=keys[field],
+                    max_chars=80,
+                    disabled=not enabled,
+                    persist_state="page",
+                )
+                for field, label, _example in fields
+            }
+            st.caption(_(UNITS_HINT))
+    else:  # closed: no field drawn; the text they hold is read and checked alike
+        enabled = bool(st.session_state.get(on))
+        values = {field: st.session_state.get(key, "") for field, key in keys.items()}
     text, error = custom.encode(values, fields), None
     try:
         build(values)

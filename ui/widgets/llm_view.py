@@ -18,6 +18,7 @@ from ui.core import frame
 from ui.core.i18n import _
 from ui.core.link_params import VIEWS
 from ui.core.params import Link
+from ui.core.state import drawn_index
 from ui.core.text import plain
 from ui.widgets.pickers import number_input
 from ui.widgets.tokens import token_inputs
@@ -54,6 +55,7 @@ def view_inputs(link: Link, model) -> tuple[str | None, dict, dict]:
     view = st.radio(
         _("LLM view"),
         list(VIEWS),
+        drawn_index(link.key("view"), list(VIEWS)),  # first paint: the linked view
         key=link.key("view"),
         format_func=lambda v: _(VIEWS[v]),
         help=_(

@@ -18,7 +18,7 @@ from engine import DEFAULTS, PRECISIONS
 from ui.core.format import sig
 from ui.core.i18n import N_, _
 from ui.core.params import MAX_LIST_ITEMS, MAX_VALUE_CHARS, Link, Number, write_list
-from ui.core.state import show_link_notes, widget_key
+from ui.core.state import drawn_index, drawn_with, show_link_notes, widget_key
 from ui.core.text import plain
 
 ASSUMPTION_INPUTS = {  # name: (label, widget options); the range is the parameter's. The
@@ -70,6 +70,9 @@ def number_field(key: str, reader: Number, label: str, *, where=None, default=No
         st.session_state[key] = default if _is_number(default) else None
     else:
         refused = None
+    current = drawn_with(key)  # the first paint shows the value used (ui.core.state)
+    if _is_number(current) and "value" not in options:  # value=None: a field that may be blank
+        options["value"] = type(reader.lo)(current)  # Streamlit takes one numeric type
     value = where.number_input(label, reader.lo, reader.hi, key=key, **options)
     if refused is not None:
         where.warning(
@@ -103,7 +106,8 @@ def select_entry(
     options = list(entries)
     fallback = fallback if fallback is not None else link[name].default
     _keep_valid(key, options, fallback if fallback in entries else options[0])
-    chosen = st.selectbox(label, options, key=key, format_func=lambda k: entries[k].name)
+    index = drawn_index(key, options)
+    chosen = st.selectbox(label, options, index, key=key, format_func=lambda k: entries[k].name)
     show_link_notes(link, name)
     return chosen
 
@@ -125,6 +129,7 @@ def select_hardware_list(
     ids = st.multiselect(
         label,
         list(hardware),
+        default=drawn_with(key),
         key=key,
         max_selections=max_selections,
         format_func=lambda h: hardware[h].name,
@@ -139,6 +144,7 @@ def select_precision(link: Link) -> str:
     return st.selectbox(
         _("Precision"),
         PRECISIONS,
+        drawn_index(key, PRECISIONS),
         key=key,
         help=_(
             "Bytes per parameter: fp32/tf32 4, fp16/bf16 2, fp8/int8 1, int4 0.5. A chip without "
@@ -172,6 +178,7 @@ def batch_list_input(link: Link, *, generator: bool = False) -> list[int]:
     valid_key = widget_key(page, "batches.valid")
     text = st.text_input(
         _("Batch sizes (comma-separated; ranges a..b or a..b:step)"),
+        drawn_with(link.key("batches"), ""),
         key=link.key("batches"),
         max_chars=MAX_VALUE_CHARS,
         help=_("e.g. 1,2,4,8 · 1..2000 (every batch) · 8..512:8. At most {n}.").format(
@@ -221,6 +228,7 @@ def assumption_inputs(link: Link) -> dict[str, object]:
         values["flop_convention"] = st.radio(
             _("FLOP convention"),
             list(CONVENTION_LABELS),
+            drawn_index(link.key("flop_convention"), list(CONVENTION_LABELS)),
             key=link.key("flop_convention"),
             format_func=lambda c: _(CONVENTION_LABELS[c]),
             help=_(

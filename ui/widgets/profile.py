@@ -14,7 +14,7 @@ import streamlit as st
 import engine
 from ui.core.i18n import _
 from ui.core.profiles import DEFAULT, link_profile, named, seeds
-from ui.core.state import SHARED, widget_key
+from ui.core.state import SHARED, drawn_index, widget_key
 
 CUSTOM = "profile.custom"  # session key: the custom profile a link carried (shared by pages)
 
@@ -68,6 +68,7 @@ def picker(page: str, custom: engine.Profile | None, extra: Sequence[str] = ()) 
     st.selectbox(
         _("Profile (assumptions)"),
         options,
+        drawn_index(key, options),  # first paint: the linked profile (ui.core.state)
         key=key,
         on_change=_apply,
         args=(page, custom, tuple(extra)),
