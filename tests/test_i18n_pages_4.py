@@ -93,5 +93,11 @@ def test_the_shared_sidebar_widgets_are_labelled_in_chinese():
     assert "批大小（样本数）" in numbers and "计算效率 η（占峰值的比例）" in numbers
     expanders = [e.label for e in at.sidebar.expander]
     assert {"假设", "自定义加速器", "自定义模型"} <= set(expanders)
-    assert "启用" in [t.label for t in at.sidebar.toggle]
+    # the editor is lazy: open it before the first run (a rerun would make AppTest map the
+    # translated radio options outside the session's language)
+    opened = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    opened.switch_page("pages/solve.py")
+    opened.query_params.update({"lang": "zh"})
+    opened.session_state["solve:custom_hw.open"] = True
+    assert "启用" in [t.label for t in opened.run().sidebar.toggle]
     assert any("配置档 tutorial：使用其假设，未修改。" in c.value for c in at.caption)
