@@ -7,6 +7,8 @@ so at most `limit + 1` bytes are read, and one byte over the limit refuses the f
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 
@@ -18,9 +20,13 @@ def read_bounded(path: str | Path, limit: int, what: str = "file") -> bytes:
     """The bytes of `path` if it holds at most `limit` bytes.
 
     Raises:
-        FileLimitError: cannot be read (with the OS's reason), or larger than `limit`.
+        FileLimitError: cannot be read (with the OS's reason), not a regular file (a FIFO or a
+            device: reading one could block or never end), or larger than `limit`.
     """
     try:
+        kind = os.stat(path).st_mode
+        if not stat.S_ISREG(kind):  # a FIFO would block until a writer came; a device is endless
+            raise FileLimitError(f"{what}: {str(path)[:80]} is not a regular file")
         with Path(path).open("rb") as file:
             data = file.read(limit + 1)
     except OSError as exc:

@@ -113,7 +113,7 @@ with right:
             predicted=summary["predicted_rows"], rows=summary["rows"]
         ),
     )
-    c4.metric(_("Out of sample (band)"), av.error_cells(profile)[av.BAND], help=band.basis)
+    c4.metric(_("Out of sample (band)"), av.error_cells(profile)[av.BAND], help=plain(band.basis))
     if label in profile.fitted_on:
         st.info(plain(av.in_sample_note(profile)))
     if not summary["predicted_rows"]:

@@ -278,7 +278,7 @@ def test_a_missing_file_is_reported_not_fatal(tmp_path):
     cat = load_catalog([tmp_path / "nope.toml", tmp_path], use_env=False)
     assert len(cat.problems) == 2
     assert cat.problems[0].message.endswith("nope.toml (No such file or directory)")
-    assert cat.problems[1].message.endswith("(Is a directory)")
+    assert cat.problems[1].message.endswith("is not a regular file")  # a directory
 
 
 def test_uploaded_bytes_read_exactly_like_the_file():

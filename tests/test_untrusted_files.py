@@ -8,6 +8,7 @@ must end in a clear message and exit status 2, never a traceback, a hang or inva
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -62,18 +63,59 @@ def test_the_header_row_over_the_limit_is_refused_too():
 def test_a_device_that_never_ends_is_read_to_the_limit_only(command):
     start = time.perf_counter()
     message = one_line_error(cli(command, "/dev/zero", timeout=30))
-    assert "larger than the limit of 1,000,000 bytes" in message
+    assert "/dev/zero is not a regular file" in message  # refused before a byte is read
     assert time.perf_counter() - start < 20
 
 
 def test_the_bounded_reader_trusts_no_reported_size(tmp_path):
-    with pytest.raises(FileLimitError, match="larger than the limit of 10 bytes"):
-        read_bounded("/dev/zero", 10, "zero")
+    with pytest.raises(FileLimitError, match="is not a regular file"):
+        read_bounded("/dev/zero", 10, "zero")  # a device: endless
     small = tmp_path / "a.txt"
     small.write_bytes(b"0123456789")
     assert read_bounded(small, 10) == b"0123456789"  # exactly the limit is fine
-    with pytest.raises(FileLimitError, match="cannot read"):
+    small.write_bytes(b"0123456789A")
+    with pytest.raises(FileLimitError, match="larger than the limit of 10 bytes"):
+        read_bounded(small, 10)
+    with pytest.raises(FileLimitError, match="is not a regular file"):
         read_bounded(tmp_path, 10)  # a directory
+    with pytest.raises(FileLimitError, match="cannot read"):
+        read_bounded(tmp_path / "missing.csv", 10)
+
+
+def test_a_fifo_is_refused_at_once_not_waited_on(tmp_path):
+    """A FIFO with no writer blocks open() for ever: every file the CLI takes refuses it."""
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    runs = (("validate", str(fifo)), ("calibrate-train", str(fifo)),
+            (f"--catalog={fifo}", "list", "hardware"),
+            ("serve", "--hardware", "H100", "--model-config", str(fifo), "--input-tokens", "512",
+             "--output-tokens", "128"),
+            ("load", "--model", "Llama-3.1-8B", "--hardware", "H100", "--input-tokens", "512",
+             "--output-tokens", "128", f"--trace={fifo}"))  # fmt: skip
+    for args in runs:
+        assert "is not a regular file" in one_line_error(cli(*args, timeout=30)), args
+
+
+def test_a_trace_cell_over_the_csv_limit_and_a_short_training_row_are_one_line_errors(tmp_path):
+    trace = tmp_path / "trace.csv"
+    trace.write_text("arrival_s,input_tokens,output_tokens\n0," + "1" * 131_073 + ",5\n")
+    with pytest.raises(engine.TraceError, match="not a readable CSV file"):
+        engine.parse_trace(trace.read_bytes(), "trace.csv")
+    load = ("load", "--model", "Llama-3.1-8B", "--hardware", "H100", "--input-tokens", "512",
+            "--output-tokens", "128", f"--trace={trace}")  # fmt: skip
+    assert "not a readable CSV file" in one_line_error(cli(*load))
+    runs = ROOT / "data" / "measurements" / "training"
+    header = next(runs.glob("*.csv")).read_text().splitlines()[0]
+    short = tmp_path / "runs.csv"
+    short.write_text(header + "\n=1+1,@SUM(1),-2+3,+cmd\n")  # four cells of twenty-one
+    message = one_line_error(cli("calibrate-train", str(short)))
+    assert "not a training measurements file the engine reads" in message
+
+
+def test_a_profile_written_to_a_full_device_is_a_one_line_error():
+    meas = str(ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv")
+    message = one_line_error(cli("calibrate", meas, "--out=/dev/full", timeout=120))
+    assert "cannot write it" in message
 
 
 @pytest.mark.parametrize(

@@ -118,7 +118,8 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
 def _kept_scheduler(path: str, fitted):
     """A profile file being refitted keeps its own [scheduler] table (its serving stack)."""
     try:
-        old = profile_from_toml(Path(path).read_bytes(), Path(path).name, origin="file")
+        data = read_bounded(path, MAX_PROFILE_BYTES, "--out")
+        old = profile_from_toml(data, Path(path).name, origin="file")
     except (OSError, ValueError):
         return fitted
     return fitted if old.scheduler is None else old.scheduler

@@ -19,12 +19,13 @@ from pathlib import Path
 
 from engine.assumptions import ASSUMPTION_NAMES
 from engine.catalog.load import Catalog
-from engine.catalog.profiles import get_profile, profile_from_toml
+from engine.catalog.profiles import MAX_PROFILE_BYTES, get_profile, profile_from_toml
 from engine.catalog.scheduler import KV_POLICIES
 from engine.catalog.specs import PRECISIONS
 from engine.cli.flags import add_serving_flags
 from engine.cli.model_args import add_model_args, model_from_args
 from engine.cli.output import json_text, table_text
+from engine.files import read_bounded
 from engine.load.api import DEFAULT_SLO, serve_load
 from engine.load.search import max_rate
 from engine.load.trace import MAX_TRACE_BYTES, parse_trace
@@ -73,14 +74,8 @@ def add_load_command(sub, assumption_flags) -> None:
 
 
 def _trace(path: str):
-    file = Path(path)
-    try:
-        if file.stat().st_size > MAX_TRACE_BYTES:
-            raise ValueError(f"--trace {file.name}: larger than {MAX_TRACE_BYTES:,} bytes")
-        data = file.read_bytes()
-    except OSError as exc:
-        raise ValueError(f"--trace {path[:60]!r}: cannot read it ({exc.strerror})") from None
-    return parse_trace(data, file.name)
+    data = read_bounded(path, MAX_TRACE_BYTES, "--trace")  # FileLimitError is a ValueError
+    return parse_trace(data, Path(path).name)
 
 
 def _profile(text: str | None):
@@ -88,7 +83,8 @@ def _profile(text: str | None):
         return "tutorial"
     if text.endswith(".toml"):
         try:
-            return profile_from_toml(Path(text).read_bytes(), Path(text).name, origin="file")
+            data = read_bounded(text, MAX_PROFILE_BYTES, f"--profile {text[:60]!r}")
+            return profile_from_toml(data, Path(text).name, origin="file")
         except OSError as exc:
             raise ValueError(f"--profile {text[:60]!r}: cannot read it ({exc.strerror})") from None
     return get_profile(text)

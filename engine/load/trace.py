@@ -87,7 +87,13 @@ def parse_trace(data: bytes, label: str = "trace") -> Trace:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise TraceError(label, ["the file is not UTF-8 text"]) from None
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        return _rows(csv.DictReader(io.StringIO(text, newline="")), label)
+    except csv.Error as exc:  # e.g. a cell over the csv module's field limit
+        raise TraceError(label, [f"not a readable CSV file ({exc})"]) from None
+
+
+def _rows(reader: csv.DictReader, label: str) -> Trace:
     _header(reader, label)
     values, problems = [], []
     for row, raw in enumerate(reader, start=1):

@@ -122,6 +122,15 @@ def read_runs(path: str | Path = MEGATRON_FILE) -> list[TrainingRun]:
         rows = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"), newline="")))
     except (UnicodeDecodeError, csv.Error) as exc:
         raise ValueError(f"{path.name}: not a readable CSV file ({exc})") from None
+    try:
+        return _runs(path.name, rows)
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+        # a short row (cells None), a missing column, a cell that is not a number
+        raise ValueError(f"{path.name}: not a training measurements file the engine reads "
+                         f"({type(exc).__name__}: {str(exc)[:120]})") from None  # fmt: skip
+
+
+def _runs(name: str, rows: list[dict]) -> list[TrainingRun]:
     table1 = {float(r["params_b"]): (int(r["layers"]), int(r["hidden"]), int(r["heads"]))
               for r in rows if r["layers"].strip()}  # fmt: skip
     runs = []
@@ -131,7 +140,7 @@ def read_runs(path: str | Path = MEGATRON_FILE) -> list[TrainingRun]:
         arch = gpt_architecture(layers=layers, hidden=hidden, heads=heads,
                                 vocab=int(row["vocab"]), seq_len=int(row["seq_len"]))  # fmt: skip
         runs.append(TrainingRun(
-            file=path.name, row=i, table=row["table"], scheme=row["scheme"],
+            file=name, row=i, table=row["table"], scheme=row["scheme"],
             hardware=row["hardware"], precision=row["precision"], arch=arch,
             gpus=int(row["gpus"]), tp=tp, pp=pp, vp=vp, micro_batch=mb,
             global_batch=int(row["global_batch"]), seq_len=int(row["seq_len"]),
