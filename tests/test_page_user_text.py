@@ -29,6 +29,8 @@ def test_an_uploaded_file_name_in_the_fitted_on_caption_is_plain_text():
     shown = _markdown(at)
     assert plain(HOSTILE) in shown  # the band basis and the measurements caption name it
     assert HOSTILE not in shown  # nowhere raw: the brackets and stars would be live
+    tips = [m.proto.help for m in at.metric]  # a metric's help renders Markdown too
+    assert any(plain(HOSTILE) in t for t in tips) and not any(HOSTILE in t for t in tips)
 
 
 def test_a_list_the_page_cannot_read_is_named_as_plain_text():

@@ -55,7 +55,7 @@ def upload_help(expanded: bool) -> None:
 
 
 def _tile(col, label: str, value: str, tip: str) -> None:
-    col.metric(_(label), value, help=tip)
+    col.metric(_(label), value, help=plain(tip))  # the tip may quote a file name
 
 
 def errors(profile: engine.Profile) -> None:
