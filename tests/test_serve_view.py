@@ -70,6 +70,8 @@ def test_upload_limits():
         sc.read_upload(b" " * (sc.MAX_UPLOAD_BYTES + 1))
     with pytest.raises(ValueError, match="UTF-8"):
         sc.read_upload(b"\xff\xfe")
+    with pytest.raises(ValueError, match="the uploaded file is empty"):
+        sc.read_upload(b" \n")  # said, not taken for "no file"
     assert sc.read_upload(b"{}") == "{}"
 
 

@@ -116,9 +116,12 @@ def read_upload(data: bytes) -> str:
             )
         )
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError(_("config.json: not UTF-8 text")) from None
+    if not text.strip():
+        raise ValueError(_("config.json: the uploaded file is empty"))
+    return text
 
 
 def summary(spec) -> str:
