@@ -15,9 +15,8 @@ config.json on /decode, /load, /train, /catalogue TOML, hostile bytes and names.
 exception, no raw `**bold**`/`[x](http://e)` rendered, no HTML payload, done in 60 s; a bad
 upload refused by an error or warning naming the problem, a good one taken.
 
-First run (2026-12-02, 476 s): CLI 385 runs, 373 passed, 12 failed; links 182, 182, 0;
-uploads 48, 45, 3. After the fixes it found (FIFOs, traces, training rows, a tooltip, --out):
-CLI 385 of 385 and links 182 of 182 (274 + 34 s), uploads 48 of 48 (41 s); 615 of 615.
+First run (2026-12-02): 615 runs, 15 failed (CLI 12, uploads 3). After the fixes it found
+(FIFOs, traces, training rows, a tooltip, --out): CLI 385/385, links 182/182, uploads 48/48.
 """
 
 from __future__ import annotations
