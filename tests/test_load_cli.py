@@ -112,7 +112,7 @@ def test_traces_and_profile_files(capsys, tmp_path):
         (["--rate", "1", "--chunked-prefill", "off", "--max-batched-tokens", "256"],
          "turn chunked prefill on"),
         (["--rate", "1", "--tp", "3"], "tp 3 does not divide"),
-        (["--trace", "/no/such/file.csv"], "cannot read it"),
+        (["--trace", "/no/such/file.csv"], "cannot read /no/such/file.csv"),
         (["--max-rate", "--rate", "3"], "give no --rate"),
         (["--rate", "3", "--target-rate", "9"], "add --max-rate"),
         (["--rate", "1", "--profile", "nope"], "unknown profile"),
