@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from engine.arrays import SCALAR
 from engine.assumptions import Assumptions
 from engine.checks import MAX_BATCH, MAX_TOKENS, check_whole
+from engine.report.result import Result
 from engine.serving import inputs as si
 from engine.serving.kernel import WARNING_TEXT, WARNINGS, Warn, evaluate
 
@@ -59,25 +60,12 @@ KEYS = ID_KEYS + tuple(key for key, _, _ in METRICS)
 
 
 @dataclass(frozen=True, slots=True)
-class ServeResult:
+class ServeResult(Result):
     """One request's serving metrics; `as_dict()` is the CLI's JSON object (a contract).
 
     `values` holds ID_KEYS then the METRICS keys (SI-scaled as named: _ms, _bytes, per_s);
     `result["ttft_ms"]` reads one.
     """
-
-    values: dict
-    assumptions: dict
-    warnings: tuple[str, ...]
-
-    def __getitem__(self, key: str):
-        return self.values[key]
-
-    def as_dict(self) -> dict[str, object]:
-        return dict(self.values) | {
-            "assumptions": dict(self.assumptions),
-            "warnings": list(self.warnings),
-        }
 
 
 def serve(

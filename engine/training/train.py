@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.assumptions import Assumptions
+from engine.report.result import Result
 from engine.training.config import DOES_NOT_FIT, REASONS, RECOMPUTE, make_config
 from engine.training.kernel import evaluate
 from engine.training.report import budget, warnings_for
@@ -50,21 +51,8 @@ KEYS = (*ID_KEYS, *METRIC_KEYS, "largest_memory_term", *BUDGET_KEYS, "model_flop
 
 
 @dataclass(frozen=True, slots=True)
-class TrainResult:
+class TrainResult(Result):
     """One configuration's training step; `as_dict()` is the CLI's JSON object (a contract)."""
-
-    values: dict
-    assumptions: dict
-    warnings: tuple[str, ...]
-
-    def __getitem__(self, key: str):
-        return self.values[key]
-
-    def as_dict(self) -> dict[str, object]:
-        return dict(self.values) | {
-            "assumptions": dict(self.assumptions),
-            "warnings": list(self.warnings),
-        }
 
 
 def train(
