@@ -19,7 +19,7 @@ from ui.decode import figures as fl
 from ui.decode import inputs as sw
 from ui.decode import view as sv
 from ui.decode.link import KV_CHOICES, PAGE, declare
-from ui.widgets import links, scenario
+from ui.widgets import links, model_config, scenario
 from ui.widgets import pickers as widgets
 
 frame.setup_page(N_("LLM serving"))
@@ -33,7 +33,7 @@ llms = sv.model_entries(cat)
 with s.pickers:
     model_id = widgets.select_entry(link, "model", _("Model (decoder LLMs)"), llms)
     config_spec, config_text = (
-        sw.config_input(link) if model_id == serve_config.CONFIG_ID else (None, "")
+        model_config.config_input(link) if model_id == serve_config.CONFIG_ID else (None, "")
     )
     hw_id = widgets.select_entry(link, "hardware", _("Accelerator"), dict(cat.hardware))
     tp, pp, devices_note = sw.devices_inputs(link)

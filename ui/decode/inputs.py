@@ -7,7 +7,6 @@ from __future__ import annotations
 import streamlit as st
 
 import engine
-from ui.core import model_config as serve_config
 from ui.core.i18n import N_, _
 from ui.core.params import MAX_VALUE_CHARS, Link
 from ui.core.state import show_link_notes
@@ -88,36 +87,6 @@ def profile_input(link: Link) -> str:
         format_func=lambda n: f"{n}: {engine.get_profile(n).description}"[:90],
         help=_("A named set of efficiencies and overheads (docs/model.md, 'Serving model')."),
     )
-
-
-def config_input(link: Link) -> tuple[object | None, str]:
-    """The pasted or uploaded config.json: (its ModelSpec or None, the compact text for the
-    link). A problem is shown under the field, naming the config.json field."""
-    text = st.text_area(
-        _("config.json (paste)"),
-        key=link.key("model_config"),
-        max_chars=serve_config.MAX_PASTE_CHARS,
-        placeholder='{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, ...}',
-    )
-    upload = st.file_uploader(
-        _("or upload config.json (at most {n} bytes)").format(
-            n=f"{serve_config.MAX_UPLOAD_BYTES:,}"
-        ),
-        type=["json"],
-        key=link.key("model_config.file"),
-    )
-    try:
-        if upload is not None:
-            text = serve_config.read_upload(upload.getvalue())
-        if not (text or "").strip():
-            st.info(_("Paste or upload a Hugging Face config.json to use a custom model."))
-            return None, ""
-        spec = serve_config.model(text)
-        st.caption(plain(serve_config.summary(spec)))
-        return spec, serve_config.compact(text)
-    except ValueError as exc:
-        st.error(plain(exc), icon="🚫")
-        return None, ""
 
 
 def override_inputs(link: Link) -> dict[str, object]:

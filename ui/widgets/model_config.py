@@ -33,7 +33,9 @@ def config_input(link: Link) -> tuple[object | None, str]:
         placeholder='{"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, ...}',
     )
     upload = st.file_uploader(
-        _("or upload config.json"), type=["json"], key=link.key("model_config.file")
+        _("or upload config.json (at most {n} bytes)").format(n=f"{mc.MAX_UPLOAD_BYTES:,}"),
+        type=["json"],
+        key=link.key("model_config.file"),
     )
     try:
         if upload is not None:
