@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from tests.test_plan_view import grid
+from ui.charts.theme import WEBGL_POINTS
 from ui.plan import figures as fp
 from ui.plan import view as pv
 
@@ -60,12 +61,24 @@ def test_hover_has_the_whole_configuration():
     assert "USD per 1M output tokens" in text
 
 
-def test_figure_is_valid_plotly_faint_points_webgl_fronts_svg():
+def test_figure_is_valid_plotly_fronts_svg_faint_points_webgl_only_when_many():
     fig = fp.pareto_figure(ranked_grid(), {}, pv.Slo(tpot_ms=50), "t")
     go.Figure(fig.to_dict())  # built without validation: validate it here (raises if invalid)
-    kinds = {t.mode: t.type for t in fig.data}
-    # WebGL draws an open marker as its 0-width outline (nothing): fronts are SVG
-    assert kinds == {"markers": "scattergl", "lines+markers": "scatter"}
+    # WebGL draws an open marker as its 0-width outline (nothing): fronts are SVG; one
+    # dominated point is SVG too (a WebGL context would cost more than it draws)
+    assert {t.mode: t.type for t in fig.data} == {"markers": "scatter", "lines+markers": "scatter"}
+    # 600 dominated points (each below the one front point at x = 1000): over WEBGL_POINTS
+    n = WEBGL_POINTS + 100
+    many = grid(
+        hardware=["H100"] * (n + 1),
+        tokens_per_s_per_user=[1000.0, *np.linspace(1.0, 900.0, n)],
+        output_tokens_per_s_per_gpu=[1000.0, *[10.0] * n],
+        fits_in_memory=[True] * (n + 1),
+    )
+    fig = fp.pareto_figure(pv.ranked(many, pv.Slo(), {}), {}, pv.Slo(), "t")
+    faint = [t for t in fig.data if t.mode == "markers"]
+    assert len(faint[0].x) == n and faint[0].type == "scattergl"
+    assert [t.type for t in fig.data if t.mode == "lines+markers"] == ["scatter"]
 
 
 def test_hover_numbers_come_from_ui_format():

@@ -80,11 +80,11 @@ def test_must_show_link_draws_one_front_per_accelerator_and_ranks_by_cost():
         "AMD Instinct MI300X fp16",
         "AMD Instinct MI300X fp8",
     ]
-    # fronts SVG (WebGL draws hollow markers as nothing), dominated points WebGL, the error
-    # band shaded under the fronts as SVG lines
+    # fronts SVG (WebGL draws hollow markers as nothing), the few dominated points SVG too (no
+    # WebGL context to start), the error band shaded under the fronts as SVG lines
     assert {t["mode"]: t["type"] for t in fig["data"]} == {
         "lines+markers": "scatter",
-        "markers": "scattergl",
+        "markers": "scatter",
         "lines": "scatter",
     }
     assert [s["x0"] for s in fig["layout"]["shapes"]] == pytest.approx([20.0])  # 1000 / 50 ms

@@ -5,11 +5,13 @@ deployment earns per device), the axes of SemiAnalysis InferenceMAX and NVIDIA a
 Each accelerator (and precision) gets one colour: its front as a line with markers (filled
 where the configuration meets the SLOs, hollow where it misses one), the dominated
 configurations as faint dots, and the SLO limits as dashed lines. A TPOT limit is drawn where
-it lands on x: 1000 / TPOT_ms. The faint dots are WebGL (Scattergl); the fronts are SVG, so
-their hollow markers show (WebGL draws an open marker as nothing). Every number in the hover text
-comes from ui.core.format. To keep a 50,000-configuration rerun fast, a front with more than
-MAX_FRONT_POINTS points is drawn through that many of them (evenly spaced along it, both ends
-kept), at most MAX_FAINT_POINTS dominated points are drawn (a fixed sample) and their hover
+it lands on x: 1000 / TPOT_ms. The fronts are SVG, so their hollow markers show (WebGL draws an
+open marker as nothing); the faint dots are SVG too while there are at most
+ui.charts.theme.WEBGL_POINTS of them, WebGL (Scattergl) beyond (a WebGL context costs a fresh
+browser about 0.2 s before its first chart, more than a few hundred SVG dots). Every number in
+the hover text comes from ui.core.format. To keep a 50,000-configuration rerun fast, a front with
+more than MAX_FRONT_POINTS points is drawn through that many of them (evenly spaced along it, both
+ends kept), at most MAX_FAINT_POINTS dominated points are drawn (a fixed sample) and their hover
 names the configuration only (whole numbers filled in by Plotly from `customdata`); the table
 and the CSV keep every configuration and figure.
 """
@@ -23,7 +25,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts.theme import wrap_title
+from ui.charts.theme import WEBGL_POINTS, wrap_title
 from ui.core.format import fmt, fmt_all, log_ticks
 from ui.core.i18n import N_, _
 from ui.plan import view as pv
@@ -120,9 +122,11 @@ def pareto_figure(df: pd.DataFrame, names: dict[str, str], slo: pv.Slo, title: s
     """
     shown = df.loc[df["fits_in_memory"].to_numpy(dtype=bool), DRAWN].reset_index(drop=True)
     traces, light = [], shown[[pv.X, pv.Y, *CONFIG]]  # what a faint point needs
-    for i, (hw, precision, best, faint) in enumerate(_groups(shown)):
+    groups = _groups(shown)
+    faint_kind = "scattergl" if sum(len(g[3]) for g in groups) > WEBGL_POINTS else "scatter"
+    for i, (hw, precision, best, faint) in enumerate(groups):
         label = f"{html.escape(names.get(hw, hw))} {html.escape(precision)}"
-        style = {"type": "scattergl", "legendgroup": label, "color": PALETTE[i % len(PALETTE)]}
+        style = {"type": faint_kind, "legendgroup": label, "color": PALETTE[i % len(PALETTE)]}
         traces.append(_faint_trace(light.iloc[faint], label, style, names.get(hw, hw), precision))
         traces.append(_front_trace(shown.iloc[best], label, style, names, slo))
     return go.Figure(data=traces, layout=_layout(shown, slo, title), _validate=False)
