@@ -13,6 +13,7 @@ from ui.core import frame, profiles, state
 from ui.core import link_params as lp
 from ui.core.downloads import download_csv
 from ui.core.i18n import N_, _
+from ui.core.state import widget_key
 from ui.core.text import FLOP_NOTE, plain
 from ui.solve import breakdown as sb
 from ui.solve import view as sv
@@ -81,14 +82,14 @@ st.plotly_chart(
 roofs = roof_table(row, {hw_id: hw.name})
 title = _("Roofline: {hardware}, {precision}").format(hardware=hw.name, precision=precision)
 figure = roofline_figure(points, roofs, overrides["flop_convention"], title=title)
-inside = llm or sb.lv.has_layers(model_id)
-whole, beside = st.columns(2) if inside else (st, None)
-whole.plotly_chart(figure, key="solve_roofline")
-st.dataframe(result_table(result), key="solve_table", hide_index=True)
+st.plotly_chart(figure, key="solve_roofline")
 csv_name = f"roofline_{model_id}_{hw_id}_b{batch}_{precision}.csv"
 download_csv(row.assign(profile=label), csv_name, "solve_csv", lazy=True)
-if inside:
-    sb.show(sc, beside)
+# the rest waits for a click: drawn, and computed, only while open (the first chart sooner)
+table = frame.lazy_expander(_(sv.TABLE), widget_key(PAGE, "table.open"))
+if table is not None:
+    table.dataframe(result_table(result), key="solve_table", hide_index=True)
+sb.show(sc)
 frame.share_link("solve", query)
 st.caption(
     _(

@@ -10,6 +10,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from ui.solve.breakdown import DETAILS_KEY
+
 ROOT = Path(__file__).resolve().parent.parent
 CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -20,13 +22,16 @@ def _fresh_caches():
     st.cache_data.clear()
 
 
-def both(page: str, query: dict[str, str]) -> tuple[AppTest, AppTest]:
-    """(the English run, the Chinese run) of `page` at the same link."""
+def both(page: str, query: dict[str, str], opened: tuple[str, ...] = ()) -> tuple[AppTest, AppTest]:
+    """(the English run, the Chinese run) of `page` at the same link, with the expanders whose
+    session-state keys are in `opened` open (those drawn only while open)."""
     runs = []
     for lang in ("en", "zh"):
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
         at.switch_page(page)
         at.query_params.update({**query, "lang": lang})
+        for key in opened:
+            at.session_state[key] = True
         at.run()
         assert not at.exception, [e.message for e in at.exception]
         runs.append(at)
@@ -43,10 +48,12 @@ def numbers(at: AppTest) -> list[str]:
 
 
 def test_solve_in_chinese():
-    en, zh = both("pages/solve.py", {"model": "ResNet-50", "hardware": "A100", "batch": "8"})
+    query = {"model": "ResNet-50", "hardware": "A100", "batch": "8"}
+    en, zh = both("pages/solve.py", query, (DETAILS_KEY, "solve:table.open"))
     assert CJK.search(zh.title[0].value) and "on" not in zh.title[0].value.split()
     assert zh.title[0].value.startswith("ResNet-50 在 ") and zh.title[0].value.endswith(" 上")
-    assert chinese([s.value for s in zh.subheader])  # the headline and the layers section
+    assert chinese([s.value for s in zh.subheader])  # the headline
+    assert chinese([e.label for e in zh.main.expander])  # the table, layers and share link
     assert zh.subheader[0].value.startswith(("开销受限", "访存受限", "计算受限"))
     assert chinese([c.value for c in zh.caption if "docs/model.md" in c.value])
     labels = [m.label for m in zh.metric]
@@ -60,8 +67,8 @@ def test_solve_in_chinese():
 
 def test_solve_llm_operators_in_chinese():
     query = {"model": "Llama-3.1-8B", "hardware": "H100", "batch": "4"}
-    en, zh = both("pages/solve.py", query)
-    assert "算子（推理服务模型，单设备）" in [s.value for s in zh.subheader]
+    en, zh = both("pages/solve.py", query, (DETAILS_KEY,))
+    assert "算子（推理服务模型，单设备）" in [e.label for e in zh.main.expander]
     binding = next(m.value for m in zh.markdown if "哪个算子起约束作用" in m.value)
     assert "解码步骤" in binding
     serving = next(i.value for i in zh.info if "推理服务模型给出" in i.value)

@@ -89,6 +89,8 @@ def test_a_typo_keeps_the_last_valid_chip_and_shows_the_error_in_the_main_area()
     assert link(at, "custom_hw") == CHIP  # the link keeps the valid chip
     at.text_input(key="solve:custom_hw.bandwidth").set_value("3.2 TBps").run()
     assert not at.main.error and "bandwidth=3.2 TBps" in link(at, "custom_hw")
+    at.session_state["solve:table.open"] = True  # the user opens the table of every figure
+    at.run()
     bandwidth = at.dataframe[0].value.set_index(at.dataframe[0].value.columns[0])
     assert "3.2 TB/s" in bandwidth.iloc[:, 0].to_dict()["Memory bandwidth"]
 

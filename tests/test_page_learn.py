@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from ui.core import i18n
+from ui.core.frame import share_key
 from ui.learn.lessons import LESSONS
 from ui.learn.link import DEFAULTS, NUMBERS
 
@@ -197,6 +198,7 @@ def test_solve_in_chinese_shows_the_frame_in_chinese_and_the_same_numbers():
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
         at.switch_page("pages/solve.py")
         at.query_params.update({**query, "lang": lang})
+        at.session_state[share_key("solve")] = True  # the share box opened
         runs[lang] = at.run()
         assert not runs[lang].exception and not runs[lang].warning
     zh, en = runs["zh"], runs["en"]

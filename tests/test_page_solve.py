@@ -11,6 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from ui.core.format import fmt
+from ui.core.frame import share_key
+from ui.solve.breakdown import DETAILS_KEY
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,10 +23,15 @@ def _fresh_caches():
     st.cache_data.clear()
 
 
-def solve_page(query: dict[str, str] | None = None) -> AppTest:
+OPENED = (DETAILS_KEY, "solve:table.open")  # the expanders drawn only while open
+
+
+def solve_page(query: dict[str, str] | None = None, opened: bool = False) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page("pages/solve.py")
     at.query_params.update(query or {})
+    for key in OPENED if opened else ():
+        at.session_state[key] = True  # the user opened them
     return at.run()
 
 
@@ -318,7 +325,7 @@ def test_a_bad_profile_in_the_link_warns_and_uses_tutorial(query, fragment):
 
 
 def test_resnet50_shows_its_layer_table_with_the_catalogued_totals():
-    at = solve_page()
+    at = solve_page(opened=True)
     layers = next(d.value for d in at.dataframe if "Layer" in d.value.columns)
     assert len(layers) == 54 and layers["Layer"].iloc[0] == "conv1"
     assert (
@@ -336,7 +343,7 @@ def test_resnet50_shows_its_layer_table_with_the_catalogued_totals():
 
 
 def test_mobilenet_layer_table_and_no_operator_view():
-    at = solve_page({"model": "MobileNetV2"})
+    at = solve_page({"model": "MobileNetV2"}, opened=True)
     layers = next(d.value for d in at.dataframe if "Layer" in d.value.columns)
     assert len(layers) == 53 and "depthwise" in set(layers["Kind"])
     assert "301 million MACs per sample (catalogue 300 million MACs, +0.258%)" in caption_text(at)
@@ -344,7 +351,7 @@ def test_mobilenet_layer_table_and_no_operator_view():
 
 
 def test_llm_solve_shows_the_operator_view_beside_the_tutorial_point():
-    at = solve_page({"model": "Llama-3.1-8B", "hardware": "A100"})
+    at = solve_page({"model": "Llama-3.1-8B", "hardware": "A100"}, opened=True)
     assert metrics(at)["Latency"] == "9 ms"  # the tutorial's whole-model point, kept
     ops = next(d.value for d in at.dataframe if "Operator" in d.value.columns)
     expected = engine.operators("Llama-3.1-8B", "A100", phase="prefill", context=1024, batch_size=1)
@@ -360,7 +367,7 @@ def test_llm_solve_shows_the_operator_view_beside_the_tutorial_point():
 
 
 def test_a_vision_model_without_an_architecture_has_neither_view():
-    at = solve_page({"model": "ViT-B/16"})
+    at = solve_page({"model": "ViT-B/16"}, opened=True)
     assert not any(
         "Layer" in d.value.columns or "Operator" in d.value.columns for d in at.dataframe
     )
@@ -375,8 +382,8 @@ def test_the_layer_operator_and_solve_csvs_name_the_profile(monkeypatch):
         return original(label, data, **kwargs)
 
     monkeypatch.setattr(st, "download_button", spy)
-    solve_page({"model": "Llama-3.1-8B", "profile": "trtllm", "efficiency": "0.6"})
-    solve_page({"model": "MobileNetV2"})
+    solve_page({"model": "Llama-3.1-8B", "profile": "trtllm", "efficiency": "0.6"}, opened=True)
+    solve_page({"model": "MobileNetV2"}, opened=True)
     read = {k: pd.read_csv(io.StringIO(d() if callable(d) else d)) for k, d in captured.items()}
     ops = read["solve_ops_csv"]
     assert set(ops["profile"]) == {"trtllm, edited"} and set(ops["tp"]) == {1}
@@ -387,3 +394,24 @@ def test_the_layer_operator_and_solve_csvs_name_the_profile(monkeypatch):
     assert len(layers) == 53 and set(layers["profile"]) == {"tutorial"}
     assert {"layer", "mac", "flop", "bytes_moved", "time_ms"} <= set(layers.columns)
     assert set(read["solve_csv"]["profile"]) == {"tutorial"}  # the last page opened
+
+
+def test_the_first_render_holds_two_charts_and_no_table_until_a_section_is_opened():
+    # issue 18 item 23: a table or code block in the first render delays a fresh browser's
+    # first chart; the layers, the results table and the share link wait for a click
+    at = solve_page()
+    assert [c.proto.id != "" for c in at.get("plotly_chart")] == [True, True]
+    assert not at.dataframe and not at.code
+    labels = [e.label for e in at.main.expander]
+    assert labels[-3:] == [
+        "Every figure and assumption (table)",
+        "Layers (from the architecture)",
+        "🔗 Share this scenario",
+    ]
+    at.session_state[DETAILS_KEY] = True  # what a click on the expander does, then its rerun
+    at.run()
+    assert len(at.get("plotly_chart")) == 3 and len(at.dataframe) == 1  # the layers: 54 rows
+    assert len(at.dataframe[0].value) == 54 and not at.code
+    at.session_state[share_key("solve")] = True
+    at.run()
+    assert at.code[0].value.startswith("/solve?") and "model=ResNet-50" in at.code[0].value

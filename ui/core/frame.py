@@ -134,7 +134,33 @@ def share_link(url_path: str, query: dict[str, str]) -> str:
     base = (st.get_option("server.baseUrlPath") or "").strip("/")
     path = "/" + "/".join(p for p in (base, url_path.strip("/")) if p)
     link = urlunsplit((parts.scheme, parts.netloc, path, urlencode(query), ""))
-    with st.expander(_("🔗 Share this scenario")):
-        st.code(link, language=None, wrap_lines=True)
-        st.caption(_("The address bar always holds this link too; opening it reproduces the page."))
+    # a code block in the first render costs a fresh browser its syntax-highlighter code
+    # (1.5 MB) before the first chart is drawn: the box is drawn only while open
+    box = lazy_expander(_("🔗 Share this scenario"), share_key(url_path))
+    if box is not None:
+        with box:
+            st.code(link, language=None, wrap_lines=True)
+            text = _("The address bar always holds this link too; opening it reproduces the page.")
+            st.caption(text)
     return link
+
+
+def lazy_expander(label: str, key: str):
+    """An expander whose body is drawn (and computed) only while it is open: opening or closing
+    it reruns the page. Returns its container while open, else None.
+
+    What waits here costs a fresh browser nothing before the page's first chart: a table in
+    the first render loads the data-grid code (about 0.8 s on two cores), a code block the
+    syntax highlighter, each chart its drawing (bench/bench_pages.py --first-chart).
+
+    Args:
+        label: the expander's title (translated by the caller; plain text).
+        key: its session-state key (True while open), unique on the page.
+    """
+    box = st.expander(label, key=key, on_change="rerun")
+    return box if box.open else None
+
+
+def share_key(url_path: str) -> str:
+    """The session-state key of a page's share box (True while it is open)."""
+    return f"{url_path.strip('/')}:share.open"

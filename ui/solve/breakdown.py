@@ -17,14 +17,16 @@ import streamlit as st
 import engine
 from ui.charts import operator_table as ov
 from ui.charts.operators import operator_roofline, roof_values, step_breakdown
+from ui.core import frame
 from ui.core.downloads import download_csv
-from ui.core.i18n import _
+from ui.core.i18n import N_, _
 from ui.core.params import Link
 from ui.core.text import plain
 from ui.solve import layers as lv
 from ui.widgets.tokens import token_inputs as token_fields
 
 OPERATOR_ASSUMPTIONS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms")
+DETAILS_KEY = "solve:details.open"  # the operators' or layers' expander (True while open)
 
 
 def has_operators(model) -> bool:
@@ -67,16 +69,22 @@ class Scenario:
     label: str  # the profile as used: 'trtllm' or 'trtllm, edited'
 
 
-def show(sc: Scenario, slot) -> None:
-    """The operator view (decoder LLMs with shapes) or the layer table (the two CNNs); the
-    roofline goes in `slot`, beside the whole-model one, the rest below."""
+def show(sc: Scenario) -> None:
+    """The operator view (decoder LLMs with shapes) or the layer table (the two CNNs), each in
+    an expander drawn (and computed) only while open."""
     if has_operators(sc.model):
-        show_operators(sc, slot)
+        title, draw = N_("Operators (serving model, one device)"), show_operators
     elif lv.has_layers(sc.model_id):
-        show_layers(sc, slot)
+        title, draw = N_("Layers (from the architecture)"), show_layers
+    else:
+        return
+    box = frame.lazy_expander(_(title), DETAILS_KEY)
+    if box is not None:
+        with box:
+            draw(sc)
 
 
-def show_operators(sc: Scenario, slot) -> None:
+def show_operators(sc: Scenario) -> None:
     """Operators of a prefill and a mean decode step on one device (tp = pp = 1)."""
     values = serving_values(sc.profile, sc.overrides)
     set_values = {k: v for k, v in values.items() if v is not None}
@@ -95,8 +103,7 @@ def show_operators(sc: Scenario, slot) -> None:
     title = _("Operators: {model} on {hardware}, batch {batch}, {precision}").format(
         model=sc.model.name, hardware=sc.hw.name, batch=f"{sc.batch:,}", precision=sc.precision
     )
-    slot.plotly_chart(operator_roofline(ops, roof, title), key="solve_ops_roofline")
-    st.subheader(_("Operators (serving model, one device)"))
+    st.plotly_chart(operator_roofline(ops, roof, title), key="solve_ops_roofline")
     st.markdown(ov.binding_text(ops))
     i, o = sc.tokens["input_tokens"], sc.tokens["output_tokens"]
     context = ov.decode_context(i, o)
@@ -124,7 +131,7 @@ def show_operators(sc: Scenario, slot) -> None:
     download_csv(csv, name, "solve_ops_csv", _("Download the operators (CSV)"), lazy=True)
 
 
-def show_layers(sc: Scenario, slot) -> None:
+def show_layers(sc: Scenario) -> None:
     """The layer table generated from the architecture, each layer on the roofline."""
     layers = lv.layer_frame(
         sc.model_id, sc.hw, batch_size=sc.batch, precision=sc.precision, **sc.overrides
@@ -133,8 +140,7 @@ def show_layers(sc: Scenario, slot) -> None:
         model=sc.model.name, hardware=sc.hw.name, batch=f"{sc.batch:,}", precision=sc.precision
     )
     fig = lv.layer_roofline(layers, sc.hw, sc.result.t_overhead_s, title)
-    slot.plotly_chart(fig, key="solve_layers_roofline")
-    st.subheader(_("Layers (from the architecture)"))
+    st.plotly_chart(fig, key="solve_layers_roofline")
     st.caption(lv.totals_text(lv.totals(layers, sc.model), plain(sc.model.name)))
     st.caption(lv.whole_pass_text(engine.layer_totals(layers), sc.result.as_dict()))
     st.dataframe(lv.display_table(layers), key="solve_layers_table", hide_index=True)

@@ -10,12 +10,13 @@ import streamlit as st
 import engine
 from ui.charts import serve_rows
 from ui.core.format import fmt
-from ui.core.i18n import _
+from ui.core.i18n import N_, _
 from ui.core.params import write_number
 from ui.core.text import plain
 from ui.solve import explain
 
 DECODE_PAGE = "decode"
+TABLE = N_("Every figure and assumption (table)")  # the results expander's title
 
 
 def show_not_fit(r, hw) -> None:
