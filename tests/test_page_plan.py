@@ -17,6 +17,8 @@ from streamlit.testing.v1 import AppTest
 import engine
 from tests.conftest import ROOT
 from ui.core.format import fmt
+from ui.core.state import widget_key
+from ui.plan import view as pv
 
 PAGE = "pages/plan.py"
 MUST_SHOW = {"model": "Llama-3.1-70B", "hardware": "H100,A100,MI300X", "input_tokens": "1024"}
@@ -25,10 +27,12 @@ CAT = engine.load_catalog(use_env=False)
 BATCHES = [2**k for k in range(9)]
 
 
-def open_page(query: dict[str, str] | None = None) -> AppTest:
+def open_page(query: dict[str, str] | None = None, opened: bool = True) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
     at.switch_page(PAGE)
     at.query_params.update(query or {})
+    for section in pv.SECTIONS if opened else ():  # drawn only while open: the user opened them
+        at.session_state[widget_key("plan", f"{section}.open")] = True
     at.run()
     assert not at.exception, at.exception
     return at
@@ -230,3 +234,24 @@ def test_model_and_token_widgets_reach_the_sweep_and_the_link():
     price = CAT.hardware["H100"].price_per_hour_usd
     cost = price * ok["devices"] / (ok["output_tokens_per_s"] * 3600) * 1e6
     assert at.dataframe[0].value.iloc[0]["Cost (USD per 1M output tokens)"] == fmt(cost.min())
+
+
+def test_the_first_render_holds_the_chart_and_no_table_until_a_section_is_opened():
+    # issue 18 item 23: a table in the first render delays a fresh browser's first chart; the
+    # ranking, the under-load section and the prices wait for a click, the CSV does not
+    at = open_page(MUST_SHOW, opened=False)
+    assert len(at.get("plotly_chart")) == 1 and not at.dataframe
+    assert [e.label for e in at.main.expander] == [
+        "Configurations that meet the SLOs, cheapest first",
+        "Under load: replicas and cost for your traffic",
+        "Prices",
+        "🔗 Share this scenario",
+    ]
+    assert "configurations meet the SLOs" in text(at.caption)  # the count, outside
+    assert at.get("download_button")  # the CSV of every configuration, outside
+    at.session_state[widget_key("plan", "table.open")] = True
+    at.run()
+    assert len(at.dataframe) == 1  # the ranking alone: the others stay closed
+    assert at.dataframe[0].value.iloc[0]["Cost (USD per 1M output tokens)"] == fmt(
+        by_hand().iloc[0]["cost"]
+    )

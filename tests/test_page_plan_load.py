@@ -18,8 +18,10 @@ from streamlit.testing.v1 import AppTest
 import engine
 from tests.conftest import ROOT
 from ui.core.format import fmt
+from ui.core.state import widget_key
 from ui.plan import grid as pg
 from ui.plan import load as pl
+from ui.plan import view as pv
 
 PAGE = "pages/plan.py"
 DEFAULT = {"model": "Llama-3.1-70B", "hardware": "H100,A100,MI300X", "input_tokens": "1024"}
@@ -27,10 +29,12 @@ DEFAULT |= {"output_tokens": "256", "ttft_ms": "2000", "tpot_ms": "50"}
 CAT = engine.load_catalog(use_env=False)
 
 
-def open_page(query: dict[str, str]) -> AppTest:
+def open_page(query: dict[str, str], opened: bool = True) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.switch_page(PAGE)
     at.query_params.update(query)
+    for section in pv.SECTIONS if opened else ():  # drawn only while open: the user opened them
+        at.session_state[widget_key("plan", f"{section}.open")] = True
     at.run()
     assert not at.exception, at.exception
     return at
@@ -59,7 +63,7 @@ def by_hand(target: float = 10.0, hardware=("H100", "A100", "MI300X")) -> pd.Dat
 
 def test_the_default_scenario_has_a_row_per_deployment_and_a_finite_max_rate():
     at = open_page(DEFAULT)
-    assert "Under load: replicas and cost for your traffic" in [s.value for s in at.subheader]
+    assert "Under load: replicas and cost for your traffic" in [e.label for e in at.expander]
     table, expected = section_table(at), by_hand()
     # 3 accelerators × TP {1, 2, 4, 8}: H100 and MI300X at fp16 and fp8, A100 at fp16 only
     assert len(table) == len(expected) == 20

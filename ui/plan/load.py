@@ -310,8 +310,7 @@ def _check_table(row: pd.Series, m) -> pd.DataFrame:
 
 
 def section(cat, key: tuple, a: Ask, names: Mapping[str, str], band, query: Mapping) -> None:
-    """Draw the section (after the static-batch ranking)."""
-    st.subheader(_("Under load: replicas and cost for your traffic"))
+    """Draw the section (in its expander, after the static-batch ranking)."""
     st.caption(
         _(
             "Continuous batching (the profile's scheduler) at {target}, Poisson arrivals, "

@@ -20,6 +20,23 @@ from ui.core.i18n import N_, _
 from ui.core.params import write_list
 
 X, Y = "tokens_per_s_per_user", "output_tokens_per_s_per_gpu"
+SECTIONS = {  # the page's expanders drawn only while open: their titles
+    "table": N_("Configurations that meet the SLOs, cheapest first"),
+    "load": N_("Under load: replicas and cost for your traffic"),
+    "prices": N_("Prices"),
+}
+
+
+def section_titles() -> dict[str, str]:
+    """SECTIONS' titles in the session's language."""
+    return {name: _(title) for name, title in SECTIONS.items()}
+
+
+PRICES_NOTE = N_(
+    "List prices are public on-demand prices per accelerator-hour as a dated public page "
+    "quotes them (check the source; reserved and spot prices are lower). Cost = price × "
+    "devices ÷ output tokens per hour × 10⁶."
+)
 NO_FIT = N_("does not fit in memory")  # such a row has no cost (NaN); English in the CSV
 EMPTY_GRID = N_(
     "The grid is empty: choose at least one accelerator, precision, TP and PP degree and batch "
