@@ -99,22 +99,20 @@ title = _("Roofline per operator: {hardware}, {precision}, profile {profile}").f
 st.plotly_chart(fo.operator_roofline(ops, roof, title), key="ops_roofline", config=png)
 st.markdown(ov.binding_text(ops))
 
-# the rest in lazy tabs: only the open one runs and is sent (the first chart is drawn sooner)
-# (a table in the first render costs the browser its data-grid code before the first chart)
-tabs = st.tabs([_(t) for t in sv.TABS], key=sv.TAB_KEY, on_change="rerun")
-step_tab, table_tab, curves_tab = tabs
-if step_tab.open:
-    with step_tab:
+# the rest waits for a click: drawn, and computed, only while open (the first chart sooner)
+opened = frame.lazy_sections(PAGE, sv.SECTIONS)
+if opened["step"] is not None:
+    with opened["step"]:
         st.plotly_chart(fo.step_breakdown(ops), key="ops_breakdown", config=png)
         context = ov.decode_context(input_tokens, output_tokens) or "—"
         st.caption(_(ov.CAPTION).format(context=context))
-if table_tab.open:
-    with table_tab:
+if opened["table"] is not None:
+    with opened["table"]:
         st.dataframe(ov.display_table(ops), key="ops_table", hide_index=True)
         name = sv.file_name("operators", r, hw_id)
         download_csv(ov.csv_table(ops, r), name, "ops_csv", _("Download operators CSV"), lazy=True)
-if curves_tab.open:
-    with curves_tab:
+if opened["curves"] is not None:
+    with opened["curves"]:
         now = (batch, input_tokens)
         if too_much:
             budget.refuse(too_much)  # where the curves would be

@@ -8,7 +8,6 @@ import streamlit as st
 from ui.charts import bands
 from ui.core import frame, state
 from ui.core.i18n import N_, _
-from ui.core.state import widget_key
 from ui.core.text import plain
 from ui.plan import figures as fp
 from ui.plan import grid as pg
@@ -113,24 +112,21 @@ st.caption(
 csv_name = f"plan_{model_id}_{len(chosen)}hw_{len(table)}configs.csv"
 csv = lambda: pg.csv_text(df, slo, prices, band)  # noqa: E731  (written only when clicked)
 st.download_button(_("Download CSV"), csv, csv_name, "text/csv", key="plan_csv", icon="⬇️")
-# the tables wait for a click: drawn, and computed, only while open (the first chart sooner)
-sections = pv.section_titles()
-box = frame.lazy_expander(sections["table"], widget_key(PAGE, "table.open"))
-if box is not None:
-    box.dataframe(pg.display_table(table, names), key="plan_table", hide_index=True)
 if meets:  # the cheapest configuration meeting the SLOs, served under load
     best = {k: table[k].iloc[0] for k in ("hardware", "tp", "pp", "precision")}
     links.load_link(query | best, N_("Serve the cheapest configuration under load"))
-box = frame.lazy_expander(sections["load"], widget_key(PAGE, "load.open"))
-if box is not None:
+# the tables wait for a click: drawn, and computed, only while open (the first chart sooner)
+opened = frame.lazy_sections(PAGE, pv.SECTIONS)
+if opened["table"] is not None:
+    opened["table"].dataframe(pg.display_table(table, names), key="plan_table", hide_index=True)
+if opened["load"] is not None:
     slos = pl.slos(slo.ttft_ms, slo.tpot_ms, slo.min_tokens_per_s_per_user)
     under_load = pl.ask(model_id, groups, tokens, opts, slos, prices, target)
-    with box:
+    with opened["load"]:
         pl.section(cat, key, under_load, names, band, query)
-box = frame.lazy_expander(sections["prices"], widget_key(PAGE, "prices.open"))
-if box is not None:
-    box.dataframe(pg.price_table(chosen, prices), key="plan_prices", hide_index=True)
-    box.caption(_(pv.PRICES_NOTE))
+if opened["prices"] is not None:
+    opened["prices"].dataframe(pg.price_table(chosen, prices), key="plan_prices", hide_index=True)
+    opened["prices"].caption(_(pv.PRICES_NOTE))
 frame.share_link(PAGE, query)
 sources = " · ".join(frame.source_md(h.name, h.source) for h in chosen.values())
 st.caption(

@@ -13,7 +13,6 @@ from ui.core import frame, profiles, state
 from ui.core import link_params as lp
 from ui.core.downloads import download_csv
 from ui.core.i18n import N_, _
-from ui.core.state import widget_key
 from ui.core.text import FLOP_NOTE, plain
 from ui.solve import breakdown as sb
 from ui.solve import view as sv
@@ -86,7 +85,7 @@ st.plotly_chart(figure, key="solve_roofline")
 csv_name = f"roofline_{model_id}_{hw_id}_b{batch}_{precision}.csv"
 download_csv(row.assign(profile=label), csv_name, "solve_csv", lazy=True)
 # the rest waits for a click: drawn, and computed, only while open (the first chart sooner)
-table = frame.lazy_expander(_(sv.TABLE), widget_key(PAGE, "table.open"))
+table = frame.lazy_expander(_(sv.TABLE), frame.section_key(PAGE, "table"))
 if table is not None:
     table.dataframe(result_table(result), key="solve_table", hide_index=True)
 sb.show(sc)

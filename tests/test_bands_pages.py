@@ -16,6 +16,7 @@ import engine
 from ui.charts import bands
 from ui.compare import deploy
 from ui.compare.deployments import read_deployments
+from ui.core.frame import section_key
 from ui.decode import view as sv
 from ui.plan import grid as pg
 from ui.plan import view as pv
@@ -58,7 +59,7 @@ def band_traces(fig: dict) -> list[dict]:
 def test_decode_shows_draws_and_writes_the_band():
     query = {"model": "Llama-2-70B", "hardware": "H100", "tp": "4", "precision": "fp8"}
     at = page("decode", query | {"profile": "trtllm", "batch": "8"})
-    at.session_state[sv.TAB_KEY] = sv.TABS[2]  # the curves' tab (lazy: runs when open)
+    at.session_state[section_key("decode", "curves")] = True  # the curves (lazy: when open)
     at.run()
     text = said(at)
     assert f"tokens/s per GPU, {BAND}" in text and "wider off the fitted hardware" in text

@@ -18,6 +18,7 @@ import engine
 from tests.conftest import ROOT, page_links
 from ui.core.format import sig
 from ui.core.params import Choice, ParamError
+from ui.solve.breakdown import DETAILS_KEY
 
 CAT = engine.load_catalog()
 LINKS = page_links(CAT)
@@ -107,10 +108,12 @@ def _query(page: str, side: int) -> dict[str, str]:
     return query | CONTEXT.get(page, {})
 
 
-def open_page(page: str, query: dict[str, str]) -> AppTest:
+def open_page(page: str, query: dict[str, str], opened: tuple[str, ...] = ()) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.switch_page(f"pages/{page}.py")
     at.query_params.update(query)
+    for key in opened:  # expanders drawn only while open, opened
+        at.session_state[key] = True
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at
@@ -197,4 +200,5 @@ def test_both_token_counts_at_the_top(page):
     engine.MAX_TOKENS, but the operator view's decode step sits at I + ⌊O/2⌋ tokens, which
     engine.operators refuses past that limit, and the page stops with the engine's error."""
     top = str(engine.MAX_TOKENS)
-    open_page(page, CONTEXT.get(page, {}) | {"input_tokens": top, "output_tokens": top})
+    query = CONTEXT.get(page, {}) | {"input_tokens": top, "output_tokens": top}
+    open_page(page, query, opened=(DETAILS_KEY,) if page == "solve" else ())  # /solve: on click

@@ -15,7 +15,7 @@ import engine
 from tests.conftest import ROOT
 from ui.core import budget
 from ui.core import link_params as lp
-from ui.decode import view as dv
+from ui.core.frame import section_key
 
 CONTEXTS = "128,256,512,1024,2048,4096,8192,16384"  # with input_tokens 1024: 8 input lengths
 EIGHT = "A100,H100,MI300X,L4,A10,H200,B200,T4"
@@ -25,7 +25,7 @@ def open_page(page: str, query: dict[str, str]) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     for key, value in query.items():
         at.query_params[key] = value
-    at.session_state[dv.TAB_KEY] = dv.TABS[2]  # /decode's curves tab open (lazy tabs)
+    at.session_state[section_key("decode", "curves")] = True  # /decode's curves open (lazy)
     at.run()
     at.switch_page(f"pages/{page}.py").run()
     assert not at.exception, at.exception

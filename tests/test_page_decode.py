@@ -16,6 +16,7 @@ from tests.conftest import ROOT
 from ui.core import custom
 from ui.core import model_config as sc
 from ui.core.format import fmt
+from ui.core.frame import section_key
 from ui.decode import figures as fl
 from ui.decode import link as dl
 from ui.decode import view as sv
@@ -87,11 +88,13 @@ def test_must_show_70b_on_two_h100_fits_with_operator_points():
     names = {n for t in points for n in t["text"]}
     assert {"qkv_projection", "attention", "mlp", "lm_head"} <= names
     assert "Whole decode step (TPOT)" in [t["name"] for t in roofline["data"]]
-    bars = charts(at)[1]["data"]
+    assert len(charts(at)) == 1 and not at.dataframe  # step time and the table wait for a click
+    at.session_state[section_key("decode", "step")] = True
+    bars = charts(at.run())[1]["data"]
     decode = sum(t["x"][0] for t in bars if t.get("yaxis") == "y2")
     assert decode == pytest.approx(r["tpot_ms"], rel=1e-9)
-    assert not at.dataframe  # the operators' table waits in its tab
-    at.session_state[sv.TAB_KEY] = sv.TABS[1]
+    assert not at.dataframe  # the operators' table waits in its own expander
+    at.session_state[section_key("decode", "table")] = True
     table = at.run().dataframe[0].value
     assert "Operator" in table.columns and "mlp" in set(table["Operator"])
     assert at.download_button(key="ops_csv").label == "Download operators CSV"
@@ -212,19 +215,21 @@ def test_custom_accelerator_from_the_link_is_used():
 
 
 def open_curves(at: AppTest) -> AppTest:
-    """The curves' tab opened (a lazy tab: it runs only when open; the first is the default)."""
-    at.session_state[sv.TAB_KEY] = sv.TABS[2]
+    """The curves' expander opened (drawn, and computed, only while open)."""
+    at.session_state[section_key("decode", "curves")] = True
     at.run()
     assert not at.exception, at.exception
     return at
 
 
-def test_the_curves_wait_in_their_tab_until_opened(monkeypatch):
+def test_the_curves_wait_in_their_expander_until_opened(monkeypatch):
     calls = []
     monkeypatch.setattr(engine, "serve_sweep", lambda *a, **k: calls.append(1))
     at = open_page()
-    assert [t.label for t in at.tabs] == list(sv.TABS)
-    assert not calls and len(charts(at)) == 2  # the operators' roofline and step time only
+    labels = [e.label for e in at.main.expander]
+    assert labels[:3] == list(sv.SECTIONS.values()) and labels[-1] == "🔗 Share this scenario"
+    assert not calls and len(charts(at)) == 1  # the operators' roofline only
+    assert not at.dataframe and not at.code  # issue 18 item 23: no table or code block yet
 
 
 def test_curves_and_their_table_come_from_the_serve_sweep():

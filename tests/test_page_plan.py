@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 import engine
 from tests.conftest import ROOT
 from ui.core.format import fmt
-from ui.core.state import widget_key
+from ui.core.frame import section_key
 from ui.plan import view as pv
 
 PAGE = "pages/plan.py"
@@ -32,7 +32,7 @@ def open_page(query: dict[str, str] | None = None, opened: bool = True) -> AppTe
     at.switch_page(PAGE)
     at.query_params.update(query or {})
     for section in pv.SECTIONS if opened else ():  # drawn only while open: the user opened them
-        at.session_state[widget_key("plan", f"{section}.open")] = True
+        at.session_state[section_key("plan", section)] = True
     at.run()
     assert not at.exception, at.exception
     return at
@@ -249,7 +249,7 @@ def test_the_first_render_holds_the_chart_and_no_table_until_a_section_is_opened
     ]
     assert "configurations meet the SLOs" in text(at.caption)  # the count, outside
     assert at.get("download_button")  # the CSV of every configuration, outside
-    at.session_state[widget_key("plan", "table.open")] = True
+    at.session_state[section_key("plan", "table")] = True
     at.run()
     assert len(at.dataframe) == 1  # the ranking alone: the others stay closed
     assert at.dataframe[0].value.iloc[0]["Cost (USD per 1M output tokens)"] == fmt(

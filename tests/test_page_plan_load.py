@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 import engine
 from tests.conftest import ROOT
 from ui.core.format import fmt
-from ui.core.state import widget_key
+from ui.core.frame import section_key
 from ui.plan import grid as pg
 from ui.plan import load as pl
 from ui.plan import view as pv
@@ -34,7 +34,7 @@ def open_page(query: dict[str, str], opened: bool = True) -> AppTest:
     at.switch_page(PAGE)
     at.query_params.update(query)
     for section in pv.SECTIONS if opened else ():  # drawn only while open: the user opened them
-        at.session_state[widget_key("plan", f"{section}.open")] = True
+        at.session_state[section_key("plan", section)] = True
     at.run()
     assert not at.exception, at.exception
     return at

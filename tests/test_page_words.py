@@ -11,12 +11,15 @@ import engine
 from tests.conftest import ROOT
 from ui.charts import operator_table as ov
 from ui.core.format import fmt
+from ui.solve.breakdown import DETAILS_KEY
 
 
 def open_page(page: str, query: dict[str, str]) -> AppTest:
+    """The page with its details open (/solve's layers or operators are drawn on a click)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.switch_page(f"pages/{page}.py")
     at.query_params.update(query)
+    at.session_state[DETAILS_KEY] = True
     at.run()
     assert not at.exception, at.exception
     return at

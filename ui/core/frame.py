@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -163,4 +163,17 @@ def lazy_expander(label: str, key: str):
 
 def share_key(url_path: str) -> str:
     """The session-state key of a page's share box (True while it is open)."""
-    return f"{url_path.strip('/')}:share.open"
+    return section_key(url_path.strip("/"), "share")
+
+
+def section_key(page: str, name: str) -> str:
+    """The session-state key of the page's lazy expander `name` (True while it is open)."""
+    return f"{page}:{name}.open"
+
+
+def lazy_sections(page: str, titles: Mapping[str, str]) -> dict[str, object]:
+    """One lazy_expander per entry of `titles` (name: untranslated title), drawn in order;
+    returns name: its container while open, else None."""
+    return {
+        name: lazy_expander(_(title), section_key(page, name)) for name, title in titles.items()
+    }

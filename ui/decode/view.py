@@ -20,8 +20,11 @@ from ui.core.i18n import N_, _
 from ui.decode.link import OVERRIDES
 
 # the page's lazy tabs under the first chart (only the open one runs; see pages/decode.py)
-TABS = (N_("Step time"), N_("Operators (table, CSV)"), N_("Curves against batch and input tokens"))
-TAB_KEY = "decode.tab"  # its state: the open tab's label
+SECTIONS = {  # the page's expanders drawn only while open: their titles
+    "step": N_("Step time"),
+    "table": N_("Operators (table, CSV)"),
+    "curves": N_("Curves against batch and input tokens"),
+}
 # the curves' columns under ui.decode.figures's names (engine columns renamed, not recomputed)
 PAGE_ONLY = ["context", "aggregate_tokens_per_s", "memory_required_bytes", "weight_bytes"]
 CURVE_TABLE = {  # column: (on-screen header, ui.core.format unit or None (as is), factor)

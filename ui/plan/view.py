@@ -27,11 +27,6 @@ SECTIONS = {  # the page's expanders drawn only while open: their titles
 }
 
 
-def section_titles() -> dict[str, str]:
-    """SECTIONS' titles in the session's language."""
-    return {name: _(title) for name, title in SECTIONS.items()}
-
-
 PRICES_NOTE = N_(
     "List prices are public on-demand prices per accelerator-hour as a dated public page "
     "quotes them (check the source; reserved and spot prices are lower). Cost = price × "

@@ -26,7 +26,7 @@ from ui.solve import layers as lv
 from ui.widgets.tokens import token_inputs as token_fields
 
 OPERATOR_ASSUMPTIONS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms")
-DETAILS_KEY = "solve:details.open"  # the operators' or layers' expander (True while open)
+DETAILS_KEY = frame.section_key("solve", "details")  # the operators' or layers' expander
 
 
 def has_operators(model) -> bool:
