@@ -41,6 +41,11 @@ QUESTIONS = {
     "q3-operators": "/solve?model=Llama-3.1-8B&hardware=A100&batch=1",
 }
 LINKS = PAGES | QUESTIONS
+# expanders opened before the picture (what the question's answer waits behind a click)
+OPEN = {
+    "q2-plan": ("Configurations that meet the SLOs, cheapest first",),
+    "q3-operators": ("Operators (serving model, one device)",),
+}
 VIEWPORTS = {1440: 1000, 390: 900}
 MAX_HEIGHT = 5000  # CSS px: keeps each PNG small; taller pages are cut at the bottom
 SCHEMES = ("light", "dark")
@@ -101,6 +106,10 @@ def capture(
                 for name, path in pages.items():
                     page.goto(base.rstrip("/") + path)
                     wait_drawn(page, settle_ms)
+                    for title in OPEN.get(name, ()):  # drawn only while open: opened
+                        summary = page.locator("[data-testid='stMain'] summary", has_text=title)
+                        summary.first.click()
+                        wait_drawn(page, settle_ms)
                     target = out / f"{name}-{width}-{scheme}.png"
                     shoot_whole_page(page, width, height, target)
                     written.append(target)

@@ -19,8 +19,7 @@ from ui.core.format import capacity, fmt, fmt_all, pct
 from ui.core.i18n import N_, _
 from ui.decode.link import OVERRIDES
 
-# the page's lazy tabs under the first chart (only the open one runs; see pages/decode.py)
-SECTIONS = {  # the page's expanders drawn only while open: their titles
+SECTIONS = {  # the expanders under the first chart, drawn (and computed) only while open
     "step": N_("Step time"),
     "table": N_("Operators (table, CSV)"),
     "curves": N_("Curves against batch and input tokens"),
