@@ -11,7 +11,9 @@ the example team catalogue), then:
    every 0.5-1.5 s for --burst seconds;
    the peak VmRSS is sampled every 0.5 s;
 3. after: every client disconnects, and VmRSS is read at fixed times after (Streamlit keeps a
-   disconnected session for server.disconnectedSessionTTL seconds).
+   disconnected session for server.disconnectedSessionTTL seconds, and drops an expired one
+   only when its session store is next written: when someone connects);
+4. the next visitor: one client opens the overview and leaves; VmRSS 5 s later.
 
 Run: `.venv/bin/python bench/memory_burst.py [--users 16] [--burst 60] [--after 150]
 [--json FILE]` (about 4 minutes). Prints one line per phase, in MiB.
@@ -97,6 +99,11 @@ async def measure(
             out[f"rss_after_{t}s_mib"] = rss_mib(pid)
             waited = t
         out["after_s"] = waited
+        # the next visitor: a new session makes Streamlit drop the disconnected sessions whose
+        # TTL has passed (they are purged when its session store is next written, not on time)
+        await (await visit(url, "", "", timeout)).close()
+        await asyncio.sleep(5)
+        out["rss_after_next_visitor_mib"] = rss_mib(pid)
         return out
     finally:
         proc.terminate()
@@ -116,7 +123,8 @@ def main() -> int:
     r = asyncio.run(measure(a.users, a.burst, AFTER, a.timeout, a.app_dir))
     print(f"idle {r['rss_idle_mib']:.0f} MiB · peak with {r['users']} users "
           f"{r['rss_peak_mib']:.0f} MiB ({r['reruns']} reruns in {a.burst:g} s) · after: "
-          + ", ".join(f"{t} s {r[f'rss_after_{t}s_mib']:.0f} MiB" for t in AFTER))  # fmt: skip
+          + ", ".join(f"{t} s {r[f'rss_after_{t}s_mib']:.0f} MiB" for t in AFTER)
+          + f" · 5 s after the next visitor {r['rss_after_next_visitor_mib']:.0f} MiB")  # fmt: skip
     if a.json:
         a.json.write_text(json.dumps(r, indent=1))
     return 0
