@@ -1,4 +1,4 @@
-"""The single-solve page's look inside the model, beside the tutorial's whole-model point.
+"""The single-solve page's look inside the model, under the tutorial's whole-model roofline.
 
 For ResNet-50 and MobileNetV2: the layer table generated from the architecture (ui.solve.layers:
 totals against the catalogue, each layer a point on the roofline). For decoder LLMs with
@@ -23,10 +23,11 @@ from ui.core.i18n import N_, _
 from ui.core.params import Link
 from ui.core.text import plain
 from ui.solve import layers as lv
+from ui.solve.link import PAGE
 from ui.widgets.tokens import token_inputs as token_fields
 
 OPERATOR_ASSUMPTIONS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms")
-DETAILS_KEY = frame.section_key("solve", "details")  # the operators' or layers' expander
+DETAILS_KEY = frame.section_key(PAGE, "details")  # the operators' or layers' expander
 
 
 def has_operators(model) -> bool:
