@@ -15,6 +15,7 @@ import numpy as np
 MAX_BATCH = 1_000_000  # sequences or samples per batch
 MAX_TOKENS = 10_000_000  # tokens per sequence: the longest published context (Llama 4 Scout)
 MAX_DEGREE = 1024  # a parallel degree (tp, pp, ...)
+MAX_SEQUENCE = 2 * MAX_TOKENS  # tokens a request reaches: input and output, each up to MAX_TOKENS
 
 
 def _message(name: str, low: int, high: int, got: object) -> str:

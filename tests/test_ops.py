@@ -172,3 +172,15 @@ def test_operators_rejects_bad_input():
         operators(TOY, TOY_HW, context=0)
     with pytest.raises(ValueError, match="does not divide"):
         operators(TOY, TOY_HW, context=1, tp=3)
+
+
+def test_a_decode_step_reaches_input_plus_output_at_their_limits():
+    """A request takes input and output tokens up to MAX_TOKENS each, so its last decode step
+    holds up to 2 × MAX_TOKENS tokens: operators takes that context and refuses one more."""
+    from engine.checks import MAX_SEQUENCE, MAX_TOKENS
+
+    assert MAX_SEQUENCE == 2 * MAX_TOKENS
+    df = operators("Llama-3.1-8B", "A100", batch_size=1, context=MAX_SEQUENCE)
+    assert (df["time_ms"] > 0).all()
+    with pytest.raises(ValueError, match="context: expected a whole number from 1 to 20,000,000"):
+        operators("Llama-3.1-8B", "A100", batch_size=1, context=MAX_SEQUENCE + 1)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from engine.arrays import SCALAR
 from engine.catalog.arch import layer_windows
 from engine.catalog.shapes import shapes_of
-from engine.checks import MAX_BATCH, MAX_TOKENS, check_whole
+from engine.checks import MAX_BATCH, MAX_SEQUENCE, check_whole
 from engine.serving import inputs as si
 from engine.serving import parallel
 from engine.serving.kernel import Device, rates
@@ -141,7 +141,7 @@ def operators(
     st = si.setup(precision, kv_precision, assumptions, "tutorial", overrides)
     _, arch, hw, tp, pp = si.placement(model, hardware, tp, pp, catalog)
     b = check_whole(batch_size, "batch_size", high=MAX_BATCH)
-    c = check_whole(context, "context", high=MAX_TOKENS)
+    c = check_whole(context, "context", high=MAX_SEQUENCE)  # a decode step reaches I + O
     dev, used = si.device_values(hw, st.precision, st.assumptions)
     lay = si.layout(tp, pp, st.precision, st.kv_precision)
     s = shapes_of(arch)
