@@ -1,0 +1,46 @@
+"""Freed arrays go back to the operating system: the server's memory after a burst of users.
+
+glibc's malloc serves a block above its mmap threshold (128 KiB at start) with a mapping of its
+own, unmapped when freed, but raises the threshold to the size of each such block freed, up to
+32 MiB. After one large grid is freed, later reruns' numpy columns are carved from the heap,
+between small long-lived objects, and the heap keeps their pages once they are freed.
+`return_freed_arrays` fixes the threshold (which turns the raising off) and `trim` hands the
+heap's free pages back after a cache or a lapsed session drops its frames.
+
+Why 1 MiB: on a 16-client burst (bench/memory_burst.py, the planner's grids still in session
+state) a fixed 128 KiB threshold left the server at 293 MiB after the burst against 359 MiB with
+glibc's default, but made a 50,000-row serve_sweep 1.8× slower (34 → 60 ms: every column a
+fresh mapping); 1 MiB left that sweep unchanged. Smaller columns then stay on the heap, which
+`trim` returns.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+
+M_MMAP_THRESHOLD = -3  # mallopt's parameter number (glibc's malloc.h)
+MMAP_THRESHOLD = 1 << 20  # bytes: a block this large or larger gets its own mapping
+
+
+@functools.cache
+def return_freed_arrays() -> bool:
+    """Fix glibc's mmap threshold at MMAP_THRESHOLD for this process (once); whether it was set.
+    False where the C library has no mallopt (macOS, Windows) or refuses it: nothing changes."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (AttributeError, OSError, TypeError):
+        return False
+    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
+    return mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
+
+
+def trim() -> bool:
+    """Give the heap's free pages back to the OS (glibc's malloc_trim, also pages between live
+    blocks); whether any were. Called after a cache drops its entries (ui/core/memo.py)."""
+    try:
+        malloc_trim = ctypes.CDLL(None).malloc_trim
+    except (AttributeError, OSError, TypeError):
+        return False
+    malloc_trim.argtypes, malloc_trim.restype = (ctypes.c_size_t,), ctypes.c_int
+    return malloc_trim(0) == 1
