@@ -3,6 +3,8 @@ what cost. One vectorised serve_sweep over the grid → Pareto fronts of output 
 against tokens/s per user, the configurations that meet the SLOs ranked by USD per 1M output
 tokens, the cheapest and the fastest in words (docs/model.md, "Serving model")."""
 
+from functools import partial
+
 import streamlit as st
 
 from ui.charts import bands
@@ -110,7 +112,7 @@ st.caption(
     ).format(meets=f"{meets:,}", total=f"{len(table):,}", shown=f"{min(meets, pg.TABLE_ROWS):,}")
 )
 csv_name = f"plan_{model_id}_{len(chosen)}hw_{len(table)}configs.csv"
-csv = lambda: pg.csv_text(df, slo, prices, band)  # noqa: E731  (written only when clicked)
+csv = partial(pg.csv_text, df, slo, prices, band)  # written when clicked; holds these, not the page
 st.download_button(_("Download CSV"), csv, csv_name, "text/csv", key="plan_csv", icon="⬇️")
 if meets:  # the cheapest configuration meeting the SLOs, served under load
     best = {k: table[k].iloc[0] for k in ("hardware", "tp", "pp", "precision")}

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import streamlit as st
 
 import engine
-from ui.core import state
+from ui.core import memo, state
 from ui.core.format import fmt
 from ui.core.i18n import N_, _
 from ui.core.params import MAX_VALUE_CHARS, Link
@@ -19,7 +19,9 @@ from ui.plan.link import ASSUMPTIONS, MAX_HARDWARE, NONE, PAGE, PRICE
 from ui.widgets import pickers as widgets
 from ui.widgets.tokens import token_inputs
 
-GRID = "memo:plan.grid"  # session state: (the grid's inputs, its rows)
+# the grids of every session: 4 of up to 24 MiB (pg.MAX_CONFIGURATIONS rows), dropped a minute
+# after their last use (ui/core/memo.py says why not session state)
+GRIDS = memo.Shared(entries=4, max_bytes=96 * 2**20, idle_s=60.0)
 
 SLOS = {  # link name: (widget label, help), shown through _()
     "ttft_ms": (N_("TTFT ≤ (ms)"), N_("Time to first token: the prefill of the whole batch.")),
@@ -174,13 +176,11 @@ def assumption_inputs(link: Link, profile: engine.Profile) -> dict[str, float | 
 
 
 def sweep(cat, key: tuple, model_id, groups, batches, tokens, opts):
-    """The serving model over the grid, kept in the session for its SLO and price edits (read-only
-    rows): one grid per session, freed with it. A cache shared by every session held its last 4
-    grids (up to 24 MiB each) after the users had left (bench/memory_burst.py)."""
-    args = (key, model_id, groups, batches, tokens, opts)
-    kept = st.session_state.get(GRID)
-    if kept is None or kept[0] != args:
+    """The serving model over the grid (read-only rows), kept for its SLO and price edits and
+    for every session asking for the same grid (the default one above all)."""
+
+    def run():
         hardware = {h: cat.hardware[h] for g in groups for h in g.hardware}
-        kept = args, pg.sweep(groups, cat.models[model_id], hardware, batches, tokens, dict(opts))
-        st.session_state[GRID] = kept
-    return kept[1]
+        return pg.sweep(groups, cat.models[model_id], hardware, batches, tokens, dict(opts))
+
+    return GRIDS.get((key, model_id, groups, batches, tokens, opts), run)
