@@ -17,7 +17,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import streamlit as st
 
 from engine import ENV_VAR, Catalog, load_catalog, user_catalog_paths
-from ui.core import i18n
+from ui.core import heap, i18n, sessions
 from ui.core.i18n import N_, _, ngettext
 from ui.core.text import plain
 
@@ -50,6 +50,8 @@ def source_md(label: str, url: str) -> str:
 def setup_page(title: str) -> None:
     """The session's language, page config, the sidebar navigation and the language picker;
     call first on every page (`title`: the English title, translated here)."""
+    heap.return_freed_arrays()  # once per process (ui/core/heap.py)
+    sessions.start()  # once per process: ends the sessions Streamlit lets lapse
     i18n.choose()
     page_title = _("{title} · Roofline Explorer").format(title=_(title))
     st.set_page_config(page_title=page_title, page_icon="📈", layout="wide")

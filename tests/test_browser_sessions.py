@@ -1,0 +1,36 @@
+"""A session Streamlit lets lapse is shut down (ui/core/sessions.py, issue 18 item 4).
+
+A server whose disconnected sessions may reconnect for 2 s serves /plan to a real Chromium; the
+browser leaves. Streamlit's store then lets the session lapse without shutting it down (its CSV
+button's callable, and the planner's grid it holds, stayed for the life of the process); the
+app's sweeper must end it within a few of its periods and say so in the server's log. This also
+guards the two Streamlit internals the sweeper reads: if they move, nothing is ended and this
+fails.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.conftest import start_server, stop_server, wait_idle
+
+pytestmark = pytest.mark.browser
+TTL_S = 2  # server.disconnectedSessionTTL of this server: the sweeper looks every 1 s
+
+
+def test_a_lapsed_session_is_shut_down(chromium):
+    proc, url = start_server({"STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": str(TTL_S)})
+    try:
+        context = chromium.new_context()
+        page = context.new_page()
+        page.goto(f"{url}/plan")
+        wait_idle(page)
+        assert page.locator(".js-plotly-plot").count() >= 1  # the grid was computed
+        context.close()  # the browser leaves: the session is kept TTL_S s for a reconnect
+        time.sleep(TTL_S + 4)  # past the reconnection time, and a few sweeper periods
+    finally:
+        stop_server(proc)
+    log = proc.stderr.read().decode()
+    assert "Ended 1 disconnected session(s) past their reconnection time" in log, log[-2000:]
