@@ -47,6 +47,8 @@ ALLOWED = {  # literals that are not prose, and why
     "简体中文": "a language named in its own language, so anyone can find it",
     "does not fit": "the engine's warning and reason prefix, matched in its text (not shown)",
     "the queue grew": "the engine's warning prefix, matched in its text (not shown)",
+    "Ended %d disconnected session(s) past their reconnection time": "the server's log (not shown)",
+    "Ending lapsed sessions failed": "the server's log, for its operator (not shown)",
 }
 CODE_PREFIXES = ("python -m engine",)  # CLI commands, shown in st.code: not prose
 
