@@ -62,7 +62,7 @@ def test_defaults_show_the_engines_run_search_and_curves():
     assert got["TTFT p90"] == fmt(r["ttft_ms_p90"] * 1e-3, "s")
     assert got["TPOT p99"] == fmt(r["tpot_ms_p99"] * 1e-3, "s")
     assert got["Served (requests/s)"] == fmt(r["requests_per_s"])
-    assert got["Max rate meeting the SLOs (requests/s)"] == fmt(m.max_rate_per_s)
+    assert got["Max rate within SLOs (requests/s)"] == fmt(m.max_rate_per_s)
     plan = m.as_dict()
     assert got["Replicas for 20 requests/s"] == f"{plan['replicas']:,}"
     assert got["Cost per 1M output tokens (USD)"] == fmt(plan["cost_per_million_output_tokens_usd"])

@@ -75,7 +75,7 @@ def test_a_valid_trace_runs_as_the_engine_runs_it():
     charts = [c.proto.id.split("-")[-1] for c in at.get("plotly_chart")]
     assert charts == ["load_timeline"]  # no rate sweep for a trace: said instead
     assert "do not apply to a trace" in text(at.info)
-    assert "Max rate meeting the SLOs (requests/s)" not in got
+    assert "Max rate within SLOs (requests/s)" not in got
     assert at.download_button(key="load_requests_csv").label.startswith("Download")
     assert "mine.csv: 60 requests over" in text(at.caption)
     assert not at.error

@@ -157,7 +157,7 @@ def headline(m, r: Mapping | None, band) -> list[tuple[str, str, str]]:
         found = m.max_rate_per_s > 0
         cards += [
             (
-                _("Max rate meeting the SLOs (requests/s)"),
+                _("Max rate within SLOs (requests/s)"),
                 fmt(m.max_rate_per_s) if found else "—",
                 _("per replica, simulated; {tip}").format(tip=tip),
             ),
