@@ -11,12 +11,13 @@ the example team catalogue), then:
    every 0.5-1.5 s for --burst seconds;
    the peak VmRSS is sampled every 0.5 s;
 3. after: every client disconnects, and VmRSS is read at fixed times after (Streamlit keeps a
-   disconnected session for server.disconnectedSessionTTL seconds, and drops an expired one
-   only when its session store is next written: when someone connects);
+   disconnected session for server.disconnectedSessionTTL seconds, 120; the app ends a lapsed
+   one within 30 s more, ui/core/sessions.py; the planner's shared grids go after 60 s
+   unused, ui/core/memo.py);
 4. the next visitor: one client opens the overview and leaves; VmRSS 5 s later.
 
 Run: `.venv/bin/python bench/memory_burst.py [--users 16] [--burst 60] [--after 150]
-[--json FILE]` (about 4 minutes). Prints one line per phase, in MiB.
+[--json FILE]` (about 5 minutes). Prints one line per phase, in MiB.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ LINKS = (  # (page, query): every page's default, and the heavy links of issue 1
     ("decode", ""),
     ("plan", ""),
 )
-AFTER = (5, 30, 60, 130, 150)  # seconds after the last client left
+AFTER = (5, 30, 60, 130, 160, 190)  # seconds after the last client left (TTL 120 s + sweeps)
 
 
 async def visit(url: str, page: str, query: str, timeout: float) -> Session:
