@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 MAX_GRID_ROWS = 1_000_000  # deployments × requests cells, refused above before any work
 
 
-def _deployments(models, hardware, precisions, tps, pps, kv_precision, profile, assumptions,
+def deployments(models, hardware, precisions, tps, pps, kv_precision, profile, assumptions,
                  catalog, overrides) -> tuple[list, list[str]]:  # fmt: skip
     """The valid (name, arch, hw, tp, pp, setup) combinations, and why the others are not."""
     kept, skipped = [], []
@@ -107,7 +107,7 @@ def load_grid(models, hardware, *, rates, input_tokens, output_tokens, tp=1, pp=
     if cells > MAX_GRID_ROWS:
         raise ValueError(f"the grid has {cells:,} cells; at most {MAX_GRID_ROWS:,} are computed "
                          "at once (narrow an axis)")  # fmt: skip
-    kept, skipped = _deployments(*lists, tps, pps, kv_precision, profile, assumptions, catalog,
+    kept, skipped = deployments(*lists, tps, pps, kv_precision, profile, assumptions, catalog,
                                  overrides)  # fmt: skip
     if not kept:
         raise ValueError("no deployment of the grid can be served: " + "; ".join(skipped[:3]))

@@ -30,8 +30,8 @@ from engine.load import analytic as an
 from engine.load.api import DEFAULT_SLO, check_slo, scheduler_base
 from engine.load.grid import (
     MAX_GRID_ROWS,
-    _deployments,
     analytic_max_rate,
+    deployments,
     id_columns,
     limits,
     stack,
@@ -111,7 +111,7 @@ def load_plan(models, hardware, *, input_tokens, output_tokens, target_rate=None
         raise ValueError(f"the grid has {cells:,} cells; at most {MAX_GRID_ROWS:,} are computed "
                          "at once (narrow an axis)")  # fmt: skip
     price_of = _price_reader(prices)
-    kept, skipped = _deployments(*lists, tps, pps, kv_precision, profile, assumptions, catalog,
+    kept, skipped = deployments(*lists, tps, pps, kv_precision, profile, assumptions, catalog,
                                  overrides)  # fmt: skip
     if not kept:
         raise ValueError("no deployment of the grid can be served: " + "; ".join(skipped[:3]))
