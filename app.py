@@ -20,7 +20,7 @@ st.markdown(
 )
 show_catalog_notes(cat)
 pages = [p for p in PAGES[1:] if (ROOT / p[0]).exists()]
-PER_ROW = 3  # page cards per row: ten in one row cut "Hardware comparison" to "Hardware com"
+CARD_PX = 260  # a page card's width (ten in one row cut "Hardware comparison" short)
 blurbs = {
     "pages/solve.py": N_("One model × one accelerator: bound, latency split, roofline, MFU."),
     "pages/sweep.py": N_(
@@ -39,10 +39,9 @@ blurbs = {
     "pages/learn.py": N_("The MLSys·im tutorial chain as live lessons, in English and 中文."),
     "pages/catalogue.py": N_("Every accelerator and model with its figures and sources."),
 }
-for start in range(0, len(pages), PER_ROW):
-    row = pages[start : start + PER_ROW]
-    for col, (path, label, icon) in zip(st.columns(PER_ROW), row, strict=False):
-        with col:
+with st.container(horizontal=True):  # cards of a fixed width that wrap: whole at any width
+    for path, label, icon in pages:
+        with st.container(width=CARD_PX):
             st.page_link(path, label=f"**{_(label)}**", icon=icon)
             st.caption(_(blurbs[path]))
 st.caption(

@@ -17,6 +17,7 @@ from ui.core import frame, state
 from ui.core.downloads import download_csv
 from ui.core.i18n import N_, _
 from ui.core.text import plain
+from ui.widgets.cards import cards
 
 frame.setup_page("Accuracy")
 ss = st.session_state
@@ -104,16 +105,16 @@ with right:
         delta = _("{change} points vs {profile} ({mape})").format(
             change=av.signed(summary["mape_pct"] - was, ""), profile=before, mape=av.pct(was)
         )
-    c1, c2, c3, c4 = st.columns(4)
-    c1.metric(_("MAPE"), av.pct(summary["mape_pct"]), delta=delta, delta_color="inverse")
-    c2.metric(_("Median APE"), av.pct(summary["median_ape_pct"]))
-    c3.metric(
-        _("Rows predicted"),
-        _("{predicted} of {rows}").format(
-            predicted=summary["predicted_rows"], rows=summary["rows"]
-        ),
+    predicted = _("{predicted} of {rows}").format(
+        predicted=summary["predicted_rows"], rows=summary["rows"]
     )
-    c4.metric(_("Out of sample (band)"), av.error_cells(profile)[av.BAND], help=plain(band.basis))
+    mape = av.pct(summary["mape_pct"])
+    cards([
+        {"label": _("MAPE"), "value": mape, "delta": delta, "delta_color": "inverse"},
+        (_("Median APE"), av.pct(summary["median_ape_pct"]), None),
+        (_("Rows predicted"), predicted, None),
+        (_("Out of sample (band)"), av.error_cells(profile)[av.BAND], plain(band.basis)),
+    ])  # fmt: skip
     if label in profile.fitted_on:
         st.info(plain(av.in_sample_note(profile)))
     if not summary["predicted_rows"]:

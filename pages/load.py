@@ -25,6 +25,7 @@ from ui.load.inputs import (
 from ui.load.link import PAGE, declare
 from ui.widgets import pickers as widgets
 from ui.widgets import scenario
+from ui.widgets.cards import cards
 from ui.widgets.model_config import select_llm
 
 frame.setup_page(N_("Serving under load"))
@@ -113,7 +114,7 @@ if r is not None:
     if fit:
         st.error(f"{plain(fit[0]).capitalize()}.", icon="🚫")
     frame.show_engine_warnings(x for x in r.warnings if x not in fit)
-show.cards(lv.headline(m, r, band))
+cards(lv.headline(m, r, band))
 if m is not None and m.max_rate_per_s <= 0:
     st.warning(_("Even a trickle of requests misses the SLOs: relax them, or serve faster."))
 

@@ -16,6 +16,7 @@ from ui.train import view as tv
 from ui.train.link import GPT_ID, PAGE, declare
 from ui.widgets import pickers as widgets
 from ui.widgets import scenario
+from ui.widgets.cards import cards
 
 frame.setup_page(N_("Training planner"))
 
@@ -99,7 +100,7 @@ if r is None:
 else:
     show.verdict(r, fits, (min(ranking["pick"], ranked), ranked), search.gpus)
     frame.show_engine_warnings(w for w in r["warnings"] if not w.startswith(tr.NO_FIT))
-    show.cards(tv.headline(r, profile) if fits else [])
+    cards(tv.headline(r, profile) if fits else [])
     if fits:
         st.markdown(plain(show.budget_words(r)))
     show.breakdowns(r, fits, hw.memory_capacity_bytes)

@@ -72,7 +72,7 @@ def test_an_oversized_upload_shows_its_true_size_and_the_limit_in_bytes(server, 
 CUT_JS = """() => {
     const cut = [];
     const texts = "[data-testid='stMetricValue'], [data-testid='stMetricValue'] *, h1, h2, h3, "
-        + "[data-testid='stMain'] [data-testid='stPageLink'] *";
+        + "[data-testid='stMetricLabel'] *, [data-testid='stMain'] [data-testid='stPageLink'] *";
     for (const el of document.querySelectorAll(texts)) {
         const r = el.getBoundingClientRect();
         if (r.width > 0 && el.scrollWidth > el.clientWidth + 1)
@@ -102,13 +102,18 @@ NARROW = {  # page: what item 19 found cut or overlapping there
     "/sweep": "'Latency, batch 1 → 256: 543 µs → 7.24…' (a range in one metric value)",
     "/plan": "the Pareto chart's title at 390 px",
     "/decode": "the step-time ticks and the roofline's labels at 390 px",
+    "/solve": "metric labels and values in quarter-width columns at 800 px ('Ridge, effecti…')",
+    "/load": "'Max rate meeting the SLOs (reque…' at 1440 px, the cards at 800 px",
+    "/train": "the cards at 800 px",
+    "/accuracy": "the cards at 800 px",
 }
 
 
-@pytest.mark.parametrize("width", [390, 1440])
+@pytest.mark.parametrize("width", [390, 800, 1440])
 @pytest.mark.parametrize("path", list(NARROW))
 def test_labels_are_whole_at_phone_and_desktop_widths(server, chromium, path, width):
-    """No metric value, heading or page card is cut (scrollWidth ≤ clientWidth), no chart title
+    """No metric label or value, heading or page card is cut (scrollWidth ≤ clientWidth; 800 px:
+    a laptop's half screen with the sidebar open), no chart title
     or label runs past its chart, no axis ticks overlap, and nothing scrolls sideways."""
     context, page = open_page(chromium, server + path, width=width, height=3000)
     page.locator(".js-plotly-plot .main-svg").first.wait_for() if path != "/" else None
@@ -116,4 +121,7 @@ def test_labels_are_whole_at_phone_and_desktop_widths(server, chromium, path, wi
     found = page.evaluate(CUT_JS)
     context.close()
     assert not found["wide"], f"{path} scrolls sideways at {width} px"
-    assert not found["cut"], f"{path} at {width} px ({NARROW[path]}): {found['cut']}"
+    cut = found["cut"]
+    if width == 800:  # known: two charts side by side are too narrow for their titles there
+        cut = [c for c in cut if not c.startswith(("chart text", "overlapping ticks"))]
+    assert not cut, f"{path} at {width} px ({NARROW[path]}): {cut}"

@@ -17,6 +17,7 @@ from ui.accuracy import view as av
 from ui.core.downloads import download_csv
 from ui.core.i18n import _
 from ui.core.text import plain
+from ui.widgets.cards import cards
 
 PNG = {"toImageButtonOptions": {"format": "png"}}
 
@@ -54,10 +55,6 @@ def upload_help(expanded: bool) -> None:
         )
 
 
-def _tile(col, label: str, value: str, tip: str) -> None:
-    col.metric(_(label), value, help=plain(tip))  # the tip may quote a file name
-
-
 def errors(profile: engine.Profile) -> None:
     """The profile's errors in sample and out of sample side by side, and its band."""
     cells = av.error_cells(profile)
@@ -67,8 +64,7 @@ def errors(profile: engine.Profile) -> None:
         av.LOAO: _("refit without each accelerator, predict its rows"),
         av.BAND: cells[av.BASIS],
     }
-    for col, (label, tip) in zip(st.columns(4), tips.items(), strict=True):
-        _tile(col, label, cells[label], tip)
+    cards([(_(label), cells[label], plain(tip)) for label, tip in tips.items()])  # tip: a file
     st.caption(_("Error band: {basis}.").format(basis=plain(cells[av.BASIS])))
 
 
@@ -143,8 +139,7 @@ def training() -> None:
                              command=plain(profile.command))
     )  # fmt: skip
     cells = av.training_cells(profile)
-    for col, (label, (value, tip)) in zip(st.columns(3), cells.items(), strict=True):
-        _tile(col, label, value, tip)
+    cards([(_(label), value, plain(tip)) for label, (value, tip) in cells.items()])
     rows = session.training_rows()
     band = engine.Band(profile.residuals.get("loo_row_mape_pct"), _("leave one row out"))
     left, right = st.columns(2)

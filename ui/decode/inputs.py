@@ -13,9 +13,9 @@ from ui.core.state import show_link_notes
 from ui.core.text import plain
 from ui.decode import figures as fl
 from ui.decode import view as sv
+from ui.widgets.cards import cards
 from ui.widgets.pickers import batch_list_input, number_input
 
-ROW = 4  # metric cards per row
 OVERRIDES = {  # name: (label, step, format); blank: the profile's figure
     "efficiency": (N_("Compute efficiency η (fraction of peak)"), 0.05, None),
     "layer_overhead_us": (N_("Layer overhead τ (µs per layer per step)"), 1.0, None),
@@ -114,11 +114,7 @@ def show_headline(r: dict, hw) -> None:
     else:
         text = _("{verdict}. Every speed below is hypothetical (as if it fitted).")
         st.error(text.format(verdict=verdict), icon="🚫")
-    cards = sv.headline(r)
-    for start in range(0, len(cards), ROW):
-        row = cards[start : start + ROW]
-        for col, (label, value, tip) in zip(st.columns(ROW), row, strict=False):
-            col.metric(label, value, help=tip)
+    cards(sv.headline(r))
 
 
 def tutorial_view(model, hw, r: dict, overrides: dict) -> None:
@@ -139,11 +135,10 @@ def tutorial_view(model, hw, r: dict, overrides: dict) -> None:
             "device (tp and pp ignored), the step at context {context} tokens, profile {profile}."
         ).format(context=f"{context:,}", profile=r["profile"])
     )
-    cards = fl.headline_metrics(d.as_dict())
-    for start in range(0, len(cards), ROW):
-        row = cards[start : start + ROW]
-        for col, (label, value, tip) in zip(st.columns(ROW), row, strict=False):
-            col.metric(_("{label} (tutorial)").format(label=label), value, help=tip)
+    tutorial = _("{label} (tutorial)")
+    cards(
+        [(tutorial.format(label=label), *rest) for label, *rest in fl.headline_metrics(d.as_dict())]
+    )
     title = _("Roofline: {hardware} (tutorial view: prefill and one decode step)").format(
         hardware=hw.name
     )

@@ -15,7 +15,6 @@ from ui.core.text import plain
 from ui.load import figures as lf
 from ui.load import view as lv
 
-ROW = 4  # metric cards per row
 PNG = {"toImageButtonOptions": {"format": "png"}}
 
 
@@ -32,13 +31,6 @@ def notes(d, sched, band, arch) -> None:
             ).format(profile=d.profile, reasons="; ".join(plain(r) for r in reasons)),
             icon="🧭",
         )
-
-
-def cards(items: list[tuple[str, str, str]]) -> None:
-    for start in range(0, len(items), ROW):
-        row = items[start : start + ROW]
-        for col, (label, value, tip) in zip(st.columns(ROW), row, strict=False):
-            col.metric(label, value, help=tip)
 
 
 def charts(grid, pts, r, slo, marks, band, d, title: str) -> None:

@@ -30,6 +30,7 @@ from ui.core.text import plain
 from ui.load import run as lr
 from ui.load import show
 from ui.load import view as lv
+from ui.widgets.cards import cards
 
 TEMPLATE_ROWS = 50  # the template's requests
 MAX_SHOWN = 20  # problems listed beside the uploader
@@ -243,7 +244,7 @@ def results(d, upload: Upload | None, slo: tuple, band, names: tuple) -> None:
     frame.show_engine_warnings(x for x in r.warnings if x not in fit)
     if not r["fits_in_memory"]:
         return
-    show.cards(lv.trace_cards(r, band, slo))
+    cards(lv.trace_cards(r, band, slo))
     st.info(
         _(
             "The rate-sweep charts (latency and throughput against the request rate, the highest "

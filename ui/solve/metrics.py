@@ -12,6 +12,7 @@ from engine import ENERGY_FORMULA, SolveResult
 from ui.core.format import MISSING, fmt, fmt_bytes, fmt_scaled, pct
 from ui.core.i18n import N_, _
 from ui.core.text import FLOP_NOTE, bound
+from ui.widgets.cards import cards
 
 # Unit-suffixed engine names -> (suffix to drop, ui.core.format unit, factor to that unit)
 SUFFIXES = (
@@ -43,39 +44,23 @@ FIELD_LABELS = (
 def solve_metrics(r: SolveResult) -> None:
     """Two rows of st.metric: bound, latency, throughput, MFU; AI, ridges, roof, energy."""
     convention = _(FLOP_NOTE[r.assumptions.flop_convention])
-    c = st.columns(4)
-    c[0].metric(
-        _("Bottleneck"),
-        _(r.bottleneck),
-        help=_("{bound}: the larger of the compute and memory terms sets the latency").format(
-            bound=bound(r.bottleneck)
-        ),
-    )
-    c[1].metric(
-        _("Latency"),
-        fmt(r.latency_s, "s"),
-        help=_("max(compute, memory) + fixed overhead, per batch"),
-    )
-    c[2].metric(_("Throughput ({unit})").format(unit=f"{r.sample}s/s"), fmt(r.throughput_per_s))
-    c[3].metric(_("MFU (% of peak)"), pct(r.mfu), help=_("achieved FLOP/s ÷ full peak FLOP/s"))
-    c = st.columns(4)
-    c[0].metric(
-        _("Arithmetic intensity (FLOP/byte)"),
-        fmt(r.arithmetic_intensity_flop_per_byte),
-        help=convention,
-    )
-    c[1].metric(
-        _("Ridge, effective / peak (FLOP/byte)"),
-        f"{fmt(r.effective_ridge_flop_per_byte)} / {fmt(r.ridge_flop_per_byte)}",
-        help=_("peak × efficiency ÷ bandwidth / peak ÷ bandwidth"),
-    )
     (achieved, roof), unit = fmt_scaled((r.achieved_flop_per_s, r.attainable_flop_per_s), "FLOP/s")
-    c[2].metric(
-        _("Achieved / roof ({unit})").format(unit=unit),
-        f"{achieved} / {roof}",
-        help=_("the gap between them is the fixed overhead"),
-    )
-    c[3].metric(_("Energy per batch"), fmt(r.energy_j, "J"), help=ENERGY_FORMULA)
+    tip = _("{bound}: the larger of the compute and memory terms sets the latency")
+    cards([
+        (_("Bottleneck"), _(r.bottleneck), tip.format(bound=bound(r.bottleneck))),
+        (_("Latency"), fmt(r.latency_s, "s"),
+         _("max(compute, memory) + fixed overhead, per batch")),
+        (_("Throughput ({unit})").format(unit=f"{r.sample}s/s"), fmt(r.throughput_per_s), None),
+        (_("MFU (% of peak)"), pct(r.mfu), _("achieved FLOP/s ÷ full peak FLOP/s")),
+        (_("Arithmetic intensity (FLOP/byte)"), fmt(r.arithmetic_intensity_flop_per_byte),
+         convention),
+        (_("Ridge, effective / peak (FLOP/byte)"),
+         f"{fmt(r.effective_ridge_flop_per_byte)} / {fmt(r.ridge_flop_per_byte)}",
+         _("peak × efficiency ÷ bandwidth / peak ÷ bandwidth")),
+        (_("Achieved / roof ({unit})").format(unit=unit), f"{achieved} / {roof}",
+         _("the gap between them is the fixed overhead")),
+        (_("Energy per batch"), fmt(r.energy_j, "J"), ENERGY_FORMULA),
+    ])  # fmt: skip
     fit = _("fits") if r.fits_in_memory else _("does NOT fit")
     st.progress(
         min(1.0, r.weight_bytes / r.memory_capacity_bytes),

@@ -12,6 +12,7 @@ from ui.charts import sweep as fs
 from ui.charts import tables
 from ui.core.format import fmt
 from ui.core.i18n import _
+from ui.widgets.cards import Card, cards
 
 TUTORIAL_COLUMNS = ["batch_size", "regime", "bottleneck", "latency_ms", "throughput_per_s"]
 TUTORIAL_COLUMNS += ["marginal_throughput_gain_pct", "arithmetic_intensity_flop_per_byte"]
@@ -23,25 +24,25 @@ def ms(milliseconds: float) -> str:
     return fmt(milliseconds / 1e3, "s")
 
 
-def crossover_card(col, first: int | None, exact: int | None, serving: bool) -> None:
+def crossover_card(first: int | None, exact: int | None, serving: bool) -> Card:
     """The crossover: the engine's exact smallest compute-bound batch (tutorial view), and the
     first compute-bound batch in the user's list (which is all the serving views show)."""
     listed = tables.crossover_text(first)
     if serving:
-        col.metric(
+        return (
             _("Crossover batch (first in your list)"),
             listed,
-            help=_("The first batch in your list whose decode step is compute-bound."),
+            _("The first batch in your list whose decode step is compute-bound."),
         )
-        return
-    col.metric(
+    notes = [_("first in your list: {batch}").format(batch=listed)]
+    if first is not None and exact is not None and first != exact:
+        notes.append(first_vs_exact(first, exact))
+    return (
         _("Crossover batch (exact, samples)"),
         _("never") if exact is None else f"{exact:,}",
-        help=_("The smallest batch whose compute time exceeds its memory time (engine)."),
+        _("The smallest batch whose compute time exceeds its memory time (engine)."),
+        *notes,
     )
-    col.caption(_("first in your list: {batch}").format(batch=listed))
-    if first is not None and exact is not None and first != exact:
-        col.caption(first_vs_exact(first, exact))
 
 
 def first_vs_exact(first: int, exact: int) -> str:
@@ -74,20 +75,21 @@ def never_text(df: pd.DataFrame, exact: int | None, serving: bool) -> str:
 def show_cards(df: pd.DataFrame, first: int | None, exact: int | None, serving: bool) -> None:
     """Crossover, best throughput, latency range, ridges; then the never-crossed note."""
     unit, note = tables.sample_unit(df), "FLOP/byte"
-    c = st.columns(4)
-    crossover_card(c[0], first, exact, serving)
     best = df.loc[df["throughput_per_s"].idxmax()]
-    c[1].metric(_("Best throughput ({unit})").format(unit=unit), fmt(best["throughput_per_s"]))
-    c[1].caption(at_batch(best))
     lo, hi = df["latency_ms"].iloc[0], df["latency_ms"].iloc[-1]
     b0, b1 = int(df["batch_size"].iloc[0]), int(df["batch_size"].iloc[-1])
+    eff, ridge = df["effective_ridge_flop_per_byte"].iloc[0], df["ridge_flop_per_byte"].iloc[0]
     # one figure per card (a range "543 µs → 7.24 ms" was cut to "543 µs → 7.24…" in a
     # narrow column); the other end of the range in the caption under it
-    c[2].metric(_("Latency at batch {batch}").format(batch=f"{b1:,}"), ms(hi))
-    c[2].caption(_("{time} at batch {batch}").format(time=ms(lo), batch=f"{b0:,}"))
-    eff, ridge = df["effective_ridge_flop_per_byte"].iloc[0], df["ridge_flop_per_byte"].iloc[0]
-    c[3].metric(_("Effective ridge ({unit})").format(unit=note), fmt(eff))
-    c[3].caption(_("theoretical {ridge} (the engine's ridge)").format(ridge=fmt(ridge, note)))
+    cards([
+        crossover_card(first, exact, serving),
+        (_("Best throughput ({unit})").format(unit=unit), fmt(best["throughput_per_s"]), None,
+         at_batch(best)),
+        (_("Latency at batch {batch}").format(batch=f"{b1:,}"), ms(hi), None,
+         _("{time} at batch {batch}").format(time=ms(lo), batch=f"{b0:,}")),
+        (_("Effective ridge ({unit})").format(unit=note), fmt(eff), None,
+         _("theoretical {ridge} (the engine's ridge)").format(ridge=fmt(ridge, note))),
+    ])  # fmt: skip
     if first is None:
         st.info(never_text(df, exact, serving))
 
@@ -113,17 +115,13 @@ def show_budget(df: pd.DataFrame, budget: float | None) -> None:
         return
     largest, fastest = within
     unit = tables.sample_unit(df)
-    b = st.columns(2)
-    b[0].metric(
-        _("Largest batch within {budget}").format(budget=ms(budget)),
-        f"{largest['batch_size']:,}",
-    )
-    b[0].caption(_("latency {time}").format(time=ms(largest["latency_ms"])))
-    b[1].metric(
-        _("Best throughput within {budget} ({unit})").format(budget=ms(budget), unit=unit),
-        fmt(fastest["throughput_per_s"]),
-    )
-    b[1].caption(at_batch(fastest))
+    cards([
+        (_("Largest batch within {budget}").format(budget=ms(budget)),
+         f"{largest['batch_size']:,}", None,
+         _("latency {time}").format(time=ms(largest["latency_ms"]))),
+        (_("Best throughput within {budget} ({unit})").format(budget=ms(budget), unit=unit),
+         fmt(fastest["throughput_per_s"]), None, at_batch(fastest)),
+    ])  # fmt: skip
 
 
 def at_batch(row) -> str:

@@ -15,7 +15,6 @@ from ui.train import figures as tf
 from ui.train import view as tv
 from ui.train.run import NO_FIT
 
-ROW = 4
 PNG = {"toImageButtonOptions": {"format": "png"}}
 
 
@@ -38,14 +37,6 @@ def verdict(r: dict, fits: bool, rank: tuple[int, int], gpus: int) -> None:
         ).format(gpus=f"{gpus:,}", config=config, why=plain(why)),
         icon="🚫",
     )
-
-
-def cards(items: list[tuple[str, str, str]]) -> None:
-    for start in range(0, len(items), ROW):
-        for col, (label, value, tip) in zip(
-            st.columns(ROW), items[start : start + ROW], strict=False
-        ):
-            col.metric(label, value, help=tip)
 
 
 def breakdowns(r: dict, fits: bool, capacity: float) -> None:
