@@ -48,7 +48,7 @@ set_values = {name: v for name, v in overrides.items() if v is not None}
 opts = tuple({"profile": profile.name, **set_values}.items())
 df, error = None, None
 if 0 < rows <= pg.MAX_CONFIGURATIONS:
-    key = (id(base), s.custom_hw)  # the catalogue in use (the custom accelerator's spec too)
+    key = (frame.catalog_key(), s.custom_hw)  # the catalogue in use, the custom accelerator
     args = (model_id, tuple(groups), tuple(grid["batches"]), tokens, opts)
     try:
         df = pp.sweep(cat, key, *args)

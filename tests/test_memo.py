@@ -172,3 +172,19 @@ def test_the_heap_trim_returns_what_a_script_thread_freed():
     out = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, check=True, timeout=60)
     before_trim, after_trim = map(float, out.stdout.split())
     assert before_trim < 20 and after_trim > 180
+
+
+def test_the_planner_keys_its_grids_by_what_the_catalogue_is_loaded_from(tmp_path, monkeypatch):
+    """A shared grid outlives the catalogue object it was computed from, so its key is the
+    catalogue's files and their stamps (an object's id can be reused by the next one)."""
+    from ui.core import frame
+
+    team = tmp_path / "team.toml"
+    team.write_text("# no entries\n")
+    monkeypatch.setenv(frame.ENV_VAR, str(team))
+    first = frame.catalog_key()
+    assert first == frame.catalog_key()
+    team.write_text("# no entries, edited\n")  # another size: another stamp
+    assert frame.catalog_key() != first
+    monkeypatch.setenv(frame.ENV_VAR, "")
+    assert frame.catalog_key() != first

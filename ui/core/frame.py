@@ -80,9 +80,15 @@ def _catalog(env_value: str, stamp: tuple) -> Catalog:
     return load_catalog()
 
 
+def catalog_key() -> tuple:
+    """What the catalogue in use is loaded from: ROOFLINE_CATALOG and its files' stamps. A key
+    for results computed from it that, unlike id(catalog()), no later catalogue can reuse."""
+    return os.environ.get(ENV_VAR, ""), _file_stamp()
+
+
 def catalog() -> Catalog:
     """Built-in + team catalogue (ROOFLINE_CATALOG), reloaded only when those files change."""
-    return _catalog(os.environ.get(ENV_VAR, ""), _file_stamp())
+    return _catalog(*catalog_key())
 
 
 def show_catalog_notes(cat: Catalog) -> None:
