@@ -23,13 +23,20 @@ M_MMAP_THRESHOLD = -3  # mallopt's parameter number (glibc's malloc.h)
 MMAP_THRESHOLD = 1 << 20  # bytes: a block this large or larger gets its own mapping
 
 
+def _libc(name: str):
+    """The C library's function `name` (ctypes), or None where it has none (macOS, Windows)."""
+    try:
+        return getattr(ctypes.CDLL(None), name)
+    except (AttributeError, OSError, TypeError):
+        return None
+
+
 @functools.cache
 def return_freed_arrays() -> bool:
     """Fix glibc's mmap threshold at MMAP_THRESHOLD for this process (once); whether it was set.
     False where the C library has no mallopt (macOS, Windows) or refuses it: nothing changes."""
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (AttributeError, OSError, TypeError):
+    mallopt = _libc("mallopt")
+    if mallopt is None:
         return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     return mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
@@ -37,10 +44,9 @@ def return_freed_arrays() -> bool:
 
 def trim() -> bool:
     """Give the heap's free pages back to the OS (glibc's malloc_trim, also pages between live
-    blocks); whether any were. Called after a cache drops its entries (ui/core/memo.py)."""
-    try:
-        malloc_trim = ctypes.CDLL(None).malloc_trim
-    except (AttributeError, OSError, TypeError):
+    blocks); whether any were. Called after a cache or the session sweeper drops something."""
+    malloc_trim = _libc("malloc_trim")
+    if malloc_trim is None:
         return False
     malloc_trim.argtypes, malloc_trim.restype = (ctypes.c_size_t,), ctypes.c_int
     return malloc_trim(0) == 1

@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 # (label, value, help or None, and any captions under the value), or st.metric's arguments
-Card = tuple[str, ...] | Mapping[str, Any]
+Card = tuple[str | None, ...] | Mapping[str, Any]
 PER_ROW = 4  # cards per row where the window is wide enough
 
 
