@@ -7,7 +7,7 @@ managers keep the session's last references, so every CSV button's deferred call
 DataFrame it would write, stays for the life of the process. After a burst of 16 clients that
 was 40 MiB of DataFrames, kept after every client had gone (bench/memory_burst.py).
 
-`end_lapsed_sessions` shuts the lapsed sessions down as Streamlit shuts down a closed one, and
+`end_lapsed_sessions` releases what lapsed sessions hold, as Streamlit does for a closed one, and
 `start` runs it on a daemon thread. It reads two Streamlit internals (the session manager's
 store and its lock): where they are not as expected it does nothing, and
 tests/test_browser_sessions.py checks, on a real server, that a lapsed session is ended.
@@ -29,19 +29,27 @@ PERIOD_S = 30.0  # at most this long between two looks (shorter if the TTL is)
 
 
 def end_lapsed_sessions() -> int:
-    """Shut down the disconnected sessions whose reconnection time is up; how many."""
+    """Release what the disconnected sessions whose reconnection time is up still hold; how
+    many. Their references are cleared one by one and the files no session uses are collected
+    once (as after one script run): AppSession.shutdown collects once per session, and a
+    download file Streamlit has just written for a live session is deleted at the second
+    collection before the browser fetches it (a /load CSV download failed that way)."""
     if not runtime.exists():
         return 0
-    manager = getattr(runtime.get_instance(), "_session_mgr", None)
+    rt = runtime.get_instance()
+    manager = getattr(rt, "_session_mgr", None)
     store = getattr(getattr(manager, "_session_storage", None), "_cache", None)
     lock = getattr(manager, "_storage_lock", None)
     if lock is None or not callable(getattr(store, "expire", None)):
         return 0
     with lock:  # the lock the manager holds while it saves or resumes a session
-        lapsed = store.expire()  # [(session id, SessionInfo)]
-    for _, info in lapsed:
-        info.session.shutdown()  # its downloads, table sources and uploads released
+        lapsed = store.expire()  # [(session id, SessionInfo)]: no longer resumable
+    for session_id, _ in lapsed:  # its downloads, table sources and uploads
+        rt.media_file_mgr.clear_session_refs(session_id)
+        rt.dataframe_source_mgr.clear_all_for_session(session_id)
+        rt.uploaded_file_mgr.remove_session_files(session_id)
     if lapsed:
+        rt.media_file_mgr.remove_orphaned_files()
         heap.trim()
         LOG.info("Ended %d disconnected session(s) past their reconnection time", len(lapsed))
     return len(lapsed)
