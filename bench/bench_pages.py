@@ -11,8 +11,9 @@ chart (bench/first_chart_minimal.py, same flags and config) run side by side; ea
 once, then, in turns, every page is opened N times in a fresh headless Chromium context and
 timed from navigation start to the first `.js-plotly-plot` drawn (a trace in its SVG, seen by
 a MutationObserver installed before the page loads). Reported: the median per page and its
-ratio to the minimal page's median (target: within 1.3x, issue 18 item 23). Both servers
-share the machine, so a busy machine slows both and the ratio stays meaningful.
+ratio to the minimal page's median (target: within 1.3x, issue 18 item 23), and the paired
+ratio: each round's page time over that round's minimal time, median and quartiles. Both
+servers share the machine, so a busy spell slows both; the pairing keeps it out of the ratio.
 """
 
 from __future__ import annotations
@@ -123,11 +124,22 @@ def first_chart(repeats: int, pages: tuple[str, ...] = FIRST_CHART_PAGES) -> dic
     finally:
         stop_server(app)
         stop_server(minimal)
-    base = statistics.median(times["minimal (one Plotly chart)"])
-    return {
-        name: {"median_ms": statistics.median(t), "ratio": statistics.median(t) / base, "runs": t}
-        for name, t in times.items()
-    }
+    return ratios(times, "minimal (one Plotly chart)")
+
+
+def ratios(times: dict[str, list[float]], base_name: str) -> dict:
+    """Per page: the median time, its ratio to the base page's median, and the paired view: in
+    each round, the page's time over the base page's time in that round (a busy spell slows
+    both), with the median and quartiles of those per-round ratios."""
+    base = statistics.median(times[base_name])
+    out = {}
+    for name, t in times.items():
+        paired = [x / b for x, b in zip(t, times[base_name], strict=True)]
+        q1, _, q3 = statistics.quantiles(paired, n=4) if len(paired) > 1 else (paired * 3)
+        out[name] = {"median_ms": statistics.median(t), "ratio": statistics.median(t) / base}
+        out[name] |= {"paired_ratio": statistics.median(paired), "paired_iqr": [q1, q3]}
+        out[name] |= {"runs": t}
+    return out
 
 
 def main() -> None:
@@ -146,7 +158,11 @@ def main() -> None:
         for name, r in results.items():
             runs = ", ".join(f"{t / 1e3:.2f}" for t in r["runs"])
             median, ratio = r["median_ms"] / 1e3, r["ratio"]
-            print(f"{name:<28} median {median:5.2f} s  {ratio:4.2f}x  ({runs} s)")
+            paired, (q1, q3) = r["paired_ratio"], r["paired_iqr"]
+            print(
+                f"{name:<28} median {median:5.2f} s  {ratio:4.2f}x  "
+                f"paired {paired:4.2f}x [{q1:4.2f}-{q3:4.2f}]  ({runs} s)"
+            )
         return
     results = {}
     for name, (page, query) in SCENARIOS.items():
