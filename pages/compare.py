@@ -21,6 +21,7 @@ from ui.core.text import FLOP_NOTE, plain
 from ui.widgets import llm_view, scenario
 from ui.widgets import pickers as widgets
 from ui.widgets import profile as pk
+from ui.widgets.cards import chart_row
 
 frame.setup_page(N_("Hardware comparison"))
 
@@ -113,7 +114,7 @@ with section:
     if tutorial_note := cv.crossover_note(cross, exact, shown):
         st.markdown(tutorial_note)  # names already inert (shown)
     png = {"toImageButtonOptions": {"format": "png"}}
-    left, right = st.columns(2)
+    left, right = chart_row(2)
     left.plotly_chart(fs.throughput_figure(df, names), key="compare_throughput", config=png)
     speedup = fs.speedup_figure(df, names, baseline)
     right.plotly_chart(speedup, key="compare_speedup_chart", config=png)

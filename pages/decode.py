@@ -21,6 +21,7 @@ from ui.decode import view as sv
 from ui.decode.link import KV_CHOICES, PAGE, declare
 from ui.widgets import links, model_config, scenario
 from ui.widgets import pickers as widgets
+from ui.widgets.cards import chart_row
 
 frame.setup_page(N_("LLM serving"))
 
@@ -118,7 +119,7 @@ if opened["curves"] is not None:
             budget.refuse(too_much)  # where the curves would be
         else:
             df = sv.curves(model, hw, curve_batches, curve_inputs, opts)
-            for col, column in zip(st.columns(2), fl.SPEED_CHARTS, strict=True):
+            for col, column in zip(chart_row(2), fl.SPEED_CHARTS, strict=True):
                 fig = fl.speed_figure(df, column, now, "input")
                 fig = bands.bars(bands.shade(fig, band), band, ["This"])
                 col.plotly_chart(fig, key=f"decode_{column}", config=png)

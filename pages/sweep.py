@@ -19,6 +19,7 @@ from ui.sweep.link import PAGE, declare
 from ui.widgets import llm_view, scenario
 from ui.widgets import pickers as widgets
 from ui.widgets import profile as pk
+from ui.widgets.cards import chart_row
 
 frame.setup_page(N_("Batch sweep"))
 
@@ -94,13 +95,13 @@ convention = overrides["flop_convention"]
 title = _("Roofline trajectory: {hardware}, {precision}").format(
     hardware=hw.name, precision=precision
 )
-left, right = st.columns(2)
-left.plotly_chart(fs.throughput_figure(df, names), key="sweep_throughput", config=png)
-right.plotly_chart(fs.latency_figure(df, names, budget), key="sweep_latency", config=png)
-left, right = st.columns([2, 3])
-left.plotly_chart(fs.intensity_figure(df, first, convention), key="sweep_intensity", config=png)
+first_row = chart_row(3)  # the roofline, with its long legend, gets the whole width below
+first_row[0].plotly_chart(fs.throughput_figure(df, names), key="sweep_throughput", config=png)
+first_row[1].plotly_chart(fs.latency_figure(df, names, budget), key="sweep_latency", config=png)
+intensity = fs.intensity_figure(df, first, convention)
+first_row[2].plotly_chart(intensity, key="sweep_intensity", config=png)
 roofline = fs.roofline_trajectories(df, names, convention, title)
-right.plotly_chart(roofline, key="sweep_roofline", config=png)
+st.plotly_chart(roofline, key="sweep_roofline", config=png)
 
 if serving:
     shown = serve_rows.table(df, names, view)

@@ -17,7 +17,7 @@ from ui.accuracy import view as av
 from ui.core.downloads import download_csv
 from ui.core.i18n import _
 from ui.core.text import plain
-from ui.widgets.cards import cards
+from ui.widgets.cards import cards, chart_row
 
 PNG = {"toImageButtonOptions": {"format": "png"}}
 
@@ -106,9 +106,8 @@ def profile_section(profile: engine.Profile, toml: str) -> None:
 def charts(df: pd.DataFrame, profile: str, band: engine.Band) -> None:
     """One measured-vs-predicted chart per metric, two to a row (one on a phone)."""
     figs = figures.metric_figures(df, profile, band)
-    cols = st.columns(2)
-    for i, (metric, fig) in enumerate(figs.items()):
-        cols[i % 2].plotly_chart(fig, key=f"acc:figure:{metric}", config=PNG)
+    for col, (metric, fig) in zip(chart_row(len(figs)), figs.items(), strict=True):
+        col.plotly_chart(fig, key=f"acc:figure:{metric}", config=PNG)
     if band.pct is None:
         st.caption(
             _("No ±band lines: profile {profile}'s error is {basis}.").format(

@@ -14,6 +14,7 @@ from ui.core.i18n import _
 from ui.core.text import plain
 from ui.load import figures as lf
 from ui.load import view as lv
+from ui.widgets.cards import chart_row
 
 PNG = {"toImageButtonOptions": {"format": "png"}}
 
@@ -35,8 +36,7 @@ def notes(d, sched, band, arch) -> None:
 
 def charts(grid, pts, r, slo, marks, band, d, title: str) -> None:
     """Latency and throughput against rate, then the run's timeline."""
-    cols = st.columns(2)
-    for col, metric, limit in zip(cols, ("ttft", "tpot"), slo, strict=True):
+    for col, metric, limit in zip(chart_row(2), ("ttft", "tpot"), slo, strict=True):
         fig = lf.latency_figure(grid, pts, metric, limit, marks, band.pct, d.profile)
         col.plotly_chart(fig, key=f"load_{metric}", config=PNG)
     fig = lf.throughput_figure(grid, pts, marks, band.pct, d.profile)

@@ -14,6 +14,7 @@ from ui.core.text import plain
 from ui.train import figures as tf
 from ui.train import view as tv
 from ui.train.run import NO_FIT
+from ui.widgets.cards import chart_row
 
 PNG = {"toImageButtonOptions": {"format": "png"}}
 
@@ -73,7 +74,7 @@ def roofline(ops, r: dict, hw_name: str) -> None:
 def scaling(best, curve: list[int], band) -> None:
     missing = sorted(set(curve) - set(best["gpus"].astype(int)))
     if len(best):
-        for col, column in zip(st.columns(2), ("tokens_per_s", "mfu"), strict=True):
+        for col, column in zip(chart_row(2), ("tokens_per_s", "mfu"), strict=True):
             fig = tf.scaling_figure(best, column, band)
             col.plotly_chart(fig, key=f"train_scaling_{column}", config=PNG)
     if missing:
