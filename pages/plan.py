@@ -9,7 +9,7 @@ import streamlit as st
 
 from ui.charts import bands
 from ui.core import frame, state
-from ui.core.i18n import N_, _
+from ui.core.i18n import N_, _, engine_text
 from ui.core.text import plain
 from ui.plan import figures as fp
 from ui.plan import grid as pg
@@ -82,7 +82,7 @@ if error or rows > pg.MAX_CONFIGURATIONS or df is None:
 
 for text, n in pg.warning_counts(df):  # per configuration: counted, not one box each
     line = _("⚠️ {n} of {rows} configurations: {warning}")
-    st.caption(line.format(n=f"{n:,}", rows=f"{rows:,}", warning=plain(text)))
+    st.caption(line.format(n=f"{n:,}", rows=f"{rows:,}", warning=plain(engine_text(text))))
 reason = pv.infeasible_reason(table, slo)
 if reason:
     st.warning(reason, icon="⛔")

@@ -77,3 +77,25 @@ def test_plan_in_chinese_shows_chinese_text_and_the_same_numbers():
     # the configuration counts in the caption are the English run's
     numbers = re.compile(r"\d[\d,.]*")
     assert numbers.findall(zh.caption[0].value)[:2] == numbers.findall(en.caption[0].value)[:2]
+
+
+def test_the_engines_warnings_are_in_chinese_with_the_english_runs_counts():
+    """A warning the engine returns in English (engine/report/messages.py) shows in Chinese:
+    /plan's count of configurations that do not fit, /decode's box for a batch that does not."""
+    query = {"model": "Llama-3.1-70B", "hardware": "H100,A100", "precisions": "fp16"}
+    zh, en = both("pages/plan.py", query)
+    said = [c.value for c in en.caption if c.value.startswith("⚠️")]
+    shown = [c.value for c in zh.caption if c.value.startswith("⚠️")]
+    assert said and any("does not fit: memory per device exceeds" in c for c in said)
+    # 放不下 = does not fit; the counts (n of rows) are the English run's
+    assert len(shown) == len(said)
+    assert any("放不下：每个设备所需内存超过可用内存" in c for c in shown)
+    assert not any("does not fit" in c for c in shown)
+    count = re.compile(r"\d[\d,]*")
+    assert [sorted(count.findall(c)[:2]) for c in shown] == [
+        sorted(count.findall(c)[:2]) for c in said
+    ]
+    zh, en = both("pages/decode.py", {"model": "Llama-3.1-70B", "hardware": "A100", "batch": "512"})
+    assert any(w.value.startswith("does not fit: memory per device") for w in en.warning)
+    assert any(w.value.startswith("放不下：每个设备所需内存") for w in zh.warning)
+    assert not any("does not fit" in w.value for w in zh.warning)

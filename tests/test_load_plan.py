@@ -164,12 +164,3 @@ def test_max_rate_is_below_saturation_and_looser_slos_never_lower_it(ttft, tpot,
         assert (df["max_rate_per_s"] <= df["saturation_rate_per_s"]).all()
         assert (df["max_rate_per_s"] >= 0).all()
     assert (loose["max_rate_per_s"].to_numpy() >= tight["max_rate_per_s"].to_numpy()).all()
-
-
-def test_the_plan_pages_reasons_are_the_engines_word_for_word():
-    """ui.plan.load translates the engine's reasons by their English text: a reworded reason
-    would show untranslated, so the two lists are one."""
-    from engine.load import plan as lp
-    from ui.plan.load import REASONS
-
-    assert set(REASONS) == {lp.NO_ROOM, lp.NO_REQUEST, lp.TOO_SLOW}

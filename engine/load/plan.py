@@ -37,6 +37,7 @@ from engine.load.grid import (
     stack,
 )
 from engine.load.workload import MAX_RATE, check_burstiness
+from engine.report.messages import N_
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,9 +46,9 @@ if TYPE_CHECKING:
 # (within 0.025 % of saturation; the load model itself is good to about 10 %)
 ITERATIONS = 12
 CHUNK_CELLS = 8192  # deployments × request shapes per vectorised pass (bounds the memory)
-NO_ROOM = "does not fit: the weights leave no room for a KV cache"
-NO_REQUEST = "does not fit: the KV pool holds less than one request"
-TOO_SLOW = "misses the SLOs even at a trickle of requests"
+NO_ROOM = N_("does not fit: the weights leave no room for a KV cache")
+NO_REQUEST = N_("does not fit: the KV pool holds less than one request")
+TOO_SLOW = N_("misses the SLOs even at a trickle of requests")
 
 
 def _target(target_rate) -> float:

@@ -23,6 +23,7 @@ from typing import NamedTuple
 from engine.arrays import SCALAR
 from engine.catalog.shapes import Shapes, cached_tokens, kv_bytes_per_token_layer
 from engine.checks import MAX_BATCH
+from engine.report.messages import N_
 from engine.serving import parallel
 from engine.serving.closed_form import step_sums
 from engine.serving.operators import (
@@ -51,18 +52,26 @@ class Warn(enum.IntFlag):
 
 
 WARNING_TEXT = {
-    Warn.PEAK_FALLBACK: "no peak listed for this precision: a slower one's is used "
-    "(see peak_precision)",
-    Warn.TP_BEYOND_NODE: "tp beyond one node's devices: all-reduces modelled on the in-node "
-    "link (optimistic)",
-    Warn.DOES_NOT_FIT: "does not fit: memory per device exceeds the usable memory (capacity "
-    "less the reserve)",
-    Warn.BEYOND_CONTEXT: "input + output tokens exceed the model's trained context length",
-    Warn.NO_DECODE: "one output token: the prefill produces it and no decode step runs, so "
-    "TPOT and tokens/s per user are undefined (NaN)",
-    Warn.KV_HEAD_REPLICATED: "fewer KV heads than tensor-parallel devices: each device holds a "
-    "replicated KV head",
-    Warn.LATENT_REPLICATED: "MLA's latent KV cache is replicated on every tensor-parallel device",
+    Warn.PEAK_FALLBACK: N_(
+        "no peak listed for this precision: a slower one's is used (see peak_precision)"
+    ),
+    Warn.TP_BEYOND_NODE: N_(
+        "tp beyond one node's devices: all-reduces modelled on the in-node link (optimistic)"
+    ),
+    Warn.DOES_NOT_FIT: N_(
+        "does not fit: memory per device exceeds the usable memory (capacity less the reserve)"
+    ),
+    Warn.BEYOND_CONTEXT: N_("input + output tokens exceed the model's trained context length"),
+    Warn.NO_DECODE: N_(
+        "one output token: the prefill produces it and no decode step runs, so "
+        "TPOT and tokens/s per user are undefined (NaN)"
+    ),
+    Warn.KV_HEAD_REPLICATED: N_(
+        "fewer KV heads than tensor-parallel devices: each device holds a replicated KV head"
+    ),
+    Warn.LATENT_REPLICATED: N_(
+        "MLA's latent KV cache is replicated on every tensor-parallel device"
+    ),
 }
 WARNINGS = tuple(WARNING_TEXT[w] for w in Warn)  # in bit order
 

@@ -32,7 +32,7 @@ from ui.core import profiles as pk
 from ui.core import state
 from ui.core.downloads import download_csv
 from ui.core.format import fmt_all, pct
-from ui.core.i18n import N_, _
+from ui.core.i18n import N_, _, engine_text
 from ui.core.params import MAX_VALUE_CHARS, Link
 from ui.core.text import plain
 
@@ -247,7 +247,7 @@ def show(model, deps, refused, cat, *, csv_name: str, profile, changed, **run) -
             st.caption(plain(note))
     said = df[["deployment_label", "warnings"]].astype(str).drop_duplicates()
     for label, w in said[said["warnings"] != ""].itertuples(index=False):
-        st.warning(plain(f"{label}: {w}"), icon="⚠️")
+        st.warning(plain(f"{label}: {engine_text(w)}"), icon="⚠️")
     title = _("Throughput vs interactivity: {count} deployments, {precision}").format(
         count=len(deps), precision=df["precision"].iloc[0]
     )

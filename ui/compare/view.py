@@ -11,7 +11,7 @@ from ui.charts import serve_rows, tables
 from ui.charts import sweep as fs
 from ui.core import budget
 from ui.core.format import sig
-from ui.core.i18n import N_, _
+from ui.core.i18n import N_, _, engine_text
 
 LISTED = N_("Crossover batch (first in your list)")  # column headers: shown through _()
 EXACT = N_("Crossover batch (exact)")
@@ -99,7 +99,7 @@ def rows(model, chosen: dict, baseline: str, batches: list[int], precision: str,
 def warnings(df: pd.DataFrame, names: dict[str, str]) -> list[str]:
     """The engine's warnings, each headed by the accelerator it is about."""
     pairs = df[["hardware", "warnings"]].astype(str).drop_duplicates()
-    return [f"{names.get(h, h)}: {w}" for h, w in pairs.itertuples(index=False) if w]
+    return [f"{names.get(h, h)}: {engine_text(w)}" for h, w in pairs.itertuples(index=False) if w]
 
 
 def crossover_note(cross: pd.DataFrame, exact: dict | None, names: dict[str, str]) -> str | None:

@@ -128,7 +128,7 @@ def show_param_warnings(warnings: list[str]) -> None:
 def show_engine_warnings(warnings: Iterable[str]) -> None:
     """The engine's warnings (they may quote catalogue or custom names): inert text."""
     for w in dict.fromkeys(w for w in warnings if w):
-        st.warning(plain(w), icon="⚠️")
+        st.warning(plain(i18n.engine_text(w)), icon="⚠️")
 
 
 def share_link(url_path: str, query: dict[str, str]) -> str:

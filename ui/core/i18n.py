@@ -38,7 +38,8 @@ PICKER = "i18n:lang"  # the picker widget's key
 
 
 def N_(message: str) -> str:
-    """Mark `message` for extraction where it is written (data); `_()` translates it when shown."""
+    """Mark `message` for extraction where it is written (data); `_()` translates it when shown.
+    The engine marks its fixed messages the same way (engine/report/messages.py)."""
     return message
 
 
@@ -63,6 +64,13 @@ def language() -> str:
 def _(message: str) -> str:
     """`message` in the session's language."""
     return catalogue(language()).gettext(message)
+
+
+def engine_text(text: str) -> str:
+    """The engine's warning or reason in the session's language: each of its '; '-joined parts
+    that is one of the engine's fixed messages (engine/report/messages.py) translated, the
+    rest (with numbers or names in them) as written."""
+    return "; ".join(_(part) if part else part for part in text.split("; "))
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:

@@ -24,7 +24,7 @@ import engine
 from ui.charts import bands
 from ui.core.downloads import defuse_formulas
 from ui.core.format import fmt, fmt_all, missing
-from ui.core.i18n import N_, _, ngettext
+from ui.core.i18n import _, engine_text, ngettext
 from ui.core.params import Link
 from ui.core.text import plain
 from ui.widgets import links
@@ -156,18 +156,6 @@ def table_columns() -> dict:
     }
 
 
-REASONS = (  # engine.load_plan's reasons, word for word: shown translated
-    N_("does not fit: the weights leave no room for a KV cache"),
-    N_("does not fit: the KV pool holds less than one request"),
-    N_("misses the SLOs even at a trickle of requests"),
-)
-
-
-def reason_text(reason: str) -> str:
-    """The engine's reason a deployment has no max rate, in the session's language."""
-    return _(reason) if reason in REASONS else reason
-
-
 def display_table(table: pd.DataFrame, names: Mapping[str, str], band, rows: int = TABLE_ROWS):
     """The first `rows` deployments, ranked, under readable headers, with the error band."""
     top = table.head(rows)
@@ -183,7 +171,7 @@ def display_table(table: pd.DataFrame, names: Mapping[str, str], band, rows: int
     out[_("Typical error")] = [note.short()] * len(top)
     off = bands.ground_column(band.profile, band.arch, top["hardware"], top["precision"])
     out[_("Off the profile's calibrated ground")] = [o or "—" for o in off]
-    out[_("Why no max rate")] = [reason_text(r) or "—" for r in top["reason"]]
+    out[_("Why no max rate")] = [engine_text(r) or "—" for r in top["reason"]]
     return pd.DataFrame(out)
 
 
