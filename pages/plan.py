@@ -9,6 +9,7 @@ import streamlit as st
 
 from ui.charts import bands
 from ui.core import frame, state
+from ui.core.downloads import NO_RERUN
 from ui.core.i18n import N_, _, engine_text
 from ui.core.text import plain
 from ui.plan import figures as fp
@@ -113,7 +114,9 @@ st.caption(
 )
 csv_name = f"plan_{model_id}_{len(chosen)}hw_{len(table)}configs.csv"
 csv = partial(pg.csv_text, df, slo, prices, band)  # written when clicked; holds these, not the page
-st.download_button(_("Download CSV"), csv, csv_name, "text/csv", key="plan_csv", icon="⬇️")
+st.download_button(
+    _("Download CSV"), csv, csv_name, "text/csv", key="plan_csv", icon="⬇️", on_click=NO_RERUN
+)
 if meets:  # the cheapest configuration meeting the SLOs, served under load
     best = {k: table[k].iloc[0] for k in ("hardware", "tp", "pp", "precision")}
     links.load_link(query | best, N_("Serve the cheapest configuration under load"))

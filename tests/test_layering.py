@@ -436,3 +436,29 @@ def test_budgets_and_file_lists_are_what_they_say():
     assert {"app.py", "engine/roofline/solve.py", "tests/test_ops.py", "tools/server.py"} <= files
     assert not any(f.startswith(".venv") for f in files)
     assert len(ENGINE_FILES) >= 8 and len(UI_FILES) >= 8 and BENCH_FILES
+
+
+def download_buttons_that_rerun(tree: ast.AST) -> list[int]:
+    """Lines of st.download_button calls without on_click=NO_RERUN (ui/core/downloads.py)."""
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "attr", None) == "download_button"
+        and not any(
+            k.arg == "on_click" and getattr(k.value, "id", None) == "NO_RERUN"
+            for k in node.keywords
+        )
+    ]
+
+
+@pytest.mark.parametrize("path", UI_FILES, ids=_rel)
+def test_no_download_button_reruns_the_page(path):
+    """A download's rerun revoked the file id the browser was about to fetch (no download)."""
+    assert not download_buttons_that_rerun(ast.parse(path.read_text())), _rel(path)
+
+
+def test_the_download_check_catches_a_button_that_reruns():
+    bad = ast.parse('st.download_button("CSV", data, key="k")\nst.download_button("x", d)')
+    good = ast.parse('st.download_button("CSV", data, key="k", on_click=NO_RERUN)')
+    assert download_buttons_that_rerun(bad) == [1, 2] and not download_buttons_that_rerun(good)

@@ -14,7 +14,7 @@ import streamlit as st
 import engine
 from ui.accuracy import figures, session
 from ui.accuracy import view as av
-from ui.core.downloads import download_csv
+from ui.core.downloads import NO_RERUN, download_csv
 from ui.core.i18n import _
 from ui.core.text import plain
 from ui.widgets.cards import cards, chart_row
@@ -52,6 +52,7 @@ def upload_help(expanded: bool) -> None:
             mime="text/csv",
             key="acc:template",
             icon="⬇️",
+            on_click=NO_RERUN,
         )
 
 
@@ -100,7 +101,8 @@ def profile_section(profile: engine.Profile, toml: str) -> None:
         st.markdown(_("**Every assumption it sets**"))
         st.dataframe(av.profile_table(profile), hide_index=True, key="acc:values")
         st.download_button(_("Download the profile (TOML)"), toml, file_name=f"{profile.name}.toml",
-                           mime="application/toml", key="acc:toml", icon="⬇️")  # fmt: skip
+                           mime="application/toml", key="acc:toml", icon="⬇️",
+                           on_click=NO_RERUN)  # fmt: skip
 
 
 def charts(df: pd.DataFrame, profile: str, band: engine.Band) -> None:

@@ -12,6 +12,13 @@ import streamlit as st
 from engine import to_csv
 from ui.core.i18n import _
 
+# Every download button's on_click: no rerun. A click's rerun registers the button's file again
+# under a new id and revokes the old one; the browser's request for the file, sent with the
+# old id, raced it and sometimes found nothing (no download; 1 run in 4 of
+# tests/test_browser_load.py's CSV download on an idle machine). A download changes nothing
+# on the page, so nothing needs to rerun.
+NO_RERUN = "ignore"
+
 
 def defuse_formulas(df: pd.DataFrame) -> pd.DataFrame:
     """Text cells that a spreadsheet would run as a formula (=, +, -, @ first) get a leading
@@ -38,4 +45,6 @@ def download_csv(
     """
     label = _("Download CSV") if label is None else label
     data = (lambda: to_csv(defuse_formulas(df))) if lazy else to_csv(defuse_formulas(df))
-    st.download_button(label, data, file_name=filename, mime="text/csv", key=key, icon="⬇️")
+    st.download_button(
+        label, data, file_name=filename, mime="text/csv", key=key, icon="⬇️", on_click=NO_RERUN
+    )

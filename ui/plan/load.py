@@ -22,7 +22,7 @@ import streamlit as st
 
 import engine
 from ui.charts import bands
-from ui.core.downloads import defuse_formulas
+from ui.core.downloads import NO_RERUN, defuse_formulas
 from ui.core.format import fmt, fmt_all, missing
 from ui.core.i18n import _, engine_text, ngettext
 from ui.core.params import Link
@@ -355,7 +355,8 @@ def section(cat, key: tuple, a: Ask, names: Mapping[str, str], band, query: Mapp
     )
     name = f"plan_load_{a.model_id}_{len(table)}deployments.csv"
     csv = lambda: csv_text(table, band)  # noqa: E731  (written only when clicked)
-    st.download_button(_("Download CSV"), csv, name, "text/csv", key="plan_load_csv", icon="⬇️")
+    st.download_button(_("Download CSV"), csv, name, "text/csv", key="plan_load_csv", icon="⬇️",
+                       on_click=NO_RERUN)  # fmt: skip
     if served.empty:
         return
     _check(cat, key, a, served.iloc[0], query)
