@@ -15,7 +15,7 @@ from ui.accuracy import view as av
 from ui.accuracy.link import PAGE, SECTIONS, SHIPPED, declare, profile_values
 from ui.core import frame, state
 from ui.core.downloads import download_csv
-from ui.core.i18n import N_, _
+from ui.core.i18n import N_, _, band_basis
 from ui.core.text import plain
 from ui.widgets.cards import cards
 
@@ -113,7 +113,7 @@ with right:
         {"label": _("MAPE"), "value": mape, "delta": delta, "delta_color": "inverse"},
         (_("Median APE"), av.pct(summary["median_ape_pct"]), None),
         (_("Rows predicted"), predicted, None),
-        (_("Out of sample (band)"), av.error_cells(profile)[av.BAND], plain(band.basis)),
+        (_("Out of sample (band)"), av.error_cells(profile)[av.BAND], plain(band_basis(band))),
     ])  # fmt: skip
     if label in profile.fitted_on:
         st.info(plain(av.in_sample_note(profile)))

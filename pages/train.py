@@ -7,7 +7,7 @@ import streamlit as st
 
 import engine
 from ui.core import frame, state
-from ui.core.i18n import N_, _
+from ui.core.i18n import N_, _, engine_text
 from ui.core.text import plain
 from ui.train import inputs as ti
 from ui.train import run as tr
@@ -115,7 +115,7 @@ sources = frame.source_md(hw.name, hw.source)
 sources += f" · {frame.source_md(model.name, model.source)}" if getattr(model, "source", "") else ""
 st.caption(
     _("Sources: {sources}. Model: docs/model.md, 'Training step'.").format(sources=sources)
-    + f" {plain(r['model_flops_definition'] if r else '')}"
+    + f" {plain(engine_text(r['model_flops_definition']) if r else '')}"
 )
 if model_id == GPT_ID:
     st.caption(_("GPT shapes: engine.gpt_architecture (the Megatron-LM paper's Eq. 2 parameters)."))

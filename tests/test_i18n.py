@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+import engine
 from tools import i18n as catalogues
 from ui.core import i18n
 
@@ -342,6 +343,36 @@ def test_the_engines_fixed_messages_show_in_chinese_and_the_rest_as_written(monk
         "输入 + 输出 token 数超过模型训练时的上下文长度"
     )
     assert i18n.engine_text("") == ""  # not gettext's catalogue header
+
+
+def test_error_band_bases_and_training_rules_show_in_chinese_and_export_in_english(monkeypatch):
+    """An error band's basis is an English template with its row count and file names apart
+    (engine.Band): exports carry the English, the app the translated template filled in. The
+    training planner's rules and its model FLOPs definition (one message with '; ' in it) are
+    fixed messages too."""
+    from engine.accuracy import bands
+    from engine.training.config import REASONS
+    from engine.training.train import MODEL_FLOPS_DEFINITION
+
+    templates = [getattr(bands, n) for n in dir(bands) if n.startswith("BASIS_")]
+    fixed = [*templates, *filter(None, REASONS), MODEL_FLOPS_DEFINITION]
+    assert len(templates) == 7
+    zh = i18n.catalogue("zh")
+    assert all(re.search(r"[\u4e00-\u9fff]", zh.gettext(m)) for m in fixed)
+    band = engine.Band(12.5, bands.BASIS_BOTH, (("rows", "42"), ("files", "a.csv, b.csv")))
+    english = "the larger of the leave-one-model-out and leave-one-accelerator-out MAPE on 42 "
+    assert band.basis == english + "rows of a.csv, b.csv"  # what CSV and JSON carry
+    assert band.as_dict()["error_band_basis"] == band.basis
+    assert i18n.band_basis(band) == band.basis  # outside a run: English
+    monkeypatch.setattr(i18n, "language", lambda: "zh")
+    # 留一模型 = leave one model out; the count and the file names as the engine wrote them
+    assert (
+        i18n.band_basis(band)
+        == "留一模型与留一加速器两种 MAPE 中的较大者，基于 a.csv, b.csv 的 42 行"
+    )
+    assert i18n.band_basis(engine.Band(None, bands.BASIS_HAND_SET)) == "未测量（手动设定的配置档）"
+    assert i18n.engine_text(MODEL_FLOPS_DEFINITION).startswith("PaLM（Chowdhery 等 2022")
+    assert i18n.engine_text(REASONS[3]) == "pp 超过了层数"
 
 
 # --- the language -----------------------------------------------------------------------

@@ -1,7 +1,8 @@
 # ruff: noqa: RUF001 (Chinese text: full-width brackets are right there)
-"""The serving page (/decode) and the planner (/plan) in Chinese: opened with `lang=zh` in the
-link, their title, subheaders and captions are in Chinese and their headline numbers are the
-English run's (ui/core/i18n.py; numbers are formatted the same in every language)."""
+"""The serving page (/decode) and the planner (/plan) in Chinese, and the engine's messages on
+every page: opened with `lang=zh` in the link, their title, subheaders and captions are in
+Chinese and their headline numbers are the English run's (ui/core/i18n.py; numbers are
+formatted the same in every language)."""
 
 from __future__ import annotations
 
@@ -99,3 +100,29 @@ def test_the_engines_warnings_are_in_chinese_with_the_english_runs_counts():
     assert any(w.value.startswith("does not fit: memory per device") for w in en.warning)
     assert any(w.value.startswith("放不下：每个设备所需内存") for w in zh.warning)
     assert not any("does not fit" in w.value for w in zh.warning)
+
+
+def test_error_bands_and_training_rules_are_in_chinese_with_the_english_runs_numbers():
+    """An error band's basis (its row count and file names kept), the training planner's
+    rejected-configuration rules and its model FLOPs definition show in Chinese; the English
+    run's counts are the same."""
+    zh, en = both("pages/load.py", {})
+    said = next(c.value for c in en.caption if "leave-one-model-out" in c.value)
+    shown = next(c.value for c in zh.caption if "误差带" in c.value)  # 误差带 = error band
+    # 留一模型 = leave one model out; the rows and the file are the English run's
+    assert "留一模型与留一加速器两种 MAPE 中的较大者，基于 trtllm-v0.6.1.csv 的 57 行" in shown
+    assert "57 rows of trtllm-v0.6.1.csv" in said and "leave-one" not in shown
+    zh, en = both("pages/accuracy.py", {})
+    said, shown = ([e.value.replace("\\", "") for e in at.caption] for at in (en, zh))
+    assert any("MAPE on the shipped measurements (nothing fitted)" in t for t in said)
+    assert any("内置实测数据上的 MAPE（未做拟合）" in t for t in shown)
+    zh, en = both("pages/train.py", {"gpus": "7"})  # 7 GPUs: no configuration is valid
+    why_en, why_zh = (at.dataframe[0].value for at in (en, zh))
+    assert why_en.iloc[0, 0] == "gpus is not a multiple of tp·pp·cp (dp must be whole)"
+    assert why_zh.iloc[0, 0] == "gpus 不是 tp·pp·cp 的整数倍（dp 必须为整数）"
+    assert why_zh.iloc[:, 1].tolist() == why_en.iloc[:, 1].tolist()  # the counts
+    zh, en = both("pages/train.py", {})
+    said = [c.value.replace("\\", "") for c in en.caption]  # as plain text: no escapes
+    assert any("PaLM (Chowdhery et al. 2022, appendix B)" in c for c in said)
+    assert any("PaLM（Chowdhery 等 2022，附录 B）：每个 token 6·N" in c.value for c in zh.caption)
+    assert not any("per token" in c.value for c in zh.caption)

@@ -109,7 +109,8 @@ def test_the_training_planner_in_chinese_says_why_nothing_fits_with_the_same_num
     assert "放不下" in figs_zh["train_memory"]["layout"]["title"]["text"]
     reasons = next(d.value for d in zh.dataframe if "被排除的原因" in d.value.columns)
     reasons_en = next(d.value for d in en.dataframe if "Why rejected" in d.value.columns)
-    assert reasons.to_numpy().tolist() == reasons_en.to_numpy().tolist()
+    assert reasons_en.to_numpy().tolist() == [["does not fit in memory", 3]]
+    assert reasons.to_numpy().tolist() == [["显存放不下", 3]]  # the engine's rule, translated
 
 
 def test_the_training_planners_defaults_in_chinese_show_the_english_runs_cards():

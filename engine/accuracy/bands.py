@@ -22,14 +22,24 @@ import numpy as np
 from engine.catalog.arch import Architecture
 from engine.catalog.profiles import CARRIED_BAND as CARRIED
 from engine.catalog.profiles import Profile
+from engine.report.messages import N_
 
 
 @dataclass(frozen=True, slots=True)
 class Band:
-    """The typical relative error of a profile's predictions (a MAPE, %), and its basis."""
+    """The typical relative error of a profile's predictions (a MAPE, %), and its basis: how it
+    was measured, in words (`template`, English, its {names} filled from `fields`: row counts
+    and file names). The app shows the template in the reader's language
+    (ui.core.i18n.band_basis); `basis` is the English text every export carries."""
 
     pct: float | None  # None: not measured
-    basis: str  # how it was measured, in words
+    template: str
+    fields: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def basis(self) -> str:
+        """How the band was measured, in English words."""
+        return self.template.format(**dict(self.fields)) if self.fields else self.template
 
     def as_dict(self) -> dict[str, object]:
         return {"error_band_pct": self.pct, "error_band_basis": self.basis}
@@ -44,32 +54,46 @@ class Band:
         return (float(low), float(high)) if value.ndim == 0 else (low, high)
 
 
-_CV = {"lomo_mape_pct": "leave-one-model-out", "loao_mape_pct": "leave-one-accelerator-out"}
+_LOMO, _LOAO = "lomo_mape_pct", "loao_mape_pct"
+BASIS_BOTH = N_(
+    "the larger of the leave-one-model-out and leave-one-accelerator-out MAPE on {rows} rows "
+    "of {files}"
+)
+BASIS_LOMO_ONLY = N_(
+    "the leave-one-model-out MAPE on {rows} rows of {files} (one accelerator only: leaving it "
+    "out is not possible)"
+)
+BASIS_LOAO_ONLY = N_(
+    "the leave-one-accelerator-out MAPE on {rows} rows of {files} (one model only: leaving it "
+    "out is not possible)"
+)
+BASIS_CARRIED = N_(
+    "measured out of sample where the profile was fitted (the number its share link carries)"
+)
+BASIS_SHIPPED = N_("MAPE on the shipped measurements (nothing fitted)")
+BASIS_ONE_PAIR = N_(
+    "not measured out of sample ({rows} rows of {files} cover one model on one accelerator)"
+)
+BASIS_HAND_SET = N_("not measured (a hand-set profile)")
 
 
 def error_band(profile: Profile) -> Band:
     """The profile's measured out-of-sample error."""
     r = profile.residuals
-    cv = {words: r[k] for k, words in _CV.items() if k in r}
-    files = ", ".join(profile.fitted_on) or "no file"
-    rows = f"{profile.rows} rows of {files}"
-    if len(cv) == 2:
-        words = "the larger of the leave-one-model-out and leave-one-accelerator-out MAPE"
-        return Band(max(cv.values()), f"{words} on {rows}")
-    if cv:
-        ((words, pct),) = cv.items()
-        one = "accelerator" if "model" in words else "model"
-        return Band(pct, f"the {words} MAPE on {rows} (one {one} only: leaving it out is "
-                         "not possible)")  # fmt: skip
+    where = (("rows", f"{profile.rows}"), ("files", ", ".join(profile.fitted_on) or "no file"))
+    if _LOMO in r and _LOAO in r:
+        return Band(max(r[_LOMO], r[_LOAO]), BASIS_BOTH, where)
+    if _LOMO in r:
+        return Band(r[_LOMO], BASIS_LOMO_ONLY, where)
+    if _LOAO in r:
+        return Band(r[_LOAO], BASIS_LOAO_ONLY, where)
     if CARRIED in r:
-        return Band(r[CARRIED], "measured out of sample where the profile was fitted (the "
-                                "number its share link carries)")  # fmt: skip
+        return Band(r[CARRIED], BASIS_CARRIED)
     if "shipped_mape_pct" in r:
-        return Band(r["shipped_mape_pct"], "MAPE on the shipped measurements (nothing fitted)")
+        return Band(r["shipped_mape_pct"], BASIS_SHIPPED)
     if profile.fitted:
-        return Band(None, f"not measured out of sample ({profile.rows} rows of {files} cover "
-                          "one model on one accelerator)")  # fmt: skip
-    return Band(None, "not measured (a hand-set profile)")
+        return Band(None, BASIS_ONE_PAIR, where)
+    return Band(None, BASIS_HAND_SET)
 
 
 def families(arch: Architecture) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from engine.catalog.shapes import Shapes
+from engine.report.messages import N_
 
 RECOMPUTE = ("none", "selective", "full")  # Korthikanti et al. 2022
 ZERO_STAGES = (0, 1, 2, 3)  # Rajbhandari et al. 2020; 0: plain data parallelism
@@ -25,17 +26,19 @@ TRAIN_PRECISIONS = ("bf16", "fp16", "fp8")  # fp8: GEMMs in fp8, everything else
 # Reason codes (0: valid); each text says which rule the configuration breaks.
 REASONS = (
     "",
-    "more GPUs than one node holds, and the catalogue lists no inter-node network for this "
-    "accelerator (add a [hardware.ID.network] table)",
-    "tp must divide the attention heads, and tp and the KV heads must divide one another",
-    "pp exceeds the layers",
-    "gpus is not a multiple of tp·pp·cp (dp must be whole)",
-    "global batch is not a multiple of dp × micro-batch (whole micro-batches per step)",
-    "vp > 1 needs pp > 1, layers divisible by pp·vp and micro-batches divisible by pp",
-    "seq_len must be divisible by tp (sequence parallelism) and, with cp > 1, by 2·cp",
-    "ep > 1 needs a mixture of experts, ep dividing the experts and dp·cp",
-    "ZeRO-2/3 shard gradients every micro-batch: not combined with pp > 1",
-    "does not fit in memory",
+    N_(
+        "more GPUs than one node holds, and the catalogue lists no inter-node network for this "
+        "accelerator (add a [hardware.ID.network] table)"
+    ),
+    N_("tp must divide the attention heads, and tp and the KV heads must divide one another"),
+    N_("pp exceeds the layers"),
+    N_("gpus is not a multiple of tp·pp·cp (dp must be whole)"),
+    N_("global batch is not a multiple of dp × micro-batch (whole micro-batches per step)"),
+    N_("vp > 1 needs pp > 1, layers divisible by pp·vp and micro-batches divisible by pp"),
+    N_("seq_len must be divisible by tp (sequence parallelism) and, with cp > 1, by 2·cp"),
+    N_("ep > 1 needs a mixture of experts, ep dividing the experts and dp·cp"),
+    N_("ZeRO-2/3 shard gradients every micro-batch: not combined with pp > 1"),
+    N_("does not fit in memory"),
 )
 DOES_NOT_FIT = len(REASONS) - 1
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.assumptions import Assumptions
+from engine.report.messages import N_
 from engine.report.result import Result
 from engine.training.config import DOES_NOT_FIT, REASONS, RECOMPUTE, make_config
 from engine.training.kernel import evaluate
@@ -25,7 +26,7 @@ from engine.training.setup import (
     setup,
 )
 
-MODEL_FLOPS_DEFINITION = (
+MODEL_FLOPS_DEFINITION = N_(
     "PaLM (Chowdhery et al. 2022, appendix B): 6·N + 6·L·H·(d_qk + d_v)·s FLOPs per token, N "
     "the weights of the matrix products (LM head included, embeddings excluded), attention "
     "over the whole sequence; recomputation not counted (hfu and hardware_tflops_per_gpu "

@@ -15,7 +15,7 @@ import engine
 from ui.accuracy import figures, session
 from ui.accuracy import view as av
 from ui.core.downloads import NO_RERUN, download_csv
-from ui.core.i18n import _
+from ui.core.i18n import N_, _, band_basis
 from ui.core.text import plain
 from ui.widgets.cards import cards, chart_row
 
@@ -113,7 +113,7 @@ def charts(df: pd.DataFrame, profile: str, band: engine.Band) -> None:
     if band.pct is None:
         st.caption(
             _("No ±band lines: profile {profile}'s error is {basis}.").format(
-                profile=plain(profile), basis=plain(band.basis)
+                profile=plain(profile), basis=plain(band_basis(band))
             )
         )
 
@@ -142,7 +142,7 @@ def training() -> None:
     cells = av.training_cells(profile)
     cards([(_(label), value, plain(tip)) for label, (value, tip) in cells.items()])
     rows = session.training_rows()
-    band = engine.Band(profile.residuals.get("loo_row_mape_pct"), _("leave one row out"))
+    band = engine.Band(profile.residuals.get("loo_row_mape_pct"), N_("leave one row out"))
     left, right = st.columns(2)
     left.markdown(_("**Fitted values** (every assumption the training profile sets)"))
     left.dataframe(av.training_values(profile), hide_index=True, key="acc:train_values")

@@ -18,7 +18,7 @@ import pandas as pd
 import engine
 from engine import ASSUMPTIONS, PROFILE_KEYS, Profile
 from ui.core.format import MISSING, fmt, fmt_all
-from ui.core.i18n import N_, _
+from ui.core.i18n import N_, _, band_basis
 
 SCENARIO_COLUMNS = ("model", "hardware", "tp", "pp", "precision", "kv_precision", "batch_size")
 SCENARIO_COLUMNS += ("input_tokens", "output_tokens", "metric")
@@ -111,7 +111,7 @@ def error_cells(profile: Profile) -> dict[str, str]:
         LOMO: _residual(profile, "lomo_mape_pct"),
         LOAO: _residual(profile, "loao_mape_pct"),
         BAND: MISSING if band.pct is None else f"±{pct(band.pct)}",
-        BASIS: band.basis,
+        BASIS: band_basis(band),
     }
 
 
@@ -122,7 +122,7 @@ def in_sample_note(profile: Profile) -> str:
     return _(
         "In sample: {profile} was fitted on these rows, so this MAPE flatters it. Out of "
         "sample: {band} ({basis})."
-    ).format(profile=profile.name, band=out, basis=band.basis)
+    ).format(profile=profile.name, band=out, basis=band_basis(band))
 
 
 def profiles_table(profiles: Mapping[str, Profile], engines: Mapping[str, Counter]):

@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 
 import engine
 from ui.core.format import fmt
-from ui.core.i18n import N_, _
+from ui.core.i18n import N_, _, band_basis
 
 GROUP = "error_band"  # the legend group of every band drawn (one click hides them all)
 FILL_ALPHA = 0.13
@@ -71,7 +71,7 @@ def note(
 def sentence(n: Note, value: str = "") -> str:
     """The band in words, after `value` if given: '3,900 tokens/s per GPU, typically within
     ±13.6% for profile trtllm (basis); wider off the fitted hardware' (plain text)."""
-    names = {"profile": n.profile, "basis": n.band.basis, "band": n.short()}
+    names = {"profile": n.profile, "basis": band_basis(n.band), "band": n.short()}
     if n.pct is None:
         text = _("the error of profile {profile} is not measured ({basis})").format(**names)
     else:

@@ -70,7 +70,16 @@ def engine_text(text: str) -> str:
     """The engine's warning or reason in the session's language: each of its '; '-joined parts
     that is one of the engine's fixed messages (engine/report/messages.py) translated, the
     rest (with numbers or names in them) as written."""
+    whole = _(text) if text else text
+    if whole != text:  # one fixed message with '; ' in it (the model FLOPs definition)
+        return whole
     return "; ".join(_(part) if part else part for part in text.split("; "))
+
+
+def band_basis(band) -> str:
+    """How an error band (engine.Band) was measured, in the session's language: its English
+    template translated, then its numbers and file names filled in."""
+    return _(band.template).format(**dict(band.fields)) if band.fields else _(band.template)
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ui.core.format import fmt, fmt_all, pct
-from ui.core.i18n import N_, _
+from ui.core.i18n import N_, _, band_basis
 
 CURVE_TABLE = {  # column: (header, unit or None, factor)
     "rate_per_s": (N_("Rate (requests/s)"), "", 1.0),
@@ -134,12 +134,12 @@ def band_text(band, profile: str) -> str:
     """The band in words, for beside every figure."""
     if band.pct is None:
         return _("Error band of profile {profile}: not measured ({basis}).").format(
-            profile=profile, basis=band.basis
+            profile=profile, basis=band_basis(band)
         )
     return _(
         "Error band of profile {profile}: ±{band}, {basis}; shaded around the curves and to be "
         "read around every figure below."
-    ).format(profile=profile, band=pct(band.pct / 100), basis=band.basis)
+    ).format(profile=profile, band=pct(band.pct / 100), basis=band_basis(band))
 
 
 def headline(m, r: Mapping | None, band) -> list[tuple[str, str, str]]:

@@ -25,7 +25,7 @@ import streamlit as st
 
 import engine
 from ui.core.budget import TRAIN_CONFIGURATIONS
-from ui.core.i18n import _
+from ui.core.i18n import _, engine_text
 
 BUDGET_CONFIGS = TRAIN_CONFIGURATIONS  # per rerun (ui/core/budget.py)
 DIMENSIONS = ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero", "recompute")
@@ -160,4 +160,5 @@ def reasons(df: pd.DataFrame) -> pd.DataFrame:
     """How many configurations each rule rejected, most first."""
     rejected = df[df["reason"] != ""]
     counts = rejected["reason"].astype(str).value_counts()
-    return pd.DataFrame({_("Why rejected"): counts.index, _("Configurations"): counts.to_numpy()})
+    why = [engine_text(reason) for reason in counts.index]
+    return pd.DataFrame({_("Why rejected"): why, _("Configurations"): counts.to_numpy()})

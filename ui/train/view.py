@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ui.core.format import fmt, fmt_all, pct
-from ui.core.i18n import N_, _
+from ui.core.i18n import N_, _, engine_text
 
 SHOWN_ROWS = 50  # ranked configurations on screen (the CSV has them all)
 RANKED = {  # column: (header, unit or None (as is), factor)
@@ -67,7 +67,9 @@ def table(df: pd.DataFrame, spec: Mapping, rows: int | None = None) -> pd.DataFr
     out = {}
     for column, (header, unit, factor) in spec.items():
         values = part[column].to_numpy()
-        if unit is None:
+        if column == "reason":  # the engine's rule, in the reader's language
+            out[_(header)] = [engine_text(str(v)) for v in values]
+        elif unit is None:
             out[_(header)] = [
                 int(v) if isinstance(v, float | np.floating) and float(v).is_integer() else v
                 for v in values
