@@ -375,6 +375,48 @@ def test_error_band_bases_and_training_rules_show_in_chinese_and_export_in_engli
     assert i18n.engine_text(REASONS[3]) == "pp 超过了层数"
 
 
+def test_engine_messages_with_values_show_in_chinese_with_the_engines_values(monkeypatch):
+    """A message the engine formats from a marked template (engine/report/messages.py) is
+    recognised by its template and shown translated with the engine's own values; a message
+    with '; ' in it is found among '; '-joined ones; a value never spans a '; '."""
+    from engine.roofline.decode_sweep import IGNORED_ASSUMPTIONS
+    from engine.roofline.solve import FALLBACK
+
+    cat = engine.load_catalog(use_env=False)
+    templates = engine.message_templates()
+    assert FALLBACK in templates and len(templates) >= 13
+    zh = i18n.catalogue("zh")
+    assert all(re.search(r"[\u4e00-\u9fff]", zh.gettext(t)) for t in templates)
+    fallback = engine.solve(cat.models["ResNet-50"], cat.hardware["A100"], 1, "fp8").warnings[0]
+    llm = engine.decode(cat.models["Llama-3.1-8B"], cat.hardware["H100"], 1, 200_000,
+                        activation_fraction=0.5).warnings  # fmt: skip
+    assert (
+        fallback
+        == "NVIDIA A100 80GB SXM lists no fp8 peak: its fp16 peak (312 TFLOP/s) is used instead"
+    )
+    beyond, ignored = llm
+    assert (
+        beyond == "context of 200,000 tokens is beyond Llama-3.1-8B's catalogued maximum of 131,072"
+    )
+    assert ignored.startswith("activation_fraction is not used by the LLM serving model: ")
+    assert ignored.endswith(IGNORED_ASSUMPTIONS["activation_fraction"])
+    assert i18n.engine_text(fallback) == fallback  # outside a run: English
+    monkeypatch.setattr(i18n, "language", lambda: "zh")
+    # 未列出 = does not list; 峰值 = peak; 超过了目录中 … 的最大值 = beyond the catalogue's maximum
+    said = "NVIDIA A100 80GB SXM 未列出 fp8 峰值：改用其 fp16 峰值（312 TFLOP/s）"
+    assert i18n.engine_text(fallback) == said
+    joined = "; ".join([beyond, ignored, fallback])
+    assert i18n.engine_text(joined) == (
+        "200,000 个 token 的上下文超过了目录中 Llama-3.1-8B 的最大值 131,072; "
+        "LLM 服务模型不使用 activation_fraction：它搬运权重和 KV 缓存，忽略激活; " + said
+    )
+    odd = "x lists no fp8 peak; y: its fp16 peak (1 TFLOP/s) is used instead"  # spans a '; '
+    assert i18n.engine_text(odd) == odd
+    assert i18n.engine_text("H100 lists no fp4 peak: fp8's is used") == (
+        "H100 lists no fp4 peak: fp8's is used"  # not the engine's words: as written
+    )
+
+
 # --- the language -----------------------------------------------------------------------
 
 

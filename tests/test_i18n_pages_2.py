@@ -126,3 +126,16 @@ def test_error_bands_and_training_rules_are_in_chinese_with_the_english_runs_num
     assert any("PaLM (Chowdhery et al. 2022, appendix B)" in c for c in said)
     assert any("PaLM（Chowdhery 等 2022，附录 B）：每个 token 6·N" in c.value for c in zh.caption)
     assert not any("per token" in c.value for c in zh.caption)
+
+
+def test_engine_warnings_with_values_are_in_chinese_with_the_english_runs_values():
+    """/solve's precision fallback: the engine's English text recognised by its template, shown
+    in Chinese with the same values."""
+    zh, en = both("pages/solve.py", {"hardware": "A100", "precision": "fp8"})
+    said = [w.value.replace("\\", "") for w in en.warning]  # as plain text: no escapes
+    assert any("lists no fp8 peak: its fp16 peak (312 TFLOP/s) is used instead" in w for w in said)
+    shown = [w.value for w in zh.warning]
+    assert any(
+        "NVIDIA A100 80GB SXM 未列出 fp8 峰值：改用其 fp16 峰值（312 TFLOP/s）" in w for w in shown
+    )
+    assert not any("lists no" in w for w in shown)

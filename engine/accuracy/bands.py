@@ -108,18 +108,22 @@ def families(arch: Architecture) -> tuple[str, ...]:
     return tuple(found)
 
 
+NOT_FITTED_HW = N_("{hardware} was not among the fitted accelerators ({fitted})")
+NOT_FITTED_PRECISION = N_("{precision} was not among the fitted precisions ({fitted})")
+NOT_FITTED_FAMILY = N_("{families} models were not in the fitted data ({fitted} only)")
+
+
 def off_ground(profile: Profile, arch: Architecture, hardware: str, precision: str) -> list[str]:
     """Why a prediction leaves the profile's calibrated ground (empty when it does not)."""
     ground = profile.ground
     out = []
     if ground.get("hardware") and hardware not in ground["hardware"]:
-        out.append(f"{hardware} was not among the fitted accelerators "
-                   f"({', '.join(ground['hardware'])})")  # fmt: skip
+        out.append(NOT_FITTED_HW.format(hardware=hardware, fitted=", ".join(ground["hardware"])))
     if ground.get("precisions") and precision not in ground["precisions"]:
-        out.append(f"{precision} was not among the fitted precisions "
-                   f"({', '.join(ground['precisions'])})")  # fmt: skip
+        fitted = ", ".join(ground["precisions"])
+        out.append(NOT_FITTED_PRECISION.format(precision=precision, fitted=fitted))
     new = [f for f in families(arch) if ground.get("families") and f not in ground["families"]]
     if new:
-        out.append(f"{', '.join(new)} models were not in the fitted data "
-                   f"({', '.join(ground['families'])} only)")  # fmt: skip
+        fitted = ", ".join(ground["families"])
+        out.append(NOT_FITTED_FAMILY.format(families=", ".join(new), fitted=fitted))
     return out

@@ -28,6 +28,7 @@ from engine.load import results
 from engine.load.pool import PoolSize, pool_size
 from engine.load.simulate import Simulator
 from engine.load.workload import MAX_REQUESTS, Workload, draw, make_workload, margin
+from engine.report.messages import N_
 from engine.serving import inputs as si
 from engine.serving.serve import warning_list
 
@@ -167,22 +168,31 @@ def simulate(dep: Deployment, w: Workload, slo: dict | None = None) -> results.L
     return _result(dep, w, slo, values, req, results.timeseries(sim, dep.pool), notes, fits=True)
 
 
+PREEMPTIONS = N_("{count} preemptions: the KV pool filled and requests were recomputed")
+
+
 def _run_warnings(dep, w, sim, values, n_in, n_out) -> list[str]:
     notes = []
     if dep.scenario.pp > 1:
-        notes.append("pp > 1: one batch is in flight at a time (no interleaved micro-batches), "
-                     "so throughput is a lower bound, up to pp times higher")  # fmt: skip
+        notes.append(
+            N_(
+                "pp > 1: one batch is in flight at a time (no interleaved "
+                "micro-batches), so throughput is a lower bound, up to pp times higher"
+            )
+        )
     if int((n_in + n_out).max()) > dep.scenario.folded.s.context_length:
-        notes.append("input + output tokens exceed the model's trained context length")
+        notes.append(N_("input + output tokens exceed the model's trained context length"))
     if values["preemptions"]:
-        notes.append(f"{values['preemptions']:,} preemptions: the KV pool filled and requests "
-                     "were recomputed")  # fmt: skip
+        notes.append(PREEMPTIONS.format(count=f"{values['preemptions']:,}"))
     if int(n_out.min()) < 2:
-        notes.append("requests with one output token have no TPOT (left out of its statistics)")
+        notes.append(N_("requests with one output token have no TPOT (left out of its statistics)"))
     if w.mode in ("open", "trace") and _queue_grew(sim):
-        notes.append("the queue grew through the measured window: the arrival rate exceeds "
-                     "what this deployment sustains, so latencies depend on the run's "
-                     "length")  # fmt: skip
+        notes.append(
+            N_(
+                "the queue grew through the measured window: the arrival rate exceeds "
+                "what this deployment sustains, so latencies depend on the run's length"
+            )
+        )
     return notes
 
 

@@ -30,6 +30,7 @@ from engine.catalog.specs import (
 from engine.checks import MAX_BATCH, MAX_TOKENS, as_list, check_whole, check_whole_numbers
 from engine.report.columns import PHASES
 from engine.report.frames import categorical
+from engine.report.messages import N_
 from engine.roofline import decode as llm
 from engine.roofline.solve import dispatch_s, fallback_warning
 
@@ -37,10 +38,18 @@ if TYPE_CHECKING:  # pandas loads on first sweep, keeping `import engine` fast
     import pandas as pd
 
 MAX_DECODE_SWEEP_ROWS = 1_000_000  # refused before any work: ~0.4 GB of DataFrame, ~4 s
-IGNORED_ASSUMPTIONS = {  # §1-only assumptions: a warning says why when one is given
-    "activation_fraction": "it moves weights and KV cache; activations are neglected",
-    "flop_convention": "its FLOPs come from the shapes at 2 per multiply-accumulate",
+# §1-only assumptions: the warning when one is given ("<name> is not used …: <why>")
+_IGNORED_NOTES = {
+    "activation_fraction": N_(
+        "activation_fraction is not used by the LLM serving model: it moves weights and KV "
+        "cache; activations are neglected"
+    ),
+    "flop_convention": N_(
+        "flop_convention is not used by the LLM serving model: its FLOPs come from the shapes "
+        "at 2 per multiply-accumulate"
+    ),
 }
+IGNORED_ASSUMPTIONS = {name: note.split(": ", 1)[1] for name, note in _IGNORED_NOTES.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +66,7 @@ def _setup(precision: str, kv_precision: str | None, assumptions, overrides: dic
     precision = check_precision(precision)
     a = make_assumptions(assumptions, **overrides)  # checks the ignored ones' values too
     notes = tuple(
-        f"{name} is not used by the LLM serving model: {why}"
-        for name, why in IGNORED_ASSUMPTIONS.items()
-        if overrides.get(name) is not None
+        _IGNORED_NOTES[name] for name in IGNORED_ASSUMPTIONS if overrides.get(name) is not None
     )
     return _Setup(precision, check_kv_precision(kv_precision, precision), a, notes)
 
@@ -96,13 +103,19 @@ def check_prompt(prompt: object, context: int) -> int:
     return tokens
 
 
+BEYOND_CONTEXT = N_(
+    "context of {context} tokens is beyond {model}'s catalogued maximum of {maximum}"
+)
+
+
 def _warnings(m: ModelSpec, hw: HardwareSpec, setup: _Setup, context: int) -> tuple[str, ...]:
     used = hw.peak_for(setup.precision)[1]
     found = [fallback_warning(hw, setup.precision, used)]
     if m.context_length and context > m.context_length:
         found.append(
-            f"context of {context:,} tokens is beyond {m.id}'s catalogued maximum of "
-            f"{m.context_length:,}"
+            BEYOND_CONTEXT.format(
+                context=f"{context:,}", model=m.id, maximum=f"{m.context_length:,}"
+            )
         )
     return tuple(w for w in (*found, *setup.notes) if w)
 

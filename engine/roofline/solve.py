@@ -21,6 +21,7 @@ from engine.catalog.resolve import resolve_pair
 from engine.catalog.specs import BYTES_PER_PARAM, HardwareSpec, ModelSpec, check_precision
 from engine.checks import MAX_BATCH, check_whole
 from engine.report.columns import SOLVE_COLUMNS, assumption_values, display
+from engine.report.messages import N_
 
 IDLE_POWER_FRACTION = 0.3  # energy = TDP · (0.3 + 0.7·MFU) · latency (docs/model.md, "Energy")
 ENERGY_FORMULA = (
@@ -198,14 +199,17 @@ class SolveResult:
         )
 
 
+FALLBACK = N_(
+    "{hardware} lists no {precision} peak: its {used} peak ({tflops} TFLOP/s) is used instead"
+)
+
+
 def fallback_warning(hw: HardwareSpec, precision: str, used: str) -> str | None:
     """The visible warning for a precision the chip lists no peak for (None if no fallback)."""
     if used == precision or (precision == "bf16" and used == "fp16"):
         return None
-    return (
-        f"{hw.name} lists no {precision} peak; using its {used} peak "
-        f"({hw.peak_flop_per_s[used] / 1e12:g} TFLOP/s) instead"
-    )
+    tflops = f"{hw.peak_flop_per_s[used] / 1e12:g}"
+    return FALLBACK.format(hardware=hw.name, precision=precision, used=used, tflops=tflops)
 
 
 def _echo(a: Assumptions, dispatch: float) -> Assumptions:

@@ -26,14 +26,20 @@ from engine.catalog.specs import (
     check_precision,
 )
 from engine.checks import MAX_DEGREE, check_whole
+from engine.report.messages import N_
 from engine.serving.kernel import Device, Efficiencies, Folded, fold
 from engine.serving.operators import Layout, step_lists
 
 ACTIVATION_BYTES_MIN = 2.0  # activations stay 16-bit when weights are narrower (fp8, int4)
 KNOWN = frozenset(ASSUMPTION_NAMES)
-UNUSED = {  # the tutorial's assumptions the serving model does not read
-    "activation_fraction": "activations are counted per operator",
-    "flop_convention": "FLOPs come from the shapes at 2 per multiply-accumulate",
+UNUSED = {  # the tutorial's assumptions the serving model does not read: the note for each
+    "activation_fraction": N_(
+        "activation_fraction is not used by the serving model: activations are counted per operator"
+    ),
+    "flop_convention": N_(
+        "flop_convention is not used by the serving model: FLOPs come from the shapes at 2 per "
+        "multiply-accumulate"
+    ),
 }
 
 
@@ -60,11 +66,7 @@ def setup(precision, kv_precision, assumptions, profile, overrides: dict) -> Set
         raise ValueError(f"assumptions must be an Assumptions, got {type(assumptions).__name__}")
     plain = all(v is None for v in overrides.values()) and overrides.keys() <= KNOWN
     a = assumptions if plain else make_assumptions(assumptions, **overrides)
-    notes = tuple(
-        f"{name} is not used by the serving model: {why}"
-        for name, why in UNUSED.items()
-        if overrides.get(name) is not None
-    )
+    notes = tuple(note for name, note in UNUSED.items() if overrides.get(name) is not None)
     return Setup(precision, kv, a, profile, notes)
 
 

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from engine.catalog.specs import HardwareSpec
+from engine.report.messages import N_
 from engine.training.memory import GRADIENT_BYTES, OPTIMIZER_BYTES, WEIGHT_BYTES
 
 MAX_TOKEN_BUDGET = 1e17  # tokens; far beyond any published run (Llama 3: 1.5e13)
@@ -79,18 +80,27 @@ def memory_warning(values: dict, capacity_label: str, reserve: float) -> str:
     )
 
 
+NO_PEAK = N_(
+    "no {precision} peak listed for {hardware}: the {used} peak is used (see peak_precision)"
+)
+TP_SPANS_NODES = N_(
+    "tp {tp} spans nodes ({per_node} GPUs per node): its collectives run on the inter-node network"
+)
+NEVER_FILLS = N_(
+    "{micro_batches} micro-batches per step for {pp} pipeline stages: the pipeline never fills"
+)
+
+
 def warnings_for(st, values: dict) -> list[str]:
     """Every warning a result carries (call-wide notes first)."""
     out = []
     if st.dev.fallback:
-        out.append(f"no {st.precision} peak listed for {st.hw.id}: the {st.peak_precision} "
-                   "peak is used (see peak_precision)")  # fmt: skip
+        out.append(NO_PEAK.format(precision=st.precision, hardware=st.hw.id,
+                                  used=st.peak_precision))  # fmt: skip
     if values["tp"] > st.hw.devices_per_node:
-        out.append(f"tp {values['tp']} spans nodes ({st.hw.devices_per_node} GPUs per node): "
-                   "its collectives run on the inter-node network")  # fmt: skip
+        out.append(TP_SPANS_NODES.format(tp=values["tp"], per_node=st.hw.devices_per_node))
     if values["pp"] > 1 and values["micro_batches"] < values["pp"]:
-        out.append(f"{values['micro_batches']} micro-batches per step for {values['pp']} "
-                   "pipeline stages: the pipeline never fills")  # fmt: skip
+        out.append(NEVER_FILLS.format(micro_batches=values["micro_batches"], pp=values["pp"]))
     if not values["fits_in_memory"]:
         out.append(memory_warning(values, st.hw.capacity_label, st.dev.reserve))
     return out

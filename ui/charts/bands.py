@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 
 import engine
 from ui.core.format import fmt
-from ui.core.i18n import N_, _, band_basis
+from ui.core.i18n import N_, _, band_basis, engine_text
 
 GROUP = "error_band"  # the legend group of every band drawn (one click hides them all)
 FILL_ALPHA = 0.13
@@ -84,7 +84,7 @@ def sentence(n: Note, value: str = "") -> str:
         text = text[:1].upper() + text[1:]
     if n.off:
         text += _(". Off the profile's calibrated ground: {reasons} (the band is a floor there, "
-                  "not an estimate)").format(reasons="; ".join(n.off))  # fmt: skip
+                  "not an estimate)").format(reasons=engine_text("; ".join(n.off)))  # fmt: skip
     if n.edited:
         text += _(". The band is the profile's as fitted; your edits of its assumptions are not "
                   "measured")  # fmt: skip

@@ -143,7 +143,7 @@ def band_of(model, df: pd.DataFrame, profile: engine.Profile, edited: bool):
 
 def with_band(table: pd.DataFrame, note: bands.Note, off: Sequence[str]) -> pd.DataFrame:
     """The on-screen table with the band and each row's off-ground reasons ('—': on it)."""
-    off_ground = [o or "—" for o in off]
+    off_ground = [engine_text(o) if o else "—" for o in off]
     return table.assign(**{_("Error band"): note.short(), _("Off calibrated ground"): off_ground})
 
 

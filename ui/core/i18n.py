@@ -22,11 +22,15 @@ English (ui.core.state.publish), and no page warns about it (ui.core.state.bind)
 from __future__ import annotations
 
 import gettext
+import re
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
+from string import Formatter
 
 import streamlit as st
+
+import engine
 
 LOCALES = Path(__file__).resolve().parents[2] / "locales"
 DOMAIN = "messages"
@@ -67,13 +71,49 @@ def _(message: str) -> str:
 
 
 def engine_text(text: str) -> str:
-    """The engine's warning or reason in the session's language: each of its '; '-joined parts
-    that is one of the engine's fixed messages (engine/report/messages.py) translated, the
-    rest (with numbers or names in them) as written."""
-    whole = _(text) if text else text
-    if whole != text:  # one fixed message with '; ' in it (the model FLOPs definition)
-        return whole
-    return "; ".join(_(part) if part else part for part in text.split("; "))
+    """The engine's warning or reason in the session's language: the whole text, else each of
+    its '; '-joined parts, that is one of the engine's marked messages (engine/report/
+    messages.py) translated, a template's values kept as the engine wrote them; the rest as
+    written."""
+    parts, shown, i = text.split("; "), [], 0
+    while i < len(parts):  # the longest run of parts that is one message (some hold '; ')
+        for j in range(len(parts), i, -1):
+            piece = "; ".join(parts[i:j])
+            said = _one_message(piece)
+            if said != piece or j == i + 1:
+                break
+        shown.append(said)
+        i = j
+    return "; ".join(shown)
+
+
+def _one_message(text: str) -> str:
+    if not text:
+        return text  # not gettext's catalogue header
+    found = _(text)
+    if found != text:
+        return found
+    for template, pattern in _patterns(engine.message_templates()):
+        match = pattern.fullmatch(text)
+        if match:
+            return _(template).format(**match.groupdict())
+    return text
+
+
+@cache
+def _patterns(templates: tuple[str, ...]) -> tuple[tuple[str, re.Pattern], ...]:
+    """Each template as a pattern of its English text: its fields captured by name (non-empty,
+    never across a '; ', which joins messages)."""
+    out = []
+    for template in templates:
+        parts, seen = [], set()
+        for literal, field, _spec, _conv in Formatter().parse(template):
+            parts.append(re.escape(literal))
+            if field:
+                parts.append(f"(?P={field})" if field in seen else f"(?P<{field}>(?:(?!; ).)+?)")
+                seen.add(field)
+        out.append((template, re.compile("".join(parts), re.DOTALL)))
+    return tuple(out)
 
 
 def band_basis(band) -> str:

@@ -10,7 +10,7 @@ import streamlit as st
 import engine
 from ui.core import frame
 from ui.core.downloads import download_csv
-from ui.core.i18n import _
+from ui.core.i18n import _, engine_text
 from ui.core.text import plain
 from ui.load import figures as lf
 from ui.load import view as lv
@@ -29,7 +29,7 @@ def notes(d, sched, band, arch) -> None:
             _(
                 "Off profile {profile}'s calibrated ground: {reasons}. Its error band is then a "
                 "floor, not an estimate."
-            ).format(profile=d.profile, reasons="; ".join(plain(r) for r in reasons)),
+            ).format(profile=d.profile, reasons="; ".join(plain(engine_text(r)) for r in reasons)),
             icon="🧭",
         )
 
