@@ -72,7 +72,7 @@ from engine.load.trace import (
     parse_trace,
 )
 from engine.report.export import records, to_csv
-from engine.report.messages import templates as message_templates
+from engine.report.messages import marked as marked_messages
 from engine.roofline.decode import MAX_CONTEXT, DecodeResult
 from engine.roofline.decode_sweep import (
     IGNORED_ASSUMPTIONS,
@@ -177,10 +177,10 @@ __all__ = [
     "load_scheduler",
     "make_assumptions",
     "marginal_gain",
+    "marked_messages",
     "max_rate",
     "max_rate_events",
     "measurements_template",
-    "message_templates",
     "model_from_config",
     "normalise_id",
     "off_ground",

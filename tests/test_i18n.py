@@ -383,10 +383,11 @@ def test_engine_messages_with_values_show_in_chinese_with_the_engines_values(mon
     from engine.roofline.solve import FALLBACK
 
     cat = engine.load_catalog(use_env=False)
-    templates = engine.message_templates()
-    assert FALLBACK in templates and len(templates) >= 13
+    marked = engine.marked_messages()
+    templates = [m for m in marked if re.search(r"\{\w+\}", m)]
+    assert FALLBACK in templates and len(templates) >= 13 and len(marked) > 40
     zh = i18n.catalogue("zh")
-    assert all(re.search(r"[\u4e00-\u9fff]", zh.gettext(t)) for t in templates)
+    assert all(re.search(r"[\u4e00-\u9fff]", zh.gettext(m)) for m in marked)
     fallback = engine.solve(cat.models["ResNet-50"], cat.hardware["A100"], 1, "fp8").warnings[0]
     llm = engine.decode(cat.models["Llama-3.1-8B"], cat.hardware["H100"], 1, 200_000,
                         activation_fraction=0.5).warnings  # fmt: skip
@@ -415,6 +416,17 @@ def test_engine_messages_with_values_show_in_chinese_with_the_engines_values(mon
     assert i18n.engine_text("H100 lists no fp4 peak: fp8's is used") == (
         "H100 lists no fp4 peak: fp8's is used"  # not the engine's words: as written
     )
+    # a hostile name: many literals or parts cost linear work (a first version's regexes
+    # backtracked for 6 s on the first text; trying every run of parts took 46 s on the second)
+    for text in (" lists no x peak: its " * 300, "a (" * 3000):
+        assert i18n.engine_text(text) == text
+    tried = []
+    one = i18n._one_message
+    monkeypatch.setattr(i18n, "_one_message", lambda t, ts: tried.append(t) or one(t, ts))
+    span = 1 + max(m.count("; ") for m in marked)
+    assert span == 2  # the FLOPs definition and an unused-assumption note hold one '; '
+    assert i18n.engine_text("x; " * 2000) == "x; " * 2000
+    assert len(tried) <= 2001 * span and max(map(len, tried)) <= 4
 
 
 # --- the language -----------------------------------------------------------------------

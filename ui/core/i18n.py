@@ -22,7 +22,6 @@ English (ui.core.state.publish), and no page warns about it (ui.core.state.bind)
 from __future__ import annotations
 
 import gettext
-import re
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -71,15 +70,16 @@ def _(message: str) -> str:
 
 
 def engine_text(text: str) -> str:
-    """The engine's warning or reason in the session's language: the whole text, else each of
-    its '; '-joined parts, that is one of the engine's marked messages (engine/report/
-    messages.py) translated, a template's values kept as the engine wrote them; the rest as
-    written."""
+    """The engine's warning or reason in the session's language: each of its '; '-joined parts
+    (or run of parts: a few messages hold '; ') that is one of the engine's marked messages
+    (engine/report/messages.py) translated, a template's values kept as the engine wrote them;
+    the rest as written. Linear in the text: no pattern backtracks."""
+    span, templates = _marked()
     parts, shown, i = text.split("; "), [], 0
-    while i < len(parts):  # the longest run of parts that is one message (some hold '; ')
-        for j in range(len(parts), i, -1):
+    while i < len(parts):  # the longest run of parts, at most `span`, that is one message
+        for j in range(min(len(parts), i + span), i, -1):
             piece = "; ".join(parts[i:j])
-            said = _one_message(piece)
+            said = _one_message(piece, templates)
             if said != piece or j == i + 1:
                 break
         shown.append(said)
@@ -87,33 +87,67 @@ def engine_text(text: str) -> str:
     return "; ".join(shown)
 
 
-def _one_message(text: str) -> str:
+def _one_message(text: str, templates) -> str:
     if not text:
         return text  # not gettext's catalogue header
     found = _(text)
     if found != text:
         return found
-    for template, pattern in _patterns(engine.message_templates()):
-        match = pattern.fullmatch(text)
-        if match:
-            return _(template).format(**match.groupdict())
+    for template, pieces in templates:
+        values = _values(pieces, text)
+        if values is not None:
+            return _(template).format(**values)
     return text
 
 
 @cache
-def _patterns(templates: tuple[str, ...]) -> tuple[tuple[str, re.Pattern], ...]:
-    """Each template as a pattern of its English text: its fields captured by name (non-empty,
-    never across a '; ', which joins messages)."""
-    out = []
-    for template in templates:
-        parts, seen = [], set()
-        for literal, field, _spec, _conv in Formatter().parse(template):
-            parts.append(re.escape(literal))
-            if field:
-                parts.append(f"(?P={field})" if field in seen else f"(?P<{field}>(?:(?!; ).)+?)")
-                seen.add(field)
-        out.append((template, re.compile("".join(parts), re.DOTALL)))
-    return tuple(out)
+def _marked_of(messages: tuple[str, ...]):
+    """The most '; '-joined parts one marked message spans, and each template's pieces: its
+    (literal, field) pairs as Formatter.parse gives them."""
+    span = 1 + max((m.count("; ") for m in messages), default=0)
+    templates = []
+    for m in messages:
+        pieces = tuple((literal, field) for literal, field, _s, _c in Formatter().parse(m))
+        if any(field for _, field in pieces):
+            templates.append((m, pieces))
+    return span, tuple(templates)
+
+
+def _marked():
+    return _marked_of(engine.marked_messages())
+
+
+def _values(pieces, text: str) -> dict[str, str] | None:
+    """The fields' values if `text` is the template of `pieces` filled in, else None: each value
+    is non-empty, never holds '; ', and runs to the first place the next literal fits (the
+    last literal ends the text)."""
+    values: dict[str, str] = {}
+    pos, pending = 0, None
+    for literal, field in pieces:
+        if pending is None:
+            if not text.startswith(literal, pos):
+                return None
+            end = pos
+        elif field is None:  # the template's last literal: it ends the text
+            end = len(text) - len(literal)
+            if not text.endswith(literal) or end <= pos:
+                return None
+        else:
+            end = text.find(literal, pos + 1) if literal else -1
+            if end < 0:
+                return None
+        if pending is not None:
+            value = text[pos:end]
+            if not value or "; " in value or values.setdefault(pending, value) != value:
+                return None
+        pos, pending = end + len(literal), field
+    if pending is not None:  # the template ends with a field
+        value = text[pos:]
+        if not value or "; " in value or values.setdefault(pending, value) != value:
+            return None
+    elif pos != len(text):
+        return None
+    return values
 
 
 def band_basis(band) -> str:
