@@ -121,33 +121,26 @@ def _values(pieces, text: str) -> dict[str, str] | None:
     """The fields' values if `text` is the template of `pieces` filled in, else None: each value
     is non-empty, never holds '; ', and runs to the first place the next literal fits (the
     last literal ends the text)."""
-    values: dict[str, str] = {}
-    pos, pending = 0, None
-    for literal, field in pieces:
-        if pending is None:
-            if not text.startswith(literal, pos):
-                return None
-            end = pos
-        elif field is None:  # the template's last literal: it ends the text
-            end = len(text) - len(literal)
-            if not text.endswith(literal) or end <= pos:
-                return None
+    first, pending = pieces[0]
+    if not text.startswith(first):
+        return None
+    values, pos = {}, len(first)
+    for literal, field in pieces[1:]:
+        if field is None:  # the template's last literal: it ends the text
+            end = len(text) - len(literal) if text.endswith(literal) else -1
         else:
             end = text.find(literal, pos + 1) if literal else -1
-            if end < 0:
-                return None
-        if pending is not None:
-            value = text[pos:end]
-            if not value or "; " in value or values.setdefault(pending, value) != value:
-                return None
+        if end <= pos or not _take(values, pending, text[pos:end]):
+            return None
         pos, pending = end + len(literal), field
     if pending is not None:  # the template ends with a field
-        value = text[pos:]
-        if not value or "; " in value or values.setdefault(pending, value) != value:
-            return None
-    elif pos != len(text):
-        return None
-    return values
+        return values if _take(values, pending, text[pos:]) else None
+    return values if pos == len(text) else None
+
+
+def _take(values: dict[str, str], field: str, value: str) -> bool:
+    """Record `field`'s value; False if it is empty, holds '; ' or differs from an earlier one."""
+    return bool(value) and "; " not in value and values.setdefault(field, value) == value
 
 
 def band_basis(band) -> str:
