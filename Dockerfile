@@ -4,8 +4,14 @@
 #   docker run -d -p 8501:8501 roofline-explorer       # then open http://localhost:8501/
 #
 # BASE must be a Debian-style image with Python 3.11 and its venv module
-# (python:3.11-slim, or the stand-in made by ci/make_base_image.sh).
-ARG BASE=python:3.11-slim
+# (python:3.11-slim, or the stand-in made by ci/make_base_image.sh: --build-arg BASE=...).
+# The default is pinned by digest, so a rebuild gets the same base until someone moves the pin:
+# python:3.11-slim as rebuilt on 2026-10-01 (Python 3.11.17, Debian 13 "trixie"), the OCI image
+# index digest that `docker buildx imagetools inspect python:3.11.17-slim-trixie` reports (the
+# tag python:3.11-slim pointed to the same index then). Every rebuild's digest is listed in
+# docker-library/repo-info, repos/python/remote/3.11-slim.md. To move the pin, run
+# `docker buildx imagetools inspect python:3.11-slim` and copy its "Digest:" line here.
+ARG BASE=python:3.11-slim@sha256:45037981b62b34b44602584fccbc4d884d5f7dc92c7ee86bb38a698a79fe1e51
 FROM ${BASE}
 
 # Runtime configuration (all optional; see the README, "Deploy for a team"):
@@ -57,6 +63,10 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 # The container listens on ALL interfaces (0.0.0.0), unlike `streamlit run` from the README
 # (.streamlit/config.toml: 127.0.0.1): who can reach it is decided where the port is published
 # (`docker run -p 127.0.0.1:8501:8501`, the Kubernetes Service).
+# Users of the container never see a traceback or a server path: an uncaught error shows
+# Streamlit's generic message and goes to the log (client.showErrorDetails "none"; the legacy
+# "false" would still show the traceback in Streamlit 1.67). `streamlit run` from a checkout
+# keeps the full details for developers (.streamlit/config.toml: "full").
 # The port and base URL path are left to the STREAMLIT_SERVER_* variables above.
 CMD ["python", "-m", "streamlit", "run", "app.py", \
      "--server.address=0.0.0.0", \
@@ -64,5 +74,6 @@ CMD ["python", "-m", "streamlit", "run", "app.py", \
      "--server.runOnSave=false", \
      "--server.fileWatcherType=none", \
      "--server.enableXsrfProtection=true", \
+     "--client.showErrorDetails=none", \
      "--browser.gatherUsageStats=false", \
      "--logger.hideWelcomeMessage=true"]

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from ui.core.frame import PAGES, ROOT, catalog, setup_page, show_catalog_notes
-from ui.core.i18n import N_, _
+from ui.words.i18n import N_, _
 
 setup_page("Overview")
 cat = catalog()

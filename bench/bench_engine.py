@@ -53,7 +53,15 @@ def main() -> None:
     cat = engine.default_catalog()
     model, hw = cat.find_model("ResNet-50"), cat.find_hardware("A100")
     n = 20_000
-    by_spec = median_time(lambda: [solve_specs(model, hw, 8, "fp16") for _ in range(n)], 5) / n
+    by_spec = (
+        median_time(
+            lambda: [
+                solve_specs(model=model, hw=hw, batch_size=8, precision="fp16") for _ in range(n)
+            ],
+            5,
+        )
+        / n
+    )
     by_id = median_time(lambda: [engine.solve("ResNet-50", "A100", 8) for _ in range(n)], 5) / n
 
     models = list(cat.models)[:10]
@@ -61,7 +69,12 @@ def main() -> None:
     batches = list(range(1, 251))
     precisions = ["fp16", "fp8", "int8", "fp32"]
     rows = len(models) * len(hardware) * len(batches) * len(precisions)  # 100,000
-    sweep_s = median_time(lambda: engine.sweep(models, hardware, batches, precisions), 7)
+    sweep_s = median_time(
+        lambda: engine.sweep(
+            models=models, hardware=hardware, batch_sizes=batches, precisions=precisions
+        ),
+        7,
+    )
     big = list(range(1, 1_000_001))
     sweep_1m_s = median_time(lambda: engine.sweep("ResNet-50", "A100", big), 3)
 

@@ -24,25 +24,67 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import engine
 
 SIMULATIONS = [  # (label, serve_load keywords): 10,000 requests each
-    ("Llama-3.1-8B on H100, 1000/200 tokens, Poisson at 10/s (45 % of capacity)",
-     {"model": "Llama-3.1-8B", "hardware": "H100", "input_tokens": 1000, "output_tokens": 200,
-      "rate": 10.0}),
-    ("Llama-3.1-8B on H100, 1000/200 tokens, Poisson at 18/s (80 %), lengths ±50 %",
-     {"model": "Llama-3.1-8B", "hardware": "H100", "input_tokens": 1000, "output_tokens": 200,
-      "rate": 18.0, "length_spread": 0.5}),
-    ("Llama-3.1-70B on 4x H100 (trtllm), 1500/300 tokens, 64 clients",
-     {"model": "Llama-3.1-70B", "hardware": "H100", "tp": 4, "input_tokens": 1500,
-      "output_tokens": 300, "concurrency": 64, "profile": "trtllm"}),
-    ("Llama-3.1-8B on L40S, 2000/1000 tokens, max throughput (KV-bound, preemptions)",
-     {"model": "Llama-3.1-8B", "hardware": "L40S", "input_tokens": 2000, "output_tokens": 1000,
-      "concurrency": "max", "length_spread": 0.2}),
-]  # fmt: skip
-SEARCH = {"model": "Llama-3.1-8B", "hardware": "H100", "input_tokens": 1000,
-          "output_tokens": 200, "slo_ttft_ms_p90": 200.0, "slo_tpot_ms_p99": 30.0}  # fmt: skip
-GRID = {"models": ["Llama-3.1-8B", "Llama-3.1-70B", "Mixtral-8x7B", "DeepSeek-V3", "Gemma-2-9B"],
-        "hardware": ["A100", "H100", "H200", "L40S"], "tp": [1, 2, 4, 8],
-        "rates": [0.25 * i for i in range(1, 33)], "input_tokens": [500, 2000],
-        "output_tokens": [200, 1000]}  # fmt: skip
+    (
+        "Llama-3.1-8B on H100, 1000/200 tokens, Poisson at 10/s (45 % of capacity)",
+        {
+            "model": "Llama-3.1-8B",
+            "hardware": "H100",
+            "input_tokens": 1000,
+            "output_tokens": 200,
+            "rate": 10.0,
+        },
+    ),
+    (
+        "Llama-3.1-8B on H100, 1000/200 tokens, Poisson at 18/s (80 %), lengths ±50 %",
+        {
+            "model": "Llama-3.1-8B",
+            "hardware": "H100",
+            "input_tokens": 1000,
+            "output_tokens": 200,
+            "rate": 18.0,
+            "length_spread": 0.5,
+        },
+    ),
+    (
+        "Llama-3.1-70B on 4x H100 (trtllm), 1500/300 tokens, 64 clients",
+        {
+            "model": "Llama-3.1-70B",
+            "hardware": "H100",
+            "tp": 4,
+            "input_tokens": 1500,
+            "output_tokens": 300,
+            "concurrency": 64,
+            "profile": "trtllm",
+        },
+    ),
+    (
+        "Llama-3.1-8B on L40S, 2000/1000 tokens, max throughput (KV-bound, preemptions)",
+        {
+            "model": "Llama-3.1-8B",
+            "hardware": "L40S",
+            "input_tokens": 2000,
+            "output_tokens": 1000,
+            "concurrency": "max",
+            "length_spread": 0.2,
+        },
+    ),
+]
+SEARCH = {
+    "model": "Llama-3.1-8B",
+    "hardware": "H100",
+    "input_tokens": 1000,
+    "output_tokens": 200,
+    "slo_ttft_ms_p90": 200.0,
+    "slo_tpot_ms_p99": 30.0,
+}
+GRID = {
+    "models": ["Llama-3.1-8B", "Llama-3.1-70B", "Mixtral-8x7B", "DeepSeek-V3", "Gemma-2-9B"],
+    "hardware": ["A100", "H100", "H200", "L40S"],
+    "tp": [1, 2, 4, 8],
+    "rates": [0.25 * i for i in range(1, 33)],
+    "input_tokens": [500, 2000],
+    "output_tokens": [200, 1000],
+}
 
 
 def reference() -> float:
@@ -80,20 +122,25 @@ def main() -> None:
     ref = min(reference() for _ in range(args.repeat))
     print(f"reference: 1 M Python multiply-adds in {ref * 1e3:.0f} ms CPU (load {_load()})")
     for label, kw in SIMULATIONS:
-        best, median, r = timed(lambda kw=kw: engine.serve_load(requests=10_000, **kw),
-                                args.repeat)  # fmt: skip
-        print(f"simulate 10,000 requests, {label}: {best:.3f} s CPU (median {median:.3f}; "
-              f"{best / ref:.1f}x the reference, target 10x; {r['requests_measured']:,} "
-              f"measured, {r['preemptions']:,} preemptions)")  # fmt: skip
+        best, median, r = timed(lambda kw=kw: engine.serve_load(requests=10_000, **kw), args.repeat)
+        print(
+            f"simulate 10,000 requests, {label}: {best:.3f} s CPU (median {median:.3f}; "
+            f"{best / ref:.1f}x the reference, target 10x; {r['requests_measured']:,} "
+            f"measured, {r['preemptions']:,} preemptions)"
+        )
     best, median, m = timed(lambda: engine.max_rate(**SEARCH), args.repeat)
-    print(f"max-rate search ({SEARCH['model']} on {SEARCH['hardware']}, p90 TTFT <= 200 ms, "
-          f"p99 TPOT <= 30 ms): {best:.3f} s CPU (median {median:.3f}; target 2 s), "
-          f"{len(m.tried)} simulations, {m.max_rate_per_s:.2f} requests/s "
-          f"(analytic {m.analytic_max_rate_per_s:.2f})")  # fmt: skip
+    print(
+        f"max-rate search ({SEARCH['model']} on {SEARCH['hardware']}, p90 TTFT <= 200 ms, "
+        f"p99 TPOT <= 30 ms): {best:.3f} s CPU (median {median:.3f}; target 2 s), "
+        f"{len(m.tried)} simulations, {m.max_rate_per_s:.2f} requests/s "
+        f"(analytic {m.analytic_max_rate_per_s:.2f})"
+    )
     best, median, df = timed(lambda: engine.load_grid(**GRID), args.repeat)
-    print(f"analytic fast path: {len(df):,} configurations ({len(df.attrs['skipped'])} "
-          f"deployments skipped) in {best:.3f} s CPU (median {median:.3f}; target 1 s; "
-          f"{len(df) / best:,.0f} configurations/s)")  # fmt: skip
+    print(
+        f"analytic fast path: {len(df):,} configurations ({len(df.attrs['skipped'])} "
+        f"deployments skipped) in {best:.3f} s CPU (median {median:.3f}; target 1 s; "
+        f"{len(df) / best:,.0f} configurations/s)"
+    )
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ def contenders():
     model, hardware = mlsysim.Models.ResNet50, mlsysim.Hardware.A100
 
     def ours():
-        return engine.solve("ResNet-50", "A100", BATCH, "fp16")
+        return engine.solve(model="ResNet-50", hardware="A100", batch_size=BATCH, precision="fp16")
 
     def theirs():
         return mlsysim.Engine.solve(model, hardware, batch_size=BATCH, precision="fp16")

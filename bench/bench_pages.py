@@ -11,14 +11,19 @@ chart (bench/first_chart_minimal.py, same flags and config) run side by side; ea
 once, then, in turns, every page is opened N times in a fresh headless Chromium context and
 timed from navigation start to the first `.js-plotly-plot` drawn (a trace in its SVG, seen by
 a MutationObserver installed before the page loads). Reported: the median per page and its
-ratio to the minimal page's median (target: within 1.3x, issue 18 item 23), and the paired
+ratio to the minimal page's median (target: within 1.3x), and the paired
 ratio: each round's page time over that round's minimal time, median and quartiles. Both
 servers share the machine, so a busy spell slows both; the pairing keeps it out of the ratio.
+With /solve among the pages, each page's paired ratio over /solve's time in the same round too
+(`versus_solve`; /load's target: within 1.5x): `--first-chart --pages /solve,/load`. A page
+whose address holds `{visit}` gets a new number at every visit (`/load?seed={visit}`: a scenario
+no session has asked for yet, so nothing is cached: what a new user's own link costs).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import sys
@@ -77,7 +82,8 @@ def time_page(
     }
 
 
-FIRST_CHART_PAGES = ("/solve", "/decode", "/plan")
+FIRST_CHART_PAGES = ("/solve", "/decode", "/plan", "/load")
+VERSUS = "/solve"  # the page every other is paired with too (`versus_solve`)
 FIRST_CHART_JS = """
 window.__firstChart = null;
 new MutationObserver((_, observer) => {
@@ -115,11 +121,12 @@ def first_chart(repeats: int, pages: tuple[str, ...] = FIRST_CHART_PAGES) -> dic
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            visits = itertools.count()  # `{visit}` in an address: a new scenario each time
             for url in targets.values():  # warm: imports, catalogue, caches
-                first_chart_ms(browser, url)
+                first_chart_ms(browser, url.format(visit=next(visits)))
             for _ in range(repeats):  # in turns, so a busy spell slows every page alike
                 for name, url in targets.items():
-                    times[name].append(first_chart_ms(browser, url))
+                    times[name].append(first_chart_ms(browser, url.format(visit=next(visits))))
             browser.close()
     finally:
         stop_server(app)
@@ -134,12 +141,18 @@ def ratios(times: dict[str, list[float]], base_name: str) -> dict:
     base = statistics.median(times[base_name])
     out = {}
     for name, t in times.items():
-        paired = [x / b for x, b in zip(t, times[base_name], strict=True)]
-        q1, _, q3 = statistics.quantiles(paired, n=4) if len(paired) > 1 else (paired * 3)
         out[name] = {"median_ms": statistics.median(t), "ratio": statistics.median(t) / base}
-        out[name] |= {"paired_ratio": statistics.median(paired), "paired_iqr": [q1, q3]}
-        out[name] |= {"runs": t}
+        out[name] |= paired_ratio(t, times[base_name]) | {"runs": t}
+        if VERSUS in times and name != VERSUS:
+            out[name] |= {"versus_solve": paired_ratio(t, times[VERSUS])}
     return out
+
+
+def paired_ratio(times: list[float], base: list[float]) -> dict:
+    """Each round's time over the base page's time in that round: median and quartiles."""
+    paired = [x / b for x, b in zip(times, base, strict=True)]
+    q1, _, q3 = statistics.quantiles(paired, n=4) if len(paired) > 1 else (paired * 3)
+    return {"paired_ratio": statistics.median(paired), "paired_iqr": [q1, q3]}
 
 
 def main() -> None:
@@ -159,9 +172,11 @@ def main() -> None:
             runs = ", ".join(f"{t / 1e3:.2f}" for t in r["runs"])
             median, ratio = r["median_ms"] / 1e3, r["ratio"]
             paired, (q1, q3) = r["paired_ratio"], r["paired_iqr"]
+            versus = r.get("versus_solve")
+            over = f"  over {VERSUS} {versus['paired_ratio']:4.2f}x" if versus else ""
             print(
                 f"{name:<28} median {median:5.2f} s  {ratio:4.2f}x  "
-                f"paired {paired:4.2f}x [{q1:4.2f}-{q3:4.2f}]  ({runs} s)"
+                f"paired {paired:4.2f}x [{q1:4.2f}-{q3:4.2f}]{over}  ({runs} s)"
             )
         return
     results = {}
@@ -171,7 +186,7 @@ def main() -> None:
         results[name] = time_page(page, query, args.repeats)
     for name, (page, query, edit) in COLD.items():
         if (ROOT / page).exists() and args.only in name:
-            results[name] = time_page(page, query, args.repeats, edit)
+            results[name] = time_page(page=page, query=query, repeats=args.repeats, edit=edit)
     if args.json:
         print(json.dumps(results, indent=2))
         return

@@ -39,11 +39,15 @@ def grid(rows: int) -> dict:
     fixed = len(MODELS) * len(HARDWARE) * 2 * 2 * 2 * 10 * 10  # precisions, tp, pp, I, O
     batches = max(1, round(rows / fixed))
     return {
-        "models": MODELS, "hardware": HARDWARE, "precisions": ["bf16", "fp8"], "tp": [1, 8],
-        "pp": [1, 2], "batch_sizes": list(range(1, batches + 1)),
+        "models": MODELS,
+        "hardware": HARDWARE,
+        "precisions": ["bf16", "fp8"],
+        "tp": [1, 8],
+        "pp": [1, 2],
+        "batch_sizes": list(range(1, batches + 1)),
         "input_tokens": [128 * 2**i for i in range(10)],
         "output_tokens": [1 + 100 * i for i in range(10)],
-    }  # fmt: skip
+    }
 
 
 def timed_sweep(kw: dict) -> tuple[int, float, float]:
@@ -54,8 +58,10 @@ def timed_sweep(kw: dict) -> tuple[int, float, float]:
 
 
 def line(label: str, n: int, cpu: float, wall: float) -> str:
-    return (f"serve_sweep ({label}): {n:,} rows in {cpu:.2f} s CPU ({n / cpu / 1e6:.2f} M rows/s; "
-            f"wall {wall:.2f} s, {n / wall / 1e6:.2f} M rows/s)")  # fmt: skip
+    return (
+        f"serve_sweep ({label}): {n:,} rows in {cpu:.2f} s CPU ({n / cpu / 1e6:.2f} M rows/s; "
+        f"wall {wall:.2f} s, {n / wall / 1e6:.2f} M rows/s)"
+    )
 
 
 def bench_sweep(rows: int) -> None:
@@ -73,10 +79,12 @@ def bench_sweep(rows: int) -> None:
     tracemalloc.stop()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
     print(f"process peak resident set: {rss / 2**30:.2f} GiB (imports and the sweeps above)")
-    print(f"serve_sweep memory: peak {peak / 2**30:.2f} GiB traced while building "
-          f"{len(df):,} rows (the frame itself {(frame - shared) / 2**30:.2f} GiB; pandas "
-          f"counts {shared / 2**30:.2f} GiB more for the constant columns, which share one "
-          "value)")  # fmt: skip
+    print(
+        f"serve_sweep memory: peak {peak / 2**30:.2f} GiB traced while building "
+        f"{len(df):,} rows (the frame itself {(frame - shared) / 2**30:.2f} GiB; pandas "
+        f"counts {shared / 2**30:.2f} GiB more for the constant columns, which share one "
+        "value)"
+    )
 
 
 def _shared(column) -> bool:
@@ -103,19 +111,26 @@ def bench_fresh(rows: int, processes: int) -> None:
         print(line(f"first run, fresh process {i + 1}", *runs[-1].values()))
     for key in ("cpu_s", "wall_s"):
         xs = [r[key] for r in runs]
-        print(f"first runs over {processes} fresh processes, {key[:-2]} seconds: min {min(xs):.2f},"
-              f" median {statistics.median(xs):.2f}, max {max(xs):.2f} (slowest: "
-              f"{runs[0]['rows'] / max(xs) / 1e6:.2f} M rows/s)")  # fmt: skip
+        print(
+            f"first runs over {processes} fresh processes, {key[:-2]} seconds: min {min(xs):.2f},"
+            f" median {statistics.median(xs):.2f}, max {max(xs):.2f} (slowest: "
+            f"{runs[0]['rows'] / max(xs) / 1e6:.2f} M rows/s)"
+        )
 
 
 def bench_scalar(calls: int) -> None:
     rng = random.Random(1)
     cases = [
-        {"model": rng.choice(MODELS), "hardware": rng.choice(HARDWARE), "tp": rng.choice([1, 8]),
-         "batch_size": rng.randint(1, 256), "input_tokens": rng.randint(1, 8000),
-         "output_tokens": rng.randint(1, 2000)}
+        {
+            "model": rng.choice(MODELS),
+            "hardware": rng.choice(HARDWARE),
+            "tp": rng.choice([1, 8]),
+            "batch_size": rng.randint(1, 256),
+            "input_tokens": rng.randint(1, 8000),
+            "output_tokens": rng.randint(1, 2000),
+        }
         for _ in range(calls)
-    ]  # fmt: skip
+    ]
     for case in cases[:50]:
         engine.serve(**case)  # warm
     cat = engine.default_catalog()  # a page passes spec objects: the same cache as ids
@@ -136,16 +151,19 @@ def bench_scalar(calls: int) -> None:
             start = time.process_time()
             engine.serve(**case)
             times.append(time.process_time() - start)
-        print(f"serve ({label}): median {statistics.median(times) * 1e6:.0f} µs CPU, "
-              f"mean {statistics.fmean(times) * 1e6:.0f} µs over {len(times):,} calls")  # fmt: skip
+        print(
+            f"serve ({label}): median {statistics.median(times) * 1e6:.0f} µs CPU, "
+            f"mean {statistics.fmean(times) * 1e6:.0f} µs over {len(times):,} calls"
+        )
 
 
 def bench_refusal() -> None:
     too_many = list(range(1, 1501))
     start = time.process_time()
     try:
-        engine.serve_sweep("Llama-3.1-8B", "A100", batch_sizes=too_many, input_tokens=too_many,
-                           output_tokens=[1])  # fmt: skip
+        engine.serve_sweep(
+            "Llama-3.1-8B", "A100", batch_sizes=too_many, input_tokens=too_many, output_tokens=[1]
+        )
     except ValueError as exc:
         took = (time.process_time() - start) * 1e3
         print(f"refused {len(too_many) ** 2:,} rows in {took:.1f} ms: {exc}")

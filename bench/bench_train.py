@@ -24,10 +24,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import engine
 
 # 4 GPU counts × 4 tp × 5 pp × 2 cp × 2 vp × 3 micro-batches × 4 ZeRO stages × 3 modes
-GRID = {"gpus": [128, 256, 512, 1024], "tp": [1, 2, 4, 8], "pp": [1, 2, 4, 8, 16],
-        "cp": [1, 2], "vp": [1, 2], "micro_batch_size": [1, 2, 4]}  # fmt: skip
-SEARCH = {"model": "Llama-3.1-70B", "hardware": "H100", "global_batch_size": 1024,
-          "seq_len": 8192, "include_rejected": True} | GRID  # fmt: skip
+GRID = {
+    "gpus": [128, 256, 512, 1024],
+    "tp": [1, 2, 4, 8],
+    "pp": [1, 2, 4, 8, 16],
+    "cp": [1, 2],
+    "vp": [1, 2],
+    "micro_batch_size": [1, 2, 4],
+}
+SEARCH = {
+    "model": "Llama-3.1-70B",
+    "hardware": "H100",
+    "global_batch_size": 1024,
+    "seq_len": 8192,
+    "include_rejected": True,
+} | GRID
 
 
 def reference() -> float:
@@ -46,16 +57,28 @@ def bench_search(repeat: int) -> dict:
         start = time.process_time()
         rows = len(engine.train_search(**SEARCH))
         times.append(time.process_time() - start)
-    return {"configurations": rows, "search_cpu_s": times,
-            "search_median_s": statistics.median(times)}  # fmt: skip
+    return {
+        "configurations": rows,
+        "search_cpu_s": times,
+        "search_median_s": statistics.median(times),
+    }
 
 
 def bench_scalar(calls: int) -> dict:
     rng = random.Random(1)
-    cases = [dict(model="Llama-3.1-8B", hardware=rng.choice(["A100", "H100", "B200"]),
-                  gpus=64, tp=rng.choice([1, 2, 4, 8]), global_batch_size=512, seq_len=8192,
-                  zero=rng.choice([0, 1, 3]), recompute=rng.choice(["none", "full"]))
-             for _ in range(calls)]  # fmt: skip
+    cases = [
+        dict(
+            model="Llama-3.1-8B",
+            hardware=rng.choice(["A100", "H100", "B200"]),
+            gpus=64,
+            tp=rng.choice([1, 2, 4, 8]),
+            global_batch_size=512,
+            seq_len=8192,
+            zero=rng.choice([0, 1, 3]),
+            recompute=rng.choice(["none", "full"]),
+        )
+        for _ in range(calls)
+    ]
     engine.train(**cases[0])
     times = []
     for case in cases:

@@ -168,16 +168,18 @@ async def measure_page(pages: tuple, cfg: Config, max_users: int, app_dir: Path)
         result = PageResult(page, "", rss_idle_mib=rss_mib(proc.pid))
         rng = random.Random(f"capacity:{page}")
         for level in (n for n in cfg.levels if n <= max_users):
-            new = await join(url, pages, len(users), level - len(users), cfg)
+            new = await join(
+                url=url, pages=pages, first=len(users), count=level - len(users), cfg=cfg
+            )
             users += new
             tasks += [asyncio.create_task(u.loop(cfg, rng)) for u in new]
             first = change_for(users[0].session.widgets, 0, 0)[1]
             result.action = "each page's own change" if page == MIXED else first
             await asyncio.sleep(cfg.think_s / 2)  # let the joins' first loads settle
-            step = await measure_step(users, proc.pid, cfg, cfg.hold_s)
+            step = await measure_step(users=users, pid=proc.pid, cfg=cfg, hold_s=cfg.hold_s)
             if not step.passed and step.errors == 0:  # a bad half-minute, or the limit?
                 result.steps.append(step)
-                step = await measure_step(users, proc.pid, cfg, 2 * cfg.hold_s)
+                step = await measure_step(users=users, pid=proc.pid, cfg=cfg, hold_s=2 * cfg.hold_s)
             result.steps.append(step)
             print(f"  {label(page)}: {step}", file=sys.stderr, flush=True)
             if not step.passed:
@@ -243,7 +245,10 @@ def main() -> int:
 
     async def run_all() -> list[PageResult]:
         runs = [(page,) for page in pages] + [tuple(found)] * a.mixed
-        return [await measure_page(run, cfg, a.max_users, a.app_dir) for run in runs]
+        return [
+            await measure_page(pages=run, cfg=cfg, max_users=a.max_users, app_dir=a.app_dir)
+            for run in runs
+        ]
 
     try:
         results = asyncio.run(asyncio.wait_for(run_all(), a.timeout))

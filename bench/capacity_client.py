@@ -149,7 +149,9 @@ class Session:
             problems.append(f"exception on the page: {element.exception.message[:200]}")
         elif kind in CHOICE_WIDGETS:
             proto = getattr(element, kind)
-            widgets.append(Widget(kind, proto.id, proto.label, tuple(proto.options)))
+            widgets.append(
+                Widget(kind=kind, id=proto.id, label=proto.label, options=tuple(proto.options))
+            )
 
     async def close(self) -> None:
         """Close the WebSocket (the server then ends the session)."""

@@ -1,4 +1,4 @@
-"""Hostile-input probe (issue 18): the CLI, share links and uploads, rerun with counts.
+"""Hostile-input probe: the CLI, share links and uploads, rerun with counts.
 
 `.venv/bin/python bench/probe.py` (`--quick`: a third of each kind; `--only cli,links`) prints
 `CLI: N runs, P passed, F failed` (then Links, Uploads), each failure below it (command, link or
@@ -187,8 +187,15 @@ def special_jobs(files: dict[str, dict[str, str]], base: dict) -> list[list[str]
     csv_cmds = ("ops", "sweep", "train", "train-search")
     for i, path in enumerate(f["config"].values()):
         cmd = ("solve", "serve", "decode", "load", *csv_cmds)[i % 8]
-        jobs.append(run(cmd, "--model-config", path, "csv" if cmd in csv_cmds else "json"))
-    jobs += [run(c, "--model-config", f["config"]["formula_name"], "csv") for c in csv_cmds]
+        jobs.append(
+            run(
+                cmd=cmd, flag="--model-config", value=path, fmt="csv" if cmd in csv_cmds else "json"
+            )
+        )
+    jobs += [
+        run(cmd=c, flag="--model-config", value=f["config"]["formula_name"], fmt="csv")
+        for c in csv_cmds
+    ]
     jobs += [run("serve", "--profile", path) for path in f["toml"].values()]
     jobs += [["validate", f["meas"]["valid"], f"--profile={p}", j] for p in f["toml"].values()]
     outs = ("/no/such/x.toml", tempfile.gettempdir(), "/dev/full")

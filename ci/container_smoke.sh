@@ -2,7 +2,8 @@
 # Container smoke check for Roofline Explorer (no Docker engine needed: podman + runc).
 #
 #  1. makes the local Debian Python base image (ci/make_base_image.sh; skipped if present),
-#  2. builds the Dockerfile with podman FROM that base (--build-arg BASE=...),
+#  2. builds the Dockerfile with podman FROM that base (--build-arg BASE=...), and checks that
+#     the image's CMD hides error details from users (client.showErrorDetails none),
 #  3. starts the image with deploy/team-catalog.example.toml mounted read-only and
 #     ROOFLINE_CATALOG pointing at it, on a free loopback port, read-only root filesystem,
 #  4. waits for the image's HEALTHCHECK (podman healthcheck run) and /_stcore/health,
@@ -101,6 +102,11 @@ size_mb=$(( size_bytes / 1000000 ))
 log "built in ${build_secs} s; image size ${size_mb} MB"
 [[ -n "$(podman image inspect --format '{{.Config.Healthcheck}}' "$IMAGE" 2>/dev/null | grep -v '^<nil>$' || true)" ]] \
     || fail "the image has no HEALTHCHECK (was it built with --format docker?)"
+# Users of the container see no traceback or server path (tests/test_browser_errors.py shows
+# what the flag does in a browser; here: the built image carries it).
+podman image inspect --format '{{json .Config.Cmd}}' "$IMAGE" | grep -q -- '--client.showErrorDetails=none' \
+    || fail "the image's CMD does not hide error details from users (--client.showErrorDetails=none)"
+log "the image's CMD hides error details from users"
 
 # 3. Run -------------------------------------------------------------------------------------
 PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"

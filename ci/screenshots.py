@@ -111,7 +111,7 @@ def capture(
                         summary.first.click()
                         wait_drawn(page, settle_ms)
                     target = out / f"{name}-{width}-{scheme}.png"
-                    shoot_whole_page(page, width, height, target)
+                    shoot_whole_page(page=page, width=width, height=height, target=target)
                     written.append(target)
                     failed = page.locator("[data-testid='stException']").count()
                     print(target, "(SHOWS AN EXCEPTION)" if failed else "", flush=True)
@@ -143,7 +143,14 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         parser.error("--widths: comma-separated 1440 and/or 390")
     links = {p: LINKS[p] for p in chosen}
-    capture(args.base_url, args.out_dir, links, args.settle_ms, schemes, widths or (1440, 390))
+    capture(
+        base=args.base_url,
+        out=args.out_dir,
+        pages=links,
+        settle_ms=args.settle_ms,
+        schemes=schemes,
+        widths=widths or (1440, 390),
+    )
     return 0
 
 

@@ -1,4 +1,4 @@
-"""`python -m engine`: the command-line interface (see engine/cli.py)."""
+"""`python -m engine`: the command-line interface (see engine/cli/main.py)."""
 
 import sys
 

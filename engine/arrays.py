@@ -19,6 +19,7 @@ class _Scalar:
     minimum = staticmethod(min)
     floor = staticmethod(math.floor)
     ceil = staticmethod(math.ceil)
+    log2 = staticmethod(math.log2)
 
     @staticmethod
     def where(cond, a, b):

@@ -12,9 +12,10 @@ tutorial's (docs/model.md): the published figures depend on them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 from engine.checks import MAX_DEGREE  # noqa: F401  (the limits live in engine/checks.py)
+from engine.files import echo
 
 FLOP_CONVENTIONS = ("catalog", "mac2")  # as catalogued | normalise to 2 FLOPs per MAC
 
@@ -38,63 +39,281 @@ class Assumption:
 
 
 def _fraction(name, field, default, csv, label, models="both", none_means="", low=0.01, high=1.0):
-    return Assumption(name, field, "", 1, default, low, high, csv, label, none_means, (), models)
+    return Assumption(
+        name=name,
+        field=field,
+        unit="",
+        scale=1,
+        default=default,
+        low=low,
+        high=high,
+        csv=csv,
+        label=label,
+        none_means=none_means,
+        choices=(),
+        models=models,
+    )
 
 
 REGISTRY: tuple[Assumption, ...] = (
-    _fraction("efficiency", "efficiency", 0.5, "compute_efficiency_fraction",
-              "Compute efficiency η (fraction of peak FLOP/s)"),
-    Assumption("layer_overhead_us", "layer_overhead_s", "µs", 10**6, 10.0, 0.0, 1e6,
-               "layer_overhead_us", "Layer overhead τ (µs per layer per step)"),
-    Assumption("dispatch_overhead_ms", "dispatch_overhead_s", "ms", 10**3, None, 0.0, 1e4,
-               "dispatch_overhead_ms", "Dispatch overhead d (ms per call)",
-               none_means="the accelerator's catalogued figure"),
-    Assumption("activation_fraction", "activation_fraction", "", 1, 0.1, 0.0, 1e3,
-               "activation_traffic_fraction",
-               "Activation traffic α (× weight bytes per extra sample)", models="tutorial"),
-    Assumption("flop_convention", "flop_convention", "", 1, "catalog", None, None,
-               "flop_convention", "FLOP convention", choices=FLOP_CONVENTIONS,
-               models="tutorial"),
-    _fraction("bandwidth_efficiency", "bandwidth_efficiency", 1.0,
-              "bandwidth_efficiency_fraction", "Bandwidth efficiency (fraction of HBM bandwidth)"),
-    _fraction("memory_reserve", "memory_reserve", 0.10, "memory_reserve_fraction",
-              "Memory reserve (fraction of capacity the runtime keeps)", low=0.0, high=0.99),
-    _fraction("attention_efficiency", "attention_efficiency", None,
-              "attention_efficiency_fraction", "Attention efficiency (fraction of peak)",
-              "serving", "the compute efficiency η"),
-    _fraction("expert_efficiency", "expert_efficiency", None, "expert_efficiency_fraction",
-              "MoE expert efficiency (fraction of peak)", "serving", "the compute efficiency η"),
-    _fraction("link_efficiency", "link_efficiency", 1.0, "link_efficiency_fraction",
-              "Link efficiency (fraction of interconnect bandwidth)", "serving"),
-    Assumption("link_latency_us", "link_latency_s", "µs", 10**6, None, 0.0, 1e6,
-               "link_latency_us", "Link latency α (µs per hop)",
-               none_means="the interconnect's catalogued figure", models="serving"),
-    _fraction("fp8_efficiency", "fp8_efficiency", None, "fp8_efficiency_fraction",
-              "8-bit GEMM efficiency (fraction of the fp8/int8 peak)", "serving",
-              "the compute efficiency η"),
-    _fraction("kv_reuse", "kv_reuse", 1.0, "kv_reuse_fraction",
-              "Grouped-KV reuse (share of the GQA read saving that decode kernels realise)",
-              "serving", low=0.0),
-    Assumption("prefill_layer_overhead_us", "prefill_layer_overhead_s", "µs", 10**6, None,
-               0.0, 1e6, "prefill_layer_overhead_us",
-               "Prefill layer overhead (µs per layer per prefill step)",
-               none_means="the layer overhead τ", models="serving"),
-    Assumption("sequence_overhead_us", "sequence_overhead_s", "µs", 10**6, 0.0, 0.0, 1e5,
-               "sequence_overhead_us",
-               "Sequence overhead σ (µs per sequence per step: sampling, bookkeeping)",
-               models="serving"),
-    _fraction("network_efficiency", "network_efficiency", 1.0, "network_efficiency_fraction",
-              "Network efficiency (fraction of the inter-node bandwidth)", "training"),
-    Assumption("network_latency_us", "network_latency_s", "µs", 10**6, None, 0.0, 1e6,
-               "network_latency_us", "Network latency (µs per hop between nodes)",
-               none_means="the network's catalogued figure", models="training"),
-    _fraction("overlap_fraction", "overlap_fraction", 1.0, "overlap_fraction",
-              "Overlap (share of the overlapping compute that hides data-parallel traffic)",
-              "training", low=0.0),
-    Assumption("attention_backward_factor", "attention_backward_factor", "", 1, 2.5, 1.0, 5.0,
-               "attention_backward_factor", "Attention backward (× its forward time)",
-               models="training"),
-)  # fmt: skip
+    _fraction(
+        name="efficiency",
+        field="efficiency",
+        default=0.5,
+        csv="compute_efficiency_fraction",
+        label="Compute efficiency η (fraction of peak FLOP/s)",
+    ),
+    Assumption(
+        name="layer_overhead_us",
+        field="layer_overhead_s",
+        unit="µs",
+        scale=10**6,
+        default=10.0,
+        low=0.0,
+        high=1e6,
+        csv="layer_overhead_us",
+        label="Layer overhead τ (µs per layer per step)",
+    ),
+    Assumption(
+        name="dispatch_overhead_ms",
+        field="dispatch_overhead_s",
+        unit="ms",
+        scale=10**3,
+        default=None,
+        low=0.0,
+        high=1e4,
+        csv="dispatch_overhead_ms",
+        label="Dispatch overhead d (ms per call)",
+        none_means="the accelerator's catalogued figure",
+    ),
+    Assumption(
+        name="activation_fraction",
+        field="activation_fraction",
+        unit="",
+        scale=1,
+        default=0.1,
+        low=0.0,
+        high=1e3,
+        csv="activation_traffic_fraction",
+        label="Activation traffic α (× weight bytes per extra sample)",
+        models="tutorial",
+    ),
+    Assumption(
+        name="flop_convention",
+        field="flop_convention",
+        unit="",
+        scale=1,
+        default="catalog",
+        low=None,
+        high=None,
+        csv="flop_convention",
+        label="FLOP convention",
+        choices=FLOP_CONVENTIONS,
+        models="tutorial",
+    ),
+    _fraction(
+        name="bandwidth_efficiency",
+        field="bandwidth_efficiency",
+        default=1.0,
+        csv="bandwidth_efficiency_fraction",
+        label="Bandwidth efficiency (fraction of HBM bandwidth)",
+    ),
+    _fraction(
+        name="memory_reserve",
+        field="memory_reserve",
+        default=0.10,
+        csv="memory_reserve_fraction",
+        label="Memory reserve (fraction of capacity the runtime keeps)",
+        low=0.0,
+        high=0.99,
+    ),
+    _fraction(
+        name="attention_efficiency",
+        field="attention_efficiency",
+        default=None,
+        csv="attention_efficiency_fraction",
+        label="Attention efficiency (fraction of peak)",
+        models="serving",
+        none_means="the compute efficiency η",
+    ),
+    _fraction(
+        name="expert_efficiency",
+        field="expert_efficiency",
+        default=None,
+        csv="expert_efficiency_fraction",
+        label="MoE expert efficiency (fraction of peak)",
+        models="serving",
+        none_means="the compute efficiency η",
+    ),
+    _fraction(
+        name="link_efficiency",
+        field="link_efficiency",
+        default=1.0,
+        csv="link_efficiency_fraction",
+        label="Link efficiency (fraction of interconnect bandwidth)",
+        models="serving",
+    ),
+    Assumption(
+        name="link_latency_us",
+        field="link_latency_s",
+        unit="µs",
+        scale=10**6,
+        default=None,
+        low=0.0,
+        high=1e6,
+        csv="link_latency_us",
+        label="Link latency α (µs per hop)",
+        none_means="the interconnect's catalogued figure",
+        models="serving",
+    ),
+    _fraction(
+        name="fp8_efficiency",
+        field="fp8_efficiency",
+        default=None,
+        csv="fp8_efficiency_fraction",
+        label="8-bit GEMM efficiency (fraction of the fp8/int8 peak)",
+        models="serving",
+        none_means="the compute efficiency η",
+    ),
+    _fraction(
+        name="fp4_efficiency",
+        field="fp4_efficiency",
+        default=None,
+        csv="fp4_efficiency_fraction",
+        label="4-bit GEMM efficiency (fraction of the nvfp4/mxfp4 peak)",
+        models="serving",
+        none_means="the 8-bit GEMM efficiency",
+    ),
+    Assumption(
+        name="dequant_overhead",
+        field="dequant_overhead",
+        unit="",
+        scale=1,
+        default=0.375,
+        low=0.0,
+        high=4.0,
+        csv="dequant_overhead_fraction",
+        label="Dequantisation overhead δ (extra GEMM time when weights are widened in the kernel)",
+        models="serving",
+    ),
+    _fraction(
+        name="kv_reuse",
+        field="kv_reuse",
+        default=1.0,
+        csv="kv_reuse_fraction",
+        label="Grouped-KV reuse (no longer used: decode attention reads each KV head once; "
+        "see kv_bandwidth_efficiency)",
+        models="serving",
+        low=0.0,
+    ),
+    _fraction(
+        name="kv_bandwidth_efficiency",
+        field="kv_bandwidth_efficiency",
+        default=1.0,
+        csv="kv_bandwidth_efficiency_fraction",
+        label="KV read efficiency (fraction of the achieved memory bandwidth decode attention's "
+        "KV reads reach)",
+        models="serving",
+    ),
+    Assumption(
+        name="prefill_layer_overhead_us",
+        field="prefill_layer_overhead_s",
+        unit="µs",
+        scale=10**6,
+        default=None,
+        low=0.0,
+        high=1e6,
+        csv="prefill_layer_overhead_us",
+        label="Prefill layer overhead (µs per layer per prefill step)",
+        none_means="the layer overhead τ",
+        models="serving",
+    ),
+    Assumption(
+        name="sequence_overhead_us",
+        field="sequence_overhead_s",
+        unit="µs",
+        scale=10**6,
+        default=0.0,
+        low=0.0,
+        high=1e5,
+        csv="sequence_overhead_us",
+        label="Sequence overhead σ (µs per sequence per step: sampling, bookkeeping)",
+        models="serving",
+    ),
+    _fraction(
+        name="network_efficiency",
+        field="network_efficiency",
+        default=1.0,
+        csv="network_efficiency_fraction",
+        label="Network efficiency (fraction of the inter-node bandwidth)",
+        models="serving",
+    ),
+    Assumption(
+        name="network_latency_us",
+        field="network_latency_s",
+        unit="µs",
+        scale=10**6,
+        default=None,
+        low=0.0,
+        high=1e6,
+        csv="network_latency_us",
+        label="Network latency (µs per hop between nodes)",
+        none_means="the network's catalogued figure",
+        models="serving",
+    ),
+    # The busiest of ep expert ranks sets the step. A balanced router's statistical floor at
+    # T tokens of top-k over ep ranks is about 1 + √(2·ln(ep)·ep/(T·k)) (1.04 for 2,000 tokens
+    # of top-8 on 8 ranks); skewed expert popularity adds to it, which DeepSeek's EPLB and
+    # SGLang's balancers exist to cut. 1.2 is an assumption to fit (docs/model.md, "MoE layouts").
+    Assumption(
+        name="expert_imbalance",
+        field="expert_imbalance",
+        unit="",
+        scale=1,
+        default=1.2,
+        low=1.0,
+        high=8.0,
+        csv="expert_imbalance_ratio",
+        label="Expert imbalance (busiest expert-parallel rank's routed tokens over the mean)",
+        models="serving",
+    ),
+    # A grouped GEMM with n tokens per expert runs at about n/(n + n0) of a large GEMM's rate:
+    # DeepGEMM's masked grouped GEMMs on H800 (README, 256 to 1,024 tokens per expert, six
+    # shapes) give n0 from 59 to 130, mean 88 (docs/model.md, "MoE layouts").
+    Assumption(
+        name="grouped_gemm_tokens",
+        field="grouped_gemm_tokens",
+        unit="",
+        scale=1,
+        default=90.0,
+        low=0.0,
+        high=4096.0,
+        csv="grouped_gemm_overhead_tokens",
+        label="Grouped-GEMM overhead n0 (token rows per routed expert: n tokens run at n/(n + n0))",
+        models="serving",
+    ),
+    _fraction(
+        name="overlap_fraction",
+        field="overlap_fraction",
+        default=1.0,
+        csv="overlap_fraction",
+        label="Overlap (share of the overlapping compute that hides data-parallel traffic)",
+        models="training",
+        low=0.0,
+    ),
+    Assumption(
+        name="attention_backward_factor",
+        field="attention_backward_factor",
+        unit="",
+        scale=1,
+        default=2.5,
+        low=1.0,
+        high=5.0,
+        csv="attention_backward_factor",
+        label="Attention backward (× its forward time)",
+        models="training",
+    ),
+)
 BY_NAME = {a.name: a for a in REGISTRY}
 ASSUMPTION_NAMES = tuple(BY_NAME)
 # User name -> (Assumptions field, scale from the user's unit to SI); kept for callers.
@@ -102,10 +321,19 @@ ASSUMPTION_UNITS = {a.name: (a.field, 1.0 / a.scale) for a in REGISTRY}
 # What the training model reads (docs/model.md, "Training step"): its own assumptions and the
 # serving model's per-operator ones (efficiencies, overheads, links, memory reserve).
 TRAINING_NAMES = (
-    "efficiency", "attention_efficiency", "expert_efficiency", "bandwidth_efficiency",
-    "layer_overhead_us", "memory_reserve", "link_efficiency", "link_latency_us",
+    "efficiency",
+    "attention_efficiency",
+    "expert_efficiency",
+    "bandwidth_efficiency",
+    "layer_overhead_us",
+    "memory_reserve",
+    "link_efficiency",
+    "link_latency_us",
+    "network_efficiency",
+    "network_latency_us",
+    "expert_imbalance",  # MoE with ep > 1: the busiest expert rank's routed tokens
     *(a.name for a in REGISTRY if a.models == "training"),
-)  # fmt: skip
+)
 
 
 def to_si(a: Assumption, value):
@@ -127,14 +355,15 @@ def check_value(a: Assumption, value: object, slack: float = 0.0) -> None:
         raise ValueError(f"{a.name} must be set")
     if a.choices:
         if value not in a.choices:
-            raise ValueError(f"unknown {a.label} {value!r} (known: {', '.join(a.choices)})")
+            raise ValueError(f"unknown {a.label} {echo(value)} (known: {', '.join(a.choices)})")
         return
     ok = isinstance(value, int | float) and not isinstance(value, bool)
     low, high = a.low * (1 - slack), a.high * (1 + slack)
     if not (ok and math.isfinite(value) and low <= value <= high):
         unit = f" {a.unit}" if a.unit else ""
-        raise ValueError(f"{a.name} must be a number from {a.low:g} to {a.high:g}{unit}, "
-                         f"got {value!r}"[:200])  # fmt: skip
+        raise ValueError(
+            f"{a.name} must be a number from {a.low:g} to {a.high:g}{unit}, got {echo(value)}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +372,8 @@ class Assumptions:
 
     `dispatch_overhead_s`, `link_latency_s` and `network_latency_s` None mean "the
     catalogue's figure"; `attention_efficiency`, `expert_efficiency` and `fp8_efficiency` None
-    mean "the compute efficiency"; `prefill_layer_overhead_s` None means "the layer overhead".
+    mean "the compute efficiency", `fp4_efficiency` None the 8-bit GEMMs';
+    `prefill_layer_overhead_s` None means "the layer overhead".
     """
 
     efficiency: float = 0.5
@@ -159,11 +389,18 @@ class Assumptions:
     link_efficiency: float = 1.0
     link_latency_s: float | None = None
     fp8_efficiency: float | None = None  # None: `efficiency`
-    kv_reuse: float = 1.0  # 1: each KV head read once for its query-head group (ideal GQA)
+    fp4_efficiency: float | None = None  # None: the 8-bit GEMMs' efficiency
+    # Marlin dequantises each 4-bit weight once per 64-token slice in ~1.5 vector instructions
+    # beside 64 tensor-core MACs: (1.5/128)/(64/2048) = 0.375 on Hopper (docs/model.md).
+    dequant_overhead: float = 0.375
+    kv_reuse: float = 1.0  # accepted for old profiles and scripts; not used (a note says so)
+    kv_bandwidth_efficiency: float = 1.0  # KV reads at this share of the achieved bandwidth
     prefill_layer_overhead_s: float | None = None  # None: layer_overhead_s
     sequence_overhead_s: float = 0.0
     network_efficiency: float = 1.0
     network_latency_s: float | None = None
+    expert_imbalance: float = 1.2  # the busiest expert rank's tokens over the mean (ep > 1)
+    grouped_gemm_tokens: float = 90.0  # n0: n tokens per expert run at n/(n + n0)
     overlap_fraction: float = 1.0
     attention_backward_factor: float = 2.5  # FlashAttention-2: 5 matmuls backward, 2 forward
     _hash: int = field(default=0, init=False, repr=False, compare=False)
@@ -188,7 +425,6 @@ class Assumptions:
 
 _FIELDS = tuple(a.field for a in REGISTRY)  # every field the hash and make_assumptions read
 DEFAULTS = Assumptions()
-ASSUMPTION_FIELDS = tuple(f.name for f in fields(Assumptions) if f.init)
 
 
 def make_assumptions(assumptions: Assumptions | None = None, **overrides: object) -> Assumptions:
@@ -207,7 +443,7 @@ def make_assumptions(assumptions: Assumptions | None = None, **overrides: object
     unknown = sorted(set(overrides) - set(ASSUMPTION_NAMES))
     if unknown:
         raise ValueError(
-            f"unknown assumption {unknown[0]!r} (known: {', '.join(ASSUMPTION_NAMES)})"
+            f"unknown assumption {echo(unknown[0])} (known: {', '.join(ASSUMPTION_NAMES)})"
         )
     values = {name: value for name, value in overrides.items() if value is not None}
     if not values:

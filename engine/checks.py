@@ -34,13 +34,15 @@ def check_whole_numbers(values: object, name: str, *, high: int, low: int = 1) -
     except (ValueError, TypeError, OverflowError):  # ragged or unconvertible input
         raw = np.asarray([None], dtype=object)
     if raw.dtype.kind not in "iuf":  # rejects text, None, booleans, mixtures and huge ints
-        raise ValueError(_message(name, low, high, values))
+        raise ValueError(_message(name=name, low=low, high=high, got=values))
     x = raw.astype(float).ravel()
     if x.size == 0:
         raise ValueError(f"{name}: give at least one")
     bad = ~np.isfinite(x) | (x != np.round(x)) | (x < low) | (x > high)
     if bad.any():
-        raise ValueError(_message(name, low, high, raw.ravel()[int(np.argmax(bad))].item()))
+        raise ValueError(
+            _message(name=name, low=low, high=high, got=raw.ravel()[int(np.argmax(bad))].item())
+        )
     return x
 
 
@@ -53,7 +55,7 @@ def check_whole(value: object, name: str, *, high: int, low: int = 1) -> int:
     except ValueError:  # a ragged nest of lists
         scalar = False
     if not scalar:
-        raise ValueError(_message(name, low, high, value))
+        raise ValueError(_message(name=name, low=low, high=high, got=value))
     return int(check_whole_numbers(value, name, high=high, low=low)[0])
 
 

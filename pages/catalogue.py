@@ -10,11 +10,12 @@ from ui.catalogue import frames as fr
 from ui.catalogue.link import PAGE, declare, vendors
 from ui.catalogue.search import keep
 from ui.charts.tables import readable
-from ui.core import custom, frame, state
-from ui.core import link_params as lp
+from ui.core import frame
 from ui.core.downloads import download_csv
-from ui.core.i18n import _
+from ui.links import custom, state
+from ui.links import link_params as lp
 from ui.widgets.editors import custom_editors
+from ui.words.i18n import _
 
 frame.setup_page("Catalogue")
 
@@ -40,8 +41,14 @@ with st.sidebar:
 cat = custom.with_custom(base, custom_hw, custom_model)
 
 # --- engine -----------------------------------------------------------------
-hardware = [h.id for h in cat.hardware.values() if keep(h, fr.vendor_of(h), q, picked_vendors)]
-models = [m.id for m in cat.models.values() if keep(m, m.task, q, picked_tasks)]
+hardware = [
+    h.id
+    for h in cat.hardware.values()
+    if keep(spec=h, group=fr.vendor_of(h), query=q, picked=picked_vendors)
+]
+models = [
+    m.id for m in cat.models.values() if keep(spec=m, group=m.task, query=q, picked=picked_tasks)
+]
 query = state.publish(link, shared=lp.SHARED_NAMES)
 
 # --- render -----------------------------------------------------------------
@@ -58,23 +65,32 @@ if team := sorted({s.origin for s in (*cat.hardware.values(), *cat.models.values
 st.caption(
     _(
         "GB = 10⁹ bytes, GB/s = 10⁹ bytes/s, GiB = 2³⁰ bytes. Peaks are dense (no 2:4 "
-        "sparsity); int8/int4 peaks are TOPS; bf16 shares the fp16 peak unless listed. FLOP "
-        "convention: 1 per MAC counts multiply-accumulates, 2 per MAC is the datasheets'. "
-        "Dispatch is an assumption."
+        "sparsity); int8/int4 peaks are TOPS; bf16 shares the fp16 peak unless listed; "
+        "nvfp4/mxfp4 are the 4-bit block-scaled tensor cores' (Blackwell, CDNA4), which the "
+        "serving model's number formats read. FLOP convention: 1 per MAC counts "
+        "multiply-accumulates, 2 per MAC is the datasheets'. Dispatch is an assumption."
     )
 )
 st.subheader(
     _("Accelerators ({shown} of {total})").format(shown=len(hardware), total=len(cat.hardware))
 )
 show_table(
-    fr.hardware_frame([*cat.hardware.values()]), "catalogue_hw", "accelerators.csv", hardware
+    df=fr.hardware_frame([*cat.hardware.values()]),
+    key="catalogue_hw",
+    filename="accelerators.csv",
+    ids=hardware,
 )
 st.subheader(_("Models ({shown} of {total})").format(shown=len(models), total=len(cat.models)))
-show_table(fr.model_frame([*cat.models.values()]), "catalogue_models", "models.csv", models)
+show_table(
+    df=fr.model_frame([*cat.models.values()]),
+    key="catalogue_models",
+    filename="models.csv",
+    ids=models,
+)
 label = _("Preview a team catalogue file (TOML, ≤ {size} bytes; never stored)").format(
     size=f"{engine.MAX_FILE_BYTES:,}"
 )
-upload = st.file_uploader(label, key=link.key("upload"), max_upload_size=1)
+upload = st.file_uploader(label, key=link.key("upload"), max_upload_size=engine.MAX_UPLOAD_MB)
 if upload is not None:
     found, problems = engine.read_catalog_bytes(upload.getvalue(), f"upload: {upload.name[:80]}")
     new_hw, new_models = list(found["hardware"].values()), list(found["models"].values())

@@ -13,15 +13,16 @@ from ui.charts import sweep as fs
 from ui.compare import deploy as dv
 from ui.compare import view as cv
 from ui.compare.link import PAGE, declare
-from ui.core import budget, frame, profiles, state
-from ui.core import link_params as lp
+from ui.core import budget, frame, profiles
 from ui.core.downloads import download_csv
-from ui.core.i18n import N_, _
-from ui.core.text import FLOP_NOTE, plain
+from ui.links import link_params as lp
+from ui.links import state
 from ui.widgets import llm_view, scenario
 from ui.widgets import pickers as widgets
 from ui.widgets import profile as pk
 from ui.widgets.cards import chart_row
+from ui.words.i18n import N_, _
+from ui.words.text import FLOP_NOTE, plain
 
 frame.setup_page(N_("Hardware comparison"))
 
@@ -32,14 +33,22 @@ link = declare(base, custom)
 s = scenario.start(link, base, lp.legacy_tokens(state.raw_query()))
 cat = s.cat
 with s.pickers:
-    model_id = widgets.select_entry(link, "model", _("Model"), dict(cat.models))
+    model_id = widgets.select_entry(
+        link=link, name="model", label=_("Model"), entries=dict(cat.models)
+    )
     model = cat.models[model_id]
-    hw_ids, dropped = widgets.select_hardware_list(link, _("Accelerators (2–8)"), cat.hardware, 8)
+    hw_ids, dropped = widgets.select_hardware_list(
+        link=link, label=_("Accelerators (2–8)"), hardware=cat.hardware, max_selections=8
+    )
     wanted = st.session_state.get(link.key("baseline"))
     moved = wanted is not None and bool(hw_ids) and wanted not in hw_ids
     chosen = {h: cat.hardware[h] for h in hw_ids}
     baseline = (
-        widgets.select_entry(link, "baseline", _("Baseline"), chosen, hw_ids[0]) if hw_ids else None
+        widgets.select_entry(
+            link=link, name="baseline", label=_("Baseline"), entries=chosen, fallback=hw_ids[0]
+        )
+        if hw_ids
+        else None
     )
     view, tokens, extra = llm_view.view_inputs(link, model)
     deps, refused = dv.inputs(link, cat, model) if view else ([], [])
@@ -55,7 +64,9 @@ names, serving = {h: cat.hardware[h].name for h in hw_ids}, view in serve_rows.V
 opts = serve_rows.options(profile, overrides | extra, cat)
 if len(hw_ids) >= 2 and not too_much:
     run = {"view": view, "tokens": tokens, "overrides": overrides, "opts": opts}
-    raw, df, exact, cross = cv.rows(model, chosen, baseline, batches, precision, **run)
+    raw, df, exact, cross = cv.rows(
+        model=model, chosen=chosen, baseline=baseline, batches=batches, precision=precision, **run
+    )
 values = {"baseline": baseline, "batches": batches, **llm_view.link_values(view, extra)}
 values |= {**profiles.link_values(profile, skip=profiles.LLM_VIEW)}
 values |= {"deployments": deps or None, **{n: tokens.get(n) for n in lp.TOKENS}}
@@ -74,9 +85,19 @@ if too_much:
     budget.refuse(too_much)  # where the results would be
     frame.share_link("compare", query)
     st.stop()
-dv.show(model, deps, refused, cat, csv_name=f"deployments_{model_id}_{precision}.csv",
-        profile=profile, changed=changed, batches=batches, tokens=tokens, precision=precision,
-        overrides=overrides | extra)  # fmt: skip
+dv.show(
+    model=model,
+    deps=deps,
+    refused=refused,
+    cat=cat,
+    csv_name=f"deployments_{model_id}_{precision}.csv",
+    profile=profile,
+    changed=changed,
+    batches=batches,
+    tokens=tokens,
+    precision=precision,
+    overrides=overrides | extra,
+)
 if dropped:
     st.warning(_("Dropped the custom accelerator from the list: it is switched off or invalid."))
 if len(hw_ids) < 2:
@@ -89,18 +110,27 @@ if len(hw_ids) < 2:
     frame.share_link("compare", query)
     st.stop()
 
-st.caption(cv.scope(len(hw_ids), batches, precision, shown[baseline], note))
+st.caption(
+    cv.scope(
+        accelerators=len(hw_ids),
+        batches=batches,
+        precision=precision,
+        baseline=shown[baseline],
+        note=note,
+    )
+)
 st.caption(profiles.describe(profile, changed))
 llm_view.show_fit(df, names, serving)
 llm_view.show_caption(view, tokens, label)
-llm_view.stop_without_decode_step(view, tokens, "compare", query)
+llm_view.stop_without_decode_step(view=view, tokens=tokens, page="compare", query=query)
 if moved:
     st.warning(
         _("Baseline {wanted} is not one of the chosen accelerators; using {baseline}.").format(
             wanted=plain(wanted), baseline=shown[baseline]
         )
     )
-frame.show_engine_warnings(cv.warnings(df, names))
+for line in cv.warnings(df, names):  # the engine's, each headed by its accelerator
+    st.warning(plain(line), icon="⚠️")
 
 # one accelerator each: folded away when nothing fits on one device (the deployments above
 # are then the answer, and every figure here is hypothetical)
@@ -109,8 +139,16 @@ where = _("One accelerator each: nothing fits on one device, every figure below 
 section = st.expander(where, expanded=False) if nothing_fits else st.container()
 with section:
     st.subheader(_("Per accelerator"))
-    st.dataframe(cv.summary(df, cross, names, exact), key="compare_summary", hide_index=True)
-    st.caption(cv.ridge_caption(overrides["efficiency"], precision, note, serving))
+    st.dataframe(
+        cv.summary(df=df, cross=cross, names=names, exact=exact),
+        key="compare_summary",
+        hide_index=True,
+    )
+    st.caption(
+        cv.ridge_caption(
+            efficiency=overrides["efficiency"], precision=precision, note=note, serving=serving
+        )
+    )
     if tutorial_note := cv.crossover_note(cross, exact, shown):
         st.markdown(tutorial_note)  # names already inert (shown)
     png = {"toImageButtonOptions": {"format": "png"}}
@@ -123,12 +161,14 @@ with section:
     title = _("Rooflines: {accelerators} accelerators, {precision}").format(
         accelerators=len(hw_ids), precision=precision
     )
-    roofline = fs.roofline_trajectories(df, names, overrides["flop_convention"], title)
+    roofline = fs.roofline_trajectories(
+        df=df, names=names, convention=overrides["flop_convention"], title=title
+    )
     st.plotly_chart(roofline, key="compare_roofline", config=png)
 
     st.subheader(_("All scenarios"))
     if serving:
-        table = serve_rows.table(df, names, view, cv.SERVING_COLUMNS)
+        table = serve_rows.table(df=df, names=names, view=view, columns=cv.SERVING_COLUMNS)
     else:
         table = tables.tutorial_table(df, names, cv.TUTORIAL_COLUMNS)
     st.dataframe(table, key="compare_table", hide_index=True)

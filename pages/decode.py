@@ -1,4 +1,5 @@
-"""LLM serving: one deployment of a decoder LLM on TP × PP accelerators, per operator.
+"""LLM serving: one deployment of a decoder LLM on TP × PP accelerators (an MoE model's expert
+parallelism and attention DP inside them), per operator.
 
 Does it fit, TTFT, TPOT, throughput, memory per device; every operator of a prefill and of a
 decode step on the roofline; step time by operator class; curves against batch and input
@@ -6,22 +7,24 @@ tokens (docs/model.md, "Serving model"; older `context`/`prompt` links: ui/decod
 
 import streamlit as st
 
+import engine
 from ui.charts import bands
 from ui.charts import operator_table as ov
 from ui.charts import operators as fo
-from ui.core import budget, frame, state
-from ui.core import link_params as lp
-from ui.core import model_config as serve_config
+from ui.core import budget, frame
 from ui.core.downloads import download_csv
-from ui.core.i18n import N_, _
-from ui.core.text import plain
 from ui.decode import figures as fl
 from ui.decode import inputs as sw
 from ui.decode import view as sv
-from ui.decode.link import KV_CHOICES, PAGE, declare
-from ui.widgets import links, model_config, scenario
+from ui.decode.link import PAGE, declare
+from ui.links import link_params as lp
+from ui.links import state
+from ui.widgets import model_config, page_links, scenario
 from ui.widgets import pickers as widgets
+from ui.widgets import sensitivity as sens
 from ui.widgets.cards import chart_row
+from ui.words.i18n import N_, _
+from ui.words.text import plain
 
 frame.setup_page(N_("LLM serving"))
 
@@ -30,24 +33,15 @@ base = frame.catalog()
 link = declare(base)
 s = scenario.start(link, base, lp.legacy_tokens(state.raw_query()))
 cat = s.cat
-llms = sv.model_entries(cat)
 with s.pickers:
-    model_id = widgets.select_entry(link, "model", _("Model (decoder LLMs)"), llms)
-    config_spec, config_text = (
-        model_config.config_input(link) if model_id == serve_config.CONFIG_ID else (None, "")
+    model_id, model, config_text = model_config.select_llm(link, cat)
+    hw_id = widgets.select_entry(
+        link=link, name="hardware", label=_("Accelerator"), entries=dict(cat.hardware)
     )
-    hw_id = widgets.select_entry(link, "hardware", _("Accelerator"), dict(cat.hardware))
-    tp, pp, devices_note = sw.devices_inputs(link)
+    layout, devices_note = sw.devices_inputs(link)
     batch, input_tokens, output_tokens = sw.token_inputs(link)
-    precision = widgets.select_precision(link)
-    kv = st.selectbox(
-        _("KV-cache precision"),
-        KV_CHOICES,
-        key=link.key("kv_precision"),
-        format_func=lambda v: (
-            _("same as weights ({precision})").format(precision=precision) if v == "same" else v
-        ),
-    )
+    precision = widgets.select_format(link)
+    kv = widgets.select_kv_format(link, precision)
     profile = sw.profile_input(link)
     contexts, batches = sw.curve_inputs(link)
     curve_batches, curve_inputs = sorted({*batches, batch}), sorted({*contexts, input_tokens})
@@ -55,26 +49,36 @@ with s.pickers:
         budget.refuse(too_much)  # beside the fields; none of the curves is computed
     overrides = sw.override_inputs(link)
     tutorial = sw.tutorial_input(link)
+    sensitivity_inputs = sens.inputs(link)
 
 # --- engine -----------------------------------------------------------------
-model = config_spec if model_id == serve_config.CONFIG_ID else cat.models[model_id]
 fallback = model is None  # config.json chosen, none valid yet
 model = model or cat.models["Llama-3.1-8B"]
 hw = cat.hardware[hw_id]
-opts = {"tp": tp, "pp": pp, "batch_size": batch, "input_tokens": input_tokens}
-opts |= {"output_tokens": output_tokens, "precision": precision, "profile": profile}
-opts |= {"kv_precision": None if kv == "same" else kv, **sv.overrides(overrides)}
-r, placement_error = sv.run(model, hw, opts)
-opts |= {"tp": r["tp"], "pp": r["pp"]}  # a refused placement: one device, in the link too
+dep = engine.Deployment(
+    model=model,
+    hardware=hw,
+    **layout,
+    precision=precision,
+    kv_precision=kv,
+    profile=profile,
+    overrides=sv.overrides(overrides),
+)
+request = engine.Batch(input_tokens=input_tokens, output_tokens=output_tokens, batch_size=batch)
+result, placement_error, dep = sv.run(dep, request)  # refused: one device, link too
+r = result.as_dict()
 sw.show_fallback(devices_note, placement_error, r)
-ops = ov.step_table(model, hw, **opts)
-band = sv.band(r, model, hw_id, sv.overrides(overrides))  # the profile's measured error
+ops = ov.step_table(dep, request)
+band = sv.band(
+    r=r, model=model, hw_id=hw_id, overrides=sv.overrides(overrides)
+)  # the profile's measured error
 values = {"model_config": config_text or None, "contexts": contexts, "batches": batches}
-values |= {"tp": r["tp"], "pp": r["pp"]}  # what is shown, not a placement the engine refused
+shown = {k: r[k] for k in ("tp", "pp", "ep", "attention_dp")}
+values |= shown  # what is shown, not a placement the engine refused
 query = state.publish(link, values, lp.SHARED_NAMES)
 
 # --- render -----------------------------------------------------------------
-shown_name = _(model.name) if model.name == serve_config.CONFIG_NAME else model.name
+shown_name = _(model.name) if model.name == model_config.CONFIG_NAME else model.name
 st.title(
     _("{model} on {hardware}: LLM serving").format(model=plain(shown_name), hardware=plain(hw.name))
 )
@@ -86,11 +90,12 @@ if placement_error:
 scenario.show_notes(s)
 if s.custom_model:
     st.info(_("The custom-model editor's models have no shapes: paste a config.json instead."))
-frame.show_engine_warnings(r["warnings"])
+# the headline's fit box says whether it fits, with the figures: the engine's "does not fit" once
+frame.show_engine_warnings(w for w in result.warnings if w.code != "does_not_fit")
 sw.show_headline(r, hw)
 st.caption(plain(sv.band_text(r, band)))
 st.markdown(sv.bounds_text(r))
-links.load_link(query | {"tp": r["tp"], "pp": r["pp"]}, _("Serve this deployment under load"))
+page_links.load_link(query | shown, _("Serve this deployment under load"))
 
 png = {"toImageButtonOptions": {"format": "png"}}
 roof = fo.roof_values(ops, hw.name)
@@ -111,24 +116,39 @@ if opened["table"] is not None:
     with opened["table"]:
         st.dataframe(ov.display_table(ops), key="ops_table", hide_index=True)
         name = sv.file_name("operators", r, hw_id)
-        download_csv(ov.csv_table(ops, r), name, "ops_csv", _("Download operators CSV"), lazy=True)
+        download_csv(
+            df=ov.csv_table(ops, r),
+            filename=name,
+            key="ops_csv",
+            label=_("Download operators CSV"),
+            lazy=True,
+        )
 if opened["curves"] is not None:
     with opened["curves"]:
         now = (batch, input_tokens)
         if too_much:
             budget.refuse(too_much)  # where the curves would be
         else:
-            df = sv.curves(model, hw, curve_batches, curve_inputs, opts)
+            df = sv.curves(
+                dep=dep,
+                output_tokens=output_tokens,
+                batches=curve_batches,
+                contexts=curve_inputs,
+            )
             for col, column in zip(chart_row(2), fl.SPEED_CHARTS, strict=True):
-                fig = fl.speed_figure(df, column, now, "input")
+                fig = fl.speed_figure(df=df, column=column, current=now, word="input")
                 fig = bands.bars(bands.shade(fig, band), band, ["This"])
                 col.plotly_chart(fig, key=f"decode_{column}", config=png)
             st.plotly_chart(fl.memory_figure(df, now, "input"), key="decode_memory", config=png)
             st.dataframe(sv.curve_table(df), key="decode_table", hide_index=True)
             name = sv.file_name("serve", r, hw_id)
             download_csv(sv.curve_csv(df, band), name, "decode_csv", lazy=True)
+if opened["sensitivity"] is not None:
+    with opened["sensitivity"]:
+        stem = sv.file_name("sensitivity", r, hw_id).removesuffix(".csv")
+        sens.section(dep=dep, request=request, chosen=sensitivity_inputs, file_stem=stem)
 if tutorial:
-    sw.tutorial_view(model, hw, r, sv.overrides(overrides))
+    sw.tutorial_view(model=model, hw=hw, r=r, overrides=sv.overrides(overrides))
 frame.share_link(PAGE, query)
 sources = frame.source_md(hw.name, hw.source)
 sources += f" · {frame.source_md(model.name, model.source)}" if model.source else ""

@@ -3,17 +3,18 @@
 Each lesson: the chapter's question, its key experiment live (the main pages' figure builders,
 the engine's numbers), the tutorial's published figures beside ours with why they differ,
 exercises the page checks, and links that open the full pages with the lesson's scenario.
-`/learn?lesson=N` opens chapter N; every text is translated (ui.core.i18n), the lessons' text
+`/learn?lesson=N` opens chapter N; every text is translated (ui.words.i18n), the lessons' text
 lives as data (ui/learn/lessons/)."""
 
 import streamlit as st
 
-from ui.core import frame, state
+from ui.core import frame
 from ui.core.frame import ROOT
 from ui.learn import render
 from ui.learn.experiments import EXPERIMENTS
 from ui.learn.lessons import LESSONS
 from ui.learn.link import PAGE, declare, lesson_of
+from ui.links import state
 
 frame.setup_page("Lessons")
 

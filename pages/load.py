@@ -8,9 +8,9 @@ of an uploaded trace (ui/load/trace.py)."""
 import streamlit as st
 
 import engine
-from ui.core import frame, state
-from ui.core.i18n import N_, _
-from ui.core.text import plain
+from ui.core import frame, profiles
+from ui.links import state
+from ui.load import fleet as lf
 from ui.load import run as lr
 from ui.load import show
 from ui.load import trace as lt
@@ -20,58 +20,78 @@ from ui.load.inputs import (
     plan_inputs,
     scheduler_inputs,
     slo_inputs,
+    technique_inputs,
     workload_inputs,
 )
 from ui.load.link import PAGE, declare
+from ui.widgets import page_links, scenario
 from ui.widgets import pickers as widgets
-from ui.widgets import scenario
+from ui.widgets import profile as pk
 from ui.widgets.cards import cards
-from ui.widgets.model_config import select_llm
+from ui.widgets.model_config import CONFIG_ID, select_llm
+from ui.words.i18n import N_, _
+from ui.words.text import plain
 
 frame.setup_page(N_("Serving under load"))
 
 # --- inputs -----------------------------------------------------------------
 base = frame.catalog()
-link = declare(base)
+custom, profile_notes = pk.from_link(PAGE)
+link = declare(base, custom)
 s = scenario.start(link, base)
 cat = s.cat
 with s.pickers:
     model_id, model, config_text = select_llm(link, cat)
-    hw_id = widgets.select_entry(link, "hardware", _("Accelerator"), dict(cat.hardware))
-    dep = deployment_inputs(link)
+    hw_id = widgets.select_entry(
+        link=link, name="hardware", label=_("Accelerator"), entries=dict(cat.hardware)
+    )
+    dep = deployment_inputs(link, custom)
     chosen = scheduler_inputs(link, dep["profile"])
     st.markdown(_("**Workload**"))
     work = workload_inputs(link)
     upload = lt.trace_input(link, work)
+    spec, prefix = technique_inputs(link, cat)
     st.markdown(_("**SLOs** (per request: goodput; percentiles: the max rate)"))
     slo = slo_inputs(link)
     st.markdown(_("**Plan**"))
     price, target = plan_inputs(link, cat.hardware[hw_id])
+    chosen_fleet = lf.fleet_inputs(link, dep["tp"])
 shared = ("model", "precision", "custom_hw", "custom_model")
-query = state.publish(link, {"model_config": config_text or None}, shared)
+profile_values = profiles.link_values(engine.get_profile(dep["profile"]), keys=engine.PROFILE_KEYS)
+query = state.publish(link, {"model_config": config_text or None} | profile_values, shared)
+to_plan = profile_values | {"model": model_id, "hardware": hw_id, "price": price}
+to_plan |= {"input_tokens": work["input_tokens"], "output_tokens": work["output_tokens"]}
+to_plan |= {"slo_ttft_ms_p90": slo.ttft_ms, "slo_tpot_ms_p99": slo.tpot_ms, "target_rate": target}
+to_plan |= {k: query.get(k) for k in ("custom_hw", "custom_model")}
 
 # --- engine -----------------------------------------------------------------
 fallback = model is None  # config.json chosen, none valid yet
 model = model or cat.models["Llama-3.1-8B"]
 hw = lr.priced(cat.hardware[hw_id], price)
-overrides = tuple((k, v) for k, v in chosen.items() if v is not None)
-d = lr.Deploy(model, hw, scheduler=overrides, **dep)
-w = lr.Workload(**work)
+sched = engine.Scheduler(**chosen)
 st.title(
     _("{model} on {hardware}: serving under load").format(
         model=plain(model.name), hardware=plain(hw.name)
     )
 )
-st.caption(plain(lv.caption(d, w, hw.name, model.name)))
+try:
+    d = engine.Deployment(model, hw, **dep, **spec)  # an ep not dividing tp is refused here
+    w = lr.workload(work, prefix)
+except ValueError as exc:
+    st.error(plain(exc), icon="🚫")
+    frame.share_link(PAGE, query)
+    st.stop()
+st.caption(plain(lv.caption(d=d, w=w, mode=work["mode"], hw_name=hw.name, model_name=model.name)))
 if fallback:
     st.warning(_("No valid config.json yet: showing Llama-3.1-8B."), icon="📄")
 scenario.show_notes(s)
+frame.show_param_warnings(profile_notes)
 if s.custom_model:
     st.info(_("The custom-model editor's models have no shapes: paste a config.json instead."))
 try:
     lr.check(d)
-    sched = engine.load_scheduler(d.profile, **dict(overrides))
-    grid = None if w.mode == "trace" else lr.curve(d, w, slo)
+    stack = engine.load_scheduler(d.profile, **sched.as_dict())
+    grid = None if work["mode"] == "trace" else lr.curve(d=d, sched=sched, w=w, slo=slo)
 except ValueError as exc:
     st.error(
         _("The serving model refused this deployment: {error}").format(error=plain(exc)), icon="🚫"
@@ -79,10 +99,12 @@ except ValueError as exc:
     frame.share_link(PAGE, query)
     st.stop()
 band = engine.error_band(engine.get_profile(d.profile))
-show.notes(d, sched, band, model.arch)
-if w.mode == "trace":  # one run of the file's requests: no rate sweep
-    lt.results(d, upload, slo, band, (model_id, hw_id, d))
-    show.footer(PAGE, query, hw, model)
+show.notes(d=d, sched=stack, band=band, arch=model.arch)
+if work["mode"] == "trace":  # one run of the file's requests: no rate sweep
+    lt.results(d=d, sched=sched, w=w, upload=upload, slo=slo, band=band, names=(model_id, hw_id, d))
+    if model_id != CONFIG_ID:  # the planner takes the catalogue's models
+        page_links.plan_link(to_plan)
+    show.footer(page=PAGE, query=query, hw=hw, model=model)
     st.stop()
 for note in grid.attrs.get("skipped", []):
     st.warning(plain(note), icon="⚠️")
@@ -98,29 +120,39 @@ if not bool(grid["fits_in_memory"].iloc[0]):
     frame.share_link(PAGE, query)
     st.stop()
 
-refused = lr.refusal(lr.events(d, w, top), w)
+# --- render: the fast path's curves first, then what the simulator adds ---------
+head = st.container()  # the budget's refusal or the simulations' progress, then the cards
+slots = show.chart_slots()
+refused = lr.refusal_of(d=d, sched=sched, w=w, top=top)
+marks = {"knee": None, "saturation": top, "chosen": w.rate_per_s}
+show.charts(slots, grid=grid, pts=None, slo=slo, marks=marks, band=band, d=d, final=bool(refused))
 r = pts = m = None
-if refused:
-    st.error(refused, icon="⏱️")
-else:
-    r, pts, m, error = lr.simulate_all(d, w, slo, top, target)
-    if error:
-        st.error(
-            _("The simulator refused this workload: {error}").format(error=plain(error)),
-            icon="🚫",
-        )
-if r is not None:
-    fit = [x for x in r.warnings if x.startswith(lr.NO_FIT)]
-    if fit:
-        st.error(f"{plain(fit[0]).capitalize()}.", icon="🚫")
-    frame.show_engine_warnings(x for x in r.warnings if x not in fit)
-cards(lv.headline(m, r, band))
-if m is not None and m.max_rate_per_s <= 0:
-    st.warning(_("Even a trickle of requests misses the SLOs: relax them, or serve faster."))
-
-chosen_rate = w.rate if w.mode == "open" else (r["requests_per_s"] if r is not None else None)
-knee = m.max_rate_per_s if m is not None else None
-marks = {"knee": knee, "saturation": top, "chosen": chosen_rate}
-show.charts(grid, pts, r, slo, marks, band, d, lv.run_title(w))
-show.tables(grid, pts, r, m, band, (model_id, hw_id, d))
-show.footer(PAGE, query, hw, model)
+with head:
+    if refused:
+        st.error(refused, icon="⏱️")
+    else:
+        r, pts, m, error = lr.simulate_all(d=d, sched=sched, w=w, slo=slo, top=top, target=target)
+        if error:
+            st.error(
+                _("The simulator refused this workload: {error}").format(error=plain(error)),
+                icon="🚫",
+            )
+    if r is not None:
+        show.fit_and_warnings(r)
+    cards(lv.headline(m, r, band))
+    if m is not None and m.max_rate_per_s <= 0:
+        st.warning(_("Even a trickle of requests misses the SLOs: relax them, or serve faster."))
+if not refused:
+    served = r["requests_per_s"] if r is not None else None
+    marks |= {"knee": m.max_rate_per_s if m is not None else None, "chosen": w.rate_per_s or served}
+    show.charts(slots, grid=grid, pts=pts, slo=slo, marks=marks, band=band, d=d, final=True)
+    show.timeline(r, lv.run_title(w), where=slots.timeline)
+if d.speculation is not None:
+    plain_grid = lr.without_speculation(d=d, sched=sched, w=w, slo=slo, rates=grid["rate_per_s"])
+    show.speculation(grid, plain_grid, band=band, names=(model_id, hw_id, d))
+show.tables(grid=grid, pts=pts, r=r, m=m, band=band, names=(model_id, hw_id, d))
+lf.section(d=d, w=w, slo=slo, how=(sched, chosen_fleet, band))
+show.trace_download(r, run=(d, sched, w, slo), names=(model_id, hw_id, d))
+if model_id != CONFIG_ID:  # the planner takes the catalogue's models
+    page_links.plan_link(to_plan)
+show.footer(page=PAGE, query=query, hw=hw, model=model)

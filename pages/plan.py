@@ -7,25 +7,30 @@ from functools import partial
 
 import streamlit as st
 
+import engine
 from ui.charts import bands
-from ui.core import frame, state
+from ui.core import frame, profiles
 from ui.core.downloads import NO_RERUN
-from ui.core.i18n import N_, _, engine_text
-from ui.core.text import plain
+from ui.links import state
+from ui.plan import cost_front
 from ui.plan import figures as fp
 from ui.plan import grid as pg
 from ui.plan import inputs as pp
-from ui.plan import load as pl
+from ui.plan import under_load as pl
 from ui.plan import view as pv
-from ui.plan.link import NONE, PAGE, declare
-from ui.widgets import links, scenario
+from ui.plan.link import ASSUMPTIONS, NONE, PAGE, declare
+from ui.widgets import footprint, page_links, scenario
+from ui.widgets import profile as pk
+from ui.words.i18n import N_, _, message_text
+from ui.words.text import plain
 
 frame.setup_page("Planner")
 
 
 # --- inputs -----------------------------------------------------------------
 base = frame.catalog()
-link = declare(base)
+custom, profile_notes = pk.from_link(PAGE)
+link = declare(base, custom)
 pp.keep_profile_values()
 s = scenario.start(link, base)
 cat = s.cat
@@ -38,15 +43,24 @@ with s.pickers:
     grid = pp.grid_inputs(link, cat)
     chosen = {h: cat.hardware[h] for h in grid["hardware"]}
     prices = pp.price_inputs(chosen)
-    profile = pp.profile_input()
+    profile = pp.profile_input(custom)
     overrides = pp.assumption_inputs(link, profile)
 
 # --- engine -----------------------------------------------------------------
 model = cat.models[model_id]
-groups, skipped = pg.plan(model_id, model.arch, chosen, grid["tp"], grid["pp"], grid["precisions"])
+groups, skipped = pg.plan(
+    model_id=model_id,
+    arch=model.arch,
+    hardware=chosen,
+    tps=grid["tp"],
+    pps=grid["pp"],
+    precisions=grid["precisions"],
+    moe=(grid["ep"], grid["attention_dp"]),
+)
 rows = pg.row_count(groups, grid["batches"])
-set_values = {name: v for name, v in overrides.items() if v is not None}
-opts = tuple({"profile": profile.name, **set_values}.items())
+set_values = pp.edits(overrides, profile)
+chosen_profile = profile.name if profile.origin == "built-in" else profile  # a custom one whole
+opts = tuple({"profile": chosen_profile, **set_values}.items())
 df, error = None, None
 if 0 < rows <= pg.MAX_CONFIGURATIONS:
     key = (frame.catalog_key(), s.custom_hw)  # the catalogue in use, the custom accelerator
@@ -56,16 +70,27 @@ if 0 < rows <= pg.MAX_CONFIGURATIONS:
     except ValueError as exc:  # e.g. a request longer than the engine accepts
         error = str(exc)
 table = pv.ranked(pg.screen(df), slo, prices) if df is not None else None
-band = pg.Band(profile, model.arch, tuple(chosen), tuple(grid["precisions"]), bool(set_values))
-values = {"tp": grid["tp"], "pp": grid["pp"], "batches": grid["batches"]}
+band = pg.Band(
+    profile=profile,
+    arch=model.arch,
+    hardware=tuple(chosen),
+    precisions=tuple(grid["precisions"]),
+    edited=bool(set_values),
+)
+values = {"tp": grid["tp"], "pp": grid["pp"], "ep": grid["ep"], "batches": grid["batches"]}
+values |= {"attention_dp": ["on" if on else "off" for on in grid["attention_dp"]]}
 values |= {name: NONE if v is None else v for name, v in slo.fields().items()}
+values |= profiles.link_values(profile, skip=ASSUMPTIONS, keys=engine.PROFILE_KEYS)
 query = state.publish(link, values | {"prices": prices or None}, ("model",))
 
 # --- render -----------------------------------------------------------------
 names = {h: hw.name for h, hw in chosen.items()}
 st.title(_("Planner: {model}").format(model=plain(model.name)))
-st.caption(pv.scope(rows, len(chosen), grid, tokens, profile.name))
+st.caption(
+    pv.scope(rows=rows, accelerators=len(chosen), grid=grid, tokens=tokens, profile=profile.name)
+)
 scenario.show_notes(s)
+frame.show_param_warnings(profile_notes)
 if s.custom_model:
     st.info(_("Custom models are not offered here: they have no attention shapes (heads, layers)."))
 for note in skipped:
@@ -78,12 +103,13 @@ if error or rows > pg.MAX_CONFIGURATIONS or df is None:
         st.error(pv.too_big(rows, pg.MAX_CONFIGURATIONS), icon="🚫")
     else:
         st.warning(_(pv.EMPTY_GRID))
+    footprint.section(link, None, _("No plan yet: nothing to count."), key="plan")
     frame.share_link(PAGE, query)
     st.stop()
 
-for text, n in pg.warning_counts(df):  # per configuration: counted, not one box each
+for warning, n in pg.warning_counts(df):  # per configuration: counted, not one box each
     line = _("⚠️ {n} of {rows} configurations: {warning}")
-    st.caption(line.format(n=f"{n:,}", rows=f"{rows:,}", warning=plain(engine_text(text))))
+    st.caption(line.format(n=f"{n:,}", rows=f"{rows:,}", warning=plain(message_text(warning))))
 reason = pv.infeasible_reason(table, slo)
 if reason:
     st.warning(reason, icon="⛔")
@@ -99,7 +125,7 @@ title = _("{model}: {input} input + {output} output tokens per request").format(
     model=model.name, input=f"{tokens[0]:,}", output=f"{tokens[1]:,}"
 )
 png = {"toImageButtonOptions": {"format": "png"}}
-fig = bands.shade(fp.pareto_figure(table, names, slo, title), band.note())
+fig = bands.shade(fp.pareto_figure(df=table, names=names, slo=slo, title=title), band.note())
 st.plotly_chart(fig, key="plan_pareto", config=png)
 st.caption(pv.chart_note(slo))
 
@@ -118,20 +144,36 @@ st.download_button(
     _("Download CSV"), csv, csv_name, "text/csv", key="plan_csv", icon="⬇️", on_click=NO_RERUN
 )
 if meets:  # the cheapest configuration meeting the SLOs, served under load
-    best = {k: table[k].iloc[0] for k in ("hardware", "tp", "pp", "precision")}
-    links.load_link(query | best, N_("Serve the cheapest configuration under load"))
+    best = {k: table[k].iloc[0] for k in ("hardware", "tp", "pp", "ep", "precision")}
+    best["attention_dp"] = bool(table["attention_dp"].iloc[0])
+    page_links.load_link(query | best, N_("Serve the cheapest configuration under load"))
 # the tables wait for a click: drawn, and computed, only while open (the first chart sooner)
 opened = frame.lazy_sections(PAGE, pv.SECTIONS)
 if opened["table"] is not None:
     opened["table"].dataframe(pg.display_table(table, names), key="plan_table", hide_index=True)
+if opened["cost_front"] is not None:
+    front_title = _("Cost against TPOT: {model}").format(model=model.name)
+    cost_front.section(opened["cost_front"], table, slo=slo, names=names, title=front_title)
+best_load = under_load = None
 if opened["load"] is not None:
     slos = pl.slos(slo.ttft_ms, slo.tpot_ms, slo.min_tokens_per_s_per_user)
-    under_load = pl.ask(model_id, groups, tokens, opts, slos, prices, target)
+    under_load = pl.ask(
+        model_id=model_id,
+        groups=groups,
+        tokens=tokens,
+        opts=opts,
+        slo=slos,
+        prices=prices,
+        target=target,
+    )
     with opened["load"]:
-        pl.section(cat, key, under_load, names, band, query)
+        best_load = pl.section(cat=cat, key=key, a=under_load, names=names, band=band, query=query)
 if opened["prices"] is not None:
     opened["prices"].dataframe(pg.price_table(chosen, prices), key="plan_prices", hide_index=True)
     opened["prices"].caption(_(pv.PRICES_NOTE))
+rental = None if best_load is None else best_load["price_per_hour_usd"]  # the planner's price
+rental = None if rental is None or rental != rental else float(rental)
+footprint.section(link, *pl.footprint_usage(best_load, under_load), key="plan", rental=rental)
 frame.share_link(PAGE, query)
 sources = " · ".join(frame.source_md(h.name, h.source) for h in chosen.values())
 st.caption(

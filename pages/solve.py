@@ -9,11 +9,10 @@ import streamlit as st
 import engine
 from ui.charts import serve_rows
 from ui.charts.roofline import latency_breakdown_figure, roof_table, roofline_figure
-from ui.core import frame, profiles, state
-from ui.core import link_params as lp
+from ui.core import frame, profiles
 from ui.core.downloads import download_csv
-from ui.core.i18n import N_, _
-from ui.core.text import FLOP_NOTE, plain
+from ui.links import link_params as lp
+from ui.links import state
 from ui.solve import breakdown as sb
 from ui.solve import view as sv
 from ui.solve.link import PAGE, declare
@@ -21,6 +20,8 @@ from ui.solve.metrics import result_table, solve_metrics
 from ui.widgets import pickers as widgets
 from ui.widgets import profile as pk
 from ui.widgets import scenario
+from ui.words.i18n import N_, _
+from ui.words.text import FLOP_NOTE, plain
 
 frame.setup_page(N_("Single solve"))
 
@@ -31,8 +32,12 @@ link = declare(base, custom)
 s = scenario.start(link, base)
 cat = s.cat
 with s.pickers:
-    model_id = widgets.select_entry(link, "model", _("Model"), dict(cat.models))
-    hw_id = widgets.select_entry(link, "hardware", _("Accelerator"), dict(cat.hardware))
+    model_id = widgets.select_entry(
+        link=link, name="model", label=_("Model"), entries=dict(cat.models)
+    )
+    hw_id = widgets.select_entry(
+        link=link, name="hardware", label=_("Accelerator"), entries=dict(cat.hardware)
+    )
     batch = widgets.batch_input(link)
     precision = widgets.select_precision(link)
     profile = pk.picker(PAGE, custom)
@@ -42,8 +47,10 @@ with s.pickers:
 
 # --- engine -----------------------------------------------------------------
 model, hw = cat.models[model_id], cat.hardware[hw_id]
-result = engine.solve(model, hw, batch, precision, **overrides)
-row = engine.sweep(model, hw, [batch], [precision], **overrides)
+result = engine.solve(model=model, hardware=hw, batch_size=batch, precision=precision, **overrides)
+row = engine.sweep(
+    models=model, hardware=hw, batch_sizes=[batch], precisions=[precision], **overrides
+)
 crossover = engine.compute_bound_batch(model, hw, precision=precision, **overrides)
 values = {**profiles.link_values(profile), **{n: tokens.get(n) for n in lp.TOKENS}}
 query = state.publish(link, values, shared=(*lp.SHARED_NAMES, "profile"))
@@ -66,10 +73,23 @@ sv.show_not_fit(result, hw)
 scenario.show_notes(s)
 frame.show_param_warnings(profile_notes)
 frame.show_engine_warnings(result.warnings)
-sv.show_headline(result, model, hw, crossover)
+sv.show_headline(r=result, model=model, hw=hw, crossover=crossover)
 solve_metrics(result)
-sc = sb.Scenario(model_id, model, hw, batch, precision, profile, overrides, result, tokens, label)
-sv.show_serving_note(sc, serve_rows.options(profile, overrides, cat), changed, query)
+sc = sb.Scenario(
+    model_id=model_id,
+    model=model,
+    hw=hw,
+    batch=batch,
+    precision=precision,
+    profile=profile,
+    overrides=overrides,
+    result=result,
+    tokens=tokens,
+    label=label,
+)
+sv.show_serving_note(
+    sc=sc, opts=serve_rows.options(profile, overrides, cat), changed=changed, query=query
+)
 
 points = row.assign(label=_("{model}, batch {batch}").format(model=model.name, batch=batch))
 st.plotly_chart(

@@ -9,17 +9,18 @@ import streamlit as st
 import engine
 from ui.charts import serve_rows, tables
 from ui.charts import sweep as fs
-from ui.core import frame, profiles, state
-from ui.core import link_params as lp
+from ui.core import frame, profiles
 from ui.core.downloads import download_csv
-from ui.core.i18n import N_, _
-from ui.core.text import FLOP_NOTE, plain
+from ui.links import link_params as lp
+from ui.links import state
 from ui.sweep import view as sv
 from ui.sweep.link import PAGE, declare
 from ui.widgets import llm_view, scenario
 from ui.widgets import pickers as widgets
 from ui.widgets import profile as pk
 from ui.widgets.cards import chart_row
+from ui.words.i18n import N_, _
+from ui.words.text import FLOP_NOTE, plain
 
 frame.setup_page(N_("Batch sweep"))
 
@@ -30,8 +31,12 @@ link = declare(base, custom)
 s = scenario.start(link, base, lp.legacy_tokens(state.raw_query()))
 cat = s.cat
 with s.pickers:
-    model_id = widgets.select_entry(link, "model", _("Model"), dict(cat.models))
-    hw_id = widgets.select_entry(link, "hardware", _("Accelerator"), dict(cat.hardware))
+    model_id = widgets.select_entry(
+        link=link, name="model", label=_("Model"), entries=dict(cat.models)
+    )
+    hw_id = widgets.select_entry(
+        link=link, name="hardware", label=_("Accelerator"), entries=dict(cat.hardware)
+    )
     model, hw = cat.models[model_id], cat.hardware[hw_id]
     view, tokens, extra = llm_view.view_inputs(link, model)
     batches = widgets.batch_list_input(link, generator=True)
@@ -52,10 +57,22 @@ with s.pickers:
 serving = view in serve_rows.VIEW_COLUMNS
 if serving:
     opts = serve_rows.options(profile, overrides | extra, cat)
-    raw, df = serve_rows.serve_frame(model, [hw], batches, tokens, precision, opts, view)
+    raw, df = serve_rows.serve_frame(
+        model=model,
+        hardware=[hw],
+        batches=batches,
+        tokens=tokens,
+        precision=precision,
+        opts=opts,
+        view=view,
+    )
     df, exact = engine.marginal_gain(df), None
 else:
-    raw = df = engine.marginal_gain(engine.sweep(model, hw, batches, [precision], **overrides))
+    raw = df = engine.marginal_gain(
+        engine.sweep(
+            models=model, hardware=hw, batch_sizes=batches, precisions=[precision], **overrides
+        )
+    )
     exact = engine.compute_bound_batch(model, hw, precision=precision, **overrides)
 first = tables.crossover_value(engine.crossover_batch(df)["crossover_batch"].iloc[0])
 values = {"batches": batches, **llm_view.link_values(view, extra)}
@@ -85,9 +102,9 @@ st.caption(profiles.describe(profile, changed))
 scenario.show_notes(s)
 frame.show_param_warnings(profile_notes)
 llm_view.show_caption(view, tokens, profiles.label(profile, changed))
-llm_view.stop_without_decode_step(view, tokens, "sweep", query)
-frame.show_engine_warnings(w for w in df["warnings"].unique())
-sv.show_cards(df, first, exact, serving)
+llm_view.stop_without_decode_step(view=view, tokens=tokens, page="sweep", query=query)
+frame.show_engine_warnings(w for said in df["warnings"].unique() for w in said)
+sv.show_cards(df=df, first=first, exact=exact, serving=serving)
 sv.show_budget(df, budget)
 
 png = {"toImageButtonOptions": {"format": "png"}}
@@ -100,7 +117,7 @@ first_row[0].plotly_chart(fs.throughput_figure(df, names), key="sweep_throughput
 first_row[1].plotly_chart(fs.latency_figure(df, names, budget), key="sweep_latency", config=png)
 intensity = fs.intensity_figure(df, first, convention)
 first_row[2].plotly_chart(intensity, key="sweep_intensity", config=png)
-roofline = fs.roofline_trajectories(df, names, convention, title)
+roofline = fs.roofline_trajectories(df=df, names=names, convention=convention, title=title)
 st.plotly_chart(roofline, key="sweep_roofline", config=png)
 
 if serving:

@@ -1,18 +1,27 @@
-"""Shared fixtures: a real Streamlit server and Debian's headless Chromium (via Playwright).
+"""Shared fixtures: a real Streamlit server and Debian's headless Chromium (via Playwright),
+and how the suite is shared out between parallel workers (pytest-xdist).
 
 The server process and the browser settings live in tools/server.py (the benchmarks use them
 too): `streamlit run app.py` from the repo root on a free loopback port; only the process
 started there is stopped. Playwright drives /usr/bin/chromium (its own browser download is not
 reachable on these machines).
+
+pyproject.toml runs the suite on one worker process per core (`-n auto`). Each test goes to
+whichever worker is free, except the tests of a `tests/test_browser*.py` module: they share
+the module's server (and some need to be its first visitor), so a module's browser tests run
+on one worker, in file order. Every worker has its own session fixtures (server, Chromium) and
+its own tmp_path root; `-n 0` runs everything in one process.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from xdist.scheduler import LoadScopeScheduling
 
 from tools.server import CHROMIUM, CHROMIUM_ARGS, free_port, start_server, stop_server
 
@@ -33,9 +42,46 @@ __all__ = [
 ]
 
 
+# Browser modules whose tests share one server per worker (`shared_server`), so that each test
+# is its own unit of work: the longest of them would otherwise hold one worker for minutes.
+SPLIT_MODULES = frozenset({"test_browser_harden.py"})
+
+
+class BrowserModulesTogether(LoadScopeScheduling):
+    """xdist's load scheduling with one unit of work per test, except that each
+    tests/test_browser*.py module is one unit (its tests share the module's server), but for
+    SPLIT_MODULES.
+
+    Units with more tests go out first (xdist's reordering), so the browser modules start early
+    and none of them is left for the end. xdist's own `--dist loadgroup` would group by marks,
+    but it renames node ids through an attribute that pytest 9 no longer reads, so its groups
+    are silently ignored.
+    """
+
+    def _split_scope(self, nodeid: str) -> str:
+        module = nodeid.split("::", 1)[0]
+        name = Path(module).name
+        return module if name.startswith("test_browser") and name not in SPLIT_MODULES else nodeid
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook that xdist declares
+def pytest_xdist_make_scheduler(config: pytest.Config, log) -> LoadScopeScheduling | None:
+    """The scheduler for `-n N` (xdist's default `--dist load`); other `--dist` modes as asked."""
+    return BrowserModulesTogether(config, log) if config.getvalue("dist") == "load" else None
+
+
 @pytest.fixture(scope="session")
 def live_server() -> Iterator[str]:
     """Base URL of a fresh server; its first browser request is a test's deep link."""
+    proc, url = start_server()
+    yield url
+    stop_server(proc)
+
+
+@pytest.fixture(scope="session")
+def shared_server() -> Iterator[str]:
+    """Base URL of one server per worker, shared by the browser tests that need no fresh
+    server (SPLIT_MODULES: their tests are shared out one by one)."""
     proc, url = start_server()
     yield url
     stop_server(proc)
@@ -67,6 +113,33 @@ def wait_idle(page, timeout_ms: int = 60_000) -> None:
             timeout=timeout_ms,
         )
         page.wait_for_timeout(250)
+
+
+def wait_until(page, condition: Callable[[], bool], timeout_ms: int = 60_000) -> None:
+    """Poll `condition()` every 250 ms until it holds or `timeout_ms` has passed; the test's own
+    assertion then reports what the page shows. For what an action changes: on a busy machine
+    its rerun can start after `wait_idle` has already seen the page quiet, and the old result
+    is still drawn."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while not condition() and time.monotonic() < deadline:
+        page.wait_for_timeout(250)
+
+
+def open_section(page, title: str, timeout_ms: int = 60_000) -> None:
+    """Open the main area's expander titled `title` and wait for its rerun. A lazy section is
+    drawn by a rerun its click starts; on a busy machine a click that lands while another rerun
+    redraws the page can be lost, so a section still closed after the page went quiet is
+    clicked again (at most three times; the test's own wait then reports what is missing)."""
+    expander = page.locator("[data-testid='stMain'] [data-testid='stExpander']").filter(
+        has=page.locator("summary", has_text=title)
+    )
+    details = expander.locator("details").first
+    for _ in range(3):
+        expander.locator("summary").first.click()
+        wait_idle(page, timeout_ms)
+        wait_until(page, lambda: details.get_attribute("open") is not None, 5_000)
+        if details.get_attribute("open") is not None:
+            return
 
 
 def metric(page, label: str) -> str:

@@ -14,7 +14,8 @@ from ui.accuracy import view as av
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv"
-TRT = engine.get_profile("trtllm")
+TRT = engine.get_profile("trtllm-0.6.1")  # the profile fitted on SHIPPED
+BY_HAND = engine.Message("by_hand", "by hand")  # a basis set by hand
 ENGINES = {SHIPPED.name: Counter({"TensorRT-LLM 0.6.1": 29, "TensorRT-LLM 0.5": 28})}
 
 
@@ -26,7 +27,7 @@ def _frame() -> pd.DataFrame:
 
 
 def test_one_figure_per_metric_with_the_hover_escaped():
-    figs = figures.metric_figures(_frame(), "<i>t</i>", engine.Band(10.0, "by hand"))
+    figs = figures.metric_figures(_frame(), "<i>t</i>", engine.Band(10.0, BY_HAND))
     assert list(figs) == ["output_tokens_per_s_per_gpu", "ttft_ms"]
     fig = figs["output_tokens_per_s_per_gpu"]
     assert fig.layout.title.text.startswith("Output tokens/s per GPU<br><sup>profile &lt;i&gt;")
@@ -40,10 +41,16 @@ def test_one_figure_per_metric_with_the_hover_escaped():
 
 def test_equal_decade_axes_and_band_lines_by_hand():
     points = pd.DataFrame(
-        {"measured": [30.0, 400.0], "predicted": [45.0, 380.0], "group": ["A100", "H100"],
-         "hover": ["a", "b"]}
-    )  # fmt: skip
-    fig = figures.parity_figure(points, "ms", "TTFT", engine.Band(20.0, "by hand"))
+        {
+            "measured": [30.0, 400.0],
+            "predicted": [45.0, 380.0],
+            "group": ["A100", "H100"],
+            "hover": ["a", "b"],
+        }
+    )
+    fig = figures.parity_figure(
+        points=points, unit="ms", title="TTFT", band=engine.Band(20.0, BY_HAND)
+    )
     # 30 to 400 spans the decades 10 to 1,000: both axes, ticks at decades only
     assert list(fig.layout.xaxis.range) == list(fig.layout.yaxis.range) == [1, 3]
     assert list(fig.layout.xaxis.tickvals) == [10, 100, 1000]
@@ -56,7 +63,9 @@ def test_equal_decade_axes_and_band_lines_by_hand():
         800,
     ]
     assert upper.showlegend and not lower.showlegend
-    bare = figures.parity_figure(points, "ms", "TTFT", engine.Band(None, "not measured"))
+    bare = figures.parity_figure(
+        points=points, unit="ms", title="TTFT", band=engine.Band(None, BY_HAND)
+    )
     assert [t.name for t in bare.data] == ["predicted = measured", "A100", "H100"]
 
 
@@ -93,7 +102,10 @@ def test_profile_table_shows_every_assumption_and_what_unset_means():
     assert table["efficiency"] == "0.5" and table["layer_overhead_us"] == "10"
     assert table["attention_efficiency"] == "the compute efficiency η"  # the registry's words
     assert table["link_latency_us"] == "the interconnect's catalogued figure"
-    assert len(table) == len(engine.PROFILE_KEYS) == 14  # every profile assumption, none hidden
+    # every profile assumption, none hidden: 14, the number formats' fp4_efficiency and
+    # dequant_overhead, the network's efficiency and latency, the MoE layouts'
+    # expert_imbalance and grouped_gemm_tokens, and kv_bandwidth_efficiency beside kv_reuse
+    assert len(table) == len(engine.PROFILE_KEYS) == 21
 
 
 def test_stack_release_and_scheduler_in_words():
@@ -103,14 +115,15 @@ def test_stack_release_and_scheduler_in_words():
         "TensorRT-LLM (executor defaults): up to 2,048 sequences and 8,192 tokens per step, "
         "no chunked prefill, KV cache reserve"
     )
-    assert av.scheduler(engine.get_profile("vllm")).startswith("no [scheduler] table")
-    assert av.picker_label(TRT, ENGINES).startswith("trtllm · TensorRT-LLM 0.6.1 · scheduler")
+    assert av.scheduler(engine.get_profile("vllm")).startswith("vLLM (V1 engine")
+    assert av.picker_label(TRT, ENGINES).startswith("trtllm-0.6.1 · TensorRT-LLM 0.6.1 · scheduler")
 
 
 def test_error_cells_never_show_the_in_sample_error_alone():
     cells = av.error_cells(TRT)
-    assert cells["In sample (MAPE)"] == "7.18%" and cells["Leave one model out (MAPE)"] == "9.41%"
-    assert cells["Error band"] == "±13.6%"
+    # trtllm-0.6.1.toml: 15.88 % in sample, 20.86 % leaving a model out, 20.83 % an accelerator
+    assert cells["In sample (MAPE)"] == "15.9%" and cells["Leave one model out (MAPE)"] == "20.9%"
+    assert cells["Error band"] == "±20.9%"
     team = replace(TRT, name="team", residuals={"mape_pct": 0.9}, rows=8)
     cells = av.error_cells(team)
     assert cells["In sample (MAPE)"] == "0.9%" and cells["Error band"] == "—"
@@ -121,7 +134,7 @@ def test_error_cells_never_show_the_in_sample_error_alone():
 def test_ground_lines_and_fitted_table():
     assert av.ground_lines(TRT)[:2] == ["Accelerators: H100, A100, L40S", "Precisions: fp8, fp16"]
     fitted = av.fitted_table(TRT).set_index("parameter")
-    assert fitted.loc["layer_overhead_us", "fitted value"] == "115"
+    assert fitted.loc["layer_overhead_us", "fitted value"] == "15"  # at its cited bound
     assert fitted.loc["efficiency", "meaning"].startswith("Compute efficiency")
 
 
@@ -142,7 +155,9 @@ def test_the_training_tables_and_chart():
     assert table.loc[0, "Error (in sample)"] == "+0.333%"
     cells = av.training_cells(engine.get_training_profile("megatron"))
     assert cells["Leave one table out (MAPE)"][0] == "21.9%"
-    fig = figures.training_figure(rows, engine.Band(3.03, "leave one row out"))
+    fig = figures.training_figure(
+        rows, engine.Band(3.03, engine.Message("leave_one_row_out", "leave one row out"))
+    )
     assert list(fig.layout.xaxis.range) == [1, 3]  # 44 to 171 TFLOP/s per GPU
     assert {t.name for t in fig.data} >= {"Table 1, PTD-P", "Table 2, ZeRO-3"}
     assert math.isclose(fig.data[1].y[1], 1000 * 1.0303)

@@ -1,6 +1,6 @@
-"""Decoder-LLM shapes (engine/arch.py): parameter and active-parameter counts checked by hand
-and against every catalogue entry's published count, KV-cache bytes (GQA, MLA, sliding
-windows) with the arithmetic in comments, and hypothesis properties of the cache."""
+"""Decoder-LLM shapes (engine/catalog/arch.py): parameter and active-parameter counts checked by
+hand and against every catalogue entry's published count, KV-cache bytes (GQA, MLA, sliding windows)
+with the arithmetic in comments, and hypothesis properties of the cache."""
 
 from __future__ import annotations
 
@@ -29,12 +29,37 @@ CATALOG = engine.load_catalog(use_env=False)
 WITH_ARCH = [m for m in CATALOG.models.values() if m.arch is not None]
 DECODER_LLMS = [m for m in CATALOG.models.values() if m.is_decoder_llm]
 REQUIRED_IDS = [
-    "GPT-J-6B", "Llama-2-7B", "Llama-2-70B", "Falcon-180B", "Llama-3.3-70B", "Llama-4-Scout",
-    "DeepSeek-V3", "Qwen3-235B-A22B", "gpt-oss-120b", "gpt-oss-20b", "Gemma-3-27B",
-    "Mistral-7B-v0.1", "Llama-3.1-8B", "Llama-3.1-70B", "Llama-3.1-405B", "Llama-3.2-1B",
-    "Llama-3.2-3B", "Mixtral-8x7B", "Qwen2.5-7B", "Qwen2.5-72B", "Gemma-2-9B", "Phi-3-mini",
-    "Qwen3-30B-A3B", "GPT-2-XL",
-]  # fmt: skip
+    "GPT-J-6B",
+    "Llama-2-7B",
+    "Llama-2-70B",
+    "Falcon-180B",
+    "Llama-3.3-70B",
+    "Llama-4-Scout",
+    "DeepSeek-V3",
+    "Qwen3-235B-A22B",
+    "gpt-oss-120b",
+    "gpt-oss-20b",
+    "Gemma-3-27B",
+    "Mistral-7B-v0.1",
+    "Llama-3.1-8B",
+    "Llama-3.1-70B",
+    "Llama-3.1-405B",
+    "Llama-3.2-1B",
+    "Llama-3.2-3B",
+    "Mixtral-8x7B",
+    "Qwen2.5-7B",
+    "Qwen2.5-72B",
+    "Gemma-2-9B",
+    "Phi-3-mini",
+    "Qwen3-30B-A3B",
+    "GPT-2-XL",
+    "Llama-4-Maverick",
+    "DeepSeek-R1",
+    "Qwen3-8B",
+    "Qwen3-32B",
+    "Kimi-K2",
+    "GLM-4.5",
+]
 
 
 def arch(model_id: str) -> Architecture:
@@ -67,6 +92,10 @@ ACTIVE = {  # id: (published active, digit unit of that figure, embedding table 
     "DeepSeek-V3": (37e9, 1e9, True),  # arXiv 2412.19437 (8 of 256 experts); 37.55e9
     "gpt-oss-120b": (5.13e9, 0.01e9, False),  # arXiv 2508.10925 Table 1, no embedding table
     "gpt-oss-20b": (3.61e9, 0.01e9, False),  # same table; 3.608e9 counted
+    "Llama-4-Maverick": (17e9, 1e9, True),  # Meta model card; 17.18e9 counted
+    "DeepSeek-R1": (37e9, 1e9, True),  # V3's shapes; the MTP module is not active: 37.55e9
+    "Kimi-K2": (32e9, 1e9, True),  # Moonshot model card; 32.86e9 counted
+    "GLM-4.5": (32e9, 1e9, False),  # Z.ai model card; 32.86e9 counted without the embedding
 }
 
 

@@ -7,6 +7,8 @@ import pytest
 
 import engine
 
+BY_HAND = engine.Message("by_hand", "by hand")  # a basis set by hand
+
 
 def test_the_band_and_ground_are_public():
     for name in ("Band", "error_band", "off_ground", "fit_warnings", "MIN_ROWS_PER_PARAMETER"):
@@ -14,20 +16,29 @@ def test_the_band_and_ground_are_public():
 
 
 def test_trtllm_band_is_the_larger_cross_validated_mape():
-    trtllm = engine.get_profile("trtllm")
+    trtllm = engine.get_profile("trtllm")  # = trtllm-1.0
     band = engine.error_band(trtllm)
     assert isinstance(band, engine.Band)
-    # 13.64 % leaving one accelerator out beats 9.41 % leaving one model out (trtllm.toml)
-    assert round(band.pct, 1) == 13.6
+    # 24.73 % leaving one accelerator out beats 21.92 % leaving one model out (trtllm-1.0.toml)
+    assert round(band.pct, 1) == 24.7
+    # trtllm-0.6.1.toml: 20.86 % leaving a model out beats 20.83 % leaving an accelerator out
+    assert round(engine.error_band(engine.get_profile("trtllm-0.6.1")).pct, 1) == 20.9
     assert band.as_dict()["error_band_pct"] == band.pct
 
 
 def test_off_ground_names_the_accelerator_the_precision_and_the_family():
-    trtllm = engine.get_profile("trtllm")
+    trtllm = engine.get_profile("trtllm-0.6.1")  # fitted on A100, H100 and L40S; dense only
     cat = engine.default_catalog()
-    assert engine.off_ground(trtllm, cat.models["Llama-2-7B"].arch, "A100", "fp16") == []
-    why = engine.off_ground(trtllm, cat.models["Mixtral-8x7B"].arch, "MI300X", "bf16")
-    assert [("MI300X" in w, "bf16" in w, "moe" in w) for w in why] == [
+    assert (
+        engine.off_ground(
+            profile=trtllm, arch=cat.models["Llama-2-7B"].arch, hardware="A100", precision="fp16"
+        )
+        == []
+    )
+    why = engine.off_ground(
+        profile=trtllm, arch=cat.models["Mixtral-8x7B"].arch, hardware="MI300X", precision="bf16"
+    )
+    assert [("MI300X" in str(w), "bf16" in str(w), "moe" in str(w)) for w in why] == [
         (True, False, False),
         (False, True, False),
         (False, False, True),
@@ -36,7 +47,7 @@ def test_off_ground_names_the_accelerator_the_precision_and_the_family():
 
 def test_eight_rows_for_six_parameters_warn():
     team = replace(
-        engine.get_profile("trtllm"),
+        engine.get_profile("trtllm-0.6.1"),
         name="team",
         rows=8,
         fitted=(
@@ -50,21 +61,21 @@ def test_eight_rows_for_six_parameters_warn():
         not_identified=("fp8_efficiency",),
         residuals={"mape_pct": 0.9},
     )
-    warnings = engine.fit_warnings(team)
+    warnings = [str(w) for w in engine.fit_warnings(team)]  # Messages; str() is the English
     assert any("8 rows for 6 fitted parameters" in w for w in warnings)  # 8 < 5 × 6
     assert any("no row is sensitive to fp8_efficiency" in w for w in warnings)
     assert any("no leave-one-model-out error" in w for w in warnings)
-    assert engine.fit_warnings(engine.get_profile("trtllm")) == []  # 57 rows ≥ 5 × 10
+    assert engine.fit_warnings(engine.get_profile("trtllm-0.6.1")) == []  # 57 rows ≥ 5 × 10
 
 
 def test_band_limits_by_hand():
-    band = engine.Band(13.6, "by hand")
+    band = engine.Band(13.6, BY_HAND)
     # 1,000 tokens/s ± 13.6 %: 864 to 1,136
     low, high = band.limits(1000.0)
     assert (round(low, 9), round(high, 9)) == (864.0, 1136.0)
     lows, highs = band.limits([10.0, 20.0])
     assert lows.tolist() == [8.64, 17.28] and [round(h, 9) for h in highs] == [11.36, 22.72]
-    assert engine.Band(None, "not measured").limits(5.0) is None
+    assert engine.Band(None, BY_HAND).limits(5.0) is None
 
 
 def test_a_fit_on_one_accelerator_names_the_one_error_it_could_measure():
@@ -75,23 +86,29 @@ def test_a_fit_on_one_accelerator_names_the_one_error_it_could_measure():
     )
     band = engine.error_band(one)
     assert band.pct == 10.0
-    assert "leave-one-model-out MAPE" in band.basis and "one accelerator only" in band.basis
+    assert band.basis.code == "band_leave_one_model_out"
+    basis = str(band.basis)
+    assert "leave-one-model-out MAPE" in basis and "one accelerator only" in basis
 
 
 def test_a_link_carries_a_fitted_profiles_band_and_ground():
     ground = {"hardware": ("A100",), "precisions": ("fp16",), "families": ("dense",)}
     team = engine.profile_from_values("team", {"efficiency": 0.6}, band_pct=10.0, ground=ground)
     band = engine.error_band(team)
-    assert band.pct == 10.0 and "its share link carries" in band.basis
+    assert band.pct == 10.0 and "its share link carries" in str(band.basis)
     arch = engine.default_catalog().models["Llama-2-7B"].arch
-    assert engine.off_ground(team, arch, "A100", "fp16") == []
-    assert "H100 was not among the fitted accelerators (A100)" in engine.off_ground(
-        team, arch, "H100", "fp16"
-    )
+    assert engine.off_ground(profile=team, arch=arch, hardware="A100", precision="fp16") == []
+    (off,) = engine.off_ground(profile=team, arch=arch, hardware="H100", precision="fp16")
+    assert off.code == "off_fitted_hardware" and off.fields == {
+        "hardware": "H100",
+        "fitted": "A100",
+    }
+    assert str(off) == "H100 was not among the fitted accelerators (A100)"
     # without them: a hand-set profile, not measured, and no ground to leave
     bare = engine.profile_from_values("team", {"efficiency": 0.6})
     assert (
-        engine.error_band(bare).pct is None and engine.off_ground(bare, arch, "H100", "fp8") == []
+        engine.error_band(bare).pct is None
+        and engine.off_ground(profile=bare, arch=arch, hardware="H100", precision="fp8") == []
     )
     for bad in (-1.0, float("nan"), 1e6):
         with pytest.raises(ValueError, match="band_pct"):
@@ -105,8 +122,8 @@ def test_the_template_is_a_valid_measurements_file_with_every_column():
     header = text.splitlines()[0].split(",")
     assert header == list(engine.MEASUREMENT_COLUMNS)  # every column the page describes
     rows = engine.parse_measurements(text.encode(), "template.csv")
-    # one real shipped row per metric the shipped files hold (no TPOT row is shipped)
-    assert [m.metric for m in rows] == ["output_tokens_per_s_per_gpu", "ttft_ms", "e2e_latency_ms"]
+    # one real shipped row per metric the shipped files hold (the vLLM and SGLang files hold TPOT)
+    assert [m.metric for m in rows] == list(engine.MEASUREMENT_METRICS)
     assert all(m.source.startswith("https://") for m in rows)
     assert set(engine.MEASUREMENT_METRICS) == {
         "output_tokens_per_s_per_gpu",
@@ -115,7 +132,16 @@ def test_the_template_is_a_valid_measurements_file_with_every_column():
         "e2e_latency_ms",
     }
     names = [p.name for p in engine.shipped_measurements()]
-    assert names == ["trtllm-v0.6.1.csv", "vllm-mi300x-oci.csv"]
+    assert names == [
+        "sglang-v0.3.csv",
+        "sglang-v0.5.csv",
+        "trtllm-v0.6.1.csv",
+        "trtllm-v1.0-perf-overview.csv",
+        "vllm-mi300x-oci.csv",
+        "vllm-v0.11.csv",
+        "vllm-v0.19.csv",
+        "vllm-v0.6.csv",
+    ]
 
 
 def test_the_training_fit_rows_reproduce_the_profiles_in_sample_error():

@@ -24,7 +24,7 @@ from ui.plan import view as pv
 ROOT = Path(__file__).resolve().parent.parent
 CAT = engine.default_catalog()
 TRT = engine.get_profile("trtllm")
-BAND = "typically within ±13.6% for profile trtllm"  # trtllm.toml: leaving an accelerator out
+BAND = "typically within ±24.7% for profile trtllm"  # trtllm-1.0.toml: an accelerator out
 
 
 def page(name: str, query: dict) -> AppTest:
@@ -67,13 +67,14 @@ def test_decode_shows_draws_and_writes_the_band():
     shaded = band_traces(fig)
     assert shaded and shaded[0]["fill"] == "toself"  # one per input length, under the lines
     line = next(t for t in fig["data"] if t.get("name") == "input 1,024 tokens")
-    assert values(shaded[0]["y"])[0] == pytest.approx(values(line["y"])[0] * 1.1364, rel=1e-3)
+    assert values(shaded[0]["y"])[0] == pytest.approx(values(line["y"])[0] * 1.24731, rel=1e-3)
     star = next(t for t in fig["data"] if str(t.get("name", "")).startswith("This scenario"))
-    assert star["error_y"]["type"] == "percent" and round(star["error_y"]["value"], 1) == 13.6
+    assert star["error_y"]["type"] == "percent" and round(star["error_y"]["value"], 1) == 24.7
 
 
 def test_decode_off_the_fitted_ground_says_why_beside_the_number():
-    at = page("decode", {"model": "Mixtral-8x7B", "hardware": "MI300X", "profile": "trtllm"})
+    # trtllm-0.6.1 was fitted on dense models only (trtllm-1.0's ground has MoE models too)
+    at = page("decode", {"model": "Mixtral-8x7B", "hardware": "MI300X", "profile": "trtllm-0.6.1"})
     text = said(at)
     assert "Off the profile's calibrated ground: MI300X was not among the fitted" in text
     assert "moe models were not in the fitted data" in text and "a floor there" in text
@@ -83,9 +84,11 @@ def test_decode_csv_carries_the_band_columns():
     model, hw = CAT.models["Llama-2-70B"], CAT.hardware["MI300X"]
     opts = {"tp": 4, "pp": 1, "precision": "fp8", "profile": "trtllm", "output_tokens": 128}
     r = engine.serve(model, hw, batch_size=8, input_tokens=1024, **opts).as_dict()
-    df = sv.curves(model, hw, [1, 8], [1024], opts)
-    csv = sv.curve_csv(df, sv.band(r, model, "MI300X", {}))
-    assert csv["error_band_pct"].round(1).unique().tolist() == [13.6]
+    fields = {k: v for k, v in opts.items() if k != "output_tokens"}
+    dep = engine.Deployment.of(model=model, hardware=hw, **fields)
+    df = sv.curves(dep=dep, output_tokens=128, batches=[1, 8], contexts=[1024])
+    csv = sv.curve_csv(df, sv.band(r=r, model=model, hw_id="MI300X", overrides={}))
+    assert csv["error_band_pct"].round(1).unique().tolist() == [24.7]
     assert csv["off_calibrated_ground"].str.startswith("MI300X was not among").all()
     assert "leave-one-accelerator-out" in csv["error_band_basis"].iloc[0]
 
@@ -101,11 +104,25 @@ def test_plan_shows_draws_and_writes_the_band():
 def test_plan_csv_has_the_band_and_each_rows_ground():
     model = CAT.models["Llama-3.1-70B"]
     chosen = {h: CAT.hardware[h] for h in ("H100", "MI300X")}
-    groups, _ = pg.plan("Llama-3.1-70B", model.arch, chosen, [4, 8], [1], ["fp8"])
-    df = pg.sweep(groups, model, chosen, [8], (1024, 256), {"profile": "trtllm"})
-    band = pg.Band(TRT, model.arch, tuple(chosen), ("fp8",))
-    csv = pd.read_csv(io.StringIO(pg.csv_text(df, pv.Slo(), {}, band)))
-    assert csv["error_band_pct"].round(1).unique().tolist() == [13.6]
+    groups, _ = pg.plan(
+        model_id="Llama-3.1-70B",
+        arch=model.arch,
+        hardware=chosen,
+        tps=[4, 8],
+        pps=[1],
+        precisions=["fp8"],
+    )
+    df = pg.sweep(
+        groups=groups,
+        model=model,
+        hardware=chosen,
+        batches=[8],
+        tokens=(1024, 256),
+        opts={"profile": "trtllm"},
+    )
+    band = pg.Band(profile=TRT, arch=model.arch, hardware=tuple(chosen), precisions=("fp8",))
+    csv = pd.read_csv(io.StringIO(pg.csv_text(df=df, slo=pv.Slo(), prices={}, band=band)))
+    assert csv["error_band_pct"].round(1).unique().tolist() == [24.7]
     off = dict(zip(csv["hardware"], csv["off_calibrated_ground"].fillna(""), strict=False))
     assert off["H100"] == "" and off["MI300X"].startswith("MI300X was not among")
     assert "error_band_pct" not in pd.read_csv(io.StringIO(pg.csv_text(df, pv.Slo(), {})))
@@ -116,9 +133,10 @@ def test_compare_deployments_show_draw_and_write_the_band():
     at = page("compare", query | {"deployments": "8xH100/tp8,4xMI300X/tp4"})
     assert f"Every deployment's figures, {BAND}" in said(at)
     table = next(d.value for d in at.dataframe if "Error band" in d.value.columns)
-    assert set(table["Error band"]) == {"±13.6%"}
+    assert set(table["Error band"]) == {"±24.7%"}
     off = dict(zip(table["Deployment"], table["Off calibrated ground"], strict=False))
-    assert off["8× NVIDIA H100 SXM TP8"] == "—"
+    # trtllm (= trtllm-1.0) was fitted on fp8 rows only; the page runs fp16
+    assert off["8× NVIDIA H100 SXM TP8"] == "fp16 was not among the fitted precisions (fp8)"
     assert off["4× AMD Instinct MI300X TP4"].startswith("MI300X was not among")
     assert band_traces(figure(at, "Throughput vs interactivity"))
 
@@ -130,7 +148,7 @@ def test_compare_deployments_csv_carries_the_band():
     df = deploy.frame(model, deps, CAT, precision="fp8", profile=TRT, overrides={}, **run)
     note, off = deploy.band_of(model, df, TRT, edited=True)
     csv = bands.with_columns(deploy.csv_table(df, "trtllm, edited"), note, off)
-    assert csv["error_band_pct"].round(1).unique().tolist() == [13.6]
+    assert csv["error_band_pct"].round(1).unique().tolist() == [24.7]
     assert "not the page's edits" in csv["error_band_basis"].iloc[0]
     assert csv.loc[csv["hardware"] == "MI300X", "off_calibrated_ground"].str.len().min() > 0
 

@@ -27,3 +27,12 @@ def test_paired_ratio_divides_each_round_by_that_rounds_minimal_time():
 def test_rounds_must_pair_up():
     with pytest.raises(ValueError):
         bench_pages.ratios({"min": [1.0, 2.0], "page": [1.0]}, "min")
+
+
+def test_every_page_is_paired_with_solve_in_the_same_rounds_too():
+    times = {"min": [1000.0, 2000.0], "/solve": [2000.0, 4000.0], "/load": [3000.0, 4400.0]}
+    r = bench_pages.ratios(times, "min")
+    # /load over /solve per round: 1.5 and 1.1 -> median 1.3 (the middle of two)
+    assert r["/load"]["versus_solve"]["paired_ratio"] == pytest.approx(1.3)
+    assert r["/load"]["paired_ratio"] == pytest.approx((3.0 + 2.2) / 2)  # over the minimal page
+    assert "versus_solve" not in r["/solve"] and "versus_solve" in r["min"]

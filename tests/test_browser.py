@@ -10,7 +10,7 @@ import pytest
 
 import engine
 from tests.conftest import ROOT, metric, start_server, stop_server, wait_idle
-from ui.core.format import fmt
+from ui.words.format import fmt
 
 pytestmark = pytest.mark.browser
 REFERENCE = "/solve?model=ResNet-50&hardware=A100&batch=1&precision=fp16"
@@ -30,7 +30,7 @@ def test_deep_link_as_first_request_shows_the_reference_case(fresh_server, chrom
     page = context.new_page()
     page.goto(fresh_server + REFERENCE)
     wait_idle(page)
-    r = engine.solve("ResNet-50", "A100", 1, "fp16")
+    r = engine.solve(model="ResNet-50", hardware="A100", batch_size=1, precision="fp16")
     assert "memory" in metric(page, "Bottleneck")
     assert metric(page, "Latency") == fmt(r.latency_s, "s") == "543 µs"  # 0.5426 ms
     assert "1,843" in metric(page, "Throughput")
@@ -76,7 +76,7 @@ def test_csv_download_parses_and_matches_the_engine(live_server, chromium, tmp_p
     target = tmp_path / "solve.csv"
     info.value.save_as(target)
     df = pd.read_csv(target)
-    expected = engine.solve("ResNet-50", "A100", 1, "fp16")
+    expected = engine.solve(model="ResNet-50", hardware="A100", batch_size=1, precision="fp16")
     assert len(df) == 1 and df["model"][0] == "ResNet-50"
     assert df["latency_ms"][0] == pytest.approx(expected.latency_s * 1e3)
     assert df["compute_efficiency_fraction"][0] == pytest.approx(0.5)
@@ -107,10 +107,10 @@ def test_edited_scenario_link_reproduces_in_a_new_browser_context(live_server, c
     again.goto(link)
     wait_idle(again)
     assert metric(again, "Latency") == shown
-    expected = engine.solve("ResNet-50", "A100", 64, "fp16")
+    expected = engine.solve(model="ResNet-50", hardware="A100", batch_size=64, precision="fp16")
     assert metric(again, "Bottleneck").startswith(expected.bottleneck)
-    # no waiting for the field: it is painted with the linked value first (issue 18 item 10,
-    # tests/test_browser_first_paint.py); it once said 1 beside batch 64's results under load
+    # no waiting for the field: it is painted with the linked value first
+    # (tests/test_browser_first_paint.py); it once said 1 beside batch 64's results under load
     assert again.get_by_label("Batch size (samples)").input_value() == "64"
     second.close()
 

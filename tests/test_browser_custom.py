@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 
-from tests.conftest import wait_idle
+from tests.conftest import wait_idle, wait_until
 
 pytestmark = pytest.mark.browser
 CHIP = "name=Lab chip;fp16=400 TFLOP/s;fp32=50 TFLOP/s;bandwidth=1.5 TB/s;capacity=64 GiB"
@@ -49,6 +49,7 @@ def test_a_datasheet_spelling_is_accepted_and_a_typo_keeps_the_last_valid_chip(
     assert "Lab chip" in title.inner_text()
 
     type_into(page, bandwidth_field(page), "3.2 TBps")  # accepted as 3.2 TB/s
+    wait_until(page, lambda: "bandwidth=3.2 TBps" in chip_in_link(page))
     assert not page.locator(f"{MAIN} [data-testid='stAlertContentError']").count()
     assert "bandwidth=3.2 TBps" in chip_in_link(page)
     assert "Lab chip" in title.inner_text()

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 import engine
-from tests.conftest import metric, start_server, stop_server, wait_idle
-from ui.core.format import fmt
+from tests.conftest import metric, open_section, start_server, stop_server, wait_idle
+from ui.words.format import fmt
 
 pytestmark = pytest.mark.browser
 MUST_SHOW = "/decode?model=Llama-3.1-70B&hardware=H100&tp=2&input_tokens=8192&output_tokens=256"
@@ -76,9 +76,7 @@ def test_one_device_says_it_does_not_fit(fresh_server, chromium):
 def test_operators_csv_download_parses_and_sums_to_the_step_times(fresh_server, chromium, tmp_path):
     url = fresh_server + MUST_SHOW + "&profile=trtllm"
     page = open_page(chromium, url, accept_downloads=True, viewport=VIEWPORT)
-    main = page.locator("[data-testid='stMain'] [data-testid='stExpander'] summary")
-    main.filter(has_text="Operators (table, CSV)").click()  # drawn only while open
-    wait_idle(page, TIMEOUT_MS)
+    open_section(page, "Operators (table, CSV)", TIMEOUT_MS)  # drawn only while open
     button = page.get_by_role("button", name="Download operators CSV")
     button.wait_for(timeout=TIMEOUT_MS)
     with page.expect_download(timeout=TIMEOUT_MS) as info:

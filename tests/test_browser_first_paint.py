@@ -1,10 +1,10 @@
-"""A share link's values are what the browser paints first (issue 18 item 10).
+"""A share link's values are what the browser paints first.
 
 A widget created with only its key (its state seeded from the link) had Streamlit's own default
 as the element's default: the browser painted the number field at that default (batch 1, η
 0.01) and applied the linked value in a later render, which on a busy machine came long after
 the results (a share link showed batch 64's latency beside a box saying 1). The widgets are now
-created with the value their state holds (ui.core.state.drawn_with), so the first value the
+created with the value their state holds (ui.links.state.drawn_with), so the first value the
 browser ever puts in each number field is the linked one. A MutationObserver installed before
 the page loads records that first value; no waiting is involved.
 """

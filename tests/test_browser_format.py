@@ -1,4 +1,4 @@
-"""Real-browser checks of what people read: every metric through ui.core.format (no value with more
+"""Real-browser checks of what people read: every metric through ui.words.format (no value with more
 than 4 significant figures, no "None"/"nan" anywhere on a page), log axes labelled as numbers
 (1, 10, 100, 1k: increasing, never "2 5 2 5"), and the light/dark preference of the browser
 followed by the page and its charts. Headless Chromium against `streamlit run app.py`."""
@@ -54,7 +54,7 @@ def metrics(page) -> list[tuple[str, str]]:
 
 
 def tick_value(text: str) -> float:
-    """'1k' -> 1000, '0.1' -> 0.1, '2' -> 2 (ui.core.format.tick_label's output)."""
+    """'1k' -> 1000, '0.1' -> 0.1, '2' -> 2 (ui.words.format.tick_label's output)."""
     match = re.fullmatch(r"(\d[\d,]*(?:\.\d+)?)([kMGT]?)", text.strip())
     assert match, f"tick {text!r} does not read as a number"
     return float(match.group(1).replace(",", "")) * SUFFIX[match.group(2)]

@@ -11,7 +11,7 @@ import os
 import pytest
 
 import engine
-from tests.conftest import ROOT, start_server, stop_server, wait_idle
+from tests.conftest import ROOT, start_server, stop_server, wait_idle, wait_until
 
 pytestmark = pytest.mark.browser
 SHOTS = os.environ.get("ROOFLINE_LEARN_SCREENSHOTS")  # e.g. docs/screenshots/learn
@@ -53,12 +53,35 @@ def test_a_chinese_lesson_deep_link_is_the_servers_first_request(fresh_server, c
     context.close()
 
 
-@pytest.mark.parametrize("number", ["1", "4", "6", "11"])  # 0, 2, 3, 5: the other tests
+@pytest.mark.parametrize("number", ["1", "4", "6", "11", "12"])  # 0, 2, 3, 5: the other tests
 def test_every_lesson_deep_link_opens_in_a_fresh_session(fresh_server, chromium, number):
     context, page = _open(chromium, f"{fresh_server}/learn?lesson={number}")
     assert page.locator("h1").first.inner_text().startswith(f"Lesson {number}:")
     assert page.locator("[data-testid='stException']").count() == 0
     assert "The tutorial's figures and ours" in _main(page)
+    context.close()
+
+
+def test_lesson_12_in_chinese_from_its_deep_link(fresh_server, chromium):
+    context, page = _open(chromium, fresh_server + "/learn?lesson=12&lang=zh")
+    assert page.locator("h1").first.inner_text().startswith("第 12 课：设计空间探索")
+    assert page.locator("[data-testid='stException']").count() == 0
+    text = _main(page)
+    # the chapter's 48 configurations, none valid on 8,192 GPUs; ours on the front
+    assert "教程：" in text and "48 个中的 0 个" in text and "帕累托前沿" in text
+    context.close()
+
+
+@pytest.mark.parametrize(("number", "lang"), [("7", "en"), ("7", "zh"), ("8", "en"), ("8", "zh")])
+def test_the_cost_lessons_open_in_both_languages(fresh_server, chromium, number, lang):
+    query = f"lesson={number}" + ("&lang=zh" if lang == "zh" else "")
+    context, page = _open(chromium, f"{fresh_server}/learn?{query}")
+    title = f"第 {number} 课：" if lang == "zh" else f"Lesson {number}:"
+    assert page.locator("h1").first.inner_text().startswith(title)
+    assert page.locator("[data-testid='stException']").count() == 0
+    text = _main(page)
+    assert ("教程：" if lang == "zh" else "The tutorial's figures and ours") in text
+    assert ("61.1 ×" if number == "7" else "6.41 ×") in text  # ours beside the chapter's
     context.close()
 
 
@@ -78,10 +101,12 @@ def test_an_exercise_is_checked_in_the_browser(fresh_server, chromium):
     field.fill("4")
     field.press("Enter")
     wait_idle(page)
+    wait_until(page, lambda: "Not yet. Hint:" in _main(page))
     assert "Not yet. Hint:" in _main(page)
     field.fill(str(engine.compute_bound_batch("ResNet-50", "H100")))
     field.press("Enter")
     wait_idle(page)
+    wait_until(page, lambda: "Right: the engine gives 3." in _main(page))
     assert "Right: the engine gives 3." in _main(page)
     context.close()
 

@@ -9,7 +9,7 @@ import pytest
 
 import engine
 from tests.conftest import metric, start_server, stop_server, wait_idle
-from ui.core.format import fmt
+from ui.words.format import fmt
 
 pytestmark = pytest.mark.browser
 QUERY = {"model": "Llama-3.1-8B", "hardware": "H100", "tp": "1", "profile": "tutorial"}
@@ -41,6 +41,8 @@ def test_deep_link_first_request_draws_the_curves_and_downloads_the_curve_csv(
     title = page.locator(".gtitle", has_text="Time to first token")
     chart = page.locator(".js-plotly-plot").filter(has=title).first
     chart.wait_for()
+    # drawn first from the fast path, then again with the simulated points and the max rate
+    chart.locator(".legendtext", has_text="max rate").first.wait_for()
     legend = " | ".join(chart.locator(".legendtext").all_text_contents())
     assert "SLO p90 ≤ 2 s" in legend and "max rate" in legend and "saturation" in legend
     assert chart.locator("path.js-line").count() >= 3  # the p50, p90 and p99 curves drawn
@@ -50,9 +52,20 @@ def test_deep_link_first_request_draws_the_curves_and_downloads_the_curve_csv(
     info.value.save_as(target)
     df = pd.read_csv(target)
     top = df["saturation_rate_per_s"].iloc[0]
-    grid = engine.load_grid(["Llama-3.1-8B"], ["H100"], rates=df["rate_per_s"].tolist(),
-                            input_tokens=512, output_tokens=128, profile="tutorial")  # fmt: skip
-    assert df["ttft_ms_p99"].to_numpy() == pytest.approx(grid["ttft_ms_p99"].to_numpy())
+    grid = engine.load_grid(
+        ["Llama-3.1-8B"],
+        ["H100"],
+        rates=df["rate_per_s"].tolist(),
+        input_tokens=512,
+        output_tokens=128,
+        profile="tutorial",
+    )
+    steady = df["stable"].to_numpy(dtype=bool)
+    assert steady.any() and not steady.all()
+    assert df.loc[steady, "ttft_ms_p99"].to_numpy() == pytest.approx(
+        grid.loc[steady, "ttft_ms_p99"].to_numpy()
+    )
+    assert df.loc[~steady, "ttft_ms_p99"].isna().all()  # past saturation: empty, not inf
     assert df["rate_per_s"].max() == pytest.approx(1.1 * top)  # the sweep runs past saturation
     assert set(df["error_band_pct"]) == {engine.error_band(engine.get_profile("tutorial")).pct}
     assert page.locator("[data-testid='stException']").count() == 0

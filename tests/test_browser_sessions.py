@@ -1,4 +1,4 @@
-"""A session Streamlit lets lapse is shut down (ui/core/sessions.py, issue 18 item 4).
+"""A session Streamlit lets lapse is shut down (ui/runtime/sessions.py).
 
 A server whose disconnected sessions may reconnect for 2 s serves /plan to a real Chromium; the
 browser leaves. Streamlit's store then lets the session lapse without shutting it down (its CSV

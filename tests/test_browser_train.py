@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 import engine
-from tests.conftest import metric, start_server, stop_server, wait_idle
-from ui.core.format import fmt
+from tests.conftest import metric, start_server, stop_server, wait_idle, wait_until
+from ui.words.format import fmt
 
 pytestmark = pytest.mark.browser
 QUERY = {"model": "Llama-3.1-8B", "hardware": "H100", "gpus": "16", "global_batch_size": "256"}
@@ -38,8 +38,10 @@ def test_deep_link_first_request_draws_the_breakdowns_and_downloads_the_ranked_c
     page.goto(fresh_server + DEEP_LINK)
     wait_idle(page, TIMEOUT_MS)
     page.locator("[data-testid='stMetric']").first.wait_for()
-    df = engine.train_search("Llama-3.1-8B", "H100", gpus=16, global_batch_size=256,
-                             seq_len=4096, **SEARCH)  # fmt: skip
+    df = engine.train_search(
+        "Llama-3.1-8B", "H100", gpus=16, global_batch_size=256, seq_len=4096, **SEARCH
+    )
+    wait_until(page, lambda: metric(page, "Tokens/s") == fmt(df["tokens_per_s"].iloc[0]))
     assert metric(page, "Tokens/s") == fmt(df["tokens_per_s"].iloc[0])
     title = page.locator(".gtitle", has_text="Memory per GPU")
     chart = page.locator(".js-plotly-plot").filter(has=title).first

@@ -43,7 +43,7 @@ TRUTH = Assumptions(
     efficiency=0.62,
     attention_efficiency=0.35,
     bandwidth_efficiency=0.8,
-    layer_overhead_s=20e-6,
+    layer_overhead_s=12e-6,  # within the cited bound of 15 µs (OVERHEAD_BOUNDS)
     link_efficiency=0.55,
     link_latency_s=3e-6,
 )
@@ -54,8 +54,23 @@ def synthetic_rows() -> list[Measurement]:
     grid = [(b, i, o, tp) for b in (1, 64) for i in (128, 4096) for o in (1, 512) for tp in (1, 4)]
     for n, (b, i, o, tp) in enumerate(grid, start=1):
         metric = "ttft_ms" if o == 1 else "output_tokens_per_s_per_gpu"
-        m = Measurement(n, "toy.csv", "https://example.org", "toy", "H100", tp, 1, "Toy",
-                        "fp16", "fp16", b, i, o, metric, 1.0)  # fmt: skip
+        m = Measurement(
+            row=n,
+            file="toy.csv",
+            source="https://example.org",
+            engine="toy",
+            hardware="H100",
+            tp=tp,
+            pp=1,
+            model="Toy",
+            precision="fp16",
+            kv_precision="fp16",
+            batch_size=b,
+            input_tokens=i,
+            output_tokens=o,
+            metric=metric,
+            value=1.0,
+        )
         value = toy_predictor([m], TRUTH)[0]
         rows.append(Measurement(**(m.as_dict() | {"value": float(value)})))
     return rows
@@ -67,7 +82,7 @@ def test_fit_recovers_known_parameters():
     assert got["efficiency"] == pytest.approx(0.62, rel=1e-4)
     assert got["attention_efficiency"] == pytest.approx(0.35, rel=1e-4)
     assert got["bandwidth_efficiency"] == pytest.approx(0.8, rel=1e-4)
-    assert got["layer_overhead_us"] == pytest.approx(20.0, rel=1e-4)
+    assert got["layer_overhead_us"] == pytest.approx(12.0, rel=1e-4)
     assert got["link_efficiency"] == pytest.approx(0.55, rel=1e-4)
     assert got["link_latency_us"] == pytest.approx(3.0, rel=1e-3)
     assert profile.residuals["mape_pct"] < 0.01
@@ -109,7 +124,9 @@ def test_rows_the_model_cannot_predict_are_left_out_of_the_fit():
         values = toy_predictor(rs, a)
         return np.where([m.tp == 4 and m.batch_size == 64 for m in rs], np.nan, values)
 
-    _, used, fitted = fit(rows, partial, get_profile("tutorial"), ("efficiency",))
+    _, used, fitted = fit(
+        rows=rows, predictor=partial, start=get_profile("tutorial"), params=("efficiency",)
+    )
     assert fitted == ["efficiency"]
     assert used.sum() == 12  # 16 rows, 4 of them at tp 4 and batch 64
     with pytest.raises(ValueError, match="no measurement row can be predicted"):
@@ -118,7 +135,12 @@ def test_rows_the_model_cannot_predict_are_left_out_of_the_fit():
 
 def test_unknown_fit_parameter_is_refused():
     with pytest.raises(ValueError, match="cannot fit 'hbm_size'"):
-        fit(synthetic_rows(), toy_predictor, get_profile("tutorial"), ("hbm_size",))
+        fit(
+            rows=synthetic_rows(),
+            predictor=toy_predictor,
+            start=get_profile("tutorial"),
+            params=("hbm_size",),
+        )
 
 
 def test_fitted_profile_round_trips_through_toml():
@@ -142,15 +164,23 @@ def test_vectorised_prediction_equals_serve_row_by_row():
     from engine.accuracy.validate import predict
     from engine.serving.serve import serve
 
-    rows = read_measurements(sorted(SHIPPED.parent.glob("*.csv")))
+    # static-batch rows: a row measured under load is predicted by the load model, not serve()
+    rows = [m for m in read_measurements(sorted(SHIPPED.parent.glob("*.csv"))) if not m.under_load]
+    assert len(rows) >= 57 + 9  # every row of trtllm-v0.6.1.csv and vllm-mi300x-oci.csv at least
     for name in ("tutorial", "trtllm"):
         a = get_profile(name).assumptions
         values, reasons = predict(rows, a)
         for m, value, reason in zip(rows, values, reasons, strict=True):
             sizes = {"batch_size": m.batch_size, "input_tokens": m.input_tokens}
             sizes |= {"output_tokens": m.output_tokens, "kv_precision": m.kv_precision}
-            r = serve(m.model, m.hardware, tp=m.tp, pp=m.pp, precision=m.precision,
-                      assumptions=a, **sizes)  # fmt: skip
+            if m.batch_size is None or (reason and reason.startswith("unknown")):
+                # a max-throughput row is the load model's (tests/test_load_analytic.py); a
+                # format, model or accelerator the catalogue lacks: serve refuses it too
+                assert m.batch_size is None or np.isnan(value)
+                continue
+            r = serve(
+                m.model, m.hardware, tp=m.tp, pp=m.pp, precision=m.precision, assumptions=a, **sizes
+            )
             if r["fits_in_memory"]:
                 assert reason is None and value == pytest.approx(r[m.metric], rel=1e-12)
             else:

@@ -11,14 +11,14 @@ import pytest
 
 import engine
 from engine import CatalogError, UnknownIdError, load_catalog
-from engine.catalog.load import (
+from engine.catalog.parse import parse_hardware, parse_model
+from engine.catalog.reader import (
     BUILTIN_FILES,
     ENV_VAR,
     MAX_FILE_BYTES,
     read_catalog_bytes,
     read_catalog_file,
 )
-from engine.catalog.parse import parse_hardware, parse_model
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TEAM, BROKEN = FIXTURES / "team_catalog.toml", FIXTURES / "broken_team_catalog.toml"
@@ -56,9 +56,11 @@ def test_hardware_figures_are_positive_and_fp16_is_present(hw):
 
 @pytest.mark.parametrize("hw", BUILTIN.hardware.values(), ids=entry_id)
 def test_ridge_point_is_plausible_for_every_precision(hw):
-    # > 5000 FLOP/byte smells like a GB-vs-TB typo; < 1 like a TFLOP-vs-GFLOP one
+    # > 5000 FLOP/byte smells like a GB-vs-TB typo; < 1 like a TFLOP-vs-GFLOP one, except on a
+    # wafer whose memory is on-chip SRAM (CS-3: 21 PB/s against 15.6 PFLOP/s fp32, 0.74)
+    low = 0.5 if hw.weight_stream_bandwidth_bytes_per_s else 1
     for precision, peak in hw.peak_flop_per_s.items():
-        assert 1 < peak / hw.memory_bandwidth_bytes_per_s < 5000, precision
+        assert low < peak / hw.memory_bandwidth_bytes_per_s < 5000, precision
 
 
 @pytest.mark.parametrize("m", BUILTIN.models.values(), ids=entry_id)
@@ -274,8 +276,11 @@ def test_a_file_over_the_limit_is_refused_unread(tmp_path, size):
     assert load_catalog([path], use_env=False).find_hardware("A100")
 
 
-def test_a_missing_file_is_reported_not_fatal(tmp_path):
-    cat = load_catalog([tmp_path / "nope.toml", tmp_path], use_env=False)
+def test_a_missing_file_is_reported_not_fatal(tmp_path, monkeypatch):
+    # a short relative path: messages cut a path at 80 characters, and tmp_path's length
+    # depends on the run (a parallel worker's is longer)
+    monkeypatch.chdir(tmp_path)
+    cat = load_catalog([Path("nope.toml"), tmp_path], use_env=False)
     assert len(cat.problems) == 2
     assert cat.problems[0].message.endswith("nope.toml (No such file or directory)")
     assert cat.problems[1].message.endswith("is not a regular file")  # a directory

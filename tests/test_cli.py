@@ -138,6 +138,21 @@ def test_list_models_and_hardware():
     assert all(h["source"].startswith("https://") for h in hardware)
 
 
+def test_list_prints_the_2025_26_catalogue_ids():
+    hardware = run("list", "hardware").stdout.split()
+    models = run("list", "models").stdout.split()
+    new_hardware = {"GB200", "GB300", "B300", "RTX-PRO-6000", "H20", "H800", "MI355X", "MI325X"}
+    assert new_hardware <= set(hardware)
+    new_models = {"Llama-4-Maverick", "DeepSeek-R1", "Qwen3-8B", "Qwen3-32B", "Kimi-K2", "GLM-4.5"}
+    assert new_models <= set(models)
+    rows = {h["id"]: h for h in json.loads(run("list", "hardware", "--format", "json").stdout)}
+    # each accelerator lists the formats it runs natively: FP4 tensor cores on Blackwell only
+    assert {"nvfp4", "mxfp4", "fp8", "w4a16"} <= set(rows["B200"]["native_formats"])
+    assert "nvfp4" not in rows["H100"]["native_formats"] and "fp8" in rows["H100"]["native_formats"]
+    assert "mxfp4" in rows["MI355X"]["native_formats"]
+    assert "fp8" not in rows["A100"]["native_formats"]  # Ampere: no FP8 tensor cores
+
+
 @pytest.mark.parametrize(
     "args, fragment",
     [

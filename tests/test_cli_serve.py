@@ -1,4 +1,4 @@
-"""`python -m engine serve|ops` (engine/cli_serve.py): outputs and every bad-input path.
+"""`python -m engine serve|ops` (engine/cli/serve.py): outputs and every bad-input path.
 
 Most cases call `engine.cli.main` in-process (fast); one runs the real module in a subprocess.
 """
@@ -18,8 +18,17 @@ from engine import serve
 from engine.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVE = ["serve", "--model", "Llama-3.1-70B", "--hardware", "H100", "--input-tokens", "128",
-         "--output-tokens", "128"]  # fmt: skip
+SERVE = [
+    "serve",
+    "--model",
+    "Llama-3.1-70B",
+    "--hardware",
+    "H100",
+    "--input-tokens",
+    "128",
+    "--output-tokens",
+    "128",
+]
 OPS = ["ops", "--model", "Llama-3.1-8B", "--hardware", "A100", "--context", "1024"]
 
 
@@ -30,12 +39,29 @@ def cli(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def test_serve_json_equals_the_api(capsys):
-    code, out, err = cli(capsys, *SERVE, "--tp", "4", "--batch-size", "8",
-                         "--link-efficiency", "0.7", "--format", "json")  # fmt: skip
+    code, out, err = cli(
+        capsys,
+        *SERVE,
+        "--tp",
+        "4",
+        "--batch-size",
+        "8",
+        "--link-efficiency",
+        "0.7",
+        "--format",
+        "json",
+    )
     assert code == 0, err
     r = json.loads(out)
-    api = serve("Llama-3.1-70B", "H100", tp=4, batch_size=8, input_tokens=128,
-                output_tokens=128, link_efficiency=0.7).as_dict()  # fmt: skip
+    api = serve(
+        "Llama-3.1-70B",
+        "H100",
+        tp=4,
+        batch_size=8,
+        input_tokens=128,
+        output_tokens=128,
+        link_efficiency=0.7,
+    ).as_dict()
     assert list(r) == list(api)
     assert r["tpot_ms"] == pytest.approx(api["tpot_ms"])
     assert r["assumptions"]["link_efficiency"] == 0.7 and r["devices"] == 4
@@ -131,8 +157,11 @@ def test_bad_input_exits_2_with_one_line(capsys, args, message):
 def test_real_module_in_a_subprocess():
     done = subprocess.run(
         [sys.executable, "-m", "engine", *SERVE, "--tp", "2", "--format", "table"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "ttft_ms" in done.stdout and "fits_in_memory" in done.stdout
 
@@ -140,8 +169,20 @@ def test_real_module_in_a_subprocess():
 def test_serve_from_a_config_json_matches_the_catalogue(capsys):
     # The catalogue's Mixtral-8x7B shapes come from this very config.json
     config = str(ROOT / "tests" / "fixtures" / "configs" / "Mixtral-8x7B.json")
-    args = ["--hardware", "H100", "--tp", "2", "--batch-size", "4", "--input-tokens", "300",
-            "--output-tokens", "30", "--format", "json"]  # fmt: skip
+    args = [
+        "--hardware",
+        "H100",
+        "--tp",
+        "2",
+        "--batch-size",
+        "4",
+        "--input-tokens",
+        "300",
+        "--output-tokens",
+        "30",
+        "--format",
+        "json",
+    ]
     code, out, err = cli(capsys, "serve", "--model-config", config, *args)
     assert code == 0, err
     from_config = json.loads(out)

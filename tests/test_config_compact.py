@@ -1,4 +1,4 @@
-"""A config.json in a share link (issue 18 item 4): the compaction keeps exactly the shapes and
+"""A config.json in a share link: the compaction keeps exactly the shapes and
 costs time linear in the file's keys (a 99 kB file with 11,000 junk keys took 7 s of CPU when
 every key was tried by re-reading the whole file)."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import engine
-from ui.core import model_config as sc
+from ui.widgets import model_config as sc
 
 CONFIGS = sorted((Path(__file__).parent / "fixtures" / "configs").glob("*.json"))
 

@@ -94,7 +94,9 @@ def test_every_recorded_frame_column_is_still_there():
             "Llama-3.1-8B", "A100", input_tokens=128, output_tokens=16
         ),
         "sweep_columns": engine.sweep("ResNet-50", "A100", [1]),
-        "decode_sweep_columns": engine.decode_sweep("Llama-3.1-8B", "A100", [1], [128]),
+        "decode_sweep_columns": engine.decode_sweep(
+            models="Llama-3.1-8B", hardware="A100", batch_sizes=[1], contexts=[128]
+        ),
         "operators_columns": engine.operators("Llama-3.1-8B", "A100", context=128),
     }
     for name, df in frames.items():

@@ -17,7 +17,7 @@ from ui.compare.deployments import (
     read_deployments,
     write_deployments,
 )
-from ui.core.params import Param, ParamError, parse_params
+from ui.links.params import Param, ParamError, parse_params
 
 CAT = engine.default_catalog()
 
@@ -89,8 +89,8 @@ def test_tp_must_split_the_models_heads():
 def test_tp_beyond_a_node_is_said():
     # H100: 8 devices per node; tp 16 spans ⌈16 / 8⌉ = 2 nodes
     assert notes(Deployment("H100", 16), CAT) == [
-        "16× H100 TP16: tp 16 spans 2 nodes of 8 H100; the model prices every all-reduce at "
-        "the in-node link (optimistic)"
+        "16× H100 TP16: tp 16 spans 2 nodes of 8 H100; the model runs its collectives on the "
+        "scale-out network per device"
     ]
     assert notes(Deployment("H100", 8), CAT) == []
 

@@ -16,6 +16,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
 from dockerfile_parse import DockerfileParser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,13 +63,22 @@ def test_hadolint_reports_no_findings():
     assert proc.returncode == 0, proc.stderr
 
 
-def test_base_image_comes_from_arg_defaulting_to_python_311_slim(instructions):
+DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+
+
+def test_base_image_comes_from_arg_defaulting_to_python_311_slim_pinned_by_digest(instructions):
+    """The default base is python:3.11-slim at one digest (a rebuild gets the same base);
+    `--build-arg BASE=...` still replaces it (ci/make_base_image.sh's stand-in)."""
     first = instructions[0]
     assert first["instruction"] == "ARG"
-    assert first["value"].strip() == "BASE=python:3.11-slim"
+    name, _, default = first["value"].strip().partition("=")
+    assert name == "BASE" and default.startswith("python:3.11-slim@sha256:")
+    assert DIGEST.search(default), default
     froms = _all(instructions, "FROM")
     assert [f["value"].strip() for f in froms] == ["${BASE}"]
-    assert DockerfileParser(path=str(DOCKERFILE)).baseimage == "python:3.11-slim"
+    assert DockerfileParser(path=str(DOCKERFILE)).baseimage == default
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text(encoding="utf-8"))
+    assert "args" not in compose["services"]["roofline"]["build"]  # the pinned default, once
 
 
 def test_runs_as_numeric_non_root_user(instructions):
@@ -119,6 +129,9 @@ def test_cmd_is_exec_form_running_streamlit_on_all_interfaces(instructions):
     assert flags.get("--browser.gatherUsageStats") == "false"
     assert flags.get("--server.headless") == "true"
     assert flags.get("--logger.hideWelcomeMessage") == "true"
+    # No traceback or server path for the container's users ("false" would still show the
+    # traceback in Streamlit 1.67); tests/test_browser_errors.py shows it in a browser.
+    assert flags.get("--client.showErrorDetails") == "none"
     # A port flag would silently override STREAMLIT_SERVER_PORT; the env default is 8501.
     assert "--server.port" not in flags
     assert not [i for i in instructions if i["instruction"] == "ENTRYPOINT"]
@@ -170,7 +183,7 @@ def test_server_config_is_offline_safe_and_xsrf_protected():
     assert server["runOnSave"] is False
     assert server["fileWatcherType"] == "none"
     assert server["enableXsrfProtection"] is True
-    assert server["maxUploadSize"] == 1
+    assert config["client"]["showErrorDetails"] == "full"  # a developer's checkout: details
     assert config["browser"]["gatherUsageStats"] is False
     assert config["logger"]["hideWelcomeMessage"] is True
 
@@ -185,7 +198,7 @@ def test_compose_example_has_healthcheck_restart_and_read_only_catalogue():
 
 
 def test_team_catalogue_example_loads_cleanly_in_the_engine():
-    from engine.catalog.load import load_catalog
+    from engine.catalog.reader import load_catalog
 
     path = ROOT / "deploy" / "team-catalog.example.toml"
     catalog = load_catalog([path], use_env=False)
@@ -207,3 +220,79 @@ def test_the_container_listens_on_every_interface_and_says_so():
     text = DOCKERFILE.read_text(encoding="utf-8")
     assert DockerfileParser(path=str(DOCKERFILE)).envs["STREAMLIT_SERVER_ADDRESS"] == "0.0.0.0"
     assert "listens on ALL interfaces (0.0.0.0)" in text
+
+
+def test_one_upload_limit_for_the_server_the_uploaders_and_the_engine():
+    """engine.MAX_UPLOAD_MB is the server's maxUploadSize, every uploader's max_upload_size,
+    and (in the engine's megabytes of 10**6 bytes) every reader's limit of a user's file."""
+    import ast
+
+    import engine
+    from engine.catalog.hf_config import MAX_CONFIG_BYTES
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["server"]["maxUploadSize"] == engine.MAX_UPLOAD_MB
+    assert engine.MAX_UPLOAD_BYTES == engine.MAX_UPLOAD_MB * 1_000_000
+    limits = (engine.MAX_TRACE_BYTES, engine.MAX_FILE_BYTES, engine.MAX_MEASUREMENTS_BYTES)
+    assert set(limits) | {MAX_CONFIG_BYTES} == {engine.MAX_UPLOAD_BYTES}
+    uploaders = 0
+    for path in [*ROOT.glob("pages/*.py"), *ROOT.glob("ui/**/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "st.file_uploader":
+                size = [k for k in node.keywords if k.arg == "max_upload_size"]
+                assert [ast.unparse(k.value) for k in size] == ["engine.MAX_UPLOAD_MB"], path
+                uploaders += 1
+    assert uploaders == 4  # trace, measurements, catalogue, config.json
+
+
+COMPOSE_SERVICE = {  # the Compose Specification's types of the keys the example uses
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["build", "image", "mem_limit", "cpus", "security_opt", "cap_drop"],
+    "properties": {
+        "build": {"type": "object", "properties": {"context": {"type": "string"}}},
+        "image": {"type": "string"},
+        "restart": {"enum": ["no", "always", "on-failure", "unless-stopped"]},
+        "ports": {"type": "array", "items": {"type": "string"}},
+        "mem_limit": {"type": "string", "pattern": "^[0-9]+[kmg]$"},
+        "cpus": {"type": "number", "exclusiveMinimum": 0},
+        "pids_limit": {"type": "integer", "minimum": 1},
+        "security_opt": {"type": "array", "items": {"type": "string"}},
+        "cap_drop": {"type": "array", "items": {"type": "string"}},
+        "environment": {"type": "object", "additionalProperties": {"type": "string"}},
+        "volumes": {"type": "array", "items": {"type": "string"}},
+        "read_only": {"type": "boolean"},
+        "tmpfs": {"type": "array", "items": {"type": "string"}},
+        "healthcheck": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "test": {"type": "array", "items": {"type": "string"}},
+                **{k: {"type": "string"} for k in ("interval", "timeout", "start_period")},
+                "retries": {"type": "integer"},
+            },
+        },
+    },
+}
+
+
+def test_compose_example_is_bounded_and_unprivileged():
+    """No `docker compose` on these machines: the file is checked against the Compose
+    Specification's types for the keys it uses (a misspelt key fails), then for its limits:
+    the Kubernetes pod's memory and one core, no privilege gain, no capability."""
+    import jsonschema
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text(encoding="utf-8"))
+    assert list(compose) == ["services"] and list(compose["services"]) == ["roofline"]
+    service = compose["services"]["roofline"]
+    jsonschema.validate(service, COMPOSE_SERVICE)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(service | {"security-opt": ["no-new-privileges:true"]}, COMPOSE_SERVICE)
+    assert "no-new-privileges:true" in service["security_opt"]
+    assert service["cap_drop"] == ["ALL"] and service["read_only"] is True
+    assert service["cpus"] == 1.0
+    deployment = yaml.safe_load(
+        (ROOT / "deploy" / "kubernetes" / "base" / "deployment.yaml").read_text(encoding="utf-8")
+    )
+    limits = deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert limits["memory"].endswith("Mi") and service["mem_limit"] == limits["memory"][:-2] + "m"

@@ -11,7 +11,7 @@ from ui.charts.roofline import latency_breakdown_figure, roof_table, roofline_fi
 
 @pytest.fixture
 def reference():
-    row = engine.sweep("ResNet-50", ["A100"], [1], ["fp16"])
+    row = engine.sweep(models="ResNet-50", hardware=["A100"], batch_sizes=[1], precisions=["fp16"])
     fig = roofline_figure(
         row.assign(label="ResNet-50, batch 1"),
         roof_table(row, {"A100": "NVIDIA A100"}),
@@ -74,7 +74,12 @@ def test_roofs_meet_at_the_engine_ridge_points(reference):
 
 
 def test_several_accelerators_and_many_points():
-    row = engine.sweep("ResNet-50", ["A100", "H100"], list(range(1, 41)), ["fp16"])
+    row = engine.sweep(
+        models="ResNet-50",
+        hardware=["A100", "H100"],
+        batch_sizes=list(range(1, 41)),
+        precisions=["fp16"],
+    )
     fig = roofline_figure(row.assign(label="x"), roof_table(row, {}), "mac2")
     assert sum(t.name.startswith("Memory roof") for t in fig.data) == 2
     assert len(fig.layout.annotations) == 0  # two accelerators: the gaps are on hover only
@@ -86,7 +91,7 @@ def test_several_accelerators_and_many_points():
 
 
 def test_user_text_is_escaped_in_the_figure():
-    row = engine.sweep("ResNet-50", ["A100"], [1], ["fp16"])
+    row = engine.sweep(models="ResNet-50", hardware=["A100"], batch_sizes=[1], precisions=["fp16"])
     fig = roofline_figure(
         row.assign(label="<script>x</script>"), roof_table(row, {"A100": "<b>evil</b>"}), "catalog"
     )

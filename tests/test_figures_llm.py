@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 import engine
 from ui.charts import tables
-from ui.core.format import fmt, fmt_bytes
 from ui.decode import figures as fl
 from ui.decode import view as sv
+from ui.words.format import fmt, fmt_bytes
 
 CATALOG = engine.load_catalog()
 LLMS = [m.id for m in CATALOG.models.values() if m.is_decoder_llm]
@@ -25,11 +25,25 @@ CONTEXTS, BATCHES = [1024, 4096, 16384, 65536], [2**k for k in range(9)]
 
 def scenario(model="Llama-3.1-8B", hardware="A100", batch=1, context=4096, prompt=1024, **kw):
     """(engine.decode(...).as_dict(), the page's sweep holding this scenario)."""
-    r = engine.decode(model, hardware, batch, context, prompt=prompt, catalog=CATALOG, **kw)
+    r = engine.decode(
+        model=model,
+        hardware=hardware,
+        batch_size=batch,
+        context=context,
+        prompt=prompt,
+        catalog=CATALOG,
+        **kw,
+    )
     contexts, batches = sorted({*CONTEXTS, context}), sorted({*BATCHES, batch})
     sweep_prompt = prompt if prompt <= contexts[0] else None
     df = engine.decode_sweep(
-        model, hardware, batches, contexts, prompt=sweep_prompt, catalog=CATALOG, **kw
+        models=model,
+        hardware=hardware,
+        batch_sizes=batches,
+        contexts=contexts,
+        prompt=sweep_prompt,
+        catalog=CATALOG,
+        **kw,
     )
     return r.as_dict(), df
 
@@ -89,9 +103,13 @@ def test_roofline_has_both_operating_points_roofs_and_gaps():
 
 def curves(model="Llama-3.1-8B", hardware="A100", contexts=CONTEXTS, batches=BATCHES, **kw):
     """The serving page's curves (ui.decode.view.curves: engine.serve_sweep rows)."""
-    opts = {"tp": 1, "pp": 1, "output_tokens": 256, "precision": "fp16", "profile": "tutorial"}
+    opts = {"tp": 1, "pp": 1, "precision": "fp16", "profile": "tutorial"} | kw
+    output_tokens = opts.pop("output_tokens", 256)
     hw = CATALOG.hardware[hardware]
-    return sv.curves(CATALOG.models[model], hw, list(batches), list(contexts), opts | kw)
+    dep = engine.Deployment.of(model=CATALOG.models[model], hardware=hw, **opts)
+    return sv.curves(
+        dep=dep, output_tokens=output_tokens, batches=list(batches), contexts=list(contexts)
+    )
 
 
 @pytest.mark.parametrize("column", list(fl.SPEED_CHARTS))
@@ -126,7 +144,7 @@ def test_readme_question_1_throughput_line_stops_at_the_best_that_fits():
     # Llama-3.1-70B on 2 × H100, 1,024 input tokens: past batch 32 the KV cache does not fit
     # in the usable memory; the solid line must not climb through those batches
     df = curves("Llama-3.1-70B", "H100", [1024, 8192], tp=2)
-    fig = fl.speed_figure(df, "aggregate_tokens_per_s", (1, 8192), "input")
+    fig = fl.speed_figure(df=df, column="aggregate_tokens_per_s", current=(1, 8192), word="input")
     rows = df[df["context"] == 1024]
     fit = rows[rows["fits_in_memory"]]
     (solid,) = [t for t in fig.data if t.name == "input 1,024 tokens"]
@@ -163,32 +181,9 @@ def test_memory_figure_draws_the_limit_at_usable_memory_and_the_engines_max_batc
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
 
 
-def test_explanation_of_the_memory_bound_default_uses_engine_numbers():
-    r, df = scenario()
-    text = "\n".join(fl.explain_decode(r, df, "A100"))
-    assert "**Decode is memory-bound.**" in text and "**Prefill is compute-bound.**" in text
-    assert f"TPOT {fmt(r['tpot_ms'] / 1e3, 's')} " in text
-    assert f"TTFT {fmt(r['ttft_ms'] / 1e3, 's')}." in text
-    assert f"{r['max_batch_at_context']:,} sequences fit" in text
-    assert "stays memory-bound up to batch 256" in text  # context 4096: never crosses in sweep
-    assert "KV-cache quantisation" in text and "more bandwidth" in text
-
-
-def test_explanation_names_the_crossover_batch_of_the_sweep():
-    # docs/model.md: batch 256 at context 128 on H100 is compute-bound.
-    r, df = scenario(hardware="H100", batch=256, context=128, prompt=128)
-    assert r["decode_bottleneck"] == "compute"
-    first = fl.first_compute_bound(df, 128)
-    assert first is not None and first["batch_size"] <= 256
-    text = "\n".join(fl.explain_decode(r, df, "H100"))
-    assert "**Decode is compute-bound.**" in text
-    assert f"turns compute-bound at batch {first['batch_size']:,}" in text
-
-
-def test_explanation_and_metrics_say_when_it_does_not_fit():
-    r, df = scenario(model="Llama-3.1-70B", hardware="H100", batch=4, context=8192)
+def test_metrics_say_when_it_does_not_fit():
+    r, _ = scenario(model="Llama-3.1-70B", hardware="H100", batch=4, context=8192)
     assert not r["fits_in_memory"]
-    assert any("Does not fit" in line for line in fl.explain_decode(r, df, "H100"))
     cards = {label: value for label, value, _ in fl.headline_metrics(r)}
     assert cards["Max batch at this context (sequences)"] == "0"
     assert "does NOT fit" in fl.memory_split(r)
@@ -211,7 +206,9 @@ def test_headline_metrics_carry_units_and_engine_values():
 def test_display_table_headers_carry_units():
     _, df = scenario()
     table = tables.decode_table(df)
-    assert list(table.columns) == list(tables.DECODE_HEADERS.values()) and len(table) == len(df)
+    assert list(table.columns) == [spec[0] for spec in tables.DECODE_TABLE.values()] and len(
+        table
+    ) == len(df)
     assert table["KV cache"].tolist() == [fmt_bytes(v) for v in df["kv_cache_bytes"]]
     assert table["TPOT"].iloc[0].endswith(" ms") and "None" not in table.to_string()
 
@@ -225,11 +222,22 @@ def test_display_table_headers_carry_units():
     kv=st.sampled_from(["fp16", "fp8", "int4"]),
 )
 def test_builders_work_for_any_catalogued_scenario(model, hardware, batch, context, kv):
-    r, df = scenario(model, hardware, batch, context, prompt=min(1024, context), kv_precision=kv)
-    fl.explain_decode(r, df, hardware)
+    r, df = scenario(
+        model=model,
+        hardware=hardware,
+        batch=batch,
+        context=context,
+        prompt=min(1024, context),
+        kv_precision=kv,
+    )
     assert len(fl.headline_metrics(r)) == 10
     valid(fl.decode_roofline(r, hardware, "t"))
-    df = curves(model, hardware, sorted({*CONTEXTS[:2], context}), sorted({*BATCHES, batch}))
+    df = curves(
+        model=model,
+        hardware=hardware,
+        contexts=sorted({*CONTEXTS[:2], context}),
+        batches=sorted({*BATCHES, batch}),
+    )
     for fig in (
         fl.memory_figure(df, (batch, context)),
         *(fl.speed_figure(df, c, (batch, context)) for c in fl.SPEED_CHARTS),

@@ -12,9 +12,12 @@ import plotly.graph_objects as go
 import pytest
 
 import engine
+from engine.scenarios.bind import bind
+from engine.scenarios.deployment import Deployment
+from engine.scenarios.requests import Batch
 from ui.charts import operator_table as ov
 from ui.charts import operators as fo
-from ui.core.format import fmt, pct
+from ui.words.format import fmt, pct
 
 CATALOG = engine.load_catalog()
 H100 = CATALOG.hardware["H100"]
@@ -26,7 +29,10 @@ def tables(profile="trtllm", **change):
     """(engine.serve(...).as_dict(), the operator table of the same deployment)."""
     d = DEPLOY | change
     r = engine.serve(**d, profile=profile, catalog=CATALOG).as_dict()
-    ops = ov.step_table(**d, profile=profile, catalog=CATALOG)
+    dep, request = bind(
+        (None, None), d | {"profile": profile, "catalog": CATALOG}, Deployment, Batch
+    )
+    ops = ov.step_table(dep, request)
     return r, ops
 
 
@@ -44,14 +50,15 @@ def test_decode_context_is_the_mean_of_the_steps():
 
 def test_bars_sum_to_the_step_times_of_serve(deployment):
     r, ops = deployment
-    times = fo.class_times(ops).set_index("phase")
+    times = pd.DataFrame(fo.class_times(ops)).set_index("phase")
     assert times.loc["prefill"].sum() == pytest.approx(r["ttft_ms"], rel=1e-9)
     assert times.loc["decode"].sum() == pytest.approx(r["tpot_ms"], rel=1e-9)
     # communication: the serve result's own figure per step
     assert times.loc["decode", "communication"] == pytest.approx(r["decode_comm_ms"], rel=1e-9)
     assert times.loc["prefill", "communication"] == pytest.approx(r["prefill_comm_ms"], rel=1e-9)
-    # overhead, by hand: L·τ + d = 80 × 114.67 µs (trtllm) + 10 µs (H100) = 9.1836 ms
-    assert times.loc["decode", "overhead"] == pytest.approx(9.1836, rel=1e-9)
+    # overhead, by hand: L·τ + d + σ·B = 80 × 0.00568545 µs (trtllm) + 10 µs (H100) + 1 × 6.29056 µs
+    # = 0.016745396 ms
+    assert times.loc["decode", "overhead"] == pytest.approx(0.016745396, rel=1e-6)
     fig = fo.step_breakdown(ops)
     for axis, total in (("y", r["ttft_ms"]), ("y2", r["tpot_ms"])):
         bars = [t for t in fig.data if t.yaxis == axis]
@@ -74,7 +81,7 @@ def test_bar_segments_by_hand_llama_8b_one_device():
     decode = ops[ops["phase"] == "decode"].set_index("name")
     assert decode.loc["mlp", "total_time_ms"] == pytest.approx(3.36671, rel=1e-5)
     assert decode.loc["mlp", "bottleneck"] == "memory"
-    times = fo.class_times(ops).set_index("phase")
+    times = pd.DataFrame(fo.class_times(ops)).set_index("phase")
     assert times.loc["decode", "overhead"] == pytest.approx(0.33, rel=1e-9)  # 32×10 µs + 10 µs
     assert times.loc["decode", "communication"] == 0  # one device: no all-reduce
     assert times.loc["decode"].sum() == pytest.approx(r["tpot_ms"], rel=1e-9)
@@ -98,7 +105,7 @@ def test_one_point_per_operator_with_flops(deployment):
     ]
     for trace in traces.values():
         assert list(trace.text) == expected
-    points = fo.operator_points(ops)
+    points = pd.DataFrame(fo.operator_points(ops))
     assert len(points) == 14
     # each operator sits on its own roof: achieved = FLOPs / own time
     mlp = points[(points["phase"] == "decode") & (points["name"] == "mlp")].iloc[0]
@@ -134,26 +141,26 @@ def test_user_text_is_escaped(deployment):
 def test_roofs_use_the_profile_efficiencies(deployment):
     _, ops = deployment
     roof = fo.roof_values(ops, H100.name)
-    # memory roof: 3.35 TB/s × η_mem 0.910473 = 3.05008455 TB/s (from the engine's table)
-    assert roof["bandwidth"] == pytest.approx(3.35e12 * 0.910473)
+    # memory roof: 3.35 TB/s × η_mem 0.611526 = 2.0486121 TB/s (from the engine's table)
+    assert roof["bandwidth"] == pytest.approx(3.35e12 * 0.611526)
     fig = fo.operator_roofline(ops, roof, "t")
     dotted = {t.name: t.y[0] for t in fig.data if "peak × η" in (t.name or "")}
     assert all(fig.data[[t.name for t in fig.data].index(n)].line.dash == "dot" for n in dotted)
-    # GEMMs at 989 TFLOP/s × 0.689956 = 682.37 TFLOP/s; attention × 0.8 = 791.2
-    assert sorted(round(v, 2) for v in dotted.values()) == [682.37, 791.2]
+    # GEMMs at 989 TFLOP/s × 0.864286 = 854.78 TFLOP/s; attention × 0.463552 = 458.45
+    assert sorted(round(v, 2) for v in dotted.values()) == [458.45, 854.78]
     solid = next(t for t in fig.data if t.line and t.line.dash == "solid" and t.mode == "lines")
-    assert solid.y[0] / solid.x[0] == pytest.approx(3.05008455)  # TFLOP/s per FLOP/byte
+    assert solid.y[0] / solid.x[0] == pytest.approx(3.35 * 0.611526)  # TFLOP/s per FLOP/byte
     assert [t.line.dash for t in fig.data if t.mode == "lines"].count("dash") == 1
 
 
 def test_whole_step_point_and_gap(deployment):
     r, ops = deployment
-    steps = fo.step_points(ops).set_index("phase")
+    steps = pd.DataFrame(fo.step_points(ops)).set_index("phase")
     assert steps.loc["prefill", "flop"] == pytest.approx(r["prefill_flop"], rel=1e-12)
     assert steps.loc["prefill", "bytes"] == pytest.approx(r["prefill_bytes"], rel=1e-12)
     assert steps.loc["decode", "step_s"] * 1e3 == pytest.approx(r["tpot_ms"], rel=1e-9)
-    # gap = communication + overhead: 9.1836 ms per decode step besides the all-reduces
-    assert steps.loc["decode", "gap_s"] * 1e3 == pytest.approx(r["decode_comm_ms"] + 9.1836)
+    # gap = communication + overhead: 0.016745396 ms per decode step besides the all-reduces
+    assert steps.loc["decode", "gap_s"] * 1e3 == pytest.approx(r["decode_comm_ms"] + 0.016745396)
     fig = fo.operator_roofline(ops, fo.roof_values(ops, H100.name), "t")
     star = next(t for t in fig.data if t.name == "Whole decode step (TPOT)")
     flop = steps.loc["decode", "flop"]
@@ -207,7 +214,7 @@ def test_the_largest_operators_and_each_step_are_labelled_beside_their_points(de
     _, ops = deployment
     fig = fo.operator_roofline(ops, fo.roof_values(ops, H100.name), "t")
     notes = [a.text for a in fig.layout.annotations]
-    points = fo.operator_points(ops)
+    points = pd.DataFrame(fo.operator_points(ops))
     for phase in ("prefill", "decode"):
         top = points[points["phase"] == phase].nlargest(fo.LABELLED, "share")
         for name in top["name"]:

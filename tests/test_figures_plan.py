@@ -24,7 +24,9 @@ def ranked_grid():
 
 
 def test_one_front_and_one_faint_trace_per_group():
-    fig = fp.pareto_figure(ranked_grid(), {"H100": "H100 SXM"}, pv.Slo(tpot_ms=50), "t")
+    fig = fp.pareto_figure(
+        df=ranked_grid(), names={"H100": "H100 SXM"}, slo=pv.Slo(tpot_ms=50), title="t"
+    )
     fronts = [t for t in fig.data if t.mode == "lines+markers"]
     assert [t.name for t in fronts] == ["A100 fp16", "H100 SXM fp16"]
     # H100: (10,100) and (20,80) on the front, (15,70) dominated; sorted by x for the line
@@ -37,7 +39,9 @@ def test_one_front_and_one_faint_trace_per_group():
 
 
 def test_tpot_limit_is_drawn_at_1000_over_tpot():
-    fig = fp.pareto_figure(ranked_grid(), {}, pv.Slo(tpot_ms=50, min_tokens_per_s_per_user=12), "t")
+    fig = fp.pareto_figure(
+        df=ranked_grid(), names={}, slo=pv.Slo(tpot_ms=50, min_tokens_per_s_per_user=12), title="t"
+    )
     xs = sorted(shape.x0 for shape in fig.layout.shapes)
     assert xs == pytest.approx([12.0, 20.0])  # 1000 / 50 ms = 20 tokens/s per user
     # annotations on a log axis sit at log10(x): 20 -> 1.301, 12 -> 1.079
@@ -47,7 +51,9 @@ def test_tpot_limit_is_drawn_at_1000_over_tpot():
 
 def test_names_are_escaped_in_legend_and_hover():
     evil = "<a href='http://x'>x</a>"
-    fig = fp.pareto_figure(ranked_grid(), {"H100": evil}, pv.Slo(), "<b>title</b>")
+    fig = fp.pareto_figure(
+        df=ranked_grid(), names={"H100": evil}, slo=pv.Slo(), title="<b>title</b>"
+    )
     text = fig.to_json()
     assert "<a href" not in text and "&lt;a href" in text
     assert fig.layout.title.text == "&lt;b&gt;title&lt;/b&gt;"
@@ -62,7 +68,7 @@ def test_hover_has_the_whole_configuration():
 
 
 def test_figure_is_valid_plotly_fronts_svg_faint_points_webgl_only_when_many():
-    fig = fp.pareto_figure(ranked_grid(), {}, pv.Slo(tpot_ms=50), "t")
+    fig = fp.pareto_figure(df=ranked_grid(), names={}, slo=pv.Slo(tpot_ms=50), title="t")
     go.Figure(fig.to_dict())  # built without validation: validate it here (raises if invalid)
     # WebGL draws an open marker as its 0-width outline (nothing): fronts are SVG; one
     # dominated point is SVG too (a WebGL context would cost more than it draws)
@@ -75,7 +81,7 @@ def test_figure_is_valid_plotly_fronts_svg_faint_points_webgl_only_when_many():
         output_tokens_per_s_per_gpu=[1000.0, *[10.0] * n],
         fits_in_memory=[True] * (n + 1),
     )
-    fig = fp.pareto_figure(pv.ranked(many, pv.Slo(), {}), {}, pv.Slo(), "t")
+    fig = fp.pareto_figure(df=pv.ranked(many, pv.Slo(), {}), names={}, slo=pv.Slo(), title="t")
     faint = [t for t in fig.data if t.mode == "markers"]
     assert len(faint[0].x) == n and faint[0].type == "scattergl"
     assert [t.type for t in fig.data if t.mode == "lines+markers"] == ["scatter"]
@@ -105,7 +111,7 @@ def big_grid(n: int) -> pd.DataFrame:
 
 
 def test_large_grids_are_drawn_with_bounded_points():
-    fig = fp.pareto_figure(big_grid(30_000), {}, pv.Slo(), "t")
+    fig = fp.pareto_figure(df=big_grid(30_000), names={}, slo=pv.Slo(), title="t")
     faint = [t for t in fig.data if t.mode == "markers"]
     fronts = [t for t in fig.data if t.mode == "lines+markers"]
     assert sum(len(t.x) for t in faint) == fp.MAX_FAINT_POINTS
@@ -133,7 +139,7 @@ def test_front_hover_names_the_limits_a_point_misses():
         "misses TTFT ≤ 2 s, tokens/s per user ≥ 12 tokens/s",
         "meets the SLOs",
     ]
-    fig = fp.pareto_figure(pv.ranked(df, slo, {}), {}, slo, "t")
+    fig = fp.pareto_figure(df=pv.ranked(df, slo, {}), names={}, slo=slo, title="t")
     hovers = [h for t in fig.data if t.mode == "lines+markers" for h in t.hovertext]
     assert any("misses TTFT ≤ 2 s" in h for h in hovers)
     assert pv.verdicts(grid(fits_in_memory=[False]), slo) == ["does not fit in memory"]

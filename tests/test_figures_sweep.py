@@ -10,7 +10,7 @@ import pytest
 import engine
 from ui.charts import sweep as fs
 from ui.charts import tables
-from ui.core.format import fmt
+from ui.words.format import fmt
 
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 NAMES = {"A100": "NVIDIA A100", "H100": "NVIDIA H100", "T4": "NVIDIA T4"}
@@ -18,12 +18,19 @@ NAMES = {"A100": "NVIDIA A100", "H100": "NVIDIA H100", "T4": "NVIDIA T4"}
 
 @pytest.fixture(scope="module")
 def one():
-    return engine.sweep("ResNet-50", "A100", BATCHES, ["fp16"])
+    return engine.sweep(
+        models="ResNet-50", hardware="A100", batch_sizes=BATCHES, precisions=["fp16"]
+    )
 
 
 @pytest.fixture(scope="module")
 def three():
-    return engine.sweep("ResNet-50", ["A100", "H100", "T4"], [1, 8, 64, 256], ["fp16"])
+    return engine.sweep(
+        models="ResNet-50",
+        hardware=["A100", "H100", "T4"],
+        batch_sizes=[1, 8, 64, 256],
+        precisions=["fp16"],
+    )
 
 
 def traces(fig: go.Figure) -> dict[str, go.Scatter]:
@@ -76,7 +83,9 @@ def test_intensity_figure_ridges_and_crossover_are_the_engines(one):
 
 
 def test_intensity_figure_without_crossover_has_no_marker():
-    df = engine.sweep("Llama-3.1-8B", "H100", [1, 2, 4], ["fp16"])
+    df = engine.sweep(
+        models="Llama-3.1-8B", hardware="H100", batch_sizes=[1, 2, 4], precisions=["fp16"]
+    )
     assert engine.crossover_batch(df)["crossover_batch"].isna().all()
     fig = valid(fs.intensity_figure(df, None, "mac2"))
     assert not [t for t in fig.data if t.name.lower().startswith("crossover")]
@@ -84,7 +93,9 @@ def test_intensity_figure_without_crossover_has_no_marker():
 
 
 def test_roofline_trajectories_label_every_point_and_add_one_line_per_accelerator(three):
-    fig = valid(fs.roofline_trajectories(three, NAMES, "catalog", "Rooflines"))
+    fig = valid(
+        fs.roofline_trajectories(df=three, names=NAMES, convention="catalog", title="Rooflines")
+    )
     names = [t.name for t in fig.data]
     for hw in NAMES.values():
         assert any(n.startswith(f"Memory roof {hw}") for n in names)
@@ -99,8 +110,10 @@ def test_roofline_trajectories_label_every_point_and_add_one_line_per_accelerato
 
 
 def test_roofline_trajectories_stay_one_trace_per_kind_for_2000_points():
-    df = engine.sweep("ResNet-50", "A100", list(range(1, 2001)), ["fp16"])
-    fig = fs.roofline_trajectories(df, NAMES, "catalog", "t")
+    df = engine.sweep(
+        models="ResNet-50", hardware="A100", batch_sizes=list(range(1, 2001)), precisions=["fp16"]
+    )
+    fig = fs.roofline_trajectories(df=df, names=NAMES, convention="catalog", title="t")
     assert len(fig.data) <= 10  # 4 roof traces + gap + attainable + achieved + trajectory
     assert len(fig.layout.annotations) == 1  # one accelerator: only its largest gap (batch 1)
     assert fig.layout.annotations[0].text == "gap 515 µs (95%)"
@@ -143,7 +156,9 @@ def test_hardware_summary_matches_engine_ridges_and_crossovers(three):
 
 def test_crossover_text_and_value():
     assert tables.crossover_text(1234) == "1,234" and tables.crossover_value(8) == 8
-    df = engine.sweep("Llama-3.1-8B", "H100", [1, 2], ["fp16"])
+    df = engine.sweep(
+        models="Llama-3.1-8B", hardware="H100", batch_sizes=[1, 2], precisions=["fp16"]
+    )
     na = engine.crossover_batch(df)["crossover_batch"].iloc[0]
     assert tables.crossover_value(na) is None and tables.crossover_text(na) == "never in sweep"
 
@@ -170,7 +185,7 @@ def test_display_table_headers_carry_units(three):
 
 
 def test_lines_stay_visible_for_a_single_batch():
-    df = engine.sweep("ResNet-50", "A100", [8], ["fp16"])
+    df = engine.sweep(models="ResNet-50", hardware="A100", batch_sizes=[8], precisions=["fp16"])
     fig = valid(fs.intensity_figure(df, 8, "catalog"))
     ridge = next(t for t in fig.data if t.name.startswith("Effective ridge"))
     assert ridge.x[0] < 8 < ridge.x[1]

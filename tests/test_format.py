@@ -1,4 +1,4 @@
-"""ui.core.format: known answers (the arithmetic in comments) and hypothesis properties: never more
+"""ui.words.format: known answers (the arithmetic in comments) and hypothesis properties: never more
 than 4 significant figures, never "None"/"nan", and the text reads back within 0.5 %."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ui.core.format import (
+from ui.words import i18n
+from ui.words.format import (
     MISSING,
     capacity,
     fmt,
@@ -25,8 +26,8 @@ from ui.core.format import (
 
 PREFIX = {"f": 1e-15, "p": 1e-12, "n": 1e-9, "µ": 1e-6, "m": 1e-3, "": 1.0, "k": 1e3, "M": 1e6}
 PREFIX |= {"G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
-WORD = {"million": 1e6, "billion": 1e9, "trillion": 1e12}
-TIME = {"min": 60.0, "h": 3600.0, "d": 86_400.0, "years": 86_400 * 365.25}
+WORD = {"million": 1e6, "billion": 1e9, "trillion": 1e12, "万": 1e4, "亿": 1e8, "万亿": 1e12}
+TIME = {"min": 60.0, "h": 3600.0, "d": 86_400.0, "years": 86_400 * 365.25, "年": 86_400 * 365.25}
 BINARY = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50, "EiB": 2**60}
 SUP = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 NUMBER = re.compile(r"^(-?[\d,]+(?:\.\d+)?)(?:×10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+))?(?: (.*)|%)?$")
@@ -85,6 +86,24 @@ def test_known_answers(value, unit, shown):
     assert fmt(value, unit) == shown
 
 
+@pytest.mark.parametrize(
+    ("value", "unit", "shown"),
+    [
+        (1e12, "", "1 万亿"),  # 10¹² = 1 万亿 (ten thousand × hundred million)
+        (1.7e6, "USD", "170 万 USD"),  # 1,700,000 = 170 × 10⁴
+        (70.6e9, "", "706 亿"),  # 70,600,000,000 = 706 × 10⁸
+        (99_990_000, "tokens", "9,999 万 tokens"),  # below 10⁸: still 万, four digits kept
+        (123_456, "tokens", "123,500 tokens"),  # below a million: digits, as in English
+        (86_400 * 365.25 * 3, "s", "3 年"),  # 3 years
+        (0.0005426, "s", "543 µs"),  # units and digits: the same as in English
+    ],
+)
+def test_large_counts_in_chinese_use_its_words(monkeypatch, value, unit, shown):
+    monkeypatch.setattr(i18n, "language", lambda: "zh")
+    assert fmt(value, unit) == shown
+    assert fmt_all([value], unit) == [shown]
+
+
 def test_pct_bytes_and_capacity():
     assert pct(0.9491) == "94.9%"  # 0.9491 x 100
     assert pct(None) == MISSING
@@ -108,8 +127,13 @@ def test_scaled_values_share_the_largest_ones_prefix():
 
 
 def test_log_ticks_read_as_numbers():
-    ticks = log_ticks([0.3, 2000])  # decades 0.1 .. 10,000
-    assert ticks["ticktext"] == ["0.1", "1", "10", "100", "1k", "10k"]
+    ticks = log_ticks([0.3, 2000])  # decades 0.1 .. 10,000, and 0.5: 0.3 is > 3x below 1
+    assert ticks["ticktext"] == ["0.1", "0.5", "1", "10", "100", "1k", "10k"]
+    # hours lost, 1.8 .. 350 (lesson 6): 200 is labelled above 100 (350 > 3 x 100), 2 and 5
+    # below 10 (1.8 < 10 / 3)
+    assert log_ticks([1.8, 350])["ticktext"] == ["1", "2", "5", "10", "100", "200", "1k"]
+    # from 50 to 2,000 the decade ticks do: 100 < 3 x 50 and 2,000 < 3 x 1k
+    assert log_ticks([50, 2000])["ticktext"] == ["10", "100", "1k", "10k"]
     short = log_ticks([3, 40])  # under two decades: 1-2-5 steps, all labelled
     assert short["ticktext"] == ["1", "2", "5", "10", "20", "50", "100"]
     assert [tick_label(v) for v in (1e6, 2e9, 0.01)] == ["1M", "2G", "0.01"]
@@ -132,6 +156,15 @@ def test_round_trip_within_half_a_percent(value, unit):
     # 3 significant figures: the worst rounding is 0.005 on a mantissa of 1.005 (< 0.5 %)
     back = parse(fmt(value, unit), unit)
     assert math.isclose(back, value, rel_tol=0.005, abs_tol=1e-300), (value, fmt(value, unit))
+
+
+@given(value=st.floats(min_value=-1e300, max_value=1e300), unit=units)
+def test_chinese_text_reads_back_within_half_a_percent(value, unit):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(i18n, "language", lambda: "zh")
+        text = fmt(value, unit)
+        assert fmt_all([value], unit) == [text]
+    assert math.isclose(parse(text, unit), value, rel_tol=0.005, abs_tol=1e-300), (value, text)
 
 
 @given(value=st.floats(min_value=1, max_value=1e21))

@@ -25,12 +25,12 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from engine.assumptions import ASSUMPTION_NAMES
-from engine.catalog.load import BUILTIN_FILES, ENV_VAR, read_catalog_bytes
+from engine.catalog.reader import BUILTIN_FILES, ENV_VAR, read_catalog_bytes
 from engine.catalog.resolve import _catalog_for
 from tests.conftest import page_links
-from ui.core import custom
-from ui.core.params import MAX_PARAMS, MAX_VALUE_CHARS, parse_params
-from ui.core.text import plain
+from ui.links import custom
+from ui.links.params import MAX_PARAMS, MAX_VALUE_CHARS, parse_params
+from ui.words.text import plain
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = Path(__file__).resolve().parent / "fixtures" / "broken_team_catalog.toml"
@@ -64,7 +64,7 @@ STRICT |= {"layer_overhead_us", "dispatch_overhead_ms", "activation_fraction", "
 STRICT |= {"view", "context", "memory_reserve"}  # the LLM view (ui.widgets.llm_view)
 NAMES = [*STRICT, "custom_model", "q", "vendor", "task", "baseline", "prompt", "kv_precision"]
 NAMES += ["contexts", "budget_ms"]
-# the serving page's config.json (ui.core.model_config): a valid compact one, a refused one
+# the serving page's config.json (ui.widgets.model_config): a valid compact one, a refused one
 CONFIG = '{"architectures":["LlamaForCausalLM"],"hidden_size":4096,"intermediate_size":14336,'
 CONFIG += '"num_attention_heads":32,"num_hidden_layers":32,"num_key_value_heads":8,'
 CONFIG += '"vocab_size":128256,"max_position_embeddings":131072}'
@@ -332,7 +332,7 @@ def test_every_page_runs_with_a_broken_team_catalogue(broken_catalogue, page):
     assert "broken_team_catalog.toml: hardware.BadUnits.memory_bandwidth: " in unescaped
     assert "hardware.HugePeak.peak.fp16" in unescaped
     assert "models.BadConvention.flop_convention" in unescaped
-    # shown as inert text: markdown/HTML syntax backslash-escaped (ui.core.text.plain), never HTML
+    # shown as inert text: markdown/HTML syntax backslash-escaped (ui.words.text.plain), never HTML
     assert plain("<script>alert(1)</script>") in text and not html_leaks(at)
 
 
@@ -341,6 +341,6 @@ def test_built_in_solve_still_works_with_a_broken_team_catalogue(broken_catalogu
     at = open_page("pages/solve.py", link)
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
-    # docs/model.md's reference case: 0.5426 ms, shown with 3 figures by ui.core.format
+    # docs/model.md's reference case: 0.5426 ms, shown with 3 figures by ui.words.format
     assert metrics["Latency"] == "543 µs" and "memory" in metrics["Bottleneck"]
     assert engine.default_catalog().find_hardware("Team-Good").origin == str(BROKEN)

@@ -1,10 +1,11 @@
-"""Bring-your-own config.json (engine/hf_config.py): every catalogue decoder LLM's real
+"""Bring-your-own config.json (engine/catalog/hf_config.py): every catalogue decoder LLM's real
 config.json (tests/fixtures/configs/, provenance in its README) imports to the catalogue's
 shapes and count; bad files are refused with a message naming the field; the catalogue's
 arch tables are validated; the CLI takes --model-config wherever it takes --model."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 import engine
 from engine.catalog.arch import param_count
-from engine.catalog.hf_config import MAX_CONFIG_BYTES, architecture_from_config, without_extras
+from engine.catalog.hf_config import MAX_CONFIG_BYTES, architecture_from_config
 from engine.catalog.parse import CatalogError, parse_model
 from engine.cli.main import main
 
@@ -31,7 +32,8 @@ def test_every_catalogue_decoder_llm_has_a_config_fixture():
 @pytest.mark.parametrize("model", LLMS, ids=lambda m: m.id)
 def test_config_json_gives_the_catalogue_shapes_and_parameter_count(model):
     spec = engine.model_from_config(FIXTURES / f"{model.id}.json", id=model.id)
-    decoder = without_extras(model.arch)  # a config import leaves out vision towers
+    # a config import counts the text decoder only: no vision tower or other extra parameters
+    decoder = dataclasses.replace(model.arch, extra_params=0.0)
     assert spec.arch == decoder
     assert spec.params == param_count(decoder)
     assert (spec.layers, spec.hidden, spec.heads, spec.kv_heads) == (
@@ -65,7 +67,7 @@ def test_gemma_3_keys_left_out_take_the_transformers_defaults():
 
 def test_an_imported_model_runs_through_the_solvers():
     spec = engine.model_from_config(FIXTURES / "Mixtral-8x7B.json", id="mixtral-mine")
-    r = engine.decode(spec, "H100", 1, 1024, catalog=CATALOG)
+    r = engine.decode(model=spec, hardware="H100", batch_size=1, context=1024, catalog=CATALOG)
     assert r.as_dict()["model"] == "mixtral-mine"
     # 2 FLOPs per active parameter per token: 2 · 12,879,925,248
     assert spec.flops_per_sample == 2 * 12_879_925_248
@@ -111,10 +113,19 @@ def test_bad_configs_are_refused_with_a_message_naming_the_field(config, message
 
 
 def test_unsupported_layer_layouts_are_refused_rather_than_miscounted():
+    deepseek = json.loads((FIXTURES / "DeepSeek-V3.json").read_text())
+    deepseek["moe_layer_freq"] = 2  # experts on every other layer: not a layout DeepSeek ships
+    with pytest.raises(ValueError, match="moe_layer_freq"):
+        engine.model_from_config(deepseek)
+
+
+def test_maverick_alternating_layers_are_read_as_dense_and_moe_layers():
+    # Scout's shapes with interleave_moe_layer_step 2 (Maverick's layout): 48 layers, every
+    # 2nd with experts -> 24 MoE layers, the other 24 dense (intermediate_size_mlp).
     scout = json.loads((FIXTURES / "Llama-4-Scout.json").read_text())
-    scout["text_config"]["interleave_moe_layer_step"] = 2  # Maverick's alternating layers
-    with pytest.raises(ValueError, match="interleave_moe_layer_step"):
-        engine.model_from_config(scout)
+    scout["text_config"]["interleave_moe_layer_step"] = 2
+    a = engine.model_from_config(scout).arch
+    assert (a.dense_layers, a.moe_layers, a.intermediate) == (24, 24, 16384)
 
 
 JSON_VALUES = st.recursive(

@@ -1,5 +1,5 @@
 # ruff: noqa: RUF001 (Chinese text: full-width brackets are right there)
-"""The one translation mechanism (ui/core/i18n.py): catalogues, the language, and the rule that
+"""The one translation mechanism (ui/words/i18n.py): catalogues, the language, and the rule that
 every user-visible string of pages/ and ui/ goes through it.
 
 - The committed .mo is the committed .po compiled, byte for byte; the .po holds every message
@@ -23,7 +23,7 @@ import pytest
 
 import engine
 from tools import i18n as catalogues
-from ui.core import i18n
+from ui.words import i18n
 
 ROOT = Path(__file__).resolve().parent.parent
 UI_FILES = sorted([*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py"), ROOT / "app.py"])
@@ -34,8 +34,8 @@ MUST_BE_TRANSLATED = {  # the files this pass translated: never moved back to NO
     "app.py",
     "pages/learn.py",
     "ui/core/frame.py",
-    "ui/core/i18n.py",
-    "ui/core/text.py",
+    "ui/words/i18n.py",
+    "ui/words/text.py",
     "ui/core/downloads.py",
     "ui/charts/roofline.py",
     "ui/charts/latency_split.py",
@@ -46,21 +46,49 @@ ALLOWED = {  # literals that are not prose, and why
     "images/s": "a unit: units stay as written in every language",
     "tokens/s": "a unit: units stay as written in every language",
     "简体中文": "a language named in its own language, so anyone can find it",
-    "does not fit": "the engine's warning and reason prefix, matched in its text (not shown)",
-    "the queue grew": "the engine's warning prefix, matched in its text (not shown)",
     "Ended %d disconnected session(s) past their reconnection time": "the server's log (not shown)",
     "Ending lapsed sessions failed": "the server's log, for its operator (not shown)",
 }
-CODE_PREFIXES = ("python -m engine",)  # CLI commands, shown in st.code: not prose
+# CLI commands, shown in st.code, and a style sheet (ui.words.i18n.UPLOADER_STYLE): not prose
+CODE_PREFIXES = ("python -m engine", "<style>")
 
 WRAPPERS = {"_", "N_", "ngettext"}
 ELEMENTS = {  # Streamlit calls whose first argument (and these keywords) are shown as text
-    "title", "header", "subheader", "markdown", "caption", "write", "text", "info", "warning",
-    "error", "success", "toast", "metric", "button", "download_button", "link_button",
-    "selectbox", "radio", "multiselect", "number_input", "text_input", "text_area", "slider",
-    "select_slider", "checkbox", "toggle", "expander", "popover", "segmented_control", "pills",
-    "form_submit_button", "file_uploader", "tabs", "page_link",
-}  # fmt: skip
+    "title",
+    "header",
+    "subheader",
+    "markdown",
+    "caption",
+    "write",
+    "text",
+    "info",
+    "warning",
+    "error",
+    "success",
+    "toast",
+    "metric",
+    "button",
+    "download_button",
+    "link_button",
+    "selectbox",
+    "radio",
+    "multiselect",
+    "number_input",
+    "text_input",
+    "text_area",
+    "slider",
+    "select_slider",
+    "checkbox",
+    "toggle",
+    "expander",
+    "popover",
+    "segmented_control",
+    "pills",
+    "form_submit_button",
+    "file_uploader",
+    "tabs",
+    "page_link",
+}
 TEXT_KEYWORDS = {"label", "help", "placeholder", "body", "title", "x_title", "y_title"}
 FIGURE_KEYS = {"title", "text", "name", "hovertemplate", "hovertext"}  # plotly dicts
 FIGURE_CALLS = {"Series", "log_axis"}  # builders whose first argument is a name or a title
@@ -168,8 +196,9 @@ def untranslated(source: str) -> list[str]:
         if isinstance(node, ast.Call):
             sinks = _sink_arguments(node)
         elif isinstance(node, ast.Dict):
-            sinks = [v for k, v in zip(node.keys, node.values, strict=True)
-                     if _literal(k) in FIGURE_KEYS]  # fmt: skip
+            sinks = [
+                v for k, v in zip(node.keys, node.values, strict=True) if _literal(k) in FIGURE_KEYS
+            ]
         for arg in sinks:
             for lit in _shown(arg):
                 text = _literal(lit)
@@ -212,7 +241,7 @@ def test_the_translated_files_include_this_passs_and_the_rest_are_listed():
 
 def test_the_check_fails_when_a_translated_file_gains_an_untranslated_string():
     good = (
-        "import streamlit as st\nfrom ui.core.i18n import N_, _\n"
+        "import streamlit as st\nfrom ui.words.i18n import N_, _\n"
         "LABEL = N_('A label kept in data')\n"
         "st.title(_('Lesson {n}').format(n=1))\n"
         "st.markdown(f'**{_(LABEL)}**')\n"
@@ -233,7 +262,7 @@ def test_the_check_fails_when_a_translated_file_gains_an_untranslated_string():
         "NAME = '中文名字'": "prose outside _()",
     }
     for line, kind in bad.items():
-        found = untranslated("import streamlit as st\nfrom ui.core.i18n import _\n" + line)
+        found = untranslated("import streamlit as st\nfrom ui.words.i18n import _\n" + line)
         assert len(found) == 1 and kind in found[0], (line, found)
 
 
@@ -302,9 +331,14 @@ def test_terms_the_field_uses():
     assert t("memory-bound") == "访存受限" and t("compute-bound") == "计算受限"
     assert t("Arithmetic intensity (FLOP/byte)") == "算术强度（FLOP/byte）"
     lesson0 = next(m.string for m in zh if str(m.id).startswith("You have a model and a GPU"))
-    for term in ("屋顶线模型（roofline model）", "算术强度（arithmetic intensity）",
-                 "脊点（ridge point）", "访存受限（memory-bound）", "计算受限（compute-bound）",
-                 "批大小（batch size）"):  # fmt: skip
+    for term in (
+        "屋顶线模型（roofline model）",
+        "算术强度（arithmetic intensity）",
+        "脊点（ridge point）",
+        "访存受限（memory-bound）",
+        "计算受限（compute-bound）",
+        "批大小（batch size）",
+    ):
         assert term in lesson0
     lesson2 = next(m.string for m in zh if str(m.id).startswith("An LLM writes one token"))
     assert "首 token 延迟（TTFT）" in lesson2 and "每 token 输出时间（TPOT）" in lesson2
@@ -317,116 +351,107 @@ def test_terms_the_field_uses():
 
 def test_the_catalogue_is_read_and_english_is_the_messages_themselves():
     assert i18n.catalogue("zh").gettext("Lessons") == "课程"
-    assert i18n.catalogue("zh").ngettext("{n} built-in entry overridden by team files",
-                                         "{n} built-in entries overridden by team files",
-                                         3) == "{n} 个内置条目被团队文件覆盖"  # fmt: skip
+    assert (
+        i18n.catalogue("zh").ngettext(
+            "{n} built-in entry overridden by team files",
+            "{n} built-in entries overridden by team files",
+            3,
+        )
+        == "{n} 个内置条目被团队文件覆盖"
+    )
     assert i18n.catalogue("en").gettext("Lessons") == "Lessons"
     assert i18n._("Lessons") == "Lessons"  # outside a run: English
 
 
-def test_the_engines_fixed_messages_show_in_chinese_and_the_rest_as_written(monkeypatch):
-    """The engine returns English (its CSV and JSON are contracts); its fixed messages, marked
-    where it returns them (engine/report/messages.py), are in the catalogue and shown
-    translated, part by part of a '; '-joined list; a message with a name stays as written."""
-    from engine.load import plan as lp
-    from engine.serving.kernel import WARNINGS
+KINDS = {kind.code: kind for kind in engine.message_kinds()}
 
-    fixed = [*WARNINGS, lp.NO_ROOM, lp.NO_REQUEST, lp.TOO_SLOW]
-    zh = i18n.catalogue("zh")
-    assert all(zh.gettext(m) != m and re.search(r"[\u4e00-\u9fff]", zh.gettext(m)) for m in fixed)
+
+def test_the_engines_fixed_messages_show_in_chinese_by_their_code(monkeypatch):
+    """What the engine says is data (engine.Message: a code, the English template, the
+    values): the app shows the template translated, found by the template itself (the
+    catalogue's msgid); the English stays in str(), the CSV and the JSON."""
+    does_not_fit, beyond = KINDS["does_not_fit"](), KINDS["beyond_trained_context"]()
+    no_room = KINDS["plan_no_kv_room"]()
+    assert i18n.message_text(does_not_fit) == str(does_not_fit)  # outside a run: English
     monkeypatch.setattr(i18n, "language", lambda: "zh")
-    named = "H100 lists no fp4 peak: fp8's is used"  # formatted by the engine: not fixed
-    joined = "; ".join([named, WARNINGS[2], WARNINGS[3]])
     # 放不下 = does not fit; 上下文长度 = context length
-    assert i18n.engine_text(joined) == (
-        f"{named}; 放不下：每个设备所需内存超过可用内存（容量减去预留）; "
-        "输入 + 输出 token 数超过模型训练时的上下文长度"
-    )
-    assert i18n.engine_text("") == ""  # not gettext's catalogue header
+    assert i18n.message_text(does_not_fit) == "放不下：每个设备所需内存超过可用内存（容量减去预留）"
+    assert i18n.message_text(beyond) == "输入 + 输出 token 数超过模型训练时的上下文长度"
+    assert i18n.message_text(no_room).startswith("放不下")
+    assert str(beyond) == "input + output tokens exceed the model's trained context length"
+    by_hand = engine.Message("by_hand", "set by hand")  # a template the catalogue lacks
+    assert i18n.message_text(by_hand) == "set by hand"
 
 
 def test_error_band_bases_and_training_rules_show_in_chinese_and_export_in_english(monkeypatch):
-    """An error band's basis is an English template with its row count and file names apart
-    (engine.Band): exports carry the English, the app the translated template filled in. The
-    training planner's rules and its model FLOPs definition (one message with '; ' in it) are
-    fixed messages too."""
+    """An error band's basis is a Message with its row count and file names as values
+    (engine.Band.basis): exports carry the English, the app the translated template filled
+    in. The training planner's rules and its model FLOPs definition are messages too."""
     from engine.accuracy import bands
     from engine.training.config import REASONS
     from engine.training.train import MODEL_FLOPS_DEFINITION
 
-    templates = [getattr(bands, n) for n in dir(bands) if n.startswith("BASIS_")]
-    fixed = [*templates, *filter(None, REASONS), MODEL_FLOPS_DEFINITION]
-    assert len(templates) == 7
-    zh = i18n.catalogue("zh")
-    assert all(re.search(r"[\u4e00-\u9fff]", zh.gettext(m)) for m in fixed)
-    band = engine.Band(12.5, bands.BASIS_BOTH, (("rows", "42"), ("files", "a.csv, b.csv")))
+    band = engine.Band(12.5, bands.BASIS_BOTH(rows="42", files="a.csv, b.csv"))
     english = "the larger of the leave-one-model-out and leave-one-accelerator-out MAPE on 42 "
-    assert band.basis == english + "rows of a.csv, b.csv"  # what CSV and JSON carry
-    assert band.as_dict()["error_band_basis"] == band.basis
-    assert i18n.band_basis(band) == band.basis  # outside a run: English
+    assert str(band.basis) == english + "rows of a.csv, b.csv"  # what CSV and JSON carry
+    assert band.as_dict()["error_band_basis"] == str(band.basis)
+    assert i18n.message_text(band.basis) == str(band.basis)  # outside a run: English
     monkeypatch.setattr(i18n, "language", lambda: "zh")
     # 留一模型 = leave one model out; the count and the file names as the engine wrote them
     assert (
-        i18n.band_basis(band)
+        i18n.message_text(band.basis)
         == "留一模型与留一加速器两种 MAPE 中的较大者，基于 a.csv, b.csv 的 42 行"
     )
-    assert i18n.band_basis(engine.Band(None, bands.BASIS_HAND_SET)) == "未测量（手动设定的配置档）"
-    assert i18n.engine_text(MODEL_FLOPS_DEFINITION).startswith("PaLM（Chowdhery 等 2022")
-    assert i18n.engine_text(REASONS[3]) == "pp 超过了层数"
+    assert i18n.message_text(bands.BASIS_HAND_SET()) == "未测量（手动设定的配置档）"
+    assert i18n.message_text(MODEL_FLOPS_DEFINITION()).startswith("PaLM（Chowdhery 等 2022")
+    assert REASONS[3].code == "pp_exceeds_layers"
+    assert i18n.message_text(REASONS[3]()) == "pp 超过了层数"
 
 
 def test_engine_messages_with_values_show_in_chinese_with_the_engines_values(monkeypatch):
-    """A message the engine formats from a marked template (engine/report/messages.py) is
-    recognised by its template and shown translated with the engine's own values; a message
-    with '; ' in it is found among '; '-joined ones; a value never spans a '; '."""
+    """A message with values (a name, a count) is shown as its translated template with the
+    engine's own values; a value is put in as text, never read as a template, so a hostile
+    name is shown as written, in linear work."""
     from engine.roofline.decode_sweep import IGNORED_ASSUMPTIONS
-    from engine.roofline.solve import FALLBACK
 
     cat = engine.load_catalog(use_env=False)
-    marked = engine.marked_messages()
-    templates = [m for m in marked if re.search(r"\{\w+\}", m)]
-    assert FALLBACK in templates and len(templates) >= 13 and len(marked) > 40
-    zh = i18n.catalogue("zh")
-    assert all(re.search(r"[\u4e00-\u9fff]", zh.gettext(m)) for m in marked)
-    fallback = engine.solve(cat.models["ResNet-50"], cat.hardware["A100"], 1, "fp8").warnings[0]
-    llm = engine.decode(cat.models["Llama-3.1-8B"], cat.hardware["H100"], 1, 200_000,
-                        activation_fraction=0.5).warnings  # fmt: skip
+    (fallback,) = engine.solve(
+        model=cat.models["ResNet-50"], hardware=cat.hardware["A100"], batch_size=1, precision="fp8"
+    ).warnings
+    beyond, ignored = engine.decode(
+        model=cat.models["Llama-3.1-8B"],
+        hardware=cat.hardware["H100"],
+        batch_size=1,
+        context=200_000,
+        activation_fraction=0.5,
+    ).warnings
+    assert (fallback.code, beyond.code) == ("precision_fallback", "context_beyond_maximum")
+    assert ignored.code == "decode_ignores_activation_fraction"
     assert (
-        fallback
+        str(fallback)
         == "NVIDIA A100 80GB SXM lists no fp8 peak: its fp16 peak (312 TFLOP/s) is used instead"
     )
-    beyond, ignored = llm
     assert (
-        beyond == "context of 200,000 tokens is beyond Llama-3.1-8B's catalogued maximum of 131,072"
+        str(beyond)
+        == "context of 200,000 tokens is beyond Llama-3.1-8B's catalogued maximum of 131,072"
     )
-    assert ignored.startswith("activation_fraction is not used by the LLM serving model: ")
-    assert ignored.endswith(IGNORED_ASSUMPTIONS["activation_fraction"])
-    assert i18n.engine_text(fallback) == fallback  # outside a run: English
+    assert str(ignored).endswith(IGNORED_ASSUMPTIONS["activation_fraction"])
+    assert i18n.message_text(fallback) == str(fallback)  # outside a run: English
     monkeypatch.setattr(i18n, "language", lambda: "zh")
     # 未列出 = does not list; 峰值 = peak; 超过了目录中 … 的最大值 = beyond the catalogue's maximum
     said = "NVIDIA A100 80GB SXM 未列出 fp8 峰值：改用其 fp16 峰值（312 TFLOP/s）"
-    assert i18n.engine_text(fallback) == said
-    joined = "; ".join([beyond, ignored, fallback])
-    assert i18n.engine_text(joined) == (
-        "200,000 个 token 的上下文超过了目录中 Llama-3.1-8B 的最大值 131,072; "
-        "LLM 服务模型不使用 activation_fraction：它搬运权重和 KV 缓存，忽略激活; " + said
+    assert i18n.message_text(fallback) == said
+    assert (
+        i18n.message_text(beyond)
+        == "200,000 个 token 的上下文超过了目录中 Llama-3.1-8B 的最大值 131,072"
     )
-    odd = "x lists no fp8 peak; y: its fp16 peak (1 TFLOP/s) is used instead"  # spans a '; '
-    assert i18n.engine_text(odd) == odd
-    assert i18n.engine_text("H100 lists no fp4 peak: fp8's is used") == (
-        "H100 lists no fp4 peak: fp8's is used"  # not the engine's words: as written
+    assert (
+        i18n.message_text(ignored)
+        == "LLM 服务模型不使用 activation_fraction：它搬运权重和 KV 缓存，忽略激活"
     )
-    # a hostile name: many literals or parts cost linear work (a first version's regexes
-    # backtracked for 6 s on the first text; trying every run of parts took 46 s on the second)
-    for text in (" lists no x peak: its " * 300, "a (" * 3000):
-        assert i18n.engine_text(text) == text
-    tried = []
-    one = i18n._one_message
-    monkeypatch.setattr(i18n, "_one_message", lambda t, ts: tried.append(t) or one(t, ts))
-    span = 1 + max(m.count("; ") for m in marked)
-    assert span == 2  # the FLOPs definition and an unused-assumption note hold one '; '
-    assert i18n.engine_text("x; " * 2000) == "x; " * 2000
-    assert len(tried) <= 2001 * span and max(map(len, tried)) <= 4
+    hostile = "{hardware} lists no {precision} peak; " * 300 + "a ("  # braces, '; ', literals
+    odd = KINDS["precision_fallback"](hardware=hostile, precision="fp8", used="fp16", tflops="1")
+    assert i18n.message_text(odd) == f"{hostile} 未列出 fp8 峰值：改用其 fp16 峰值（1 TFLOP/s）"
 
 
 # --- the language -----------------------------------------------------------------------
@@ -450,7 +475,7 @@ def test_engine_messages_with_values_show_in_chinese_with_the_engines_values(mon
 def test_the_language_is_the_sessions_then_the_links_then_the_browsers(
     query, chosen, locale, accept, expected
 ):
-    assert i18n.resolve(query, chosen, locale, accept) == expected
+    assert i18n.resolve(query=query, chosen=chosen, locale=locale, accept=accept) == expected
 
 
 def test_from_locale():

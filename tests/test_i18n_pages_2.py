@@ -1,7 +1,7 @@
 # ruff: noqa: RUF001 (Chinese text: full-width brackets are right there)
 """The serving page (/decode) and the planner (/plan) in Chinese, and the engine's messages on
 every page: opened with `lang=zh` in the link, their title, subheaders and captions are in
-Chinese and their headline numbers are the English run's (ui/core/i18n.py; numbers are
+Chinese and their headline numbers are the English run's (ui/words/i18n.py; numbers are
 formatted the same in every language)."""
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ def test_plan_in_chinese_shows_chinese_text_and_the_same_numbers():
     assert en.title[0].value.startswith("Planner: ")
     heads = [e.label for e in zh.main.expander]
     under_load = "负载下：满足你的流量所需的副本数与成本"
-    assert heads[:3] == ["满足 SLO 的配置，最便宜的在前", under_load, "价格"]
+    pareto = "成本与延迟：帕累托前沿"
+    assert heads[:4] == ["满足 SLO 的配置，最便宜的在前", under_load, pareto, "价格"]
     assert CJK.search(zh.caption[0].value) and "configurations" not in zh.caption[0].value
     met = next(c.value for c in zh.caption if "满足 SLO（且放得进显存）" in c.value)
     assert "configurations" not in met
@@ -96,10 +97,14 @@ def test_the_engines_warnings_are_in_chinese_with_the_english_runs_counts():
     assert [sorted(count.findall(c)[:2]) for c in shown] == [
         sorted(count.findall(c)[:2]) for c in said
     ]
+    # /decode says "does not fit" once, in its fit box with the figures (the engine's warning
+    # of the same is not repeated above it: it was, until the box said it too)
     zh, en = both("pages/decode.py", {"model": "Llama-3.1-70B", "hardware": "A100", "batch": "512"})
-    assert any(w.value.startswith("does not fit: memory per device") for w in en.warning)
-    assert any(w.value.startswith("放不下：每个设备所需内存") for w in zh.warning)
-    assert not any("does not fit" in w.value for w in zh.warning)
+    said = [e.value for e in (*en.warning, *en.error) if "not fit" in e.value.lower()]
+    assert len(said) == 1 and said[0].startswith("Does not fit: ")
+    shown = [e.value for e in (*zh.warning, *zh.error) if "放不下" in e.value]
+    assert len(shown) == 1 and shown[0].startswith("放不下：")
+    assert sorted(count.findall(shown[0])) == sorted(count.findall(said[0]))  # the same figures
 
 
 def test_error_bands_and_training_rules_are_in_chinese_with_the_english_runs_numbers():
@@ -110,8 +115,11 @@ def test_error_bands_and_training_rules_are_in_chinese_with_the_english_runs_num
     said = next(c.value for c in en.caption if "leave-one-model-out" in c.value)
     shown = next(c.value for c in zh.caption if "误差带" in c.value)  # 误差带 = error band
     # 留一模型 = leave one model out; the rows and the file are the English run's
-    assert "留一模型与留一加速器两种 MAPE 中的较大者，基于 trtllm-v0.6.1.csv 的 57 行" in shown
-    assert "57 rows of trtllm-v0.6.1.csv" in said and "leave-one" not in shown
+    assert (
+        "留一模型与留一加速器两种 MAPE 中的较大者，基于 trtllm-v1.0-perf-overview.csv 的 112 行"
+        in shown
+    )
+    assert "112 rows of trtllm-v1.0-perf-overview.csv" in said and "leave-one" not in shown
     zh, en = both("pages/accuracy.py", {})
     said, shown = ([e.value.replace("\\", "") for e in at.caption] for at in (en, zh))
     assert any("MAPE on the shipped measurements (nothing fitted)" in t for t in said)

@@ -1,5 +1,5 @@
 # ruff: noqa: RUF001 (Chinese text: full-width brackets are right there)
-"""The serving-under-load page and the training planner in Chinese (issue 22, part two): opened
+"""The serving-under-load page and the training planner in Chinese: opened
 with `lang=zh` in the link, their titles, subheaders, captions and messages are Chinese, and
 every number on them is the English run's (numbers are formatted before they are put in).
 """
@@ -113,9 +113,27 @@ def test_the_training_planner_in_chinese_says_why_nothing_fits_with_the_same_num
     assert reasons.to_numpy().tolist() == [["显存放不下", 3]]  # the engine's rule, translated
 
 
+SCALE_WORDS = {"million": 1e6, "billion": 1e9, "trillion": 1e12, "万": 1e4, "亿": 1e8}
+SCALE_WORDS["万亿"] = 1e12
+
+
+def amount(text: str) -> float | str:
+    """A card's value as a number where it is a count with a scale word ('1.7 million' and
+    '170 万' are both 1,700,000); anything else as written."""
+    number, _, word = text.partition(" ")
+    if word in SCALE_WORDS:
+        return float(number.replace(",", "")) * SCALE_WORDS[word]
+    return text
+
+
 def test_the_training_planners_defaults_in_chinese_show_the_english_runs_cards():
     en, zh = both("pages/train.py", {})
-    assert [m.value for m in zh.metric] == [m.value for m in en.metric] and len(zh.metric) == 12
+    # the same values; a large count in each language's words: 1.7 million USD is 170 万 USD
+    # (ui.words.format groups Chinese counts by 万 = 10⁴; until now both said "million")
+    assert [amount(m.value) for m in zh.metric] == [amount(m.value) for m in en.metric]
+    assert len(zh.metric) == 18  # 12 run cards, 6 reliability cards (MTBF to goodput)
+    assert "有效产出率（goodput）" in [m.label for m in zh.metric]
+    assert "170 万" in values(zh.metric) and "1.7 million" in values(en.metric)
     assert "步时间" in [m.label for m in zh.metric]
     assert_chinese([zh.success[0].value], "Shown in detail")
     assert_chinese(values(zh.subheader), "Configurations", "Operators")

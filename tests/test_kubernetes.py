@@ -23,7 +23,7 @@ import pytest
 import yaml
 from dockerfile_parse import DockerfileParser
 
-from engine.catalog.load import read_catalog_bytes
+from engine.catalog.reader import read_catalog_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 K8S = ROOT / "deploy" / "kubernetes"
@@ -113,6 +113,16 @@ def one(docs: list[dict], kind: str) -> dict:
     return found[0]
 
 
+def team_catalog(docs: list[dict]) -> dict:
+    """The team catalogue's ConfigMap (its generated name carries a hash of the contents)."""
+    (found,) = [
+        d
+        for d in docs
+        if d["kind"] == "ConfigMap" and d["metadata"]["name"].startswith("roofline-team-catalog")
+    ]
+    return found
+
+
 def container(docs: list[dict]) -> dict:
     return one(docs, "Deployment")["spec"]["template"]["spec"]["containers"][0]
 
@@ -136,7 +146,8 @@ def test_base_renders_the_expected_objects_and_they_validate(base):
 
 
 def test_example_overlay_renders_and_validates(overlay):
-    assert sorted(d["kind"] for d in overlay) == sorted([*BASE_KINDS, "Ingress", "Namespace"])
+    extra = ["ConfigMap", "Ingress", "Namespace"]  # + the Ingress's security headers
+    assert sorted(d["kind"] for d in overlay) == sorted([*BASE_KINDS, *extra])
     assert problems_of(overlay) == []
     namespaced = [d for d in overlay if d["kind"] != "Namespace"]
     assert {d["metadata"].get("namespace") for d in namespaced} == {"roofline"}
@@ -267,7 +278,7 @@ def test_image_name_agrees_with_compose_and_readme(base):
 
 def test_catalogue_configmap_is_mounted_where_roofline_catalog_points(overlay):
     c, pod = container(overlay), one(overlay, "Deployment")["spec"]["template"]["spec"]
-    config_map = one(overlay, "ConfigMap")
+    config_map = team_catalog(overlay)
     (path,) = [e["value"] for e in c["env"] if e["name"] == "ROOFLINE_CATALOG"]
     mounts = {m["name"]: m for m in c["volumeMounts"]}
     volumes = {v["name"]: v for v in pod["volumes"] if "configMap" in v}
@@ -279,11 +290,11 @@ def test_catalogue_configmap_is_mounted_where_roofline_catalog_points(overlay):
 
 def test_catalogues_in_the_configmaps_load_without_problems(base, overlay):
     entries, problems = read_catalog_bytes(
-        one(overlay, "ConfigMap")["data"]["team.toml"].encode(), "overlay team.toml"
+        team_catalog(overlay)["data"]["team.toml"].encode(), "overlay team.toml"
     )
     assert problems == [] and list(entries["hardware"]) == ["TeamChip"]
     entries, problems = read_catalog_bytes(
-        one(base, "ConfigMap")["data"]["team.toml"].encode(), "base team.toml"
+        team_catalog(base)["data"]["team.toml"].encode(), "base team.toml"
     )
     assert problems == [] and entries == {"hardware": {}, "models": {}}
 
@@ -343,3 +354,53 @@ def test_sizing_follows_the_measured_capacity(base):
         label = "all pages, mixed" if page["page"] == "*" else f"/{page['page']}"
         (row,) = [r for r in rows if r.startswith(f"| {label} | ")]
         assert f" | {page['capacity_users']} | " in row, row
+
+
+# --- the example Ingress: login, rate limit, security headers, body size ---------------------
+
+NGINX = "nginx.ingress.kubernetes.io/"
+HEADERS = {  # the response headers the Ingress adds (ingress-nginx custom-headers)
+    "X-Frame-Options": "SAMEORIGIN",
+    "Content-Security-Policy": "frame-ancestors 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+}
+
+
+def test_the_example_ingress_shows_login_and_a_rate_limit(overlay):
+    """Set, not commented out: every request goes through the auth proxy (a URL it answers,
+    and where to sign in), and each client is held to a rate and a number of connections."""
+    annotations = one(overlay, "Ingress")["metadata"]["annotations"]
+    assert annotations[NGINX + "auth-url"].startswith("https://")
+    assert annotations[NGINX + "auth-signin"].startswith("https://")
+    assert "$escaped_request_uri" in annotations[NGINX + "auth-signin"]  # back to the page
+    rps = int(annotations[NGINX + "limit-rps"])
+    burst = rps * int(annotations[NGINX + "limit-burst-multiplier"])
+    assert rps > 0 and burst >= 150  # a first visit's ~100 requests fit in one burst
+    assert 0 < int(annotations[NGINX + "limit-connections"]) <= 100
+    text = (OVERLAY / "ingress.yaml").read_text()
+    assert "# nginx.ingress.kubernetes.io/auth" not in text  # no longer only a comment
+
+
+def test_the_ingress_adds_the_security_headers_from_its_configmap(overlay):
+    """custom-headers names a ConfigMap as namespace/name: the one rendered beside it, whose
+    names and values ingress-nginx accepts (a name of letters, digits, '-' and '_'; a value on
+    one line)."""
+    ref = one(overlay, "Ingress")["metadata"]["annotations"][NGINX + "custom-headers"]
+    namespace, _, name = ref.partition("/")
+    (headers,) = [d for d in overlay if d["kind"] == "ConfigMap" and d["metadata"]["name"] == name]
+    assert headers["metadata"]["namespace"] == namespace  # kustomize's namespace, as written
+    assert headers["data"] == HEADERS
+    for header, value in headers["data"].items():
+        assert header.replace("-", "").replace("_", "").isalnum(), header
+        assert value.isprintable() and value.isascii(), value
+
+
+def test_the_ingress_lets_an_upload_of_the_limit_through():
+    """A file of engine.MAX_UPLOAD_MB MB, in a multipart body to which Streamlit allows 1 MiB
+    of framing, must reach the pod: proxy-body-size covers both."""
+    import engine
+
+    ingress = yaml.safe_load((OVERLAY / "ingress.yaml").read_text())
+    size = ingress["metadata"]["annotations"][NGINX + "proxy-body-size"]
+    assert size.endswith("m") and int(size[:-1]) * 2**20 >= engine.MAX_UPLOAD_MB * 2**20 + 2**20

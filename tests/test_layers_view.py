@@ -63,7 +63,9 @@ def test_resnet_totals_sentence(resnet):
 
 def test_every_layer_is_a_point_on_the_roofline(resnet):
     r = engine.solve("ResNet-50", "A100", batch_size=1, precision="fp16")
-    fig = lv.layer_roofline(resnet, A100, r.t_overhead_s, "Layers: A100, fp16")
+    fig = lv.layer_roofline(
+        layers=resnet, hw=A100, overhead_s=r.t_overhead_s, title="Layers: A100, fp16"
+    )
     traces = fig.data
     layers = next(t for t in traces if t.name.startswith("Layers"))
     assert len(layers["x"]) == 54
@@ -81,7 +83,7 @@ def test_every_layer_is_a_point_on_the_roofline(resnet):
 
 
 def test_user_text_in_the_title_is_escaped(resnet):
-    fig = lv.layer_roofline(resnet, A100, 0.0, "Layers: <b>x</b>")
+    fig = lv.layer_roofline(layers=resnet, hw=A100, overhead_s=0.0, title="Layers: <b>x</b>")
     assert "<b>x</b>" not in fig.layout.title.text and "&lt;b&gt;" in fig.layout.title.text
 
 

@@ -90,9 +90,14 @@ def test_scaling_overheads_sets_communication_beside_checkpoints():
     assert rows["global_batch_size"].tolist() == [64, 1024]  # the tutorial's max(64, N)
     for row in rows.itertuples():
         t = engine.train(
-            "Llama-3.1-70B", "H100", gpus=row.gpus, tp=8, global_batch_size=row.gpus
-            if row.gpus > 64 else 64, seq_len=2048, zero=1
-        ).as_dict()  # fmt: skip
+            "Llama-3.1-70B",
+            "H100",
+            gpus=row.gpus,
+            tp=8,
+            global_batch_size=row.gpus if row.gpus > 64 else 64,
+            seq_len=2048,
+            zero=1,
+        ).as_dict()
         share = (t["comm_exposed_s"] + t["bubble_s"]) / t["step_time_s"]
         assert row.comm_fraction == pytest.approx(share)
         assert row.comm_loss_hours == pytest.approx(share * 720)

@@ -21,7 +21,7 @@ def test_00_resnet50_a100_batch1():
     # The published output: 0.543 ms, 1,843 images/s, memory-bound, AI 72.8 against the
     # effective ridge 76.5, MFU 2.4 %. Arithmetic (docs/model.md): max(4.1e9 / (312e12 · 0.5),
     # 25.6e6 · 2 · 1.1 / 2.039e12) + 0.015 ms + 50 · 10 µs = 0.02762 + 0.515 = 0.5426 ms.
-    r = engine.solve("ResNet-50", "A100", 1, "fp16")
+    r = engine.solve(model="ResNet-50", hardware="A100", batch_size=1, precision="fp16")
     d = r.as_dict()
     assert round(ms(r.latency_s), 3) == 0.543 and round(r.throughput_per_s) == 1843
     assert r.bottleneck == "memory" and r.regime == "overhead"
@@ -101,7 +101,7 @@ def test_01_llama_never_crosses_in_the_whole_model_view_resnet_does():
 def test_02_ttft_is_tens_of_milliseconds():
     # "TTFT is tens of milliseconds — dominated by the 989 TFLOP/s compute ceiling":
     # 2 · 8.03e9 · 2048 FLOPs (+ attention) / (989e12 · 0.5) = 66.5 ms (+ 4.8) = 71.3 ms.
-    d = engine.decode("Llama-3.1-8B", "H100", 1, 2048).as_dict()
+    d = engine.decode(model="Llama-3.1-8B", hardware="H100", batch_size=1, context=2048).as_dict()
     assert d["prefill_bottleneck"] == "compute" and 10 <= d["ttft_ms"] < 100
     assert d["ttft_ms"] == pytest.approx(71.29, abs=0.01)
 
@@ -111,7 +111,7 @@ def test_02_the_slip_a_fraction_of_a_millisecond_is_about_5_ms():
     # while the chapter's own background says "the model weights (8 billion params × 2 bytes
     # per FP16 param = 16 GB) must be loaded from HBM for each token": 16e9 / 3.35e12 = 4.78
     # ms. Ours: (16.06e9 + 0.268e9 KV) / 3.35e12 + 0.335 ms = 5.20 ms.
-    d = engine.decode("Llama-3.1-8B", "H100", 1, 2048).as_dict()
+    d = engine.decode(model="Llama-3.1-8B", hardware="H100", batch_size=1, context=2048).as_dict()
     assert d["decode_bottleneck"] == "memory" and d["tpot_ms"] > 1  # not a fraction of 1 ms
     assert d["tpot_ms"] == pytest.approx(5.20, abs=0.01)
     assert d["tpot_ms"] == pytest.approx(16e9 / H100_BW * 1e3, rel=0.1)
@@ -122,7 +122,8 @@ def test_02_intensities_and_scaling_between_generations():
     # "A100 → H100: FLOP/s increases 3.2×, TTFT improves ~3×. Bandwidth increases 1.7×, ITL
     # improves ~1.7×." "H100 → H200: ... TTFT stays similar ... ITL improves ~1.4×."
     a, h, h2 = (
-        engine.decode("Llama-3.1-8B", hw, 1, 2048).as_dict() for hw in ("A100", "H100", "H200")
+        engine.decode(model="Llama-3.1-8B", hardware=hw, batch_size=1, context=2048).as_dict()
+        for hw in ("A100", "H100", "H200")
     )
     assert 2048 <= h["prefill_arithmetic_intensity_flop_per_byte"] < 2300  # 2149: + attention
     assert 1 <= h["decode_arithmetic_intensity_flop_per_byte"] < 1.1
@@ -138,7 +139,7 @@ def test_02_intensities_and_scaling_between_generations():
 def test_03_kv_per_token_and_at_128k():
     # "(Answer: 2 x 32 x 8 x 128 x 2 = 131,072 bytes = 128 KB per token.)" and "At 128K context,
     # a single user's cache can exceed the model weights": 131,072 · 131,072 = 17.18 GB > 16.06.
-    d = engine.decode("Llama-3.1-8B", "H100", 1, 131072).as_dict()
+    d = engine.decode(model="Llama-3.1-8B", hardware="H100", batch_size=1, context=131072).as_dict()
     assert d["kv_cache_bytes_per_token"] == 2 * 32 * 8 * 128 * 2 == 131_072
     assert d["kv_cache_bytes"] == 131_072 * 131_072 > d["weight_bytes"]
 
@@ -147,19 +148,32 @@ def test_03_the_subtitles_exactly_one_user_is_three():
     # Subtitle: "At 128K context, the cache alone fills an 80 GB GPU — room for exactly one
     # user." Usable 0.9 · 80 GiB = 77.31 GB; (77.31 − 16.06) / 17.18 = 3.56: 3 users. With 32
     # KV heads (no GQA) a user needs 68.7 GB: exactly one would not even fit beside the weights.
-    long = engine.decode("Llama-3.1-8B", "H100", 1, 131072).as_dict()
+    long = engine.decode(
+        model="Llama-3.1-8B", hardware="H100", batch_size=1, context=131072
+    ).as_dict()
     assert long["max_batch_at_context"] == 3
     assert 4 * long["kv_cache_bytes"] / 1e9 == pytest.approx(68.7, abs=0.05)
     # "The same 80 GB GPU that serves 64 users at short context": at 2,048 tokens, 228 fit.
-    assert engine.decode("Llama-3.1-8B", "H100", 1, 2048).as_dict()["max_batch_at_context"] == 228
+    assert (
+        engine.decode(model="Llama-3.1-8B", hardware="H100", batch_size=1, context=2048).as_dict()[
+            "max_batch_at_context"
+        ]
+        == 228
+    )
 
 
 def test_03_exercises():
     # Ex. 2: H200 (141 GB) at 128K: (126.9 − 16.06) / 17.18 = 6.45 → 6; int8: (126.9 − 8.03)
     # / 8.59 = 13.8 → 13. Ex. 1: Llama-3 70B's 141.2 GB of weights do not fit an H100: 0.
-    h200 = engine.decode("Llama-3.1-8B", "H200", 1, 131072).as_dict()
-    int8 = engine.decode("Llama-3.1-8B", "H200", 1, 131072, precision="int8").as_dict()
-    big = engine.decode("Llama-3.1-70B", "H100", 1, 4096).as_dict()
+    h200 = engine.decode(
+        model="Llama-3.1-8B", hardware="H200", batch_size=1, context=131072
+    ).as_dict()
+    int8 = engine.decode(
+        model="Llama-3.1-8B", hardware="H200", batch_size=1, context=131072, precision="int8"
+    ).as_dict()
+    big = engine.decode(
+        model="Llama-3.1-70B", hardware="H100", batch_size=1, context=4096
+    ).as_dict()
     assert (h200["max_batch_at_context"], int8["max_batch_at_context"]) == (6, 13)
     assert big["max_batch_at_context"] == 0 and not big["fits_in_memory"]
 
@@ -171,7 +185,9 @@ def test_05_decode_speedups_track_the_bytes_below_2_and_4():
     # "INT8 gives roughly 2x speedup. INT4 gives roughly 4x." Ours at 2,048 tokens on the H100:
     # 5.204 / 2.767 = 1.88×, 5.204 / 1.549 = 3.36×: the 0.335 ms overhead does not shrink.
     t = {
-        p: engine.decode("Llama-3.1-8B", "H100", 1, 2048, precision=p).tpot_s
+        p: engine.decode(
+            model="Llama-3.1-8B", hardware="H100", batch_size=1, context=2048, precision=p
+        ).tpot_s
         for p in ("fp16", "int8", "int4")
     }
     assert t["fp16"] / t["int8"] == pytest.approx(1.88, abs=0.01)
@@ -181,7 +197,10 @@ def test_05_decode_speedups_track_the_bytes_below_2_and_4():
 def test_05_compute_bound_int4_is_1x_int8_uses_the_int8_peak():
     # "The speedup is negligible. ... at batch 256, ResNet-50 training is compute-bound."
     # int4: no int4 peak on the A100, fp16's used (7.243 ms both); int8: 624 TOPS, 3.879 ms.
-    r = {p: engine.solve("ResNet-50", "A100", 256, p) for p in ("fp16", "int8", "int4")}
+    r = {
+        p: engine.solve(model="ResNet-50", hardware="A100", batch_size=256, precision=p)
+        for p in ("fp16", "int8", "int4")
+    }
     assert r["int4"].latency_s == pytest.approx(r["fp16"].latency_s)
     assert r["int4"].peak_precision == "fp16" and r["int8"].peak_precision == "int8"
     assert round(ms(r["int8"].latency_s), 3) == 3.879

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from engine import load_grid, max_rate, serve, serve_load
 from engine.load import analytic as an
-from engine.load.api import deployment
+from engine.load.api import instance
 from engine.load.grid import limits
+from engine.scenarios.deployment import Deployment
 
 GRID = [  # (model, hardware, tp, profile, input, output): bound by max_num_seqs, by the
     # step's tokens, by the KV pool (vLLM and TensorRT-LLM policies), a mixture of experts
@@ -27,25 +28,42 @@ GRID = [  # (model, hardware, tp, profile, input, output): bound by max_num_seqs
 
 
 def fast(model, hardware, tp, profile):
-    dep = deployment(model, hardware, tp=tp, profile=profile)
+    dep = instance(Deployment(model, hardware, tp=tp, profile=profile))
     return dep.scenario.folded, limits(dep.scenario.folded, dep.scheduler)
 
 
 @pytest.mark.parametrize(("model", "hardware", "tp", "profile", "n_in", "n_out"), GRID)
-def test_the_fast_path_matches_the_simulator_below_saturation(model, hardware, tp, profile,
-                                                               n_in, n_out):  # fmt: skip
-    f, lim = fast(model, hardware, tp, profile)
-    cap = float(an.capacity(f, lim, float(n_in), float(n_out))["rate_per_s"])
+def test_the_fast_path_matches_the_simulator_below_saturation(
+    model, hardware, tp, profile, n_in, n_out
+):
+    f, lim = fast(model=model, hardware=hardware, tp=tp, profile=profile)
+    cap = float(an.capacity(f=f, lim=lim, n_in=float(n_in), n_out=float(n_out))["rate_per_s"])
     # the saturation rate: every request queued at once (lengths ±20 %: see
     # tests/test_load_properties.py for why) against the fast path's capacity
-    top = serve_load(model, hardware, tp=tp, profile=profile, input_tokens=n_in,
-                     output_tokens=n_out, concurrency="max", requests=3000,
-                     length_spread=0.2)  # fmt: skip
+    top = serve_load(
+        model,
+        hardware,
+        tp=tp,
+        profile=profile,
+        input_tokens=n_in,
+        output_tokens=n_out,
+        concurrency="max",
+        requests=3000,
+        length_spread=0.2,
+    )
     assert cap == pytest.approx(top["requests_per_s"], rel=0.05)
     for load in (0.25, 0.5, 0.65):
-        a = an.open_loop(f, lim, load * cap, float(n_in), float(n_out))
-        r = serve_load(model, hardware, tp=tp, profile=profile, input_tokens=n_in,
-                       output_tokens=n_out, rate=load * cap, requests=3000)  # fmt: skip
+        a = an.open_loop(f=f, lim=lim, rate=load * cap, n_in=float(n_in), n_out=float(n_out))
+        r = serve_load(
+            model,
+            hardware,
+            tp=tp,
+            profile=profile,
+            input_tokens=n_in,
+            output_tokens=n_out,
+            rate=load * cap,
+            requests=3000,
+        )
         for key in ("ttft", "tpot", "e2e_latency"):
             assert float(a[f"{key}_s_mean"]) * 1e3 == pytest.approx(r[f"{key}_ms_mean"], rel=0.1)
         if load <= 0.5:
@@ -55,21 +73,31 @@ def test_the_fast_path_matches_the_simulator_below_saturation(model, hardware, t
 
 @pytest.mark.parametrize(("model", "hardware", "tp", "profile", "n_in", "n_out"), GRID[:4])
 def test_closed_loops_match_the_simulator(model, hardware, tp, profile, n_in, n_out):
-    f, lim = fast(model, hardware, tp, profile)
+    f, lim = fast(model=model, hardware=hardware, tp=tp, profile=profile)
     for clients in (1, 8, 64):
-        a = an.closed_loop(f, lim, float(clients), float(n_in), float(n_out))
-        r = serve_load(model, hardware, tp=tp, profile=profile, input_tokens=n_in,
-                       output_tokens=n_out, concurrency=clients,
-                       requests=max(6 * clients, 300))  # fmt: skip
+        a = an.closed_loop(
+            f=f, lim=lim, clients=float(clients), n_in=float(n_in), n_out=float(n_out)
+        )
+        r = serve_load(
+            model,
+            hardware,
+            tp=tp,
+            profile=profile,
+            input_tokens=n_in,
+            output_tokens=n_out,
+            concurrency=clients,
+            requests=max(6 * clients, 300),
+        )
         assert float(a["requests_per_s"]) == pytest.approx(r["requests_per_s"], rel=0.1)
         assert float(a["tpot_s_mean"]) * 1e3 == pytest.approx(r["tpot_ms_mean"], rel=0.1)
-        assert float(a["e2e_latency_s_mean"]) * 1e3 == pytest.approx(r["e2e_latency_ms_mean"],
-                                                                     rel=0.1)  # fmt: skip
+        assert float(a["e2e_latency_s_mean"]) * 1e3 == pytest.approx(
+            r["e2e_latency_ms_mean"], rel=0.1
+        )
 
 
 def test_one_client_is_serve_at_batch_one():
-    f, lim = fast("Llama-3.1-8B", "H100", 1, "tutorial")
-    a = an.closed_loop(f, lim, 1.0, 700.0, 150.0)
+    f, lim = fast(model="Llama-3.1-8B", hardware="H100", tp=1, profile="tutorial")
+    a = an.closed_loop(f=f, lim=lim, clients=1.0, n_in=700.0, n_out=150.0)
     s = serve("Llama-3.1-8B", "H100", input_tokens=700, output_tokens=150)
     assert float(a["ttft_s_mean"]) * 1e3 == pytest.approx(s["ttft_ms"], rel=1e-9)
     # every decode step is memory-bound: its time is linear in the context, so the mean step
@@ -78,15 +106,25 @@ def test_one_client_is_serve_at_batch_one():
 
 
 @settings(max_examples=40, deadline=None)
-@given(low=st.floats(0.02, 0.9), step=st.floats(0.01, 0.09), n_in=st.integers(50, 4000),
-       n_out=st.integers(2, 800))  # fmt: skip
+@given(
+    low=st.floats(0.02, 0.9),
+    step=st.floats(0.01, 0.09),
+    n_in=st.integers(50, 4000),
+    n_out=st.integers(2, 800),
+)
 def test_the_fast_path_is_monotone_in_the_rate(low, step, n_in, n_out):
-    f, lim = fast("Llama-3.1-8B", "H100", 1, "tutorial")
-    cap = float(an.capacity(f, lim, float(n_in), float(n_out))["rate_per_s"])
+    f, lim = fast(model="Llama-3.1-8B", hardware="H100", tp=1, profile="tutorial")
+    cap = float(an.capacity(f=f, lim=lim, n_in=float(n_in), n_out=float(n_out))["rate_per_s"])
     rates = np.array([low, low + step]) * cap
-    out = an.open_loop(f, lim, rates, float(n_in), float(n_out))
-    for key in ("ttft_s_mean", "tpot_s_mean", "e2e_latency_s_mean", "mean_running_requests",
-                "kv_cache_utilisation", "ttft_s_p90"):  # fmt: skip
+    out = an.open_loop(f=f, lim=lim, rate=rates, n_in=float(n_in), n_out=float(n_out))
+    for key in (
+        "ttft_s_mean",
+        "tpot_s_mean",
+        "e2e_latency_s_mean",
+        "mean_running_requests",
+        "kv_cache_utilisation",
+        "ttft_s_p90",
+    ):
         assert out[key][1] >= out[key][0] * (1 - 1e-9), key
     # the p99 TPOT's normal approximation may dip by a hair where one more prompt per step
     # spills into the next
@@ -94,24 +132,34 @@ def test_the_fast_path_is_monotone_in_the_rate(low, step, n_in, n_out):
 
 
 def test_beyond_saturation_latencies_are_unbounded():
-    f, lim = fast("Llama-3.1-8B", "H100", 1, "tutorial")
-    cap = float(an.capacity(f, lim, 1000.0, 200.0)["rate_per_s"])
-    out = an.open_loop(f, lim, np.array([0.5, 1.2]) * cap, 1000.0, 200.0)
+    f, lim = fast(model="Llama-3.1-8B", hardware="H100", tp=1, profile="tutorial")
+    cap = float(an.capacity(f=f, lim=lim, n_in=1000.0, n_out=200.0)["rate_per_s"])
+    out = an.open_loop(f=f, lim=lim, rate=np.array([0.5, 1.2]) * cap, n_in=1000.0, n_out=200.0)
     assert out["stable"].tolist() == [True, False]
     assert math.isinf(out["ttft_s_mean"][1]) and math.isfinite(out["ttft_s_mean"][0])
 
 
 def test_load_grid_prices_every_deployment_and_rate():
-    df = load_grid(["Llama-3.1-8B", "Llama-3.1-70B"], ["H100", "A100"], tp=[1, 3, 4],
-                   rates=[1.0, 2.0, 500.0], input_tokens=[1000],
-                   output_tokens=[200, 400])  # fmt: skip
+    df = load_grid(
+        ["Llama-3.1-8B", "Llama-3.1-70B"],
+        ["H100", "A100"],
+        tp=[1, 3, 4],
+        rates=[1.0, 2.0, 500.0],
+        input_tokens=[1000],
+        output_tokens=[200, 400],
+    )
     # tp 3 divides neither model's heads: left out, and said so
     assert len(df.attrs["skipped"]) == 4 and "tp 3" in df.attrs["skipped"][0]
     assert len(df) == 2 * 2 * 2 * 3 * 2  # models × hardware × tp {1, 4} × rates × outputs
-    row = df[(df.model == "Llama-3.1-8B") & (df.hardware == "H100") & (df.tp == 1)
-             & (df.rate_per_s == 1.0) & (df.output_tokens == 200)].iloc[0]  # fmt: skip
-    f, lim = fast("Llama-3.1-8B", "H100", 1, "tutorial")
-    one = an.open_loop(f, lim, 1.0, 1000.0, 200.0)
+    row = df[
+        (df.model == "Llama-3.1-8B")
+        & (df.hardware == "H100")
+        & (df.tp == 1)
+        & (df.rate_per_s == 1.0)
+        & (df.output_tokens == 200)
+    ].iloc[0]
+    f, lim = fast(model="Llama-3.1-8B", hardware="H100", tp=1, profile="tutorial")
+    one = an.open_loop(f=f, lim=lim, rate=1.0, n_in=1000.0, n_out=200.0)
     assert row["ttft_ms_mean"] == pytest.approx(float(one["ttft_s_mean"]) * 1e3)
     assert row["output_tokens_per_s"] == pytest.approx(200.0)  # every request's 200 tokens
     # one H100 at its catalogued $/hour serving 200 tokens/s: price / (200 · 3600) · 10⁶
@@ -121,14 +169,26 @@ def test_load_grid_prices_every_deployment_and_rate():
     assert not df[df.rate_per_s == 500.0]["stable"].any()  # far beyond every capacity
     assert not df[df.rate_per_s == 500.0]["meets_slo"].any()
     with pytest.raises(ValueError, match="at most 1,000,000 are computed"):
-        load_grid(["Llama-3.1-8B"], ["H100"], rates=list(range(1, 1001)),
-                  input_tokens=list(range(1, 1001)), output_tokens=[2, 3])  # fmt: skip
+        load_grid(
+            ["Llama-3.1-8B"],
+            ["H100"],
+            rates=list(range(1, 1001)),
+            input_tokens=list(range(1, 1001)),
+            output_tokens=[2, 3],
+        )
 
 
 def test_max_rate_meets_the_slos_and_plans_replicas():
-    r = max_rate("Llama-3.1-8B", "H100", input_tokens=1000, output_tokens=200,
-                 slo_ttft_ms_p90=200, slo_tpot_ms_p99=30, target_rate=50,
-                 tolerance=0.02)  # fmt: skip
+    r = max_rate(
+        "Llama-3.1-8B",
+        "H100",
+        input_tokens=1000,
+        output_tokens=200,
+        slo_ttft_ms_p90=200,
+        slo_tpot_ms_p99=30,
+        target_rate=50,
+        tolerance=0.02,
+    )
     d = r.as_dict()
     assert d["max_rate_per_s"] == r.max_rate_per_s > 0
     assert d["ttft_ms_p90"] <= 200 and d["tpot_ms_p99"] <= 30  # the run at the answer passes
@@ -149,8 +209,14 @@ def test_max_rate_meets_the_slos_and_plans_replicas():
 
 
 def test_max_rate_is_zero_when_even_one_request_misses():
-    r = max_rate("Llama-3.1-8B", "H100", input_tokens=1000, output_tokens=200,
-                 slo_ttft_ms_p90=1.0, slo_tpot_ms_p99=None)  # fmt: skip
+    r = max_rate(
+        "Llama-3.1-8B",
+        "H100",
+        input_tokens=1000,
+        output_tokens=200,
+        slo_ttft_ms_p90=1.0,
+        slo_tpot_ms_p99=None,
+    )
     assert r.max_rate_per_s == 0 and r.at_max is None
     with pytest.raises(ValueError, match="tolerance"):
         max_rate("Llama-3.1-8B", "H100", input_tokens=10, output_tokens=2, tolerance=0.0)

@@ -1,4 +1,5 @@
-"""The properties serving under load must show (issue 19), each on the simulator:
+"""The properties serving under load must show (docs/model.md, "Serving under load"), each on
+the simulator:
 
 - as the rate goes to 0, TTFT and TPOT equal `engine.serve` at batch 1 (within 5 %);
 - Little's law L = λ·W holds on the measured window (within 3 %);
@@ -23,8 +24,9 @@ M, H = "Llama-3.1-8B", "H100"
 def test_as_the_rate_goes_to_zero_latencies_are_serves_at_batch_one():
     # one request every 100 s: each finds the server idle (512 prompt tokens fit one step)
     for model, hardware, tp in ((M, H, 1), ("Mixtral-8x7B", "H100", 2), ("Gemma-2-9B", "A100", 1)):
-        r = serve_load(model, hardware, tp=tp, input_tokens=512, output_tokens=128, rate=0.01,
-                       requests=40)  # fmt: skip
+        r = serve_load(
+            model, hardware, tp=tp, input_tokens=512, output_tokens=128, rate=0.01, requests=40
+        )
         s = serve(model, hardware, tp=tp, input_tokens=512, output_tokens=128)
         assert r["ttft_ms_mean"] == pytest.approx(s["ttft_ms"], rel=0.05)
         assert r["tpot_ms_mean"] == pytest.approx(s["tpot_ms"], rel=0.05)
@@ -43,8 +45,15 @@ def test_littles_law_holds_on_the_measured_window(rate):
 
 @pytest.mark.parametrize(("clients", "spread"), [(1, 0.0), (8, 0.0), (64, 0.5), (400, 0.0)])
 def test_a_closed_loop_of_n_clients_keeps_n_requests_in_the_system(clients, spread):
-    r = serve_load(M, H, input_tokens=800, output_tokens=100, concurrency=clients,
-                   requests=max(5 * clients, 200), length_spread=spread)  # fmt: skip
+    r = serve_load(
+        M,
+        H,
+        input_tokens=800,
+        output_tokens=100,
+        concurrency=clients,
+        requests=max(5 * clients, 200),
+        length_spread=spread,
+    )
     assert r["mean_requests_in_system"] == pytest.approx(clients, rel=1e-6)
     if clients <= 256:  # all of them run
         assert r["mean_running_requests"] == pytest.approx(clients, rel=0.02)
@@ -56,11 +65,14 @@ def test_a_closed_loop_of_n_clients_keeps_n_requests_in_the_system(clients, spre
     assert x_w == pytest.approx(clients, rel=0.03)
 
 
-@pytest.mark.parametrize(("model", "hardware", "tp", "n_in", "n_out"), [
-    (M, H, 1, 1000, 200),  # max_num_seqs bound
-    ("Mixtral-8x7B", "H100", 2, 500, 300),
-    (M, "A100", 1, 2000, 500),  # KV-pool bound
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("model", "hardware", "tp", "n_in", "n_out"),
+    [
+        (M, H, 1, 1000, 200),  # max_num_seqs bound
+        ("Mixtral-8x7B", "H100", 2, 500, 300),
+        (M, "A100", 1, 2000, 500),  # KV-pool bound
+    ],
+)
 def test_saturation_throughput_equals_the_max_throughput_modes(model, hardware, tp, n_in, n_out):
     # An open loop 40 % above what the server sustains, long enough that the measured window
     # spans many request lifetimes, against every request queued at once. Lengths vary ±20 %:
@@ -68,9 +80,10 @@ def test_saturation_throughput_equals_the_max_throughput_modes(model, hardware, 
     kw = {"tp": tp, "input_tokens": n_in, "output_tokens": n_out, "length_spread": 0.2}
     top = serve_load(model, hardware, concurrency="max", requests=4000, **kw)
     rate = 1.4 * top["requests_per_s"]
-    sat = serve_load(model, hardware, rate=rate, requests=int(min(max(rate * 400, 3000), 20_000)),
-                     **kw)  # fmt: skip
-    assert any("queue grew" in w for w in sat.warnings)  # truly saturated
+    sat = serve_load(
+        model, hardware, rate=rate, requests=int(min(max(rate * 400, 3000), 20_000)), **kw
+    )
+    assert any(w.code == "queue_grew" for w in sat.warnings)  # truly saturated
     assert sat["requests_per_s"] == pytest.approx(top["requests_per_s"], rel=0.05)
     assert sat["output_tokens_per_s"] == pytest.approx(top["output_tokens_per_s"], rel=0.05)
 
@@ -89,8 +102,16 @@ def test_continuous_batching_beats_the_best_static_batch_at_equal_p99_tpot():
             static.append(b * n_out / (s["e2e_latency_ms"] / 1e3))
     continuous = []
     for seqs in (16, 32, 64, 128):
-        r = serve_load(M, H, input_tokens=n_in, output_tokens=n_out, length_spread=spread,
-                       concurrency="max", requests=1500, max_num_seqs=seqs)  # fmt: skip
+        r = serve_load(
+            M,
+            H,
+            input_tokens=n_in,
+            output_tokens=n_out,
+            length_spread=spread,
+            concurrency="max",
+            requests=1500,
+            max_num_seqs=seqs,
+        )
         if r["tpot_ms_p99"] <= budget_ms:
             continuous.append(r["output_tokens_per_s"])
     assert static and continuous
@@ -110,8 +131,13 @@ def test_chunked_prefill_lowers_p99_tpot_under_mixed_lengths():
 def test_more_kv_memory_moves_the_knee_to_a_higher_rate():
     # Llama-3.1-8B on an L40S (48 GB) with 2000-token prompts and 1000-token answers is bound
     # by its KV pool: fp8 KV doubles the pool; TP 2 frees each device's weights for cache
-    kw = {"input_tokens": 2000, "output_tokens": 1000, "length_spread": 0.2,
-          "concurrency": "max", "requests": 1500}  # fmt: skip
+    kw = {
+        "input_tokens": 2000,
+        "output_tokens": 1000,
+        "length_spread": 0.2,
+        "concurrency": "max",
+        "requests": 1500,
+    }
     base = serve_load(M, "L40S", **kw)
     fp8 = serve_load(M, "L40S", kv_precision="fp8", **kw)
     tp2 = serve_load(M, "L40S", tp=2, **kw)
@@ -122,10 +148,25 @@ def test_more_kv_memory_moves_the_knee_to_a_higher_rate():
     # and the knee of the latency curve moves with it: 30 % above the fp16 pool's saturation
     # rate its queue grows, while the fp8 pool serves the same rate with a steady queue
     rate = 1.3 * base["requests_per_s"]
-    at = serve_load(M, "L40S", input_tokens=2000, output_tokens=1000, length_spread=0.2,
-                    rate=rate, requests=1200)  # fmt: skip
-    at8 = serve_load(M, "L40S", kv_precision="fp8", input_tokens=2000, output_tokens=1000,
-                     length_spread=0.2, rate=rate, requests=1200)  # fmt: skip
-    assert any("queue grew" in w for w in at.warnings)
-    assert not any("queue grew" in w for w in at8.warnings)
+    at = serve_load(
+        M,
+        "L40S",
+        input_tokens=2000,
+        output_tokens=1000,
+        length_spread=0.2,
+        rate=rate,
+        requests=1200,
+    )
+    at8 = serve_load(
+        M,
+        "L40S",
+        kv_precision="fp8",
+        input_tokens=2000,
+        output_tokens=1000,
+        length_spread=0.2,
+        rate=rate,
+        requests=1200,
+    )
+    assert any(w.code == "queue_grew" for w in at.warnings)
+    assert not any(w.code == "queue_grew" for w in at8.warnings)
     assert at8["ttft_ms_p90"] < 0.2 * at["ttft_ms_p90"]

@@ -11,18 +11,22 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_ops import TOY, TOY_HW
+from test_serving_operators import TOY, TOY_HW
 
 from engine import parse_trace, serve, serve_load
 from engine.catalog.scheduler import SchedulerDefaults
-from engine.load.api import deployment
+from engine.load.api import instance
 from engine.load.pool import BlockCounter, last_fitting
-from engine.load.simulate import DONE, Simulator
-from engine.load.trace import MAX_TRACE_ROWS, TraceError, trace_from_arrays
-from engine.load.workload import draw, make_workload
+from engine.load.requests import DONE
+from engine.load.simulate import Simulator
+from engine.load.workload import draw
+from engine.scenarios.deployment import Deployment
+from engine.scenarios.trace import MAX_TRACE_ROWS, TraceError, trace_from_arrays
+from engine.scenarios.workload import Workload
 
-# Toy steps by hand (tests/test_ops.py's toy: 2 layers, every operator memory-bound at 1 GB/s,
-# 2 layers · 10 µs of overhead per step). Bytes per operator for T new tokens from B sequences:
+# Toy steps by hand (tests/test_serving_operators.py's toy: 2 layers, every operator
+# memory-bound at 1 GB/s, 2 layers · 10 µs of overhead per step). Bytes per operator for T new
+# tokens from B sequences:
 #   norms 4·(16 + 32·T); qkv 2·(256 + 48·T); o_proj 2·(128 + 32·T); mlp 2·(768 + 160·T);
 #   embedding 32·T; final norm 16 + 32·T; lm_head 512 + 80·B (the sequences producing a token);
 #   attention: prefill 2·64 per prompt token, decode 2·(48 + 16·context) per sequence.
@@ -75,8 +79,17 @@ def test_toy_kv_pool_size_by_hand():
 def tiny(**kw):
     """The toy on a device with room for exactly 10 blocks: 3408 B of weights + 10 · 512 B."""
     hw = replace(TOY_HW, id="tiny", memory_capacity_bytes=3408.0 + 10 * 512)
-    return serve_load(TOY, hw, input_tokens=16, output_tokens=40, concurrency="max", requests=3,
-                      memory_reserve=0.0, watermark=0.0, **kw)  # fmt: skip
+    return serve_load(
+        TOY,
+        hw,
+        input_tokens=16,
+        output_tokens=40,
+        concurrency="max",
+        requests=3,
+        memory_reserve=0.0,
+        watermark=0.0,
+        **kw,
+    )
 
 
 def test_preemption_by_recompute_by_hand():
@@ -91,7 +104,8 @@ def test_preemption_by_recompute_by_hand():
     ttft = r.per_request["ttft_s"]
     assert e2e[2] > e2e[0] == pytest.approx(e2e[1])
     assert ttft[2] == pytest.approx(ttft[0])  # its first token came before the preemption
-    assert any("preemption" in w for w in r.warnings)
+    (said,) = [w for w in r.warnings if w.code == "preemptions"]
+    assert str(said) == "1 preemptions: the KV pool filled and requests were recomputed"
 
 
 def test_the_reserve_policy_admits_whole_requests_and_never_preempts():
@@ -116,19 +130,26 @@ def test_block_counter_equals_the_per_sequence_sum():
 
 def test_last_fitting_finds_the_most_steps():
     used = [0, 1, 1, 2, 3, 5, 8, 13]
-    assert last_fitting(lambda k: used[k], 0, 7, 5) == 5
-    assert last_fitting(lambda k: used[k], 0, 7, 100) == 7
-    assert last_fitting(lambda k: used[k], 1, 6, 0.5) == 0
+    assert last_fitting(used=lambda k: used[k], start=0, steps=7, limit=5) == 5
+    assert last_fitting(used=lambda k: used[k], start=0, steps=7, limit=100) == 7
+    assert last_fitting(used=lambda k: used[k], start=1, steps=6, limit=0.5) == 0
 
 
 def test_workloads_are_drawn_as_documented():
-    w = make_workload(input_tokens=1000, output_tokens=200, rate=4.0, requests=20_000, seed=1)
+    w = Workload.of(input_tokens=1000, output_tokens=200, rate=4.0, requests=20_000, seed=1)
     arrival, n_in, n_out = draw(w)
     assert arrival[0] == 0 and np.all(np.diff(arrival) >= 0)
     assert 1 / np.diff(arrival).mean() == pytest.approx(4.0, rel=0.03)  # Poisson at 4/s
     assert set(n_in) == {1000} and set(n_out) == {200}
-    w = make_workload(input_tokens=1000, output_tokens=200, rate=4.0, requests=20_000, seed=1,
-                      burstiness=0.25, length_spread=0.5)  # fmt: skip
+    w = Workload.of(
+        input_tokens=1000,
+        output_tokens=200,
+        rate=4.0,
+        requests=20_000,
+        seed=1,
+        burstiness=0.25,
+        length_spread=0.5,
+    )
     arrival, n_in, n_out = draw(w)
     gaps = np.diff(arrival)
     assert gaps.std() / gaps.mean() == pytest.approx(2.0, rel=0.1)  # CV = 1/√0.25
@@ -153,32 +174,44 @@ def test_workloads_are_drawn_as_documented():
 )
 def test_bad_workloads_are_refused_before_any_work(kw, message):
     with pytest.raises(ValueError, match=message):
-        make_workload(input_tokens=100, output_tokens=10, **kw)
+        Workload.of(input_tokens=100, output_tokens=10, **kw)
 
 
 def test_bad_scheduler_settings_are_refused():
     with pytest.raises(ValueError, match="max_num_seqs: expected a whole number from 1 to 16,384"):
         toy(output_tokens=2, rate=1.0, max_num_seqs=0)
-    with pytest.raises(ValueError, match="must be at least max_num_seqs"):
-        toy(output_tokens=2, rate=1.0, max_num_seqs=512, max_batched_tokens=256)
     with pytest.raises(ValueError, match="kv_policy must be one of"):
         toy(output_tokens=2, rate=1.0, kv_policy="lru")
     with pytest.raises(ValueError, match="turn chunked prefill on"):
-        toy(output_tokens=2, rate=1.0, chunked_prefill=False, max_batched_tokens=256,
-            max_num_seqs=8, input_tokens=300)  # fmt: skip
+        toy(
+            output_tokens=2,
+            rate=1.0,
+            chunked_prefill=False,
+            max_batched_tokens=256,
+            max_num_seqs=8,
+            input_tokens=300,
+        )
 
 
 def test_a_run_too_large_is_refused_with_what_to_lower():
     with pytest.raises(ValueError, match="lower requests or input_tokens"):
-        serve_load("Llama-3.1-8B", "H100", input_tokens=10_000_000, output_tokens=1,
-                   rate=1.0, requests=100_000)  # fmt: skip
+        serve_load(
+            "Llama-3.1-8B",
+            "H100",
+            input_tokens=10_000_000,
+            output_tokens=1,
+            rate=1.0,
+            requests=100_000,
+        )
 
 
 def test_a_request_larger_than_the_pool_does_not_fit():
-    r = serve_load("Llama-3.1-70B", "L40S", input_tokens=1000, output_tokens=10, rate=1.0,
-                   requests=10)  # fmt: skip
+    r = serve_load(
+        "Llama-3.1-70B", "L40S", input_tokens=1000, output_tokens=10, rate=1.0, requests=10
+    )
     assert not r["fits_in_memory"] and r["requests_measured"] == 0
-    assert math.isnan(r["ttft_ms_mean"]) and "does not fit" in r.warnings[-1]
+    assert math.isnan(r["ttft_ms_mean"]) and r.warnings[-1].code == "no_kv_room"
+    assert str(r.warnings[-1]).startswith("does not fit: the weights (")
 
 
 def test_traces_are_read_sorted_and_checked():
@@ -205,16 +238,27 @@ def test_traces_are_read_sorted_and_checked():
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), rate=st.floats(1.0, 40.0), spread=st.floats(0.0, 0.9),
-       burstiness=st.floats(0.2, 5.0))  # fmt: skip
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    rate=st.floats(1.0, 40.0),
+    spread=st.floats(0.0, 0.9),
+    burstiness=st.floats(0.2, 5.0),
+)
 def test_runs_are_deterministic_by_seed(seed, rate, spread, burstiness):
-    kw = {"input_tokens": 300, "output_tokens": 50, "rate": rate, "requests": 200,
-          "length_spread": spread, "burstiness": burstiness}  # fmt: skip
+    kw = {
+        "input_tokens": 300,
+        "output_tokens": 50,
+        "rate": rate,
+        "requests": 200,
+        "length_spread": spread,
+        "burstiness": burstiness,
+    }
     a = serve_load("Llama-3.1-8B", "A100", seed=seed, **kw)
     b = serve_load("Llama-3.1-8B", "A100", seed=seed, **kw)
     assert a.as_dict() == b.as_dict()
-    assert all(np.array_equal(a.per_request[k], b.per_request[k], equal_nan=True)
-               for k in a.per_request)  # fmt: skip
+    assert all(
+        np.array_equal(a.per_request[k], b.per_request[k], equal_nan=True) for k in a.per_request
+    )
     c = serve_load("Llama-3.1-8B", "A100", seed=(seed + 1) % 2**32, **kw)
     assert not np.array_equal(a.per_request["arrival_s"], c.per_request["arrival_s"])
 
@@ -258,22 +302,37 @@ def test_every_request_completes_once_with_all_its_tokens(sched, n, seed, rate, 
     if not sched.chunked_prefill and int((n_in + n_out).max()) > sched.max_batched_tokens:
         return  # refused by serve_load before any work (tested above)
     hw = replace(TOY_HW, id="small", memory_capacity_bytes=3408.0 + blocks * 32 * sched.block_size)
-    dep = deployment(TOY, hw, memory_reserve=0.0)
-    dep = replace(dep, scheduler=sched, pool=replace(dep.pool, blocks=blocks,
-                                                     block_size=sched.block_size))  # fmt: skip
+    dep = instance(Deployment(TOY, hw, overrides={"memory_reserve": 0.0}))
+    dep = replace(
+        dep, scheduler=sched, pool=replace(dep.pool, blocks=blocks, block_size=sched.block_size)
+    )
     if dep.pool.need(int((n_in + n_out).max())) > blocks:
         return
     arrival = None if rate is None else np.cumsum(rng.exponential(1 / rate, n)) - 1 / rate
-    sim = Simulator(dep.scenario.folded, sched, dep.pool, arrival=arrival, n_in=n_in,
-                    n_out=n_out, clients=None, warm=0, drain=0,
-                    max_events=100_000).run()  # fmt: skip
-    assert sim.state == [DONE] * n  # conservation: every request done, exactly once
+    sim = Simulator(
+        dep.scenario.folded,
+        sched,
+        dep.pool,
+        arrival_s=arrival,
+        input_tokens=n_in,
+        output_tokens=n_out,
+        clients=None,
+        warmup=0,
+        drain=0,
+        max_events=100_000,
+    ).run()
+    requests = sim.requests
+    assert requests.state == [DONE] * n  # conservation: every request done, exactly once
     assert sorted(sim.completed) == list(range(n))
     assert sim.produced == int(n_out.sum())  # every output token produced exactly once
-    arrival, admit, first, done = (np.asarray(x) for x in (sim.arrival, sim.t_admit,
-                                                             sim.t_first, sim.t_done))  # fmt: skip
+    arrival, admit, first, done = (
+        np.asarray(x)
+        for x in (requests.arrival_s, requests.admitted_s, requests.first_token_s, requests.done_s)
+    )
     assert np.all(arrival <= admit) and np.all(admit < first) and np.all(first <= done)
-    assert sim.m == 0 and sim.prefill_held == 0 and sim.reserved == 0 and not sim.prefilling
+    # every block returned: none decoding, none held by a prompt or a reservation
+    assert sim.decoders.count == 0 and sim.policy.used(sim.decoders.step) == 0
+    assert not sim.prefilling
 
 
 @settings(max_examples=25, deadline=None)
@@ -281,10 +340,34 @@ def test_every_request_completes_once_with_all_its_tokens(sched, n, seed, rate, 
 def test_latencies_are_bounded_below_by_an_idle_server(rate, seed):
     # TTFT is at least the prompt's prefill alone and TPOT at least a batch-1 decode step:
     # the step cost only grows with the tokens and sequences in it
-    r = serve_load("Llama-3.1-8B", "H100", input_tokens=400, output_tokens=40, rate=rate,
-                   requests=200, seed=seed)  # fmt: skip
+    r = serve_load(
+        "Llama-3.1-8B",
+        "H100",
+        input_tokens=400,
+        output_tokens=40,
+        rate=rate,
+        requests=200,
+        seed=seed,
+    )
     alone = serve("Llama-3.1-8B", "H100", input_tokens=400, output_tokens=2)
     req = r.per_request
     assert np.all(req["ttft_s"] * 1e3 >= alone["ttft_ms"] * (1 - 1e-9))
     assert np.all(req["tpot_s"] * 1e3 >= alone["tpot_ms"] * (1 - 1e-9))
     assert np.all(req["e2e_latency_s"] >= req["ttft_s"]) and np.all(req["queueing_s"] >= 0)
+
+
+def test_a_token_budget_below_the_sequence_limit_caps_the_running_batch():
+    # TensorRT-LLM deployments set max_num_tokens below max_batch_size (e.g. 1,536 and 2,048):
+    # every running sequence puts a token in each step, so at most 16 run at once here
+    r = serve_load(
+        "Llama-3.1-8B",
+        "H100",
+        input_tokens=8,
+        output_tokens=64,
+        concurrency="max",
+        requests=200,
+        max_num_seqs=64,
+        max_batched_tokens=16,
+    )
+    assert r["fits_in_memory"] and 0 < r["mean_running_requests"] <= 16
+    assert max(r.timeseries["running"]) <= 16

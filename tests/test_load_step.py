@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_ops import TOY, TOY_HW
+from test_serving_operators import TOY, TOY_HW
 
 from engine import serve
 from engine.arrays import SCALAR
+from engine.scenarios.deployment import Deployment
 from engine.serving import inputs as si
 from engine.serving.operators import mean_keys
 from engine.serving.step import (
@@ -34,7 +35,7 @@ CASES = [  # a dense GQA model, sliding windows, a mixture of experts, MLA on 8 
 
 
 def folded(model, hardware, tp=1, pp=1, **overrides):
-    p = si.scenario(model, hardware, tp, pp, "fp16", None, "tutorial", None, None, overrides)
+    p = si.scenario(Deployment(model, hardware, tp=tp, pp=pp, overrides=overrides))
     return p.folded
 
 
@@ -44,10 +45,18 @@ def zeros(f):
 
 def prefill_only(f, B, S):
     """A step that prefills B whole prompts of S tokens and decodes nothing."""
-    keys = tuple(B * chunk_keys(0.0, S, w, SCALAR) for w in windows(f))
-    return mixed_step_s(f, SCALAR, decode_seqs=0.0, decode_keys=zeros(f), prefill_tokens=B * S,
-                        prefill_seqs=B, done_seqs=B, prefill_keys=keys,
-                        prior_keys=zeros(f))  # fmt: skip
+    keys = tuple(B * chunk_keys(prior=0.0, n=S, w=w, xp=SCALAR) for w in windows(f))
+    return mixed_step_s(
+        f,
+        SCALAR,
+        decode_seqs=0.0,
+        decode_keys=zeros(f),
+        prefill_tokens=B * S,
+        prefill_seqs=B,
+        done_seqs=B,
+        prefill_keys=keys,
+        prior_keys=zeros(f),
+    )
 
 
 @pytest.mark.parametrize(("model", "hardware", "tp"), CASES)
@@ -60,9 +69,17 @@ def test_a_decode_step_costs_what_serve_charges_per_step(model, hardware, tp):
     r = serve(model, hardware, tp=tp, batch_size=B, input_tokens=n_in, output_tokens=2)
     assert step * 1e3 == pytest.approx(r["tpot_ms"], rel=1e-12)
     # the same step priced as a mixed step with no prompt chunk
-    mixed = mixed_step_s(f, SCALAR, decode_seqs=B, decode_keys=keys, prefill_tokens=0.0,
-                         prefill_seqs=0.0, done_seqs=0.0, prefill_keys=zeros(f),
-                         prior_keys=zeros(f))  # fmt: skip
+    mixed = mixed_step_s(
+        f,
+        SCALAR,
+        decode_seqs=B,
+        decode_keys=keys,
+        prefill_tokens=0.0,
+        prefill_seqs=0.0,
+        done_seqs=0.0,
+        prefill_keys=zeros(f),
+        prior_keys=zeros(f),
+    )
     assert mixed == pytest.approx(step, rel=1e-12)
 
 
@@ -80,7 +97,9 @@ def test_a_run_of_decode_steps_sums_to_serves_decode_time(model, hardware, tp):
     B, n_in, n_out = 3, 900, 257
     f = folded(model, hardware, tp)
     lines = decode_lines(f, B, SCALAR)
-    total = decode_run_s(lines, (B * (n_in + 1.0),), (float(B),), n_out - 1.0, SCALAR)
+    total = decode_run_s(
+        lines=lines, keys=(B * (n_in + 1.0),), slopes=(float(B),), k=n_out - 1.0, xp=SCALAR
+    )
     r = serve(model, hardware, tp=tp, batch_size=B, input_tokens=n_in, output_tokens=n_out)
     assert total * 1e3 == pytest.approx(r["e2e_latency_ms"] - r["ttft_ms"], rel=1e-12)
     loop = sum(decode_step_s(lines, (B * (n_in + 1.0 + t),), SCALAR) for t in range(n_out - 1))
@@ -90,41 +109,62 @@ def test_a_run_of_decode_steps_sums_to_serves_decode_time(model, hardware, tp):
 def test_toy_mixed_step_by_hand():
     # One sequence decoding at context 10 and a 2-token chunk of a new prompt (not its last):
     # T = 3 new tokens, one of them reaching the LM head. Every toy operator is memory-bound
-    # (tests/test_ops.py): bytes per operator, weights read once, activations per token:
+    # (tests/test_serving_operators.py): bytes per operator, weights read once, activations per
+    # token:
     #   norms 4·(16 + 32·3) = 448; qkv 2·(256 + 48·3) = 800; o_proj 2·(128 + 32·3) = 448;
     #   mlp 2·(768 + 160·3) = 2496; embedding 32·3 = 96; final norm 16 + 32·3 = 112;
     #   lm_head 512 + 80·1 = 592; decode attention 2·(32 + 16 + 16·10) = 416;
     #   chunk attention 2·(2 tokens·(32 Q/O + 16 K/V written + 16 read once)) = 256
     # = 5664 B at 1 GB/s = 5.664 µs, plus 2 layers · 10 µs: 25.664 µs.
     f = folded(TOY, TOY_HW)
-    t = mixed_step_s(f, SCALAR, decode_seqs=1.0, decode_keys=(10.0,), prefill_tokens=2.0,
-                     prefill_seqs=1.0, done_seqs=0.0, prefill_keys=(3.0,),
-                     prior_keys=(0.0,))  # fmt: skip
+    t = mixed_step_s(
+        f,
+        SCALAR,
+        decode_seqs=1.0,
+        decode_keys=(10.0,),
+        prefill_tokens=2.0,
+        prefill_seqs=1.0,
+        done_seqs=0.0,
+        prefill_keys=(3.0,),
+        prior_keys=(0.0,),
+    )
     assert t == pytest.approx(25.664e-6)
     # the chunk's next 2 tokens read the first 2 from the cache: 2 layers · 2 keys · 16 B more
-    t2 = mixed_step_s(f, SCALAR, decode_seqs=1.0, decode_keys=(10.0,), prefill_tokens=2.0,
-                      prefill_seqs=1.0, done_seqs=0.0, prefill_keys=(7.0,),
-                      prior_keys=(2.0,))  # fmt: skip
+    t2 = mixed_step_s(
+        f,
+        SCALAR,
+        decode_seqs=1.0,
+        decode_keys=(10.0,),
+        prefill_tokens=2.0,
+        prefill_seqs=1.0,
+        done_seqs=0.0,
+        prefill_keys=(7.0,),
+        prior_keys=(2.0,),
+    )
     assert t2 - t == pytest.approx(64e-9)
 
 
 def test_chunk_keys_by_hand():
     # positions 4, 5, 6 attend 4 + 5 + 6 = 15 keys; with a window of 5: 4 + 5 + 5 = 14
-    assert chunk_keys(3.0, 3.0, math.inf, SCALAR) == 15
-    assert chunk_keys(3.0, 3.0, 5.0, SCALAR) == 14
-    assert chunk_keys(10.0, 2.0, 5.0, SCALAR) == 10  # wholly past the window
+    assert chunk_keys(prior=3.0, n=3.0, w=math.inf, xp=SCALAR) == 15
+    assert chunk_keys(prior=3.0, n=3.0, w=5.0, xp=SCALAR) == 14
+    assert chunk_keys(prior=10.0, n=2.0, w=5.0, xp=SCALAR) == 10  # wholly past the window
 
 
 @settings(max_examples=200, deadline=None)
-@given(prior=st.integers(0, 300), n=st.integers(1, 300),
-       w=st.one_of(st.integers(1, 400), st.just(None)))  # fmt: skip
+@given(
+    prior=st.integers(0, 300),
+    n=st.integers(1, 300),
+    w=st.one_of(st.integers(1, 400), st.just(None)),
+)
 def test_chunk_keys_equal_a_loop_and_chunks_add_up(prior, n, w):
     win = math.inf if w is None else float(w)
     loop = sum(min(j, win) for j in range(prior + 1, prior + n + 1))
-    assert chunk_keys(float(prior), float(n), win, SCALAR) == pytest.approx(loop)
-    whole = chunk_keys(0.0, float(prior + n), win, SCALAR)
-    parts = chunk_keys(0.0, float(prior), win, SCALAR) + chunk_keys(float(prior), float(n), win,
-                                                                     SCALAR)  # fmt: skip
+    assert chunk_keys(prior=float(prior), n=float(n), w=win, xp=SCALAR) == pytest.approx(loop)
+    whole = chunk_keys(prior=0.0, n=float(prior + n), w=win, xp=SCALAR)
+    parts = chunk_keys(prior=0.0, n=float(prior), w=win, xp=SCALAR) + chunk_keys(
+        prior=float(prior), n=float(n), w=win, xp=SCALAR
+    )
     assert parts == pytest.approx(whole)
     assert whole == pytest.approx((prior + n) * mean_keys(prior + n, win, SCALAR))
 

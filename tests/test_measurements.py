@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from engine.accuracy.measurements import (
+    COLUMNS,
     MAX_MEASUREMENTS_BYTES,
     METRICS,
     REQUIRED,
@@ -14,7 +15,7 @@ from engine.accuracy.measurements import (
     read_measurements,
     to_frame,
 )
-from engine.catalog.load import load_catalog
+from engine.catalog.reader import load_catalog
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv"
@@ -44,7 +45,9 @@ def test_shipped_file_reads_with_its_source_on_every_row():
 def test_every_shipped_file_reads_with_an_https_source_per_row(path):
     rows = read_measurements([path])
     assert rows and all(m.source.startswith("https://") for m in rows)
-    assert path.read_text().splitlines()[0] == HEADER
+    header = path.read_text().splitlines()[0].split(",")
+    # every required column, and optional ones (pp, concurrency) only where the file needs them
+    assert set(REQUIRED) <= set(header) <= set(COLUMNS) and len(header) == len(set(header))
 
 
 def test_shipped_file_keeps_the_published_header():
@@ -119,5 +122,91 @@ def test_unknown_model_is_named_with_its_row_and_column():
 
 def test_frame_has_the_schema_columns():
     df = to_frame(read_measurements([SHIPPED]))
-    assert list(df.columns) == ["file", "row", *REQUIRED, "pp", "concurrency"]
+    assert list(df.columns) == ["file", "row", *REQUIRED, "pp", "concurrency", "ep", "attention_dp"]
     assert len(df) == 57
+
+
+V1 = ROOT / "data" / "measurements" / "trtllm-v1.0-perf-overview.csv"
+
+
+def test_the_v1_file_reads_and_its_unknown_rows_are_reported_not_fatal():
+    rows = read_measurements([V1])
+    assert len(rows) == 328  # the page's results, copied unchanged
+    assert {m.concurrency for m in rows} == {"max"} and {m.batch_size for m in rows} == {None}
+    found = catalogue_problems(rows, load_catalog())
+    # 328 rows - 112 H100/H200 fp8 (Llama-4-Maverick's 17 among them, now catalogued) = 216
+    # fp4 rows reported, on B200, GB200 and RTX-PRO-6000 (all three catalogued): 216 reported
+    assert len(found) == 216
+    fp4 = [i for i, m in enumerate(rows) if m.precision == "fp4"]
+    assert len(fp4) == 216 and set(fp4) == set(found)
+    assert {rows[i].hardware for i in found} == {"B200", "GB200", "RTX-PRO-6000"}
+    assert all("column 'precision': unknown precision 'fp4'" in t for t in found.values())
+
+
+def test_an_unmodelled_format_reads_but_a_typo_does_not():
+    text = f"{HEADER}\n{GOOD.replace('fp16,', 'fp4,fp8')}\n"
+    (m,) = parse_measurements(text.encode(), "mine.csv")
+    assert (m.precision, m.kv_precision) == ("fp4", "fp8")
+    assert list(catalogue_problems([m], load_catalog())) == [0]
+    with pytest.raises(MeasurementsError, match="unknown precision 'fp13'"):
+        parse_measurements(f"{HEADER}\n{GOOD.replace('fp16,', 'fp13,')}\n".encode(), "x.csv")
+
+
+def test_validate_predicts_the_v1_files_known_rows_and_says_why_not_the_others():
+    import engine
+
+    df = engine.validate(read_measurements([V1]), "trtllm")
+    skipped = df[df["reason"] != ""]
+    assert len(df) - len(skipped) == 112  # the H100/H200 fp8 rows, Llama-4-Maverick's 17 too
+    assert set(skipped["precision"]) == {"fp4"}
+    assert "Llama-4-Maverick" in set(df.loc[df["reason"] == "", "model"])
+    assert skipped["predicted"].isna().all()
+
+
+MOE_HEADER = HEADER + ",concurrency,ep,attention_dp"
+MOE_ROW = "https://example.org/run,TensorRT-LLM 1.0,H100,8,Qwen3-235B-A22B,fp8,fp8,,1000,1000,"
+MOE_ROW += "output_tokens_per_s_per_gpu,1862.25,max"
+
+
+def test_an_moe_rows_layout_is_read_from_its_ep_and_attention_dp_columns():
+    text = f"{MOE_HEADER}\n{MOE_ROW},8,on\n{MOE_ROW},,\n"
+    split, dense = parse_measurements(text.encode(), "moe.csv")
+    assert (split.ep, split.attention_dp) == (8, True)
+    assert (dense.ep, dense.attention_dp) == (1, False)  # empty: no expert parallelism, off
+
+
+@pytest.mark.parametrize(
+    ("cells", "message"),
+    [
+        ("8,maybe", "row 1, column 'attention_dp': must be on or off, got 'maybe'"),
+        ("0,on", "row 1, column 'ep': must be a whole number from 1 to 64, got '0'"),
+    ],
+)
+def test_a_bad_layout_cell_is_named(cells, message):
+    with pytest.raises(MeasurementsError) as info:
+        parse_measurements(f"{MOE_HEADER}\n{MOE_ROW},{cells}\n".encode(), "moe.csv")
+    assert info.value.problems[0] == message
+
+
+def test_the_layout_columns_change_the_prediction_as_the_serving_model_does():
+    import engine
+
+    text = f"{MOE_HEADER}\n{MOE_ROW},8,on\n{MOE_ROW},1,off\n".encode()
+    df = engine.validate(parse_measurements(text, "moe.csv"), "trtllm")
+    # each row is its own deployment's max-throughput run: the simulator agrees within the
+    # fast path's 5 % (docs/model.md, "Serving under load")
+    for predicted, (ep, dp) in zip(df["predicted"], ((8, True), (1, False)), strict=True):
+        deployment = engine.Deployment(
+            "Qwen3-235B-A22B",
+            "H100",
+            tp=8,
+            ep=ep,
+            attention_dp=dp,
+            precision="fp8",
+            kv_precision="fp8",
+            profile="trtllm",
+        )
+        work = engine.Workload(1000, 1000, arrivals=engine.MaxThroughput(), requests=3000)
+        run = engine.serve_load(deployment, work).as_dict()
+        assert predicted == pytest.approx(run["output_tokens_per_s_per_gpu"], rel=0.05)
+    assert df["predicted"].iloc[0] > 1.5 * df["predicted"].iloc[1]  # the MoE layout serves more

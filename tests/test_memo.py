@@ -1,20 +1,28 @@
-"""The server's memory after its users leave (issue 18 item 4): the planner's grids in a shared
-cache that empties itself (ui/core/memo.py), never in session state, and freed arrays returned to
-the operating system (ui/core/heap.py)."""
+"""The server's memory after its users leave: the planner's grids, /train's searches and /load's
+simulations in shared caches that empty themselves (ui/runtime/memo.py), never in session state,
+at most one /train search computed at a time, and freed arrays returned to the operating system
+(ui/runtime/heap.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
+import numpy as np
 import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
+import engine
 from tests.conftest import ROOT
-from ui.core import memo
+from ui.load import run as load_run
 from ui.plan import inputs as plan_inputs
+from ui.runtime import memo
+from ui.train import run as train_run
 
 
 class Clock:
@@ -71,6 +79,34 @@ def test_the_least_recently_used_goes_first_when_entries_or_bytes_are_over():
     assert len(big) == 1_000 and len(cache) == 2
 
 
+def test_caches_in_one_pool_keep_their_bytes_together_within_it_least_recent_first():
+    clock = Clock()
+    pool = memo.Pool(max_bytes=2_000)
+    grids, searches = (
+        memo.Shared(entries=8, max_bytes=2_000, idle_s=60, clock=clock, pool=pool) for _ in range(2)
+    )
+    grids.get("a", lambda: frame(100))  # 932 B (800 of values + 132 of index)
+    clock.now = 1.0
+    searches.get("x", lambda: frame(100))  # 1,864 B in the pool: both kept
+    clock.now = 2.0
+    b = grids.get("b", lambda: frame(100))  # 2,796 B > 2,000: the pool's oldest, "a", goes
+    assert pool.held_bytes() == 2 * 932 and len(grids) == 1 and len(searches) == 1
+    clock.now = 3.0
+    searches.get("y", lambda: frame(100))  # over again: "x" (used at 1.0) goes, not "b" (2.0)
+    assert grids.get("b", lambda: "recomputed") is b
+    assert searches.get("x", lambda: "recomputed") == "recomputed"
+    assert pool.held_bytes() <= 2_000
+    grids.purge(), searches.purge()
+    clock.now = 100.0  # 60 s unused: the caches empty and the pool holds nothing
+    assert grids.purge() == 0 and searches.purge() == 0 and pool.held_bytes() == 0
+
+
+def test_the_heavy_pages_share_one_pool():
+    pooled = {id(c) for c in memo.HEAVY_BYTES._caches}
+    assert {id(plan_inputs.GRIDS), id(train_run.SEARCHES), id(load_run.SIMULATED)} <= pooled
+    assert memo.HEAVY_BYTES.max_bytes == 128 * 2**20
+
+
 def test_the_timer_empties_an_unused_cache_and_then_stops():
     cache = memo.Shared(entries=2, max_bytes=10**6, idle_s=0.05)
     cache.get("k", lambda: frame(1))
@@ -103,7 +139,7 @@ PROBE = textwrap.dedent(
     """
     import sys
     import numpy as np
-    from ui.core import heap
+    from ui.runtime import heap
 
     def rss_mib():
         for line in open("/proc/self/status"):
@@ -139,7 +175,7 @@ THREAD_PROBE = textwrap.dedent(
     """
     import threading
     import numpy as np
-    from ui.core import heap
+    from ui.runtime import heap
 
     def rss_mib():
         for line in open("/proc/self/status"):
@@ -174,6 +210,40 @@ def test_the_heap_trim_returns_what_a_script_thread_freed():
     assert before_trim < 20 and after_trim > 180
 
 
+CYCLE_PROBE = textwrap.dedent(
+    """
+    import gc
+    import numpy as np
+    from ui.runtime import heap
+
+    def rss_mib():
+        for line in open("/proc/self/status"):
+            if line.startswith("VmRSS"):
+                return int(line.split()[1]) / 1024
+
+    heap.return_freed_arrays()
+    gc.disable()  # as on an idle server: no allocations, so no collection of its own
+
+    class Session:  # refers to itself, as a lapsed session or a frame with cached columns does
+        def __init__(self):
+            self.me, self.arrays = self, [np.ones(1 << 16) for _ in range(400)]  # 200 MiB
+
+    Session()  # dropped at once: only the collector can free it
+    before = rss_mib()
+    heap.trim()
+    print(before - rss_mib())
+    """
+)
+
+
+def test_the_heap_trim_frees_what_is_held_only_by_a_reference_cycle():
+    """200 MiB in 512 kB arrays held by a dropped object that refers to itself: trim collects
+    it and returns the pages (malloc_trim alone returns nothing, the arrays still being live)."""
+    run = [sys.executable, "-c", CYCLE_PROBE]
+    out = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, check=True, timeout=60)
+    assert float(out.stdout) > 180
+
+
 def test_the_planner_keys_its_grids_by_what_the_catalogue_is_loaded_from(tmp_path, monkeypatch):
     """A shared grid outlives the catalogue object it was computed from, so its key is the
     catalogue's files and their stamps (an object's id can be reused by the next one)."""
@@ -188,3 +258,153 @@ def test_the_planner_keys_its_grids_by_what_the_catalogue_is_loaded_from(tmp_pat
     assert frame.catalog_key() != first
     monkeypatch.setenv(frame.ENV_VAR, "")
     assert frame.catalog_key() != first
+
+
+# --- one heavy computation at a time, the decorator, result sizes --------------------------------
+
+
+def test_one_slot_computes_one_result_at_a_time_and_a_waiter_takes_the_result():
+    """Three threads on two caches sharing one slot (as /train's and /load's): two keys
+    computed one after the other (never both at once), and the third, asking for a key being
+    computed, gets that result without computing it again."""
+    slots = memo.Slots(1)
+    searches = memo.Shared(entries=8, max_bytes=10**6, idle_s=60, slots=slots)
+    simulations = memo.Shared(entries=8, max_bytes=10**6, idle_s=60, slots=slots)
+    running, most, calls = [0], [0], []
+    lock = threading.Lock()
+
+    def compute(name):
+        def run():
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+                calls.append(name)
+            time.sleep(0.2)
+            with lock:
+                running[0] -= 1
+            return frame(10)
+
+        return run
+
+    got = {}
+    asks = [(searches, "a"), (simulations, "b"), (searches, "a")]
+    threads = [
+        threading.Thread(target=lambda c=c, k=k, i=i: got.__setitem__(i, c.get(k, compute(k))))
+        for i, (c, k) in enumerate(asks)
+    ]
+    for t in threads:
+        t.start()
+        time.sleep(0.02)  # in this order
+    for t in threads:
+        t.join(timeout=10)
+    assert most[0] == 1  # never two computations at once
+    assert sorted(calls) == ["a", "b"]  # "a" computed once
+    assert got[0] is got[2]
+
+
+def test_a_computation_holding_the_slot_may_use_the_cache_again():
+    """/load's checks call its cached run: with one slot, the inner call must not wait for the
+    slot its own thread holds."""
+    cache = memo.Shared(entries=8, max_bytes=10**6, idle_s=60, slots=memo.Slots(1))
+    done = []
+    outer = threading.Thread(
+        target=lambda: done.append(cache.get("outer", lambda: cache.get("inner", lambda: 7)))
+    )
+    outer.start()
+    outer.join(timeout=5)
+    assert done == [7] and not outer.is_alive()
+    assert cache.get("inner", lambda: 8) == 7  # the inner result was kept too
+
+
+def test_the_decorator_keys_by_the_arguments_however_they_are_passed():
+    cache, calls = memo.Shared(entries=8, max_bytes=10**6, idle_s=60), []
+
+    @memo.cached(cache)
+    def grid(rows: int, scale: float = 1.0) -> pd.DataFrame:
+        calls.append((rows, scale))
+        return frame(rows) * scale
+
+    first = grid(3)
+    assert grid(rows=3) is first and grid(3, scale=1.0) is first  # one call, three spellings
+    assert grid(3, 2.0) is not first
+    assert calls == [(3, 1.0), (3, 2.0)]
+
+    @memo.cached(cache)
+    def refuse(n: int) -> int:
+        calls.append(n)
+        raise ValueError("too big")
+
+    for _ in range(2):  # an exception is not kept: each call tries again
+        with pytest.raises(ValueError, match="too big"):
+            refuse(1)
+    assert calls[-2:] == [1, 1]
+
+
+def test_a_file_is_keyed_by_its_digest_and_a_scenario_by_its_text():
+    data = b"arrival_s,input_tokens,output_tokens\n" * 30_000  # 1.1 MB
+    key = memo.fingerprint(data)
+    assert key == memo.fingerprint(bytes(data)) and len(key) == 64  # not a 1 MB string
+    assert memo.fingerprint(data + b"0") != key
+    w = engine.Workload(input_tokens=512, output_tokens=128, arrivals=engine.OpenLoop(2.0))
+    assert memo.fingerprint(w) == repr(w)
+
+
+def test_the_size_of_a_result_counts_its_arrays_frames_and_series():
+    @dataclasses.dataclass(frozen=True)
+    class Run:  # as engine.LoadResult: values, per-request arrays, time series
+        values: dict
+        per_request: dict
+        timeseries: dict
+
+    run = Run(
+        values={"requests": 3},
+        per_request={"ttft_s": np.zeros(1000), "e2e_s": np.zeros(1000)},  # 2 x 8,000 B
+        timeseries={"time_s": np.zeros(500)},  # 4,000 B
+    )
+    nbytes = memo.result_bytes(run)
+    assert 20_000 <= nbytes <= 20_000 + 8 * memo.NOMINAL_BYTES
+    assert memo.result_bytes(frame(100)) == 800 + 132  # 8 B a row + the index
+    assert memo.result_bytes(frame(100)["x"]) == 800 + 132
+    assert memo.result_bytes("text") == memo.NOMINAL_BYTES
+
+
+def test_train_and_load_share_their_results_between_sessions_and_keep_none_in_session_state():
+    """Two sessions on /train and on /load's defaults: the second computes nothing the first
+    computed (the caches hold no more entries), and neither keeps a frame in session state."""
+    for page, cache in (("train", train_run.SEARCHES), ("load", load_run.SIMULATED)):
+        before, sessions = None, []
+        for _ in range(2):
+            at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
+            at.switch_page(f"pages/{page}.py").run()
+            assert not at.exception, [e.message for e in at.exception]
+            before = len(cache) if before is None else before
+            sessions.append(at)
+        assert before > 0 and len(cache) == before, page  # the second session's were the first's
+        for at in sessions:
+            for key, value in at.session_state.items():
+                held = value if isinstance(value, tuple) else (value,)
+                assert not any(isinstance(v, pd.DataFrame) for v in held), (page, key)
+
+
+@pytest.mark.parametrize("rank_by", ["tokens_per_s", "mfu", "cost"])
+def test_the_scaling_curve_searched_count_by_count_is_the_search_over_every_count(rank_by):
+    """/train's scaling curve runs one search per GPU count (a seventh of the memory): the
+    same rows as one search over every count, best of each count first, a count where nothing
+    fits left out (1 GPU cannot hold a 70B model's training state)."""
+    cat = engine.load_catalog()
+    run = engine.TrainRun(
+        cat.models["Llama-3.1-70B"],
+        cat.hardware["H100"],
+        gpus=64,
+        global_batch_size=512,
+        seq_len=8192,
+    )
+    space = engine.LayoutSpace(
+        tp=[1, 2, 4, 8], pp=[1, 2, 4, 8], vp=[1, 2], micro_batch_size=[1, 2, 4], zero=[0, 1, 3]
+    )
+    curve = (1, 16, 64, 256)
+    joint = engine.train_search(dataclasses.replace(run, gpus=curve), space, rank_by=rank_by)
+    joint = joint.groupby("gpus", sort=True).head(1).sort_values("gpus").reset_index(drop=True)
+    each = train_run.scaling(run, space, rank_by=rank_by, curve=curve)
+    pd.testing.assert_frame_equal(each, joint)
+    assert 1 not in set(each["gpus"]) and len(each) == 3

@@ -49,11 +49,11 @@ def test_default_page_shows_tutorial_on_the_shipped_measurements():
     at = page()
     assert not at.exception
     assert at.selectbox(key="accuracy:profile").value == "tutorial"
-    # tutorial: 55 of 57 rows predicted (two runs exceed 90 % of memory), MAPE 37.3 %
+    # tutorial: 55 of 57 rows predicted (two runs exceed 90 % of memory), MAPE 38.3 %
     # (docs/model.md, "Accuracy": bench/accuracy_report.py's table)
-    assert metric(at, "Rows predicted") == "55 of 57" and metric(at, "MAPE") == "37.3%"
+    assert metric(at, "Rows predicted") == "55 of 57" and metric(at, "MAPE") == "38.3%"
     # nothing fitted: its band is its MAPE on both shipped files, beside the MAPE
-    assert metric(at, "Out of sample (band)") == "±39.6%"
+    assert metric(at, "Out of sample (band)") == "±41.3%"
     assert metric(at, "In sample (MAPE)") == "nothing fitted"
     assert param(at, "profile") == "tutorial" and param(at, "measurements") == SHIPPED.name
 
@@ -61,25 +61,32 @@ def test_default_page_shows_tutorial_on_the_shipped_measurements():
 def test_every_serving_profile_is_listed_with_its_stack_release_and_scheduler():
     at = page()
     options = at.selectbox(key="accuracy:profile").options
+    vllm = "vLLM (V1 engine, OpenAI-compatible server)"
+    trt = "TensorRT-LLM (executor defaults)"
     assert options == [
-        "tutorial · no stack · scheduler: vLLM (V1 engine, OpenAI-compatible server)",
-        "trtllm · TensorRT-LLM 0.6.1 · scheduler: TensorRT-LLM (executor defaults)",
-        "vllm · vLLM on ROCm · scheduler: vLLM defaults (no table)",
+        f"tutorial · no stack · scheduler: {vllm}",
+        f"trtllm-0.6.1 · TensorRT-LLM 0.6.1 · scheduler: {trt}",
+        f"trtllm-1.0 · TensorRT-LLM 1.0 · scheduler: {trt}",
+        f"vllm-mi300x · vLLM on ROCm · scheduler: {vllm}",
+        f"trtllm (= trtllm-1.0) · TensorRT-LLM 1.0 · scheduler: {trt}",
+        f"vllm (= vllm-mi300x) · vLLM on ROCm · scheduler: {vllm}",
     ]
     table = at.dataframe[-2].value.set_index("Profile")  # "Every serving profile"
-    assert list(table.index) == ["tutorial", "trtllm", "vllm"]
-    stack = table.loc["trtllm", "Stack and release"]
+    names = ["tutorial", "trtllm-0.6.1", "trtllm-1.0", "vllm-mi300x", "trtllm", "vllm"]
+    assert list(table.index) == names
+    stack = table.loc["trtllm-0.6.1", "Stack and release"]
     assert stack.startswith("TensorRT-LLM 0.6.1 (29 rows), TensorRT-LLM 0.5")
     assert "up to 2,048 sequences and 8,192 tokens per step" in table.loc["trtllm", "Scheduler"]
-    assert table.loc["trtllm", "Error band"] == "±13.6%"
+    assert table.loc["trtllm-0.6.1", "Error band"] == "±20.9%"
+    assert table.loc["trtllm", "Error band"] == table.loc["trtllm-1.0", "Error band"] == "±24.7%"
     assert table.loc["vllm", "Error band"] == "—"
 
 
 def test_a_fitted_profile_shows_its_cross_validated_errors_beside_the_in_sample_one():
-    at = page({"profile": "trtllm"})
+    at = page({"profile": "trtllm-0.6.1"})
     assert not at.exception
-    # trtllm.toml's residuals: 7.18 % in sample, 9.41 % leaving a model out, 13.6 % an
-    # accelerator; the band is the larger of the two out-of-sample errors
+    # trtllm-0.6.1.toml's residuals: 15.88 % in sample, 20.86 % leaving a model out, 20.83 %
+    # an accelerator; the band is the larger of the two out-of-sample errors
     shown = [m.label for m in at.metric]
     i = shown.index("In sample (MAPE)")
     assert shown[i : i + 4] == [
@@ -88,16 +95,23 @@ def test_a_fitted_profile_shows_its_cross_validated_errors_beside_the_in_sample_
         "Leave one accelerator out (MAPE)",
         "Error band",
     ]
-    assert [at.metric[i + k].value for k in range(4)] == ["7.18%", "9.41%", "13.6%", "±13.6%"]
-    # on its own rows the MAPE is in sample: the page says so and what it is out of sample
-    assert metric(at, "MAPE") == "7.18%" and "In sample: trtllm was fitted" in at.info[0].value
-    assert "±13.6%" in at.info[0].value
+    assert [at.metric[i + k].value for k in range(4)] == ["15.9%", "20.9%", "20.8%", "±20.9%"]
+    # on its own rows the MAPE is in sample: the page says so and what it is out of sample.
+    # The page predicts 56 of the 57 rows: under TensorRT-LLM's KV-pool rule one A100 run no
+    # longer fits (the fit itself, from tutorial, sized memory by capacity and kept all 57)
+    assert metric(at, "MAPE") == "16%" and "In sample: trtllm-0.6.1 was fitted" in at.info[0].value
+    assert "±20.9%" in at.info[0].value
     fitted = next(d.value for d in at.dataframe if "parameter" in d.value.columns)
     assert "fp8_efficiency" in list(fitted["parameter"])
     per_file = next(d.value for d in at.dataframe if "file" in d.value.columns[:1])
-    assert per_file.loc[0, "trtllm MAPE"] == "7.18% (fitted on) (57 of 57)"
-    assert per_file.loc[1, "file"] == "vllm-mi300x-oci.csv"
-    assert per_file.loc[1, "trtllm MAPE"] == "50% (9 of 9)"  # another stack: out of sample
+    # the shipped files in name order: sglang-v0.3, sglang-v0.5, then the three below
+    assert per_file.loc[2, "file"] == "trtllm-v0.6.1.csv"
+    assert per_file.loc[2, "trtllm-0.6.1 MAPE"] == "16% (fitted on) (56 of 57)"
+    # the TensorRT-LLM 1.0 file: 112 of its 328 rows are H100/H200 fp8 of known models
+    assert per_file.loc[3, "file"] == "trtllm-v1.0-perf-overview.csv"
+    assert per_file.loc[3, "trtllm-0.6.1 MAPE"] == "22.2% (112 of 328)"  # another release
+    assert per_file.loc[4, "file"] == "vllm-mi300x-oci.csv"
+    assert per_file.loc[4, "trtllm-0.6.1 MAPE"] == "21.6% (9 of 9)"  # another stack
 
 
 def test_a_profile_without_an_out_of_sample_error_says_so_and_draws_no_band():
@@ -113,7 +127,7 @@ def test_a_profile_without_an_out_of_sample_error_says_so_and_draws_no_band():
 
 
 def test_one_chart_per_metric_on_equal_decade_axes_with_band_lines():
-    at = page({"profile": "trtllm"})
+    at = page({"profile": "trtllm-0.6.1"})
     figs = charts(at)
     titles = [f["layout"]["title"]["text"].split("<br>")[0] for f in figs]
     assert titles == ["Output tokens/s per GPU", "Time to first token (TTFT)"]  # never mixed
@@ -124,8 +138,8 @@ def test_one_chart_per_metric_on_equal_decade_axes_with_band_lines():
         assert all(t == 10 ** round(__import__("math").log10(t)) for t in x["tickvals"])
         diagonal = next(t for t in fig["data"] if t["name"] == "predicted = measured")
         assert diagonal["x"] == diagonal["y"]
-        upper = next(t for t in fig["data"] if t["name"].startswith("±13.6%"))
-        assert upper["y"][0] == pytest.approx(upper["x"][0] * 1.1364, rel=1e-3)
+        upper = next(t for t in fig["data"] if t["name"].startswith("±20.9%"))
+        assert upper["y"][0] == pytest.approx(upper["x"][0] * 1.2086, rel=1e-3)
 
 
 def test_a_custom_profile_link_with_its_band_is_applied_and_echoed():
@@ -151,11 +165,12 @@ def test_fit_button_makes_a_team_profile_whose_link_carries_its_band():
     at.button(key="acc:fit").click().run()
     assert not at.exception
     assert at.selectbox(key="accuracy:profile").value == "team"
-    # fitted on the same rows as the shipped trtllm profile: in sample well under 37.3 %
-    assert float(metric(at, "MAPE").rstrip("%")) < 15
+    # fitted on the same rows as the shipped trtllm-0.6.1 profile: in sample well under
+    # tutorial's 37.3 % (about 15 % now that the overheads stay within their cited bounds)
+    assert float(metric(at, "MAPE").rstrip("%")) < 20
     assert float(metric(at, "Leave one accelerator out (MAPE)").rstrip("%")) > 10
     assert param(at, "profile") == "team" and float(param(at, "efficiency")) > 0
-    assert 10 < float(param(at, "error_band_pct")) < 20
+    assert 10 < float(param(at, "error_band_pct")) < 25
     assert param(at, "fitted_hardware") == "H100,A100,L40S"
 
 
@@ -171,7 +186,8 @@ def test_a_tiny_upload_fits_honestly_and_warns():
     at.button(key="acc:fit").click().run()
     assert not at.exception and at.selectbox(key="accuracy:profile").value == "team"
     warnings = " ".join(w.value for w in at.warning).replace("\\", "")
-    assert "7 rows for 5 fitted parameters (fewer than 5 per parameter)" in warnings
+    # kv_bandwidth_efficiency is identifiable on these rows too (kv_reuse was not): 6, not 5
+    assert "7 rows for 6 fitted parameters (fewer than 5 per parameter)" in warnings
     assert "no row is sensitive to fp8_efficiency" in warnings
     # the in-sample figure never alone: the one out-of-sample error it could measure beside it
     assert float(metric(at, "In sample (MAPE)").rstrip("%")) < 2
@@ -215,7 +231,7 @@ def test_the_training_profile_has_its_own_section():
     assert fig["layout"]["xaxis"]["range"] == fig["layout"]["yaxis"]["range"]
     assert param(at, "section") == "training"
     at.radio(key="accuracy:section").set_value("serving").run()
-    assert metric(at, "MAPE") == "37.3%"
+    assert metric(at, "MAPE") == "38.3%"
 
 
 def test_profile_from_query_by_name_and_by_values():
@@ -242,3 +258,63 @@ def test_profile_from_query_by_name_and_by_values():
 def test_hostile_links_fall_back_to_tutorial_with_a_warning(query, warning):
     p, warnings = profile_from_query(query)
     assert p.name == "tutorial" and warning in warnings[0]
+
+
+def _upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    return at.file_uploader(key="acc:upload").set_value((name, data, "text/csv")).run()
+
+
+def _left(at: AppTest, kind: str) -> list[str]:
+    """The texts of the left column's elements of `kind` (where the uploader and fit button
+    are), unescaped."""
+    return [e.value.replace("\\", "") for e in getattr(at.columns[0], kind)]
+
+
+def test_a_1e_306_value_is_refused_under_the_uploader_and_the_fit_never_crashes():
+    lines = SHIPPED.read_text().splitlines()
+    lines[3] = lines[3].rsplit(",", 1)[0] + ",1e-306"  # once: "cannot write inf to TOML"
+    at = _upload(page(), "tiny.csv", ("\n".join(lines) + "\n").encode())
+    assert not at.exception
+    (error,) = _left(at, "error")
+    assert "That file was not used (1 problem(s))" in error
+    assert "row 3, column 'value': '1e-306' is outside the physical range" in error
+    at.button(key="acc:fit").click().run()  # fits the measurements in use: the shipped ones
+    assert not at.exception, at.exception
+    assert at.selectbox(key="accuracy:profile").value == "team"
+    # the fit said what it did, on how many rows, under its button
+    assert any(
+        s.startswith("Profile team fitted on 55 rows of trtllm-v0.6.1.csv in ")
+        for s in _left(at, "success")
+    )
+    # the next step: /load and /plan with the fitted profile, its values and its band
+    targets = {
+        e.proto.page: e.proto.query_string for e in at.get("page_link") if e.proto.query_string
+    }
+    for page_name in ("load", "plan"):
+        query = targets[page_name]
+        assert "profile=team" in query and "efficiency=" in query and "error_band_pct=" in query
+
+
+def test_a_fit_that_makes_no_profile_says_why_under_its_button():
+    row = "https://x.org,vLLM,L40S,1,Llama-2-70B,fp16,,8,128,128,tpot_ms,40"  # 140 GB > 48 GB
+    header = SHIPPED.read_text().splitlines()[0]
+    at = _upload(page(), "big.csv", f"{header}\n{row}\n".encode())
+    assert not _left(at, "error") and metric(at, "Rows predicted") == "0 of 1"
+    at.button(key="acc:fit").click().run()
+    assert not at.exception
+    (status,) = at.columns[0].get("status")
+    assert status.proto.label == "No profile was made"
+    assert _left(at, "error") == [
+        "No profile was made: no measurement row can be predicted, so there is nothing to fit"
+    ]
+    assert at.selectbox(key="accuracy:profile").value == "tutorial"  # nothing else changed
+    at.button(key="acc:reset").click().run()
+    assert not _left(at, "error")
+
+
+def test_the_fit_button_says_what_it_does_in_words_a_user_reads():
+    tip = page().button(key="acc:fit").proto.help
+    assert "engine.calibrate" not in tip and "honestly" not in tip
+    assert "Only what the rows can tell apart is fitted" in tip
+    tip = page({"lang": "zh"}).button(key="acc:fit").proto.help  # translated
+    assert tip.startswith("用当前的实测数据行拟合模型的效率和开销") and "engine" not in tip

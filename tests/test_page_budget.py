@@ -1,4 +1,4 @@
-"""Each page's work budget per rerun (ui/core/budget.py; issue 18 item 4): a link over it is
+"""Each page's work budget per rerun (ui/core/budget.py): a link over it is
 refused before the work, beside its field and where the result would be, with how to narrow it;
 a link at the budget still draws. The engine's sweep is spied on: a refused rerun runs none of
 the rows it was asked for.
@@ -14,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 import engine
 from tests.conftest import ROOT
 from ui.core import budget
-from ui.core import link_params as lp
 from ui.core.frame import section_key
+from ui.links import link_params as lp
 
 CONTEXTS = "128,256,512,1024,2048,4096,8192,16384"  # with input_tokens 1024: 8 input lengths
 EIGHT = "A100,H100,MI300X,L4,A10,H200,B200,T4"

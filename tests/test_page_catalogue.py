@@ -10,7 +10,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import engine
-from engine.catalog.load import ENV_VAR, MAX_FILE_BYTES
+from engine.catalog.reader import ENV_VAR, MAX_FILE_BYTES
 from engine.catalog.resolve import _catalog_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,6 +73,11 @@ def test_default_lists_every_entry_with_units_sources_and_conventions():
     assert a100["Dispatch (ms)"] == pytest.approx(0.015)
     assert a100["TDP (W)"] == pytest.approx(400)
     assert a100["Ridge fp16 (FLOP/byte)"] == pytest.approx(153.016, rel=1e-4)
+    # the formats each chip runs natively: Ampere has int8 but no fp8, Hopper fp8, Blackwell FP4
+    assert a100["Native formats (8- and 4-bit)"] == "int8, w4a16"
+    assert hw.loc["H100", "Native formats (8- and 4-bit)"] == "fp8, fp8-block, int8, w4a16"
+    assert {"nvfp4", "mxfp4"} <= set(hw.loc["B200", "Native formats (8- and 4-bit)"].split(", "))
+    assert hw.loc["MI355X", "Native formats (8- and 4-bit)"].endswith("w4a16, mxfp4")
     assert hw.loc["H200", "Capacity (GiB)"] == pytest.approx(141e9 / 2**30, rel=1e-6)  # 141 GB
     assert (hw["Origin"] == "built-in").all() and hw["Source"].str.startswith("https://").all()
     resnet = models.loc["ResNet-50"]

@@ -13,8 +13,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import engine
-from ui.core import custom
-from ui.core.format import fmt
+from ui.links import custom
+from ui.words.format import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = [1, 8, 64, 256]
@@ -56,7 +56,9 @@ def names(*ids: str) -> list[str]:
 
 def test_default_run_compares_a100_and_h100_with_the_engines_numbers():
     at = run()
-    df = engine.sweep("ResNet-50", ["A100", "H100"], DEFAULT, ["fp16"])
+    df = engine.sweep(
+        models="ResNet-50", hardware=["A100", "H100"], batch_sizes=DEFAULT, precisions=["fp16"]
+    )
     cross = engine.crossover_batch(df)
     summary, speedup, scenarios = tables(at)
     a100, h100 = names("A100", "H100")
@@ -101,7 +103,9 @@ def test_changing_the_baseline_changes_the_speedups():
     at = run()
     at.selectbox(key="compare:baseline").set_value("H100").run()
     assert not at.exception
-    df = engine.sweep("ResNet-50", ["A100", "H100"], DEFAULT, ["fp16"])
+    df = engine.sweep(
+        models="ResNet-50", hardware=["A100", "H100"], batch_sizes=DEFAULT, precisions=["fp16"]
+    )
     a100, h100 = names("A100", "H100")
     _, speedup, _ = tables(at)
     ratio = (
@@ -122,7 +126,12 @@ def test_adding_an_accelerator_adds_it_everywhere():
     t4 = names("T4")[0]
     assert t4 in list(summary["Accelerator"]) and t4 in speedup.columns
     assert len(scenarios) == 12
-    df = engine.sweep("ResNet-50", ["A100", "H100", "T4"], DEFAULT, ["fp16"])
+    df = engine.sweep(
+        models="ResNet-50",
+        hardware=["A100", "H100", "T4"],
+        batch_sizes=DEFAULT,
+        precisions=["fp16"],
+    )
     cross = engine.crossover_batch(df)
     t4_cross = cross.loc[cross["hardware"] == "T4", "crossover_batch"].iloc[0]
     row = summary[summary["Accelerator"] == t4].iloc[0]
@@ -141,7 +150,12 @@ def test_query_string_sets_the_widgets():
     summary, speedup, scenarios = tables(at)
     assert len(scenarios) == 9 and list(speedup["Batch size"]) == [1, 2, 4]
     assert set(speedup[names("T4")[0]]) == {"1×"}
-    df = engine.sweep("Llama-3.1-8B", ["H100", "MI300X", "T4"], [1, 2, 4], ["bf16"])
+    df = engine.sweep(
+        models="Llama-3.1-8B",
+        hardware=["H100", "MI300X", "T4"],
+        batch_sizes=[1, 2, 4],
+        precisions=["bf16"],
+    )
     best = df.groupby("hardware", observed=True, sort=False)["throughput_per_s"].max()
     assert list(summary["Best throughput (tokens/s)"]) == [fmt(v) for v in best]
 
@@ -199,7 +213,9 @@ def test_csv_download_has_every_scenario_and_the_speedup(monkeypatch):
     run({"hardware": "A100,H100", "baseline": "H100", "batches": "1,16"})
     data = captured["data"]
     csv = pd.read_csv(io.StringIO(data() if callable(data) else data))
-    df = engine.sweep("ResNet-50", ["A100", "H100"], [1, 16], ["fp16"])
+    df = engine.sweep(
+        models="ResNet-50", hardware=["A100", "H100"], batch_sizes=[1, 16], precisions=["fp16"]
+    )
     assert list(csv["hardware"]) == ["A100", "A100", "H100", "H100"]
     assert list(csv["throughput_per_s"]) == pytest.approx(list(df["throughput_per_s"]))
     assert set(csv["baseline_hardware"]) == {"H100"}
@@ -215,7 +231,7 @@ def test_a_custom_accelerator_from_the_link_is_compared_and_dropped_when_switche
     assert list(summary["Accelerator"]) == [names("A100")[0], "Chip X"]
     assert set(speedup["Chip X"]) == {"1×"}
     spec = custom.hardware_from(custom.decode(chip, custom.HW_FIELDS))
-    df = engine.sweep("ResNet-50", spec, DEFAULT, ["fp16"])
+    df = engine.sweep(models="ResNet-50", hardware=spec, batch_sizes=DEFAULT, precisions=["fp16"])
     assert summary["Ridge, effective (FLOP/byte)"].iloc[1] == fmt(
         df["effective_ridge_flop_per_byte"].iloc[0]
     )

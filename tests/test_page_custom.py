@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from engine.catalog.units import UnitError, to_si
-from ui.core import custom
+from ui.links import custom
 
 ROOT = Path(__file__).resolve().parent.parent
 CHIP = "name=Lab chip;fp16=400 TFLOP/s;fp32=50 TFLOP/s;bandwidth=1.5 TB/s;capacity=64 GiB"

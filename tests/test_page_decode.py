@@ -13,13 +13,13 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from tests.conftest import ROOT
-from ui.core import custom
-from ui.core import model_config as sc
-from ui.core.format import fmt
 from ui.core.frame import section_key
 from ui.decode import figures as fl
 from ui.decode import link as dl
 from ui.decode import view as sv
+from ui.links import custom
+from ui.widgets import model_config as sc
+from ui.words.format import fmt
 
 PAGE = "pages/decode.py"
 DEPLOY = {"model": "Llama-3.1-70B", "hardware": "H100", "tp": "2", "input_tokens": "8192"}
@@ -227,26 +227,21 @@ def test_the_curves_wait_in_their_expander_until_opened(monkeypatch):
     monkeypatch.setattr(engine, "serve_sweep", lambda *a, **k: calls.append(1))
     at = open_page()
     labels = [e.label for e in at.main.expander]
-    assert labels[:3] == list(sv.SECTIONS.values()) and labels[-1] == "🔗 Share this scenario"
+    assert labels[: len(sv.SECTIONS)] == list(sv.SECTIONS.values())
+    assert labels[-1] == "🔗 Share this scenario"
     assert not calls and len(charts(at)) == 1  # the operators' roofline only
-    assert not at.dataframe and not at.code  # issue 18 item 23: no table or code block yet
+    assert (
+        not at.dataframe and not at.code
+    )  # no table or code block yet: they delay the first chart
 
 
 def test_curves_and_their_table_come_from_the_serve_sweep():
     at = open_curves(open_page())
     df = sv.curves(
-        "Llama-3.1-8B",
-        "A100",
-        dl.DEFAULT_BATCHES,
-        dl.DEFAULT_CONTEXTS,
-        {
-            "tp": 1,
-            "pp": 1,
-            "output_tokens": 256,
-            "precision": "fp16",
-            "profile": "tutorial",
-            "kv_precision": None,
-        },
+        dep=engine.Deployment("Llama-3.1-8B", "A100", precision="fp16", profile="tutorial"),
+        output_tokens=256,
+        batches=dl.DEFAULT_BATCHES,
+        contexts=dl.DEFAULT_CONTEXTS,
     )
     assert at.dataframe[0].value.equals(sv.curve_table(df))  # the open tab's only table
     titles = [c["layout"]["title"]["text"] for c in charts(at)]
@@ -309,9 +304,32 @@ def test_tutorial_one_step_view_is_a_labelled_choice():
     at.toggle(key="decode:tutorial").set_value(True).run()
     assert not at.exception and url(at, "tutorial") == "on"
     # engine.decode at the request's last context, 1024 + 256 = 1280 tokens, one device
-    d = engine.decode("Llama-3.1-8B", "A100", 1, 1280, prompt=1024).as_dict()
+    d = engine.decode(
+        model="Llama-3.1-8B", hardware="A100", batch_size=1, context=1280, prompt=1024
+    ).as_dict()
     tutorial = {k.removesuffix(" (tutorial)"): v for k, v in cards(at).items() if "(tutorial)" in k}
     assert tutorial == {label: value for label, value, _ in fl.headline_metrics(d)}
     assert "Tutorial view: one decode step on one device" in text(at.subheader)
     again = open_page({"tutorial": "on", "model": "Llama-3.1-70B", "hardware": "H100"})
     assert any(k.endswith("(tutorial)") for k in cards(again))
+
+
+def test_an_old_link_with_int4_opens_as_w4a16_with_the_note():
+    at = open_page(DEPLOY | {"precision": "int4", "batch_size": "1"})
+    assert at.selectbox(key="decode:precision").value == "w4a16"
+    assert "int4 is read as w4a16" in text(at.warning)  # beside the picker
+    assert url(at, "precision") == "w4a16"  # the link heals to the format's name
+    r = expected(
+        "Llama-3.1-70B", "H100", tp=2, input_tokens=8192, output_tokens=256, precision="int4"
+    )
+    assert r["precision"] == "w4a16" and "int4 is w4a16" in " ".join(r["warnings"])
+    assert_cards(at, r)
+
+
+def test_nvfp4_on_h100_shows_the_emulation_beside_the_numbers():
+    at = open_page(DEPLOY | {"precision": "nvfp4"})
+    assert "dequantised to 16 bits" in text(at.warning)
+    at.selectbox(key="decode:hardware").set_value("B200").run()
+    assert "dequantised to 16 bits" not in text(at.warning) and not at.exception
+    at.selectbox(key="decode:kv_precision").set_value("nvfp4").run()
+    assert url(at, "kv_precision") == "nvfp4" and not at.exception

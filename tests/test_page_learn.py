@@ -4,6 +4,7 @@ tutorial's figures beside ours and checks its exercises right and wrong; deep li
 picker, share links with `lang`; and the frame of another page (/solve) in Chinese with its
 numbers unchanged."""
 
+import math
 from pathlib import Path
 from urllib.parse import parse_qsl
 
@@ -12,10 +13,10 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import engine
-from ui.core import i18n
 from ui.core.frame import share_key
 from ui.learn.lessons import LESSONS
 from ui.learn.link import DEFAULTS, NUMBERS
+from ui.words import i18n
 
 ROOT = Path(__file__).resolve().parent.parent
 LANGS = ("en", "zh")
@@ -33,20 +34,78 @@ ANSWERS = {
         "never": 1,  # no
     },
     "2": {
-        "ttft": engine.decode("Llama-3.1-8B", "H100", 1, 2048).ttft_s * 1e3,
-        "ratio": engine.decode("Llama-3.1-8B", "A100", 1, 2048).tpot_s
-        / engine.decode("Llama-3.1-8B", "H100", 1, 2048).tpot_s,
+        "ttft": engine.decode(
+            model="Llama-3.1-8B", hardware="H100", batch_size=1, context=2048
+        ).ttft_s
+        * 1e3,
+        "ratio": engine.decode(
+            model="Llama-3.1-8B", hardware="A100", batch_size=1, context=2048
+        ).tpot_s
+        / engine.decode(model="Llama-3.1-8B", hardware="H100", batch_size=1, context=2048).tpot_s,
         "phase": 0,  # the prefill
     },
     "3": {"h200": 6, "h200_int8": 13, "llama70": 0},
     "4": {"util64": 13.73, "medical": 1, "dali": 100.0},
     "5": {
-        "int4": engine.decode("Llama-3.1-8B", "H100", 1, 2048).tpot_s
-        / engine.decode("Llama-3.1-8B", "H100", 1, 2048, precision="int4").tpot_s,
-        "int8_resnet": engine.solve("ResNet-50", "A100", 256, "int8").latency_s * 1e3,
+        "int4": engine.decode(
+            model="Llama-3.1-8B", hardware="H100", batch_size=1, context=2048
+        ).tpot_s
+        / engine.decode(
+            model="Llama-3.1-8B", hardware="H100", batch_size=1, context=2048, precision="int4"
+        ).tpot_s,
+        "int8_resnet": engine.solve(
+            model="ResNet-50", hardware="A100", batch_size=256, precision="int8"
+        ).latency_s
+        * 1e3,
     },
     "6": {"mtbf2048": 50_000 / 2048, "fail2048": 720 / (50_000 / 2048)},
+    "7": {  # 10 days in Poland; 256 × 0.7 kW × 360 h × 1.58 × 820 g/kWh = 83.6 t; PUE 2
+        "which": 1,
+        "fifteen": 256 * 0.7 * 360 * 1.58 * 820 / 1e6,
+        "pue_even": 2.0,
+    },
+    "8": {  # less than 16×; ⌈100 × one K = 8 query's time⌉ replicas of 8 H100
+        "k16": 0,
+        "gpus8": 8
+        * math.ceil(
+            100
+            * engine.serve(
+                "Llama-3.1-405B",
+                "H100",
+                tp=8,
+                precision="fp8",
+                batch_size=1,
+                input_tokens=2048,
+                output_tokens=400,
+            )["e2e_latency_ms"]
+            / 1e3
+        ),
+    },
+    "9": {
+        "e_bw": engine.sensitivity(
+            engine.Deployment("Llama-3.1-70B", "A100"), engine.Batch(1024, 128)
+        ).elasticity("memory_bandwidth", "tpot_ms"),
+        "bw_tbps": engine.synthesis(
+            engine.Deployment("Llama-3.1-70B", "A100"), engine.Batch(1024, 128)
+        ).required("memory_bandwidth")
+        / 1e12,
+        "upgrade": 0,  # memory bandwidth
+    },
+    "10": {
+        # one layer of GPT-3 (349.1 GB / 96) at 1.2 TB/s
+        "layer_ms": engine.serve(engine.Deployment("GPT-3-175B", "CS-3"), engine.Batch(2048, 128))[
+            "weight_bytes_per_device"
+        ]
+        / 1.2e12
+        * 1e3,
+        "wafer_tpot": engine.serve(
+            engine.Deployment("GPT-3-175B", "CS-3"), engine.Batch(2048, 128)
+        )["tpot_ms"],
+        "fit_batch": 3,
+        "faster": 0,  # the H100
+    },
     "11": {"zero3": 25.72, "unsplit": 3},  # activations
+    "12": {"chapter_valid": 0, "best8192": 1},  # none (batch < dp); tp 4 × pp 4
 }
 
 
@@ -100,7 +159,7 @@ def test_a_lesson_renders_its_chart_the_tutorials_figures_and_checks_answers(num
         assert tr(lang, p.label) in shown and tr(lang, p.tutorial) in shown, p.key
     assert param(at, "lesson") == number and param(at, "lang") == (None if lang == "en" else lang)
     for e in lesson.exercises:
-        _check_exercise(at, lang, number, e)
+        _check_exercise(at=at, lang=lang, number=number, e=e)
 
 
 def _check_exercise(at: AppTest, lang: str, number: str, e) -> None:
@@ -120,6 +179,31 @@ def _check_exercise(at: AppTest, lang: str, number: str, e) -> None:
         at.number_input(key=key).set_value(round(answer, 2) if e.tolerance else round(answer)).run()
     assert not at.exception
     assert any(x.value.startswith(right_text) for x in at.success), (e.key, answer)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_lesson_3_says_how_many_users_fit_at_2k_and_at_128k_and_numbers_its_exercises(lang):
+    # Llama-3.1-8B on an 80 GiB H100: usable 0.9 × 85.90 GB = 77.31 GB, less 16.06 GB of
+    # weights = 61.25 GB for the KV cache. One user's cache is 131,072 B per token (2 × 32
+    # layers × 8 KV heads × 128 × 2 B): at 2,048 tokens 268.4 MB, so 61.25 / 0.2684 = 228.2
+    # -> 228 users; at 131,072 tokens 17.18 GB, so 61.25 / 17.18 = 3.56 -> 3 users.
+    at = learn({"lesson": "3", **({"lang": lang} if lang != "en" else {})})
+    why_short = tr(lang, LESSONS["3"].published[3].why)
+    said = next(c.value for c in at.caption if c.value.startswith(why_short[:6]))
+    assert said == why_short.format(short_kv="268 MB", short_users="228")
+    ours = tr(lang, "Tutorial: {tutorial}  \nOurs: **{ours}**")
+    shown = [m.value for m in at.markdown]
+    for p, figure in zip(LESSONS["3"].published[2:], ("3", "228"), strict=True):  # 128K, 2K
+        assert ours.format(tutorial=tr(lang, p.tutorial), ours=figure) in shown, p.key
+    why_long = tr(lang, LESSONS["3"].published[2].why).format(users="3")
+    assert why_long in [c.value for c in at.caption]
+    # the exercises in the chapter's order: 1 (Llama-3 70B), 2 (the H200), then its int8 part
+    fields = [n for n in at.number_input if str(n.key).startswith("learn:3:")]
+    assert [str(n.key).split(":")[-1] for n in fields] == ["llama70", "h200", "h200_int8"]
+    assert [e.prompt.split(":")[0] for e in LESSONS["3"].exercises[:2]] == [
+        "Exercise 1",
+        "Exercise 2",
+    ]
 
 
 def test_lesson_1_in_chinese_is_in_chinese():
@@ -172,7 +256,7 @@ def test_the_picker_changes_lesson_and_forgets_the_last_ones_link():
 
 
 def test_a_bad_lesson_is_refused_with_a_warning_and_other_lessons_params_are_accepted():
-    at = learn({"lesson": "9"})
+    at = learn({"lesson": "99"})  # no chapter 99
     assert "lesson" in at.warning[0].value and at.title[0].value.startswith("Lesson 0")
     at = learn({"lesson": "0", "zero": "3", "mttf_hours": "1000", "lang": "zh"})
     assert not at.warning

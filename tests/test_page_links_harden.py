@@ -1,4 +1,4 @@
-"""Links that the page cannot use as given (issue 18): what is shown is what the link holds,
+"""Links that the page cannot use as given: what is shown is what the link holds,
 and the change is said beside the field (AppTest, opened from the entry file as a browser does).
 """
 

@@ -15,7 +15,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import engine
-from ui.core.format import fmt_all
+from ui.words.format import fmt_all
 
 ROOT = Path(__file__).resolve().parent.parent
 BATCHES = "1,8,64,256"
@@ -93,9 +93,14 @@ def test_sweep_and_compare_show_serve_sweep_and_never_the_decode_view(view, no_d
     sweep_csv = read(csvs, "sweep_csv")
     compare = run("compare", query | {"hardware": "A100,H100", "deployments": "8xH100/tp8"})
     want = engine.serve_sweep(
-        "Llama-3.1-8B", ["A100", "H100"], batch_sizes=[1, 8, 64, 256], input_tokens=2048,
-        output_tokens=128, precisions="bf16", profile="trtllm",
-    )  # fmt: skip
+        "Llama-3.1-8B",
+        ["A100", "H100"],
+        batch_sizes=[1, 8, 64, 256],
+        input_tokens=2048,
+        output_tokens=128,
+        precisions="bf16",
+        profile="trtllm",
+    )
     latency, throughput = VIEWS[view]
     a100 = want[want["hardware"] == "A100"].reset_index(drop=True)
     # the CSVs hold the engine's rows unchanged (every column, the same floats)
@@ -107,7 +112,15 @@ def test_sweep_and_compare_show_serve_sweep_and_never_the_decode_view(view, no_d
     name = engine.default_catalog().hardware["A100"].name
     shown = fmt_all(a100.loc[a100["batch_size"] == 64, throughput].to_numpy(), "")[0]
     assert cell(sweep.dataframe[0].value, "Throughput (tokens/s)", 64) == shown
-    assert cell(comparison_table(compare), "Throughput (tokens/s)", 64, name) == shown
+    assert (
+        cell(
+            table=comparison_table(compare),
+            column="Throughput (tokens/s)",
+            batch=64,
+            accelerator=name,
+        )
+        == shown
+    )
     late = fmt_all(a100.loc[a100["batch_size"] == 64, latency].to_numpy() / 1e3, "s")[0]
     header = {"decode": "TPOT (mean decode step)", "request": "End-to-end latency (request)"}
     assert cell(sweep.dataframe[0].value, header[view], 64) == late
@@ -125,9 +138,17 @@ def test_sweep_and_compare_show_serve_sweep_and_never_the_decode_view(view, no_d
 
 def test_the_tutorial_view_is_a_labelled_choice_and_differs():
     at = run("sweep", {**LLAMA, "hardware": "A100", "view": "tutorial"})
-    tutorial = engine.sweep("Llama-3.1-8B", "A100", [1, 8, 64, 256], ["bf16"])
-    serving = engine.serve_sweep("Llama-3.1-8B", "A100", batch_sizes=64, input_tokens=1024,
-                                 output_tokens=256, precisions="bf16")  # fmt: skip
+    tutorial = engine.sweep(
+        models="Llama-3.1-8B", hardware="A100", batch_sizes=[1, 8, 64, 256], precisions=["bf16"]
+    )
+    serving = engine.serve_sweep(
+        "Llama-3.1-8B",
+        "A100",
+        batch_sizes=64,
+        input_tokens=1024,
+        output_tokens=256,
+        precisions="bf16",
+    )
     tp = float(tutorial.loc[tutorial["batch_size"] == 64, "throughput_per_s"].iloc[0])
     table = at.dataframe[0].value
     (column,) = [c for c in table.columns if c.startswith("Throughput")]
@@ -190,13 +211,16 @@ def test_rows_that_do_not_fit_are_said_first_and_marked_hypothetical():
     assert "Does not fit" in at.error[0].value and "hypothetical" in at.error[0].value
     # the tutorial view: 70.6e9 params × 2 B = 141.2 GB > 80 GiB (H100) and > 141 GB (H200)
     at = run("compare", query | {"hardware": "H100,H200", "view": "tutorial"})
-    df = engine.sweep("Llama-3.1-70B", ["H100", "H200"], [1, 8], ["fp16"])
+    df = engine.sweep(
+        models="Llama-3.1-70B", hardware=["H100", "H200"], batch_sizes=[1, 8], precisions=["fp16"]
+    )
     assert not df["fits_in_memory"].any()
     assert "Does not fit" in at.error[0].value and "every row" in at.error[0].value
     small = {"model": "Llama-3.1-8B", "precision": "fp16", "batches": "1,256"}
     at = run("sweep", small | {"hardware": "A100", "input_tokens": "8192"})
-    d = engine.serve_sweep("Llama-3.1-8B", "A100", batch_sizes=[1, 256], input_tokens=8192,
-                           output_tokens=256)  # fmt: skip
+    d = engine.serve_sweep(
+        "Llama-3.1-8B", "A100", batch_sizes=[1, 256], input_tokens=8192, output_tokens=256
+    )
     # 16 GB of weights + 256 × 8,448 tokens × 131,072 B of KV = 300 GB > 72 GiB usable
     assert list(d["fits_in_memory"]) == [True, False]
     assert "1 of 2 rows do not fit" in at.error[0].value

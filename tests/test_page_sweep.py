@@ -15,9 +15,9 @@ from hypothesis import strategies as hs
 from streamlit.testing.v1 import AppTest
 
 import engine
-from ui.core import custom
-from ui.core.format import MISSING, fmt
-from ui.core.link_params import batches as batches_param
+from ui.links import custom
+from ui.links.link_params import batches as batches_param
+from ui.words.format import MISSING, fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -87,7 +87,9 @@ def test_default_run_shows_crossover_charts_and_table_from_the_engine():
     assert titles[2].startswith("Arithmetic intensity vs batch")
     assert titles[3].startswith("Roofline trajectory")
     table = at.dataframe[0].value
-    expected = engine.marginal_gain(engine.sweep("ResNet-50", "A100", DEFAULT, ["fp16"]))
+    expected = engine.marginal_gain(
+        engine.sweep(models="ResNet-50", hardware="A100", batch_sizes=DEFAULT, precisions=["fp16"])
+    )
     assert list(table["Batch size"]) == DEFAULT
     gain = "Marginal throughput gain vs previous batch"
     assert table[gain].iloc[0] == MISSING  # no previous batch: "—", never "None"
@@ -100,7 +102,9 @@ def test_default_run_shows_crossover_charts_and_table_from_the_engine():
 
 def test_intensity_chart_marks_the_engines_ridges_and_crossover():
     at = run({"batches": "1..64"})
-    df = engine.sweep("ResNet-50", "A100", list(range(1, 65)), ["fp16"])
+    df = engine.sweep(
+        models="ResNet-50", hardware="A100", batch_sizes=list(range(1, 65)), precisions=["fp16"]
+    )
     cross = int(engine.crossover_batch(df)["crossover_batch"].iloc[0])
     fig = charts(at)[2]
     ridge_eff = trace(fig, "Effective ridge")["y"]
@@ -115,7 +119,7 @@ def test_changing_the_accelerator_changes_the_numbers():
     before = metric(at, "Best throughput (images/s)")
     at.selectbox(key="sweep:hardware").set_value("H100").run()
     assert not at.exception
-    df = engine.sweep("ResNet-50", "H100", DEFAULT, ["fp16"])
+    df = engine.sweep(models="ResNet-50", hardware="H100", batch_sizes=DEFAULT, precisions=["fp16"])
     assert metric(at, "Best throughput (images/s)") != before
     best = fmt(df["throughput_per_s"].max())  # 97,244 images/s -> 4 figures: 97,240
     assert metric(at, "Best throughput (images/s)") == best
@@ -193,7 +197,7 @@ def test_generator_buttons_make_a_2000_point_sweep_and_powers_of_two():
 
 
 def test_latency_budget_answers_largest_batch_and_best_throughput():
-    df = engine.sweep("ResNet-50", "A100", DEFAULT, ["fp16"])
+    df = engine.sweep(models="ResNet-50", hardware="A100", batch_sizes=DEFAULT, precisions=["fp16"])
     budget = float(df["latency_ms"].iloc[5]) * 1.01  # batch 32 fits, 64 does not
     at = run({"budget_ms": f"{budget:.6g}"})
     ok = df[df["latency_ms"] <= budget]
@@ -220,7 +224,13 @@ def test_csv_download_is_the_engines_sweep_with_marginal_gain(monkeypatch):
     data = captured["data"]
     csv = pd.read_csv(io.StringIO(data() if callable(data) else data))
     expected = engine.marginal_gain(
-        engine.sweep("ResNet-50", "A100", list(range(1, 17)), ["fp16"], efficiency=0.6)
+        engine.sweep(
+            models="ResNet-50",
+            hardware="A100",
+            batch_sizes=list(range(1, 17)),
+            precisions=["fp16"],
+            efficiency=0.6,
+        )
     )
     assert list(csv["batch_size"]) == list(range(1, 17))
     assert list(csv["latency_ms"]) == pytest.approx(list(expected["latency_ms"]))
@@ -265,7 +275,7 @@ def test_user_text_in_names_is_shown_inert_not_as_markdown():
 def test_the_table_shows_each_batchs_regime_beside_its_roofline_bound():
     at = run()
     table = at.dataframe[0].value
-    df = engine.sweep("ResNet-50", "A100", DEFAULT, ["fp16"])
+    df = engine.sweep(models="ResNet-50", hardware="A100", batch_sizes=DEFAULT, precisions=["fp16"])
     assert list(table["Regime"]) == list(df["regime"].astype(str))
     # batch 1: fixed overhead 0.515 ms is 94.9 % of 0.543 ms -> overhead-bound; roofline: memory
     assert (table["Regime"].iloc[0], table["Bound"].iloc[0]) == ("overhead", "memory")
@@ -299,14 +309,14 @@ def test_the_profile_is_named_beside_the_results_and_in_the_csv(monkeypatch):
 def test_choosing_a_profile_seeds_the_assumptions_and_the_llm_views_reserve():
     at = run({"model": "Llama-3.1-8B"})
     at.selectbox(key="sweep:profile").set_value("trtllm").run()
-    # data/profiles/trtllm.toml: efficiency 0.689956, memory_reserve 0.04
-    assert at.number_input(key="sweep:efficiency").value == pytest.approx(0.689956)
-    assert at.number_input(key="sweep:memory_reserve").value == pytest.approx(0.04)
+    # data/profiles/trtllm-1.0.toml (trtllm): efficiency 0.864286, memory_reserve 0.05
+    assert at.number_input(key="sweep:efficiency").value == pytest.approx(0.864286)
+    assert at.number_input(key="sweep:memory_reserve").value == pytest.approx(0.05)
     assert any(c.value == "Profile trtllm: its assumptions, unedited." for c in at.caption)
     value = at.query_params["profile"]  # a str, or a list when the page wrote it
     assert (value if isinstance(value, str) else value[-1]) == "trtllm"
     at.number_input(key="sweep:memory_reserve").set_value(0.2).run()
-    edited = "Profile trtllm, edited: memory_reserve 0.2 (profile: 0.04)."
+    edited = "Profile trtllm, edited: memory_reserve 0.2 (profile: 0.05)."
     assert any(c.value == edited for c in at.caption)
 
 
@@ -319,7 +329,7 @@ def test_a_profile_chosen_on_solve_follows_to_the_sweep_with_all_its_values():
     at.switch_page("pages/sweep.py").run()
     assert not at.exception
     assert at.selectbox(key="sweep:profile").value == "trtllm"
-    # efficiency from Solve's widget; memory_reserve (no widget on Solve) from trtllm.toml
-    assert at.number_input(key="sweep:efficiency").value == pytest.approx(0.689956)
-    assert at.number_input(key="sweep:memory_reserve").value == pytest.approx(0.04)
+    # efficiency from Solve's widget; memory_reserve (no widget on Solve) from trtllm-1.0.toml
+    assert at.number_input(key="sweep:efficiency").value == pytest.approx(0.864286)
+    assert at.number_input(key="sweep:memory_reserve").value == pytest.approx(0.05)
     assert any(c.value == "Profile trtllm: its assumptions, unedited." for c in at.caption)

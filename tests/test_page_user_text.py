@@ -1,4 +1,4 @@
-"""User text reaches the screen only through ui.core.text.plain (issue 18, item 6): an uploaded
+"""User text reaches the screen only through ui.words.text.plain: an uploaded
 file's name, a linked profile's name and a team catalogue's ids are shown as text, never as live
 Markdown (AppTest: the element's markdown source must hold the escaped text, not the raw one)."""
 
@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
 from ui.accuracy.session import UPLOAD
-from ui.core.text import plain
+from ui.words.text import plain
 
 HOSTILE = "**bold** [click](http://evil.example) `x` measurements.csv"
 

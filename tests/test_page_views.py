@@ -1,5 +1,5 @@
 """The pages' pure builders and prose (ui/solve/explain, ui/charts/serve_rows, ui/compare/view,
-ui/sweep/view, ui/widgets/editors, ui.core.text.plain), tested without a page run."""
+ui/sweep/view, ui/widgets/editors, ui.words.text.plain), tested without a page run."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from hypothesis import strategies as hs
 import engine
 from ui.charts import serve_rows
 from ui.compare import view as compare_view
-from ui.core.text import WORD_JOINER, plain
 from ui.solve import explain
 from ui.sweep import view as sweep_view
 from ui.widgets import editors
+from ui.words.text import WORD_JOINER, plain
 
 CAT = engine.default_catalog()
 
@@ -53,15 +53,30 @@ def test_the_serving_views_rename_serve_sweep_columns_onto_the_sweeps(view):
     opts = serve_rows.options(profile, {"efficiency": 0.6, "activation_fraction": 0.2}, CAT)
     assert opts["efficiency"] == 0.6 and "activation_fraction" not in opts  # the tutorial's α
     tokens = {"input_tokens": 2048, "output_tokens": 128}
-    raw, shown = serve_rows.serve_frame(model, [hw], [1, 64], tokens, "bf16", opts, view)
+    raw, shown = serve_rows.serve_frame(
+        model=model,
+        hardware=[hw],
+        batches=[1, 64],
+        tokens=tokens,
+        precision="bf16",
+        opts=opts,
+        view=view,
+    )
     for serve_column, sweep_column in (serve_rows.VIEW_COLUMNS[view] | serve_rows.COMMON).items():
         pd.testing.assert_series_equal(
             raw[serve_column], shown[sweep_column], check_names=False, check_dtype=False
         )
     assert list(shown["sample"].unique()) == ["token"]  # throughput in tokens/s
     # the same numbers as engine.serve for the scenario, by name, with the profile and the edit
-    r = engine.serve("Llama-3.1-8B", "A100", batch_size=64, precision="bf16", profile="trtllm",
-                     efficiency=0.6, **tokens)  # fmt: skip
+    r = engine.serve(
+        "Llama-3.1-8B",
+        "A100",
+        batch_size=64,
+        precision="bf16",
+        profile="trtllm",
+        efficiency=0.6,
+        **tokens,
+    )
     latency = {"decode": "tpot_ms", "request": "e2e_latency_ms"}[view]
     assert shown["latency_ms"].iloc[1] == pytest.approx(r[latency], rel=1e-12)
     throughput = {"decode": "decode_tokens_per_s", "request": "output_tokens_per_s"}[view]
@@ -71,17 +86,21 @@ def test_the_serving_views_rename_serve_sweep_columns_onto_the_sweeps(view):
 
 
 def test_compare_summary_puts_the_exact_crossover_beside_the_first_in_the_list():
-    df = engine.sweep("ResNet-50", ["A100", "T4"], [1, 8], ["fp16"])
+    df = engine.sweep(
+        models="ResNet-50", hardware=["A100", "T4"], batch_sizes=[1, 8], precisions=["fp16"]
+    )
     cross = engine.crossover_batch(df)
-    out = compare_view.summary(df, cross, {"A100": "A", "T4": "T"}, {"A100": 2, "T4": None})
+    out = compare_view.summary(
+        df=df, cross=cross, names={"A100": "A", "T4": "T"}, exact={"A100": 2, "T4": None}
+    )
     columns = list(out.columns)
     assert columns.index(compare_view.EXACT) + 1 == columns.index(compare_view.LISTED)
     assert list(out[compare_view.EXACT]) == ["2", "never"]
-    assert compare_view.EXACT not in compare_view.summary(df, cross, {}, None)
+    assert compare_view.EXACT not in compare_view.summary(df=df, cross=cross, names={}, exact=None)
 
 
 def test_sweep_never_text_points_past_the_list_or_says_never():
-    df = engine.sweep("ResNet-50", "A100", [1], ["fp16"])
+    df = engine.sweep(models="ResNet-50", hardware="A100", batch_sizes=[1], precisions=["fp16"])
     assert "batch ≥ 2 would cross it" in sweep_view.never_text(df, 2, serving=False)
     assert "never crosses it" in sweep_view.never_text(df, None, serving=False)
     assert "KV cache" in sweep_view.never_text(df, None, serving=True)

@@ -1,4 +1,4 @@
-"""What the pages say in words (issue 18, items 15-17): one forward pass explained where two
+"""What the pages say in words: one forward pass explained where two
 intensities show, the operator that binds a step, the tutorial's crossover beside the exact one.
 AppTest, each page opened from the entry file as a browser routes it; figures from the engine.
 """
@@ -10,8 +10,8 @@ from streamlit.testing.v1 import AppTest
 import engine
 from tests.conftest import ROOT
 from ui.charts import operator_table as ov
-from ui.core.format import fmt
 from ui.solve.breakdown import DETAILS_KEY
+from ui.words.format import fmt
 
 
 def open_page(page: str, query: dict[str, str]) -> AppTest:
@@ -34,7 +34,7 @@ def words(at: AppTest) -> str:
 
 def test_solve_resnet50_explains_its_two_intensities_and_the_layers_time():
     at = open_page("solve", {"model": "ResNet-50", "hardware": "A100", "batch": "1"})
-    r = engine.solve("ResNet-50", "A100", 1, "fp16")
+    r = engine.solve(model="ResNet-50", hardware="A100", batch_size=1, precision="fp16")
     layers = engine.layer_table("ResNet-50", "A100", batch_size=1, precision="fp16")
     t = engine.layer_totals(layers)
     text = words(at)
@@ -60,7 +60,8 @@ def test_solve_llm_caption_names_the_mean_context_and_the_binding_operator():
 def test_decode_says_which_operator_binds():
     at = open_page("decode", {"model": "Llama-3.1-70B", "hardware": "H100", "tp": "2"})
     ops = ov.step_table(
-        "Llama-3.1-70B", "H100", tp=2, input_tokens=1024, output_tokens=256, profile="tutorial"
+        engine.Deployment("Llama-3.1-70B", "H100", tp=2, profile="tutorial"),
+        engine.Batch(input_tokens=1024, output_tokens=256),
     )
     assert ov.binding_text(ops) in [m.value for m in at.markdown]
 

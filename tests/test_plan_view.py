@@ -28,6 +28,8 @@ def grid(**columns) -> pd.DataFrame:
         "devices": [1] * n,
         "tp": [1] * n,
         "pp": [1] * n,
+        "ep": [1] * n,  # serve_sweep names the MoE layout of every row
+        "attention_dp": [False] * n,
         "batch_size": [1] * n,
         "fits_in_memory": [True] * n,
         "ttft_ms": [100.0] * n,
@@ -209,10 +211,17 @@ LLAMA70 = CAT.models["Llama-3.1-70B"]
 
 def test_plan_leaves_out_what_the_engine_refuses_and_says_why():
     chips = {h: CAT.hardware[h] for h in ("H100", "A100", "M3Max")}
-    groups, notes = pg.plan("Llama-3.1-70B", LLAMA70.arch, chips, [1, 3, 8], [1, 200], ["fp8"])
+    groups, notes = pg.plan(
+        model_id="Llama-3.1-70B",
+        arch=LLAMA70.arch,
+        hardware=chips,
+        tps=[1, 3, 8],
+        pps=[1, 200],
+        precisions=["fp8"],
+    )
     # Llama-3.1-70B: 64 heads (3 does not divide them), 80 layers (PP 200 too deep);
     # A100 and M3 Max list no fp8 peak; M3 Max has no device-to-device link.
-    assert groups == [pg.Group(("H100",), (1, 8), (1,), ("fp8",))]
+    assert groups == [pg.Group(hardware=("H100",), tp=(1, 8), pp=(1,), precisions=("fp8",))]
     text = " | ".join(notes)
     assert "TP 3: does not divide Llama-3.1-70B's 64 attention heads" in text
     assert "PP 200: more stages than Llama-3.1-70B's 80 layers" in text
@@ -223,15 +232,36 @@ def test_plan_leaves_out_what_the_engine_refuses_and_says_why():
 
 def test_accelerators_with_the_same_valid_axes_share_one_sweep():
     chips = {h: CAT.hardware[h] for h in ("H100", "A100", "MI300X")}
-    groups, _ = pg.plan("Llama-3.1-70B", LLAMA70.arch, chips, [1, 2], [1], ["fp16", "fp8"])
+    groups, _ = pg.plan(
+        model_id="Llama-3.1-70B",
+        arch=LLAMA70.arch,
+        hardware=chips,
+        tps=[1, 2],
+        pps=[1],
+        precisions=["fp16", "fp8"],
+    )
     assert [g.hardware for g in groups] == [("H100", "MI300X"), ("A100",)]
     assert pg.native_precision(CAT.hardware["A100"], "bf16")  # bf16 runs at the fp16 peak
 
 
 def test_sweep_rows_equal_the_engines_and_csv_has_the_contract_columns_first():
     chips = {h: CAT.hardware[h] for h in ("H100", "A100")}
-    groups, _ = pg.plan("Llama-3.1-70B", LLAMA70.arch, chips, [4, 8], [1], ["fp16", "fp8"])
-    df = pg.sweep(groups, LLAMA70, chips, [1, 16], (1024, 256), {"profile": "tutorial"})
+    groups, _ = pg.plan(
+        model_id="Llama-3.1-70B",
+        arch=LLAMA70.arch,
+        hardware=chips,
+        tps=[4, 8],
+        pps=[1],
+        precisions=["fp16", "fp8"],
+    )
+    df = pg.sweep(
+        groups=groups,
+        model=LLAMA70,
+        hardware=chips,
+        batches=[1, 16],
+        tokens=(1024, 256),
+        opts={"profile": "tutorial"},
+    )
     assert len(df) == 2 * 2 * 2 + 1 * 2 * 2  # H100 2 precisions, A100 fp16 only
     one = engine.serve(
         "Llama-3.1-70B",
@@ -273,9 +303,11 @@ def test_price_table_says_where_each_price_comes_from():
     assert table.iloc[2]["Notes"] == CAT.hardware["M3Max"].price_notes
 
 
-def test_warning_counts_split_joined_warnings():
-    df = pd.DataFrame({"warnings": pd.Categorical(["a; b", "a", "", "b", "a"])})
-    assert pg.warning_counts(df) == [("a", 3), ("b", 2)]
+def test_warning_counts_count_each_warning_of_a_rows_messages():
+    a, b = engine.Message("a", "a"), engine.Message("b", "b")
+    rows = pd.Categorical.from_codes([0, 1, 2, 3, 1], [(a, b), (a,), (), (b,)])
+    df = pd.DataFrame({"warnings": rows})
+    assert pg.warning_counts(df) == [(a, 3), (b, 2)]
 
 
 LLMS = [m for m in CAT.models.values() if getattr(m, "arch", None) is not None]
@@ -284,8 +316,22 @@ LLMS = [m for m in CAT.models.values() if getattr(m, "arch", None) is not None]
 @pytest.mark.parametrize("model", LLMS, ids=lambda m: m.id)
 def test_every_catalogue_llm_plans_on_a_mixed_grid(model):
     chips = {h: CAT.hardware[h] for h in ("H100", "A100", "MI300X", "M3Max")}
-    groups, _ = pg.plan(model.id, model.arch, chips, [1, 2, 4, 8], [1, 2], ["fp16", "fp8"])
-    df = pg.sweep(groups, model, chips, [1, 64], (512, 128), {"profile": "tutorial"})
+    groups, _ = pg.plan(
+        model_id=model.id,
+        arch=model.arch,
+        hardware=chips,
+        tps=[1, 2, 4, 8],
+        pps=[1, 2],
+        precisions=["fp16", "fp8"],
+    )
+    df = pg.sweep(
+        groups=groups,
+        model=model,
+        hardware=chips,
+        batches=[1, 64],
+        tokens=(512, 128),
+        opts={"profile": "tutorial"},
+    )
     assert len(df) == pg.row_count(groups, [1, 64])
     slo, prices = (
         pv.Slo(ttft_ms=3000, tpot_ms=60),
@@ -318,19 +364,34 @@ def test_the_planners_tp_pp_rules_agree_with_the_engine(model):
     # the planner decides from the public spec fields; the engine must refuse exactly those
     for tp in range(1, 17):
         planned = pg.tp_refusal(model.id, model.arch, tp) is None
-        assert planned == (not engine_refuses(model, "H100", tp, 1)), (model.id, tp)
+        assert planned == (not engine_refuses(model=model, hardware="H100", tp=tp, pp=1)), (
+            model.id,
+            tp,
+        )
     for pp in (1, 2, model.arch.layers, model.arch.layers + 1):
         planned = pg.pp_refusal(model.id, model.arch, pp) is None
-        assert planned == (not engine_refuses(model, "H100", 1, pp)), (model.id, pp)
+        assert planned == (not engine_refuses(model=model, hardware="H100", tp=1, pp=pp)), (
+            model.id,
+            pp,
+        )
 
 
 @pytest.mark.parametrize("hw", CAT.hardware.values(), ids=lambda h: h.id)
 def test_the_planners_chip_rules_agree_with_the_engine(hw):
     small = CAT.models["Llama-3.2-1B"]  # 32 heads, 8 KV heads: TP 2 splits both
-    groups, _ = pg.plan(small.id, small.arch, {hw.id: hw}, [2], [1], ["fp16"])
-    assert bool(groups) == (not engine_refuses(small, hw, 2, 1))
-    for precision in engine.PRECISIONS:  # native when the engine raises no fallback flag
-        fallback = serve_inputs.device_values(hw, precision, engine.DEFAULTS)[0].fallback
+    groups, _ = pg.plan(
+        model_id=small.id,
+        arch=small.arch,
+        hardware={hw.id: hw},
+        tps=[2],
+        pps=[1],
+        precisions=["fp16"],
+    )
+    assert bool(groups) == (not engine_refuses(model=small, hardware=hw, tp=2, pp=1))
+    # the planner plans number formats: native when the serving model's format path raises
+    # no fallback flag (emulated formats raise it); int4 and fp4 as the formats they are read as
+    for precision in (*engine.FORMATS, *engine.FORMAT_ALIASES):
+        fallback = serve_inputs.format_values(hw, precision, engine.DEFAULTS)[0].fallback
         assert pg.native_precision(hw, precision) == (not fallback), precision
 
 
@@ -356,8 +417,22 @@ NO_FIT = "does not fit in memory"
 
 def test_planner_csv_column_names_end_in_their_unit():
     chips = {h: CAT.hardware[h] for h in ("H100", "A100")}
-    groups, _ = pg.plan("Llama-3.1-70B", LLAMA70.arch, chips, [2, 8], [1], ["fp16"])
-    df = pg.sweep(groups, LLAMA70, chips, [1, 256], (1024, 256), {"profile": "trtllm"})
+    groups, _ = pg.plan(
+        model_id="Llama-3.1-70B",
+        arch=LLAMA70.arch,
+        hardware=chips,
+        tps=[2, 8],
+        pps=[1],
+        precisions=["fp16"],
+    )
+    df = pg.sweep(
+        groups=groups,
+        model=LLAMA70,
+        hardware=chips,
+        batches=[1, 256],
+        tokens=(1024, 256),
+        opts={"profile": "trtllm"},
+    )
     slo, prices = pv.Slo(tpot_ms=50), {"H100": 6.0, "A100": 2.0}
     header = list(pd.read_csv(io.StringIO(pg.csv_text(df, slo, prices))).columns)
     for a in engine.ASSUMPTIONS:  # an assumption's column is the registry's CSV header

@@ -1,6 +1,8 @@
 """The scenario pages' profile picker, its pure parts: which profile a link names, the values it
 seeds, what counts as edited, and what the link and captions say (ui.core.profiles)."""
 
+import re
+
 import pytest
 
 import engine
@@ -23,10 +25,10 @@ def test_tutorial_seeds_the_tutorial_defaults():
 
 
 def test_trtllm_seeds_its_fitted_values():
-    # data/profiles/trtllm.toml: efficiency 0.689956, layer_overhead_us 114.67
+    # data/profiles/trtllm-1.0.toml (trtllm): efficiency 0.864286, layer_overhead_us 0.00568545
     s = pk.seeds(TRT)
-    assert s["efficiency"] == pytest.approx(0.689956)
-    assert s["layer_overhead_us"] == pytest.approx(114.67)
+    assert s["efficiency"] == pytest.approx(0.864286)
+    assert s["layer_overhead_us"] == pytest.approx(0.00568545)
     assert s["dispatch_overhead_ms"] is None and s["activation_fraction"] == pytest.approx(0.1)
 
 
@@ -35,7 +37,9 @@ def test_an_edit_is_named_with_the_profiles_value():
     changed = pk.edits(TRT, chosen)
     assert list(changed) == ["efficiency"]
     assert pk.label(TRT, changed) == "trtllm, edited" and pk.label(TRT, {}) == "trtllm"
-    assert pk.describe(TRT, changed) == ("Profile trtllm, edited: efficiency 0.45 (profile: 0.69).")
+    assert pk.describe(TRT, changed) == (
+        "Profile trtllm, edited: efficiency 0.45 (profile: 0.864)."
+    )
     assert pk.describe(TRT, {}) == "Profile trtllm: its assumptions, unedited."
     # a dispatch figure typed in where the profile leaves the accelerator's
     changed = pk.edits(TUTORIAL, pk.seeds(TUTORIAL) | {"dispatch_overhead_ms": 0.02})
@@ -59,21 +63,32 @@ def test_a_custom_profile_travels_as_its_values():
     assert p.values()["bandwidth_efficiency"] == pytest.approx(0.8)
     # written back: the name and the values the page's widgets do not carry (the defaults
     # it did not set included: memory_reserve 0.1, link_efficiency 1.0, kv_reuse 1.0,
-    # sequence_overhead_us 0, docs/model.md)
+    # kv_bandwidth_efficiency 1.0, sequence_overhead_us 0, dequant_overhead 0.375,
+    # network_efficiency 1, expert_imbalance 1.2, grouped_gemm_tokens 90, docs/model.md)
     assert pk.link_values(p) == {
         "profile": "team",
         "bandwidth_efficiency": 0.8,
         "memory_reserve": 0.1,
         "link_efficiency": 1.0,
+        "dequant_overhead": 0.375,
         "kv_reuse": 1.0,
+        "kv_bandwidth_efficiency": 1.0,
         "sequence_overhead_us": 0.0,
+        "network_efficiency": 1.0,  # the serving model's network and MoE assumptions too
+        "expert_imbalance": 1.2,
+        "grouped_gemm_tokens": 90.0,
     }
     assert pk.link_values(p, skip=["memory_reserve"]).keys() == {
         "profile",
         "bandwidth_efficiency",
         "link_efficiency",
+        "dequant_overhead",
         "kv_reuse",
+        "kv_bandwidth_efficiency",
         "sequence_overhead_us",
+        "network_efficiency",
+        "expert_imbalance",
+        "grouped_gemm_tokens",
     }
     assert pk.link_values(TRT) == {"profile": "trtllm"}
 
@@ -96,7 +111,12 @@ def test_the_profile_parameter_accepts_built_ins_and_the_custom_one():
     custom = pk.link_profile({"profile": ["team"], "efficiency": ["0.4"]})[0]
     read = pk.params(custom)[0].read
     assert read("trtllm") == "trtllm" and read(" Team ") == "team"
-    with pytest.raises(ValueError, match="known: tutorial, trtllm, vllm, team"):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "known: tutorial, trtllm-0.6.1, trtllm-1.0, vllm-mi300x, trtllm, vllm, team"
+        ),
+    ):
         read("other")
     names = [p.name for p in pk.params(None)]
     band = {"error_band_pct", *pk.GROUND}  # a custom profile's band and ground
@@ -105,8 +125,8 @@ def test_the_profile_parameter_accepts_built_ins_and_the_custom_one():
 
 
 def test_the_llm_views_memory_reserve_is_a_profile_value_too():
-    # trtllm.toml: memory_reserve 0.04; the LLM view's widget at 0.1 is an edit
+    # trtllm-1.0.toml: memory_reserve 0.05; the LLM view's widget at 0.1 is an edit
     s = pk.seeds(TRT, ["memory_reserve"])
-    assert s["memory_reserve"] == pytest.approx(0.04)
+    assert s["memory_reserve"] == pytest.approx(0.05)
     assert pk.edits(TRT, s) == {}
     assert list(pk.edits(TRT, s | {"memory_reserve": 0.1})) == ["memory_reserve"]

@@ -91,8 +91,13 @@ def test_custom_profile_travels_in_a_link_as_its_values():
         "bandwidth_efficiency": "1",
         "memory_reserve": "0.1",
         "link_efficiency": "1",
+        "dequant_overhead": "0.375",  # the weight-only formats' cost, docs/model.md
         "kv_reuse": "1",
+        "kv_bandwidth_efficiency": "1",
         "sequence_overhead_us": "0",
+        "network_efficiency": "1",
+        "expert_imbalance": "1.2",
+        "grouped_gemm_tokens": "90",
     }
     back = profile_from_values(
         "my-team", {k: float(v) for k, v in params.items() if k != "profile"}

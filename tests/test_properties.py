@@ -63,7 +63,10 @@ precisions = st.sampled_from(engine.PRECISIONS)
 @given(models, hardware, batches, batches, precisions, assumptions)
 def test_latency_grows_with_batch_and_throughput_is_consistent(m, h, b1, b2, p, a):
     lo, hi = sorted((b1, b2))
-    r_lo, r_hi = solve_specs(m, h, lo, p, a), solve_specs(m, h, hi, p, a)
+    r_lo, r_hi = (
+        solve_specs(model=m, hw=h, batch_size=lo, precision=p, assumptions=a),
+        solve_specs(model=m, hw=h, batch_size=hi, precision=p, assumptions=a),
+    )
     assert r_hi.latency_s >= r_lo.latency_s * (1 - 1e-12)
     assert r_lo.throughput_per_s == pytest.approx(lo / r_lo.latency_s)
 
@@ -71,7 +74,7 @@ def test_latency_grows_with_batch_and_throughput_is_consistent(m, h, b1, b2, p, 
 @settings(max_examples=200)
 @given(models, hardware, batches, precisions, assumptions)
 def test_bottleneck_agrees_with_effective_ridge(m, h, b, p, a):
-    r = solve_specs(m, h, b, p, a)
+    r = solve_specs(model=m, hw=h, batch_size=b, precision=p, assumptions=a)
     ai, ridge_eff = r.arithmetic_intensity_flop_per_byte, r.effective_ridge_flop_per_byte
     if not math.isclose(ai, ridge_eff, rel_tol=1e-9):
         assert (r.bottleneck == "compute") == (ai > ridge_eff)
@@ -81,7 +84,7 @@ def test_bottleneck_agrees_with_effective_ridge(m, h, b, p, a):
 @settings(max_examples=200)
 @given(models, hardware, batches, precisions, assumptions)
 def test_roof_is_above_the_operating_point_and_latency_is_conserved(m, h, b, p, a):
-    r = solve_specs(m, h, b, p, a)
+    r = solve_specs(model=m, hw=h, batch_size=b, precision=p, assumptions=a)
     assert r.attainable_flop_per_s >= r.achieved_flop_per_s * (1 - 1e-12)
     assert 0 <= r.mfu <= 1 and 0 <= r.overhead_share <= 1
     # conservation: latency is exactly the binding term plus the fixed overhead
@@ -95,7 +98,10 @@ def test_roof_is_above_the_operating_point_and_latency_is_conserved(m, h, b, p, 
 @settings(max_examples=100)
 @given(models, hardware, batches, assumptions)
 def test_lower_precision_never_moves_more_bytes(m, h, b, a):
-    byte_counts = [solve_specs(m, h, b, p, a).bytes for p in ("fp32", "fp16", "fp8", "int4")]
+    byte_counts = [
+        solve_specs(model=m, hw=h, batch_size=b, precision=p, assumptions=a).bytes
+        for p in ("fp32", "fp16", "fp8", "int4")
+    ]
     assert byte_counts == sorted(byte_counts, reverse=True)
 
 
@@ -108,13 +114,16 @@ def test_more_efficiency_never_slows_down(m, h, b, p, a):
         activation_fraction=a.activation_fraction,
         flop_convention=a.flop_convention,
     )
-    assert solve_specs(m, h, b, p, better).latency_s <= solve_specs(m, h, b, p, a).latency_s
+    assert (
+        solve_specs(model=m, hw=h, batch_size=b, precision=p, assumptions=better).latency_s
+        <= solve_specs(model=m, hw=h, batch_size=b, precision=p, assumptions=a).latency_s
+    )
 
 
 @settings(max_examples=200)
 @given(models, hardware, batches, precisions, assumptions)
 def test_regime_is_overhead_at_half_latency_else_the_bottleneck(m, h, b, p, a):
-    r = solve_specs(m, h, b, p, a)
+    r = solve_specs(model=m, hw=h, batch_size=b, precision=p, assumptions=a)
     expected = "overhead" if r.t_overhead_s / r.latency_s >= 0.5 else r.bottleneck
     assert r.regime == expected
 
@@ -124,8 +133,17 @@ def test_regime_is_overhead_at_half_latency_else_the_bottleneck(m, h, b, p, a):
 def test_compute_bound_batch_is_where_the_solve_flips(m, h, p, a):
     first = engine.compute_bound_batch(m, h, precision=p, assumptions=a)
     if first is None:  # latency is linear in batch, so never compute-bound up to the cap
-        assert solve_specs(m, h, MAX_BATCH, p, a).bottleneck == "memory"
+        assert (
+            solve_specs(model=m, hw=h, batch_size=MAX_BATCH, precision=p, assumptions=a).bottleneck
+            == "memory"
+        )
         return
-    assert solve_specs(m, h, first, p, a).bottleneck == "compute"
+    assert (
+        solve_specs(model=m, hw=h, batch_size=first, precision=p, assumptions=a).bottleneck
+        == "compute"
+    )
     if first > 1:
-        assert solve_specs(m, h, first - 1, p, a).bottleneck == "memory"
+        assert (
+            solve_specs(model=m, hw=h, batch_size=first - 1, precision=p, assumptions=a).bottleneck
+            == "memory"
+        )

@@ -68,14 +68,16 @@ def test_normalised_flops_move_resnet50_to_compute_side():
 def test_toy_memory_bound_known_answer():
     # flops 10e9 ; bytes 1e9·2·(1+0.1) = 2.2e9 ; t_c = 10e9/(100e12·0.5) = 0.2 ms ;
     # t_m = 2.2e9/1e12 = 2.2 ms ; overhead 1 ms + 10·10 µs = 1.1 ms ; latency 3.3 ms
-    r = solve_specs(TOY_MODEL, TOY_HW, 1, "fp16")
+    r = solve_specs(model=TOY_MODEL, hw=TOY_HW, batch_size=1, precision="fp16")
     assert r.bottleneck == "memory"
     assert r.latency_s == pytest.approx(3.3e-3)
     assert r.overhead_share == pytest.approx(1.1 / 3.3)
     # achieved 10e9 / 3.3e-3 = 3.03 TFLOP/s; roof = 1e12 · (10e9/2.2e9) = 4.545 TFLOP/s
     assert r.achieved_flop_per_s == pytest.approx(10e9 / 3.3e-3)
     assert r.attainable_flop_per_s == pytest.approx(1e12 * 10e9 / 2.2e9)
-    assert r.gap_flop_per_s == pytest.approx(r.attainable_flop_per_s - r.achieved_flop_per_s)
+    assert r.overhead_gap_flop_per_s == pytest.approx(
+        r.attainable_flop_per_s - r.achieved_flop_per_s
+    )
     # energy = 100 W · (0.3 + 0.7 · MFU) · 3.3 ms, MFU = 3.03e12 / 100e12
     mfu = 10e9 / 3.3e-3 / 100e12
     assert r.energy_j == pytest.approx(100 * (0.3 + 0.7 * mfu) * 3.3e-3)
@@ -84,27 +86,43 @@ def test_toy_memory_bound_known_answer():
 def test_toy_compute_bound_at_large_batch():
     # batch 100: t_c = 1e12/(50e12) = 20 ms ; t_m = 2e9·(1+10)/1e12 = 22 ms -> still memory;
     # with activation traffic 0 : t_m = 2 ms -> compute-bound, latency 20 + 1.1 ms
-    r = solve_specs(TOY_MODEL, TOY_HW, 100, "fp16", Assumptions(activation_fraction=0.0))
+    r = solve_specs(
+        model=TOY_MODEL,
+        hw=TOY_HW,
+        batch_size=100,
+        precision="fp16",
+        assumptions=Assumptions(activation_fraction=0.0),
+    )
     assert r.bottleneck == "compute"
     assert r.latency_s == pytest.approx(21.1e-3)
     assert r.throughput_per_s == pytest.approx(100 / 21.1e-3)
 
 
 def test_dispatch_override_and_echo():
-    r = solve_specs(TOY_MODEL, TOY_HW, 1, "fp16", Assumptions(dispatch_overhead_s=0.0))
+    r = solve_specs(
+        model=TOY_MODEL,
+        hw=TOY_HW,
+        batch_size=1,
+        precision="fp16",
+        assumptions=Assumptions(dispatch_overhead_s=0.0),
+    )
     assert r.t_overhead_s == pytest.approx(10 * 10e-6)
-    default = solve_specs(TOY_MODEL, TOY_HW, 1, "fp16")
+    default = solve_specs(model=TOY_MODEL, hw=TOY_HW, batch_size=1, precision="fp16")
     # the result echoes the dispatch figure actually used (the chip's 1 ms)
     assert default.as_dict()["assumptions"]["dispatch_overhead_ms"] == pytest.approx(1.0)
 
 
 def test_precision_fallback_warns_and_uses_fp16_peak():
-    r = solve_specs(TOY_MODEL, TOY_HW, 1, "int8")
+    r = solve_specs(model=TOY_MODEL, hw=TOY_HW, batch_size=1, precision="int8")
     assert r.peak_precision == "fp16" and r.peak_flop_per_s == 100e12
     assert r.weight_bytes == pytest.approx(1e9)  # int8: 1 byte per parameter
-    assert len(r.warnings) == 1 and "int8" in r.warnings[0] and "fp16" in r.warnings[0]
-    assert solve_specs(TOY_MODEL, TOY_HW, 1, "fp8").warnings == ()
-    assert solve_specs(TOY_MODEL, TOY_HW, 1, "bf16").warnings == ()  # bf16 shares fp16
+    (warning,) = r.warnings
+    assert warning.code == "precision_fallback" and warning.fields["precision"] == "int8"
+    assert "int8" in str(warning) and "fp16" in str(warning)
+    assert solve_specs(model=TOY_MODEL, hw=TOY_HW, batch_size=1, precision="fp8").warnings == ()
+    assert (
+        solve_specs(model=TOY_MODEL, hw=TOY_HW, batch_size=1, precision="bf16").warnings == ()
+    )  # bf16 shares fp16
 
 
 def test_fits_in_memory():
@@ -117,8 +135,12 @@ def test_fits_in_memory():
         layers=1,
         source="test",
     )
-    assert not solve_specs(big, TOY_HW, 1, "fp16").fits_in_memory  # 20 GB > 16 GB
-    assert solve_specs(big, TOY_HW, 1, "fp8").fits_in_memory  # 10 GB <= 16 GB
+    assert not solve_specs(
+        model=big, hw=TOY_HW, batch_size=1, precision="fp16"
+    ).fits_in_memory  # 20 GB > 16 GB
+    assert solve_specs(
+        model=big, hw=TOY_HW, batch_size=1, precision="fp8"
+    ).fits_in_memory  # 10 GB <= 16 GB
 
 
 def test_as_dict_has_the_cli_contract_keys():
@@ -191,12 +213,26 @@ def test_reference_case_regime_is_overhead_while_bottleneck_stays_memory():
 
 def test_toy_regimes_follow_the_half_latency_rule():
     # memory-bound toy: overhead 1.1 ms of 3.3 ms = 33 % < 50 % -> the bottleneck, "memory"
-    assert solve_specs(TOY_MODEL, TOY_HW, 1, "fp16").regime == "memory"
+    assert (
+        solve_specs(model=TOY_MODEL, hw=TOY_HW, batch_size=1, precision="fp16").regime == "memory"
+    )
     # batch 100 without activation traffic: 1.1 ms of 21.1 ms -> "compute"
-    big = solve_specs(TOY_MODEL, TOY_HW, 100, "fp16", Assumptions(activation_fraction=0.0))
+    big = solve_specs(
+        model=TOY_MODEL,
+        hw=TOY_HW,
+        batch_size=100,
+        precision="fp16",
+        assumptions=Assumptions(activation_fraction=0.0),
+    )
     assert big.regime == "compute"
     # dispatch 10 ms: overhead 10.1 ms of 12.3 ms = 82 % -> "overhead", bottleneck "memory"
-    slow = solve_specs(TOY_MODEL, TOY_HW, 1, "fp16", Assumptions(dispatch_overhead_s=10e-3))
+    slow = solve_specs(
+        model=TOY_MODEL,
+        hw=TOY_HW,
+        batch_size=1,
+        precision="fp16",
+        assumptions=Assumptions(dispatch_overhead_s=10e-3),
+    )
     assert (slow.bottleneck, slow.regime) == ("memory", "overhead")
     assert slow.latency_s == pytest.approx(12.3e-3)
 
@@ -229,13 +265,26 @@ def test_compute_bound_batch_toy_by_hand_and_never():
     # activation_fraction 0.05: slope 0.2 - 0.1 = 0.1 ms; weights 2 ms -> B > 20 -> 21
     assert engine.compute_bound_batch(TOY_MODEL, TOY_HW, activation_fraction=0.05) == 21
     a = Assumptions(activation_fraction=0.05)
-    assert solve_specs(TOY_MODEL, TOY_HW, 20, "fp16", a).bottleneck == "memory"
-    assert solve_specs(TOY_MODEL, TOY_HW, 21, "fp16", a).bottleneck == "compute"
+    assert (
+        solve_specs(
+            model=TOY_MODEL, hw=TOY_HW, batch_size=20, precision="fp16", assumptions=a
+        ).bottleneck
+        == "memory"
+    )
+    assert (
+        solve_specs(
+            model=TOY_MODEL, hw=TOY_HW, batch_size=21, precision="fp16", assumptions=a
+        ).bottleneck
+        == "compute"
+    )
 
 
 def _brute_force_crossover(model, hw, precision, limit):
     for batch in range(1, limit + 1):
-        if solve_specs(model, hw, batch, precision).bottleneck == "compute":
+        if (
+            solve_specs(model=model, hw=hw, batch_size=batch, precision=precision).bottleneck
+            == "compute"
+        ):
             return batch
     return None
 
@@ -248,12 +297,22 @@ def test_compute_bound_batch_matches_a_brute_force_loop_over_the_catalogue(preci
         for hw in catalog.hardware.values():
             exact = engine.compute_bound_batch(model, hw, precision=precision)
             if exact is None or exact <= 400:  # the loop below covers these exactly
-                brute = _brute_force_crossover(model, hw, precision, 400)
+                brute = _brute_force_crossover(model=model, hw=hw, precision=precision, limit=400)
                 assert exact == brute or (exact is None and brute is None), (model.id, hw.id)
                 checked += 1
             else:  # beyond the loop: the solve flips exactly there
-                assert solve_specs(model, hw, exact - 1, precision).bottleneck == "memory"
-                assert solve_specs(model, hw, exact, precision).bottleneck == "compute"
+                assert (
+                    solve_specs(
+                        model=model, hw=hw, batch_size=exact - 1, precision=precision
+                    ).bottleneck
+                    == "memory"
+                )
+                assert (
+                    solve_specs(
+                        model=model, hw=hw, batch_size=exact, precision=precision
+                    ).bottleneck
+                    == "compute"
+                )
     assert checked >= 20
 
 
@@ -287,7 +346,7 @@ def test_one_whole_number_check_for_scalars_and_lists():
 
 
 def test_results_are_complete_frozen_dataclasses():
-    # The solve fills the result's fields in one step (engine.roofline._result): it must set
+    # The solve fills the result's fields in one step (engine.roofline.solve._result): it must set
     # exactly the declared fields, compare equal to one built field by field, and stay frozen.
     r = engine.solve("ResNet-50", "A100", batch_size=8)
     names = [f.name for f in dataclasses.fields(engine.SolveResult)]

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from engine import serve
 from engine.catalog.resolve import default_catalog
+from engine.scenarios.deployment import Deployment
 from engine.serving import inputs as serve_inputs
 
 REQUEST = {"batch_size": 8, "input_tokens": 512, "output_tokens": 64}
@@ -31,17 +32,22 @@ def test_a_call_with_spec_objects_hits_the_entry_a_call_by_id_made():
     by_id = serve("Llama-3.1-8B", "A100", **REQUEST)
     before = serve_inputs._folded.cache_info()
     by_spec = serve(cat.find_model("Llama-3.1-8B"), cat.find_hardware("A100"), **REQUEST)
-    copies = serve(replace(cat.find_model("Llama-3.1-8B")), replace(cat.hardware["A100"]),
-                   **REQUEST)  # fmt: skip
+    copies = serve(
+        replace(cat.find_model("Llama-3.1-8B")), replace(cat.hardware["A100"]), **REQUEST
+    )
     after = serve_inputs._folded.cache_info()
     assert (after.hits - before.hits, after.currsize) == (2, before.currsize) == (2, 1)
     assert by_id.as_dict() == by_spec.as_dict() == copies.as_dict()
 
 
 @settings(max_examples=40, deadline=None)
-@given(model=st.sampled_from(["Llama-3.1-8B", "Mixtral-8x7B", "DeepSeek-V3", "Gemma-2-9B"]),
-       tp=st.sampled_from([1, 2, 8]), batch=st.integers(1, 512), tokens=st.integers(1, 9000),
-       out=st.integers(1, 3000))  # fmt: skip
+@given(
+    model=st.sampled_from(["Llama-3.1-8B", "Mixtral-8x7B", "DeepSeek-V3", "Gemma-2-9B"]),
+    tp=st.sampled_from([1, 2, 8]),
+    batch=st.integers(1, 512),
+    tokens=st.integers(1, 9000),
+    out=st.integers(1, 3000),
+)
 def test_cached_and_uncached_answers_are_identical(model, tp, batch, tokens, out):
     kw = {"tp": tp, "batch_size": batch, "input_tokens": tokens, "output_tokens": out}
     first = serve(model, "H100", **kw).as_dict()
@@ -52,15 +58,15 @@ def test_cached_and_uncached_answers_are_identical(model, tp, batch, tokens, out
 
 
 def test_a_deployment_is_folded_once_and_reused_across_batches_and_tokens():
-    args = ("Llama-3.1-70B", "H100", 4, 1, "fp16", None, "tutorial", None, None, {})
-    one = serve_inputs.scenario(*args)
-    assert serve_inputs.scenario(*args) is one
+    dep = Deployment("Llama-3.1-70B", "H100", tp=4)
+    one = serve_inputs.scenario(dep)
+    assert serve_inputs.scenario(dep) is one
     small = serve("Llama-3.1-70B", "H100", tp=4, **REQUEST)
     big = serve("Llama-3.1-70B", "H100", tp=4, **(REQUEST | {"batch_size": 64}))
-    assert serve_inputs.scenario(*args) is one
+    assert serve_inputs.scenario(dep) is one
     assert big["output_tokens_per_s"] > small["output_tokens_per_s"]  # a different answer
     serve_inputs.forget_scenarios()
-    again = serve_inputs.scenario(*args)
+    again = serve_inputs.scenario(dep)
     assert again is not one and again.folded == one.folded  # folded afresh, the same figures
 
 

@@ -1,6 +1,6 @@
 """The serving page's pure builders: config.json in the link, older links, headline, curves.
 
-No streamlit session: ui/core/model_config.py and ui/decode/view.py are plain functions.
+No streamlit session: ui/widgets/model_config.py and ui/decode/view.py are plain functions.
 """
 
 from __future__ import annotations
@@ -10,18 +10,28 @@ import json
 import pytest
 
 import engine
+from engine.scenarios.bind import bind
+from engine.scenarios.deployment import Deployment
+from engine.scenarios.requests import Batch
 from tests.conftest import ROOT
-from ui.core import model_config as sc
-from ui.core.format import fmt
-from ui.core.link_params import legacy_tokens
-from ui.core.params import MAX_VALUE_CHARS, ParamError, parse_params
 from ui.decode import view as sv
 from ui.decode.link import declare
+from ui.links.link_params import legacy_tokens
+from ui.links.params import MAX_VALUE_CHARS, ParamError, parse_params
+from ui.widgets import model_config as sc
+from ui.words.format import fmt
 
 CATALOG = engine.load_catalog()
 CONFIGS = sorted((ROOT / "tests" / "fixtures" / "configs").glob("*.json"))
 OPTS = {"tp": 2, "pp": 1, "batch_size": 1, "input_tokens": 8192, "output_tokens": 256}
 OPTS |= {"precision": "fp16", "profile": "tutorial"}
+
+
+def run(opts: dict) -> tuple:
+    """ui.decode.view.run on the page's objects for `opts` (the keyword form's fields)."""
+    dep, request = bind(("Llama-3.1-70B", CATALOG.hardware["H100"]), opts, Deployment, Batch)
+    result, error, _ = sv.run(dep, request)
+    return result.as_dict(), error
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
@@ -97,7 +107,7 @@ def test_older_links_map_onto_input_and_output_tokens():
 
 
 def test_headline_and_fit_text_match_serve():
-    r, error = sv.run("Llama-3.1-70B", CATALOG.hardware["H100"], OPTS)
+    r, error = run(OPTS)
     assert error is None and r["fits_in_memory"]
     cards = {label: value for label, value, _ in sv.headline(r)}
     assert next(iter(cards)) == "Fits in memory" and cards["Fits in memory"] == "yes"
@@ -105,7 +115,7 @@ def test_headline_and_fit_text_match_serve():
     # 80 GiB = 85,899,345,920 B; 10 % reserve (tutorial) = 8,589,934,592 B -> "8.59 GB"
     assert cards["Reserve per device"] == "8.59 GB"
     assert sv.fit_text(r, CATALOG.hardware["H100"]).startswith("Fits: ")
-    one, _ = sv.run("Llama-3.1-70B", CATALOG.hardware["H100"], OPTS | {"tp": 1})
+    one, _ = run(OPTS | {"tp": 1})
     assert not one["fits_in_memory"]
     assert sv.fit_text(one, CATALOG.hardware["H100"]).startswith("Does not fit: ")
     marked = [label for label, _, _ in sv.headline(one) if label.endswith("— hypothetical")]
@@ -113,12 +123,15 @@ def test_headline_and_fit_text_match_serve():
 
 
 def test_a_refused_placement_falls_back_to_one_device_and_says_why():
-    r, error = sv.run("Llama-3.1-70B", CATALOG.hardware["H100"], OPTS | {"tp": 3})
+    r, error = run(OPTS | {"tp": 3})
     assert r["devices"] == 1 and "tp 3 does not divide" in error
 
 
 def test_curves_are_the_serve_sweep_with_the_page_columns():
-    df = sv.curves("Llama-3.1-70B", CATALOG.hardware["H100"], [1, 8, 64], [1024, 8192], OPTS)
+    fields = {k: v for k, v in OPTS.items() if k not in ("batch_size", "input_tokens")}
+    fields.pop("output_tokens")
+    dep = Deployment.of(model="Llama-3.1-70B", hardware=CATALOG.hardware["H100"], **fields)
+    df = sv.curves(dep=dep, output_tokens=256, batches=[1, 8, 64], contexts=[1024, 8192])
     row = df[(df["batch_size"] == 8) & (df["context"] == 1024)].iloc[0]
     r = engine.serve("Llama-3.1-70B", "H100", **(OPTS | {"batch_size": 8, "input_tokens": 1024}))
     assert row["tpot_ms"] == pytest.approx(r["tpot_ms"], rel=1e-9)

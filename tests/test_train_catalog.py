@@ -43,13 +43,22 @@ def test_existing_figures_are_unchanged_by_the_network_tables():
 
 def _table(**network) -> dict:
     return {
-        "name": "X", "memory_bandwidth": "1000 GB/s", "memory_capacity": "80 GB",
-        "dispatch_overhead": "0.01 ms", "tdp": "500 W", "peak": {"fp16": "100 TFLOP/s",
-        "fp32": "10 TFLOP/s"}, "source": "https://example.com",
-        "interconnect": {"name": "L", "bandwidth": "100 GB/s", "latency": "1 us",
-                         "devices_per_node": 8, "source": "https://example.com"},
+        "name": "X",
+        "memory_bandwidth": "1000 GB/s",
+        "memory_capacity": "80 GB",
+        "dispatch_overhead": "0.01 ms",
+        "tdp": "500 W",
+        "peak": {"fp16": "100 TFLOP/s", "fp32": "10 TFLOP/s"},
+        "source": "https://example.com",
+        "interconnect": {
+            "name": "L",
+            "bandwidth": "100 GB/s",
+            "latency": "1 us",
+            "devices_per_node": 8,
+            "source": "https://example.com",
+        },
         "network": network,
-    }  # fmt: skip
+    }
 
 
 @pytest.mark.parametrize(
@@ -57,10 +66,12 @@ def _table(**network) -> dict:
     [
         ({"name": "n", "latency": "1 us", "source": "s"}, r"network\.bandwidth: required"),
         ({"name": "n", "bandwidth": "100", "latency": "1 us", "source": "s"}, "network.bandwidth"),
-        ({"name": "n", "bandwidth": "1 GB/s", "latency": "1 us", "source": "s", "speed": 1},
-         r"network\.speed: unknown field"),
+        (
+            {"name": "n", "bandwidth": "1 GB/s", "latency": "1 us", "source": "s", "speed": 1},
+            r"network\.speed: unknown field",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_broken_network_table_names_its_field(network, match):
     with pytest.raises(CatalogError, match=match):
         parse_hardware("X", _table(**network), origin="team.toml")

@@ -16,13 +16,48 @@ import engine
 from engine.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
-TRAIN = ["train", "--model", "Llama-3.1-8B", "--hardware", "H100", "--gpus", "64",
-         "--global-batch-size", "512", "--seq-len", "8192"]  # fmt: skip
-SEARCH = ["train-search", "--model", "Llama-3.1-8B", "--hardware", "H100", "--gpus", "64",
-          "--global-batch-size", "512", "--seq-len", "8192"]  # fmt: skip
-CONTRACT = ("step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "model_flops_per_token",
-            "model_tflops_per_gpu", "mfu", "hfu", "bubble_fraction", "comm_exposed_s",
-            "memory_per_gpu_bytes", "fits_in_memory", "dp", "assumptions", "warnings")  # fmt: skip
+TRAIN = [
+    "train",
+    "--model",
+    "Llama-3.1-8B",
+    "--hardware",
+    "H100",
+    "--gpus",
+    "64",
+    "--global-batch-size",
+    "512",
+    "--seq-len",
+    "8192",
+]
+SEARCH = [
+    "train-search",
+    "--model",
+    "Llama-3.1-8B",
+    "--hardware",
+    "H100",
+    "--gpus",
+    "64",
+    "--global-batch-size",
+    "512",
+    "--seq-len",
+    "8192",
+]
+CONTRACT = (
+    "step_time_s",
+    "tokens_per_s",
+    "tokens_per_s_per_gpu",
+    "model_flops_per_token",
+    "model_tflops_per_gpu",
+    "mfu",
+    "hfu",
+    "bubble_fraction",
+    "comm_exposed_s",
+    "memory_per_gpu_bytes",
+    "fits_in_memory",
+    "dp",
+    "assumptions",
+    "warnings",
+)
 
 
 def cli(capsys, *args: str) -> tuple[int, str, str]:
@@ -36,30 +71,91 @@ def test_the_commands_and_flags_have_the_apis_names():
     for command in ("train", "train-search", "calibrate-train"):
         assert command in sub.choices
     flags = {s for a in sub.choices["train"]._actions for s in a.option_strings}
-    assert {"--micro-batch-size", "--global-batch-size", "--seq-len", "--tp", "--pp", "--cp",
-            "--vp", "--ep", "--gpus", "--zero", "--recompute", "--precision", "--profile",
-            "--format", "--overlap-fraction", "--network-efficiency"} <= flags  # fmt: skip
+    assert {
+        "--micro-batch-size",
+        "--global-batch-size",
+        "--seq-len",
+        "--tp",
+        "--pp",
+        "--cp",
+        "--vp",
+        "--ep",
+        "--gpus",
+        "--zero",
+        "--recompute",
+        "--precision",
+        "--profile",
+        "--format",
+        "--overlap-fraction",
+        "--network-efficiency",
+    } <= flags
 
 
 def test_train_json_has_the_contract_keys_and_equals_the_api(capsys):
-    code, out, err = cli(capsys, *TRAIN, "--tp", "2", "--pp", "2", "--micro-batch-size", "2",
-                         "--zero", "1", "--recompute", "selective", "--format", "json")  # fmt: skip
+    code, out, err = cli(
+        capsys,
+        *TRAIN,
+        "--tp",
+        "2",
+        "--pp",
+        "2",
+        "--micro-batch-size",
+        "2",
+        "--zero",
+        "1",
+        "--recompute",
+        "selective",
+        "--format",
+        "json",
+    )
     assert code == 0, err
     r = json.loads(out)
     assert set(CONTRACT) <= set(r)
-    api = engine.train("Llama-3.1-8B", "H100", gpus=64, tp=2, pp=2, micro_batch_size=2,
-                       global_batch_size=512, seq_len=8192, zero=1,
-                       recompute="selective").as_dict()  # fmt: skip
+    api = engine.train(
+        "Llama-3.1-8B",
+        "H100",
+        gpus=64,
+        tp=2,
+        pp=2,
+        micro_batch_size=2,
+        global_batch_size=512,
+        seq_len=8192,
+        zero=1,
+        recompute="selective",
+    ).as_dict()
     assert list(r) == list(api) and r["step_time_s"] == api["step_time_s"]
     assert r["dp"] == 16 and r["micro_batches"] == 16  # 64/(2·2); 512/(16·2)
 
 
 def test_gpt_shape_and_assumption_flags(capsys):
-    code, out, _ = cli(capsys, "train", "--gpt-shape", "96,12288,96", "--hardware", "A100",
-                       "--gpus", "1536", "--tp", "8", "--pp", "12", "--global-batch-size",
-                       "1536", "--seq-len", "2048", "--precision", "fp16", "--recompute",
-                       "full", "--attention", "unfused", "--overlap-fraction", "0.25",
-                       "--format", "json")  # fmt: skip
+    code, out, _ = cli(
+        capsys,
+        "train",
+        "--gpt-shape",
+        "96,12288,96",
+        "--hardware",
+        "A100",
+        "--gpus",
+        "1536",
+        "--tp",
+        "8",
+        "--pp",
+        "12",
+        "--global-batch-size",
+        "1536",
+        "--seq-len",
+        "2048",
+        "--precision",
+        "fp16",
+        "--recompute",
+        "full",
+        "--attention",
+        "unfused",
+        "--overlap-fraction",
+        "0.25",
+        "--format",
+        "json",
+    )
     r = json.loads(out)
     assert code == 0 and r["matmul_params"] == pytest.approx(174.6e9, rel=0.001)
     assert r["assumptions"]["overlap_fraction"] == 0.25
@@ -75,8 +171,9 @@ def test_train_csv_and_table(capsys):
 
 
 def test_train_search_json_csv_and_table(capsys):
-    code, out, _ = cli(capsys, *SEARCH, "--zero", "1", "--recompute", "none,full", "--format",
-                       "json")  # fmt: skip
+    code, out, _ = cli(
+        capsys, *SEARCH, "--zero", "1", "--recompute", "none,full", "--format", "json"
+    )
     rows = json.loads(out)
     assert code == 0 and rows and all(r["reason"] == "" for r in rows)
     assert rows[0]["tokens_per_s"] >= rows[-1]["tokens_per_s"]
@@ -96,8 +193,22 @@ def test_train_search_json_csv_and_table(capsys):
         ([*TRAIN, "--precision", "int8"], "invalid choice"),
         ([*TRAIN[:-2]], "required: --seq-len"),
         ([*TRAIN, "--gpt-shape", "2,64,4"], "give one of --model, --model-config or --gpt-shape"),
-        (["train", "--gpt-shape", "2,64", "--hardware", "A100", "--gpus", "8",
-          "--global-batch-size", "8", "--seq-len", "16"], "--gpt-shape takes"),
+        (
+            [
+                "train",
+                "--gpt-shape",
+                "2,64",
+                "--hardware",
+                "A100",
+                "--gpus",
+                "8",
+                "--global-batch-size",
+                "8",
+                "--seq-len",
+                "16",
+            ],
+            "--gpt-shape takes",
+        ),
         ([*TRAIN, "--overlap-fraction", "3"], "overlap_fraction must be"),
         ([*TRAIN, "--profile", "trtllm"], "unknown training profile 'trtllm'"),
         ([*SEARCH, "--tp", "1,x"], "not a list of whole numbers"),
@@ -105,7 +216,7 @@ def test_train_search_json_csv_and_table(capsys):
         ([*SEARCH, "--top", "0"], "--top must be 1 or more"),
         (["calibrate-train", "no-such-file.csv"], "cannot read no-such-file.csv"),
     ],
-)  # fmt: skip
+)
 def test_bad_input_exits_2_with_one_line(capsys, args, fragment):
     code, out, err = cli(capsys, *args)
     assert code == 2 and out == ""
@@ -113,7 +224,12 @@ def test_bad_input_exits_2_with_one_line(capsys, args, fragment):
 
 
 def test_the_real_module_runs(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "engine", *TRAIN, "--format", "json"],
-                         capture_output=True, text=True, cwd=ROOT, check=False)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "engine", *TRAIN, "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["hardware"] == "H100"

@@ -30,8 +30,7 @@ def test_unfused_gpt_and_moe_also_add_up():
     r = engine.train(gpt, "A100", gpus=1, micro_batch_size=4, global_batch_size=8, **kw)
     assert ops["total_time_ms"].sum() * 1e-3 == pytest.approx(_per_micro_batch(r), rel=1e-12)
     moe = engine.training_operators("Mixtral-8x7B", "H100", tp=2, ep=4, seq_len=4096)
-    r = engine.train("Mixtral-8x7B", "H100", gpus=8, tp=2, ep=4, global_batch_size=8,
-                     seq_len=4096)  # fmt: skip
+    r = engine.train("Mixtral-8x7B", "H100", gpus=8, tp=2, ep=4, global_batch_size=8, seq_len=4096)
     assert moe["total_time_ms"].sum() * 1e-3 == pytest.approx(_per_micro_batch(r), rel=1e-12)
     assert "routed_experts" in set(moe["name"])
 
@@ -73,7 +72,9 @@ def test_a_split_the_model_refuses_is_named():
 def test_training_profiles_are_listed_and_error_bands_exported():
     assert engine.training_profile_names() == ("megatron",)
     assert engine.training_profile_names()[0] not in engine.profile_names()
-    band = engine.error_band(engine.get_profile("trtllm"))
-    assert isinstance(band, engine.Band) and band.pct == pytest.approx(13.6, abs=0.05)
+    band = engine.error_band(engine.get_profile("trtllm"))  # trtllm-1.0.toml: 24.73 % LOAO
+    assert isinstance(band, engine.Band) and band.pct == pytest.approx(24.7, abs=0.05)
     arch = engine.default_catalog().models["Mixtral-8x7B"].arch
-    assert engine.off_ground(engine.get_profile("trtllm"), arch, "H100", "fp16")
+    assert engine.off_ground(
+        profile=engine.get_profile("trtllm"), arch=arch, hardware="H100", precision="fp16"
+    )

@@ -3,16 +3,17 @@ the search: every ranked row fits and they are sorted, and each row is `train` e
 
 import math
 
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import engine
+from engine.training import report
 
 MODELS = ["Llama-3.1-8B", "Llama-3.2-1B", "Qwen2.5-7B", "Mixtral-8x7B", "Gemma-2-9B"]
 HARDWARE = ["A100", "H100", "B200"]
-SETTINGS = settings(max_examples=40, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _train(**kw):
@@ -23,17 +24,24 @@ def _train(**kw):
 
 
 @SETTINGS
-@given(model=st.sampled_from(MODELS), hw=st.sampled_from(HARDWARE),
-       tp=st.sampled_from([1, 2, 4, 8]), pp=st.sampled_from([1, 2, 4]),
-       dp=st.sampled_from([1, 2, 4, 8]), zero=st.sampled_from([0, 1, 2, 3]),
-       recompute=st.sampled_from(["none", "selective", "full"]),
-       m=st.sampled_from([1, 4, 16]))  # fmt: skip
-def test_more_data_parallelism_costs_at_most_its_communication(model, hw, tp, pp, dp, zero,
-                                                               recompute, m):  # fmt: skip
+@given(
+    model=st.sampled_from(MODELS),
+    hw=st.sampled_from(HARDWARE),
+    tp=st.sampled_from([1, 2, 4, 8]),
+    pp=st.sampled_from([1, 2, 4]),
+    dp=st.sampled_from([1, 2, 4, 8]),
+    zero=st.sampled_from([0, 1, 2, 3]),
+    recompute=st.sampled_from(["none", "selective", "full"]),
+    m=st.sampled_from([1, 4, 16]),
+)
+def test_more_data_parallelism_costs_at_most_its_communication(
+    model, hw, tp, pp, dp, zero, recompute, m
+):
     """Doubling dp (and the global batch, so each replica's work is the same) slows the step by
     no more than the communication of the larger run: per-GPU throughput drops only by that."""
-    common = dict(model=model, hardware=hw, tp=tp, pp=pp, zero=zero, recompute=recompute,
-                  seq_len=4096, ep=1)  # fmt: skip
+    common = dict(
+        model=model, hardware=hw, tp=tp, pp=pp, zero=zero, recompute=recompute, seq_len=4096, ep=1
+    )
     small = _train(gpus=tp * pp * dp, global_batch_size=dp * m, **common)
     large = _train(gpus=tp * pp * dp * 2, global_batch_size=2 * dp * m, **common)
     if small is None or large is None:
@@ -56,14 +64,28 @@ def test_more_data_parallelism_costs_at_most_its_communication(model, hw, tp, pp
 
 
 @SETTINGS
-@given(model=st.sampled_from(MODELS), hw=st.sampled_from(HARDWARE),
-       tp=st.sampled_from([1, 2, 8]), zero=st.sampled_from([0, 1, 3]),
-       attention=st.sampled_from(["flash", "unfused"]),
-       b=st.sampled_from([1, 2, 4]), seq=st.sampled_from([1024, 4096]))  # fmt: skip
-def test_memory_grows_with_micro_batch_and_shrinks_with_recompute(model, hw, tp, zero,
-                                                                  attention, b, seq):  # fmt: skip
-    kw = dict(model=model, hardware=hw, gpus=8 * tp, tp=tp, zero=zero, seq_len=seq,
-              global_batch_size=64, attention=attention)  # fmt: skip
+@given(
+    model=st.sampled_from(MODELS),
+    hw=st.sampled_from(HARDWARE),
+    tp=st.sampled_from([1, 2, 8]),
+    zero=st.sampled_from([0, 1, 3]),
+    attention=st.sampled_from(["flash", "unfused"]),
+    b=st.sampled_from([1, 2, 4]),
+    seq=st.sampled_from([1024, 4096]),
+)
+def test_memory_grows_with_micro_batch_and_shrinks_with_recompute(
+    model, hw, tp, zero, attention, b, seq
+):
+    kw = dict(
+        model=model,
+        hardware=hw,
+        gpus=8 * tp,
+        tp=tp,
+        zero=zero,
+        seq_len=seq,
+        global_batch_size=64,
+        attention=attention,
+    )
     mem = {}
     for mode in ("none", "selective", "full"):
         for batch in (b, 2 * b):
@@ -78,8 +100,9 @@ def test_memory_grows_with_micro_batch_and_shrinks_with_recompute(model, hw, tp,
             assert mem["selective", batch] >= mem["full", batch]
 
 
-SEARCH = dict(model="Llama-3.1-8B", hardware="H100", gpus=[32, 64], global_batch_size=256,
-              seq_len=8192)  # fmt: skip
+SEARCH = dict(
+    model="Llama-3.1-8B", hardware="H100", gpus=[32, 64], global_batch_size=256, seq_len=8192
+)
 
 
 @pytest.fixture(scope="module")
@@ -88,13 +111,14 @@ def searched():
 
 
 def test_search_ranks_only_what_fits_best_first(searched):
-    ranked = searched[searched["reason"] == ""]
+    ranked = searched[searched["reason"].isna()]  # no rule broken
     assert len(ranked) > 50 and ranked["fits_in_memory"].all()
     assert ranked["tokens_per_s"].is_monotonic_decreasing
     assert list(ranked.index) == list(range(len(ranked)))  # the ranked rows come first
-    rejected = searched[searched["reason"] != ""]
-    assert len(rejected) and not (rejected["reason"] == "").any()
-    too_big = rejected[rejected["reason"] == "does not fit in memory"]
+    rejected = searched[searched["reason"].notna()]
+    assert len(rejected) and all(isinstance(r, engine.Message) for r in rejected["reason"])
+    too_big = rejected[[r.code == "does_not_fit_in_memory" for r in rejected["reason"]]]
+    assert len(too_big) and {str(r) for r in too_big["reason"]} == {"does not fit in memory"}
     assert (too_big["memory_per_gpu_bytes"] > too_big["usable_memory_bytes"]).all()
 
 
@@ -111,17 +135,29 @@ def test_search_ranks_by_cost_and_mfu():
 @given(st.data())
 def test_a_search_row_is_train_exactly(searched, data):
     row = searched.iloc[data.draw(st.integers(0, len(searched) - 1))]
-    kw = {k: int(row[k]) for k in ("gpus", "tp", "pp", "cp", "vp", "ep", "micro_batch_size",
-                                   "zero")}  # fmt: skip
+    kw = {
+        k: int(row[k]) for k in ("gpus", "tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero")
+    }
     try:
-        result = engine.train(SEARCH["model"], SEARCH["hardware"], recompute=row["recompute"],
-                              global_batch_size=256, seq_len=8192, **kw).as_dict()  # fmt: skip
+        result = engine.train(
+            SEARCH["model"],
+            SEARCH["hardware"],
+            recompute=row["recompute"],
+            global_batch_size=256,
+            seq_len=8192,
+            **kw,
+        )
     except ValueError as exc:  # a rejected row: the same rule
-        assert row["reason"] and str(row["reason"]) in str(exc)
+        assert isinstance(row["reason"], engine.Message) and str(row["reason"]) in str(exc)
         return
-    for key, value in result.items():
-        if key in ("assumptions", "warnings"):
-            continue
+    if pd.isna(row["reason"]):  # valid: no rule broken
+        assert result.values["fits_in_memory"]
+    else:  # too big: train answers with the numbers and says so, the search ranks it last
+        assert row["reason"].code == "does_not_fit_in_memory"
+        assert not result.values["fits_in_memory"]
+        shortfall = {kind.code for kind in report.MEMORY_SHORTFALL.values()}
+        assert any(w.code in shortfall for w in result.warnings)
+    for key, value in result.values.items():  # the model FLOPs definition: the same Message
         got = row[key]
         if isinstance(value, float) and math.isnan(value):
             assert math.isnan(got), key
@@ -131,5 +167,6 @@ def test_a_search_row_is_train_exactly(searched, data):
 
 def test_search_refuses_too_many_configurations():
     with pytest.raises(ValueError, match="configurations: at most"):
-        engine.train_search(**SEARCH, micro_batch_size=list(range(1, 1001)),
-                            tp=[1, 2, 4, 8], pp=list(range(1, 33)))  # fmt: skip
+        engine.train_search(
+            **SEARCH, micro_batch_size=list(range(1, 1001)), tp=[1, 2, 4, 8], pp=list(range(1, 33))
+        )

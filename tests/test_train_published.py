@@ -14,8 +14,13 @@ from engine.training.measurements import MEGATRON_FILE, predict, read_runs
 
 RUNS = read_runs()
 PROFILE = engine.get_training_profile("megatron")
-PREDICTED = dict(zip(((r.table, r.scheme, r.gpus, r.arch.hidden) for r in RUNS),
-                     predict(RUNS, PROFILE.assumptions), strict=True))  # fmt: skip
+PREDICTED = dict(
+    zip(
+        ((r.table, r.scheme, r.gpus, r.arch.hidden) for r in RUNS),
+        predict(RUNS, PROFILE.assumptions),
+        strict=True,
+    )
+)
 
 
 def test_the_file_is_the_papers_tables_unchanged():
@@ -26,8 +31,9 @@ def test_the_file_is_the_papers_tables_unchanged():
 PRINTED = [float(row["params_b"]) for row in csv.DictReader(MEGATRON_FILE.open())]
 
 
-@pytest.mark.parametrize(("run", "printed"), list(zip(RUNS, PRINTED, strict=True)),
-                         ids=[f"row{r.row}" for r in RUNS])  # fmt: skip
+@pytest.mark.parametrize(
+    ("run", "printed"), list(zip(RUNS, PRINTED, strict=True)), ids=[f"row{r.row}" for r in RUNS]
+)
 def test_gpt_shapes_give_the_papers_parameter_counts(run, printed):
     # Eq. 2: P = 12·l·h²·(1 + 13/(12h) + (V + s)/(12·l·h)), plus the final LayerNorm; e.g.
     # 24 layers, h = 2304: 12·24·2304² = 1,528,823,808, biases and norms 24·13·2304 = 718,848,
@@ -41,8 +47,17 @@ def test_hardware_flops_are_the_papers_eq3():
     # GPT-3 175B (l = 96, h = 12288, s = 2048, V = 51200):
     # 96·96·12288²·(1 + 2048/73728 + 51200/18874368) = 1,433,998,983,168
     arch = engine.gpt_architecture(layers=96, hidden=12288, heads=96)
-    r = engine.train(arch, "A100", gpus=1536, tp=8, pp=12, global_batch_size=1536,
-                     seq_len=2048, precision="fp16", recompute="full")  # fmt: skip
+    r = engine.train(
+        arch,
+        "A100",
+        gpus=1536,
+        tp=8,
+        pp=12,
+        global_batch_size=1536,
+        seq_len=2048,
+        precision="fp16",
+        recompute="full",
+    )
     assert r["hardware_flops_per_token"] == 1_433_998_983_168
     assert r["hardware_tflops_per_gpu"] == pytest.approx(r["hfu"] * 312, rel=1e-12)
 
@@ -96,11 +111,14 @@ def test_70b_without_model_parallelism_on_8_gpus_does_not_fit_and_says_why():
     assert not r["fits_in_memory"] and r["largest_memory_term"] == "optimizer"
     assert r["optimizer_bytes_per_gpu"] == pytest.approx(12 * 70.55e9, rel=0.001)
     note = r.warnings[-1]
+    assert note.code == "optimizer_state_does_not_fit" and note.fields["size"] == "846.6"
+    note = str(note)
     assert note.startswith("does not fit") and "846.6 GB = 12 B × 70.6 B parameters" in note
     assert "77.3 GB usable" in note
     # ZeRO-3 over the 8 GPUs: 16 B × 70.6 B / 8 = 141 GB, still too much
-    sharded = engine.train("Llama-3.1-70B", "H100", gpus=8, global_batch_size=8, seq_len=4096,
-                           zero=3)  # fmt: skip
+    sharded = engine.train(
+        "Llama-3.1-70B", "H100", gpus=8, global_batch_size=8, seq_len=4096, zero=3
+    )
     assert not sharded["fits_in_memory"]
     assert sharded["memory_per_gpu_bytes"] > 16 * 70.55e9 / 8
 

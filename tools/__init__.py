@@ -1,2 +1,2 @@
 """Code shared by the tests and the benchmarks (neither imports the other): the test server
-process and the many-users load harness."""
+process (server.py) and the many-users harness (many_users/)."""

@@ -1,4 +1,4 @@
-"""The message catalogues (ui/core/i18n.py): extract, update and compile them with Babel.
+"""The message catalogues (ui/words/i18n.py): extract, update and compile them with Babel.
 
     python -m tools.i18n update    # extract every marked message (babel.cfg) into each .po
     python -m tools.i18n compile   # write each .po's .mo beside it (committed too)
@@ -27,7 +27,7 @@ CONFIG = ROOT / "babel.cfg"
 LANGUAGES = ("zh",)
 PROJECT = "Roofline Explorer"
 HEADER = (
-    "# Messages of Roofline Explorer in {name} (ui/core/i18n.py).\n"
+    "# Messages of Roofline Explorer in {name} (ui/words/i18n.py).\n"
     "# Updated by `python -m tools.i18n update`; compiled by `python -m tools.i18n compile`."
 )
 NAMES = {"zh": "简体中文 (Simplified Chinese)"}

@@ -38,10 +38,32 @@ def start_server(
     env_extra: dict[str, str] | None = None, script: str = "app.py"
 ) -> tuple[subprocess.Popen, str]:
     """Start `streamlit run app.py` (or `script`, relative to the repo root, with the same flags
-    and .streamlit/config.toml) on a free port; returns (process, base URL) once healthy."""
-    port = free_port()
+    and .streamlit/config.toml) on a free port; returns (process, base URL) once healthy.
+
+    Parallel test workers pick ports at the same time: a port taken between `free_port` and
+    the server's bind is retried on another (up to three ports)."""
+    for _ in range(3):
+        port = free_port()
+        proc, url = _launch(port, env_extra, script), f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                log = proc.stderr.read().decode()
+                if f"Port {port} is not available" in log:
+                    break  # another process won the port: try the next one
+                raise RuntimeError(f"server exited: {log[-2000:]}")
+            if _healthy(url):
+                return proc, url
+            time.sleep(0.2)
+        else:
+            stop_server(proc)
+            raise RuntimeError("server did not become healthy within 30 s")
+    raise RuntimeError("no free port for the server after three tries")
+
+
+def _launch(port: int, env_extra: dict[str, str] | None, script: str) -> subprocess.Popen:
     env = {**os.environ, "ROOFLINE_CATALOG": "", **(env_extra or {})}
-    proc = subprocess.Popen(
+    return subprocess.Popen(
         [
             sys.executable,
             "-m",
@@ -60,19 +82,14 @@ def start_server(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited: {proc.stderr.read().decode()[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as response:
-                if response.read() == b"ok":
-                    return proc, url
-        except OSError:
-            time.sleep(0.2)
-    stop_server(proc)
-    raise RuntimeError("server did not become healthy within 30 s")
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as response:
+            return response.read() == b"ok"
+    except OSError:
+        return False
 
 
 def stop_server(proc: subprocess.Popen) -> None:

@@ -22,27 +22,24 @@ import numpy as np
 from engine.catalog.arch import Architecture
 from engine.catalog.profiles import CARRIED_BAND as CARRIED
 from engine.catalog.profiles import Profile
-from engine.report.messages import N_
+from engine.report.messages import Message, MessageKind
 
 
 @dataclass(frozen=True, slots=True)
 class Band:
     """The typical relative error of a profile's predictions (a MAPE, %), and its basis: how it
-    was measured, in words (`template`, English, its {names} filled from `fields`: row counts
-    and file names). The app shows the template in the reader's language
-    (ui.core.i18n.band_basis); `basis` is the English text every export carries."""
+    was measured, a Message (its fields: row counts and file names). The app shows it in the
+    reader's language; every export carries its English, `str(band.basis)`."""
 
     pct: float | None  # None: not measured
-    template: str
-    fields: tuple[tuple[str, str], ...] = ()
+    basis: Message
 
-    @property
-    def basis(self) -> str:
-        """How the band was measured, in English words."""
-        return self.template.format(**dict(self.fields)) if self.fields else self.template
+    def __post_init__(self) -> None:
+        if not isinstance(self.basis, Message):
+            raise TypeError(f"a band's basis is a Message, got {type(self.basis).__name__}")
 
     def as_dict(self) -> dict[str, object]:
-        return {"error_band_pct": self.pct, "error_band_basis": self.basis}
+        return {"error_band_pct": self.pct, "error_band_basis": str(self.basis)}
 
     def limits(self, predicted):
         """(low, high): the prediction less and plus the band, predicted × (1 ∓ pct/100), for
@@ -55,45 +52,50 @@ class Band:
 
 
 _LOMO, _LOAO = "lomo_mape_pct", "loao_mape_pct"
-BASIS_BOTH = N_(
+BASIS_BOTH = MessageKind(
+    "band_larger_of_both",
     "the larger of the leave-one-model-out and leave-one-accelerator-out MAPE on {rows} rows "
-    "of {files}"
+    "of {files}",
 )
-BASIS_LOMO_ONLY = N_(
+BASIS_LOMO_ONLY = MessageKind(
+    "band_leave_one_model_out",
     "the leave-one-model-out MAPE on {rows} rows of {files} (one accelerator only: leaving it "
-    "out is not possible)"
+    "out is not possible)",
 )
-BASIS_LOAO_ONLY = N_(
+BASIS_LOAO_ONLY = MessageKind(
+    "band_leave_one_accelerator_out",
     "the leave-one-accelerator-out MAPE on {rows} rows of {files} (one model only: leaving it "
-    "out is not possible)"
+    "out is not possible)",
 )
-BASIS_CARRIED = N_(
-    "measured out of sample where the profile was fitted (the number its share link carries)"
+BASIS_CARRIED = MessageKind(
+    "band_carried",
+    "measured out of sample where the profile was fitted (the number its share link carries)",
 )
-BASIS_SHIPPED = N_("MAPE on the shipped measurements (nothing fitted)")
-BASIS_ONE_PAIR = N_(
-    "not measured out of sample ({rows} rows of {files} cover one model on one accelerator)"
+BASIS_SHIPPED = MessageKind("band_shipped", "MAPE on the shipped measurements (nothing fitted)")
+BASIS_ONE_PAIR = MessageKind(
+    "band_one_pair",
+    "not measured out of sample ({rows} rows of {files} cover one model on one accelerator)",
 )
-BASIS_HAND_SET = N_("not measured (a hand-set profile)")
+BASIS_HAND_SET = MessageKind("band_hand_set", "not measured (a hand-set profile)")
 
 
 def error_band(profile: Profile) -> Band:
     """The profile's measured out-of-sample error."""
     r = profile.residuals
-    where = (("rows", f"{profile.rows}"), ("files", ", ".join(profile.fitted_on) or "no file"))
+    where = {"rows": f"{profile.rows}", "files": ", ".join(profile.fitted_on) or "no file"}
     if _LOMO in r and _LOAO in r:
-        return Band(max(r[_LOMO], r[_LOAO]), BASIS_BOTH, where)
+        return Band(max(r[_LOMO], r[_LOAO]), BASIS_BOTH(**where))
     if _LOMO in r:
-        return Band(r[_LOMO], BASIS_LOMO_ONLY, where)
+        return Band(r[_LOMO], BASIS_LOMO_ONLY(**where))
     if _LOAO in r:
-        return Band(r[_LOAO], BASIS_LOAO_ONLY, where)
+        return Band(r[_LOAO], BASIS_LOAO_ONLY(**where))
     if CARRIED in r:
-        return Band(r[CARRIED], BASIS_CARRIED)
+        return Band(r[CARRIED], BASIS_CARRIED())
     if "shipped_mape_pct" in r:
-        return Band(r["shipped_mape_pct"], BASIS_SHIPPED)
+        return Band(r["shipped_mape_pct"], BASIS_SHIPPED())
     if profile.fitted:
-        return Band(None, BASIS_ONE_PAIR, where)
-    return Band(None, BASIS_HAND_SET)
+        return Band(None, BASIS_ONE_PAIR(**where))
+    return Band(None, BASIS_HAND_SET())
 
 
 def families(arch: Architecture) -> tuple[str, ...]:
@@ -108,22 +110,42 @@ def families(arch: Architecture) -> tuple[str, ...]:
     return tuple(found)
 
 
-NOT_FITTED_HW = N_("{hardware} was not among the fitted accelerators ({fitted})")
-NOT_FITTED_PRECISION = N_("{precision} was not among the fitted precisions ({fitted})")
-NOT_FITTED_FAMILY = N_("{families} models were not in the fitted data ({fitted} only)")
+NOT_FITTED_HW = MessageKind(
+    "off_fitted_hardware", "{hardware} was not among the fitted accelerators ({fitted})"
+)
+NOT_FITTED_PRECISION = MessageKind(
+    "off_fitted_precision", "{precision} was not among the fitted precisions ({fitted})"
+)
+NOT_FITTED_FAMILY = MessageKind(
+    "off_fitted_families", "{families} models were not in the fitted data ({fitted} only)"
+)
+KINDS = (
+    BASIS_BOTH,
+    BASIS_LOMO_ONLY,
+    BASIS_LOAO_ONLY,
+    BASIS_CARRIED,
+    BASIS_SHIPPED,
+    BASIS_ONE_PAIR,
+    BASIS_HAND_SET,
+    NOT_FITTED_HW,
+    NOT_FITTED_PRECISION,
+    NOT_FITTED_FAMILY,
+)
 
 
-def off_ground(profile: Profile, arch: Architecture, hardware: str, precision: str) -> list[str]:
+def off_ground(
+    profile: Profile, arch: Architecture, hardware: str, precision: str
+) -> list[Message]:
     """Why a prediction leaves the profile's calibrated ground (empty when it does not)."""
     ground = profile.ground
     out = []
     if ground.get("hardware") and hardware not in ground["hardware"]:
-        out.append(NOT_FITTED_HW.format(hardware=hardware, fitted=", ".join(ground["hardware"])))
+        out.append(NOT_FITTED_HW(hardware=hardware, fitted=", ".join(ground["hardware"])))
     if ground.get("precisions") and precision not in ground["precisions"]:
         fitted = ", ".join(ground["precisions"])
-        out.append(NOT_FITTED_PRECISION.format(precision=precision, fitted=fitted))
+        out.append(NOT_FITTED_PRECISION(precision=precision, fitted=fitted))
     new = [f for f in families(arch) if ground.get("families") and f not in ground["families"]]
     if new:
         fitted = ", ".join(ground["families"])
-        out.append(NOT_FITTED_FAMILY.format(families=", ".join(new), fitted=fitted))
+        out.append(NOT_FITTED_FAMILY(families=", ".join(new), fitted=fitted))
     return out

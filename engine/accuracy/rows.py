@@ -16,16 +16,17 @@ the scheduler of the profile the rows are predicted under (engine/catalog/schedu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from engine.accuracy.measurements import Measurement
-from engine.assumptions import Assumptions
-from engine.catalog.load import Catalog
+from engine.assumptions import DEFAULTS, Assumptions
+from engine.catalog.reader import Catalog
 from engine.catalog.resolve import default_catalog, resolve_model
 from engine.catalog.scheduler import DEFAULT_SCHEDULER, SchedulerDefaults
 from engine.catalog.shapes import Shapes, shapes_of
+from engine.catalog.specs import check_precision
 from engine.load import analytic as load_analytic
 from engine.load.grid import limits
 from engine.serving import inputs as si
@@ -59,12 +60,23 @@ class RowPlan:
     metrics: tuple[str, ...]
     clients: np.ndarray  # per predictable row: NaN for a static batch, 0 for max, else N
     scheduler: SchedulerDefaults = DEFAULT_SCHEDULER
+    # the expert imbalance and grouped-GEMM waste the layouts and steps were made with
+    moe: tuple[float, float] = (DEFAULTS.expert_imbalance, DEFAULTS.grouped_gemm_tokens)
 
 
 def _resolve(m: Measurement, catalog: Catalog):
+    check_precision(m.precision)  # a format the model does not compute yet (fp4): skipped
+    check_precision(m.kv_precision)
     model = resolve_model(m.model, catalog)
-    placed = si.placement(model, m.hardware, m.tp, m.pp, catalog)  # name, arch, hw, tp, pp
+    placed = si.placement(
+        model=model, hardware=m.hardware, tp=m.tp, pp=m.pp, catalog=catalog, split=_split(m)
+    )  # name, arch, hw, tp, pp
     return placed[1], placed[2]
+
+
+def _split(m: Measurement) -> si.Split:
+    """The row's MoE layout: its expert-parallel ranks and attention DP (neither: a dense split)."""
+    return si.Split(ep=m.ep, attention_dp=m.attention_dp)
 
 
 def _clients(m: Measurement) -> float:
@@ -73,8 +85,11 @@ def _clients(m: Measurement) -> float:
     return 0.0 if m.concurrency == "max" else float(m.concurrency)
 
 
-def plan_rows(rows: Sequence[Measurement], catalog: Catalog | None = None,
-              scheduler: SchedulerDefaults | None = None) -> RowPlan:  # fmt: skip
+def plan_rows(
+    rows: Sequence[Measurement],
+    catalog: Catalog | None = None,
+    scheduler: SchedulerDefaults | None = None,
+) -> RowPlan:
     """Resolve every row's model and accelerator and check its split, once (`scheduler`: the
     one rows under load are predicted with; vLLM's defaults if None)."""
     catalog = catalog or default_catalog()
@@ -91,7 +106,16 @@ def plan_rows(rows: Sequence[Measurement], catalog: Catalog | None = None,
     s = Shapes.stack([shapes_of(arch) for arch, _ in found]) if kept else None
     lay = None
     if kept:
-        layouts = [si.layout(m.tp, m.pp, m.precision, m.kv_precision) for m in kept]
+        layouts = [
+            si.layout(
+                tp=m.tp,
+                pp=m.pp,
+                precision=m.precision,
+                kv_precision=m.kv_precision,
+                split=_split(m),
+            )
+            for m in kept
+        ]
         lay = Layout(*(np.array(column, dtype=float) for column in zip(*layouts, strict=True)))
     request = tuple(  # a row under load runs the static kernel at batch 1 (then replaced)
         np.array([float(getattr(m, attr) or 1) for m in kept])
@@ -123,17 +147,20 @@ def evaluate(plan: RowPlan, a: Assumptions) -> dict[str, np.ndarray]:
         value (each row's metric, in its unit), fits (bool), memory_per_device_bytes,
         usable_memory_bytes and memory_capacity_bytes.
     """
+    plan = _with_moe(plan, a)
     n = plan.rows
     out = {k: np.full(n, np.nan) for k in ("value", *MEMORY_KEYS)}
     out["fits"] = np.zeros(n, dtype=bool)
     if not plan.index.size:
         return out
-    values = [si.device_values(hw, p, a) for hw, p in plan.groups]
+    values = [
+        si.format_values(hw=hw, precision=p, a=a, sched=plan.scheduler) for hw, p in plan.groups
+    ]
     dev = Device(*(np.array(c)[plan.group_of] for c in zip(*(d for d, _ in values), strict=True)))
     etas = [si.efficiencies(a, used) for _, used in values]
     eta = Efficiencies(*(np.array(c)[plan.group_of] for c in zip(*etas, strict=True)))
     with np.errstate(all="ignore"):  # one-output-token rows have no decode step (NaN TPOT)
-        folded = fold(plan.s, dev, plan.lay, eta, np, plan.steps)
+        folded = fold(s=plan.s, dev=dev, lay=plan.lay, eta=eta, xp=np, steps=plan.steps)
         t = evaluate_folded(folded, *plan.request, np)
     metric = np.array(plan.metrics)
     value = np.full(plan.index.size, np.nan)
@@ -142,12 +169,27 @@ def evaluate(plan: RowPlan, a: Assumptions) -> dict[str, np.ndarray]:
     fits = np.broadcast_to(t["fits_in_memory"], value.shape)
     if np.isfinite(plan.clients).any():
         with np.errstate(all="ignore"):
-            value, fits = _under_load(plan, folded, metric, value, fits)
+            value, fits = _under_load(
+                plan=plan, folded=folded, metric=metric, value=value, fits=fits
+            )
     out["value"][plan.index] = value
     out["fits"][plan.index] = fits
     for key in MEMORY_KEYS:
         out[key][plan.index] = np.broadcast_to(t[key], value.shape)
     return out
+
+
+def _with_moe(plan: RowPlan, a: Assumptions) -> RowPlan:
+    """The plan with `a`'s expert imbalance and grouped-GEMM waste (its MoE operators remade
+    when they differ from the plan's; a dense row does not read them)."""
+    moe = (a.expert_imbalance, a.grouped_gemm_tokens)
+    if plan.lay is None or moe == plan.moe:
+        return plan
+    lay = plan.lay._replace(
+        imbalance=np.where(plan.lay.ep > 1, a.expert_imbalance, 1.0),
+        expert_rows=np.full_like(plan.lay.tp, a.grouped_gemm_tokens),
+    )
+    return replace(plan, lay=lay, steps=step_lists(plan.s, lay, np), moe=moe)
 
 
 # metric -> the load model's term, its scale to the metric's unit, and whether a max-throughput
@@ -165,9 +207,10 @@ def _under_load(plan: RowPlan, folded, metric, value, fits) -> tuple:
     when the KV pool holds one whole request."""
     n_in, n_out = plan.request[1], plan.request[2]
     lim = limits(folded, plan.scheduler)
-    closed = load_analytic.closed_loop(folded, lim, np.nan_to_num(plan.clients, nan=1.0), n_in,
-                                       n_out)  # fmt: skip
-    top = load_analytic.max_throughput(folded, lim, n_in, n_out)
+    closed = load_analytic.closed_loop(
+        f=folded, lim=lim, clients=np.nan_to_num(plan.clients, nan=1.0), n_in=n_in, n_out=n_out
+    )
+    top = load_analytic.max_throughput(f=folded, lim=lim, n_in=n_in, n_out=n_out)
     load = np.isfinite(plan.clients)
     is_max = plan.clients == 0
     devices = plan.lay.tp * plan.lay.pp

@@ -1,7 +1,7 @@
 """Measured vs predicted: the serving model's prediction of every row of a measurements file.
 
 Each row is predicted under a profile with the serving model (docs/model.md, "Serving model";
-vectorised over the rows by engine/predict.py, equal to `engine.serve` row by row);
+vectorised over the rows by engine/accuracy/rows.py, equal to `engine.serve` row by row);
 its error is predicted / measured − 1. A row the model cannot express (unknown model or
 accelerator, a model without shapes, a split the model refuses, a batch that does not fit in
 memory) keeps its place with the reason, so nothing is dropped silently. See docs/model.md
@@ -10,6 +10,7 @@ memory) keeps its place with the reason, so nothing is dropped silently. See doc
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -18,8 +19,8 @@ import numpy as np
 from engine.accuracy.measurements import Measurement, ape_summary, to_frame
 from engine.accuracy.rows import RowPlan, evaluate, plan_rows
 from engine.assumptions import Assumptions
-from engine.catalog.load import Catalog
 from engine.catalog.profiles import Profile, get_profile
+from engine.catalog.reader import Catalog
 
 if TYPE_CHECKING:  # pandas loads with the first table, keeping `import engine` fast
     import pandas as pd
@@ -73,37 +74,22 @@ def predict(
     return value, reasons
 
 
-def memory_fractions(
-    rows: Sequence[Measurement], assumptions: Assumptions, catalog: Catalog | None = None
-) -> np.ndarray:
-    """Memory per device / capacity that each row needs (NaN where the model cannot say)."""
-    result = evaluate(plan_rows(rows, catalog), assumptions)
-    return result["memory_per_device_bytes"] / result["memory_capacity_bytes"]
-
-
 class ServingPredictor:
     """The calibration's predictor: predicted values under some assumptions (NaN: cannot).
 
-    The rows are resolved once per list of rows (the fit calls it a few hundred times).
+    The rows are resolved once per list of rows (the fit calls it a few hundred times with the
+    same rows): the last list's plan is kept.
     """
 
     def __init__(self, catalog: Catalog | None = None, scheduler=None):
         self.catalog, self.scheduler = catalog, scheduler
-        self._key: tuple = ()
-        self._plan: RowPlan | None = None
+        self._plan = functools.lru_cache(maxsize=1)(self._plan_rows)
+
+    def _plan_rows(self, rows: tuple[Measurement, ...]) -> RowPlan:
+        return plan_rows(rows, self.catalog, self.scheduler)
 
     def __call__(self, rows: Sequence[Measurement], assumptions: Assumptions) -> np.ndarray:
-        key = tuple(rows)
-        if self._plan is None or key != self._key:
-            self._key, self._plan = key, plan_rows(rows, self.catalog, self.scheduler)
-        return predict(rows, assumptions, plan=self._plan)[0]
-
-
-def predict_values(
-    rows: Sequence[Measurement], assumptions: Assumptions, catalog: Catalog | None = None
-) -> np.ndarray:
-    """Predicted values under `assumptions` (NaN where the model cannot)."""
-    return predict(rows, assumptions, catalog=catalog)[0]
+        return predict(rows, assumptions, plan=self._plan(tuple(rows)))[0]
 
 
 def validate(

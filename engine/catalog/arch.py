@@ -62,6 +62,9 @@ class Architecture:
     position_embeddings: bool = False  # learned absolute positions, context_length × h (GPT-2)
     lm_head_bias: bool = False  # GPT-J's LM head has a bias vector
     sliding_pattern: int = 0  # every n-th layer is global (Gemma 3: 6); 0: no fixed pattern
+    # gpt-oss: one learned sink logit per head and layer joins each softmax (an extra "key"
+    # with no value): H parameters a layer; its FLOPs and bytes are negligible, not counted.
+    attention_sinks: bool = False
 
     def __post_init__(self) -> None:
         for name in ("layers", "hidden", "heads", "kv_heads", "head_dim", "vocab"):
@@ -150,6 +153,8 @@ def attention_params(arch: Architecture) -> int:
         count += h
     if arch.qk_norm:
         count += 2 * d
+    if arch.attention_sinks:
+        count += nh
     return count
 
 

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-INPUT_SIDE = 224  # both papers' ImageNet resolution
-
 
 @dataclass(frozen=True, slots=True)
 class Layer:
@@ -62,26 +60,63 @@ class Layer:
 
 def _conv(name, cin, cout, k, stride, side_out, groups=1) -> Layer:
     kind = "depthwise" if groups > 1 and groups == cin else "conv"
-    return Layer(name, kind, cin, cout, k, stride, side_out, groups)
+    return Layer(
+        name=name,
+        kind=kind,
+        in_channels=cin,
+        out_channels=cout,
+        kernel=k,
+        stride=stride,
+        out_side=side_out,
+        groups=groups,
+    )
 
 
 def resnet50() -> list[Layer]:
     """ResNet-50: a 7×7 stem, four stages of [3, 4, 6, 3] bottlenecks, a 1000-way classifier."""
-    layers = [_conv("conv1", 3, 64, 7, 2, 112)]
+    layers = [_conv(name="conv1", cin=3, cout=64, k=7, stride=2, side_out=112)]
     cin, side = 64, 56  # after the 3×3 stride-2 max pool
     for stage, (blocks, width) in enumerate(((3, 64), (4, 128), (6, 256), (3, 512)), start=1):
         for block in range(blocks):
             stride = 2 if block == 0 and stage > 1 else 1
             out_side, cout, tag = side // stride, width * 4, f"layer{stage}.{block}"
             layers += [
-                _conv(f"{tag}.conv1", cin, width, 1, 1, side),
-                _conv(f"{tag}.conv2", width, width, 3, stride, out_side),
-                _conv(f"{tag}.conv3", width, cout, 1, 1, out_side),
+                _conv(name=f"{tag}.conv1", cin=cin, cout=width, k=1, stride=1, side_out=side),
+                _conv(
+                    name=f"{tag}.conv2",
+                    cin=width,
+                    cout=width,
+                    k=3,
+                    stride=stride,
+                    side_out=out_side,
+                ),
+                _conv(name=f"{tag}.conv3", cin=width, cout=cout, k=1, stride=1, side_out=out_side),
             ]
             if block == 0:  # the projection shortcut
-                layers.append(_conv(f"{tag}.downsample", cin, cout, 1, stride, out_side))
+                layers.append(
+                    _conv(
+                        name=f"{tag}.downsample",
+                        cin=cin,
+                        cout=cout,
+                        k=1,
+                        stride=stride,
+                        side_out=out_side,
+                    )
+                )
             cin, side = cout, out_side
-    layers.append(Layer("fc", "fc", 2048, 1000, 1, 1, 1, batch_norm=False, bias=True))
+    layers.append(
+        Layer(
+            name="fc",
+            kind="fc",
+            in_channels=2048,
+            out_channels=1000,
+            kernel=1,
+            stride=1,
+            out_side=1,
+            batch_norm=False,
+            bias=True,
+        )
+    )
     return layers
 
 
@@ -92,19 +127,45 @@ _MOBILENET_V2 += ((6, 160, 3, 2), (6, 320, 1, 1))
 
 def mobilenet_v2() -> list[Layer]:
     """MobileNetV2 (width 1.0): a 3×3 stem, 17 inverted residual blocks, 1×1 to 1280, classifier."""
-    layers = [_conv("features.0", 3, 32, 3, 2, 112)]
+    layers = [_conv(name="features.0", cin=3, cout=32, k=3, stride=2, side_out=112)]
     cin, side, index = 32, 112, 1
     for t, c, n, s in _MOBILENET_V2:
         for repeat in range(n):
             stride = s if repeat == 0 else 1
             hidden, out_side, tag = cin * t, side // stride, f"features.{index}"
             if t != 1:
-                layers.append(_conv(f"{tag}.expand", cin, hidden, 1, 1, side))
-            layers.append(_conv(f"{tag}.depthwise", hidden, hidden, 3, stride, out_side, hidden))
-            layers.append(_conv(f"{tag}.project", hidden, c, 1, 1, out_side))
+                layers.append(
+                    _conv(name=f"{tag}.expand", cin=cin, cout=hidden, k=1, stride=1, side_out=side)
+                )
+            layers.append(
+                _conv(
+                    name=f"{tag}.depthwise",
+                    cin=hidden,
+                    cout=hidden,
+                    k=3,
+                    stride=stride,
+                    side_out=out_side,
+                    groups=hidden,
+                )
+            )
+            layers.append(
+                _conv(name=f"{tag}.project", cin=hidden, cout=c, k=1, stride=1, side_out=out_side)
+            )
             cin, side, index = c, out_side, index + 1
-    layers.append(_conv(f"features.{index}", cin, 1280, 1, 1, side))
-    layers.append(Layer("classifier", "fc", 1280, 1000, 1, 1, 1, batch_norm=False, bias=True))
+    layers.append(_conv(name=f"features.{index}", cin=cin, cout=1280, k=1, stride=1, side_out=side))
+    layers.append(
+        Layer(
+            name="classifier",
+            kind="fc",
+            in_channels=1280,
+            out_channels=1000,
+            kernel=1,
+            stride=1,
+            out_side=1,
+            batch_norm=False,
+            bias=True,
+        )
+    )
     return layers
 
 

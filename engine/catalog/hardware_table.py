@@ -4,7 +4,7 @@ Pure functions from a TOML value to HardwareSpec keyword arguments, with no defa
 interconnect is a full table or the explicit word "none" (a single device); a network (the
 inter-node link per device, optional) is a full table; a price is a
 table whose `usd_per_hour` is a number or "none" (no public list price). Problems raise
-HardwareTableError naming the sub-field; engine/parse.py adds the file and entry. Schema:
+HardwareTableError naming the sub-field; engine/catalog/parse.py adds the file and entry. Schema:
 data/README.md.
 """
 
@@ -16,9 +16,24 @@ from engine.catalog.units import UnitError, quantity, to_si
 
 NONE = "none"
 MAX_TEXT = 300
-LINK_FIELDS = ("name", "bandwidth", "latency", "devices_per_node", "source", "notes")
+LINK_FIELDS = (
+    "name",
+    "bandwidth",
+    "latency",
+    "devices_per_node",
+    "source",
+    "notes",
+    "peer_to_peer",
+    "switch_reduction",
+)
+LINK_FLAGS = ("peer_to_peer", "switch_reduction")  # optional booleans, false when absent
 PRICE_FIELDS = ("usd_per_hour", "source", "date", "notes")
 NETWORK_FIELDS = ("name", "bandwidth", "latency", "source", "notes")
+STREAM_FIELDS = ("name", "bandwidth", "source", "notes")
+_STREAM_EXAMPLE = (
+    'must be a table like { name = "MemoryX", bandwidth = "1.2 TB/s", source = "https://..." } '
+    "(weights streamed from external memory when they do not fit in the device's memory)"
+)
 _LINK_EXAMPLE = (
     'must be "none" (a single device) or a table like { name = "NVLink 4", bandwidth = '
     '"450 GB/s", latency = "2 us", devices_per_node = 8, source = "https://..." }'
@@ -90,13 +105,16 @@ def interconnect_fields(value: object) -> dict:
             interconnect_source="",
             interconnect_notes="a single device (no device-to-device link)",
         )
-    link = _table(value, "interconnect", LINK_FIELDS, _LINK_EXAMPLE)
+    link = _table(value=value, name="interconnect", known=LINK_FIELDS, example=_LINK_EXAMPLE)
     if "devices_per_node" not in link:
         raise HardwareTableError("interconnect.devices_per_node", "required field is missing")
     n = link["devices_per_node"]
     if isinstance(n, bool) or not isinstance(n, int) or not 0 < n <= 100_000:
         message = f"must be a whole number > 0, got {n!r}"
         raise HardwareTableError("interconnect.devices_per_node", message)
+    for flag in LINK_FLAGS:
+        if not isinstance(link.get(flag, False), bool):
+            raise HardwareTableError(f"interconnect.{flag}", "must be true or false")
     return dict(
         interconnect_name=_text(link, "name", "interconnect") or NONE,
         interconnect_bandwidth_bytes_per_s=_positive(link, "bandwidth", "byte/s"),
@@ -104,25 +122,44 @@ def interconnect_fields(value: object) -> dict:
         devices_per_node=n,
         interconnect_source=_text(link, "source", "interconnect"),
         interconnect_notes=_text(link, "notes", "interconnect", required=False),
+        interconnect_peer_to_peer=link.get("peer_to_peer", False),
+        interconnect_switch_reduction=link.get("switch_reduction", False),
     )
 
 
 def network_fields(value: object) -> dict:
     """HardwareSpec's network_* fields from the optional `network` table: the inter-node link
     of one device (its share of the node's NICs), per direction, and the latency per hop."""
-    net = _table(value, "network", NETWORK_FIELDS, _NETWORK_EXAMPLE)
+    net = _table(value=value, name="network", known=NETWORK_FIELDS, example=_NETWORK_EXAMPLE)
     return dict(
         network_name=_text(net, "name", "network"),
-        network_bandwidth_bytes_per_s=_positive(net, "bandwidth", "byte/s", "network"),
-        network_latency_s=_positive(net, "latency", "s", "network"),
+        network_bandwidth_bytes_per_s=_positive(
+            table=net, name="bandwidth", unit="byte/s", owner="network"
+        ),
+        network_latency_s=_positive(table=net, name="latency", unit="s", owner="network"),
         network_source=_text(net, "source", "network"),
         network_notes=_text(net, "notes", "network", required=False),
     )
 
 
+def weight_stream_fields(value: object) -> dict:
+    """HardwareSpec's weight_stream_* fields from the optional `weight_streaming` table: where
+    a model's weights come from when they exceed the device's own memory (Cerebras' MemoryX
+    into the wafer's SRAM), and the injection bandwidth they arrive at."""
+    t = _table(value=value, name="weight_streaming", known=STREAM_FIELDS, example=_STREAM_EXAMPLE)
+    return dict(
+        weight_stream_name=_text(t, "name", "weight_streaming"),
+        weight_stream_bandwidth_bytes_per_s=_positive(
+            table=t, name="bandwidth", unit="byte/s", owner="weight_streaming"
+        ),
+        weight_stream_source=_text(t, "source", "weight_streaming"),
+        weight_stream_notes=_text(t, "notes", "weight_streaming", required=False),
+    )
+
+
 def price_fields(value: object) -> dict:
     """HardwareSpec's price_* fields from the optional `price` table."""
-    price = _table(value, "price", PRICE_FIELDS, _PRICE_EXAMPLE)
+    price = _table(value=value, name="price", known=PRICE_FIELDS, example=_PRICE_EXAMPLE)
     if "usd_per_hour" not in price:
         raise HardwareTableError("price.usd_per_hour", 'required: a number, or "none"')
     usd = price["usd_per_hour"]

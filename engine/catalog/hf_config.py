@@ -1,31 +1,47 @@
 """Bring your own model: a Hugging Face config.json read into an Architecture and a ModelSpec.
 
-The input is untrusted: its size is capped, it must be a JSON object, every shape is checked
-for type and range, and unknown architectures are refused, each with a message that names the
-config.json field. Keys a family leaves out take the defaults of that family's configuration
-class in transformers (e.g. Gemma 3's vocabulary of 262,208). Only the text decoder is read;
-a vision tower is not counted. Field mapping: data/README.md ("arch").
+The input is untrusted: its size is capped, it must be a JSON object whose keys each appear
+once (json keeps the last of two silently; here a key given twice is refused by name), every
+shape is checked for type and range, and unknown architectures are refused, each with a message
+that names the config.json field and echoes at most 40 characters of its value. A UTF-8 byte
+order mark is dropped, as the CSV readers drop it. Keys a family leaves out take the defaults of
+that family's configuration class in transformers (e.g. Gemma 3's vocabulary of 262,208). Only
+the text decoder is read; a vision tower is not counted. Field mapping: data/README.md ("arch").
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 
 from engine.catalog.arch import Architecture, active_param_count, param_count
 from engine.catalog.hf_families import FAMILIES, GEMMA3_TEXT_DEFAULTS, TEXT_CONFIG, Fields
 from engine.catalog.specs import ModelSpec
-from engine.files import read_bounded
+from engine.files import MAX_UPLOAD_BYTES, echo, read_bounded, repeated
 
-MAX_CONFIG_BYTES = 1_000_000  # a config.json is a few kB; refuse anything larger unread
+MAX_CONFIG_BYTES = MAX_UPLOAD_BYTES  # a config.json is a few kB; larger is refused unread
+
+
+class RepeatedKeyError(ValueError):
+    """A JSON object that gives a key twice (json.loads would keep the last value)."""
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """json's object_pairs_hook: the object, or RepeatedKeyError naming a key given twice."""
+    twice = repeated(key for key, _value in pairs)
+    if twice:
+        raise RepeatedKeyError(
+            f"config.json: the key {echo(twice[0])} is given twice in one object "
+            "(give each key once)"
+        )
+    return dict(pairs)
 
 
 def _read_text(path: Path) -> str:
     data = read_bounded(path, MAX_CONFIG_BYTES, "config.json")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ValueError(f"config.json: cannot read {str(path)[:80]} (not UTF-8 text)") from None
 
@@ -33,18 +49,24 @@ def _read_text(path: Path) -> str:
 def read_config(source: str | Path | Mapping) -> dict:
     """A config.json as a dict, from a dict, a JSON text or a file path (at most 1 MB).
 
-    A string that starts with '{' or '[' is JSON text; any other string is a path.
+    A string that starts with '{' or '[' (after any byte order mark) is JSON text; any other
+    string is a path.
+
+    Raises:
+        ValueError: too large, not JSON, not an object, or a key given twice (RepeatedKeyError).
     """
     if isinstance(source, Mapping):
         data = dict(source)
     else:
-        text = source if isinstance(source, str) else None
+        text = source.removeprefix("\ufeff") if isinstance(source, str) else None
         if text is None or text.lstrip()[:1] not in ("{", "["):
             text = _read_text(Path(source))
         if len(text) > MAX_CONFIG_BYTES:
             raise ValueError(f"config.json: larger than {MAX_CONFIG_BYTES:,} bytes")
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_unique_keys)
+        except RepeatedKeyError:
+            raise
         except (ValueError, RecursionError) as exc:
             raise ValueError(f"config.json: not valid JSON ({str(exc)[:120]})") from None
     if not isinstance(data, dict):
@@ -113,7 +135,7 @@ def _architecture(config: Mapping) -> Architecture:
     if family not in FAMILIES:
         known = ", ".join(sorted(FAMILIES))
         raise ValueError(
-            f"config.json: architecture {family[:60]!r} is not supported (known: {known})"
+            f"config.json: architecture {echo(family)} is not supported (known: {known})"
         )
     fields = Fields(config)
     if family in TEXT_CONFIG:
@@ -163,8 +185,3 @@ def model_from_config(
         origin="config.json",
         arch=arch,
     )
-
-
-def without_extras(arch: Architecture) -> Architecture:
-    """The same decoder without parameters outside it (what a config.json import counts)."""
-    return replace(arch, extra_params=0.0)

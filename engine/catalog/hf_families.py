@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from engine.files import echo
+
 _BOUNDS = {  # generous upper limits; beyond them a value is a typo or an attack
     "layers": 10_000,
     "width": 10_000_000,
@@ -38,10 +40,10 @@ class Fields:
         if value is None:
             raise _fail(self.where, key, "is missing")
         if isinstance(value, bool) or not isinstance(value, int):
-            raise _fail(self.where, key, f"must be a whole number, got {str(value)[:40]!r}")
+            raise _fail(self.where, key, f"must be a whole number, got {echo(value)}")
         if not minimum <= value <= _BOUNDS[bound]:
             top = _BOUNDS[bound]
-            raise _fail(self.where, key, f"must be from {minimum} to {top:,}, got {value}")
+            raise _fail(self.where, key, f"must be from {minimum} to {top:,}, got {echo(value)}")
         return value
 
     def maybe(self, key: str, bound: str = "width", *, minimum: int = 1) -> int | None:
@@ -52,7 +54,7 @@ class Fields:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise _fail(self.where, key, f"must be true or false, got {str(value)[:40]!r}")
+            raise _fail(self.where, key, f"must be true or false, got {echo(value)}")
         return value
 
     def text(self, key: str) -> str | None:
@@ -111,7 +113,9 @@ def _llama(f: Fields) -> dict:
 def _mistral(f: Fields) -> dict:  # Mistral, Mixtral and Phi-3: every layer local if windowed
     out = {**_attention_core(f, tied=False)}
     layers = out["layers"]
-    out |= _window_layers(layers, f.maybe("sliding_window", "context"), None, 0)
+    out |= _window_layers(
+        layers=layers, window=f.maybe("sliding_window", "context"), kinds=None, every=0
+    )
     if f.has("num_local_experts"):
         out |= _experts(f, "num_local_experts", "intermediate_size")
     return out
@@ -149,7 +153,9 @@ def _gemma(f: Fields, *, version: int) -> dict:
     out |= {"qkv_bias": bias, "out_bias": bias}
     every = f.whole("sliding_window_pattern", "layers") if version == 3 else 2
     kinds = f.table.get("layer_types") if version == 3 else None
-    return out | _window_layers(out["layers"], f.maybe("sliding_window", "context"), kinds, every)
+    return out | _window_layers(
+        layers=out["layers"], window=f.maybe("sliding_window", "context"), kinds=kinds, every=every
+    )
 
 
 GEMMA3_TEXT_DEFAULTS = {  # transformers' Gemma3TextConfig defaults, for keys a file omits
@@ -162,23 +168,55 @@ GEMMA3_TEXT_DEFAULTS = {  # transformers' Gemma3TextConfig defaults, for keys a 
 
 
 def _llama4(f: Fields) -> dict:
-    if f.table.get("interleave_moe_layer_step", 1) != 1:
-        raise _fail(f.where, "interleave_moe_layer_step", "other than 1 is not supported")
     out = {**_attention_core(f, tied=False), "intermediate": f.whole("intermediate_size_mlp")}
     out |= _experts(f, "num_local_experts", "intermediate_size", shared=1)
+    # Maverick: experts on every 2nd layer, a dense FFN (intermediate_size_mlp) on the others.
+    # The model counts layers by kind, not by position, so they are `dense_layers`.
+    step = (
+        f.whole("interleave_moe_layer_step", "layers") if f.has("interleave_moe_layer_step") else 1
+    )
+    out["dense_layers"] = out["layers"] - out["layers"] // step
     # Chunked local attention on three layers in four (the RoPE layers; every 4th is global):
     # a chunked layer holds at most attention_chunk_size tokens, as a window of that size.
-    return out | _window_layers(out["layers"], f.maybe("attention_chunk_size", "context"), None, 4)
+    return out | _window_layers(
+        layers=out["layers"], window=f.maybe("attention_chunk_size", "context"), kinds=None, every=4
+    )
 
 
 def _gpt_oss(f: Fields) -> dict:
     out = {**_attention_core(f, tied=False), "intermediate": 0}
     bias = f.flag("attention_bias", True)
     out |= {"qkv_bias": bias, "out_bias": bias, "mlp_bias": True}  # experts and router: biases
+    out["attention_sinks"] = True  # GptOssAttention's `sinks`: one logit per head (no key)
     out |= _experts(f, "num_local_experts", "intermediate_size")
     kinds = f.table.get("layer_types")
     window = f.maybe("sliding_window", "context")
-    return out | _window_layers(out["layers"], window, kinds, 0 if kinds else 2)
+    return out | _window_layers(
+        layers=out["layers"], window=window, kinds=kinds, every=0 if kinds else 2
+    )
+
+
+def _deepseek_v32(f: Fields) -> dict:
+    """DeepSeek-V3.2: V3's shapes plus DeepSeek Sparse Attention's lightning indexer, whose
+    fields are read and checked; the serving model attends every key (docs/model.md)."""
+    for key in ("index_n_heads", "index_head_dim"):
+        f.whole(key, "heads" if key == "index_n_heads" else "width")
+    f.whole("index_topk", "context")
+    return _deepseek_v3(f)
+
+
+def _glm4_moe(f: Fields) -> dict:
+    """GLM-4.5/4.6 (glm4_moe): GQA with q/k/v biases and a per-head q/k norm, leading dense
+    layers, then routed experts with shared ones (DeepSeek-V3's MoE spelling)."""
+    out = {**_attention_core(f, tied=False), "qkv_bias": f.flag("attention_bias", False)}
+    out |= {
+        "qk_norm": f.flag("use_qk_norm", False),
+        "dense_layers": f.whole("first_k_dense_replace", "layers", minimum=0),
+    }
+    shared = f.whole("n_shared_experts", "experts", minimum=0)
+    return out | _experts(
+        f=f, count="n_routed_experts", width="moe_intermediate_size", shared=shared
+    )
 
 
 def _deepseek_v3(f: Fields) -> dict:
@@ -195,7 +233,9 @@ def _deepseek_v3(f: Fields) -> dict:
         "qkv_bias": f.flag("attention_bias", False),
     }
     shared = f.whole("n_shared_experts", "experts", minimum=0)
-    return out | _experts(f, "n_routed_experts", "moe_intermediate_size", shared)
+    return out | _experts(
+        f=f, count="n_routed_experts", width="moe_intermediate_size", shared=shared
+    )
 
 
 def _gpt(f: Fields, *, gptj: bool) -> dict:
@@ -275,7 +315,9 @@ FAMILIES: dict[str, Callable[[Fields], dict]] = {
     "Llama4ForCausalLM": _llama4,
     "Llama4ForConditionalGeneration": _llama4,
     "GptOssForCausalLM": _gpt_oss,
-    "DeepseekV3ForCausalLM": _deepseek_v3,
+    "DeepseekV3ForCausalLM": _deepseek_v3,  # and Kimi-K2 (model_type kimi_k2)
+    "DeepseekV32ForCausalLM": _deepseek_v32,
+    "Glm4MoeForCausalLM": _glm4_moe,
     "GPT2LMHeadModel": lambda f: _gpt(f, gptj=False),
     "GPTJForCausalLM": lambda f: _gpt(f, gptj=True),
     "FalconForCausalLM": _falcon,

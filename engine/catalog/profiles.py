@@ -12,12 +12,18 @@ so the serving pages list serving profiles only.
 An optional `[scheduler]` table names the serving stack whose scheduler defaults the load
 simulator uses with this profile (engine/catalog/scheduler.py; docs/model.md, "Serving under
 load"); without it, `scheduler` is None and vLLM's defaults apply.
+
+A profile TOML is untrusted input (an upload, `--profile FILE`): a key given twice is refused
+with its line quoted, each residual must be a finite number from 0 (TOML spells inf and nan),
+`rows` a whole number, and a value is echoed cut at 40 characters (engine/files.py).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
+import sys
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -37,6 +43,7 @@ from engine.catalog.scheduler import (
     scheduler_from_table,
     scheduler_toml_lines,
 )
+from engine.files import echo, toml_problem
 
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "data" / "profiles"
 TRAINING_PROFILE_DIR = PROFILE_DIR / "training"
@@ -51,8 +58,9 @@ TRAINING_PROFILE_KEYS = TRAINING_NAMES
 KINDS = {"serving": PROFILE_KEYS, "training": TRAINING_PROFILE_KEYS}
 GROUND = ("hardware", "precisions", "families", "models")  # kinds of calibrated ground
 CARRIED_BAND = "band_pct"  # residuals key: the band a link carries (engine/accuracy/bands.py)
+MAX_FITTED_ROWS = 1_000_000_000  # [fitted_on] rows: far beyond any file set's rows
 MAX_BAND_PCT = 1000.0  # a band beyond 1,000 % says nothing
-_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-_")
+_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-_.")  # trtllm-1.0
 
 
 def check_profile_name(name: object) -> str:
@@ -60,7 +68,8 @@ def check_profile_name(name: object) -> str:
     text = str(name).strip().lower()
     if not text or len(text) > 40 or not set(text) <= _NAME_CHARS:
         raise ValueError(
-            f"profile name {str(name)[:40]!r}: use 1-40 letters, digits, '-' or '_' (e.g. my-team)"
+            f"profile name {echo(str(name))}: use 1-40 letters, digits, '-', '_' or '.' "
+            "(e.g. my-team)"
         )
     return text
 
@@ -86,6 +95,9 @@ class Profile:
     ground: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     kind: str = "serving"  # or "training": which model's assumptions it sets (KINDS)
     scheduler: SchedulerDefaults | None = None  # the stack's scheduler ([scheduler] table)
+
+    def __hash__(self) -> int:  # its read-only mappings are not hashable; what it sets is
+        return hash((self.name, self.assumptions, self.scheduler, self.kind, self.origin))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "name", check_profile_name(self.name))
@@ -143,7 +155,9 @@ def assumptions_from(
         raise ValueError(f"{label}: [assumptions] must be a table")
     unknown = sorted(set(table) - set(keys))
     if unknown:
-        raise ValueError(f"{label}: unknown assumption {unknown[0]!r} (known: {', '.join(keys)})")
+        raise ValueError(
+            f"{label}: unknown assumption {echo(unknown[0])} (known: {', '.join(keys)})"
+        )
     try:
         checked = make_assumptions(base, **table)
     except ValueError as exc:
@@ -168,26 +182,30 @@ def profile_from_toml(data: bytes | str, label: str, origin: str = "uploaded") -
     if len(raw) > MAX_PROFILE_BYTES:
         raise ValueError(f"{label}: larger than {MAX_PROFILE_BYTES:,} bytes")
     try:
-        doc = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
         raise ValueError(f"{label}: not a TOML file ({exc})") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:  # a key given twice among them, its line quoted
+        raise ValueError(f"{label}: not a TOML file ({toml_problem(exc, text)})") from None
     fit = doc.get("fitted_on", {})
     res = doc.get("residuals", {})
     if not isinstance(fit, dict) or not isinstance(res, dict):
         raise ValueError(f"{label}: [fitted_on] and [residuals] must be tables")
     kind = doc.get("kind", "serving")
-    if kind not in KINDS:
-        raise ValueError(f"{label}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise ValueError(f"{label}: kind must be one of {', '.join(KINDS)}, got {echo(kind)}")
     try:
         return Profile(
             name=doc.get("name", Path(label).stem),
             assumptions=assumptions_from(doc.get("assumptions", {}), label, keys=KINDS[kind]),
             description=str(doc.get("description", "")),
             fitted_on=tuple(str(f) for f in fit.get("files", [])),
-            rows=int(fit.get("rows", 0)),
+            rows=_fitted_rows(fit.get("rows", 0)),
             fitted_at=str(doc.get("fitted_at", "")),
             command=str(doc.get("command", "")),
-            residuals={k: float(v) for k, v in res.items() if k != "worst"},
+            residuals={k: _residual(k, v) for k, v in res.items() if k != "worst"},
             worst=tuple(str(w) for w in res.get("worst", [])),
             origin=origin,
             fitted=tuple(str(p) for p in fit.get("parameters", [])),
@@ -199,6 +217,23 @@ def profile_from_toml(data: bytes | str, label: str, origin: str = "uploaded") -
     except (TypeError, ValueError) as exc:
         message = str(exc)
         raise ValueError(message if message.startswith(label) else f"{label}: {message}") from None
+
+
+def _fitted_rows(value: object) -> int:
+    """[fitted_on] rows: a whole number from 0 to MAX_FITTED_ROWS (never cut, never infinite)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_FITTED_ROWS:
+        raise ValueError(f"fitted_on.rows must be a whole number from 0 to {MAX_FITTED_ROWS:,}")
+    return value
+
+
+def _residual(key: str, value: object) -> float:
+    """A [residuals] figure: a finite number from 0 (a percentage or a row count). TOML spells
+    inf and nan, which would make an infinite error band, and an integer of 4,000 digits, which
+    float() cannot take (OverflowError, not a ValueError)."""
+    ok = isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool))
+    if not (ok and 0 <= value <= sys.float_info.max):  # False for inf, nan, too many digits
+        raise ValueError(f"residuals.{key[:40]} must be a finite number from 0, got {echo(value)}")
+    return float(value)
 
 
 def _scheduler(doc: dict, label: str) -> SchedulerDefaults | None:
@@ -259,25 +294,41 @@ def builtin_profiles(directory: Path = PROFILE_DIR) -> dict[str, Profile]:
     return {DEFAULT_PROFILE: found.pop(DEFAULT_PROFILE)} | found
 
 
-_CACHE: dict[str, Profile] = {}
+# Profiles are named by stack and release; each stack's short name stands for its current
+# profile. Resolved here and nowhere else: `--profile trtllm`, links and scripts keep working.
+ALIASES: Mapping[str, str] = MappingProxyType({"trtllm": "trtllm-1.0", "vllm": "vllm-mi300x"})
+
+
+@functools.cache
+def _builtin() -> Mapping[str, Profile]:
+    """The built-in serving profiles, read once (read-only: shared by every caller); an alias
+    is its profile under the alias's name (the label says which: `profile_label`)."""
+    found = builtin_profiles()
+    aliases = {a: replace(found[t], name=a) for a, t in ALIASES.items() if t in found}
+    return MappingProxyType(found | aliases)
 
 
 def get_profile(profile: str | Profile | None = None) -> Profile:
     """A Profile by name (built-in), or the Profile itself; None means `tutorial`."""
     if isinstance(profile, Profile):
         return profile
-    if not _CACHE:
-        _CACHE.update(builtin_profiles())
+    known = _builtin()
     name = DEFAULT_PROFILE if profile is None else str(profile).strip().lower()
-    if name not in _CACHE:
-        raise ValueError(f"unknown profile {str(profile)[:40]!r} (known: {', '.join(_CACHE)})")
-    return _CACHE[name]
+    if name not in known:
+        raise ValueError(f"unknown profile {echo(str(profile))} (known: {', '.join(known)})")
+    return known[name]
 
 
 def profile_names() -> tuple[str, ...]:
-    """The built-in profiles' names."""
-    get_profile()
-    return tuple(_CACHE)
+    """The built-in profiles' names (`tutorial` first, the stacks' short aliases last)."""
+    return tuple(_builtin())
+
+
+def profile_label(name: str) -> str:
+    """A profile's name as lists show it: an alias says what it stands for,
+    "trtllm (= trtllm-1.0)"."""
+    target = ALIASES.get(name)
+    return f"{name} (= {target})" if target and target in _builtin() else name
 
 
 def training_profiles(directory: Path = TRAINING_PROFILE_DIR) -> dict[str, Profile]:
@@ -291,7 +342,10 @@ def training_profiles(directory: Path = TRAINING_PROFILE_DIR) -> dict[str, Profi
     return found
 
 
-_TRAINING: dict[str, Profile] = {}
+@functools.cache
+def _builtin_training() -> Mapping[str, Profile]:
+    """The built-in training profiles, read once (read-only: shared by every caller)."""
+    return MappingProxyType(training_profiles())
 
 
 def get_training_profile(profile: str | Profile | None = None) -> Profile:
@@ -300,25 +354,17 @@ def get_training_profile(profile: str | Profile | None = None) -> Profile:
         if profile.kind != "training":
             raise ValueError(f"profile {profile.name!r} is a serving profile, not a training one")
         return profile
-    if not _TRAINING:
-        _TRAINING.update(training_profiles())
+    known = _builtin_training()
     name = DEFAULT_TRAINING_PROFILE if profile is None else str(profile).strip().lower()
-    if name not in _TRAINING:
-        known = ", ".join(_TRAINING) or "none"
-        raise ValueError(f"unknown training profile {str(profile)[:40]!r} (known: {known})")
-    return _TRAINING[name]
+    if name not in known:
+        listed = ", ".join(known) or "none"
+        raise ValueError(f"unknown training profile {echo(str(profile))} (known: {listed})")
+    return known[name]
 
 
 def training_profile_names() -> tuple[str, ...]:
     """The built-in training profiles' names (`megatron` first)."""
-    get_training_profile()
-    names = sorted(_TRAINING, key=lambda n: (n != DEFAULT_TRAINING_PROFILE, n))
-    return tuple(names)
-
-
-def forget_training_profiles() -> None:
-    """Read data/profiles/training/ again on the next call (after a refit writes it)."""
-    _TRAINING.clear()
+    return tuple(sorted(_builtin_training(), key=lambda n: (n != DEFAULT_TRAINING_PROFILE, n)))
 
 
 def profile_from_values(
@@ -336,7 +382,7 @@ def profile_from_values(
         ground: its calibrated ground by kind (GROUND: "hardware", "precisions", ...), also
             carried by the link, so a prediction off it is still flagged.
     """
-    assumptions = assumptions_from(dict(values), f"profile {name[:40]!r}")
+    assumptions = assumptions_from(dict(values), f"profile {echo(name)}")
     residuals = {}
     if band_pct is not None:
         band = float(band_pct)
@@ -346,8 +392,14 @@ def profile_from_values(
     unknown = sorted(set(ground or {}) - set(GROUND))
     if unknown:
         raise ValueError(f"unknown kind of ground {unknown[0]!r} (known: {', '.join(GROUND)})")
-    return Profile(name, assumptions, "custom (from a link)", origin="link",
-                   residuals=residuals, ground=dict(ground or {}))  # fmt: skip
+    return Profile(
+        name,
+        assumptions,
+        "custom (from a link)",
+        origin="link",
+        residuals=residuals,
+        ground=dict(ground or {}),
+    )
 
 
 def today() -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 
-from engine.catalog.load import ENV_VAR, Catalog, load_catalog
+from engine.catalog.reader import ENV_VAR, Catalog, load_catalog
 from engine.catalog.specs import HardwareSpec, ModelSpec
 
 

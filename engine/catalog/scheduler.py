@@ -27,6 +27,13 @@ from dataclasses import asdict, dataclass, fields
 from engine.checks import check_whole
 
 KV_POLICIES = ("on_demand", "reserve")
+# How the stack sizes its KV pool (engine/serving/memory.py; docs/model.md, "The KV pool"):
+# "capacity": capacity × (1 − memory_reserve), less the weights (the tutorial's rule);
+# "total": vLLM's gpu_memory_utilization, a share of the total memory less the weights, the
+# profiled activation peak and the CUDA graphs; "free": TensorRT-LLM's
+# free_gpu_memory_fraction, a share of what is free once weights, activations and workspace
+# are allocated.
+KV_MEMORY_RULES = ("capacity", "total", "free")
 MAX_NUM_SEQS = 16_384  # sequences per step: 8x TensorRT-LLM's default 2,048
 MAX_BATCHED_TOKENS = 1_048_576  # new tokens per step
 MAX_BLOCK_SIZE = 1024  # tokens per KV block
@@ -43,6 +50,16 @@ VLLM_SOURCES = (
 )
 
 
+OVERRIDABLE = (
+    "max_num_seqs",
+    "max_batched_tokens",
+    "chunked_prefill",
+    "block_size",
+    "kv_policy",
+    "watermark",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class SchedulerDefaults:
     """A serving stack's scheduler settings (checked when built)."""
@@ -56,39 +73,61 @@ class SchedulerDefaults:
     kv_policy: str = "on_demand"
     watermark: float = 0.01  # fraction of the KV pool left free when admitting (on_demand)
     sources: tuple[str, ...] = VLLM_SOURCES
+    kv_memory: str = "capacity"  # how the KV pool is sized (KV_MEMORY_RULES)
 
     def __post_init__(self) -> None:
         for name, value in (("stack", self.stack), ("release", self.release)):
             if not isinstance(value, str) or len(value) > 100:
                 raise ValueError(f"{name} must be text of at most 100 characters")
-        check_whole(self.max_num_seqs, "max_num_seqs", high=MAX_NUM_SEQS)
-        check_whole(self.max_batched_tokens, "max_batched_tokens", high=MAX_BATCHED_TOKENS)
-        check_whole(self.block_size, "block_size", high=MAX_BLOCK_SIZE)
-        if not isinstance(self.chunked_prefill, bool):
-            raise ValueError(f"chunked_prefill must be true or false, got {self.chunked_prefill!r}")
-        if self.kv_policy not in KV_POLICIES:
+        for name in OVERRIDABLE:
+            check_setting(name, getattr(self, name))
+        if self.kv_memory not in KV_MEMORY_RULES:
             raise ValueError(
-                f"kv_policy must be one of {', '.join(KV_POLICIES)}, got {self.kv_policy!r}"[:200]
-            )
-        ok = isinstance(self.watermark, int | float) and not isinstance(self.watermark, bool)
-        if not (ok and math.isfinite(self.watermark) and 0 <= self.watermark <= MAX_WATERMARK):
-            raise ValueError(f"watermark must be a fraction from 0 to {MAX_WATERMARK}")
-        if self.max_batched_tokens < self.max_num_seqs:
-            raise ValueError(
-                f"max_batched_tokens ({self.max_batched_tokens:,}) must be at least max_num_seqs "
-                f"({self.max_num_seqs:,}): every running sequence puts one token in each step"
+                f"kv_memory must be one of {', '.join(KV_MEMORY_RULES)}, got {self.kv_memory!r}"
             )
         if len(self.sources) > 10 or not all(isinstance(s, str) for s in self.sources):
             raise ValueError("sources must be a list of at most 10 URLs")
+
+    @property
+    def max_running(self) -> int:
+        """Sequences that run at once: max_num_seqs, and at most max_batched_tokens (every
+        running sequence puts one token in each step, so a token budget below the sequence
+        limit caps the batch: TensorRT-LLM deployments set max_num_tokens below
+        max_batch_size, e.g. 2,048 and 1,536)."""
+        return min(self.max_num_seqs, self.max_batched_tokens)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self) | {"sources": list(self.sources)}
 
 
+def check_setting(name: str, value: object) -> object:
+    """One scheduler setting, checked (the value, or ValueError naming it)."""
+    if name == "max_num_seqs":
+        return check_whole(value, name, high=MAX_NUM_SEQS)
+    if name == "max_batched_tokens":
+        return check_whole(value, name, high=MAX_BATCHED_TOKENS)
+    if name == "block_size":
+        return check_whole(value, name, high=MAX_BLOCK_SIZE)
+    if name == "chunked_prefill":
+        if not isinstance(value, bool):
+            raise ValueError(f"chunked_prefill must be true or false, got {value!r}")
+        return value
+    if name == "kv_policy":
+        if value not in KV_POLICIES:
+            raise ValueError(
+                f"kv_policy must be one of {', '.join(KV_POLICIES)}, got {value!r}"[:200]
+            )
+        return value
+    if name == "watermark":
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if not (ok and math.isfinite(value) and 0 <= value <= MAX_WATERMARK):
+            raise ValueError(f"watermark must be a fraction from 0 to {MAX_WATERMARK}")
+        return value
+    raise ValueError(f"unknown scheduler setting {name!r}")
+
+
 DEFAULT_SCHEDULER = SchedulerDefaults()
 SCHEDULER_KEYS = tuple(f.name for f in fields(SchedulerDefaults))
-OVERRIDABLE = ("max_num_seqs", "max_batched_tokens", "chunked_prefill", "block_size",
-               "kv_policy", "watermark")  # fmt: skip
 
 
 def scheduler_from_table(table: object, label: str) -> SchedulerDefaults:

@@ -127,13 +127,15 @@ def sequence_kv_bytes(s: Shapes, kv_bytes, context, xp=SCALAR):
     """KV-cache bytes of one sequence of `context` tokens, whole model (every layer, window-capped):
     e.g. Llama-3.1-8B at fp16, 131,072 B per token; DeepSeek-V3 70,272 B; Mistral-7B-v0.1 stops
     at 4,096 tokens × 131,072 B = 536,870,912 B."""
-    return kv_bytes_per_token_layer(s, kv_bytes, 1.0, xp)[0] * cached_tokens(s, context, xp)
+    return kv_bytes_per_token_layer(s=s, kv_bytes=kv_bytes, tp=1.0, xp=xp)[0] * cached_tokens(
+        s, context, xp
+    )
 
 
 def kv_cache_bytes(arch: Architecture, kv_bytes: float, context):
     """`sequence_kv_bytes` of an Architecture; `context` a number (a float back) or an array."""
     c = np.asarray(context, dtype=float)
-    out = np.asarray(sequence_kv_bytes(shapes_of(arch), kv_bytes, c, np))
+    out = np.asarray(sequence_kv_bytes(s=shapes_of(arch), kv_bytes=kv_bytes, context=c, xp=np))
     return float(out) if out.ndim == 0 else out
 
 

@@ -20,6 +20,11 @@ BYTES_PER_PARAM: Mapping[str, float] = MappingProxyType(
     {"fp32": 4.0, "tf32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 )
 PRECISIONS: tuple[str, ...] = tuple(BYTES_PER_PARAM)
+# The peaks of the block-scaled 4-bit formats (NVIDIA's FP4 and OCP's MXFP4 tensor cores), kept
+# apart from the precisions above: only the serving model's number formats read them
+# (engine/catalog/formats.py). A catalogue's `fp4` key is NVIDIA's name for the nvfp4 rate.
+FP4_PEAKS: tuple[str, ...] = ("nvfp4", "mxfp4")
+FP4_PEAK_ALIASES: Mapping[str, str] = MappingProxyType({"fp4": "nvfp4"})
 # Every accelerator lists these two peaks; the others are optional.
 REQUIRED_PEAKS: tuple[str, ...] = ("fp16", "fp32")
 # Where a precision the chip lists no peak for takes its peak from (with a warning, except bf16):
@@ -28,17 +33,32 @@ REQUIRED_PEAKS: tuple[str, ...] = ("fp16", "fp32")
 FALLBACKS: Mapping[str, str] = MappingProxyType(
     {"bf16": "fp16", "tf32": "fp32", "fp8": "fp16", "int8": "fp16", "int4": "fp16"}
 )
-FALLBACK_PRECISION = "fp16"  # the fallback of the 8-bit and 4-bit precisions
 TASKS = ("vision", "llm", "encoder", "diffusion", "speech", "other")
 
 
 def check_precision(precision: str) -> str:
-    """Return the canonical precision name or raise ValueError listing the known ones."""
+    """Return the canonical precision name or raise ValueError listing the known ones.
+
+    These are the tutorial's precisions (the whole-model solve, its sweeps and the LLM decode
+    view); the serving model's number formats are engine/catalog/formats.py's."""
     if type(precision) is str and precision in BYTES_PER_PARAM:  # already canonical
         return precision
     name = str(precision).strip().lower()
     if name not in BYTES_PER_PARAM:
-        raise ValueError(f"unknown precision {precision!r} (known: {', '.join(PRECISIONS)})")
+        raise ValueError(
+            f"unknown precision {str(precision)[:40]!r} (the tutorial's views take: "
+            f"{', '.join(PRECISIONS)}; the serving model's number formats are listed by "
+            "`python -m engine list formats`)"
+        )
+    return name
+
+
+def check_fp4_peak(key: str) -> str:
+    """The canonical key of a 4-bit block-scaled peak (nvfp4, mxfp4; fp4 is nvfp4)."""
+    name = str(key).strip().lower()
+    name = FP4_PEAK_ALIASES.get(name, name)
+    if name not in FP4_PEAKS:
+        raise ValueError(f"unknown 4-bit peak {str(key)[:40]!r} (known: fp4, nvfp4, mxfp4)")
     return name
 
 
@@ -60,7 +80,7 @@ def _positive(owner: str, **values: float) -> None:
 # with 1e-300 B/s would make every time infinite), refused when the catalogue loads.
 RANGES = {
     "peak": (1e6, 1e19, "FLOP/s"),  # 1 MFLOP/s (a microcontroller) to 10 EFLOP/s
-    "memory_bandwidth": (1e6, 1e16, "B/s"),  # 1 MB/s to 10 PB/s
+    "memory_bandwidth": (1e6, 1e17, "B/s"),  # 1 MB/s to 100 PB/s (a wafer's SRAM: 21 PB/s)
     "memory_capacity": (1e3, 1e15, "B"),  # 1 kB to 1 PB
     "dispatch_overhead": (0.0, 1.0, "s"),
     "tdp": (1e-3, 1e6, "W"),
@@ -139,6 +159,11 @@ class HardwareSpec:
     price_source: str = ""
     price_date: str = ""
     price_notes: str = ""
+    # What the link's fabric lets collectives do (docs/model.md, "Collectives"): every device
+    # reads every other's memory at the link's bandwidth (NVSwitch, a full mesh: the stacks'
+    # one-shot and two-shot all-reduces), and the switch reduces (NVLink SHARP: NCCL's NVLS).
+    interconnect_peer_to_peer: bool = False
+    interconnect_switch_reduction: bool = False
     # The inter-node network (scale-out) per device, per direction; None: not catalogued, so
     # training across nodes is refused (docs/model.md, "Training step").
     network_name: str = ""
@@ -146,12 +171,25 @@ class HardwareSpec:
     network_latency_s: float | None = None  # per hop
     network_source: str = ""
     network_notes: str = ""
+    # Dense peaks of the block-scaled 4-bit formats (FP4_PEAKS) where the datasheet gives
+    # them: Blackwell's FP4 tensor cores, CDNA4's MXFP4. Hopper and older have none.
+    fp4_peak_flop_per_s: Mapping[str, float] = field(default_factory=dict)
+    # Weight streaming (docs/model.md, "Weight streaming"): when a model's weights exceed the
+    # device's own memory they stream in from external memory at this injection bandwidth
+    # (Cerebras' MemoryX into the wafer's SRAM), and the device's memory holds the KV cache and
+    # activations only. None: weights must fit.
+    weight_stream_name: str = ""
+    weight_stream_bandwidth_bytes_per_s: float | None = None
+    weight_stream_source: str = ""
+    weight_stream_notes: str = ""
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __hash__(self) -> int:
         return self._hash
 
     def __post_init__(self) -> None:
+        if self.weight_stream_bandwidth_bytes_per_s is not None:
+            _in_range(self.id, "memory_bandwidth", self.weight_stream_bandwidth_bytes_per_s)
         _in_range(self.id, "memory_bandwidth", self.memory_bandwidth_bytes_per_s)
         _in_range(self.id, "memory_capacity", self.memory_capacity_bytes)
         _in_range(self.id, "tdp", self.tdp_w)
@@ -164,6 +202,11 @@ class HardwareSpec:
             if precision not in self.peak_flop_per_s:
                 raise ValueError(f"{self.id}: peak.{precision} is required")
         object.__setattr__(self, "peak_flop_per_s", MappingProxyType(dict(self.peak_flop_per_s)))
+        fp4 = {}
+        for key, peak in self.fp4_peak_flop_per_s.items():
+            fp4[check_fp4_peak(key)] = peak
+            _in_range(self.id, f"peak.{key}", peak)
+        object.__setattr__(self, "fp4_peak_flop_per_s", MappingProxyType(fp4))
         object.__setattr__(self, "_hash", _field_hash(self))
 
     @property
@@ -208,7 +251,9 @@ class ModelSpec:
     notes: str = ""
     aliases: tuple[str, ...] = ()
     origin: str = "built-in"
-    arch: Architecture | None = None  # decoder LLMs: the config.json shapes (engine/arch.py)
+    arch: Architecture | None = (
+        None  # decoder LLMs: the config.json shapes (engine/catalog/arch.py)
+    )
     published_params: float | None = None  # the maker's exact count, when `params` is rounded
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 

@@ -1,6 +1,6 @@
 """`python -m engine calibrate|validate`: fit a profile, and check one against measurements.
 
-`calibrate FILE... [--out data/profiles/NAME.toml]` prints the fitted parameters and the
+`calibrate FILE... [--out data/profiles/<name>.toml]` prints the fitted parameters and the
 in-sample errors (and writes the profile); `validate FILE [--profile NAME|FILE.toml]` prints
 every row with its prediction and error, the MAPE and the worst rows. Rows the model cannot
 express are listed with their reason; exit status 2 only when no row can be predicted (or on
@@ -18,7 +18,6 @@ from engine.accuracy.calibrate import FIT_PARAMS, calibrate, fit_warnings
 from engine.accuracy.measurements import read_measurements
 from engine.accuracy.validate import summarise, validate
 from engine.assumptions import REGISTRY, make_assumptions
-from engine.catalog.load import Catalog
 from engine.catalog.profiles import (
     MAX_PROFILE_BYTES,
     Profile,
@@ -27,9 +26,10 @@ from engine.catalog.profiles import (
     profile_from_toml,
     profile_to_toml,
 )
+from engine.catalog.reader import Catalog
 from engine.cli.flags import add_serving_flags
 from engine.cli.output import json_text
-from engine.files import read_bounded
+from engine.files import echo, read_bounded
 from engine.report.export import key_value_table
 
 
@@ -57,7 +57,7 @@ def add_accuracy_commands(sub) -> None:
 def _profile_arg(text: str) -> Profile:
     if text.endswith(".toml"):
         path = Path(text)
-        data = read_bounded(path, MAX_PROFILE_BYTES, f"--profile {text[:60]!r}")
+        data = read_bounded(path, MAX_PROFILE_BYTES, f"--profile {echo(text, 60)}")
         return profile_from_toml(data, path.name, origin="file")
     return get_profile(text)
 
@@ -69,16 +69,19 @@ def _fit_list(text: str | None) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in FIT_PARAMS]
     if unknown or not names:
-        raise ValueError(f"--fit: cannot fit {unknown[0] if unknown else 'nothing'!r} "
-                         f"(fittable: {', '.join(FIT_PARAMS)})")  # fmt: skip
+        raise ValueError(
+            f"--fit: cannot fit {unknown[0] if unknown else 'nothing'!r} "
+            f"(fittable: {', '.join(FIT_PARAMS)})"
+        )
     return names
 
 
 def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
     """Fit, optionally write the TOML, and print the parameters and in-sample errors."""
     name = check_profile_name(args.name or (Path(args.out).stem if args.out else "fitted"))
-    fixed = {a.name: getattr(args, a.name) for a in REGISTRY if getattr(args, a.name, None)
-             is not None}  # fmt: skip
+    fixed = {
+        a.name: getattr(args, a.name) for a in REGISTRY if getattr(args, a.name, None) is not None
+    }
     flags = [f"--{k.replace('_', '-')} {v:g}" for k, v in fixed.items()]
     chosen = _fit_list(args.fit)
     flags += ["--fit", ",".join(chosen)] if args.fit else []
@@ -103,7 +106,9 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
         try:
             Path(args.out).write_text(profile_to_toml(profile))
         except OSError as exc:
-            raise ValueError(f"--out {args.out[:60]!r}: cannot write it ({exc.strerror})") from None
+            raise ValueError(
+                f"--out {echo(args.out, 60)}: cannot write it ({exc.strerror})"
+            ) from None
     if args.format == "json":
         return json_text(profile.as_dict())
     fitted = {k: v for k, v in profile.values().items() if k in profile.fitted}
@@ -155,8 +160,10 @@ def validation_table(df, summary: dict) -> str:
     )
     pct = {k: round(float(summary[k]), 1) for k in ("mape_pct", "median_ape_pct", "max_ape_pct")}
     lines = [shown.to_string(index=False), ""]
-    lines.append(f"profile {summary['profile']}: {summary['predicted_rows']} of "
-                 f"{summary['rows']} rows predicted")  # fmt: skip
+    lines.append(
+        f"profile {summary['profile']}: {summary['predicted_rows']} of "
+        f"{summary['rows']} rows predicted"
+    )
     lines.append(key_value_table(pct))
     for key in ("hardware", "metric", "model"):
         by = {k: round(v, 1) for k, v in summary[f"mape_pct_by_{key}"].items()}

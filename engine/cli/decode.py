@@ -1,6 +1,6 @@
-"""`python -m engine decode`: the LLM decode view (docs/model.md) from the shell.
+"""`python -m engine decode`: the tutorial's LLM decode view (docs/model.md) from the shell.
 
-The handler of the `decode` sub-command (its flags are built in engine/cli.py). JSON keys are
+The handler of the `decode` sub-command (its flags are built in engine/cli/main.py). JSON keys are
 `DecodeResult.as_dict()`'s, a contract; bad input raises ValueError/KeyError, which `main`
 turns into one line on stderr and exit status 2.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from engine.catalog.load import Catalog
+from engine.catalog.reader import Catalog
 from engine.cli.model_args import model_from_args
 from engine.cli.output import json_text, table_text
 from engine.roofline.decode_sweep import decode
@@ -18,10 +18,10 @@ from engine.roofline.decode_sweep import decode
 def cmd_decode(args: argparse.Namespace, catalog: Catalog) -> str:
     """Decode step and prefill of one LLM on one accelerator, as JSON or a table."""
     result = decode(
-        model_from_args(args),
-        args.hardware,
-        args.batch_size,
-        args.context,
+        model=model_from_args(args),
+        hardware=args.hardware,
+        batch_size=args.batch_size,
+        context=args.context,
         prompt=args.prompt,
         precision=args.precision,
         kv_precision=args.kv_precision,

@@ -1,4 +1,5 @@
-"""The command line: `python -m engine solve|sweep|decode|serve|load|train|list ...`
+"""The command line: `python -m engine solve|sweep|decode|serve|load|deploy|train|footprint|
+tco|sensitivity|list ...`
 (flags and keys:
 a contract).
 
@@ -14,15 +15,20 @@ import sys
 from collections.abc import Callable
 
 from engine.catalog.arch import param_count
-from engine.catalog.load import Catalog, display_origin, load_catalog
+from engine.catalog.formats import FORMATS, KV_FORMATS, runs_natively
 from engine.catalog.parse import CatalogError
+from engine.catalog.reader import Catalog, display_origin, load_catalog
 from engine.catalog.specs import PRECISIONS
 from engine.cli.accuracy import add_accuracy_commands, cmd_calibrate, cmd_validate
 from engine.cli.decode import cmd_decode
+from engine.cli.deploy import add_deploy_command, cmd_deploy
+from engine.cli.dse import add_dse_commands, cmd_reliability, cmd_train_pareto
 from engine.cli.flags import add_assumption_flags, assumptions_from
+from engine.cli.footprint import add_footprint_commands, cmd_footprint, cmd_tco
 from engine.cli.load import add_load_command, cmd_load
 from engine.cli.model_args import add_model_args, model_from_args, models_from_args
 from engine.cli.output import json_text, table_text
+from engine.cli.sensitivity import add_sensitivity_command, cmd_sensitivity
 from engine.cli.serve import add_serve_commands, cmd_ops, cmd_serve
 from engine.cli.train import (
     add_train_commands,
@@ -46,10 +52,10 @@ class _Parser(argparse.ArgumentParser):
 
 def cmd_solve(args: argparse.Namespace, catalog: Catalog) -> str:
     result = solve(
-        model_from_args(args),
-        args.hardware,
-        args.batch_size,
-        args.precision,
+        model=model_from_args(args),
+        hardware=args.hardware,
+        batch_size=args.batch_size,
+        precision=args.precision,
         catalog=catalog,
         assumptions=assumptions_from(args),
     ).as_dict()
@@ -70,10 +76,10 @@ def _batch_list(text: str) -> list[int]:
 
 def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> str:
     df = sweep(
-        models_from_args(args),
-        args.hardware,
-        _batch_list(args.batch_sizes),
-        args.precision or ["fp16"],
+        models=models_from_args(args),
+        hardware=args.hardware,
+        batch_sizes=_batch_list(args.batch_sizes),
+        precisions=args.precision or ["fp16"],
         catalog=catalog,
         assumptions=assumptions_from(args),
     )
@@ -96,56 +102,100 @@ def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> str:
 
 
 def cmd_list(args: argparse.Namespace, catalog: Catalog) -> str:
-    entries = catalog.models if args.what == "models" else catalog.hardware
-    if args.what == "models":
-        rows = [
-            {
-                "id": m.id,
-                "name": m.name,
-                "task": m.task,
-                "params": m.params,
-                "published_params": m.published_params,
-                "params_from_shapes": param_count(m.arch) if m.arch else None,
-                "flops_per_sample": m.flops_per_sample,
-                "flop_convention": m.flop_convention,
-                "layers": m.layers,
-                "source": m.source,
-                "origin": display_origin(m.origin),
-            }
-            for m in entries.values()
-        ]
+    if args.what == "formats":
+        rows = _format_rows()
+    elif args.what == "models":
+        rows = _model_rows(catalog)
     else:
-        rows = [
-            {
-                "id": h.id,
-                "name": h.name,
-                "peak_tflops": {k: v / 1e12 for k, v in h.peak_flop_per_s.items()},
-                "memory_bandwidth_gb_per_s": h.memory_bandwidth_bytes_per_s / 1e9,
-                "memory_capacity_gib": h.memory_capacity_bytes / 2**30,
-                "memory_capacity_bytes": h.memory_capacity_bytes,
-                "capacity_label": h.capacity_label,
-                "dispatch_overhead_ms": h.dispatch_overhead_s * 1e3,
-                "tdp_w": h.tdp_w,
-                "interconnect_name": h.interconnect_name,
-                "interconnect_bandwidth_bytes_per_s": h.interconnect_bandwidth_bytes_per_s,
-                "interconnect_latency_s": h.interconnect_latency_s,
-                "devices_per_node": h.devices_per_node,
-                "interconnect_source": h.interconnect_source,
-                "network_name": h.network_name,
-                "network_bandwidth_bytes_per_s": h.network_bandwidth_bytes_per_s,
-                "network_latency_s": h.network_latency_s,
-                "network_source": h.network_source,
-                "price_per_hour_usd": h.price_per_hour_usd,
-                "price_source": h.price_source,
-                "price_date": h.price_date,
-                "source": h.source,
-                "origin": display_origin(h.origin),
-            }
-            for h in entries.values()
-        ]
+        rows = _hardware_rows(catalog)
     if args.format == "json":
         return json_text(rows)
+    if args.what == "formats":  # weights and KV caches share names: say which
+        return "\n".join(f"{r['kind']:<9} {r['id']:<10} {r['name']}" for r in rows)
     return "\n".join(f"{r['id']:<18} {r['name']}" for r in rows)
+
+
+def _model_rows(catalog: Catalog) -> list[dict]:
+    return [
+        {
+            "id": m.id,
+            "name": m.name,
+            "task": m.task,
+            "params": m.params,
+            "published_params": m.published_params,
+            "params_from_shapes": param_count(m.arch) if m.arch else None,
+            "flops_per_sample": m.flops_per_sample,
+            "flop_convention": m.flop_convention,
+            "layers": m.layers,
+            "source": m.source,
+            "origin": display_origin(m.origin),
+        }
+        for m in catalog.models.values()
+    ]
+
+
+def _hardware_rows(catalog: Catalog) -> list[dict]:
+    return [
+        {
+            "id": h.id,
+            "name": h.name,
+            "peak_tflops": {k: v / 1e12 for k, v in h.peak_flop_per_s.items()},
+            "fp4_peak_tflops": {k: v / 1e12 for k, v in h.fp4_peak_flop_per_s.items()},
+            "native_formats": [f for f in FORMATS if runs_natively(h, f)],
+            "memory_bandwidth_gb_per_s": h.memory_bandwidth_bytes_per_s / 1e9,
+            "memory_capacity_gib": h.memory_capacity_bytes / 2**30,
+            "memory_capacity_bytes": h.memory_capacity_bytes,
+            "capacity_label": h.capacity_label,
+            "dispatch_overhead_ms": h.dispatch_overhead_s * 1e3,
+            "tdp_w": h.tdp_w,
+            "interconnect_name": h.interconnect_name,
+            "interconnect_bandwidth_bytes_per_s": h.interconnect_bandwidth_bytes_per_s,
+            "interconnect_latency_s": h.interconnect_latency_s,
+            "devices_per_node": h.devices_per_node,
+            "interconnect_source": h.interconnect_source,
+            "network_name": h.network_name,
+            "network_bandwidth_bytes_per_s": h.network_bandwidth_bytes_per_s,
+            "network_latency_s": h.network_latency_s,
+            "network_source": h.network_source,
+            "price_per_hour_usd": h.price_per_hour_usd,
+            "price_source": h.price_source,
+            "price_date": h.price_date,
+            "source": h.source,
+            "origin": display_origin(h.origin),
+        }
+        for h in catalog.hardware.values()
+    ]
+
+
+def _format_rows() -> list[dict]:
+    """The serving model's number formats (engine/catalog/formats.py): weights, then KV."""
+    weights = [
+        {
+            "id": f.name,
+            "name": f.summary,
+            "kind": "weights",
+            "weight_bits": f.weight_bits,
+            "activation_bits": f.activation_bits,
+            "block": f.block,
+            "scale_bits": f.scale_bits,
+            "bytes_per_element": f.weight_bytes,
+            "peak": f.peak,
+            "without_that_peak": f.missing,
+            "kv_default": f.kv_default,
+        }
+        for f in FORMATS.values()
+    ]
+    caches = [
+        {
+            "id": k.name,
+            "name": k.summary,
+            "kind": "kv_cache",
+            "bytes_per_element": k.element_bytes,
+            "needs_peak": k.needs_peak or None,
+        }
+        for k in KV_FORMATS.values()
+    ]
+    return weights + caches
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -172,7 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--precision", action="append", choices=PRECISIONS)
     add_assumption_flags(p)
     p.add_argument("--format", choices=["json", "csv", "table"], default="table")
-    p = sub.add_parser("decode", help="an LLM's decode step and prefill (docs/model.md)")
+    p = sub.add_parser(
+        "decode", help="the tutorial's LLM decode view: one decode step and prefill (docs/model.md)"
+    )
     add_model_args(p)
     p.add_argument("--hardware", required=True)
     p.add_argument("--batch-size", type=int, default=1, help="concurrent sequences (default 1)")
@@ -183,12 +235,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_assumption_flags(p)
     p.add_argument("--format", choices=["json", "table"], default="table")
     p = sub.add_parser("list", help="catalogue entries")
-    p.add_argument("what", choices=["models", "hardware"])
+    p.add_argument("what", choices=["models", "hardware", "formats"])
     p.add_argument("--format", choices=["json", "table"], default="table")
     add_accuracy_commands(sub)
     add_serve_commands(sub, add_assumption_flags)
     add_train_commands(sub)
+    add_dse_commands(sub)
     add_load_command(sub, add_assumption_flags)
+    add_deploy_command(sub, add_assumption_flags)
+    add_footprint_commands(sub)
+    add_sensitivity_command(sub, add_assumption_flags)
     return parser
 
 
@@ -204,7 +260,13 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Catalog], str]] = {
     "train": cmd_train,
     "train-search": cmd_train_search,
     "calibrate-train": cmd_calibrate_train,
+    "reliability": cmd_reliability,
+    "train-pareto": cmd_train_pareto,
     "load": cmd_load,
+    "deploy": cmd_deploy,
+    "footprint": cmd_footprint,
+    "tco": cmd_tco,
+    "sensitivity": cmd_sensitivity,
 }
 
 

@@ -6,8 +6,10 @@ best); `calibrate-train` fits the training profile to measured runs and prints (
 it with its in-sample and leave-one-out errors. The flags have the API's names
 (`--micro-batch-size`, `--global-batch-size`, `--seq-len`, ...). A model is `--model ID`,
 `--model-config FILE` or `--gpt-shape LAYERS,HIDDEN,HEADS[,VOCAB]` (a Megatron/GPT-3-style
-model of that sequence length). Bad input raises ValueError, which engine/cli/main.py turns
-into one line on stderr and exit status 2. docs/model.md, "Training step".
+model of that sequence length). The flags build the engine's scenario objects once (a
+TrainRun, and a TrainLayout or a LayoutSpace: engine/scenarios/training.py). Bad input raises
+ValueError, which engine/cli/main.py turns into one line on stderr and exit status 2.
+docs/model.md, "Training step".
 """
 
 from __future__ import annotations
@@ -16,19 +18,39 @@ import argparse
 from pathlib import Path
 
 from engine.assumptions import BY_NAME, TRAINING_NAMES
-from engine.catalog.load import Catalog
+from engine.catalog.reader import Catalog
 from engine.cli.model_args import add_model_args, model_from_args
 from engine.cli.output import json_text, table_text
-from engine.report.export import key_value_table, write_csv
-from engine.training.compute import ATTENTION_KERNELS
-from engine.training.config import RECOMPUTE, TRAIN_PRECISIONS
+from engine.report.export import english_frame, key_value_table, write_csv
+from engine.scenarios.training import (
+    ATTENTION_KERNELS,
+    RECOMPUTE,
+    TRAIN_PRECISIONS,
+    LayoutSpace,
+    TrainLayout,
+    TrainRun,
+)
 from engine.training.gpt import gpt_architecture
 from engine.training.search import RANKS, train_search
 from engine.training.train import train
 
-TABLE_COLUMNS = ("gpus", "tp", "pp", "cp", "vp", "ep", "dp", "micro_batch_size", "zero",
-                 "recompute", "step_time_s", "tokens_per_s_per_gpu", "mfu",
-                 "memory_per_gpu_bytes", "reason")  # fmt: skip
+TABLE_COLUMNS = (
+    "gpus",
+    "tp",
+    "pp",
+    "cp",
+    "vp",
+    "ep",
+    "dp",
+    "micro_batch_size",
+    "zero",
+    "recompute",
+    "step_time_s",
+    "tokens_per_s_per_gpu",
+    "mfu",
+    "memory_per_gpu_bytes",
+    "reason",
+)
 
 
 def _flag(name: str) -> str:
@@ -37,8 +59,11 @@ def _flag(name: str) -> str:
 
 def _model_flags(p: argparse.ArgumentParser) -> None:
     add_model_args(p)
-    p.add_argument("--gpt-shape", metavar="L,H,A[,V]",
-                   help="a GPT-3-style model: layers, hidden, heads[, vocab (51200)]")  # fmt: skip
+    p.add_argument(
+        "--gpt-shape",
+        metavar="L,H,A[,V]",
+        help="a GPT-3-style model: layers, hidden, heads[, vocab (51200)]",
+    )
     p.add_argument("--hardware", required=True)
     p.add_argument("--global-batch-size", type=int, required=True, help="sequences per step")
     p.add_argument("--seq-len", type=int, required=True, help="tokens per sequence")
@@ -62,6 +87,12 @@ def add_train_commands(sub) -> None:
         p.add_argument(f"--{name}", type=int, default=1, help="(default 1)")
     p.add_argument("--recompute", default="none", choices=RECOMPUTE)
     p.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3))
+    for end in ("first", "last"):
+        p.add_argument(
+            f"--{end}-stage-layers",
+            type=int,
+            help=f"layers on the {end} pipeline stage (default: balanced, the ends short first)",
+        )
     p.add_argument("--format", choices=["json", "csv", "table"], default="table")
     p = sub.add_parser("train-search", help="every parallel configuration, ranked")
     _model_flags(p)
@@ -89,24 +120,48 @@ def _model(args: argparse.Namespace):
     if len(parts) not in (3, 4) or not all(t.isdigit() for t in parts):
         raise ValueError(f"--gpt-shape takes LAYERS,HIDDEN,HEADS[,VOCAB], got {args.gpt_shape!r}")
     layers, hidden, heads, *vocab = (int(t) for t in parts)
-    return gpt_architecture(layers=layers, hidden=hidden, heads=heads,
-                            vocab=vocab[0] if vocab else 51_200, seq_len=args.seq_len)  # fmt: skip
+    return gpt_architecture(
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        vocab=vocab[0] if vocab else 51_200,
+        seq_len=args.seq_len,
+    )
 
 
-def _common(args: argparse.Namespace, catalog: Catalog) -> dict:
-    given = {name: getattr(args, name) for name in TRAINING_NAMES}
-    overrides = {k: v for k, v in given.items() if v is not None}
-    return dict(global_batch_size=args.global_batch_size, seq_len=args.seq_len,
-                precision=args.precision, attention=args.attention, profile=args.profile,
-                token_budget=args.token_budget, price_per_gpu_hour=args.price_per_gpu_hour,
-                catalog=catalog, **overrides)  # fmt: skip
+def _run(args: argparse.Namespace, catalog: Catalog, gpus: object) -> TrainRun:
+    """The run the flags name (the assumption flags given are its overrides)."""
+    overrides = {name: getattr(args, name) for name in TRAINING_NAMES}
+    return TrainRun(
+        _model(args),
+        args.hardware,
+        gpus=gpus,
+        global_batch_size=args.global_batch_size,
+        seq_len=args.seq_len,
+        precision=args.precision,
+        attention=args.attention,
+        profile=args.profile,
+        overrides=overrides,
+        catalog=catalog,
+        token_budget=args.token_budget,
+        price_per_gpu_hour=args.price_per_gpu_hour,
+    )
 
 
 def cmd_train(args: argparse.Namespace, catalog: Catalog) -> str:
-    result = train(_model(args), args.hardware, gpus=args.gpus, tp=args.tp, pp=args.pp,
-                   cp=args.cp, vp=args.vp, ep=args.ep, micro_batch_size=args.micro_batch_size,
-                   recompute=args.recompute, zero=args.zero, **_common(args, catalog))  # fmt: skip
-    result = result.as_dict()
+    layout = TrainLayout(
+        tp=args.tp,
+        pp=args.pp,
+        cp=args.cp,
+        vp=args.vp,
+        ep=args.ep,
+        micro_batch_size=args.micro_batch_size,
+        zero=args.zero,
+        recompute=args.recompute,
+        first_stage_layers=args.first_stage_layers,
+        last_stage_layers=args.last_stage_layers,
+    )
+    result = train(_run(args, catalog, args.gpus), layout).as_dict()
     if args.format == "json":
         return json_text(result)
     flat = {k: v for k, v in result.items() if k not in ("assumptions", "warnings")}
@@ -132,20 +187,31 @@ def _list(text: str | None, name: str, word: bool = False) -> list | None:
 
 
 def cmd_train_search(args: argparse.Namespace, catalog: Catalog) -> str:
-    dims = {n: _list(getattr(args, n), n.replace("_", "-"))
-            for n in ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero")}  # fmt: skip
-    df = train_search(_model(args), args.hardware, gpus=_list(args.gpus, "gpus"),
-                      recompute=_list(args.recompute, "recompute", word=True),
-                      rank_by=args.rank_by, include_rejected=args.include_rejected, **dims,
-                      **_common(args, catalog))  # fmt: skip
+    space = LayoutSpace(
+        **{
+            n: _list(getattr(args, n), n.replace("_", "-"))
+            for n in ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero")
+        },
+        recompute=_list(args.recompute, "recompute", word=True),
+    )
+    df = train_search(
+        _run(args, catalog, _list(args.gpus, "gpus")),
+        space,
+        rank_by=args.rank_by,
+        include_rejected=args.include_rejected,
+    )
+    df = english_frame(df)  # a rejected row's reason as its English
     if args.format == "json":
         return json_text(df.to_dict(orient="records"))
     if args.format == "csv":
         return write_csv(df).rstrip("\n")
     if args.top < 1:
         raise ValueError("--top must be 1 or more")
-    return df[list(TABLE_COLUMNS)].head(args.top).to_string(index=False) if len(df) else (
-        "no configuration fits (--include-rejected lists why)")  # fmt: skip
+    return (
+        df[list(TABLE_COLUMNS)].head(args.top).to_string(index=False)
+        if len(df)
+        else ("no configuration fits (--include-rejected lists why)")
+    )
 
 
 def cmd_calibrate_train(args: argparse.Namespace, catalog: Catalog) -> str:
@@ -156,8 +222,10 @@ def cmd_calibrate_train(args: argparse.Namespace, catalog: Catalog) -> str:
 
     name = check_profile_name(args.name)
     files = args.files or [str(MEGATRON_FILE.relative_to(MEGATRON_FILE.parents[3]))]
-    command = " ".join(["python -m engine calibrate-train", *args.files, "--name", name]
-                       + (["--out", args.out] if args.out else []))  # fmt: skip
+    command = " ".join(
+        ["python -m engine calibrate-train", *args.files, "--name", name]
+        + (["--out", args.out] if args.out else [])
+    )
     runs = [run for f in files for run in _read(read_runs, f)]
     profile = calibrate(runs, name=name, command=command)
     if args.out:
@@ -168,10 +236,17 @@ def cmd_calibrate_train(args: argparse.Namespace, catalog: Catalog) -> str:
     if args.format == "json":
         return json_text(profile.as_dict())
     fitted = {k: v for k, v in profile.values().items() if k in FIT_PARAMS}
-    lines = [key_value_table({"profile": profile.name, "rows": profile.rows}), "",
-             "fitted parameters:", key_value_table(fitted), "", "errors (%):",
-             key_value_table({k: round(v, 2) for k, v in profile.residuals.items()}), "",
-             "every run, worst first:"]  # fmt: skip
+    lines = [
+        key_value_table({"profile": profile.name, "rows": profile.rows}),
+        "",
+        "fitted parameters:",
+        key_value_table(fitted),
+        "",
+        "errors (%):",
+        key_value_table({k: round(v, 2) for k, v in profile.residuals.items()}),
+        "",
+        "every run, worst first:",
+    ]
     return "\n".join(lines + [f"  {w}" for w in profile.worst])
 
 

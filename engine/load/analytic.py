@@ -22,6 +22,11 @@ engine/serving/step.py `mixed_step_s`, at mean-field counts:
   steps (Poisson, variance ×1/b), each adding (τ − τ_decode)/(λτ): its p-quantile uses the
   normal approximation.
 
+Speculative decoding (engine/load/speculation.py): a step without prompt chunks is a token
+step of speculative passes, as in the simulator. Prefix caching: the callers pass the prompt
+tokens computed (I less the mean cached, `Limits.cached`), and every context and prompt token
+attends the cached ones as well (the prefix taken to stay cached: no eviction).
+
 Closed loops (N clients) are explicit: with N in service, m = N(O−1)/(O−1+q) and π =
 N·q/(O−1+q) do not depend on τ, and arrivals come at step ends (no residual). Max throughput
 is the capacity. The simulator checks all of this on a grid (tests/test_load_analytic.py):
@@ -35,6 +40,7 @@ from typing import NamedTuple
 import numpy as np
 
 from engine.arrays import INF
+from engine.load.speculation import token_step_s
 from engine.serving.kernel import Folded
 from engine.serving.operators import mean_keys
 from engine.serving.step import mixed_step_s, windows
@@ -56,6 +62,8 @@ class Limits(NamedTuple):
     watermark: object  # fraction kept free (vLLM's policy)
     local_share: object  # share of windowed layers (0: none)
     window: object  # tokens (INF: none)
+    spec: object = None  # speculative decoding (engine/load/speculation.py SpecCost) or None
+    cached: object = 0.0  # mean prompt tokens found in the prefix cache (not in n_in)
 
 
 def mean_window(a, b, w):
@@ -75,27 +83,42 @@ class Keys(NamedTuple):
     prior: tuple
 
 
-def keys(f: Folded, n_in, n_out, chunk) -> Keys:
+def keys(f: Folded, n_in, n_out, chunk, cached=0.0) -> Keys:
     """A decoder attends its mean context over its O−1 steps (window-capped); a prompt token
     mean_keys(I, w) keys; a prompt cut in q chunks starting at 0, c, 2c, … reads Σ min(j·c, w)
-    cached keys, spread over its I tokens."""
-    a, b = n_in + 1.0, np.maximum(n_in + n_out - 1.0, n_in + 1.0)
+    cached keys, spread over its I tokens. With `cached` prefix tokens before the I computed
+    ones (prefix caching), every context is that much longer, every prompt token attends them
+    and each chunk reads them from the cache."""
+    a, b = n_in + cached + 1.0, np.maximum(n_in + n_out - 1.0, n_in + 1.0) + cached
     q = np.ceil(n_in / chunk)
     decode, prompt, prior = [], [], []
     for w in windows(f):
         decode.append(mean_window(a, b, w))
-        prompt.append(mean_keys(n_in, w, np))
+        before = np.minimum(cached, w)
+        prompt.append(mean_keys(n_in, w, np) + before)
         per_prompt = np.minimum(chunk * q * (q - 1.0) / 2.0, np.minimum(w, 1e300) * (q - 1.0))
-        prior.append(per_prompt / n_in)
+        prior.append((per_prompt + q * before) / n_in)  # each chunk reads the cached ones
     return Keys(tuple(decode), tuple(prompt), tuple(prior))
 
 
 def step_s(f: Folded, m, n, chunks, n_in, k: Keys):
     """Seconds of a step of m decoders (mean context) and n prompt tokens in `chunks` chunks."""
-    return mixed_step_s(f, np, decode_seqs=m, decode_keys=tuple(m * x for x in k.decode),
-                        prefill_tokens=n, prefill_seqs=chunks, done_seqs=n / n_in,
-                        prefill_keys=tuple(n * x for x in k.prompt),
-                        prior_keys=tuple(n * x for x in k.prior))  # fmt: skip
+    return mixed_step_s(
+        f,
+        np,
+        decode_seqs=m,
+        decode_keys=tuple(m * x for x in k.decode),
+        prefill_tokens=n,
+        prefill_seqs=chunks,
+        done_seqs=n / n_in,
+        prefill_keys=tuple(n * x for x in k.prompt),
+        prior_keys=tuple(n * x for x in k.prior),
+    )
+
+
+def spec_step_s(f: Folded, lim: Limits, m, k: Keys):
+    """Seconds per token of m decoders' speculative passes at their mean keys."""
+    return token_step_s(lim.spec, f, m=m, keys=tuple(m * x for x in k.decode), xp=np)
 
 
 def _chunk(lim: Limits, m, n_in):
@@ -122,20 +145,25 @@ def mix(f: Folded, lim: Limits, m, pi, c, n_in, n_out) -> Mix:
     π' ≥ π is raised until the steps carry π·c prompt tokens on average."""
     room = np.maximum(lim.tokens - m, 1.0)
     tokens = [np.minimum(k * c, room) for k in range(KMAX + 2)]
-    kk = keys(f, n_in, n_out, c)
-    times = [step_s(f, m, tokens[k], np.minimum(k, np.ceil(room / c)), n_in, kk)
-             for k in range(KMAX + 2)]  # fmt: skip
+    kk = keys(f=f, n_in=n_in, n_out=n_out, chunk=c, cached=lim.cached)
+    times = [
+        step_s(f=f, m=m, n=tokens[k], chunks=np.minimum(k, np.ceil(room / c)), n_in=n_in, k=kk)
+        for k in range(KMAX + 2)
+    ]
+    if lim.spec is not None:  # a step without prompt chunks: a token step of speculative passes
+        times[0] = spec_step_s(f=f, lim=lim, m=m, k=kk)
     target = pi * c
     lam = pi
     for _ in range(6):  # spill: raise π' until E[carried tokens] = π·c
         carried = sum(p * n for p, n in zip(_poisson(lam), tokens, strict=False))
-        lam = np.where(carried > 0, lam * np.minimum(target / np.maximum(carried, 1e-300), 4.0),
-                       lam)  # fmt: skip
+        lam = np.where(
+            carried > 0, lam * np.minimum(target / np.maximum(carried, 1e-300), 4.0), lam
+        )
     probs = _poisson(lam)
     mean = sum(p * t for p, t in zip(probs, times, strict=False))
     second = sum(p * t**2 for p, t in zip(probs, times, strict=False))
     own = sum(p * t for p, t in zip(probs, times[1:], strict=False))
-    return Mix(mean, second, times[0], own, tuple(times))
+    return Mix(mean=mean, second=second, decode=times[0], own=own, times=tuple(times))
 
 
 def own_step(steps: Mix, others) -> object:
@@ -160,8 +188,9 @@ def footprint(lim: Limits, n_in, n_out) -> tuple:
     decoding = (1 - share) * (n_in + n_out / 2.0) + share * mean_window(a, b, lim.window) + half
     prompt = (1 - share) * n_in + share * np.minimum(n_in, lim.window) + half
     whole = np.ceil((n_in + n_out) / lim.block) * lim.block
-    whole = (1 - share) * whole + share * np.minimum(whole, np.ceil(lim.window / lim.block)
-                                                     * lim.block)  # fmt: skip
+    whole = (1 - share) * whole + share * np.minimum(
+        whole, np.ceil(lim.window / lim.block) * lim.block
+    )
     return np.where(lim.reserve, whole, decoding), np.where(lim.reserve, whole, prompt)
 
 
@@ -172,14 +201,25 @@ def capacity(f: Folded, lim: Limits, n_in, n_out) -> dict:
     d = np.maximum(n_out - 1.0, 0.0)
     q = np.ones_like(np.asarray(n_in * 1.0))
     for _ in range(3):  # q depends on the chunk, which depends on m
-        r = np.minimum(np.minimum(lim.seqs / (d + q), lim.tokens / (d + n_in)),
-                       kv / (d * dec_tokens + q * pre_tokens))  # fmt: skip
+        r = np.minimum(
+            np.minimum(lim.seqs / (d + q), lim.tokens / (d + n_in)),
+            kv / (d * dec_tokens + q * pre_tokens),
+        )
         c, q = _chunk(lim, r * d, n_in)
-    steps = mix(f, lim, r * d, r * q, c, n_in, n_out)
-    bound = np.select([r * (d + q) >= lim.seqs * (1 - 1e-9),
-                       r * (d + n_in) >= lim.tokens * (1 - 1e-9)], [0, 1], 2)  # fmt: skip
-    return {"per_step": r, "tau_s": steps.mean, "rate_per_s": r / steps.mean, "decoders": r * d,
-            "running": r * (d + q), "chunk": c, "steps_prefill": q, "bound": bound}  # fmt: skip
+    steps = mix(f=f, lim=lim, m=r * d, pi=r * q, c=c, n_in=n_in, n_out=n_out)
+    bound = np.select(
+        [r * (d + q) >= lim.seqs * (1 - 1e-9), r * (d + n_in) >= lim.tokens * (1 - 1e-9)], [0, 1], 2
+    )
+    return {
+        "per_step": r,
+        "tau_s": steps.mean,
+        "rate_per_s": r / steps.mean,
+        "decoders": r * d,
+        "running": r * (d + q),
+        "chunk": c,
+        "steps_prefill": q,
+        "bound": bound,
+    }
 
 
 def _open_tau(f, lim, rate, n_in, n_out, hi):
@@ -189,7 +229,7 @@ def _open_tau(f, lim, rate, n_in, n_out, hi):
     def mean_step(tau):
         m = rate * d * tau
         c, q = _chunk(lim, m, n_in)
-        return mix(f, lim, m, rate * tau * q, c, n_in, n_out).mean
+        return mix(f=f, lim=lim, m=m, pi=rate * tau * q, c=c, n_in=n_in, n_out=n_out).mean
 
     lo = mean_step(np.zeros_like(hi))  # F(0) ≤ the smallest fixed point
     top = np.maximum(hi, lo)
@@ -230,21 +270,34 @@ def _quantile_wait(p, pw, spread):
 
 def open_loop(f: Folded, lim: Limits, rate, n_in, n_out, burstiness=1.0) -> dict:
     """Steady-state means and tails at `rate` requests/s (arrays; inf beyond saturation)."""
-    cap = capacity(f, lim, n_in, n_out)
+    cap = capacity(f=f, lim=lim, n_in=n_in, n_out=n_out)
     d = np.maximum(n_out - 1.0, 0.0)
     hi = np.where(d > 0, cap["decoders"] / np.maximum(rate * d, 1e-300), cap["tau_s"])
-    tau, found = _open_tau(f, lim, rate, n_in, n_out, np.maximum(hi, cap["tau_s"]))
+    tau, found = _open_tau(
+        f=f, lim=lim, rate=rate, n_in=n_in, n_out=n_out, hi=np.maximum(hi, cap["tau_s"])
+    )
     stable = found & (rate < cap["rate_per_s"])
     m = rate * d * tau
     c, q = _chunk(lim, m, n_in)
-    steps = mix(f, lim, m, rate * tau * q, c, n_in, n_out)
+    steps = mix(f=f, lim=lim, m=m, pi=rate * tau * q, c=c, n_in=n_in, n_out=n_out)
     # the prompts sharing a request's step arrived during the step in which it arrived: a
     # length-biased step, E[τ²]/E[τ] long (so more than the π per step on average)
     t_dec = steps.decode
     t_chunk = own_step(steps, rate * q * steps.second / steps.mean)
     busy = 1.0 - np.exp(-rate * (q * t_chunk + d * tau))  # P(the server is not idle)
     residual = busy * steps.second / (2.0 * steps.mean)
-    before = _prompt_wait(lim, m, rate, tau, n_in, q, t_chunk, steps, residual, busy)
+    before = _prompt_wait(
+        lim=lim,
+        m=m,
+        rate=rate,
+        tau=tau,
+        n_in=n_in,
+        q=q,
+        t_chunk=t_chunk,
+        steps=steps,
+        residual=residual,
+        busy=busy,
+    )
     prefill = before + q * t_chunk
     wait, wait_p = _queue(rate, cap, burstiness)
     ttft = prefill + wait
@@ -252,19 +305,26 @@ def open_loop(f: Folded, lim: Limits, rate, n_in, n_out, burstiness=1.0) -> dict
     # its decode: each adds `extra` (the mean step's excess over a decode step, per prompt)
     extra = np.where(rate * tau > 0, (tau - t_dec) / np.maximum(rate * tau, 1e-300), 0.0)
     tpot = tau + rate * ttft * extra / np.maximum(d, 1.0)
-    out = {"saturation_rate_per_s": cap["rate_per_s"], "stable": stable, "tau_s": tau,
-           "mean_running_requests": m + rate * prefill, "ttft_s_mean": ttft,
-           "tpot_s_mean": np.where(d > 0, tpot, np.nan), "e2e_latency_s_mean": ttft + d * tpot,
-           "queueing_s_mean": wait}  # fmt: skip
+    out = {
+        "saturation_rate_per_s": cap["rate_per_s"],
+        "stable": stable,
+        "tau_s": tau,
+        "mean_running_requests": m + rate * prefill,
+        "ttft_s_mean": ttft,
+        "tpot_s_mean": np.where(d > 0, tpot, np.nan),
+        "e2e_latency_s_mean": ttft + d * tpot,
+        "queueing_s_mean": wait,
+    }
     for p in (50, 90, 99):
         spread_r = np.clip((p / 100.0 - (1.0 - busy)) / np.maximum(busy, 1e-12), 0.0, 1.0)
-        out[f"ttft_s_p{p}"] = (prefill - residual + spread_r * np.maximum(t_chunk, t_dec)
-                               + wait_p(p))  # fmt: skip
+        out[f"ttft_s_p{p}"] = prefill - residual + spread_r * np.maximum(t_chunk, t_dec) + wait_p(p)
         mu = rate * d * tau
         k = np.clip(mu + Z[p] * np.sqrt(mu / burstiness), 0.0, None)
         k = k + rate * ttft  # and those arriving while it waited for its first token
         out[f"tpot_s_p{p}"] = np.where(d > 0, t_dec + k * extra / np.maximum(d, 1.0), np.nan)
-    return _mask(out, stable) | _rates(rate, n_out, m, tau, lim, n_in, d, q)
+    return _mask(out, stable) | _rates(
+        rate=rate, n_out=n_out, m=m, tau=tau, lim=lim, n_in=n_in, d=d, q=q
+    )
 
 
 def _queue(rate, cap, burstiness):
@@ -284,8 +344,11 @@ def _queue(rate, cap, burstiness):
 def _rates(rate, n_out, m, tau, lim, n_in, d, q) -> dict:
     dec_tokens, pre_tokens = footprint(lim, n_in, n_out)
     held = m * dec_tokens + rate * tau * q * pre_tokens
-    return {"requests_per_s": rate, "output_tokens_per_s": rate * n_out,
-            "kv_cache_utilisation": np.clip(held / lim.pool_tokens, 0.0, 1.0)}  # fmt: skip
+    return {
+        "requests_per_s": rate,
+        "output_tokens_per_s": rate * n_out,
+        "kv_cache_utilisation": np.clip(held / lim.pool_tokens, 0.0, 1.0),
+    }
 
 
 def _mask(out: dict, stable) -> dict:
@@ -306,39 +369,51 @@ def closed_loop(f: Folded, lim: Limits, clients, n_in, n_out, lockstep=True) -> 
     N − g others decoding, and O − G pure decode steps. TTFT is one such prefill step (arrivals
     come at step ends), e2e the cycle. Otherwise (lengths drawn) the requests spread out: m =
     N(O−1)/(O−1+q) decoders and π = N·q/(O−1+q) chunks per step, priced by `mix`."""
-    cap = capacity(f, lim, n_in, n_out)
+    cap = capacity(f=f, lim=lim, n_in=n_in, n_out=n_out)
     d = np.maximum(n_out - 1.0, 0.0)
     served = np.minimum(clients, cap["running"])
-    per_step = np.where(lim.chunked, lim.tokens / n_in, np.maximum(np.floor(lim.tokens / n_in),
-                                                                    1.0))  # fmt: skip
+    per_step = np.where(
+        lim.chunked, lim.tokens / n_in, np.maximum(np.floor(lim.tokens / n_in), 1.0)
+    )
     groups = np.clip(np.ceil(served / per_step), 1.0, np.maximum(n_out, 1.0))
     g = served / groups
-    whole = keys(f, n_in, n_out, n_in)
-    t_prefill = step_s(f, served - g, g * n_in, g, n_in, whole)
-    t_decode = step_s(f, served, 0.0 * g, 0.0 * g, n_in, whole)
+    whole = keys(f=f, n_in=n_in, n_out=n_out, chunk=n_in, cached=lim.cached)
+    t_prefill = step_s(f=f, m=served - g, n=g * n_in, chunks=g, n_in=n_in, k=whole)
+    t_decode = step_s(f=f, m=served, n=0.0 * g, chunks=0.0 * g, n_in=n_in, k=whole)
+    if lim.spec is not None:
+        t_decode = spec_step_s(f=f, lim=lim, m=served, k=whole)
     cycle = groups * t_prefill + np.maximum(n_out - groups, 0.0) * t_decode
     q = np.ones_like(served)
     for _ in range(3):
         m = served * d / (d + q)
         c, q = _chunk(lim, m, n_in)
-    steps = mix(f, lim, m, served * q / (d + q), c, n_in, n_out)
+    steps = mix(f=f, lim=lim, m=m, pi=served * q / (d + q), c=c, n_in=n_in, n_out=n_out)
     spread_prefill = q * steps.own
     ttft = np.where(lockstep, t_prefill, spread_prefill)
     e2e = np.where(lockstep, cycle, spread_prefill + d * steps.mean)
     throughput = served / e2e
     wait = np.maximum(clients - served, 0.0) / throughput
-    return {"requests_per_s": throughput, "output_tokens_per_s": throughput * n_out,
-            "ttft_s_mean": wait + ttft, "tpot_s_mean": np.where(d > 0, (e2e - ttft) / d, np.nan),
-            "e2e_latency_s_mean": wait + e2e, "mean_running_requests": served,
-            "saturation_rate_per_s": cap["rate_per_s"]}  # fmt: skip
+    return {
+        "requests_per_s": throughput,
+        "output_tokens_per_s": throughput * n_out,
+        "ttft_s_mean": wait + ttft,
+        "tpot_s_mean": np.where(d > 0, (e2e - ttft) / d, np.nan),
+        "e2e_latency_s_mean": wait + e2e,
+        "mean_running_requests": served,
+        "saturation_rate_per_s": cap["rate_per_s"],
+    }
 
 
 def max_throughput(f: Folded, lim: Limits, n_in, n_out) -> dict:
     """Every request queued: the limits decide the batch (TTFT and e2e depend on the queue's
     length, so they are not given)."""
-    cap = capacity(f, lim, n_in, n_out)
+    cap = capacity(f=f, lim=lim, n_in=n_in, n_out=n_out)
     d = np.maximum(n_out - 1.0, 0.0)
-    return {"requests_per_s": cap["rate_per_s"], "output_tokens_per_s": cap["rate_per_s"] * n_out,
-            "tpot_s_mean": np.where(d > 0, cap["tau_s"], np.nan),
-            "mean_running_requests": cap["running"], "saturation_rate_per_s": cap["rate_per_s"],
-            "bound": cap["bound"]}  # fmt: skip
+    return {
+        "requests_per_s": cap["rate_per_s"],
+        "output_tokens_per_s": cap["rate_per_s"] * n_out,
+        "tpot_s_mean": np.where(d > 0, cap["tau_s"], np.nan),
+        "mean_running_requests": cap["running"],
+        "saturation_rate_per_s": cap["rate_per_s"],
+        "bound": cap["bound"],
+    }

@@ -4,12 +4,14 @@
 accelerators, precision, profile and assumptions as `engine.serve` takes them, the stack's
 scheduler from the profile with any overrides, the KV pool); `simulate` runs one workload on
 it; `serve_load` does both. Every argument is checked before any work, with the bounds of
-engine/load/workload.py and engine/catalog/scheduler.py, and a run whose events would exceed
-MAX_EVENTS is refused with a message saying what to lower. docs/model.md, "Serving under load".
+engine/load/workload.py and engine/catalog/scheduler.py, and a run whose work bound (`run_work`:
+its events and the preemptions it allows) exceeds MAX_EVENTS is refused with its figures and
+what to lower. docs/model.md, "Serving under load".
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -20,33 +22,53 @@ from engine.catalog.resolve import resolve_hardware
 from engine.catalog.scheduler import (
     DEFAULT_SCHEDULER,
     MAX_BATCHED_TOKENS,
+    MAX_NUM_SEQS,
     SchedulerDefaults,
     with_overrides,
 )
 from engine.checks import MAX_TOKENS, check_whole
 from engine.load import results
 from engine.load.pool import PoolSize, pool_size
+from engine.load.prefix import prefix_cache
 from engine.load.simulate import Simulator
-from engine.load.workload import MAX_REQUESTS, Workload, draw, make_workload, margin
-from engine.report.messages import N_
+from engine.load.speculation import SpecCost, spec_cost, step_pricer
+from engine.load.workload import draw
+from engine.report.messages import Message, MessageKind
+from engine.scenarios.bind import bind
+from engine.scenarios.deployment import Deployment, HardwareRef, ModelRef
+from engine.scenarios.service import SLO, Scheduler
+from engine.scenarios.workload import MAX_REQUESTS, OpenLoop, Workload, margin
 from engine.serving import inputs as si
+from engine.serving.kernel import WARNING_KINDS, Warn
 from engine.serving.serve import warning_list
 
-DEFAULT_SLO = {"ttft_ms": 2000.0, "tpot_ms": 100.0}  # the issue's example: 2 s and 100 ms
-MAX_SLO_MS = 1e9
-MAX_EVENTS = 3_000_000  # simulated events per run (about 30 s of CPU); refused above
-ID_KEYS = ("model", "hardware", "devices", "tp", "pp", "precision", "kv_precision",
-           "peak_precision", "profile")  # fmt: skip
+EVENT_US = 15.0  # µs of CPU per event: the slowest kind measured (bench/load_events.py)
+MAX_EVENTS = 2_000_000  # events per run, refused above: at most about 30 s of CPU
+ID_KEYS = (
+    "model",
+    "hardware",
+    "devices",
+    "tp",
+    "pp",
+    "ep",
+    "attention_dp",
+    "precision",
+    "kv_precision",
+    "peak_precision",
+    "profile",
+)
 
 
 @dataclass(frozen=True)
-class Deployment:
-    """A checked, folded deployment with its scheduler and KV pool (no workload yet)."""
+class Instance:
+    """One serving instance: a checked, folded deployment with its scheduler and KV pool (no
+    workload yet)."""
 
     scenario: si.Scenario
     scheduler: SchedulerDefaults
     pool: PoolSize
     price_per_hour_usd: float | None = None  # per accelerator (the catalogue's list price)
+    spec: SpecCost | None = None  # speculative decoding and its drafter (None: off)
 
     @property
     def devices(self) -> int:
@@ -64,58 +86,154 @@ def scheduler_base(profile: object) -> SchedulerDefaults:
     return found.scheduler or DEFAULT_SCHEDULER
 
 
-def deployment(model, hardware, *, tp=1, pp=1, precision="fp16", kv_precision=None,
-               profile="tutorial", assumptions=None, catalog=None, scheduler=None,
-               **overrides) -> Deployment:  # fmt: skip
-    """Check and fold a deployment. `scheduler`: a dict of scheduler overrides
-    (engine/catalog/scheduler.py OVERRIDABLE); `overrides`: assumptions by user name."""
-    base = scheduler_base(profile)
-    if isinstance(profile, Profile):
-        assumptions = profile.assumptions if assumptions is None else assumptions
-        profile = profile.name
-    p = si.scenario(model, hardware, tp, pp, precision, kv_precision, profile, assumptions,
-                    catalog, overrides)  # fmt: skip
-    sched = with_overrides(base, **(scheduler or {}))
-    price = resolve_hardware(hardware, catalog).price_per_hour_usd
-    return Deployment(p, sched, pool_size(p.folded, sched.block_size), price)
+def per_replica(sched: SchedulerDefaults, ranks: int) -> SchedulerDefaults:
+    """The scheduler of a replica whose `ranks` attention data-parallel ranks each run the
+    stack's scheduler on their own batch (TensorRT-LLM's attention DP, SGLang's DP attention,
+    vLLM's data-parallel engines): `ranks` times its sequences and step tokens, within the
+    engine's limits."""
+    if ranks <= 1:
+        return sched
+    return dataclasses.replace(
+        sched,
+        max_num_seqs=min(sched.max_num_seqs * ranks, MAX_NUM_SEQS),
+        max_batched_tokens=min(sched.max_batched_tokens * ranks, MAX_BATCHED_TOKENS),
+    )
 
 
-def check_slo(slo: dict | None) -> dict:
-    """SLO thresholds in ms (None: not applied); DEFAULT_SLO for what is not given."""
-    out = dict(DEFAULT_SLO)
-    for key, value in (slo or {}).items():
-        if key not in DEFAULT_SLO:
-            raise ValueError(f"unknown SLO {key!r} (known: {', '.join(DEFAULT_SLO)})")
-        ok = value is None or (isinstance(value, int | float) and not isinstance(value, bool)
-                               and 0 < value <= MAX_SLO_MS)  # fmt: skip
-        if not ok:
-            raise ValueError(f"slo_{key}: expected a number of ms above 0 (at most "
-                             f"{MAX_SLO_MS:g}), got {value!r}"[:200])  # fmt: skip
-        out[key] = None if value is None else float(value)
-    return out
+def instance(dep: Deployment, scheduler: Scheduler | None = None) -> Instance:
+    """Fold `dep` and size its KV pool under its profile's scheduler with `scheduler`'s
+    overrides (per attention data-parallel rank: `per_replica`)."""
+    base = scheduler_base(dep.profile)
+    p = si.scenario(dep)
+    sched = base if scheduler is None else scheduler.applied_to(base)
+    sched = per_replica(sched, dep.tp if dep.attention_dp else 1)
+    price = resolve_hardware(dep.hardware, dep.catalog).price_per_hour_usd
+    return Instance(
+        scenario=p,
+        scheduler=sched,
+        pool=pool_size(p.folded, sched.block_size),
+        price_per_hour_usd=price,
+        spec=spec_cost(dep),
+    )
 
 
-def _events(requests: int, prompt_tokens: float, max_batched_tokens: int) -> int:
-    """A few events per request, plus one per prompt chunk (half a step's token budget)."""
-    budget = max(max_batched_tokens // 2, 1)
-    return int(4 * requests + 2 * math.ceil(prompt_tokens / budget))
+EDGE_EVENTS = 8  # the measured window's two edges: a run stops before each, one crosses it
+PREEMPTION_SLACK = 2.0  # the preemption allowance's margin over its estimate (see below)
 
 
-def estimated_events(dep: Deployment, n_in: np.ndarray) -> int:
-    """About how many events a run takes: a few per request, plus one per prompt chunk."""
-    return _events(len(n_in), float(n_in.sum()), dep.scheduler.max_batched_tokens)
+@dataclass(frozen=True)
+class Work:
+    """An upper bound of one run's simulation (docs/model.md, "Serving under load", "The
+    work a run takes"): its `events` (the event loop's iterations and one per admission) when
+    at most `preemptions` requests are preempted; the simulator refuses a run past either."""
+
+    events: int
+    preemptions: int
 
 
-def load_events(requests: int, input_tokens: float, max_batched_tokens: int) -> int:
-    """About how many events a run of `requests` requests of `input_tokens` prompt tokens (the
-    mean) takes under a step budget of `max_batched_tokens`: the estimate `serve_load` refuses
-    a run by (MAX_EVENTS), so a caller can bound its work before running anything."""
+def preemption_allowance(inst: Instance, n_in: np.ndarray, n_out: np.ndarray, running: int) -> int:
+    """The preemptions a run may take: none when they cannot happen (TensorRT-LLM's reserve
+    policy, or the `running` longest requests fit the KV pool whole); otherwise PREEMPTION_SLACK
+    × min(the running requests' final demand over the pool, a request's final length over the
+    shortest prompt − 1, the running requests) per request, plus one per running request (the
+    first wave). vLLM admits a request when its prompt fits and preempts the newest when the
+    running ones outgrow the pool, so a request is preempted about as often as the pool is
+    over-committed, and not more often than its prompt fits in its final length. An estimate,
+    not a proof: tests/test_load_work.py measures it against random runs."""
+    pool, sched = inst.pool, inst.scheduler
+    if sched.kv_policy == "reserve" or pool.blocks <= 0:
+        return 0
+    lengths = n_in.astype(np.int64) + n_out.astype(np.int64)
+    longest = np.sort(lengths)[-running:]
+    demand = sum(pool.need(int(t) + 1) for t in longest)  # + 1: the next step's token
+    if demand <= pool.blocks:
+        return 0  # every request the scheduler may run at once fits: nothing is ever preempted
+    over = demand / pool.blocks
+    growth = float(lengths.max()) / float(n_in.min()) - 1.0
+    per_request = PREEMPTION_SLACK * min(over, growth, float(running))
+    return math.ceil(per_request * len(n_in)) + running
+
+
+def run_work(
+    inst: Instance, n_in: np.ndarray, n_out: np.ndarray, *, open_loop: bool, clients: int | None
+) -> Work:
+    """An upper bound of the simulator's work on these requests (N of them), each term a
+    count the event loop cannot exceed (engine/load/simulate.py), given P preemptions:
+
+    - steps with prompt chunks: each completes a prompt (N + P of them) or spends the step's
+      whole token budget on prompts, at least B − C + 1 tokens (B max_batched_tokens, C the
+      requests running at once, at most max_num_seqs); the prompts total Σ input tokens plus,
+      per preemption, the recomputed prompt (at most the longest request less one token);
+    - runs of decode steps (priced in closed form, whatever their length): each ends at a
+      completion (N), an arrival (open loop: N), a preemption (P, and P stale entries of the
+      preempted), a sequence reaching its sliding window (N + P, and P stale), or an edge of
+      the measured window (EDGE_EVENTS);
+    - open loop: a jump to the next arrival when nothing runs (N);
+    - one event per admission (N + P): admitting, the last chunk and the completion are the
+      work that grows with the requests rather than the steps.
+    """
+    sched = inst.scheduler
+    n = len(n_in)
+    running = min(sched.max_num_seqs, n, clients or n)
+    p = preemption_allowance(inst=inst, n_in=n_in, n_out=n_out, running=running)
+    arrivals = n if open_loop else 0
+    longest = int((n_in + n_out).max())
+    prompts = n + p
+    if sched.chunked_prefill:  # without it every step with a prompt completes it
+        tokens = float(n_in.sum()) + p * (longest - 1)
+        prompts += math.ceil(tokens / max(sched.max_batched_tokens - running + 1, 1))
+    decode_runs = n + arrivals + 2 * p + EDGE_EVENTS
+    if inst.pool.window < math.inf:
+        decode_runs += n + 2 * p
+    return Work(events=prompts + decode_runs + arrivals + n + p, preemptions=p)
+
+
+def estimated_events(inst: Instance, w: Workload) -> int:
+    """An upper bound of the events simulating `w` on `inst` takes (`run_work`)."""
+    arrival, n_in, n_out = draw(w)
+    return _work(inst=inst, w=w, arrival=arrival, n_in=n_in, n_out=n_out).events
+
+
+def _work(inst: Instance, w: Workload, arrival, n_in, n_out) -> Work:
+    return run_work(inst, n_in, n_out, open_loop=arrival is not None, clients=w.concurrency)
+
+
+def _legacy_events(requests: int, input_tokens: float, max_batched_tokens: int) -> int:
+    """The older estimate from three figures: four events per request and two per prompt
+    chunk of half the budget (neither decode runs nor preemptions: below the upper bound)."""
     n = check_whole(requests, "requests", high=MAX_REQUESTS)
     budget = check_whole(max_batched_tokens, "max_batched_tokens", high=MAX_BATCHED_TOKENS)
     ok = isinstance(input_tokens, int | float) and not isinstance(input_tokens, bool)
     if not (ok and math.isfinite(input_tokens) and 0 < input_tokens <= MAX_TOKENS):
         raise ValueError(f"input_tokens: expected a mean above 0, at most {MAX_TOKENS:,}")
-    return _events(n, n * float(input_tokens), budget)
+    half = max(budget // 2, 1)
+    return int(4 * n + 2 * math.ceil(n * float(input_tokens) / half))
+
+
+def load_events(
+    deployment: Deployment | ModelRef | int | None = None,
+    workload: Workload | HardwareRef | float | None = None,
+    /,
+    scheduler: Scheduler | int | None = None,
+    **fields: object,
+) -> int:
+    """An upper bound of the events `serve_load` with the same arguments simulates, the figure
+    it refuses a run by (MAX_EVENTS), so a caller can bound its work before running anything
+    (`run_work`; about EVENT_US microseconds of CPU each on the machine measured).
+
+    Takes what `serve_load` takes (a Deployment and a Workload, or the keyword form), the
+    arrivals included (a trace counts its own requests). The older form
+    `load_events(requests, input_tokens, max_batched_tokens)` still answers with the older
+    estimate (four events per request and the prompt chunks: no decode runs or preemptions).
+    """
+    if isinstance(deployment, int | np.integer) and not isinstance(deployment, bool):
+        return _legacy_events(int(deployment), workload, scheduler)
+    given = {"scheduler": scheduler, **fields}
+    dep, w, sched = bind((deployment, workload), given, Deployment, Workload, Scheduler)
+    if w is None:
+        raise ValueError("Workload: give input_tokens, output_tokens")
+    check_arrivals(w)
+    return estimated_events(instance(dep, sched), w)
 
 
 def load_scheduler(profile: object = "tutorial", **overrides: object) -> SchedulerDefaults:
@@ -125,16 +243,38 @@ def load_scheduler(profile: object = "tutorial", **overrides: object) -> Schedul
     return with_overrides(scheduler_base(profile), **overrides)
 
 
-def _check_fit(dep: Deployment, w: Workload, n_in, n_out) -> str | None:
+NO_KV_ROOM = MessageKind(
+    "no_kv_room",
+    "does not fit: the weights ({weights} GB per device) leave no room for a KV cache in "
+    "{usable} GB usable",
+)
+POOL_BELOW_ONE_REQUEST = MessageKind(
+    "kv_pool_below_one_request",
+    "does not fit: the KV pool holds {tokens} tokens, less than one request of {longest} tokens",
+)
+
+
+def check_arrivals(w: Workload) -> None:
+    """A run needs its arrivals, and open-loop ones their rate."""
+    if isinstance(w.arrivals, OpenLoop) and w.arrivals.rate_per_s is None:
+        raise ValueError(
+            "give exactly one of rate (requests/s, open loop), concurrency (clients, or 'max' "
+            "for a max-throughput run) or trace; got none"
+        )
+
+
+def _check_fit(inst: Instance, w: Workload, n_in, n_out) -> Message | None:
     """Why no request can run (None: they can), or ValueError for an impossible schedule."""
-    pool, sched = dep.pool, dep.scheduler
+    pool, sched = inst.pool, inst.scheduler
     longest = int((n_in + n_out).max())
     if pool.blocks <= 0:
-        return (f"does not fit: the weights ({pool.weight_bytes / 1e9:.1f} GB per device) leave "
-                f"no room for a KV cache in {pool.usable_bytes / 1e9:.1f} GB usable")  # fmt: skip
+        return NO_KV_ROOM(
+            weights=f"{pool.weight_bytes / 1e9:.1f}", usable=f"{pool.usable_bytes / 1e9:.1f}"
+        )
     if pool.need(longest) > pool.blocks:
-        return (f"does not fit: the KV pool holds {pool.blocks * pool.block_size:,} tokens, less "
-                f"than one request of {longest:,} tokens")  # fmt: skip
+        return POOL_BELOW_ONE_REQUEST(
+            tokens=f"{pool.blocks * pool.block_size:,}", longest=f"{longest:,}"
+        )
     if not sched.chunked_prefill:
         prompt = longest - 1 if sched.kv_policy == "on_demand" else int(n_in.max())
         if prompt > sched.max_batched_tokens:
@@ -146,78 +286,154 @@ def _check_fit(dep: Deployment, w: Workload, n_in, n_out) -> str | None:
     return None
 
 
-def simulate(dep: Deployment, w: Workload, slo: dict | None = None) -> results.LoadResult:
-    """Run workload `w` on deployment `dep` and summarise the measured window."""
-    slo = check_slo(slo)
+def too_many_events(work: Work) -> str:
+    """The refusal of a run over MAX_EVENTS, with its figures and what to lower."""
+    said = f"{work.preemptions:,} preemptions allowed" if work.preemptions else "no preemption"
+    return (
+        f"this run would take up to {work.events:,} events ({said}; about "
+        f"{work.events * EVENT_US / 1e6:,.0f} s of CPU), more than {MAX_EVENTS:,} (about "
+        f"{MAX_EVENTS * EVENT_US / 1e6:,.0f} s): lower requests or input_tokens (or "
+        "output_tokens, or max_num_seqs), or raise max_batched_tokens"
+    )
+
+
+def simulate(inst: Instance, w: Workload, slo: SLO, recorder=None) -> results.LoadResult:
+    """Run workload `w` on instance `inst` and summarise the measured window (`recorder`: an
+    engine/load/trace_export.py StepRecorder told of every step, or None)."""
+    check_arrivals(w)
     arrival, n_in, n_out = draw(w)
-    events = estimated_events(dep, n_in)
-    if events > MAX_EVENTS:
-        raise ValueError(
-            f"this run would take about {events:,} events (at most {MAX_EVENTS:,}): lower "
-            "requests or input_tokens, or raise max_batched_tokens"
-        )
-    problem = _check_fit(dep, w, n_in, n_out)
+    work = _work(inst=inst, w=w, arrival=arrival, n_in=n_in, n_out=n_out)
+    if work.events > MAX_EVENTS:
+        raise ValueError(too_many_events(work))
+    problem = _check_fit(inst=inst, w=w, n_in=n_in, n_out=n_out)
     if problem:
-        return _result(dep, w, slo, results.empty_metrics(), {}, {}, [problem], fits=False)
+        return _result(
+            inst=inst,
+            w=w,
+            slo=slo,
+            values=results.empty_metrics(),
+            req={},
+            series={},
+            notes=[problem],
+            fits=False,
+        )
     warm = margin(w.requests, w.concurrency)
-    sim = Simulator(dep.scenario.folded, dep.scheduler, dep.pool, arrival=arrival, n_in=n_in,
-                    n_out=n_out, clients=w.concurrency, warm=warm, drain=warm,
-                    max_events=20 * events + 10_000).run()  # fmt: skip
-    values, req = results.metrics(sim, dep.pool, dep.devices, slo)
-    notes = _run_warnings(dep, w, sim, values, n_in, n_out)
-    return _result(dep, w, slo, values, req, results.timeseries(sim, dep.pool), notes, fits=True)
+    sim = Simulator(
+        inst.scenario.folded,
+        inst.scheduler,
+        inst.pool,
+        arrival_s=arrival,
+        input_tokens=n_in,
+        output_tokens=n_out,
+        clients=w.concurrency,
+        warmup=warm,
+        drain=warm,
+        max_events=work.events,
+        max_preemptions=work.preemptions,
+        pricer=step_pricer(inst.scenario.folded, inst.scheduler.max_running, inst.spec),
+        prefix=prefix_cache(w, n_in=n_in, n_out=n_out, pool=inst.pool),
+        recorder=recorder,
+    ).run()
+    values, req = results.metrics(sim=sim, pool=inst.pool, devices=inst.devices, slo=slo)
+    notes = _run_warnings(inst=inst, w=w, sim=sim, values=values, n_in=n_in, n_out=n_out)
+    return _result(
+        inst=inst,
+        w=w,
+        slo=slo,
+        values=values,
+        req=req,
+        series=results.timeseries(sim, inst.pool),
+        notes=notes,
+        fits=True,
+    )
 
 
-PREEMPTIONS = N_("{count} preemptions: the KV pool filled and requests were recomputed")
+PP_ONE_BATCH = MessageKind(
+    "pp_one_batch_in_flight",
+    "pp > 1: one batch is in flight at a time (no interleaved micro-batches), so throughput is "
+    "a lower bound, up to pp times higher",
+)
+PREEMPTIONS = MessageKind(
+    "preemptions", "{count} preemptions: the KV pool filled and requests were recomputed"
+)
+NO_TPOT = MessageKind(
+    "one_token_requests_no_tpot",
+    "requests with one output token have no TPOT (left out of its statistics)",
+)
+QUEUE_GREW = MessageKind(
+    "queue_grew",
+    "the queue grew through the measured window: the arrival rate exceeds what this "
+    "deployment sustains, so latencies depend on the run's length",
+)
+RANK_SCHEDULERS = MessageKind(
+    "attention_dp_schedulers",
+    "attention DP: each of the {ranks} ranks schedules its own batch, so the replica runs up "
+    "to {seqs} sequences and {tokens} tokens a step ({ranks} times the stack's per-rank limits)",
+)
+KINDS = (
+    NO_KV_ROOM,
+    POOL_BELOW_ONE_REQUEST,
+    PP_ONE_BATCH,
+    PREEMPTIONS,
+    NO_TPOT,
+    QUEUE_GREW,
+    RANK_SCHEDULERS,
+)
 
 
-def _run_warnings(dep, w, sim, values, n_in, n_out) -> list[str]:
+def _run_warnings(inst, w, sim, values, n_in, n_out) -> list[Message]:
     notes = []
-    if dep.scenario.pp > 1:
+    if inst.scenario.split.attention_dp:
+        sched = inst.scheduler
         notes.append(
-            N_(
-                "pp > 1: one batch is in flight at a time (no interleaved "
-                "micro-batches), so throughput is a lower bound, up to pp times higher"
+            RANK_SCHEDULERS(
+                ranks=f"{inst.scenario.tp}",
+                seqs=f"{sched.max_num_seqs:,}",
+                tokens=f"{sched.max_batched_tokens:,}",
             )
         )
-    if int((n_in + n_out).max()) > dep.scenario.folded.s.context_length:
-        notes.append(N_("input + output tokens exceed the model's trained context length"))
+    if inst.scenario.pp > 1:
+        notes.append(PP_ONE_BATCH())
+    if int((n_in + n_out).max()) > inst.scenario.folded.s.context_length:
+        notes.append(WARNING_KINDS[Warn.BEYOND_CONTEXT]())  # the serving model's words
     if values["preemptions"]:
-        notes.append(PREEMPTIONS.format(count=f"{values['preemptions']:,}"))
+        notes.append(PREEMPTIONS(count=f"{values['preemptions']:,}"))
     if int(n_out.min()) < 2:
-        notes.append(N_("requests with one output token have no TPOT (left out of its statistics)"))
-    if w.mode in ("open", "trace") and _queue_grew(sim):
-        notes.append(
-            N_(
-                "the queue grew through the measured window: the arrival rate exceeds "
-                "what this deployment sustains, so latencies depend on the run's length"
-            )
-        )
+        notes.append(NO_TPOT())
+    if w.mode in ("open", "trace") and results.queue_grew(sim):
+        notes.append(QUEUE_GREW())
     return notes
 
 
-def _queue_grew(sim: Simulator) -> bool:
-    """More than a tenth of the measured requests more in the system at t1 than at t0."""
-    arrival, done = np.asarray(sim.arrival), np.asarray(sim.t_done)
-    done = np.where(np.isfinite(done), done, np.inf)
-
-    def count(t: float) -> int:
-        return int(((arrival <= t) & (done > t)).sum())
-
-    measured = max(sim.k - sim.warm - sim.drain, 1)
-    return count(sim.t1) - count(sim.t0) > 0.1 * measured
-
-
-def _result(dep, w, slo, values, req, series, notes, *, fits) -> results.LoadResult:
-    p, st = dep.scenario, dep.scenario.setup
-    ids = (p.name, p.hw_id, dep.devices, p.tp, p.pp, st.precision, st.kv_precision,
-           p.peak_precision, st.profile)  # fmt: skip
-    pool = dep.pool
-    head = dict(zip(ID_KEYS, ids, strict=True)) | w.as_dict() | {
-        "input_tokens": w.input_tokens, "output_tokens": w.output_tokens,
-        "slo_ttft_ms": slo["ttft_ms"], "slo_tpot_ms": slo["tpot_ms"],
-    }  # fmt: skip
+def _result(inst, w, slo, values, req, series, notes, *, fits) -> results.LoadResult:
+    p, st = inst.scenario, inst.scenario.setup
+    ids = (
+        p.name,
+        p.hw_id,
+        inst.devices,
+        p.tp,
+        p.pp,
+        p.split.ep,
+        p.split.attention_dp,
+        st.precision,
+        st.kv_precision,
+        p.peak_precision,
+        st.profile,
+    )
+    pool = inst.pool
+    head = (
+        dict(zip(ID_KEYS, ids, strict=True))
+        | w.as_dict()
+        | {
+            "input_tokens": w.input_tokens,
+            "output_tokens": w.output_tokens,
+            "slo_ttft_ms": slo.ttft_ms,
+            "slo_tpot_ms": slo.tpot_ms,
+        }
+        | spec_settings(inst)
+    )
     memory = {
+        "kv_transfer_ms_mean": 0.0,  # one replica: no KV crosses a link (engine/load/disagg.py)
         "kv_pool_blocks": pool.blocks,
         "kv_pool_tokens": pool.blocks * pool.block_size,
         "kv_pool_bytes_per_device": pool.kv_bytes,
@@ -227,38 +443,52 @@ def _result(dep, w, slo, values, req, series, notes, *, fits) -> results.LoadRes
     }
     bits = int(p.folded.static_warnings)
     warnings = warning_list(bits, st.notes) + notes
-    return results.LoadResult(head | values | memory, dep.scheduler.as_dict(), dict(p.echo),
-                              tuple(warnings), req, series)  # fmt: skip
+    return results.LoadResult(
+        values=head | values | memory,
+        scheduler=inst.scheduler.as_dict(),
+        assumptions=dict(p.echo),
+        warnings=tuple(warnings),
+        per_request=req,
+        timeseries=series,
+    )
 
 
-def serve_load(model, hardware, *, tp=1, pp=1, precision="fp16", kv_precision=None,
-               input_tokens=None, output_tokens=None, rate=None, concurrency=None,
-               requests=2000, seed=0, profile="tutorial", assumptions=None, catalog=None,
-               trace=None, burstiness=1.0, length_spread=0.0, max_num_seqs=None,
-               max_batched_tokens=None, chunked_prefill=None, block_size=None, kv_policy=None,
-               watermark=None, slo_ttft_ms=DEFAULT_SLO["ttft_ms"],
-               slo_tpot_ms=DEFAULT_SLO["tpot_ms"], **overrides) -> results.LoadResult:  # fmt: skip
+def spec_settings(inst: Instance) -> dict[str, object]:
+    """The speculation a run used, and its mean accepted tokens per pass (None: off)."""
+    spec = inst.spec.speculation if inst.spec is not None else None
+    if spec is None:
+        keys = ("spec_method", "spec_tokens", "spec_acceptance", "draft_model")
+        return dict.fromkeys(keys) | {"spec_accepted_tokens_mean": None}
+    return spec.as_dict() | {"spec_accepted_tokens_mean": spec.mean_accepted}
+
+
+def serve_load(
+    deployment: Deployment | ModelRef | None = None,
+    workload: Workload | HardwareRef | None = None,
+    /,
+    scheduler: Scheduler | None = None,
+    slo: SLO | None = None,
+    **fields: object,
+) -> results.LoadResult:
     """Serve a stream of requests with continuous batching (docs/model.md, "Serving under load").
 
     Args:
-        model, hardware, tp, pp, precision, kv_precision, profile, assumptions, catalog,
-            **overrides: the deployment, as `engine.serve` takes it.
-        input_tokens, output_tokens: mean lengths (drawn ± `length_spread` when above 0).
-        rate: requests/s, open loop (Poisson; gamma gaps when `burstiness` is not 1).
-        concurrency: N closed-loop clients, or "max" for a max-throughput run.
-        requests, seed: how many requests, and the seed of everything drawn.
-        trace: a Trace (engine/load/trace.py) instead of rate/concurrency and lengths.
-        max_num_seqs, max_batched_tokens, chunked_prefill, block_size, kv_policy, watermark:
-            override the profile's scheduler (engine/catalog/scheduler.py).
-        slo_ttft_ms, slo_tpot_ms: per-request SLOs for goodput (None: not applied).
+        deployment: a Deployment, or (the keyword form) the model, with the accelerator second
+            and the Deployment's other fields as keywords, as `engine.serve` takes them
+            (`engine.serve_load` also takes a fleet: engine/load/disagg.py).
+        workload: a Workload (engine/scenarios/workload.py), or its fields as keywords:
+            input_tokens, output_tokens (means, drawn ± `length_spread` when above 0), the
+            arrivals as `rate` (requests/s, open loop: Poisson, or gamma gaps when
+            `burstiness` is not 1), `concurrency` (N closed-loop clients, or "max" for a
+            max-throughput run) or `trace` (a Trace: its arrivals and lengths), `requests`
+            and `seed` (of everything drawn).
+        scheduler: a Scheduler, or its settings as keywords (max_num_seqs, max_batched_tokens,
+            chunked_prefill, block_size, kv_policy, watermark): overrides of the profile's.
+        slo: an SLO, or `slo_ttft_ms`/`slo_tpot_ms` (None: not applied): the per-request
+            limits goodput counts against.
     """
-    knobs = {"max_num_seqs": max_num_seqs, "max_batched_tokens": max_batched_tokens,
-             "chunked_prefill": chunked_prefill, "block_size": block_size,
-             "kv_policy": kv_policy, "watermark": watermark}  # fmt: skip
-    w = make_workload(input_tokens=input_tokens, output_tokens=output_tokens, rate=rate,
-                      concurrency=concurrency, requests=requests, seed=seed,
-                      burstiness=burstiness, length_spread=length_spread, trace=trace)  # fmt: skip
-    dep = deployment(model, hardware, tp=tp, pp=pp, precision=precision,
-                     kv_precision=kv_precision, profile=profile, assumptions=assumptions,
-                     catalog=catalog, scheduler=knobs, **overrides)  # fmt: skip
-    return simulate(dep, w, {"ttft_ms": slo_ttft_ms, "tpot_ms": slo_tpot_ms})
+    given = {"scheduler": scheduler, "slo": slo, **fields}
+    dep, w, sched, slo = bind((deployment, workload), given, Deployment, Workload, Scheduler, SLO)
+    if w is None:
+        raise ValueError("Workload: give input_tokens, output_tokens")
+    return simulate(instance(dep, sched), w, slo or SLO())

@@ -1,29 +1,35 @@
 """The analytic fast path over a grid: deployments × rates × lengths in one vectorised pass.
 
-Every deployment (model × accelerator × precision × tp × pp) is folded once on numpy arrays,
-as engine/serving/sweep.py folds a sweep (the kernel's `fold` with xp = numpy), laid along the
-first axis; the requests (rate × input × output tokens) along the second. engine/load/analytic.py
-then prices every cell with engine/serving/step.py. A deployment the serving model refuses (a
-TP split that does not divide the heads, say) is left out and listed in `df.attrs["skipped"]`.
-docs/model.md, "Serving under load".
+Every deployment (model × accelerator × precision × tp × pp × ep × attention DP) is folded once
+on numpy arrays, as engine/serving/sweep.py folds a sweep (the kernel's `fold` with xp =
+numpy), laid along the first axis; the requests (rate × input × output tokens) along the
+second. engine/load/analytic.py then prices every cell with engine/serving/step.py. A
+deployment the serving model refuses (a TP split that does not divide the heads, an ep that
+does not divide tp, say) is left out and listed in `df.attrs["skipped"]`. docs/model.md,
+"Serving under load".
 """
 
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from engine.catalog.profiles import get_profile
-from engine.catalog.scheduler import with_overrides
+from engine.catalog.resolve import resolve_model
+from engine.catalog.scheduler import MAX_BATCHED_TOKENS, MAX_NUM_SEQS
 from engine.catalog.shapes import Shapes, shapes_of
-from engine.checks import MAX_DEGREE, MAX_TOKENS, as_list, check_whole_numbers
 from engine.load import analytic as an
-from engine.load.api import DEFAULT_SLO, scheduler_base
-from engine.load.workload import MAX_RATE, check_burstiness
+from engine.load.api import scheduler_base
+from engine.load.prefix import cached_tokens
+from engine.load.speculation import SpecCost, one_layer
+from engine.scenarios.bind import bind
+from engine.scenarios.deployment import Deployments, HardwareRef, ModelRef, check_split
+from engine.scenarios.requests import Traffic
+from engine.scenarios.service import SLO, Scheduler
 from engine.serving import inputs as si
-from engine.serving.kernel import Device, Folded, fold
+from engine.serving.kernel import Device, Efficiencies, Folded, fold
 from engine.serving.operators import Layout, step_lists
 
 if TYPE_CHECKING:
@@ -32,61 +38,120 @@ if TYPE_CHECKING:
 MAX_GRID_ROWS = 1_000_000  # deployments × requests cells, refused above before any work
 
 
-def deployments(models, hardware, precisions, tps, pps, kv_precision, profile, assumptions,
-                 catalog, overrides) -> tuple[list, list[str]]:  # fmt: skip
-    """The valid (name, arch, hw, tp, pp, setup) combinations, and why the others are not."""
+class Placed(NamedTuple):
+    """One deployment of a grid the serving model accepts."""
+
+    name: str
+    arch: object  # Architecture
+    hw: object  # HardwareSpec
+    tp: int
+    pp: int
+    setup: si.Setup
+    split: si.Split
+
+
+def placed(grid: Deployments) -> tuple[list[Placed], list[str]]:
+    """The valid deployments of the grid, and why the others are not."""
     kept, skipped = [], []
-    setups = [si.setup(p, kv_precision, assumptions, profile, overrides) for p in precisions]
-    for model, hw, st, tp, pp in itertools.product(models, hardware, setups, tps, pps):
+    setups = [si.setup_for(grid, p) for p in grid.precisions]
+    axes = (grid.models, grid.hardware, setups, grid.tp, grid.pp, grid.ep, grid.attention_dp)
+    for model, hw, st, tp, pp, ep, on in itertools.product(*axes):
         try:
-            name, arch, spec, t, p = si.placement(model, hw, int(tp), int(pp), catalog)
+            check_split(tp, ep, on)
+            split = si.Split(ep=ep, attention_dp=on)
+            name, arch, spec, t, p = si.placement(
+                model=model, hardware=hw, tp=tp, pp=pp, catalog=grid.catalog, split=split
+            )
+            si.setup_values(spec, st)  # a KV-cache format the accelerator cannot hold
         except ValueError as exc:
-            skipped.append(f"{model} on {hw}, tp {int(tp)}, pp {int(pp)}: {exc}")
+            layout = f"tp {tp}, pp {pp}" + (f", ep {ep}" if ep > 1 else "")
+            layout += ", attention DP" if on else ""
+            skipped.append(f"{model} on {hw}, {layout}: {exc}")
             continue
-        kept.append((name, arch, spec, t, p, st))
+        kept.append(Placed(name=name, arch=arch, hw=spec, tp=t, pp=p, setup=st, split=split))
     return kept, skipped
 
 
-def stack(kept: list) -> Folded:
-    """One Folded of arrays of shape (deployments, 1) (the kernel's fold on numpy)."""
-    s = Shapes.stack([shapes_of(arch) for _, arch, *_ in kept]).map(lambda v: v[:, None])
-    devices = [si.device_values(hw, st.precision, st.assumptions)[0] for _, _, hw, _, _, st in kept]
-    dev = Device(*(np.array(column)[:, None] for column in zip(*devices, strict=True)))
-    lays = [si.layout(t, p, st.precision, st.kv_precision) for *_, t, p, st in kept]
+def scheduler_of(grid: Deployments, scheduler: Scheduler | None):
+    """The grid's profile's scheduler with `scheduler`'s overrides."""
+    base = scheduler_base(grid.profile)
+    return base if scheduler is None else scheduler.applied_to(base)
+
+
+def stack(kept: list[Placed], sched=None) -> Folded:
+    """One Folded of arrays of shape (deployments, 1) (the kernel's fold on numpy; `sched`: the
+    stack whose rule sizes the KV pool)."""
+    s = Shapes.stack([shapes_of(k.arch) for k in kept]).map(lambda v: v[:, None])
+    values = [si.setup_values(k.hw, k.setup, sched) for k in kept]
+    dev = Device(
+        *(np.array(column)[:, None] for column in zip(*(d for d, _ in values), strict=True))
+    )
+    lays = [
+        si.layout(
+            tp=k.tp,
+            pp=k.pp,
+            precision=k.setup.precision,
+            kv_precision=k.setup.kv_precision,
+            split=k.split,
+            a=k.setup.assumptions,
+        )
+        for k in kept
+    ]
     lay = Layout(*(np.array(column, dtype=float)[:, None] for column in zip(*lays, strict=True)))
-    eta = si.efficiencies(kept[0][5].assumptions)
+    pairs = zip(kept, values, strict=True)
+    etas = [si.efficiencies(k.setup.assumptions, used) for k, (_, used) in pairs]
+    eta = Efficiencies(*(np.array(c)[:, None] for c in zip(*etas, strict=True)))
     with np.errstate(all="ignore"):
-        return fold(s, dev, lay, eta, np, step_lists(s, lay, np))
+        return fold(s=s, dev=dev, lay=lay, eta=eta, xp=np, steps=step_lists(s, lay, np))
 
 
-def limits(f: Folded, sched) -> an.Limits:
-    """The scheduler and each deployment's KV pool (engine/load/pool.py's rule, on arrays)."""
+def limits(f: Folded, sched, ranks=1.0) -> an.Limits:
+    """The scheduler and each deployment's KV pool (engine/load/pool.py's rule, on arrays);
+    `ranks`: each deployment's attention data-parallel ranks, whose schedulers each take the
+    stack's limits (api.py `per_replica`)."""
     block = float(sched.block_size)
     per_block = block * f.kv_dev * f.stage
     blocks = np.floor(np.maximum(f.usable - f.weights, 0.0) / per_block)
     share = f.s.local_layers / f.s.layers
-    return an.Limits(float(sched.max_num_seqs), float(sched.max_batched_tokens),
-                     sched.chunked_prefill, blocks * block, block, sched.kv_policy == "reserve",
-                     sched.watermark, share, np.where(share > 0, f.s.window, np.inf))  # fmt: skip
+    return an.Limits(
+        seqs=np.minimum(sched.max_running * ranks, MAX_NUM_SEQS),
+        tokens=np.minimum(sched.max_batched_tokens * ranks, MAX_BATCHED_TOKENS),
+        chunked=sched.chunked_prefill,
+        pool_tokens=blocks * block,
+        block=block,
+        reserve=sched.kv_policy == "reserve",
+        watermark=sched.watermark,
+        local_share=share,
+        window=np.where(share > 0, f.s.window, np.inf),
+    )
 
 
-def _requests(rates, input_tokens, output_tokens) -> tuple:
-    r = np.asarray(as_list(rates, "rates"), dtype=float)
-    if not np.all(np.isfinite(r) & (r > 0) & (r <= MAX_RATE)):
-        raise ValueError(f"rates: expected numbers of requests/s above 0 (at most {MAX_RATE:g})")
-    i = check_whole_numbers(as_list(input_tokens, "input_tokens"), "input_tokens", high=MAX_TOKENS)
-    o = check_whole_numbers(as_list(output_tokens, "output_tokens"), "output_tokens",
-                            high=MAX_TOKENS)  # fmt: skip
-    grid = np.array(list(itertools.product(r, i, o)), dtype=float).T
+def _requests(traffic: Traffic) -> tuple:
+    """Rates × input × output tokens along the second axis, shape (1, R) each."""
+    axes = (traffic.rates, traffic.input_tokens, traffic.output_tokens)
+    grid = np.array(list(itertools.product(*axes)), dtype=float).T
     return grid[0][None, :], grid[1][None, :], grid[2][None, :]
 
 
-def load_grid(models, hardware, *, rates, input_tokens, output_tokens, tp=1, pp=1,
-              precisions="fp16", kv_precision=None, profile="tutorial", assumptions=None,
-              catalog=None, burstiness=1.0, slo_ttft_ms_p90=DEFAULT_SLO["ttft_ms"],
-              slo_tpot_ms_p99=DEFAULT_SLO["tpot_ms"], scheduler=None,
-              **overrides) -> pd.DataFrame:  # fmt: skip
+def load_grid(
+    deployments: Deployments | ModelRef | list | None = None,
+    hardware: HardwareRef | list | None = None,
+    /,
+    traffic: Traffic | None = None,
+    scheduler: Scheduler | None = None,
+    slo: SLO | None = None,
+    **fields: object,
+) -> pd.DataFrame:
     """The analytic steady state of every deployment × rate × input × output tokens.
+
+    Args:
+        deployments: a Deployments grid, or (the keyword form) the models, with the
+            accelerators second and the grid's other axes and fields as keywords (tp, pp,
+            precisions: one or several each; kv_precision, profile, assumptions, catalog and
+            assumptions by their user names).
+        traffic: a Traffic, or `rates`, `input_tokens`, `output_tokens` (one or several each)
+            and `burstiness`.
+        scheduler, slo: as for `max_rate` (`slo_ttft_ms_p90`, `slo_tpot_ms_p99`).
 
     Returns:
         One row per cell: the deployment, the request, saturation_rate_per_s, stable,
@@ -97,50 +162,106 @@ def load_grid(models, hardware, *, rates, input_tokens, output_tokens, tp=1, pp=
     """
     import pandas as pd
 
-    b = check_burstiness(burstiness)
-    lists = [as_list(v, n) for v, n in ((models, "models"), (hardware, "hardware"),
-                                        (precisions, "precisions"))]  # fmt: skip
-    tps = check_whole_numbers(as_list(tp, "tp"), "tp", high=MAX_DEGREE)
-    pps = check_whole_numbers(as_list(pp, "pp"), "pp", high=MAX_DEGREE)
-    rate, n_in, n_out = _requests(rates, input_tokens, output_tokens)
-    cells = len(lists[0]) * len(lists[1]) * len(lists[2]) * len(tps) * len(pps) * rate.size
+    given = {"traffic": traffic, "scheduler": scheduler, "slo": slo, **fields}
+    grid, traffic, scheduler, slo = bind(
+        (deployments, hardware), given, Deployments, Traffic, Scheduler, SLO
+    )
+    if grid is None or traffic is None or traffic.rates is None:
+        raise ValueError("load_grid: give models, hardware, rates, input_tokens, output_tokens")
+    slo = slo or SLO()
+    rate, n_in, n_out = _requests(traffic)
+    cells = grid.size * rate.size
     if cells > MAX_GRID_ROWS:
-        raise ValueError(f"the grid has {cells:,} cells; at most {MAX_GRID_ROWS:,} are computed "
-                         "at once (narrow an axis)")  # fmt: skip
-    kept, skipped = deployments(*lists, tps, pps, kv_precision, profile, assumptions, catalog,
-                                 overrides)  # fmt: skip
+        raise ValueError(
+            f"the grid has {cells:,} cells; at most {MAX_GRID_ROWS:,} are computed "
+            "at once (narrow an axis)"
+        )
+    kept, skipped = placed(grid)
     if not kept:
         raise ValueError("no deployment of the grid can be served: " + "; ".join(skipped[:3]))
-    sched = with_overrides(scheduler_base(profile), **(scheduler or {}))
-    f = stack(kept)
-    lim = limits(f, sched)
+    sched = scheduler_of(grid, scheduler)
+    f = stack(kept, sched)
+    lim = limits(f, sched, ranks(kept))
+    spec = grid_spec(grid.speculation, kept=kept, sched=sched)
+    cached = cached_tokens(traffic.prefix, n_in, lim.block)
+    lim = lim._replace(spec=spec, cached=cached)
     with np.errstate(all="ignore"):
-        out = an.open_loop(f, lim, rate, n_in, n_out, b)
-    df = pd.DataFrame(_columns(kept, f, out, rate, n_in, n_out, slo_ttft_ms_p90,
-                               slo_tpot_ms_p99), copy=False)  # fmt: skip
+        out = an.open_loop(
+            f=f,
+            lim=lim,
+            rate=rate,
+            n_in=n_in - cached,
+            n_out=n_out,
+            burstiness=traffic.burstiness,
+        )
+    df = pd.DataFrame(
+        _columns(
+            kept=kept,
+            f=f,
+            out=out,
+            rate=rate,
+            n_in=n_in,
+            n_out=n_out,
+            slo_ttft=slo.ttft_ms,
+            slo_tpot=slo.tpot_ms,
+        ),
+        copy=False,
+    )
+    if grid.speculation is not None:  # the settings on every row, as a run records them
+        s = grid.speculation
+        df = df.assign(**s.as_dict(), spec_accepted_tokens_mean=s.mean_accepted)
+    if traffic.prefix is not None:
+        df = df.assign(**traffic.prefix.as_dict())
     df.attrs["skipped"] = skipped
     df.attrs["scheduler"] = sched.as_dict()
-    df.attrs["profile"] = get_profile(profile).name if isinstance(profile, str) else profile
+    # the name, also for a Profile object: attrs are deep-copied by pandas, and a Profile's
+    # read-only mappings cannot be
+    df.attrs["profile"] = get_profile(grid.profile).name
     return df
 
 
-def id_columns(kept: list, repeat: int) -> dict:
-    """Each deployment's model, hardware, precision, tp and pp, each repeated `repeat` times
-    (one row per deployment × rate)."""
+def grid_spec(spec, kept: list[Placed], sched) -> SpecCost | None:
+    """The grid's speculation with every deployment's drafter folded on arrays (the draft
+    model, or one layer of the deployment's model), as engine/load/speculation.py prices it."""
+    if spec is None:
+        return None
+    if spec.method == "ngram":
+        return SpecCost(spec, None)
+    if spec.method == "draft":
+        arch = resolve_model(spec.draft_model).arch
+        if arch is None:
+            raise ValueError(f"draft_model: {spec.draft_model[:60]!r} has no shapes to price")
+        drafters = [k._replace(arch=arch) for k in kept]
+    else:
+        drafters = [k._replace(arch=one_layer(k.arch, None)) for k in kept]
+    return SpecCost(spec, stack(drafters, sched))
+
+
+def ranks(kept: list[Placed]) -> np.ndarray:
+    """Each deployment's attention data-parallel ranks (1 without attention DP), shape (D, 1)."""
+    return np.array([k.tp if k.split.attention_dp else 1 for k in kept], dtype=float)[:, None]
+
+
+def id_columns(kept: list[Placed], repeat: int) -> dict:
+    """Each deployment's model, hardware, precision, tp, pp, ep and attention DP, each repeated
+    `repeat` times (one row per deployment × rate)."""
     ids = {
-        "model": [k[0] for k in kept], "hardware": [k[2].id for k in kept],
-        "precision": [k[5].precision for k in kept], "tp": [k[3] for k in kept],
-        "pp": [k[4] for k in kept],
-    }  # fmt: skip
-    text = ("model", "hardware", "precision")
-    return {k: np.repeat(np.array(v, dtype=object if k in text else int), repeat)
-            for k, v in ids.items()}  # fmt: skip
+        "model": [k.name for k in kept],
+        "hardware": [k.hw.id for k in kept],
+        "precision": [k.setup.precision for k in kept],
+        "tp": [k.tp for k in kept],
+        "pp": [k.pp for k in kept],
+        "ep": [k.split.ep for k in kept],
+        "attention_dp": [k.split.attention_dp for k in kept],
+    }
+    kinds = {"model": object, "hardware": object, "precision": object, "attention_dp": bool}
+    return {k: np.repeat(np.array(v, dtype=kinds.get(k, int)), repeat) for k, v in ids.items()}
 
 
 def _columns(kept, f, out, rate, n_in, n_out, slo_ttft, slo_tpot) -> dict:
     shape = np.broadcast_shapes(rate.shape, (len(kept), 1))
-    devices = np.array([t * p for *_, t, p, _ in kept], dtype=float)[:, None]
-    price = np.array([hw.price_per_hour_usd or np.nan for _, _, hw, *_ in kept])[:, None]
+    devices = np.array([k.tp * k.pp for k in kept], dtype=float)[:, None]
+    price = np.array([k.hw.price_per_hour_usd or np.nan for k in kept])[:, None]
     cols = id_columns(kept, shape[1])
     wide = {"devices": devices, "rate_per_s": rate, "input_tokens": n_in, "output_tokens": n_out}
     for key, value in wide.items():
@@ -151,8 +272,11 @@ def _columns(kept, f, out, rate, n_in, n_out, slo_ttft, slo_tpot) -> dict:
         cols[name] = (np.broadcast_to(value, shape) * scale).ravel()
     tokens = np.broadcast_to(out["output_tokens_per_s"], shape)
     cols["output_tokens_per_s_per_gpu"] = (tokens / devices).ravel()
-    cols["meets_slo"] = ((cols["ttft_ms_p90"] <= slo_ttft) & (cols["tpot_ms_p99"] <= slo_tpot)
-                         & cols["stable"].astype(bool))  # fmt: skip
+    cols["meets_slo"] = (
+        (cols["ttft_ms_p90"] <= slo_ttft)
+        & (cols["tpot_ms_p99"] <= slo_tpot)
+        & cols["stable"].astype(bool)
+    )
     cols["fits_in_memory"] = np.broadcast_to(f.usable > f.weights, shape).ravel()
     cols["price_per_hour_usd"] = np.broadcast_to(price, shape).ravel()
     per_hour = np.broadcast_to(price * devices, shape) / (tokens * 3600.0)
@@ -172,12 +296,14 @@ def analytic_max_rate(
 ) -> np.ndarray:
     """The highest rate whose analytic p90 TTFT and p99 TPOT meet the SLOs (None: not
     applied), by bisection below the saturation rate; 0 where even a trickle misses them."""
-    cap = an.capacity(f, lim, n_in, n_out)["rate_per_s"]
+    cap = an.capacity(f=f, lim=lim, n_in=n_in, n_out=n_out)["rate_per_s"]
     lo, hi = np.zeros_like(cap), cap * (1.0 - 1e-6)
 
     def ok(rate):
         with np.errstate(all="ignore"):
-            out = an.open_loop(f, lim, rate, n_in, n_out, burstiness)
+            out = an.open_loop(
+                f=f, lim=lim, rate=rate, n_in=n_in, n_out=n_out, burstiness=burstiness
+            )
         good = out["stable"]
         if slo_ttft_ms_p90 is not None:
             good = good & (out["ttft_s_p90"] * 1e3 <= slo_ttft_ms_p90)

@@ -1,11 +1,11 @@
 """The planner's fast path under load: the highest rate each deployment of a grid sustains
 within its SLOs, the replicas a target traffic needs and what they cost, in one vectorised pass.
 
-Every deployment (model × accelerator × precision × tp × pp) is folded once on numpy arrays
-(grid.py `stack`), its scheduler and KV pool as arrays (grid.py `limits`); then, per request
-shape, grid.py `analytic_max_rate` bisects every deployment's rate at once below its saturation
-rate (analytic.py `capacity`) for the highest one whose analytic p90 TTFT and p99 TPOT meet the
-SLOs. From it, as engine.max_rate plans one deployment (search.py `plan`):
+Every deployment (model × accelerator × precision × tp × pp × ep × attention DP) is folded once
+on numpy arrays (grid.py `stack`), its scheduler and KV pool as arrays (grid.py `limits`);
+then, per request shape, grid.py `analytic_max_rate` bisects every deployment's rate at once
+below its saturation rate (analytic.py `capacity`) for the highest one whose analytic p90 TTFT
+and p99 TPOT meet the SLOs. From it, as engine.max_rate plans one deployment (search.py `plan`):
 
     replicas = ⌈target rate / max rate⌉                  (none when the max rate is 0)
     gpus     = replicas · tp · pp
@@ -24,20 +24,22 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.catalog.profiles import get_profile
-from engine.catalog.scheduler import with_overrides
-from engine.checks import MAX_DEGREE, MAX_TOKENS, as_list, check_whole_numbers
 from engine.load import analytic as an
-from engine.load.api import DEFAULT_SLO, check_slo, scheduler_base
 from engine.load.grid import (
     MAX_GRID_ROWS,
     analytic_max_rate,
-    deployments,
     id_columns,
     limits,
+    placed,
+    ranks,
+    scheduler_of,
     stack,
 )
-from engine.load.workload import MAX_RATE, check_burstiness
-from engine.report.messages import N_
+from engine.report.messages import MessageKind
+from engine.scenarios.bind import bind
+from engine.scenarios.deployment import Deployments, HardwareRef, ModelRef
+from engine.scenarios.requests import Traffic
+from engine.scenarios.service import SLO, Scheduler
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,96 +48,119 @@ if TYPE_CHECKING:
 # (within 0.025 % of saturation; the load model itself is good to about 10 %)
 ITERATIONS = 12
 CHUNK_CELLS = 8192  # deployments × request shapes per vectorised pass (bounds the memory)
-NO_ROOM = N_("does not fit: the weights leave no room for a KV cache")
-NO_REQUEST = N_("does not fit: the KV pool holds less than one request")
-TOO_SLOW = N_("misses the SLOs even at a trickle of requests")
+NO_ROOM = MessageKind("plan_no_kv_room", "does not fit: the weights leave no room for a KV cache")
+NO_REQUEST = MessageKind(
+    "plan_kv_pool_below_one_request", "does not fit: the KV pool holds less than one request"
+)
+TOO_SLOW = MessageKind("plan_misses_slos", "misses the SLOs even at a trickle of requests")
+KINDS = (NO_ROOM, NO_REQUEST, TOO_SLOW)  # a row's reason: its index here (-1: none)
 
 
-def _target(target_rate) -> float:
-    ok = isinstance(target_rate, int | float) and not isinstance(target_rate, bool)
-    if not (ok and np.isfinite(target_rate) and 0 < target_rate <= MAX_RATE):
-        raise ValueError(f"target_rate: expected requests/s above 0 (at most {MAX_RATE:g}), "
-                         f"got {target_rate!r}"[:200])  # fmt: skip
-    return float(target_rate)
-
-
-def _shapes(input_tokens, output_tokens) -> tuple[np.ndarray, np.ndarray]:
+def _shapes(traffic: Traffic) -> tuple[np.ndarray, np.ndarray]:
     """The request shapes (input × output tokens) along the second axis, shape (1, R)."""
-    i = check_whole_numbers(as_list(input_tokens, "input_tokens"), "input_tokens", high=MAX_TOKENS)
-    o = check_whole_numbers(as_list(output_tokens, "output_tokens"), "output_tokens",
-                            high=MAX_TOKENS)  # fmt: skip
-    ii, oo = np.meshgrid(i, o, indexing="ij")
-    return ii.ravel()[None, :], oo.ravel()[None, :]
+    ii, oo = np.meshgrid(traffic.input_tokens, traffic.output_tokens, indexing="ij")
+    return ii.ravel()[None, :].astype(float), oo.ravel()[None, :].astype(float)
 
 
-def load_plan(models, hardware, *, input_tokens, output_tokens, target_rate=None, tp=1, pp=1,
-              precisions="fp16", kv_precision=None, profile="tutorial", assumptions=None,
-              catalog=None, burstiness=1.0, slo_ttft_ms_p90=DEFAULT_SLO["ttft_ms"],
-              slo_tpot_ms_p99=DEFAULT_SLO["tpot_ms"], scheduler=None, prices=None,
-              **overrides) -> pd.DataFrame:  # fmt: skip
+def load_plan(
+    deployments: Deployments | ModelRef | list | None = None,
+    hardware: HardwareRef | list | None = None,
+    /,
+    traffic: Traffic | None = None,
+    scheduler: Scheduler | None = None,
+    slo: SLO | None = None,
+    prices: Mapping[str, float | None] | None = None,
+    **fields: object,
+) -> pd.DataFrame:
     """Max rate per replica under the SLOs, replicas and cost for a target, per deployment.
 
     Args:
-        models, hardware, tp, pp, precisions, kv_precision, profile, assumptions, catalog,
-            scheduler, burstiness, **overrides: the grid and its server, as `load_grid` takes
-            them (a deployment the serving model refuses is left out, listed in
-            `df.attrs["skipped"]`).
-        input_tokens, output_tokens: the request (one each, or lists: one row per deployment
-            and pair).
-        slo_ttft_ms_p90, slo_tpot_ms_p99: the SLOs (None: not applied).
-        target_rate: requests/s to plan replicas for (None: no replicas, gpus or cost).
+        deployments, scheduler: the grid and its server, as `load_grid` takes them (a
+            deployment the serving model refuses is left out, listed in `df.attrs["skipped"]`).
+        traffic: a Traffic, or `input_tokens`, `output_tokens` (one each, or lists: one row per
+            deployment and pair), `target_rate` (requests/s to plan replicas for; None: no
+            replicas, gpus or cost) and `burstiness`.
+        slo: an SLO, or `slo_ttft_ms_p90`, `slo_tpot_ms_p99` (None: not applied).
         prices: accelerator id -> USD per accelerator-hour (None: no price) replacing the
             catalogue's list price (`price_per_hour_usd`) for the ids it names.
 
     Returns:
-        One row per deployment (and request shape): model, hardware, precision, tp, pp,
-        devices, input_tokens, output_tokens, saturation_rate_per_s, max_rate_per_s (0 when
-        even a trickle misses the SLOs or nothing fits), ttft_ms_p90 and tpot_ms_p99 at that
-        rate, slo_ttft_ms_p90, slo_tpot_ms_p99, target_rate_per_s, replicas, gpus,
-        output_tokens_per_s_per_replica, output_tokens_per_s_per_gpu, price_per_hour_usd,
-        cost_per_million_output_tokens_usd (the target served by `replicas`),
+        One row per deployment (and request shape): model, hardware, precision, tp, pp, ep,
+        attention_dp, devices, input_tokens, output_tokens, saturation_rate_per_s,
+        max_rate_per_s (0 when even a trickle misses the SLOs or nothing fits), ttft_ms_p90
+        and tpot_ms_p99 at that rate, slo_ttft_ms_p90, slo_tpot_ms_p99, target_rate_per_s,
+        replicas, gpus, output_tokens_per_s_per_replica, output_tokens_per_s_per_gpu,
+        price_per_hour_usd, cost_per_million_output_tokens_usd (the target served by
+        `replicas`),
         cost_per_million_output_tokens_at_max_rate_usd (one replica at its max rate),
-        kv_pool_tokens, fits_in_memory and reason (why max_rate_per_s is 0; "" when it is not).
+        kv_pool_tokens, fits_in_memory and reason (why max_rate_per_s is 0: a Message; missing
+        when it is not).
     """
     import pandas as pd
 
-    b = check_burstiness(burstiness)
-    slo = check_slo({"ttft_ms": slo_ttft_ms_p90, "tpot_ms": slo_tpot_ms_p99})
-    target = None if target_rate is None else _target(target_rate)
-    lists = [as_list(v, n) for v, n in ((models, "models"), (hardware, "hardware"),
-                                        (precisions, "precisions"))]  # fmt: skip
-    tps = check_whole_numbers(as_list(tp, "tp"), "tp", high=MAX_DEGREE)
-    pps = check_whole_numbers(as_list(pp, "pp"), "pp", high=MAX_DEGREE)
-    n_in, n_out = _shapes(input_tokens, output_tokens)
-    cells = len(lists[0]) * len(lists[1]) * len(lists[2]) * len(tps) * len(pps) * n_in.size
+    given = {"traffic": traffic, "scheduler": scheduler, "slo": slo, **fields}
+    grid, traffic, scheduler, slo = bind(
+        (deployments, hardware), given, Deployments, Traffic, Scheduler, SLO
+    )
+    if grid is None or traffic is None:
+        raise ValueError("load_plan: give models, hardware, input_tokens, output_tokens")
+    slo = slo or SLO()
+    if grid.speculation is not None or traffic.prefix is not None:
+        raise ValueError(
+            "load_plan does not model speculative decoding or prefix caching yet: compare "
+            "with load_grid, or simulate one deployment with serve_load or max_rate"
+        )
+    n_in, n_out = _shapes(traffic)
+    cells = grid.size * n_in.size
     if cells > MAX_GRID_ROWS:
-        raise ValueError(f"the grid has {cells:,} cells; at most {MAX_GRID_ROWS:,} are computed "
-                         "at once (narrow an axis)")  # fmt: skip
+        raise ValueError(
+            f"the grid has {cells:,} cells; at most {MAX_GRID_ROWS:,} are computed "
+            "at once (narrow an axis)"
+        )
     price_of = _price_reader(prices)
-    kept, skipped = deployments(*lists, tps, pps, kv_precision, profile, assumptions, catalog,
-                                 overrides)  # fmt: skip
+    kept, skipped = placed(grid)
     if not kept:
         raise ValueError("no deployment of the grid can be served: " + "; ".join(skipped[:3]))
-    sched = with_overrides(scheduler_base(profile), **(scheduler or {}))
+    sched = scheduler_of(grid, scheduler)
     step = max(CHUNK_CELLS // n_in.size, 1)
-    parts = [_chunk(kept[i : i + step], sched, n_in, n_out, slo, b, target, price_of)
-             for i in range(0, len(kept), step)]  # fmt: skip
+    parts = [
+        _chunk(
+            kept=kept[i : i + step],
+            sched=sched,
+            n_in=n_in,
+            n_out=n_out,
+            slo=slo,
+            b=traffic.burstiness,
+            target=traffic.target_rate,
+            price_of=price_of,
+        )
+        for i in range(0, len(kept), step)
+    ]
     cols = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    cols["reason"] = pd.Categorical.from_codes(cols["reason"], [k() for k in KINDS])
     df = pd.DataFrame(cols, copy=False)
     df.attrs["skipped"] = skipped
     df.attrs["scheduler"] = sched.as_dict()
-    df.attrs["profile"] = get_profile(profile).name if isinstance(profile, str) else profile
+    # the name, also for a Profile object: attrs are deep-copied by pandas, and a Profile's
+    # read-only mappings cannot be
+    df.attrs["profile"] = get_profile(grid.profile).name
     return df
 
 
 def _price_reader(prices: Mapping[str, float | None] | None):
     given = dict(prices or {})
     for hw_id, value in given.items():
-        ok = value is None or (isinstance(value, int | float) and not isinstance(value, bool)
-                               and np.isfinite(value) and value >= 0)  # fmt: skip
+        ok = value is None or (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and np.isfinite(value)
+            and value >= 0
+        )
         if not ok:
-            raise ValueError(f"prices[{hw_id!r}]: expected USD per accelerator-hour of at least "
-                             f"0, or None, got {value!r}"[:200])  # fmt: skip
+            raise ValueError(
+                f"prices[{hw_id!r}]: expected USD per accelerator-hour of at least "
+                f"0, or None, got {value!r}"[:200]
+            )
 
     def price(hw) -> float:
         value = given.get(hw.id, hw.price_per_hour_usd)
@@ -154,19 +179,36 @@ def _needs(lim: an.Limits, n_in, n_out):
 
 def _chunk(kept, sched, n_in, n_out, slo, b, target, price_of) -> dict:
     """The columns of some deployments × every request shape (arrays of shape (D, R))."""
-    f = stack(kept)
-    lim = limits(f, sched)
+    f = stack(kept, sched)
+    lim = limits(f, sched, ranks(kept))
     shape = (len(kept), n_in.shape[1])
     room = np.broadcast_to(f.usable > f.weights, shape)
     whole = np.broadcast_to(lim.pool_tokens >= _needs(lim, n_in, n_out), shape) & room
     with np.errstate(all="ignore"):
-        cap = np.broadcast_to(an.capacity(f, lim, n_in, n_out)["rate_per_s"], shape)
-        best = analytic_max_rate(f, lim, n_in, n_out, slo["ttft_ms"], slo["tpot_ms"], b,
-                                 iterations=ITERATIONS)  # fmt: skip
+        cap = np.broadcast_to(
+            an.capacity(f=f, lim=lim, n_in=n_in, n_out=n_out)["rate_per_s"], shape
+        )
+        best = analytic_max_rate(
+            f=f,
+            lim=lim,
+            n_in=n_in,
+            n_out=n_out,
+            slo_ttft_ms_p90=slo.ttft_ms,
+            slo_tpot_ms_p99=slo.tpot_ms,
+            burstiness=b,
+            iterations=ITERATIONS,
+        )
         best = np.where(whole & np.isfinite(best) & (best > 0), best, 0.0)
-        at = an.open_loop(f, lim, np.where(best > 0, best, 1e-300), n_in, n_out, b)
-    devices = np.array([t * p for *_, t, p, _ in kept], dtype=float)[:, None]
-    price = np.array([price_of(k[2]) for k in kept])[:, None]
+        at = an.open_loop(
+            f=f,
+            lim=lim,
+            rate=np.where(best > 0, best, 1e-300),
+            n_in=n_in,
+            n_out=n_out,
+            burstiness=b,
+        )
+    devices = np.array([k.tp * k.pp for k in kept], dtype=float)[:, None]
+    price = np.array([price_of(k.hw) for k in kept])[:, None]
     tokens = best * n_out  # one replica's output tokens/s at its max rate
     out = id_columns(kept, shape[1])
     served = best > 0
@@ -178,21 +220,28 @@ def _chunk(kept, sched, n_in, n_out, slo, b, target, price_of) -> dict:
         cost = gpus * price / (3600.0 * (target or np.nan) * n_out) * 1e6
         floor = np.where(served, devices * price / (3600.0 * tokens) * 1e6, np.nan)
         wide = {
-            "devices": devices, "input_tokens": n_in, "output_tokens": n_out,
-            "saturation_rate_per_s": np.where(room, cap, 0.0), "max_rate_per_s": best,
+            "devices": devices,
+            "input_tokens": n_in,
+            "output_tokens": n_out,
+            "saturation_rate_per_s": np.where(room, cap, 0.0),
+            "max_rate_per_s": best,
             "ttft_ms_p90": np.where(served, at["ttft_s_p90"] * 1e3, np.nan),
             "tpot_ms_p99": np.where(served, at["tpot_s_p99"] * 1e3, np.nan),
-            "slo_ttft_ms_p90": np.nan if slo["ttft_ms"] is None else slo["ttft_ms"],
-            "slo_tpot_ms_p99": np.nan if slo["tpot_ms"] is None else slo["tpot_ms"],
+            "slo_ttft_ms_p90": np.nan if slo.ttft_ms is None else slo.ttft_ms,
+            "slo_tpot_ms_p99": np.nan if slo.tpot_ms is None else slo.tpot_ms,
             "target_rate_per_s": np.nan if target is None else target,
-            "replicas": replicas, "gpus": gpus, "output_tokens_per_s_per_replica": tokens,
-            "output_tokens_per_s_per_gpu": tokens / devices, "price_per_hour_usd": price,
+            "replicas": replicas,
+            "gpus": gpus,
+            "output_tokens_per_s_per_replica": tokens,
+            "output_tokens_per_s_per_gpu": tokens / devices,
+            "price_per_hour_usd": price,
             "cost_per_million_output_tokens_usd": cost,
             "cost_per_million_output_tokens_at_max_rate_usd": floor,
-            "kv_pool_tokens": lim.pool_tokens, "fits_in_memory": whole,
-        }  # fmt: skip
+            "kv_pool_tokens": lim.pool_tokens,
+            "fits_in_memory": whole,
+        }
     for key, value in wide.items():
         out[key] = np.broadcast_to(value, shape).ravel()
-    reason = np.select([~room, ~whole, ~served], [NO_ROOM, NO_REQUEST, TOO_SLOW], "")
-    out["reason"] = reason.astype(object).ravel()
+    reason = np.select([~room, ~whole, ~served], [0, 1, 2], -1)  # KINDS' order
+    out["reason"] = reason.astype(np.int8).ravel()
     return out

@@ -58,8 +58,15 @@ def pool_size(f: Folded, block_size: int) -> PoolSize:
     blocks = int(free // block) if free > 0 and block > 0 else 0
     share = float(f.s.local_layers / f.s.layers)
     window = float(f.s.window) if share else INF
-    return PoolSize(blocks, block_size, float(block), float(f.usable), float(f.weights), share,
-                    window)  # fmt: skip
+    return PoolSize(
+        blocks=blocks,
+        block_size=block_size,
+        block_bytes=float(block),
+        usable_bytes=float(f.usable),
+        weight_bytes=float(f.weights),
+        local_share=share,
+        window=window,
+    )
 
 
 class BlockCounter:

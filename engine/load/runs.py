@@ -21,7 +21,10 @@ class Lines:
 
     def __init__(self, fixed: float, att: list, m: int):
         self.fixed = fixed
-        self.attention = [Line(c, c0[m], m0[m], ck, mk) for c, c0, m0, ck, mk in att]
+        self.attention = [
+            Line(count=c, compute0=c0[m], memory0=m0[m], compute_per_key=ck, memory_per_key=mk)
+            for c, c0, m0, ck, mk in att
+        ]
 
     def first(self, keys, slopes) -> tuple[float, float, float]:
         """(first step's seconds, the step time's slope at the start, its largest slope)."""

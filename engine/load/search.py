@@ -6,7 +6,11 @@ bisects on the simulator: a rate passes when the measured p90 TTFT and p99 TPOT 
 editable, None to drop it) are within the SLOs and the queue does not grow through the
 measured window. Every run uses the same seed, so the arrivals of two rates are the same
 draws, scaled (common random numbers: the pass/fail line is sharp). The search stops when the
-bracket is within `tolerance` of its top, or after MAX_RUNS simulations.
+bracket is within `tolerance` of its top, or after MAX_RUNS simulations. With several workers
+(an Execution) each round also simulates, on the other workers, the rates the search would need
+after either outcome of the next one (`_frontier`): the path, and so the answer, is the serial
+one; `max_rate_events` bounds that path (the speculative runs, at most workers − 1 a round, run
+beside it on the other workers).
 
 Replicas for a target rate: ⌈target / max rate⌉; cost per million output tokens at that rate:
 replicas · devices · price per accelerator-hour / (3600 · target · mean output tokens) · 10⁶
@@ -19,21 +23,20 @@ import math
 from dataclasses import dataclass, field, replace
 
 from engine.load import analytic as an
-from engine.load.api import (
-    DEFAULT_SLO,
-    Deployment,
-    check_slo,
-    deployment,
-    load_events,
-    simulate,
-)
+from engine.load.api import QUEUE_GREW, Instance, instance, load_events, simulate
 from engine.load.grid import analytic_max_rate, limits
+from engine.load.parallel import Runner
+from engine.load.prefix import fast_prompt
 from engine.load.results import LoadResult
-from engine.load.workload import MAX_RATE, make_workload
+from engine.scenarios.bind import bind
+from engine.scenarios.deployment import Deployment, HardwareRef, ModelRef
+from engine.scenarios.execution import Execution
+from engine.scenarios.requests import RateSearch
+from engine.scenarios.service import SLO, Scheduler
+from engine.scenarios.workload import MAX_RATE, MIN_RATE, OpenLoop, Workload
 
 MAX_RUNS = 14
 SEARCH_REQUESTS = 1000
-GREW = "the queue grew"
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,7 @@ class MaxRate:
     """The search's answer, the run at that rate and every rate tried."""
 
     max_rate_per_s: float
-    slo: dict
+    slo: SLO
     at_max: LoadResult | None
     analytic_max_rate_per_s: float
     saturation_rate_per_s: float  # the analytic capacity
@@ -49,56 +52,134 @@ class MaxRate:
     plan: dict = field(default_factory=dict)  # replicas and cost for a target rate
 
     def as_dict(self) -> dict[str, object]:
-        head = {"max_rate_per_s": self.max_rate_per_s,
-                "slo_ttft_ms_p90": self.slo["ttft_ms"], "slo_tpot_ms_p99": self.slo["tpot_ms"],
-                "analytic_max_rate_per_s": self.analytic_max_rate_per_s,
-                "saturation_rate_per_s": self.saturation_rate_per_s,
-                "rates_tried": [dict(zip(("rate_per_s", "ttft_ms_p90", "tpot_ms_p99", "passed"),
-                                         t, strict=True)) for t in self.tried]}  # fmt: skip
+        head = {
+            "max_rate_per_s": self.max_rate_per_s,
+            "slo_ttft_ms_p90": self.slo.ttft_ms,
+            "slo_tpot_ms_p99": self.slo.tpot_ms,
+            "analytic_max_rate_per_s": self.analytic_max_rate_per_s,
+            "saturation_rate_per_s": self.saturation_rate_per_s,
+            "rates_tried": [
+                dict(zip(("rate_per_s", "ttft_ms_p90", "tpot_ms_p99", "passed"), t, strict=True))
+                for t in self.tried
+            ],
+        }
         run = self.at_max.as_dict(series=False) if self.at_max is not None else {}
         return run | head | dict(self.plan)
 
 
-def passes(r: LoadResult, slo: dict) -> bool:
+def passes(r: LoadResult, slo: SLO) -> bool:
     """The run meets the percentile SLOs and its queue did not grow."""
-    if not r["fits_in_memory"] or any(w.startswith(GREW) for w in r.warnings):
+    if not r["fits_in_memory"] or any(w.code == QUEUE_GREW.code for w in r.warnings):
         return False
-    if slo["ttft_ms"] is not None and not r["ttft_ms_p90"] <= slo["ttft_ms"]:
+    if slo.ttft_ms is not None and not r["ttft_ms_p90"] <= slo.ttft_ms:
         return False
-    return slo["tpot_ms"] is None or not r["tpot_ms_p99"] > slo["tpot_ms"]
+    return slo.tpot_ms is None or not r["tpot_ms_p99"] > slo.tpot_ms
 
 
-def _analytic(dep: Deployment, n_in: float, n_out: float, slo: dict, burstiness: float):
-    f, lim = dep.scenario.folded, limits(dep.scenario.folded, dep.scheduler)
-    cap = float(an.capacity(f, lim, n_in, n_out)["rate_per_s"])
-    guess = float(analytic_max_rate(f, lim, n_in, n_out, slo["ttft_ms"], slo["tpot_ms"],
-                                    burstiness))  # fmt: skip
+def _analytic(inst: Instance, w: Workload, slo: SLO) -> tuple[float, float]:
+    """(the fast path's max rate under the SLOs, its saturation rate)."""
+    f, lim = inst.scenario.folded, limits(inst.scenario.folded, inst.scheduler)
+    n_in, cached = fast_prompt(w, inst.pool.block_size)
+    lim = lim._replace(spec=inst.spec, cached=cached)
+    n_out = float(w.output_tokens)
+    cap = float(an.capacity(f=f, lim=lim, n_in=n_in, n_out=n_out)["rate_per_s"])
+    guess = float(
+        analytic_max_rate(
+            f=f,
+            lim=lim,
+            n_in=n_in,
+            n_out=n_out,
+            slo_ttft_ms_p90=slo.ttft_ms,
+            slo_tpot_ms_p99=slo.tpot_ms,
+            burstiness=w.burstiness,
+        )
+    )
     return guess, cap
 
 
-def search(dep: Deployment, *, input_tokens, output_tokens, slo: dict, requests: int, seed: int,
-           burstiness: float, length_spread: float, tolerance: float) -> MaxRate:  # fmt: skip
-    """Bisection on the simulator from the analytic bracket (see the module docstring)."""
-    guess, cap = _analytic(dep, float(input_tokens), float(output_tokens), slo, burstiness)
-    tried, runs = [], {}
+class _Need(Exception):
+    """The serial search's next step needs this rate's outcome."""
+
+    def __init__(self, rate: float):
+        super().__init__(rate)
+        self.rate = rate
+
+
+def _path(known: dict, start: float, cap: float, tolerance: float) -> tuple[float, list]:
+    """The serial search replayed on the outcomes known so far (rate -> passed): (its answer,
+    the rates it tried in order), or _Need(the next rate it would simulate)."""
+    tried: list[float] = []
 
     def run(rate: float) -> bool:
-        rate = min(max(rate, 1e-9), MAX_RATE)
-        w = make_workload(input_tokens=input_tokens, output_tokens=output_tokens, rate=rate,
-                          requests=requests, seed=seed, burstiness=burstiness,
-                          length_spread=length_spread)  # fmt: skip
-        r = simulate(dep, w, slo)
-        ok = passes(r, slo)
-        runs[rate] = r
-        tried.append((rate, r["ttft_ms_p90"], r["tpot_ms_p99"], ok))
-        return ok
+        rate = min(max(rate, MIN_RATE), MAX_RATE)
+        if rate not in known:
+            raise _Need(rate)
+        tried.append(rate)
+        return known[rate]
 
-    lo, hi = _bracket(run, guess if guess > 0 else cap / 4, cap)
+    lo, hi = _bracket(run, start, cap)
     while hi - lo > tolerance * hi and len(tried) < MAX_RUNS:
         mid = (lo + hi) / 2.0
         lo, hi = (mid, hi) if run(mid) else (lo, mid)
-    best = runs.get(lo) if lo > 0 else None
-    return MaxRate(lo, slo, best, guess, cap, tuple(tried))
+    return lo, tried
+
+
+def _frontier(known: dict, width: int, path) -> list[float]:
+    """Up to `width` rates the serial search may simulate next: the one it needs, then those
+    it would need after each outcome of it, breadth first (speculation: the search's decisions
+    stay the serial ones, only their simulations run ahead)."""
+    out: list[float] = []
+    queue: list[dict] = [{}]
+    while queue and len(out) < width:
+        guess = queue.pop(0)
+        try:
+            path(known | guess)
+        except _Need as need:
+            if need.rate not in out:
+                out.append(need.rate)
+            queue += [guess | {need.rate: True}, guess | {need.rate: False}]
+    return out
+
+
+def _simulate_at(job: tuple) -> LoadResult:
+    """One run of the search (a module-level function: a worker process can import it)."""
+    inst, w, slo, rate = job
+    return simulate(inst, w.at_rate(rate), slo)
+
+
+def search_rate(
+    inst: Instance, w: Workload, slo: SLO, tolerance: float, execution: Execution | None = None
+) -> MaxRate:
+    """Bisection on the simulator from the analytic bracket (see the module docstring), its
+    simulations on `execution`'s workers: each round runs the next rates the serial search
+    could need (engine/load/parallel.py), so every worker count gives the serial answer."""
+    guess, cap = _analytic(inst, w, slo)
+    start = guess if guess > 0 else cap / 4
+
+    def path(known: dict) -> tuple[float, list]:
+        return _path(known=known, start=start, cap=cap, tolerance=tolerance)
+
+    known: dict[float, bool] = {}
+    runs: dict[float, LoadResult] = {}
+    with Runner(execution, total=MAX_RUNS) as runner:
+        while True:
+            try:
+                lo, tried = path(known)
+                break
+            except _Need:
+                rates = _frontier(known=known, width=runner.width, path=path)
+            jobs = [(inst, w, slo, rate) for rate in rates]
+            for rate, r in zip(rates, runner.map(_simulate_at, jobs), strict=True):
+                runs[rate], known[rate] = r, passes(r, slo)
+    rows = [(t, runs[t]["ttft_ms_p90"], runs[t]["tpot_ms_p99"], known[t]) for t in tried]
+    return MaxRate(
+        max_rate_per_s=lo,
+        slo=slo,
+        at_max=runs.get(lo) if lo > 0 else None,
+        analytic_max_rate_per_s=guess,
+        saturation_rate_per_s=cap,
+        tried=tuple(rows),
+    )
 
 
 def _bracket(run, start: float, cap: float) -> tuple[float, float]:
@@ -118,68 +199,102 @@ def _bracket(run, start: float, cap: float) -> tuple[float, float]:
     return 0.0, hi
 
 
-def max_rate_events(input_tokens: float, max_batched_tokens: int,
-                    requests: int = SEARCH_REQUESTS) -> int:  # fmt: skip
-    """About how many events a `max_rate` search takes at most: MAX_RUNS simulations of
-    `requests` requests (engine.load.api.load_events each), to bound the work beforehand."""
-    return MAX_RUNS * load_events(requests, input_tokens, max_batched_tokens)
+def max_rate_events(
+    deployment: Deployment | ModelRef | float | None = None,
+    workload: Workload | HardwareRef | int | None = None,
+    /,
+    scheduler: Scheduler | None = None,
+    **fields: object,
+) -> int:
+    """An upper bound of the events a `max_rate` search with the same arguments simulates:
+    MAX_RUNS runs, each bounded as `load_events` bounds it (open loop: the rate changes what
+    the runs take, not their bound), so a caller can bound its work beforehand.
+
+    The older form `max_rate_events(input_tokens, max_batched_tokens, requests=...)` still
+    answers with MAX_RUNS times the older estimate of `load_events`."""
+    if isinstance(deployment, int | float) and not isinstance(deployment, bool):
+        requests = fields.pop("requests", SEARCH_REQUESTS)
+        if fields:
+            raise ValueError(f"max_rate_events: unexpected {', '.join(sorted(fields))}")
+        return MAX_RUNS * load_events(requests, deployment, workload)
+    dep, w, sched, *_ = _bound(deployment, workload, {"scheduler": scheduler, **fields})
+    return MAX_RUNS * load_events(dep, w.at_rate(1.0), scheduler=sched)
 
 
-def plan(result: MaxRate, dep: Deployment, target_rate: float | None, mean_output: float) -> dict:
+def _bound(deployment, workload, given: dict) -> tuple:
+    """`max_rate`'s Deployment, Workload (SEARCH_REQUESTS requests unless given) and
+    Scheduler, with what the rest of the call binds (the SLO, the search)."""
+    if not isinstance(workload, Workload) and "workload" not in given:
+        given.setdefault("requests", SEARCH_REQUESTS)
+        if not any(given.get(k) is not None for k in ("rate", "concurrency", "trace")):
+            given.setdefault("burstiness", 1.0)  # open-loop arrivals, the rate to search
+    dep, w, sched, *rest = bind(
+        (deployment, workload), given, Deployment, Workload, Scheduler, SLO, RateSearch, Execution
+    )
+    if w is None:
+        raise ValueError("Workload: give input_tokens, output_tokens")
+    if not isinstance(w.arrivals, OpenLoop):
+        raise ValueError(
+            f"max_rate searches an open-loop rate: the workload's arrivals are {w.mode}"
+        )
+    return dep, w, sched, *rest
+
+
+def plan(result: MaxRate, inst: Instance, target_rate: float | None, mean_output: float) -> dict:
     """Replicas for `target_rate` and the cost per million output tokens at that rate."""
     if target_rate is None:
         return {}
-    hw_price = dep.price_per_hour_usd
+    hw_price = inst.price_per_hour_usd
     rate = result.max_rate_per_s
     replicas = math.ceil(target_rate / rate) if rate > 0 else None
     cost = None
     if replicas is not None and hw_price is not None:
-        per_hour = replicas * dep.devices * hw_price
+        per_hour = replicas * inst.devices * hw_price
         cost = per_hour / (3600.0 * target_rate * mean_output) * 1e6
-    return {"target_rate_per_s": target_rate, "replicas": replicas, "devices": dep.devices,
-            "price_per_hour_usd": hw_price, "cost_per_million_output_tokens_usd": cost}  # fmt: skip
+    return {
+        "target_rate_per_s": target_rate,
+        "replicas": replicas,
+        "devices": inst.devices,
+        "price_per_hour_usd": hw_price,
+        "cost_per_million_output_tokens_usd": cost,
+    }
 
 
-def max_rate(model, hardware, *, input_tokens, output_tokens,
-             slo_ttft_ms_p90=DEFAULT_SLO["ttft_ms"], slo_tpot_ms_p99=DEFAULT_SLO["tpot_ms"],
-             requests=SEARCH_REQUESTS, seed=0, burstiness=1.0, length_spread=0.0,
-             tolerance=0.02, target_rate=None, tp=1, pp=1, precision="fp16", kv_precision=None,
-             profile="tutorial", assumptions=None, catalog=None, max_num_seqs=None,
-             max_batched_tokens=None, chunked_prefill=None, block_size=None, kv_policy=None,
-             watermark=None, **overrides) -> MaxRate:  # fmt: skip
-    """The highest Poisson (or gamma, `burstiness`) rate one replica serves with p90 TTFT ≤
-    `slo_ttft_ms_p90` and p99 TPOT ≤ `slo_tpot_ms_p99` (docs/model.md, "Serving under load").
+def max_rate(
+    deployment: Deployment | ModelRef | None = None,
+    workload: Workload | HardwareRef | None = None,
+    /,
+    scheduler: Scheduler | None = None,
+    slo: SLO | None = None,
+    search: RateSearch | None = None,
+    execution: Execution | None = None,
+    **fields: object,
+) -> MaxRate:
+    """The highest open-loop rate one replica serves with p90 TTFT ≤ `slo.ttft_ms` and p99
+    TPOT ≤ `slo.tpot_ms` (docs/model.md, "Serving under load").
 
     Args:
-        model, hardware, tp, pp, precision, kv_precision, profile, assumptions, catalog,
-            **overrides, and the scheduler settings: the deployment, as for `serve_load`.
-        input_tokens, output_tokens, length_spread: the requests (means, and their spread).
-        requests, seed: each simulation's requests and seed (the same for every rate).
-        tolerance: stop when the bracket is within this fraction of its top.
-        target_rate: requests/s to plan for: adds replicas and the cost per 1M output tokens.
+        deployment, scheduler: the deployment and its scheduler, as for `serve_load`.
+        workload: the requests (lengths, spread, `requests` per simulation, default
+            SEARCH_REQUESTS, and `seed`, the same for every rate), arriving open-loop: the
+            search sets the rate and keeps the arrivals' `burstiness`.
+        slo: an SLO, or `slo_ttft_ms_p90` and `slo_tpot_ms_p99` (None: not applied).
+        search: a RateSearch, or `tolerance` (stop when the bracket is within this fraction of
+            its top) and `target_rate` (requests/s to plan for: adds the replicas and the cost
+            per 1M output tokens).
+        execution: an Execution, or `workers` (processes on this machine; Execution's default:
+            one per core), `ray_address` (a Ray cluster; default the RAY_ADDRESS environment
+            variable) and `progress` (a callable progress(done, total)): where the simulations
+            run (None: in this process). The answer is the serial one whatever they are
+            (engine/load/parallel.py).
     """
-    if not (isinstance(tolerance, int | float) and 0.001 <= tolerance <= 0.5):
-        raise ValueError(f"tolerance: expected a fraction from 0.001 to 0.5, got {tolerance!r}")
-    if target_rate is not None and not (isinstance(target_rate, int | float)
-                                        and 0 < target_rate <= MAX_RATE):  # fmt: skip
-        raise ValueError(f"target_rate: expected requests/s above 0 (at most {MAX_RATE:g})")
-    slo = check_slo({"ttft_ms": slo_ttft_ms_p90, "tpot_ms": slo_tpot_ms_p99})
-    make_workload(
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        rate=1.0,
-        requests=requests,
-        seed=seed,
-        burstiness=burstiness,
-        length_spread=length_spread,
-    )  # fmt: skip  (checks every argument first)
-    knobs = {"max_num_seqs": max_num_seqs, "max_batched_tokens": max_batched_tokens,
-             "chunked_prefill": chunked_prefill, "block_size": block_size,
-             "kv_policy": kv_policy, "watermark": watermark}  # fmt: skip
-    dep = deployment(model, hardware, tp=tp, pp=pp, precision=precision,
-                     kv_precision=kv_precision, profile=profile, assumptions=assumptions,
-                     catalog=catalog, scheduler=knobs, **overrides)  # fmt: skip
-    result = search(dep, input_tokens=input_tokens, output_tokens=output_tokens, slo=slo,
-                    requests=requests, seed=seed, burstiness=burstiness,
-                    length_spread=length_spread, tolerance=tolerance)  # fmt: skip
-    return replace(result, plan=plan(result, dep, target_rate, float(output_tokens)))
+    given = {"scheduler": scheduler, "slo": slo, "search": search, "execution": execution}
+    dep, w, sched, slo, how, ex = _bound(deployment, workload, given | fields)
+    slo, how = slo or SLO(), how or RateSearch()
+    inst = instance(dep, sched)
+    result = search_rate(inst=inst, w=w, slo=slo, tolerance=how.tolerance, execution=ex)
+    mean_output = float(w.output_tokens)
+    return replace(
+        result,
+        plan=plan(result=result, inst=inst, target_rate=how.target_rate, mean_output=mean_output),
+    )

@@ -58,11 +58,14 @@ def _assumption_columns(names: tuple[str, ...]) -> dict[str, tuple[str, float | 
 
 
 ASSUMPTION_COLUMNS = _assumption_columns(
-    ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "activation_fraction",
-     "flop_convention")
-)  # fmt: skip
-# Every assumption by its user name -> CSV header (serving results echo all of them).
-ASSUMPTION_CSV = {a.name: a.csv for a in REGISTRY}
+    (
+        "efficiency",
+        "layer_overhead_us",
+        "dispatch_overhead_ms",
+        "activation_fraction",
+        "flop_convention",
+    )
+)
 
 # ----------------------------------------------------------------- the decode view (tutorial)
 ACTIVATION_BYTES_PER_TOKEN = 0.0  # the decode view neglects activations (roofline/decode.py)
@@ -125,9 +128,14 @@ DECODE_PHASE_COLUMNS: dict[str, tuple[str, float, str]] = {
 DECODE_PHASE_PER = {"decode": "step", "prefill": "batch"}
 # Assumption field -> (display key, scale, CSV header): what the decode view uses and echoes.
 DECODE_ASSUMPTION_COLUMNS = _assumption_columns(
-    ("efficiency", "bandwidth_efficiency", "memory_reserve", "layer_overhead_us",
-     "dispatch_overhead_ms")
-)  # fmt: skip
+    (
+        "efficiency",
+        "bandwidth_efficiency",
+        "memory_reserve",
+        "layer_overhead_us",
+        "dispatch_overhead_ms",
+    )
+)
 DECODE_FIXED_ASSUMPTIONS = {  # modelling choices, echoed with the assumptions (CSV: same names)
     "activation_bytes_per_token": ACTIVATION_BYTES_PER_TOKEN,
     "flop_convention": "mac2",  # FLOPs from the shapes, 2 per multiply-accumulate
@@ -139,17 +147,6 @@ DECODE_DERIVED_CSV = {  # display keys computed below whose names already carry 
     "ttft_ms": "ttft_ms",
     "prefill_tokens_per_s": "prefill_tokens_per_s",
     **{f"{p}_{what}": f"{p}_{what}" for p in PHASES for what in ("bottleneck", "regime")},
-}
-
-
-# ----------------------------------------------------------------- the serving model
-# CSV headers of the serving results' unitless metrics (others carry their unit in the key).
-SERVE_CSV_HEADERS = {
-    "decode_comm_share": "decode_comm_share_fraction",
-    "prefill_overhead_share": "prefill_overhead_share_fraction",
-    "decode_overhead_share": "decode_overhead_share_fraction",
-    "experts_touched_per_layer": "experts_touched_per_layer_count",
-    "warnings": "warning",
 }
 
 

@@ -4,6 +4,8 @@ JSON records have exactly the keys of `SolveResult.as_dict()` (a contract with u
 CSV headers carry their units (`mfu_fraction`, `work_flop_per_batch`, ...): they come from the
 same column registry as the JSON keys (engine/report/columns.py).
 Every row carries the assumptions it was computed with, so a downloaded file stands alone.
+What the engine says in words (a `warnings` or `reason` column of Messages) is written as its
+English text (engine/report/messages.py).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import math
 from typing import TYPE_CHECKING
 
 from engine.report import columns
+from engine.report.messages import english
 
 if TYPE_CHECKING:  # imported lazily: `import engine` stays fast
     import pandas as pd
@@ -50,9 +53,10 @@ def _plain(value):
 
 
 def records(df: pd.DataFrame) -> list[dict[str, object]]:
-    """Sweep rows as the CLI's JSON objects: assumptions nested, warnings as a list."""
+    """Sweep rows as the CLI's JSON objects: assumptions nested, warnings as a list (a row's
+    warnings in one item, '; '-joined, as the CSV writes them)."""
     out = []
-    for row in df.to_dict(orient="records"):
+    for row in english_frame(df).to_dict(orient="records"):
         nested = assumption_keys()
         record = {k: _plain(v) for k, v in row.items() if k not in nested}
         record["assumptions"] = {k: _plain(v) for k, v in row.items() if k in nested}
@@ -60,6 +64,13 @@ def records(df: pd.DataFrame) -> list[dict[str, object]]:
         record["warnings"] = [warning] if warning else []
         out.append(record)
     return out
+
+
+def english_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` with every column of messages as their English text (`df` itself when none)."""
+    said = {c: english(df[c]) for c in df.columns}
+    changed = {c: v for c, v in said.items() if v is not df[c]}
+    return df.assign(**changed) if changed else df
 
 
 def key_value_table(mapping: dict[str, object]) -> str:
@@ -97,5 +108,6 @@ def defuse_formulas(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_csv(df: pd.DataFrame) -> str:
-    """The one CSV writer of the project: formulas defused, no index, numbers at full precision."""
-    return defuse_formulas(df).to_csv(index=False)
+    """The one CSV writer of the project: messages in English, formulas defused, no index,
+    numbers at full precision."""
+    return defuse_formulas(english_frame(df)).to_csv(index=False)

@@ -1,4 +1,4 @@
-"""Columns of a grid DataFrame, built without waste (engine/serve_sweep.py's frames).
+"""Columns of a grid DataFrame, built without waste (engine/serving/sweep.py's frames).
 
 A million-row frame is mostly fresh memory, and the first touch of fresh pages is what a first
 sweep in a process pays for. So every column is written once, in its final dtype, from small
@@ -6,7 +6,7 @@ per-axis arrays; and a column that holds one value on every row (an assumption e
 costs no memory per row: it is a read-only view with a zero stride, shared with a `pd.Series`
 that this module keeps, so pandas' Copy-on-Write sees a shared column and copies it on the
 first write (`df.loc[...] = ...`, `fillna(inplace=True)`, ...). A read-only column that nothing
-else shares would make such writes raise instead (pandas-dev/pandas issue 62144).
+else shares would make such writes raise instead (https://github.com/pandas-dev/pandas/issues/62144).
 """
 
 from __future__ import annotations

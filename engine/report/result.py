@@ -5,20 +5,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.report.messages import Message
+
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    """`values` holds the result's keys (SI-scaled as named); `result["key"]` reads one."""
+    """`values` holds the result's keys (SI-scaled as named; a value the engine says in words
+    is a Message); `result["key"]` reads one. `warnings`: what the engine says beside them."""
 
     values: dict
     assumptions: dict
-    warnings: tuple[str, ...]
+    warnings: tuple[Message, ...]
 
     def __getitem__(self, key: str):
         return self.values[key]
 
     def as_dict(self) -> dict[str, object]:
-        return dict(self.values) | {
+        """The JSON object: every message as its English text."""
+        values = {k: str(v) if isinstance(v, Message) else v for k, v in self.values.items()}
+        return values | {
             "assumptions": dict(self.assumptions),
-            "warnings": list(self.warnings),
+            "warnings": [str(w) for w in self.warnings],
         }

@@ -1,10 +1,16 @@
-"""The LLM decode view (docs/model.md, "LLM decode"): KV cache, decode step and prefill.
+"""The tutorial's LLM decode view (docs/model.md, "LLM decode"): KV cache, decode step, prefill.
+
+The tutorial's view, kept beside the serving model and labelled as such wherever it is shown
+(`engine.decode`, the CLI's `decode`, /decode's "tutorial" switch, the lessons): the whole model
+as one roofline point on one device, one decode step at a given context, one prefill. The
+serving model (engine/serving/, `engine.serve`) prices each operator on TP×PP devices and whole
+requests, with its own decode step (engine/serving/decode_step.py); the two differ on purpose.
 
 A decode step reads every weight and each sequence's whole KV cache once per generated token,
 so at small batch it is memory-bound; prefill pushes the prompt's S tokens through in one pass
 and turns compute-bound (Pope et al., "Efficiently Scaling Transformer Inference", MLSys 2023).
 The kernel `llm_terms` works on floats or numpy arrays through the shared `roofline_terms`, so
-the scalar `decode` and the vectorised `decode_sweep` (engine/llm_sweep.py) agree.
+the scalar `decode` and the vectorised `decode_sweep` (engine/roofline/decode_sweep.py) agree.
 
 Modelling choices, echoed in every result's `assumptions`: activation traffic is neglected,
 ACTIVATION_BYTES_PER_TOKEN = 0 (activations are small: Llama-3.1-8B's residual stream is
@@ -34,6 +40,7 @@ from engine.report.columns import (
     DECODE_SCENARIO_COLUMNS,
 )
 from engine.report.frames import categorical
+from engine.report.messages import Message
 from engine.roofline.solve import REGIMES, regime_codes, regime_of, roofline_terms
 
 MAX_CONTEXT = MAX_TOKENS  # tokens; the longest published context window (Llama 4 Scout, 10M)
@@ -57,9 +64,16 @@ def kv_shapes(model) -> Shapes:
     if model.arch is not None:
         return shapes_of(model.arch)
     d = int(head_dim_of(model))
-    flat = Architecture(layers=model.layers, hidden=model.hidden, heads=model.heads,
-                        kv_heads=model.kv_heads, head_dim=d, intermediate=0, vocab=1,
-                        context_length=context_limit(model))  # fmt: skip
+    flat = Architecture(
+        layers=model.layers,
+        hidden=model.hidden,
+        heads=model.heads,
+        kv_heads=model.kv_heads,
+        head_dim=d,
+        intermediate=0,
+        vocab=1,
+        context_length=context_limit(model),
+    )
     return shapes_of(flat)
 
 
@@ -114,10 +128,16 @@ def _limits(s: Shapes, weight, kv_layer, batch, context, usable, context_limit) 
     c = np.where(tokens <= full, tokens / s.layers, past)
     return {
         "max_batch_at_context": largest_fitting(
-            lambda n: weight + per_seq * n, room / per_seq, usable, MAX_BATCH
+            memory_of=lambda n: weight + per_seq * n,
+            estimate=room / per_seq,
+            capacity_bytes=usable,
+            limit=MAX_BATCH,
         ),
         "max_context_at_batch": largest_fitting(
-            lambda n: weight + sequence_kv(s, kv_layer, n) * batch, c, usable, context_limit
+            memory_of=lambda n: weight + sequence_kv(s, kv_layer, n) * batch,
+            estimate=c,
+            capacity_bytes=usable,
+            limit=context_limit,
         ),
     }
 
@@ -160,7 +180,15 @@ def llm_terms(*, model: dict, batch, context, prompt, peak, bandwidth, capacity,
         "memory_capacity_bytes": capacity,
         "usable_memory_bytes": usable,
         "fits_in_memory": memory <= usable,
-        **_limits(s, weight, kv_layer, batch, context, usable, m["context_limit"]),
+        **_limits(
+            s=s,
+            weight=weight,
+            kv_layer=kv_layer,
+            batch=batch,
+            context=context,
+            usable=usable,
+            context_limit=m["context_limit"],
+        ),
         "peak_flop_per_s": peak,
         "memory_bandwidth_bytes_per_s": bandwidth,
         "ridge_flop_per_byte": peak / bandwidth,
@@ -202,7 +230,9 @@ class PhaseCost:
 
 @dataclass(frozen=True, slots=True)
 class DecodeResult:
-    """One LLM × accelerator × batch × context scenario; `as_dict` is the CLI JSON."""
+    """The tutorial's LLM decode view of one LLM × accelerator × batch × context scenario: the
+    whole model as one roofline point on one device, one decode step and one prefill (not the
+    serving model's figures: `engine.serve`); `as_dict` is the CLI JSON."""
 
     model: str
     hardware: str
@@ -229,7 +259,7 @@ class DecodeResult:
     decode: PhaseCost
     prefill: PhaseCost
     assumptions: Assumptions  # dispatch_overhead_s is the figure used
-    warnings: tuple[str, ...] = field(default=())
+    warnings: tuple[Message, ...] = field(default=())
 
     @property
     def tpot_s(self) -> float:
@@ -246,7 +276,7 @@ class DecodeResult:
         si = asdict(self)
         out = {k: si[k] for k in ID_KEYS} | display_metrics(si)
         out["assumptions"] = display_assumptions(self.assumptions)
-        out["warnings"] = list(self.warnings)
+        out["warnings"] = [str(w) for w in self.warnings]
         return out
 
 

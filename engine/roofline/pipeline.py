@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 SAMPLE_BYTES = 500e3  # an average ImageNet JPEG (the tutorial's 500 KB)
 CPU_BYTES_PER_S = 2e9  # 8 workers × 250 MB/s each (the tutorial's)
-BINDINGS = ("transform", "compute", "memory")
 
 
 def pipeline_sweep(
@@ -63,7 +62,14 @@ def pipeline_sweep(
             raise ValueError(f"{name}: must be a positive number, got {value!r}")
     checked = check_whole_numbers(as_list(batch_sizes, "batch_sizes"), "b", high=MAX_BATCH)
     batches = [int(b) for b in checked]
-    rows = sweep(model, hardware, batches, [precision], catalog=catalog, **overrides)
+    rows = sweep(
+        models=model,
+        hardware=hardware,
+        batch_sizes=batches,
+        precisions=[precision],
+        catalog=catalog,
+        **overrides,
+    )
     rows = rows.set_index("batch_size").loc[batches].reset_index()
     batch = rows["batch_size"].to_numpy(dtype=float)
     gpu_ms = rows["latency_ms"].to_numpy(dtype=float)

@@ -1,11 +1,11 @@
 """The first-order roofline solve (docs/model.md, "The single-model solve").
 
 Williams, Waterman & Patterson, "Roofline", CACM 2009. One kernel, `roofline_terms`, does the
-arithmetic on floats or numpy arrays alike, and one workload function, `solve_terms`, turns a
-model, an accelerator and a batch into its inputs, so the scalar `solve` and the vectorised
-`sweep` share every formula. One table, `engine.columns.SOLVE_COLUMNS`, maps the SI results to
-the display keys (JSON, DataFrame columns) and the CSV headers. Results explain themselves:
-bottleneck, regime, overhead share, the gap between the roof and the achieved point, warnings.
+arithmetic on floats or numpy arrays alike, and one workload function, `solve_terms`, turns a model,
+an accelerator and a batch into its inputs, so the scalar `solve` and the vectorised `sweep` share
+every formula. One table, `engine.report.columns.SOLVE_COLUMNS`, maps the SI results to the display
+keys (JSON, DataFrame columns) and the CSV headers. Results explain themselves: bottleneck, regime,
+overhead share, the gap between the roof and the achieved point, warnings.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from engine.assumptions import DEFAULTS, Assumptions, make_assumptions
-from engine.catalog.load import Catalog
+from engine.catalog.reader import Catalog
 from engine.catalog.resolve import resolve_pair
 from engine.catalog.specs import BYTES_PER_PARAM, HardwareSpec, ModelSpec, check_precision
 from engine.checks import MAX_BATCH, check_whole
 from engine.report.columns import SOLVE_COLUMNS, assumption_values, display
-from engine.report.messages import N_
+from engine.report.messages import Message, MessageKind
 
 IDLE_POWER_FRACTION = 0.3  # energy = TDP · (0.3 + 0.7·MFU) · latency (docs/model.md, "Energy")
 ENERGY_FORMULA = (
@@ -168,12 +168,7 @@ class SolveResult:
     fits_in_memory: bool  # weights <= capacity (the tutorial's test; no runtime reserve)
     sample: str
     assumptions: Assumptions  # dispatch_overhead_s is the figure used
-    warnings: tuple[str, ...] = field(default=())
-
-    @property
-    def gap_flop_per_s(self) -> float:
-        """The fixed-overhead gap (same as `overhead_gap_flop_per_s`)."""
-        return self.overhead_gap_flop_per_s
+    warnings: tuple[Message, ...] = field(default=())
 
     def as_dict(self) -> dict[str, object]:
         """The public JSON shape (CLI `solve`, sweep rows): keys are a contract."""
@@ -194,22 +189,23 @@ class SolveResult:
                 "fits_in_memory": self.fits_in_memory,
                 "sample": self.sample,
                 "assumptions": assumption_values(self.assumptions),
-                "warnings": list(self.warnings),
+                "warnings": [str(w) for w in self.warnings],
             }
         )
 
 
-FALLBACK = N_(
-    "{hardware} lists no {precision} peak: its {used} peak ({tflops} TFLOP/s) is used instead"
+FALLBACK = MessageKind(
+    "precision_fallback",
+    "{hardware} lists no {precision} peak: its {used} peak ({tflops} TFLOP/s) is used instead",
 )
 
 
-def fallback_warning(hw: HardwareSpec, precision: str, used: str) -> str | None:
+def fallback_warning(hw: HardwareSpec, precision: str, used: str) -> Message | None:
     """The visible warning for a precision the chip lists no peak for (None if no fallback)."""
     if used == precision or (precision == "bf16" and used == "fp16"):
         return None
     tflops = f"{hw.peak_flop_per_s[used] / 1e12:g}"
-    return FALLBACK.format(hardware=hw.name, precision=precision, used=used, tflops=tflops)
+    return FALLBACK(hardware=hw.name, precision=precision, used=used, tflops=tflops)
 
 
 def _echo(a: Assumptions, dispatch: float) -> Assumptions:
@@ -301,9 +297,9 @@ def solve(
     """
     spec_m, spec_h = resolve_pair(model, hardware, catalog)
     return solve_specs(
-        spec_m,
-        spec_h,
-        check_whole(batch_size, "batch_size", high=MAX_BATCH),
-        check_precision(precision),
-        make_assumptions(assumptions, **overrides),
+        model=spec_m,
+        hw=spec_h,
+        batch_size=check_whole(batch_size, "batch_size", high=MAX_BATCH),
+        precision=check_precision(precision),
+        assumptions=make_assumptions(assumptions, **overrides),
     )

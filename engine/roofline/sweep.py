@@ -1,8 +1,8 @@
 """Vectorised sweeps: the cartesian product of models × accelerators × precisions × batches.
 
 All scenarios are evaluated at once with numpy broadcasting through the same workload function
-as the scalar solve (`engine.roofline.solve_terms`) and mapped to columns by the same table
-(`engine.columns.SOLVE_COLUMNS`), so a row equals `solve(...).as_dict()` with the assumptions
+as the scalar solve (`engine.roofline.solve.solve_terms`) and mapped to columns by the same table
+(`engine.report.columns.SOLVE_COLUMNS`), so a row equals `solve(...).as_dict()` with the assumptions
 flattened. No per-row Python loop and no pint here. Also the exact crossover batch
 (`compute_bound_batch`).
 """
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.assumptions import Assumptions, make_assumptions
-from engine.catalog.load import Catalog
+from engine.catalog.reader import Catalog
 from engine.catalog.resolve import resolve_hardware, resolve_model
 from engine.catalog.specs import BYTES_PER_PARAM, HardwareSpec, ModelSpec, check_precision
 from engine.checks import MAX_BATCH, as_list, check_whole_numbers
@@ -49,7 +49,8 @@ def sweep(
 
     Returns:
         Rows ordered model, hardware, precision, then batch; columns as `SolveResult.as_dict`
-        with the assumptions flattened into columns and the warnings as text.
+        with the assumptions flattened into columns and each row's warnings a tuple of
+        Messages (engine.to_csv and engine.records write their English).
     """
     ms = [resolve_model(m, catalog) for m in as_list(models, "models")]
     hs = [resolve_hardware(h, catalog) for h in as_list(hardware, "hardware")]
@@ -60,7 +61,7 @@ def sweep(
         raise ValueError(f"sweep of {rows:,} scenarios is over the limit of {MAX_SWEEP_ROWS:,}")
     a = make_assumptions(assumptions, **overrides)
     shape = (len(ms), len(hs), len(ps), len(batches))
-    r, peaks_used = _grid_terms(ms, hs, ps, batches, a)
+    r, peaks_used = _grid_terms(ms=ms, hs=hs, ps=ps, batches=batches, a=a)
 
     def col(x) -> np.ndarray:
         return np.broadcast_to(x, shape).ravel()
@@ -68,8 +69,8 @@ def sweep(
     mi, hi, pi, bi = (ix.ravel() for ix in np.indices(shape))
     hp = hi * len(ps) + pi  # (hardware, precision) pair index
     used = [u for row in peaks_used for _, u in row]
-    warns = [
-        fallback_warning(h, p, peaks_used[i][j][1]) or ""
+    warns = [  # each pair's warnings: the fallback or none
+        tuple(filter(None, [fallback_warning(h, p, peaks_used[i][j][1])]))
         for i, h in enumerate(hs)
         for j, p in enumerate(ps)
     ]
@@ -150,11 +151,11 @@ def compute_bound_batch(
     p = check_precision(precision)
     a = make_assumptions(assumptions, **overrides)
     b = compute_bound_batches(
-        m.flops_for(a.flop_convention),
-        m.params * BYTES_PER_PARAM[p],
-        h.peak_for(p)[0],
-        h.memory_bandwidth_bytes_per_s,
-        a,
+        flops_per_sample=m.flops_for(a.flop_convention),
+        weight_bytes=m.params * BYTES_PER_PARAM[p],
+        peak=h.peak_for(p)[0],
+        bandwidth=h.memory_bandwidth_bytes_per_s,
+        a=a,
     )
     return None if np.isnan(b) else int(b)
 

@@ -2,10 +2,10 @@
 
 A decode step at context c costs a line in x = min(c, w) (w: the attention window, INF for
 global attention), or the larger of two such lines: an operator's roofline is the max of its
-compute and memory times (engine/ops.py). Summed over the whole numbers c in [a, b] each is an
-arithmetic series up to the window and a constant after it; the max splits where its two lines
-cross (docs/model.md, "Serving model"). Floats or numpy arrays throughout (`xp`, as in
-engine/ops.py).
+compute and memory times (engine/serving/decode_step.py, which sums its steps here). Summed over
+the whole numbers c in [a, b] each is an arithmetic series up to the window and a constant after
+it; the max splits where its two lines cross (docs/model.md, "Serving model"). Floats or numpy
+arrays throughout (`xp`: engine/arrays.py).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def step_sums(g0, g1, m0, m1, a, b, w, xp):
     flat = xp.maximum(b - xp.maximum(a, w + 1.0) + 1.0, 0.0)  # steps at a full window
     x_full = xp.minimum(w, b)
     ramp = (a + hi) * n / 2.0  # Σ c over the first n steps
-    rising = n * m0 + m1 * ramp + _pos_line_sum(g0 - m0, g1 - m1, a, hi, xp)
+    rising = n * m0 + m1 * ramp + _pos_line_sum(d0=g0 - m0, d1=g1 - m1, p=a, q=hi, xp=xp)
     total = rising + flat * xp.maximum(g0 + g1 * x_full, m0 + m1 * x_full)
     return total, n + flat, ramp + flat * x_full
 

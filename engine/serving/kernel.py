@@ -4,9 +4,10 @@
 the accelerator's rates and links, the precision and the assumptions) to coefficients in
 seconds and bytes per new token, per sequence and per key of context, with their sums over the
 operators. `evaluate` then applies a static batch of B sequences with I input and O output
-tokens: the prefill of B·I tokens, then O−1 decode steps at contexts I+1 … I+O−1 summed in
-closed form (engine/serving/closed_form.py). Only each operator's max(compute, memory) needs a
-pass over the operators; every other total is linear in the batch and tokens.
+tokens: the prefill of B·I tokens, then O−1 decode steps at contexts I+1 … I+O−1, priced by the
+serving model's one decode step (engine/serving/decode_step.py) and summed in closed form
+(engine/serving/closed_form.py). Only each operator's max(compute, memory) needs a pass over the
+operators; every other total is linear in the batch and tokens.
 
 Both stages run on Python floats (`xp=SCALAR`: a scalar `serve` folds once per deployment and
 evaluates in microseconds) or on numpy arrays (a sweep: coefficients over the deployment axes
@@ -23,16 +24,17 @@ from typing import NamedTuple
 from engine.arrays import SCALAR
 from engine.catalog.shapes import Shapes, cached_tokens, kv_bytes_per_token_layer
 from engine.checks import MAX_BATCH
-from engine.report.messages import N_
-from engine.serving import parallel
-from engine.serving.closed_form import step_sums
+from engine.report.messages import MessageKind
+from engine.serving import memory, parallel
+from engine.serving.collectives import Fabric
+from engine.serving.decode_step import static_batch
 from engine.serving.operators import (
-    OP_CLASSES,
+    ExpertSplit,
     Layout,
     Template,
-    experts_touched,
-    kv_read_factor,
+    local_layout,
     mean_keys,
+    rank_experts,
     step_lists,
 )
 
@@ -49,31 +51,66 @@ class Warn(enum.IntFlag):
     NO_DECODE = 16
     KV_HEAD_REPLICATED = 32
     LATENT_REPLICATED = 64
+    EMULATED = 128
+    RENAMED_FORMAT = 256
+    NO_NETWORK = 512
+    STAGES_SPAN_NODES = 1024
 
 
-WARNING_TEXT = {
-    Warn.PEAK_FALLBACK: N_(
-        "no peak listed for this precision: a slower one's is used (see peak_precision)"
+WARNING_KINDS = {
+    Warn.PEAK_FALLBACK: MessageKind(
+        "peak_fallback",
+        "no peak listed for this precision: a slower one's is used (see peak_precision)",
     ),
-    Warn.TP_BEYOND_NODE: N_(
-        "tp beyond one node's devices: all-reduces modelled on the in-node link (optimistic)"
+    Warn.TP_BEYOND_NODE: MessageKind(
+        "tp_beyond_node",
+        "tp beyond one node's devices: the group spans nodes, and its collectives run on the "
+        "scale-out network per device, not the in-node link",
     ),
-    Warn.DOES_NOT_FIT: N_(
-        "does not fit: memory per device exceeds the usable memory (capacity less the reserve)"
+    Warn.DOES_NOT_FIT: MessageKind(
+        "does_not_fit",
+        "does not fit: memory per device exceeds the usable memory (capacity less the reserve)",
     ),
-    Warn.BEYOND_CONTEXT: N_("input + output tokens exceed the model's trained context length"),
-    Warn.NO_DECODE: N_(
+    Warn.BEYOND_CONTEXT: MessageKind(
+        "beyond_trained_context",
+        "input + output tokens exceed the model's trained context length",
+    ),
+    Warn.NO_DECODE: MessageKind(
+        "no_decode_step",
         "one output token: the prefill produces it and no decode step runs, so "
-        "TPOT and tokens/s per user are undefined (NaN)"
+        "TPOT and tokens/s per user are undefined (NaN)",
     ),
-    Warn.KV_HEAD_REPLICATED: N_(
-        "fewer KV heads than tensor-parallel devices: each device holds a replicated KV head"
+    Warn.KV_HEAD_REPLICATED: MessageKind(
+        "kv_head_replicated",
+        "fewer KV heads than tensor-parallel devices: each device holds a replicated KV head",
     ),
-    Warn.LATENT_REPLICATED: N_(
-        "MLA's latent KV cache is replicated on every tensor-parallel device"
+    Warn.LATENT_REPLICATED: MessageKind(
+        "latent_kv_replicated",
+        "MLA's latent KV cache is replicated on every tensor-parallel device",
+    ),
+    Warn.EMULATED: MessageKind(
+        "format_emulated",
+        "no tensor cores for this number format here: its weights are dequantised to 16 bits "
+        "inside each GEMM (emulated, weight-only), at the fp16 peak plus the dequantisation "
+        "cost",
+    ),
+    Warn.RENAMED_FORMAT: MessageKind(
+        "format_renamed",
+        "a precision name read as a number format: int4 is w4a16 (4-bit weights, 16-bit "
+        "activations: AWQ, GPTQ), fp4 is nvfp4 (see precision and kv_precision)",
+    ),
+    Warn.NO_NETWORK: MessageKind(
+        "no_scale_out_network",
+        "the deployment spans nodes but the catalogue gives this accelerator no scale-out "
+        "network: traffic between nodes is modelled on the in-node link (optimistic)",
+    ),
+    Warn.STAGES_SPAN_NODES: MessageKind(
+        "stages_span_nodes",
+        "pipeline stages span nodes: the sends between stages that cross a node run on the "
+        "scale-out network per device",
     ),
 }
-WARNINGS = tuple(WARNING_TEXT[w] for w in Warn)  # in bit order
+WARNINGS = tuple(WARNING_KINDS[w]() for w in Warn)  # the Messages, in bit order
 
 
 class Device(NamedTuple):
@@ -91,21 +128,37 @@ class Device(NamedTuple):
     tau: object  # s per layer per decode step
     tau_prefill: object  # s per layer per prefill step
     seq_overhead: object  # s per sequence per step
-    devices_per_node: object
+    devices_per_node: object  # the link's domain (an HGX node 8, a GB200 NVL72 72)
     fallback: object  # bool: the precision has no listed peak (a slower one's is used)
     memory_bandwidth: object = 0.0  # bytes/s as catalogued (the roofline's theoretical roof)
+    # A GEMM whose weights are dequantised inside it (w4a16, an emulated format) takes this many
+    # times its tensor-core time: 1 + dequant_overhead (docs/model.md, "Number formats").
+    gemm_slowdown: object = 1.0
+    format_warnings: object = 0  # Warn bits of the number format (emulated, renamed)
+    net_bw: object = 0.0  # scale-out network per device, bytes/s per direction, × efficiency
+    net_lat: object = 0.0  # s per step between nodes
+    peer: object = False  # bool: every device reads every other's memory over the link
+    switch: object = False  # bool: the link's switch reduces (NVLink SHARP)
+    has_network: object = False  # bool: the catalogue gives a network (else net_* = link)
+    kv_memory: object = 0.0  # the stack's KV pool rule: memory.RULE_CODES (0: capacity)
+    budget_tokens: object = 0.0  # tokens of one step whose activations the runtime reserves
+    workspace: object = 0.0  # bytes: CUDA graphs and library workspaces
+    # weight streaming (0: none): weights that exceed the device's usable memory stream in from
+    # external memory at this bandwidth, one layer resident at a time (docs/model.md)
+    stream_bw: object = 0.0
 
 
 class Efficiencies(NamedTuple):
     """How much of the ideal the kernels realise: the achievable fraction of the datasheet
-    peak per operator class (operators.OP_CLASSES), and the share of grouped-query
-    attention's KV read saving that decode kernels realise."""
+    peak per operator class (operators.OP_CLASSES), and the fraction of the achieved memory
+    bandwidth decode attention's KV reads reach (each KV head is read once: what the kernels
+    lose is this efficiency, never bytes that do not exist)."""
 
     gemm: object
     attention: object
     expert: object
     other: object
-    kv_reuse: object = 1.0
+    kv_bandwidth: object = 1.0
 
 
 class PrefillOp(NamedTuple):
@@ -114,6 +167,7 @@ class PrefillOp(NamedTuple):
     count: object
     compute_per_token: object
     compute_per_seq: object
+    compute_per_expert: object  # grouped-GEMM rows wasted per routed expert read
     memory_fixed: object  # weights read whatever the step
     memory_per_expert: object  # per routed expert touched
     memory_per_token: object
@@ -134,6 +188,7 @@ class PrefillSums(NamedTuple):
 
     compute_per_token: object
     compute_per_seq: object
+    compute_per_expert: object
     memory_fixed: object
     memory_per_expert: object
     memory_per_token: object
@@ -151,6 +206,7 @@ class DecodeOp(NamedTuple):
 
     count: object
     compute_per_seq: object
+    compute_per_expert: object  # grouped-GEMM rows wasted per routed expert read
     memory_fixed: object
     memory_per_expert: object
     memory_per_seq: object
@@ -171,6 +227,7 @@ class DecodeSums(NamedTuple):
     """Σ count × coefficient over one decode step's operators (seconds, FLOPs, bytes)."""
 
     compute_per_seq: object
+    compute_per_expert: object
     memory_fixed: object
     memory_per_expert: object
     memory_per_seq: object
@@ -190,7 +247,7 @@ class Folded(NamedTuple):
     decode_ops: tuple[DecodeOp, ...]
     decode_attention: tuple[DecodeAttention, ...]
     decode_sums: DecodeSums
-    comm: tuple  # (fixed s, s per new token) of one step
+    comm: parallel.Comm  # the step's collectives (parallel.comm_s prices them)
     overhead_prefill: object  # per-layer and dispatch overhead of a prefill step, s
     overhead_decode: object  # per-layer and dispatch overhead of a decode step, s
     overhead_per_seq: object  # s per sequence in a step (sampling, bookkeeping)
@@ -204,14 +261,18 @@ class Folded(NamedTuple):
     devices: object
     bubble: object
     roofs: tuple = ()  # (peak, GEMM rate, bandwidth as catalogued, achievable bandwidth)
+    experts: ExpertSplit = ExpertSplit()  # how the routed experts are spread
 
 
 def rates(dev: Device, eta: Efficiencies) -> dict[str, object]:
     """Achievable FLOP/s per operator class: its datasheet peak (attention runs on 16-bit or
-    wider activations: peak_attn) times its efficiency."""
+    wider activations: peak_attn) times its efficiency; the GEMMs' and experts' divided by the
+    dequantisation's slowdown when their weights are widened inside the kernel."""
     return {
-        cls: (dev.peak_attn if cls == "attention" else dev.peak) * getattr(eta, cls)
-        for cls in OP_CLASSES
+        "gemm": dev.peak * eta.gemm / dev.gemm_slowdown,
+        "attention": dev.peak_attn * eta.attention,
+        "expert": dev.peak * eta.expert / dev.gemm_slowdown,
+        "other": dev.peak * eta.other,
     }
 
 
@@ -221,25 +282,49 @@ def _sums(rows) -> tuple:
     return tuple(sum(map(operator.mul, counts, column), 0.0) for column in columns)
 
 
-def _fold_prefill(prefill: list[Template], rate_of: dict, bw) -> tuple:
+def _fold_prefill(prefill: list[Template], rate_of: dict, bw: tuple) -> tuple:
+    """The prefill's coefficients; `bw`: (memory bandwidth, the weights' bandwidth)."""
+    bw, w_bw = bw
     ops, attention, rows = [], [], []
     for op in prefill:  # T new tokens from B sequences
         rate = rate_of[op.cls]
         moved = op.weight_bytes_per_token + op.act_bytes_per_token + op.kv_bytes_per_token
-        coef = PrefillOp(op.count, op.flop_per_token / rate, op.flop_per_seq / rate,
-                         op.weight_bytes / bw, op.weight_bytes_per_expert / bw, moved / bw,
-                         op.act_bytes_per_seq / bw)  # fmt: skip
-        rows.append((*coef, op.flop_per_token, op.flop_per_seq, op.weight_bytes,
-                     op.weight_bytes_per_expert, moved, op.act_bytes_per_seq))  # fmt: skip
+        coef = PrefillOp(
+            count=op.count,
+            compute_per_token=op.flop_per_token / rate,
+            compute_per_seq=op.flop_per_seq / rate,
+            compute_per_expert=op.flop_per_expert / rate,
+            memory_fixed=op.weight_bytes / w_bw,
+            memory_per_expert=op.weight_bytes_per_expert / w_bw,
+            memory_per_token=moved / bw,
+            memory_per_seq=op.act_bytes_per_seq / bw,
+        )
+        rows.append(
+            (
+                *coef,
+                op.flop_per_token,
+                op.flop_per_seq,
+                op.weight_bytes,
+                op.weight_bytes_per_expert,
+                moved,
+                op.act_bytes_per_seq,
+            )
+        )
         if op.cls == "attention":
             per_key = op.flop_per_key
-            attention.append(PrefillAttention(coef, op.window, per_key / rate, per_key))
+            attention.append(
+                PrefillAttention(
+                    op=coef, window=op.window, compute_per_key=per_key / rate, flop_per_key=per_key
+                )
+            )
         else:
             ops.append(coef)
     return tuple(ops), tuple(attention), PrefillSums(*_sums(rows))
 
 
-def _fold_decode(decode: list[Template], rate_of: dict, bw, kv_factor) -> tuple:
+def _fold_decode(decode: list[Template], rate_of: dict, bw: tuple, kv_bw) -> tuple:
+    """The decode step's coefficients; `bw`: (memory bandwidth, the weights' bandwidth)."""
+    bw, w_bw = bw
     ops, attention, rows = [], [], []
     for op in decode:  # one new token from each of B sequences
         rate = rate_of[op.cls]
@@ -250,12 +335,27 @@ def _fold_decode(decode: list[Template], rate_of: dict, bw, kv_factor) -> tuple:
             + op.act_bytes_per_seq
         )
         flops = op.flop_per_token + op.flop_per_seq
-        coef = DecodeOp(op.count, flops / rate, op.weight_bytes / bw,
-                        op.weight_bytes_per_expert / bw, moved / bw)  # fmt: skip
+        coef = DecodeOp(
+            count=op.count,
+            compute_per_seq=flops / rate,
+            compute_per_expert=op.flop_per_expert / rate,
+            memory_fixed=op.weight_bytes / w_bw,
+            memory_per_expert=op.weight_bytes_per_expert / w_bw,
+            memory_per_seq=moved / bw,
+        )
         rows.append((*coef, flops, op.weight_bytes, op.weight_bytes_per_expert, moved))
         if op.cls == "attention":
-            fk, mk = op.flop_per_key, op.kv_bytes_per_key * kv_factor  # KV re-reads (GQA)
-            attention.append(DecodeAttention(coef, op.window, fk / rate, mk / bw, fk, mk))
+            fk, mk = op.flop_per_key, op.kv_bytes_per_key  # each KV head read once
+            attention.append(
+                DecodeAttention(
+                    op=coef,
+                    window=op.window,
+                    compute_per_key=fk / rate,
+                    memory_per_key=mk / kv_bw,
+                    flop_per_key=fk,
+                    bytes_per_key=mk,
+                )
+            )
         else:
             ops.append(coef)
     return tuple(ops), tuple(attention), DecodeSums(*_sums(rows))
@@ -267,46 +367,91 @@ def fold(s: Shapes, dev: Device, lay: Layout, eta: Efficiencies, xp, steps=None)
     Args:
         s: the model's shapes (floats or arrays).
         dev: the accelerator's figures with the assumptions applied.
-        lay: tp, pp and the bytes per weight, KV and activation element.
+        lay: tp, pp, ep, attention DP and the bytes per weight, KV and activation element.
         eta: compute efficiency per operator class.
         xp: SCALAR or numpy.
         steps: operators.step_lists(s, lay, xp) if already built.
     """
     prefill, decode = steps or step_lists(s, lay, xp)
     rate_of = rates(dev, eta)
-    pre = _fold_prefill(prefill, rate_of, dev.bandwidth)
-    kv_factor = kv_read_factor(s, lay.tp, eta.kv_reuse, xp)
-    dec = _fold_decode(decode, rate_of, dev.bandwidth, kv_factor)
+    streamed = streams_weights(s=s, dev=dev, lay=lay, decode=decode, xp=xp)
+    w_bw = xp.where(streamed, dev.stream_bw, dev.bandwidth)  # where the weights come from
+    pre = _fold_prefill(prefill, rate_of, (dev.bandwidth, w_bw))
+    kv_bw = dev.bandwidth * eta.kv_bandwidth  # decode attention's KV reads
+    dec = _fold_decode(decode=decode, rate_of=rate_of, bw=(dev.bandwidth, w_bw), kv_bw=kv_bw)
     roofs = (dev.peak, rate_of["gemm"], dev.memory_bandwidth, dev.bandwidth)
-    return Folded(s, *pre, *dec, *_fixed(s, dev, lay, decode, xp), roofs)
+    fixed = _fixed(s=s, dev=dev, lay=lay, decode=decode, xp=xp, streamed=streamed)
+    return Folded(s, *pre, *dec, *fixed, roofs, ExpertSplit(lay.ep, lay.imbalance))
 
 
-def _fixed(s: Shapes, dev: Device, lay: Layout, decode, xp) -> tuple:
-    """Communication, overhead, memory and warnings: the terms no batch or token changes."""
-    tp, pp = lay.tp, lay.pp
-    comm = parallel.comm_line(s, tp, pp, lay.act_bytes, dev.link_bw, dev.link_lat, xp)
-    kv_full, kv_dev = kv_bytes_per_token_layer(s, lay.kv_bytes, tp, xp)
+def fabric_of(dev: Device) -> Fabric:
+    """The links a device's collectives run on (engine/serving/collectives.py)."""
+    return Fabric(
+        link_bw=dev.link_bw,
+        link_lat=dev.link_lat,
+        net_bw=dev.net_bw,
+        net_lat=dev.net_lat,
+        domain=dev.devices_per_node,
+        peer=dev.peer,
+        switch=dev.switch,
+    )
+
+
+def _flags(s: Shapes, dev: Device, lay: Layout, xp) -> object:
+    """The Warn bits no batch or token changes."""
+    tp_local = local_layout(lay).tp
+    devices, domain = lay.tp * lay.pp, dev.devices_per_node
+    if xp is SCALAR:
+        kv_replicated = not s.mla and s.kv_heads < tp_local
+        latent_replicated = s.mla and tp_local > 1.5
+        no_network = devices > domain and not dev.has_network
+    else:
+        kv_replicated = ~s.mla & (s.kv_heads < tp_local)
+        latent_replicated = s.mla & (tp_local > 1.5)
+        no_network = (devices > domain) & ~xp.asarray(dev.has_network, dtype=bool)
     flags = (
         (dev.fallback, Warn.PEAK_FALLBACK),
-        (tp > dev.devices_per_node, Warn.TP_BEYOND_NODE),
-        (~s.mla & (s.kv_heads < tp) if xp is not SCALAR else (not s.mla and s.kv_heads < tp),
-         Warn.KV_HEAD_REPLICATED),
-        (s.mla & (tp > 1.5) if xp is not SCALAR else (s.mla and tp > 1.5),
-         Warn.LATENT_REPLICATED),
-    )  # fmt: skip
-    bits = sum(flag * int(bit) for flag, bit in flags)
+        (lay.tp > domain, Warn.TP_BEYOND_NODE),
+        (kv_replicated, Warn.KV_HEAD_REPLICATED),
+        (latent_replicated, Warn.LATENT_REPLICATED),
+        (no_network, Warn.NO_NETWORK),
+        ((lay.tp <= domain) & (devices > domain), Warn.STAGES_SPAN_NODES),
+    )
+    return sum(flag * int(bit) for flag, bit in flags) + dev.format_warnings
+
+
+def streams_weights(s: Shapes, dev: Device, lay: Layout, decode, xp) -> object:
+    """True where the device streams its weights: it has a weight stream and its weights
+    exceed its memory less the runtime's reserve (docs/model.md, "Weight streaming")."""
+    if xp is SCALAR and not dev.stream_bw:
+        return False
+    weights = parallel.weight_bytes_per_device(ops=decode, s=s, pp=lay.pp, xp=xp)
+    return (dev.stream_bw > 0) & (weights > dev.capacity * (1.0 - dev.reserve))
+
+
+def _fixed(s: Shapes, dev: Device, lay: Layout, decode, xp, streamed=False) -> tuple:
+    """Communication, overhead, memory and warnings: the terms no batch or token changes.
+    Under attention DP a device caches its own sequences' whole KV: 1/dp of the replica's.
+    A device that streams its weights holds one layer's at a time."""
+    tp, pp = lay.tp, lay.pp
+    comm = parallel.comm_of(s=s, lay=lay, fabric=fabric_of(dev), xp=xp)
+    tp_local = local_layout(lay).tp
+    kv_full, kv_dev = kv_bytes_per_token_layer(s=s, kv_bytes=lay.kv_bytes, tp=tp_local, xp=xp)
+    weights = parallel.weight_bytes_per_device(ops=decode, s=s, pp=pp, xp=xp)
+    weights = xp.where(streamed, weights / s.layers, weights)
+    activations = dev.budget_tokens * memory.activation_bytes_per_token(s=s, lay=lay, xp=xp)
     return (
         comm,
         s.layers * dev.tau_prefill + dev.dispatch,
         s.layers * dev.tau + dev.dispatch,
         dev.seq_overhead,
-        parallel.weight_bytes_per_device(decode, s, pp, xp),
+        weights,
         kv_full,
-        kv_dev,
+        kv_dev / lay.dp,
         parallel.stage_layers(s.layers, pp, xp),
         dev.capacity,
-        dev.capacity * (1.0 - dev.reserve),
-        bits,
+        memory.usable_bytes(dev=dev, weights=weights, activations=activations, xp=xp),
+        _flags(s=s, dev=dev, lay=lay, xp=xp),
         tp * pp,
         parallel.bubble_fraction(pp),
     )
@@ -326,7 +471,8 @@ def bound_code(parts, xp):
 def evaluate(f: Folded, B, n_in, n_out, xp) -> dict:
     """Everything about a static batch of B sequences of n_in input and n_out output tokens (or
     a grid of them), in SI units: the keys of serve.METRICS' terms plus warning_bits."""
-    out = _prefill(f, B, n_in, xp) | _decode(f, B, n_in, n_out, xp)
+    out = _prefill(f=f, B=B, S=n_in, xp=xp)
+    out.update(_decode(f=f, B=B, n_in=n_in, n_out=n_out, xp=xp))
     e2e = out["ttft_s"] + out.pop("decode_total_s")
     per_seq = cached_tokens(f.s, n_in + n_out, xp)  # Σ over layers, one sequence
     tokens = B * per_seq  # Σ over sequences and layers
@@ -336,10 +482,9 @@ def evaluate(f: Folded, B, n_in, n_out, xp) -> dict:
     late = (f.s.context_length < n_in + n_out) * int(Warn.BEYOND_CONTEXT)
     late = late + (n_out < 1.5) * int(Warn.NO_DECODE)
     per_s = B * n_out / e2e
-    return (
-        out
-        | _roofline(f, out, B, xp)
-        | {
+    out.update(_roofline(f=f, out=out, B=B, xp=xp))
+    out.update(
+        {
             "kv_cache_bytes": tokens * f.kv_full,
             "kv_cache_bytes_per_device": kv_device,
             "weight_bytes_per_device": f.weights,
@@ -357,12 +502,13 @@ def evaluate(f: Folded, B, n_in, n_out, xp) -> dict:
             "warning_bits": f.static_warnings + (memory > f.usable) * int(Warn.DOES_NOT_FIT) + late,
         }
     )
+    return out
 
 
 def _roofline(f: Folded, out: dict, B, xp) -> dict:
     """A decode step on the accelerator's roofline: the roofs (datasheet peak; the GEMM rate
-    and the bandwidth the profile achieves), the roof at the step's intensity, its MFU, its
-    overhead and its tokens/s."""
+    and the bandwidth the profile achieves), the roof at the step's intensity, its MFU and its
+    tokens/s."""
     peak, rate, bandwidth, achievable = f.roofs
     ai = out["decode_arithmetic_intensity_flop_per_byte"]
     return {
@@ -374,7 +520,6 @@ def _roofline(f: Folded, out: dict, B, xp) -> dict:
         "effective_ridge_flop_per_byte": rate / achievable,
         "decode_attainable_flop_per_s": xp.minimum(achievable * ai, rate),  # NaN stays NaN
         "decode_mfu": out["decode_achieved_flop_per_s"] / peak,
-        "decode_overhead_s": f.overhead_decode + f.overhead_per_seq * B,
         "decode_tokens_per_s": B / out["tpot_s"],
     }
 
@@ -396,16 +541,17 @@ def max_batch(f: Folded, per_seq, xp):
 def _prefill(f: Folded, B, S, xp) -> dict:
     """TTFT: the prefill of B prompts of S tokens (T = B·S new tokens) as one step."""
     T = B * S
-    tau = experts_touched(f.s, T)
+    tau = rank_experts(f.s, f.experts, T, xp=xp)
     m = f.prefill_sums
-    compute = m.compute_per_token * T + m.compute_per_seq * B
+    compute = m.compute_per_token * T + m.compute_per_seq * B + m.compute_per_expert * tau
     flops = m.flop_per_token * T + m.flop_per_seq * B
     t_ops = 0.0
-    for count, per_token, per_seq, fixed, per_expert, mem_token, mem_seq in f.prefill_ops:
+    for count, per_token, per_seq, per_row, fixed, per_expert, mem_token, mem_seq in f.prefill_ops:
         memory = fixed + per_expert * tau + mem_token * T + mem_seq * B
-        t_ops = t_ops + count * xp.maximum(per_token * T + per_seq * B, memory)
+        busy = per_token * T + per_seq * B + per_row * tau
+        t_ops = t_ops + count * xp.maximum(busy, memory)
     for att in f.prefill_attention:
-        count, per_token, per_seq, fixed, per_expert, mem_token, mem_seq = att.op
+        count, per_token, per_seq, _, fixed, per_expert, mem_token, mem_seq = att.op
         keys = T * mean_keys(S, att.window, xp)  # keys attended, summed over the new tokens
         memory = fixed + per_expert * tau + mem_token * T + mem_seq * B
         busy = per_token * T + per_seq * B + att.compute_per_key * keys
@@ -414,7 +560,7 @@ def _prefill(f: Folded, B, S, xp) -> dict:
         flops = flops + count * att.flop_per_key * keys
     memory = m.memory_fixed + m.memory_per_expert * tau + m.memory_per_token * T
     memory = memory + m.memory_per_seq * B
-    comm = f.comm[0] + f.comm[1] * T
+    comm = parallel.comm_s(f.comm, T, xp)
     overhead = f.overhead_prefill + f.overhead_per_seq * B
     ttft = t_ops + comm + overhead
     nbytes = m.bytes_fixed + m.bytes_per_expert * tau + m.bytes_per_token * T
@@ -431,42 +577,27 @@ def _prefill(f: Folded, B, S, xp) -> dict:
 
 
 def _decode(f: Folded, B, n_in, n_out, xp) -> dict:
-    """The O−1 decode steps of B sequences at contexts I+1 … I+O−1 (I = n_in, O = n_out), summed
-    in closed form."""
-    a, b, steps = n_in + 1.0, n_in + n_out - 1.0, n_out - 1.0
-    tau = experts_touched(f.s, B)
-    one = 0.0  # one step of the context-independent operators
-    for count, per_seq, fixed, per_expert, mem_seq in f.decode_ops:
-        one = one + count * xp.maximum(per_seq * B, fixed + per_expert * tau + mem_seq * B)
-    m = f.decode_sums
-    t_ops, compute, flops = steps * one, steps * m.compute_per_seq * B, steps * m.flop_per_seq * B
-    memory = steps * (m.memory_fixed + m.memory_per_expert * tau + m.memory_per_seq * B)
-    nbytes = steps * (m.bytes_fixed + m.bytes_per_expert * tau + m.bytes_per_seq * B)
-    for att in f.decode_attention:  # lines in x = min(c, w)
-        k, per_seq, fixed, per_expert, mem_seq = att.op
-        g1, m1 = att.compute_per_key * B, att.memory_per_key * B
-        m0 = fixed + per_expert * tau + mem_seq * B
-        t_sum, _, x = step_sums(per_seq * B, g1, m0, m1, a, b, att.window, xp)
-        t_ops, compute, memory = t_ops + k * t_sum, compute + k * g1 * x, memory + k * m1 * x
-        flops = flops + k * att.flop_per_key * B * x
-        nbytes = nbytes + k * att.bytes_per_key * B * x
-    comm = f.comm[0] + f.comm[1] * B
-    overhead = f.overhead_decode + f.overhead_per_seq * B  # per decode step
-    total = t_ops + steps * (comm + overhead)
-    per = xp.maximum(steps, 1.0)  # O = 1: no step; the means below are NaN then
+    """The O−1 decode steps of B sequences at contexts I+1 … I+O−1 (I = n_in, O = n_out), priced
+    by the decode step (engine/serving/decode_step.py) and summed in closed form."""
+    steps = n_out - 1.0
+    run = static_batch(f, batch=B, context=n_in + 1.0, k=steps, xp=xp)
+    total, comm, overhead, flops = run.seconds, run.comm_s, run.overhead_s, run.flop
+    per = xp.maximum(steps, 1.0)  # O = 1: no step, and the means below are NaN
     none = steps < 0.5
-    tpot = xp.where(none, NAN, total / per)
-    code = bound_code((compute, memory, steps * comm, steps * overhead), xp)
+    defined = xp.where(none, NAN, 1.0)  # times a mean: NaN without a step, else the mean itself
+    tpot = total / per * defined
+    code = bound_code((run.compute_s, run.memory_s, steps * comm, steps * overhead), xp)
     return {
         "decode_total_s": total,
         "tpot_s": tpot,
-        "decode_comm_s": xp.where(none, NAN, comm),
+        "decode_comm_s": comm * defined,
         "decode_comm_share": comm / tpot,
+        "decode_overhead_s": overhead,
         "decode_overhead_share": overhead / tpot,
-        "decode_flop_per_step": xp.where(none, NAN, flops / per),
-        "decode_bytes_per_step": xp.where(none, NAN, nbytes / per),
-        "decode_arithmetic_intensity_flop_per_byte": xp.where(none, NAN, flops / (nbytes + none)),
-        "decode_achieved_flop_per_s": xp.where(none, NAN, flops / per / tpot),
+        "decode_flop_per_step": flops / per * defined,
+        "decode_bytes_per_step": run.bytes / per * defined,
+        "decode_arithmetic_intensity_flop_per_byte": flops / (run.bytes + none) * defined,
+        "decode_achieved_flop_per_s": flops / per / tpot * defined,
         "decode_bound": xp.where(none, 4, code),
-        "experts_touched_per_layer": tau,
+        "experts_touched_per_layer": run.experts,
     }

@@ -15,10 +15,14 @@ from engine.arrays import SCALAR
 from engine.catalog.arch import layer_windows
 from engine.catalog.shapes import shapes_of
 from engine.checks import MAX_BATCH, MAX_SEQUENCE, check_whole
+from engine.scenarios.bind import bind
+from engine.scenarios.deployment import Deployment, HardwareRef, ModelRef
 from engine.serving import inputs as si
 from engine.serving import parallel
-from engine.serving.kernel import Device, rates
-from engine.serving.operators import OP_CLASSES, kv_read_factor, step_ops
+from engine.serving.collectives import all_reduce_s, group_all_to_all_s, send_s
+from engine.serving.decode_step import operator_s
+from engine.serving.kernel import Device, fabric_of, rates
+from engine.serving.operators import OP_CLASSES, Layout, step_ops
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,14 +56,23 @@ def layer_labels(arch) -> dict[str, str]:
     }
 
 
-def _row(op, dev: Device, rates_of: tuple, context: float, label: str, kv_factor: float) -> dict:
+def _row(op, dev: Device, rates_of: tuple, context: float, label: str, kv_efficiency) -> dict:
+    """One operator's row; decode attention reads the KV that exists at `kv_efficiency` of the
+    achieved bandwidth (1 elsewhere)."""
     peak_of, rate_of = rates_of
     x = min(context, op.window)
     flops = op.flop + op.flop_per_context * x
-    kv = op.kv_write_bytes + op.kv_bytes_per_context * kv_factor * x  # decode reads (GQA)
+    reads = op.kv_bytes_per_context * x  # each KV head once
+    kv = op.kv_write_bytes + reads
     moved = op.weight_bytes + op.act_bytes + kv
-    t_c = flops / rate_of[op.cls]
-    t_m = moved / dev.bandwidth
+    at_full_bandwidth = moved + reads * (1.0 / kv_efficiency - 1.0)  # slower KV reads, as bytes
+    t_c, t_m, t = operator_s(  # a grouped GEMM's wasted rows take time, not work
+        flop=flops + op.wasted_flop,
+        moved_bytes=at_full_bandwidth,
+        rate=rate_of[op.cls],
+        bandwidth=dev.bandwidth,
+        xp=SCALAR,
+    )
     return {
         "name": op.name,
         "layer": label,
@@ -72,8 +85,8 @@ def _row(op, dev: Device, rates_of: tuple, context: float, label: str, kv_factor
         "activation_bytes": op.act_bytes,
         "t_compute_ms": t_c * 1e3,
         "t_memory_ms": t_m * 1e3,
-        "time_ms": max(t_c, t_m) * 1e3,
-        "total_time_ms": op.count * max(t_c, t_m) * 1e3,
+        "time_ms": t * 1e3,
+        "total_time_ms": op.count * t * 1e3,
         "bottleneck": "compute" if t_c > t_m else "memory",
         "arithmetic_intensity_flop_per_byte": flops / moved if moved else float("nan"),
         "peak_flop_per_s": peak_of[op.cls],  # the datasheet roof of its class
@@ -82,68 +95,114 @@ def _row(op, dev: Device, rates_of: tuple, context: float, label: str, kv_factor
     }
 
 
-def _extra_rows(s, dev: Device, step: tuple, tp: int, pp: int, ba, label: str) -> list[dict]:
-    """Communication (the all-reduces of each layer, stage-to-stage sends) and the step's
-    overhead (per layer, per call and per sequence), so that Σ total_time_ms is the step time.
-    `step` is (new tokens, sequences, phase)."""
+def _comm_rows(s, dev: Device, lay: Layout, tokens, label: str) -> list[tuple]:
+    """The step's collectives (engine/serving/parallel.py `comm_of`) as rows (name, layers,
+    count, bytes moved, seconds each, kind): a layer's all-reduces together, a MoE layer's
+    dispatch and combine together, the sends between stages (inside a node, across nodes)."""
+    c = parallel.comm_of(s=s, lay=lay, fabric=fabric_of(dev), xp=SCALAR)
+    f, rows = c.fabric, []
+    if c.all_reduces and c.reduce_group > 1:
+        per_layer = c.all_reduces / s.layers  # 1 with parallel attention
+        nbytes = c.reduce_bytes * tokens
+        t = per_layer * all_reduce_s(nbytes, c.reduce_group, f, xp=SCALAR)
+        rows.append(("all_reduce", label, int(s.layers), per_layer * nbytes, t))
+    if c.all_to_alls:
+        nbytes = c.a2a_bytes * tokens
+        t = 2.0 * group_all_to_all_s(nbytes, c.a2a_group, f, xp=SCALAR)
+        rows.append(("dispatch_combine", label, int(s.moe_layers), 2.0 * nbytes, t))
+    nbytes = c.send_bytes * tokens
+    if c.sends > c.net_sends:
+        t = send_s(nbytes, f.link_bw, f.link_lat)
+        rows.append(("stage_send", "between stages", int(c.sends - c.net_sends), nbytes, t))
+    if c.net_sends:
+        t = send_s(nbytes, f.net_bw, f.net_lat)
+        rows.append(("stage_send_network", "across nodes", int(c.net_sends), nbytes, t))
+    return rows
+
+
+def _extra_rows(s, dev: Device, step: tuple, lay: Layout, labels: dict) -> list[dict]:
+    """Communication (`_comm_rows`) and the step's overhead (per layer, per call and per
+    sequence), so that Σ total_time_ms is the step time. `step` is (new tokens, sequences,
+    phase)."""
     tokens, sequences, phase = step
-    nbytes = tokens * s.hidden * ba
-    rows = []
-    if tp > 1:
-        per_layer = parallel.all_reduces_per_layer(s, SCALAR)  # 1 with parallel attention
-        t = per_layer * parallel.ring_all_reduce_s(nbytes, tp, dev.link_bw, dev.link_lat)
-        moved = per_layer * nbytes
-        rows.append(("all_reduce", label, int(s.layers), moved, t, "communication"))
-    if pp > 1:
-        t = parallel.send_s(nbytes, dev.link_bw, dev.link_lat)
-        rows.append(("stage_send", "between stages", pp - 1, nbytes, t, "communication"))
+    moe = labels["moe"] or labels["all"]
+    rows = [
+        (*row, "communication")
+        for row in _comm_rows(s=s, dev=dev, lay=lay, tokens=tokens, label=labels["all"])
+    ]
+    rows = [(n, moe if n == "dispatch_combine" else g, c, b, t, k) for n, g, c, b, t, k in rows]
     tau = dev.tau_prefill if phase == "prefill" else dev.tau
     overhead = s.layers * tau + dev.dispatch + dev.seq_overhead * sequences
     rows.append(("overhead", "step", 1, 0.0, overhead, "overhead"))
     return [
-        {"name": n, "layer": g, "count": c, "op_class": k, "flops": 0.0,
-         "bytes": b, "weight_bytes": 0.0, "kv_bytes": 0.0, "activation_bytes": b,
-         "t_compute_ms": 0.0, "t_memory_ms": 0.0, "time_ms": t * 1e3,
-         "total_time_ms": c * t * 1e3, "bottleneck": k,
-         "arithmetic_intensity_flop_per_byte": 0.0, "peak_flop_per_s": NAN,
-         "achievable_flop_per_s": NAN, "achievable_bytes_per_s": NAN}
+        {
+            "name": n,
+            "layer": g,
+            "count": c,
+            "op_class": k,
+            "flops": 0.0,
+            "bytes": b,
+            "weight_bytes": 0.0,
+            "kv_bytes": 0.0,
+            "activation_bytes": b,
+            "t_compute_ms": 0.0,
+            "t_memory_ms": 0.0,
+            "time_ms": t * 1e3,
+            "total_time_ms": c * t * 1e3,
+            "bottleneck": k,
+            "arithmetic_intensity_flop_per_byte": 0.0,
+            "peak_flop_per_s": NAN,
+            "achievable_flop_per_s": NAN,
+            "achievable_bytes_per_s": NAN,
+        }
         for n, g, c, b, t, k in rows
-    ]  # fmt: skip
+    ]
 
 
 def operators(
-    model,
-    hardware,
+    deployment: Deployment | ModelRef | None = None,
+    hardware: HardwareRef | None = None,
+    /,
     *,
     phase: str = "decode",
     batch_size: int = 1,
     context: int,
-    tp: int = 1,
-    pp: int = 1,
-    precision: str = "fp16",
-    kv_precision: str | None = None,
-    assumptions=None,
-    catalog=None,
-    **overrides: object,
+    **fields: object,
 ) -> pd.DataFrame:
     """The operators of one forward step on one device, one row per operator group.
 
     Args:
-        model, hardware: as for `serve` (ids or specs; the model needs shapes).
+        deployment: a Deployment, or (the keyword form) the model with the accelerator second
+            and the Deployment's other fields as keywords, as for `serve`.
         phase: "decode" (batch_size new tokens at `context`) or "prefill" (prompts of `context`).
-        batch_size, context: sequences, tokens per sequence; tp, pp: parallel degrees.
-        precision, kv_precision, assumptions, catalog, **overrides: as for `serve`.
+        batch_size, context: sequences, tokens per sequence.
     """
     import pandas as pd
 
+    (dep,) = bind((deployment, hardware), fields, Deployment)
     if phase not in PHASES:
         raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
-    st = si.setup(precision, kv_precision, assumptions, "tutorial", overrides)
-    _, arch, hw, tp, pp = si.placement(model, hardware, tp, pp, catalog)
+    st = si.setup_for(dep, dep.precision)
+    split = si.split_of(dep)
+    _, arch, hw, tp, pp = si.placement(
+        model=dep.model,
+        hardware=dep.hardware,
+        tp=dep.tp,
+        pp=dep.pp,
+        catalog=dep.catalog,
+        split=split,
+    )
     b = check_whole(batch_size, "batch_size", high=MAX_BATCH)
     c = check_whole(context, "context", high=MAX_SEQUENCE)  # a decode step reaches I + O
-    dev, used = si.device_values(hw, st.precision, st.assumptions)
-    lay = si.layout(tp, pp, st.precision, st.kv_precision)
+    dev, used = si.setup_values(hw, st)
+    lay = si.layout(
+        tp=tp,
+        pp=pp,
+        precision=st.precision,
+        kv_precision=st.kv_precision,
+        split=split,
+        a=st.assumptions,
+    )
     s = shapes_of(arch)
     tokens = float(b * c if phase == "prefill" else b)
     prompt = float(c) if phase == "prefill" else None
@@ -151,8 +210,19 @@ def operators(
     eta = si.efficiencies(st.assumptions, used)
     labels, rate_of = layer_labels(arch), rates(dev, eta)
     peak_of = rates(dev, eta._replace(**dict.fromkeys(OP_CLASSES, 1.0)))
-    factor = kv_read_factor(s, float(tp), eta.kv_reuse, SCALAR) if phase == "decode" else 1.0
+    kv_efficiency = eta.kv_bandwidth if phase == "decode" else 1.0
     both = (peak_of, rate_of)
-    rows = [_row(op, dev, both, float(c), labels[op.layers], factor) for op in step if op.count]
-    extra = _extra_rows(s, dev, (tokens, float(b), phase), tp, pp, lay.act_bytes, labels["all"])
+    rows = [
+        _row(
+            op=op,
+            dev=dev,
+            rates_of=both,
+            context=float(c),
+            label=labels[op.layers],
+            kv_efficiency=kv_efficiency,
+        )
+        for op in step
+        if op.count
+    ]
+    extra = _extra_rows(s=s, dev=dev, step=(tokens, float(b), phase), lay=lay, labels=labels)
     return pd.DataFrame(rows + extra)

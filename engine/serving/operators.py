@@ -25,13 +25,22 @@ PHASES = ("prefill", "decode")
 
 
 class Layout(NamedTuple):
-    """How a deployment splits and stores the model (floats, or arrays over scenarios)."""
+    """How a deployment splits and stores the model (floats, or arrays over scenarios).
 
-    tp: object  # tensor-parallel degree
+    The `tp` devices of a pipeline stage split the model; inside them `ep` ranks hold the
+    routed experts (each expert split tp/ep ways), and with attention data parallelism (`dp` =
+    tp) every other operator runs whole on each device, on its 1/dp share of the step's
+    sequences (docs/model.md, "MoE layouts")."""
+
+    tp: object  # tensor-parallel degree: the devices of a pipeline stage
     pp: object  # pipeline stages
     weight_bytes: object  # bytes per weight element (the precision's)
     kv_bytes: object  # bytes per KV-cache element
     act_bytes: object  # bytes per activation element (16-bit at least)
+    ep: object = 1.0  # expert-parallel ranks among the tp devices
+    dp: object = 1.0  # attention data-parallel ranks: tp with attention DP on, else 1
+    imbalance: object = 1.0  # the busiest expert rank's routed tokens over the mean (ep > 1)
+    expert_rows: object = 0.0  # grouped-GEMM rows wasted per routed expert touched
 
 
 class Op(NamedTuple):
@@ -50,6 +59,7 @@ class Op(NamedTuple):
     kv_bytes_per_context: object  # KV-cache bytes read per token of (windowed) context
     window: object  # attention window, tokens (INF: global)
     resident_bytes: object  # weight bytes held on the device for one instance
+    wasted_flop: object = 0.0  # grouped-GEMM rows computed beyond the tokens (time, not work)
 
 
 class Template(NamedTuple):
@@ -74,6 +84,7 @@ class Template(NamedTuple):
     act_bytes_per_seq: object
     kv_bytes_per_token: object  # decode: written; prefill: written and read once
     kv_bytes_per_key: object  # decode: read per sequence per context token
+    flop_per_expert: object = 0.0  # grouped-GEMM rows computed per routed expert touched
 
 
 def mean_keys(S, w, xp):
@@ -82,12 +93,43 @@ def mean_keys(S, w, xp):
     return (wc * (wc + 1.0) / 2.0 + (S - wc) * wc) / S
 
 
-def _static(name, cls, layers, count, flop, weight, act, *, per_expert=0.0, per_token=0.0,
-            flop_seq=0.0, act_seq=0.0, resident=None) -> Template:  # fmt: skip
+def _static(
+    name,
+    cls,
+    layers,
+    count,
+    flop,
+    weight,
+    act,
+    *,
+    per_expert=0.0,
+    per_token=0.0,
+    flop_seq=0.0,
+    act_seq=0.0,
+    resident=None,
+    flop_expert=0.0,
+) -> Template:
     """An operator whose cost does not depend on the context (resident: `weight` unless given)."""
     held = weight if resident is None else resident
-    return Template(name, cls, layers, count, INF, held, weight, per_expert, per_token, flop,
-                    flop_seq, 0.0, act, act_seq, 0.0, 0.0)  # fmt: skip
+    return Template(
+        name=name,
+        cls=cls,
+        layers=layers,
+        count=count,
+        window=INF,
+        resident_bytes=held,
+        weight_bytes=weight,
+        weight_bytes_per_expert=per_expert,
+        weight_bytes_per_token=per_token,
+        flop_per_token=flop,
+        flop_per_seq=flop_seq,
+        flop_per_key=0.0,
+        act_bytes_per_token=act,
+        act_bytes_per_seq=act_seq,
+        kv_bytes_per_token=0.0,
+        kv_bytes_per_key=0.0,
+        flop_per_expert=flop_expert,
+    )
 
 
 def _projections(s: Shapes, lay: Layout, xp) -> list[Template]:
@@ -99,17 +141,41 @@ def _projections(s: Shapes, lay: Layout, xp) -> list[Template]:
     h, (hd, kd) = s.hidden, heads_per_device(s, lay.tp, xp)
     bw, ba = lay.weight_bytes, lay.act_bytes
     norms = s.norms_per_layer * s.layers
-    norm = _static("norm", "other", "all", norms, 4.0 * h, h * s.norm_vectors * bw, 2 * h * ba)
+    norm = _static(
+        name="norm",
+        cls="other",
+        layers="all",
+        count=norms,
+        flop=4.0 * h,
+        weight=h * s.norm_vectors * bw,
+        act=2 * h * ba,
+    )
     q_mla = xp.where(s.q_rank > 0, h * s.q_rank + s.q_rank * hd * s.qk_dim, h * hd * s.qk_dim)
     mla_elems = q_mla + h * (s.kv_rank + s.rope_dim) + s.kv_rank * hd * (s.nope_dim + s.v_dim)
     gqa_elems = h * (hd * s.qk_dim + kd * (s.qk_dim + s.v_dim))
     elems = xp.where(s.mla, mla_elems, gqa_elems)
     out_w = xp.where(s.mla, hd * s.qk_dim + s.kv_rank + s.rope_dim, (hd + 2 * kd) * s.qk_dim)
     act = (h + out_w) * ba
-    qkv = _static("qkv_projection", "gemm", "all", s.layers, 2 * elems, elems * bw, act)
+    qkv = _static(
+        name="qkv_projection",
+        cls="gemm",
+        layers="all",
+        count=s.layers,
+        flop=2 * elems,
+        weight=elems * bw,
+        act=act,
+    )
     o_elems = hd * s.v_dim * h
     o_act = (hd * s.v_dim + h) * ba
-    o_proj = _static("output_projection", "gemm", "all", s.layers, 2 * o_elems, o_elems * bw, o_act)
+    o_proj = _static(
+        name="output_projection",
+        cls="gemm",
+        layers="all",
+        count=s.layers,
+        flop=2 * o_elems,
+        weight=o_elems * bw,
+        act=o_act,
+    )
     return [norm, qkv, o_proj]
 
 
@@ -123,7 +189,7 @@ def _attention(s: Shapes, lay: Layout, xp, phase: str) -> list[Template]:
     written and each key read once.
     """
     hd, _ = heads_per_device(s, lay.tp, xp)
-    _, kv_dev = kv_bytes_per_token_layer(s, lay.kv_bytes, lay.tp, xp)
+    _, kv_dev = kv_bytes_per_token_layer(s=s, kv_bytes=lay.kv_bytes, tp=lay.tp, xp=xp)
     per_key = 2.0 * hd * (s.qk_dim + s.v_dim)
     qo = hd * (s.qk_dim + s.v_dim) * lay.act_bytes  # Q in, O out, per token
     if phase == "decode":
@@ -137,43 +203,118 @@ def _attention(s: Shapes, lay: Layout, xp, phase: str) -> list[Template]:
         ("attention_local", "local", s.local_layers, s.window),
     )
     return [
-        Template(n, "attention", g, c, w, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, fk, qo, 0.0, kt, mk)
+        Template(
+            name=n,
+            cls="attention",
+            layers=g,
+            count=c,
+            window=w,
+            resident_bytes=0.0,
+            weight_bytes=0.0,
+            weight_bytes_per_expert=0.0,
+            weight_bytes_per_token=0.0,
+            flop_per_token=0.0,
+            flop_per_seq=0.0,
+            flop_per_key=fk,
+            act_bytes_per_token=qo,
+            act_bytes_per_seq=0.0,
+            kv_bytes_per_token=kt,
+            kv_bytes_per_key=mk,
+        )
         for n, g, c, w in spans
     ]
 
 
 def _ffn(s: Shapes, lay: Layout, xp) -> list[Template]:
-    """The dense FFN, or the router, routed experts (each touched expert read once) and shared
-    experts of a mixture-of-experts layer. Experts are split TP ways by width."""
+    """The dense FFN, or the router and shared experts of a mixture-of-experts layer (the
+    routed experts are `_routed`). Split TP ways by width."""
     h, nm, E, tp = s.hidden, s.ffn_matrices, s.experts, lay.tp
     bw, ba = lay.weight_bytes, lay.act_bytes
     dense = nm * h * s.ffn / tp
     dense_act = (2.0 * h + 2.0 * (nm - 1.0) * s.ffn / tp) * ba
-    mlp = _static("mlp", "gemm", "dense", s.dense_layers, 2 * dense, dense * bw, dense_act)
-    router = _static("router", "gemm", "moe", s.moe_layers, 2 * h * E, h * E * bw, (h + E) * ba)
+    mlp = _static(
+        name="mlp",
+        cls="gemm",
+        layers="dense",
+        count=s.dense_layers,
+        flop=2 * dense,
+        weight=dense * bw,
+        act=dense_act,
+    )
+    router = _static(
+        name="router",
+        cls="gemm",
+        layers="moe",
+        count=s.moe_layers,
+        flop=2 * h * E,
+        weight=h * E * bw,
+        act=(h + E) * ba,
+    )
     one = nm * h * s.expert_ffn / tp  # one expert's weights on one device
     act = (2.0 * h + 2.0 * (nm - 1.0) * s.expert_ffn / tp) * ba
-    k = s.experts_per_token
-    routed = _static("routed_experts", "expert", "moe", s.moe_layers, 2 * k * one, 0.0, k * act,
-                     per_expert=one * bw, resident=E * one * bw)  # fmt: skip
     nsh = s.shared_experts
     carriers = s.moe_layers * xp.minimum(nsh, 1.0)
-    shared = _static("shared_experts", "expert", "moe", carriers, 2 * nsh * one, nsh * one * bw,
-                     nsh * act)  # fmt: skip
-    return [mlp, router, routed, shared]
+    shared = _static(
+        name="shared_experts",
+        cls="expert",
+        layers="moe",
+        count=carriers,
+        flop=2 * nsh * one,
+        weight=nsh * one * bw,
+        act=nsh * act,
+    )
+    return [mlp, router, shared]
 
 
-def kv_read_factor(s: Shapes, tp, reuse, xp):
-    """How many times a decode step reads each cached KV head per key, relative to once.
+def _routed(s: Shapes, lay: Layout) -> Template:
+    """The routed experts of a mixture-of-experts layer on the busiest of `ep` expert ranks.
 
-    With grouped-query attention each KV head serves H/K query heads; a kernel that loads it
-    once per group realises the whole saving (factor 1), one that loads it per query head
-    none (factor H/K, as multi-head attention). `reuse` in [0, 1] is the share realised:
-    1 + (1 − reuse)·(H/K − 1) per device. MLA's latent is read once per head group by the
-    absorbed kernels, and MHA has nothing to share: factor 1.
-    """
-    hd, kd = heads_per_device(s, tp, xp)
-    return xp.where(s.mla, 1.0, 1.0 + (1.0 - reuse) * (hd / kd - 1.0))
+    The rank holds E/ep experts, each split tp/ep ways by width. Of a step's T tokens it
+    computes its share of the T·k routed pairs, k/ep per token times the imbalance (the
+    busiest rank's load over the mean); it reads each of its experts the tokens touch once
+    (`rank_experts`), and a grouped GEMM wastes `expert_rows` rows of each (n tokens per expert
+    run at n/(n + rows) of the expert efficiency). ep = 1 is tensor parallelism: every device
+    holds every expert's 1/tp and sees all T·k pairs."""
+    h, nm, E, k = s.hidden, s.ffn_matrices, s.experts, s.experts_per_token
+    bw, ba, ep = lay.weight_bytes, lay.act_bytes, lay.ep
+    width = s.expert_ffn / (lay.tp / ep)  # an expert's width on one of its tp/ep devices
+    one = nm * h * width  # that slice's weights
+    pairs = k * lay.imbalance / ep  # routed (token, expert) pairs on the rank per token
+    return _static(
+        name="routed_experts",
+        cls="expert",
+        layers="moe",
+        count=s.moe_layers,
+        flop=2 * pairs * one,
+        weight=0.0,
+        act=pairs * (2.0 * h + 2.0 * (nm - 1.0) * width) * ba,
+        per_expert=one * bw,
+        resident=E / ep * one * bw,
+        flop_expert=2 * lay.expert_rows * one,
+    )
+
+
+class ExpertSplit(NamedTuple):
+    """How the routed experts are spread (floats, or arrays): over `ep` ranks, the busiest
+    carrying `imbalance` times the mean."""
+
+    ep: object = 1.0
+    imbalance: object = 1.0
+
+
+def rank_experts(s: Shapes, split: ExpertSplit, T, xp):
+    """Routed experts the busiest expert rank reads per MoE layer for T tokens: its share of
+    the experts the tokens touch, u/ep, times the imbalance, at most the E/ep it holds
+    (min(imbalance·u, E)/ep; ep = 1: u)."""
+    return xp.minimum(split.imbalance * experts_touched(s, T), s.experts) / split.ep
+
+
+def dispatch_copies(s: Shapes, lay: Layout):
+    """The expert ranks a token's hidden vector is sent to under attention DP, counting each
+    expert's tp/ep width slices: ranks = ep·(1 − (1 − 1/ep)^k), the ranks k experts spread over
+    evenly fall on (DeepEP sends a token once per rank), times tp/ep."""
+    reached = lay.ep * (1.0 - (1.0 - 1.0 / lay.ep) ** s.experts_per_token)
+    return reached * lay.tp / lay.ep
 
 
 def experts_touched(s: Shapes, T):
@@ -187,43 +328,110 @@ def _once(s: Shapes, lay: Layout) -> list[Template]:
     """Once per step: the embedding lookup, the final norm and the LM head (last token only)."""
     h, V, tp, bw, ba = s.hidden, s.vocab, lay.tp, lay.weight_bytes, lay.act_bytes
     table = V * h / tp * bw  # vocabulary-parallel: each device holds V/TP rows
-    emb = _static("embedding", "other", "once", 1.0, 0.0, 0.0, h * ba, per_token=h / tp * bw,
-                  resident=table)  # fmt: skip
-    final = _static("final_norm", "other", "once", 1.0, 4.0 * h, h * s.norm_vectors * bw,
-                    2 * h * ba)  # fmt: skip
+    emb = _static(
+        name="embedding",
+        cls="other",
+        layers="once",
+        count=1.0,
+        flop=0.0,
+        weight=0.0,
+        act=h * ba,
+        per_token=h / tp * bw,
+        resident=table,
+    )
+    final = _static(
+        name="final_norm",
+        cls="other",
+        layers="once",
+        count=1.0,
+        flop=4.0 * h,
+        weight=h * s.norm_vectors * bw,
+        act=2 * h * ba,
+    )
     head_held = (s.tables - 1.0) * table  # tied: the embedding table, already counted
-    head = _static("lm_head", "gemm", "once", 1.0, 0.0, table, 0.0, flop_seq=2 * V * h / tp,
-                   act_seq=(h + V / tp) * ba, resident=head_held)  # fmt: skip
+    head = _static(
+        name="lm_head",
+        cls="gemm",
+        layers="once",
+        count=1.0,
+        flop=0.0,
+        weight=table,
+        act=0.0,
+        flop_seq=2 * V * h / tp,
+        act_seq=(h + V / tp) * ba,
+        resident=head_held,
+    )
     return [emb, final, head]
+
+
+def local_layout(lay: Layout) -> Layout:
+    """The layout of every operator but the routed experts: split tp/dp ways (attention DP on:
+    whole on each device)."""
+    return lay._replace(tp=lay.tp / lay.dp)
+
+
+def _shared(op: Template, share) -> Template:
+    """`op` on one attention data-parallel rank, per token of the whole step: the rank runs it
+    on `share` (1/dp) of the step's tokens and sequences, with all its weights."""
+    return op._replace(
+        flop_per_token=op.flop_per_token * share,
+        flop_per_seq=op.flop_per_seq * share,
+        flop_per_key=op.flop_per_key * share,
+        weight_bytes_per_token=op.weight_bytes_per_token * share,
+        act_bytes_per_token=op.act_bytes_per_token * share,
+        act_bytes_per_seq=op.act_bytes_per_seq * share,
+        kv_bytes_per_token=op.kv_bytes_per_token * share,
+        kv_bytes_per_key=op.kv_bytes_per_key * share,
+    )
 
 
 def templates(s: Shapes, lay: Layout, xp, phase: str) -> list[Template]:
     """The operators of one forward step on one device per unit of its size (docs/model.md,
-    "Serving model"): `phase` "decode" or "prefill" (their attention differs)."""
-    return (
-        _projections(s, lay, xp) + _attention(s, lay, xp, phase) + _ffn(s, lay, xp) + _once(s, lay)
+    "Serving model"): `phase` "decode" or "prefill" (their attention differs). Per token of the
+    whole step: under attention DP a device's share of it (`_shared`)."""
+    loc = local_layout(lay)
+    local = (
+        _projections(s, loc, xp)
+        + _attention(s=s, lay=loc, xp=xp, phase=phase)
+        + _ffn(s, loc, xp)
+        + _once(s, loc)
     )
+    if xp is not SCALAR or lay.dp != 1.0:
+        local = [_shared(op, 1.0 / lay.dp) for op in local]
+    after = [op.name for op in local].index("router") + 1  # the order sums have always taken
+    return [*local[:after], _routed(s, lay), *local[after:]]
 
 
-def instantiate(op: Template, s: Shapes, *, T, B, S=None, xp) -> Op:
+def instantiate(op: Template, s: Shapes, *, T, B, S=None, xp, experts=None) -> Op:
     """The Op of a step of T new tokens from B sequences: a decode step (S None) or the
-    prefill of B prompts of S tokens (T = B·S)."""
+    prefill of B prompts of S tokens (T = B·S). `experts`: the routed experts the device
+    reads per MoE layer (`rank_experts`; None: all those the T tokens touch)."""
     flop = op.flop_per_token * T + op.flop_per_seq * B
     if S is not None and op.cls == "attention":
         flop = flop + op.flop_per_key * T * mean_keys(S, op.window, xp)
-    weight = (
-        op.weight_bytes
-        + op.weight_bytes_per_expert * experts_touched(s, T)
-        + op.weight_bytes_per_token * T
-    )
+    touched = experts_touched(s, T) if experts is None else experts
+    weight = op.weight_bytes + op.weight_bytes_per_expert * touched + op.weight_bytes_per_token * T
     act = op.act_bytes_per_token * T + op.act_bytes_per_seq * B
     if S is None:
         f1, k1, w = op.flop_per_key * B, op.kv_bytes_per_key * B, op.window
     else:
         f1, k1, w = 0.0, 0.0, INF
     kv_write = op.kv_bytes_per_token * T
-    return Op(op.name, op.cls, op.layers, op.count, flop, f1, weight, act, kv_write, k1, w,
-              op.resident_bytes)  # fmt: skip
+    return Op(
+        name=op.name,
+        cls=op.cls,
+        layers=op.layers,
+        count=op.count,
+        flop=flop,
+        flop_per_context=f1,
+        weight_bytes=weight,
+        act_bytes=act,
+        kv_write_bytes=kv_write,
+        kv_bytes_per_context=k1,
+        window=w,
+        resident_bytes=op.resident_bytes,
+        wasted_flop=op.flop_per_expert * touched,
+    )
 
 
 def step_ops(s: Shapes, lay: Layout, *, T, B, xp, prefill_tokens=None) -> list[Op]:
@@ -237,8 +445,10 @@ def step_ops(s: Shapes, lay: Layout, *, T, B, xp, prefill_tokens=None) -> list[O
         prefill_tokens: S for a prefill (its attention as constants); None for a decode step.
     """
     phase = "decode" if prefill_tokens is None else "prefill"
+    experts = rank_experts(s, ExpertSplit(lay.ep, lay.imbalance), T, xp=xp)
     return [
-        instantiate(op, s, T=T, B=B, S=prefill_tokens, xp=xp) for op in templates(s, lay, xp, phase)
+        instantiate(op, s, T=T, B=B, S=prefill_tokens, xp=xp, experts=experts)
+        for op in templates(s=s, lay=lay, xp=xp, phase=phase)
     ]
 
 
@@ -248,6 +458,6 @@ def step_lists(s: Shapes, lay: Layout, xp, phases=PHASES) -> tuple[list[Template
     tokens, so a caller may build them once for many requests."""
     out = []
     for phase in phases:
-        step = templates(s, lay, xp, phase)
+        step = templates(s=s, lay=lay, xp=xp, phase=phase)
         out.append([op for op in step if (op.count if xp is SCALAR else xp.any(op.count))])
     return tuple(out)

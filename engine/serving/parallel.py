@@ -1,32 +1,56 @@
-"""Several accelerators: tensor-parallel all-reduces, pipeline stages and memory per device.
+"""Several accelerators: a step's collectives, pipeline stages and memory per device.
 
 Tensor parallelism (Shoeybi et al., Megatron-LM, 2019) splits every weight matrix, the heads
-and the KV heads TP ways and adds two all-reduces of the step's activations per layer; a ring
-all-reduce of N bytes over p devices moves 2·(p−1)/p·N bytes per device in 2·(p−1) hops
-(Patarasuk and Yuan 2009). Pipeline parallelism splits the layers into PP stages that a token
-passes in turn. The conventions (a static batch is one pipeline micro-batch) are in
-docs/model.md, "Serving model". Floats or numpy arrays throughout (`xp`: engine/arrays.py).
+and the KV heads TP ways and adds two all-reduces of the step's activations per layer. Expert
+parallelism spreads the routed experts over `ep` of those devices; with attention data
+parallelism each device runs every other operator whole on its own sequences, and each MoE layer
+sends the routed tokens' hidden vectors to the ranks of their experts and back (a dispatch and a
+combine all-to-all) instead of all-reducing. Pipeline parallelism splits the layers into PP
+stages that a token passes in turn. A group inside the accelerator's link domain runs on the
+link, one that leaves it on the scale-out network per device; the collectives themselves, by
+algorithm and message size, are engine/serving/collectives.py's. The conventions (a static batch
+is one pipeline micro-batch) are in docs/model.md, "Serving model" and "MoE layouts". Floats or
+numpy arrays throughout (`xp`: engine/arrays.py).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
 
-def ring_all_reduce_s(nbytes, devices, bandwidth, latency):
-    """Ring all-reduce of `nbytes` over `devices`: 2·(p−1)/p·N/bw + 2·(p−1)·α (0 for p = 1).
+from engine.serving.collectives import (
+    Fabric,
+    all_reduce_s,
+    group_all_to_all_s,
+    ring_all_reduce_s,
+    send_s,
+)
+from engine.serving.operators import Layout, dispatch_copies
 
-    Args:
-        nbytes: bytes each device contributes (and receives reduced).
-        devices: p.
-        bandwidth: per device, per direction, bytes/s (already scaled by the link efficiency).
-        latency: per hop, seconds.
-    """
-    hops = devices - 1.0
-    return 2.0 * hops / devices * nbytes / bandwidth + 2.0 * hops * latency
+__all__ = [
+    "Comm",
+    "all_reduces_per_layer",
+    "comm_of",
+    "comm_s",
+    "nodes_spanned",
+    "ring_all_reduce_s",
+    "send_s",
+]
 
 
-def send_s(nbytes, bandwidth, latency):
-    """One point-to-point transfer (pipeline stage to the next): N/bw + α."""
-    return nbytes / bandwidth + latency
+class Comm(NamedTuple):
+    """A step's collectives on one device (floats, or arrays over deployments): how many of
+    each per step, over how many devices, and their bytes per new token of the step."""
+
+    all_reduces: object  # tensor-parallel all-reduces per step
+    reduce_group: object  # devices in each
+    reduce_bytes: object  # message per new token: its hidden vector
+    all_to_alls: object  # dispatches and combines per step (attention DP: 2 per MoE layer)
+    a2a_group: object
+    a2a_bytes: object  # bytes a device sends per new token of the step
+    sends: object  # stage-to-stage sends per step (pp − 1)
+    net_sends: object  # of which cross a node boundary
+    send_bytes: object  # per new token
+    fabric: Fabric
 
 
 def all_reduces_per_layer(s, xp):
@@ -36,17 +60,50 @@ def all_reduces_per_layer(s, xp):
     return xp.where(s.parallel_attention, 1.0, 2.0)
 
 
-def comm_line(s, tp, pp, act_bytes, bandwidth, latency, xp) -> tuple:
-    """Communication of one forward step of T new tokens as (fixed s, s per token): the
-    all-reduces of T·h activations of every layer (TP), plus one activation transfer between
-    each pair of consecutive stages (PP). Both are linear in T: latency per hop, bytes per
-    token."""
-    per_token = s.hidden * act_bytes
-    layers = all_reduces_per_layer(s, xp) * s.layers
-    fixed = layers * ring_all_reduce_s(0.0, tp, bandwidth, latency)
-    fixed = fixed + (pp - 1.0) * send_s(0.0, bandwidth, latency)
-    slope = layers * ring_all_reduce_s(per_token, tp, bandwidth, 0.0)
-    return fixed, slope + (pp - 1.0) * send_s(per_token, bandwidth, 0.0)
+def nodes_spanned(devices, domain, xp):
+    """Link domains (nodes) `devices` consecutive devices fill: ⌈devices / domain⌉."""
+    return xp.ceil(devices / domain)
+
+
+def comm_of(s, lay: Layout, fabric: Fabric, xp) -> Comm:
+    """The collectives of one forward step of a deployment.
+
+    Without attention DP every layer all-reduces the step's T·h activations over the tp
+    devices (expert parallelism too: each device holds every token and the experts' partial
+    outputs are summed). With it, attention and dense layers need none, and each MoE layer
+    dispatches a device's share of the tokens to the ranks holding their experts and combines
+    them back, the busiest rank's bytes (`dispatch_copies` copies per token, times the
+    imbalance). Each pair of consecutive stages exchanges the activations once; the pairs
+    that straddle a node boundary (⌈tp·pp/domain⌉ − 1 of them at most) send over the network.
+    """
+    h, ba, share = s.hidden, lay.act_bytes, 1.0 / lay.dp
+    plain = lay.dp < 1.5  # attention DP off
+    per_token = h * ba
+    nodes = nodes_spanned(lay.tp * lay.pp, fabric.domain, xp)
+    return Comm(
+        all_reduces=xp.where(plain, all_reduces_per_layer(s, xp) * s.layers, 0.0),
+        reduce_group=lay.tp,
+        reduce_bytes=per_token,
+        all_to_alls=xp.where(plain, 0.0, 2.0 * s.moe_layers),
+        a2a_group=lay.tp,
+        a2a_bytes=per_token * share * dispatch_copies(s, lay) * lay.imbalance,
+        sends=lay.pp - 1.0,
+        net_sends=xp.minimum(lay.pp - 1.0, nodes - 1.0),
+        send_bytes=per_token * share,
+        fabric=fabric,
+    )
+
+
+def comm_s(c: Comm, tokens, xp):
+    """Seconds of a step's collectives when it carries `tokens` new tokens."""
+    f = c.fabric
+    t = c.all_reduces * all_reduce_s(c.reduce_bytes * tokens, c.reduce_group, f, xp=xp)
+    a2a = group_all_to_all_s(c.a2a_bytes * tokens, c.a2a_group, f, xp=xp)
+    t = t + c.all_to_alls * a2a
+    nbytes = c.send_bytes * tokens
+    inside = send_s(nbytes, f.link_bw, f.link_lat)
+    across = send_s(nbytes, f.net_bw, f.net_lat)
+    return t + (c.sends - c.net_sends) * inside + c.net_sends * across
 
 
 def stage_layers(layers, pp, xp):

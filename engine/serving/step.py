@@ -6,94 +6,44 @@ next token of every decoding sequence and, when the scheduler adds them, prompt 
 sequences in prefill, each with its own prior context. This module prices such a step from the
 same folded coefficients (`engine/serving/kernel.py` `Folded`) that `evaluate` uses for a static
 batch, and nothing else: every cost here is a `Folded` field times a count of tokens, sequences
-or keys, with each operator's max(compute, memory), plus `f.comm` and the overheads (per layer
-and call for a prefill or a decode step, and per sequence in the step). So
+or keys, with each operator's max(compute, memory), plus the step's collectives (`f.comm`,
+priced by engine/serving/parallel.py `comm_s`) and the overheads (per layer
+and call for a prefill or a decode step, and per sequence in the step).
+
+A step with no prompt chunk is the serving model's decode step (engine/serving/decode_step.py,
+the one implementation that `evaluate` sums too; its `decode_lines`, `decode_step_s` and
+`decode_run_s` are named here for the load simulator), so
 
 - a pure decode step of B sequences at context c costs exactly what `evaluate` charges per
-  decode step (`decode_lines`, `decode_step_s`), and k such steps with contexts growing by one
-  per sequence per step cost what `evaluate` sums in closed form (`decode_run_s`, with
-  `engine/serving/closed_form.py`'s `step_sums`);
+  decode step, and k such steps with contexts growing by one per sequence per step cost what
+  `evaluate` sums in closed form;
 - a step that prefills B whole prompts of S tokens and decodes nothing costs exactly TTFT
   (`mixed_step_s`); tests/test_load_step.py checks both identities against `engine.serve`.
 
-When the kernel's physics changes, this module is the one place to follow it. Conventions
-(docs/model.md, "Serving under load"): the context-independent operators of a mixed step see all
-T = m + n new tokens at once (weights read once: the reason continuous batching pays); attention
-is two kernels, the decode one over the m sequences' keys and the prefill one over the chunks'
-keys (each chunk token attends to its prompt's earlier tokens, FlashAttention-style), and a chunk
-reads its prompt's earlier chunks from the cache at the decode operator's bytes per key.
-Floats or numpy arrays throughout (`xp`: engine/arrays.py).
+Conventions (docs/model.md, "Serving under load"): the context-free operators of a mixed step
+see all T = m + n new tokens at once (weights read once: the reason continuous batching pays);
+attention is two kernels, the decode one over the m sequences' keys (the decode step's
+`attention_s`) and the prefill one over the chunks' keys (each chunk token attends to its
+prompt's earlier tokens, FlashAttention-style), and a chunk reads its prompt's earlier chunks
+from the cache at the decode operator's bytes per key. Floats or numpy arrays throughout
+(`xp`: engine/arrays.py).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-from engine.arrays import INF, SCALAR
-from engine.serving.closed_form import run_sum, step_sums
+from engine.serving.decode_step import attention_s, decode_lines, decode_run_s, decode_step_s
 from engine.serving.kernel import Folded
-from engine.serving.operators import experts_touched
+from engine.serving.operators import rank_experts
+from engine.serving.parallel import comm_s
 
-
-class AttentionLine(NamedTuple):
-    """One decode attention operator of a step of m sequences, as two lines in its keys X
-    (Σ over the sequences of min(context, window)): count·max(compute0 + compute_per_key·X,
-    memory0 + memory_per_key·X)."""
-
-    count: object
-    compute0: object  # s: the per-sequence compute of the step's m sequences
-    memory0: object  # s: weights, Q/O activations and the new K/V written
-    compute_per_key: object
-    memory_per_key: object
-    window: object  # tokens (INF: global attention)
-
-
-class DecodeLines(NamedTuple):
-    """A decode step of m sequences: `fixed` seconds (context-free operators at their own
-    max(compute, memory), communication and overheads) plus the attention lines."""
-
-    fixed: object
-    attention: tuple[AttentionLine, ...]
-
-
-def decode_lines(f: Folded, m, xp) -> DecodeLines:
-    """The lines of one decode step of m sequences (evaluate's `_decode` per step, unsummed)."""
-    tau = experts_touched(f.s, m)
-    fixed = f.comm[0] + f.comm[1] * m + f.overhead_decode + f.overhead_per_seq * m
-    for count, per_seq, weights, per_expert, mem_seq in f.decode_ops:
-        fixed = fixed + count * xp.maximum(per_seq * m, weights + per_expert * tau + mem_seq * m)
-    lines = tuple(
-        AttentionLine(a.op.count, a.op.compute_per_seq * m,
-                      a.op.memory_fixed + a.op.memory_per_expert * tau + a.op.memory_per_seq * m,
-                      a.compute_per_key, a.memory_per_key, a.window)
-        for a in f.decode_attention
-    )  # fmt: skip
-    return DecodeLines(fixed, lines)
-
-
-def decode_step_s(lines: DecodeLines, keys: tuple, xp):
-    """Seconds of one decode step whose attention operators attend `keys` (one X per line)."""
-    t = lines.fixed
-    for line, x in zip(lines.attention, keys, strict=True):
-        t = t + line.count * xp.maximum(
-            line.compute0 + line.compute_per_key * x, line.memory0 + line.memory_per_key * x
-        )
-    return t
-
-
-def decode_run_s(lines: DecodeLines, keys: tuple, slopes: tuple, k, xp):
-    """Seconds of k decode steps of the same sequences, the j-th line's keys X_j + s_j·t in step
-    t = 0 … k−1 (s_j: sequences still inside its window), summed in closed form."""
-    t = lines.fixed * k
-    for line, x, s in zip(lines.attention, keys, slopes, strict=True):
-        g0, m0 = line.compute0 + line.compute_per_key * x, line.memory0 + line.memory_per_key * x
-        g1, m1 = line.compute_per_key * s, line.memory_per_key * s
-        if xp is SCALAR:  # the simulator's hot path: the same sum, for floats
-            total = run_sum(g0, g1, m0, m1, k)
-        else:
-            total = step_sums(g0, g1, m0, m1, 0.0, k - 1.0, INF, xp)[0]
-        t = t + line.count * total
-    return t
+__all__ = [  # with the decode step's functions that the load simulator calls
+    "chunk_keys",
+    "decode_lines",
+    "decode_run_s",
+    "decode_step_s",
+    "mixed_step_s",
+    "windows",
+]
 
 
 def chunk_keys(prior, n, w, xp):
@@ -104,8 +54,18 @@ def chunk_keys(prior, n, w, xp):
     return rising * (2.0 * prior + 1.0 + rising) / 2.0 + (n - rising) * xp.minimum(w, prior + n)
 
 
-def mixed_step_s(f: Folded, xp, *, decode_seqs, decode_keys, prefill_tokens, prefill_seqs,
-                 done_seqs, prefill_keys, prior_keys):  # fmt: skip
+def mixed_step_s(
+    f: Folded,
+    xp,
+    *,
+    decode_seqs,
+    decode_keys,
+    prefill_tokens,
+    prefill_seqs,
+    done_seqs,
+    prefill_keys,
+    prior_keys,
+):
     """Seconds of one step: m decoding sequences plus prompt chunks.
 
     Args:
@@ -121,21 +81,29 @@ def mixed_step_s(f: Folded, xp, *, decode_seqs, decode_keys, prefill_tokens, pre
     """
     T = decode_seqs + prefill_tokens
     seqs = decode_seqs + done_seqs  # sequences whose last position reaches the LM head
-    tau = experts_touched(f.s, T)
+    tau = rank_experts(f.s, f.experts, T, xp=xp)
     per_layer = xp.where(prefill_tokens > 0, f.overhead_prefill, f.overhead_decode)
-    t = f.comm[0] + f.comm[1] * T + per_layer + f.overhead_per_seq * (decode_seqs + prefill_seqs)
-    for count, per_token, per_seq, weights, per_expert, mem_token, mem_seq in f.prefill_ops:
-        compute = per_token * T + per_seq * seqs
-        t = t + count * xp.maximum(compute, weights + per_expert * tau + mem_token * T
-                                   + mem_seq * seqs)  # fmt: skip
-    parts = zip(f.prefill_attention, f.decode_attention, decode_keys, prefill_keys, prior_keys,
-                strict=True)  # fmt: skip
+    t = comm_s(f.comm, T, xp) + per_layer + f.overhead_per_seq * (decode_seqs + prefill_seqs)
+    for (
+        count,
+        per_token,
+        per_seq,
+        per_row,
+        weights,
+        per_expert,
+        mem_token,
+        mem_seq,
+    ) in f.prefill_ops:
+        compute = per_token * T + per_seq * seqs + per_row * tau
+        t = t + count * xp.maximum(
+            compute, weights + per_expert * tau + mem_token * T + mem_seq * seqs
+        )
+    parts = zip(
+        f.prefill_attention, f.decode_attention, decode_keys, prefill_keys, prior_keys, strict=True
+    )
     for pa, da, x, keys, prior in parts:
-        count, per_seq, weights, per_expert, mem_seq = da.op
-        decode = xp.maximum(per_seq * decode_seqs + da.compute_per_key * x,
-                            weights + per_expert * tau + mem_seq * decode_seqs
-                            + da.memory_per_key * x)  # fmt: skip
-        _, p_token, p_seq, _, _, p_mem_token, p_mem_seq = pa.op
+        decode = attention_s(da, m=decode_seqs, experts=tau, keys=x, xp=xp)
+        count, p_token, p_seq, _, _, _, p_mem_token, p_mem_seq = pa.op
         prefill = xp.maximum(
             p_token * prefill_tokens + p_seq * prefill_seqs + pa.compute_per_key * keys,
             p_mem_token * prefill_tokens + p_mem_seq * prefill_seqs + da.memory_per_key * prior,

@@ -36,8 +36,14 @@ FIT_BOUNDS = {
     "layer_overhead_us": (0.0, 100.0),
 }
 FIT_PARAMS = tuple(FIT_BOUNDS)
-START = {"efficiency": 0.7, "attention_efficiency": 0.3, "link_efficiency": 0.8,
-         "network_efficiency": 0.8, "overlap_fraction": 0.5, "layer_overhead_us": 20.0}  # fmt: skip
+START = {
+    "efficiency": 0.7,
+    "attention_efficiency": 0.3,
+    "link_efficiency": 0.8,
+    "network_efficiency": 0.8,
+    "overlap_fraction": 0.5,
+    "layer_overhead_us": 20.0,
+}
 Predictor = Callable[[Sequence[TrainingRun], Assumptions], np.ndarray]
 
 
@@ -56,8 +62,17 @@ def fit(runs: Sequence[TrainingRun], predictor: Predictor = predict) -> Assumpti
 
     lower, upper = np.array([FIT_BOUNDS[p] for p in FIT_PARAMS]).T
     x0 = np.array([START[p] for p in FIT_PARAMS])
-    result = least_squares(residuals, x0, bounds=(lower, upper), method="trf", x_scale="jac",
-                           diff_step=1e-4, xtol=1e-10, ftol=1e-10, max_nfev=500)  # fmt: skip
+    result = least_squares(
+        residuals,
+        x0,
+        bounds=(lower, upper),
+        method="trf",
+        x_scale="jac",
+        diff_step=1e-4,
+        xtol=1e-10,
+        ftol=1e-10,
+        max_nfev=500,
+    )
     return _assumptions(np.array([float(f"{v:.6g}") for v in result.x]))
 
 
@@ -66,8 +81,11 @@ def errors(runs: Sequence[TrainingRun], a: Assumptions, predictor: Predictor = p
     return predictor(runs, a) / np.array([r.value for r in runs]) - 1.0
 
 
-def leave_one_out(runs: Sequence[TrainingRun], key: Callable[[TrainingRun], object],
-                  predictor: Predictor = predict) -> np.ndarray:  # fmt: skip
+def leave_one_out(
+    runs: Sequence[TrainingRun],
+    key: Callable[[TrainingRun], object],
+    predictor: Predictor = predict,
+) -> np.ndarray:
     """Each run's error when the fit leaves out every run sharing its `key` (a row, a table)."""
     out = np.full(len(runs), np.nan)
     for group in dict.fromkeys(key(r) for r in runs):
@@ -80,34 +98,54 @@ def leave_one_out(runs: Sequence[TrainingRun], key: Callable[[TrainingRun], obje
 
 def _summary(prefix: str, e: np.ndarray) -> dict[str, float]:
     pct = 100.0 * np.abs(e)
-    return {f"{prefix}mape_pct": float(pct.mean()), f"{prefix}median_ape_pct":
-            float(np.median(pct)), f"{prefix}max_ape_pct": float(pct.max())}  # fmt: skip
+    return {
+        f"{prefix}mape_pct": float(pct.mean()),
+        f"{prefix}median_ape_pct": float(np.median(pct)),
+        f"{prefix}max_ape_pct": float(pct.max()),
+    }
 
 
-def calibrate(runs: Sequence[TrainingRun], *, name: str = "megatron", command: str = "",
-              predictor: Predictor = predict) -> Profile:  # fmt: skip
+def calibrate(
+    runs: Sequence[TrainingRun],
+    *,
+    name: str = "megatron",
+    command: str = "",
+    predictor: Predictor = predict,
+) -> Profile:
     """A training profile fitted on `runs`, with its in-sample and leave-one-out errors and
     every run's residual (worst first) recorded."""
     runs = list(runs)
     if len(runs) < len(FIT_PARAMS) + 2:
-        raise ValueError(f"a fit of {len(FIT_PARAMS)} parameters needs at least "
-                         f"{len(FIT_PARAMS) + 2} runs, got {len(runs)}")  # fmt: skip
+        raise ValueError(
+            f"a fit of {len(FIT_PARAMS)} parameters needs at least "
+            f"{len(FIT_PARAMS) + 2} runs, got {len(runs)}"
+        )
     a = fit(runs, predictor)
     e = errors(runs, a, predictor)
     loo_row = leave_one_out(runs, lambda r: (r.file, r.row), predictor)
     loo_table = leave_one_out(runs, lambda r: (r.file, r.table), predictor)
     residuals = _summary("", e) | _summary("loo_row_", loo_row) | _summary("loo_table_", loo_table)
     order = np.argsort(-np.abs(e))
-    rows = tuple(f"{runs[i].file} row {runs[i].row}: {runs[i].describe()}: measured "
-                 f"{runs[i].value:g}, predicted {runs[i].value * (1 + e[i]):.1f} ({e[i]:+.1%}; "
-                 f"left out {loo_row[i]:+.1%})" for i in order)  # fmt: skip
+    rows = tuple(
+        f"{runs[i].file} row {runs[i].row}: {runs[i].describe()}: measured "
+        f"{runs[i].value:g}, predicted {runs[i].value * (1 + e[i]):.1f} ({e[i]:+.1%}; "
+        f"left out {loo_row[i]:+.1%})"
+        for i in order
+    )
     files = tuple(dict.fromkeys(r.file for r in runs))
     return Profile(
-        name=name, assumptions=replace(a), kind="training", command=command,
+        name=name,
+        assumptions=replace(a),
+        kind="training",
+        command=command,
         description=f"fitted on {len(runs)} measured training runs ({', '.join(files)})",
-        fitted_on=files, rows=len(runs), fitted_at=today(), residuals=residuals, worst=rows,
+        fitted_on=files,
+        rows=len(runs),
+        fitted_at=today(),
+        residuals=residuals,
+        worst=rows,
         origin="fitted",
-    )  # fmt: skip
+    )
 
 
 UNITS = {"tflops_per_gpu": "TFLOP/s per GPU"}  # measured metric -> its unit
@@ -124,13 +162,31 @@ def fit_rows(profile: Profile | str | None = None) -> pd.DataFrame:
     runs = [r for f in profile.fitted_on for r in read_runs(MEASUREMENTS_DIR / Path(f).name)]
     predicted = predict(runs, profile.assumptions)
     rows = [
-        {"file": r.file, "row": r.row, "table": r.table, "scheme": r.scheme,
-         "hardware": r.hardware, "precision": r.precision, "layers": r.arch.layers,
-         "hidden": r.arch.hidden, "gpus": r.gpus, "tp": r.tp, "pp": r.pp, "vp": r.vp,
-         "micro_batch_size": r.micro_batch, "global_batch_size": r.global_batch,
-         "seq_len": r.seq_len, "zero": r.zero, "recompute": r.recompute, "metric": r.metric,
-         "unit": UNITS.get(r.metric, ""), "measured": r.value, "predicted": float(p),
-         "error_pct": (float(p) / r.value - 1.0) * 100.0, "filled": r.filled}
+        {
+            "file": r.file,
+            "row": r.row,
+            "table": r.table,
+            "scheme": r.scheme,
+            "hardware": r.hardware,
+            "precision": r.precision,
+            "layers": r.arch.layers,
+            "hidden": r.arch.hidden,
+            "gpus": r.gpus,
+            "tp": r.tp,
+            "pp": r.pp,
+            "vp": r.vp,
+            "micro_batch_size": r.micro_batch,
+            "global_batch_size": r.global_batch,
+            "seq_len": r.seq_len,
+            "zero": r.zero,
+            "recompute": r.recompute,
+            "metric": r.metric,
+            "unit": UNITS.get(r.metric, ""),
+            "measured": r.value,
+            "predicted": float(p),
+            "error_pct": (float(p) / r.value - 1.0) * 100.0,
+            "filled": r.filled,
+        }
         for r, p in zip(runs, predicted, strict=True)
-    ]  # fmt: skip
+    ]
     return pd.DataFrame(rows)

@@ -1,13 +1,12 @@
-"""The collectives of a training step, and which link each runs on.
+"""The collectives of a training step: which link each runs on.
 
-Ring formulas (Patarasuk and Yuan 2009; NCCL's ring algorithms), each written once in the
-engine: the all-reduce and the point-to-point send are engine/serving/parallel.py's; the
-reduce-scatter, all-gather and all-to-all are here, since only training uses them. N is the
-size of the whole tensor (the reduced result, or the gathered one), p the group's devices, bw a
-device's bandwidth per direction and α the latency per hop:
+Every collective's rule is engine/serving/collectives.py's, written once for the engine: the
+ring all-reduce, reduce-scatter and all-gather, the all-to-all and the point-to-point send. N
+is the size of the whole tensor (the reduced result, or the gathered one), p the group's
+devices, bw a device's bandwidth per direction and α the latency of one step:
 
     reduce-scatter = all-gather = (p−1)/p · N/bw + (p−1)·α   (an all-reduce is the two in turn)
-    all-to-all                  = (p−1)/p · N/bw + (p−1)·α   (N: the bytes a device sends out)
+    all-to-all                  = (p−1)/p · N/bw + α         (N: the bytes a device sends out)
 
 A group runs on the accelerator's in-node link (`interconnect`, NVLink) when its members sit in
 one node and on the inter-node network (`network`, per GPU) when it spans nodes: a ring that
@@ -22,30 +21,23 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine.serving.parallel import ring_all_reduce_s, send_s
+from engine.serving.collectives import (
+    all_gather_s,
+    all_to_all_s,
+    reduce_scatter_s,
+    ring_all_reduce_s,
+    send_s,
+)
 
-__all__ = ["Links", "all_gather_s", "all_to_all_s", "link_for", "reduce_scatter_s",
-           "ring_all_reduce_s", "send_s"]  # fmt: skip
-
-
-def reduce_scatter_s(nbytes, devices, bandwidth, latency):
-    """Ring reduce-scatter of an `nbytes` tensor over `devices`: each ends with 1/p of the sum.
-    (p−1)/p·N/bw + (p−1)·α; 0 for p = 1."""
-    hops = devices - 1.0
-    return hops / devices * nbytes / bandwidth + hops * latency
-
-
-def all_gather_s(nbytes, devices, bandwidth, latency):
-    """Ring all-gather of an `nbytes` tensor from p shards: the mirror of the reduce-scatter
-    (the same hops, the same bytes)."""
-    return reduce_scatter_s(nbytes, devices, bandwidth, latency)
-
-
-def all_to_all_s(nbytes, devices, bandwidth, latency):
-    """All-to-all where each device sends `nbytes` spread evenly over the group (MoE token
-    dispatch): it keeps 1/p and sends (p−1)/p·N, meeting p−1 peers; 0 for p = 1."""
-    hops = devices - 1.0
-    return hops / devices * nbytes / bandwidth + hops * latency
+__all__ = [
+    "Links",
+    "all_gather_s",
+    "all_to_all_s",
+    "link_for",
+    "reduce_scatter_s",
+    "ring_all_reduce_s",
+    "send_s",
+]
 
 
 class Links(NamedTuple):

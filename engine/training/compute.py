@@ -6,11 +6,12 @@ device (causal attention: each token attends (s+1)/2 keys on average; context pa
 splits the tokens, not the keys), every token's logits computed (training predicts every
 position, so the LM head sees T tokens, not one per sequence). Each operator runs on its own
 roofline, max(F/(Π·η_class), bytes/(β·η_mem)), with the efficiency of its class (Williams et
-al. 2009). The backward pass of a GEMM is two GEMMs of its size (input and weight gradients):
-2× its forward time; FlashAttention's backward is about 2.5× its forward (Dao 2023: five
-matrix products against two, plus the recomputed scores), the `attention_backward_factor`
-assumption. With sequence parallelism (Korthikanti et al. 2022) the norms run on T/tp tokens.
-With expert parallelism a device holds E/ep routed experts and reads only those.
+al. 2009): the serving model's one operator rule (engine/serving/decode_step.py `operator_s`).
+The backward pass of a GEMM is two GEMMs of its size (input and weight gradients): 2× its
+forward time; FlashAttention's backward is about 2.5× its forward (Dao 2023: five matrix
+products against two, plus the recomputed scores), the `attention_backward_factor` assumption.
+With sequence parallelism (Korthikanti et al. 2022) the norms run on T/tp tokens. With expert
+parallelism a device holds E/ep routed experts and reads only those.
 
 Unfused attention (`attention="unfused"`: Megatron-LM before FlashAttention, e.g. the 2021
 paper's runs) computes the whole s×s score matrix (masking skips nothing) with two batched
@@ -35,10 +36,10 @@ from typing import NamedTuple
 import numpy as np
 
 from engine.catalog.shapes import Shapes, heads_per_device
+from engine.serving.decode_step import operator_s
 from engine.serving.operators import Layout, instantiate, templates
 
 GEMM_BACKWARD = 2.0  # input gradient + weight gradient: two GEMMs the size of the forward
-ATTENTION_KERNELS = ("flash", "unfused")
 SCORE_BYTES_FORWARD = 13.0  # unfused attention: memory traffic per score element, forward
 SCORE_BYTES_BACKWARD = 19.0  # and backward (see the module docstring)
 
@@ -57,12 +58,6 @@ class PassTimes(NamedTuple):
     last_bwd: np.ndarray
 
 
-def op_seconds(op, rate_of: dict, bandwidth):
-    """An operator's roofline: max(FLOPs / its class's rate, bytes moved / bandwidth)."""
-    moved = op.weight_bytes + op.act_bytes + op.kv_write_bytes
-    return np.maximum(op.flop / rate_of[op.cls], moved / bandwidth)
-
-
 class PassOp(NamedTuple):
     """One operator of one micro-batch on one device: its forward FLOPs and bytes, the compute
     and memory terms of its roofline, its forward and backward seconds (arrays or floats)."""
@@ -77,7 +72,7 @@ class PassOp(NamedTuple):
     backward: object  # backward / forward FLOPs and bytes (2 for a GEMM's two GEMMs)
 
 
-def _unfused(tmpl, s: Shapes, lay: Layout, tokens, seq, rate: float, bandwidth) -> tuple:
+def _unfused(tmpl, s: Shapes, lay: Layout, tokens, seq) -> tuple:
     """(FLOPs, score bytes forward, score bytes backward) of an unfused attention operator:
     every key of the window (no causal skipping), the scores through memory between kernels."""
     keys = np.minimum(tmpl.window, seq)
@@ -86,35 +81,67 @@ def _unfused(tmpl, s: Shapes, lay: Layout, tokens, seq, rate: float, bandwidth) 
     return flop, SCORE_BYTES_FORWARD * scores, SCORE_BYTES_BACKWARD * scores
 
 
-def pass_ops(s: Shapes, lay: Layout, tokens, seq, ep, rate_of: dict, bandwidth,
-             attention_backward: float, unfused: bool = False) -> list[PassOp]:  # fmt: skip
+def pass_ops(
+    s: Shapes,
+    lay: Layout,
+    tokens,
+    seq,
+    ep,
+    rate_of: dict,
+    bandwidth,
+    attention_backward: float,
+    unfused: bool = False,
+) -> list[PassOp]:
     """Every operator of one micro-batch's forward and backward passes on one device, each on
     its own roofline (arguments as `pass_times`, which sums them)."""
     out = []
-    for tmpl in templates(s, lay, np, "prefill"):
+    for tmpl in templates(s=s, lay=lay, xp=np, phase="prefill"):
         op = instantiate(tmpl, s, T=tokens, B=tokens, S=seq, xp=np)
         if op.name == "routed_experts":
             op = op._replace(weight_bytes=op.weight_bytes / ep)
         flop, moved = op.flop, op.weight_bytes + op.act_bytes + op.kv_write_bytes
         if op.cls == "other" and op.name != "embedding":
             flop, moved = flop / lay.tp, moved / lay.tp  # sequence parallelism: T/tp tokens
-        t_c, t_m = flop / rate_of[op.cls], moved / bandwidth
-        fwd = np.maximum(t_c, t_m)
+        rate = rate_of[op.cls]
+        t_c, t_m, fwd = operator_s(
+            flop=flop, moved_bytes=moved, rate=rate, bandwidth=bandwidth, xp=np
+        )
         back = attention_backward if op.cls == "attention" else GEMM_BACKWARD
         bwd = back * fwd
         if unfused and op.cls == "attention":  # separate kernels: GEMMs, then score traffic
-            flop, moved, moved_back = _unfused(tmpl, s, lay, tokens, seq, rate_of["attention"],
-                                               bandwidth)  # fmt: skip
-            t_c, t_m = flop / rate_of["attention"], moved / bandwidth
-            fwd = t_c + t_m
+            flop, moved, moved_back = _unfused(tmpl=tmpl, s=s, lay=lay, tokens=tokens, seq=seq)
+            t_c, t_m, _ = operator_s(
+                flop=flop, moved_bytes=moved, rate=rate, bandwidth=bandwidth, xp=np
+            )
+            fwd = t_c + t_m  # one kernel after another: their times add
             bwd = GEMM_BACKWARD * t_c + moved_back / bandwidth
             back = GEMM_BACKWARD
-        out.append(PassOp(op, flop, moved, t_c, t_m, fwd, bwd, back))
+        out.append(
+            PassOp(
+                op=op,
+                flop=flop,
+                moved=moved,
+                t_compute=t_c,
+                t_memory=t_m,
+                fwd=fwd,
+                bwd=bwd,
+                backward=back,
+            )
+        )
     return out
 
 
-def pass_times(s: Shapes, lay: Layout, tokens, seq, ep, rate_of: dict, bandwidth,
-               attention_backward: float, unfused: bool = False) -> PassTimes:  # fmt: skip
+def pass_times(
+    s: Shapes,
+    lay: Layout,
+    tokens,
+    seq,
+    ep,
+    rate_of: dict,
+    bandwidth,
+    attention_backward: float,
+    unfused: bool = False,
+) -> PassTimes:
     """Forward and backward seconds of one micro-batch, `tokens` per device, `seq` per sequence.
 
     Args:
@@ -128,7 +155,17 @@ def pass_times(s: Shapes, lay: Layout, tokens, seq, ep, rate_of: dict, bandwidth
     """
     zero = np.zeros(np.shape(tokens))
     acc = {k: zero for k in PassTimes._fields}
-    for p in pass_ops(s, lay, tokens, seq, ep, rate_of, bandwidth, attention_backward, unfused):
+    for p in pass_ops(
+        s=s,
+        lay=lay,
+        tokens=tokens,
+        seq=seq,
+        ep=ep,
+        rate_of=rate_of,
+        bandwidth=bandwidth,
+        attention_backward=attention_backward,
+        unfused=unfused,
+    ):
         op, t, t_back = p.op, p.fwd, p.bwd
         if op.layers != "once":
             share = op.count / s.layers  # per mean layer
@@ -155,9 +192,11 @@ class TokenFlops(NamedTuple):
 
 def token_flops(s: Shapes, seq) -> TokenFlops:
     """Model FLOPs per token of a sequence of `seq` tokens, and what recomputation adds."""
-    lay = Layout(1.0, 1.0, 1.0, 1.0, 1.0)  # FLOPs do not depend on bytes: one device, no split
+    lay = Layout(
+        tp=1.0, pp=1.0, weight_bytes=1.0, kv_bytes=1.0, act_bytes=1.0
+    )  # FLOPs do not depend on bytes: one device, no split
     matmul = head = attention = 0.0
-    for op in templates(s, lay, np, "prefill"):
+    for op in templates(s=s, lay=lay, xp=np, phase="prefill"):
         if op.cls == "attention":  # whole-sequence attention (PaLM), window-capped
             attention = attention + op.count * op.flop_per_key * np.minimum(op.window, seq)
         elif op.cls in ("gemm", "expert"):

@@ -6,8 +6,10 @@ pp (pipeline stages, each holding vp virtual stages when interleaved) × dp (dat
 gpus, with ep (expert parallel, MoE only) carved out of the dp·cp ranks. A step is a global
 batch of B sequences of s tokens: every data-parallel replica runs m = B/(dp·b) micro-batches of
 b sequences. The rules are Megatron-LM's (Narayanan et al. 2021; Korthikanti et al. 2022) and
-DeepSpeed's (ZeRO-2/3 and pipelines do not combine). Every rule is evaluated on numpy arrays
-over configurations at once: `reason_codes` gives each its first broken rule (0: valid).
+DeepSpeed's (ZeRO-2/3 and pipelines do not combine); the layers per stage are balanced with
+remainders or given for the end stages (engine/training/stages.py). Every rule is evaluated on
+numpy arrays over configurations at once: `reason_codes` gives each its first broken rule
+(0: valid).
 """
 
 from __future__ import annotations
@@ -17,35 +19,55 @@ from typing import NamedTuple
 import numpy as np
 
 from engine.catalog.shapes import Shapes
-from engine.report.messages import N_
+from engine.report.messages import MessageKind
+from engine.training.stages import layout_ok
 
-RECOMPUTE = ("none", "selective", "full")  # Korthikanti et al. 2022
-ZERO_STAGES = (0, 1, 2, 3)  # Rajbhandari et al. 2020; 0: plain data parallelism
-TRAIN_PRECISIONS = ("bf16", "fp16", "fp8")  # fp8: GEMMs in fp8, everything else 16-bit
-
-# Reason codes (0: valid); each text says which rule the configuration breaks.
+# Reason codes (0: valid): REASONS[code] is the rule the configuration breaks.
 REASONS = (
-    "",
-    N_(
+    None,
+    MessageKind(
+        "no_inter_node_network",
         "more GPUs than one node holds, and the catalogue lists no inter-node network for this "
-        "accelerator (add a [hardware.ID.network] table)"
+        "accelerator (add a [hardware.ID.network] table)",
     ),
-    N_("tp must divide the attention heads, and tp and the KV heads must divide one another"),
-    N_("pp exceeds the layers"),
-    N_("gpus is not a multiple of tp·pp·cp (dp must be whole)"),
-    N_("global batch is not a multiple of dp × micro-batch (whole micro-batches per step)"),
-    N_("vp > 1 needs pp > 1, layers divisible by pp·vp and micro-batches divisible by pp"),
-    N_("seq_len must be divisible by tp (sequence parallelism) and, with cp > 1, by 2·cp"),
-    N_("ep > 1 needs a mixture of experts, ep dividing the experts and dp·cp"),
-    N_("ZeRO-2/3 shard gradients every micro-batch: not combined with pp > 1"),
-    N_("does not fit in memory"),
+    MessageKind(
+        "tp_must_divide_heads",
+        "tp must divide the attention heads, and tp and the KV heads must divide one another",
+    ),
+    MessageKind("pp_exceeds_layers", "pp exceeds the layers"),
+    MessageKind("dp_not_whole", "gpus is not a multiple of tp·pp·cp (dp must be whole)"),
+    MessageKind(
+        "micro_batches_not_whole",
+        "global batch is not a multiple of dp × micro-batch (whole micro-batches per step)",
+    ),
+    MessageKind(
+        "vp_needs_pp",
+        "vp > 1 needs pp > 1, a layer per virtual stage (an end stage's embedding or head may "
+        "fill one) and micro-batches divisible by pp",
+    ),
+    MessageKind(
+        "seq_len_not_divisible",
+        "seq_len must be divisible by tp (sequence parallelism) and, with cp > 1, by 2·cp",
+    ),
+    MessageKind(
+        "ep_needs_experts", "ep > 1 needs a mixture of experts, ep dividing the experts and dp·cp"
+    ),
+    MessageKind(
+        "zero_with_pp", "ZeRO-2/3 shard gradients every micro-batch: not combined with pp > 1"
+    ),
+    MessageKind(
+        "stage_layers_do_not_add_up",
+        "first_stage_layers and last_stage_layers need pp > 1 and must leave every other stage "
+        "a layer (with pp 2 they add up to the layers)",
+    ),
+    MessageKind("does_not_fit_in_memory", "does not fit in memory"),
 )
 DOES_NOT_FIT = len(REASONS) - 1
 
 
 class Config(NamedTuple):
     """Configurations as float64 arrays of one length (counts; zero the ZeRO stage; recompute
-    the index in RECOMPUTE)."""
+    the index in engine/scenarios/training.py RECOMPUTE)."""
 
     gpus: np.ndarray
     tp: np.ndarray
@@ -58,6 +80,8 @@ class Config(NamedTuple):
     seq_len: np.ndarray
     zero: np.ndarray
     recompute: np.ndarray
+    first_layers: np.ndarray  # layers given for the first stage (0: balanced)
+    last_layers: np.ndarray  # and for the last
 
     @property
     def dp(self) -> np.ndarray:
@@ -76,9 +100,12 @@ class Config(NamedTuple):
 
 
 def make_config(**columns) -> Config:
-    """A Config from numbers or arrays (broadcast to one length)."""
-    arrays = np.broadcast_arrays(*(np.atleast_1d(np.asarray(columns[f], dtype=float))
-                                   for f in Config._fields))  # fmt: skip
+    """A Config from numbers or arrays (broadcast to one length); the end stages' layers
+    default to 0 (balanced)."""
+    columns = {"first_layers": 0.0, "last_layers": 0.0} | columns
+    arrays = np.broadcast_arrays(
+        *(np.atleast_1d(np.asarray(columns[f], dtype=float)) for f in Config._fields)
+    )
     return Config(*(np.ascontiguousarray(a) for a in arrays))
 
 
@@ -94,7 +121,14 @@ def reason_codes(c: Config, s: Shapes, per_node=np.inf, has_network=True) -> np.
     heads, kv, mla = np.asarray(s.heads), np.asarray(s.kv_heads), np.asarray(s.mla)
     kv_ok = mla | _whole_ratio(kv, c.tp) | _whole_ratio(c.tp, kv)
     dp, m = c.dp, c.micro_batches
-    interleave_ok = (c.pp > 1) & _whole_ratio(s.layers, c.pp * c.vp) & _whole_ratio(m, c.pp)
+    stages_ok = layout_ok(
+        layers=s.layers, pp=c.pp, vp=1.0, first=c.first_layers, last=c.last_layers
+    )
+    chunks_ok = (
+        layout_ok(layers=s.layers, pp=c.pp, vp=c.vp, first=c.first_layers, last=c.last_layers)
+        | ~stages_ok
+    )
+    interleave_ok = (c.pp > 1) & _whole_ratio(m, c.pp) & chunks_ok
     seq_ok = _whole_ratio(c.seq_len, c.tp) & ((c.cp == 1) | _whole_ratio(c.seq_len, 2 * c.cp))
     experts = np.asarray(s.experts)
     ep_ok = (experts > 0) & _whole_ratio(experts, c.ep) & _whole_ratio(dp * c.cp, c.ep)
@@ -108,5 +142,6 @@ def reason_codes(c: Config, s: Shapes, per_node=np.inf, has_network=True) -> np.
         ~seq_ok,
         (c.ep > 1) & ~ep_ok,
         (c.zero >= 2) & (c.pp > 1),
+        ~stages_ok,
     ]
     return np.select(broken, np.arange(1, len(broken) + 1), 0)

@@ -39,8 +39,20 @@ def gpt_architecture(
     if h % H:
         raise ValueError(f"heads {H} must divide hidden {h} (head width h/H)")
     return Architecture(
-        layers=L, hidden=h, heads=H, kv_heads=H, head_dim=h // H, intermediate=4 * h,
-        vocab=V, context_length=s, mlp="plain", tied_embeddings=True, attention="mha",
-        norm="layernorm", qkv_bias=True, out_bias=True, mlp_bias=True,
+        layers=L,
+        hidden=h,
+        heads=H,
+        kv_heads=H,
+        head_dim=h // H,
+        intermediate=4 * h,
+        vocab=V,
+        context_length=s,
+        mlp="plain",
+        tied_embeddings=True,
+        attention="mha",
+        norm="layernorm",
+        qkv_bias=True,
+        out_bias=True,
+        mlp_bias=True,
         position_embeddings=True,
-    )  # fmt: skip
+    )

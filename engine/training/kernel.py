@@ -3,8 +3,9 @@
 One step (docs/model.md, "Training step"; Narayanan et al. 2021, §2-3): every pipeline stage
 runs m = B/(dp·b) micro-batches, each a forward pass, a backward pass and, with recomputation,
 part of the forward pass again, one micro-batch slot at a time under the 1F1B schedule. A slot
-on the slowest stage (⌈L/pp⌉ layers, plus the embedding on the first or the LM head on the
-last) is its operators' time (engine/training/compute.py) plus the exposed communication of
+on the slowest stage (the first with its layers and the embedding, the fullest middle one, or
+the last with its layers, the final norm and the LM head: engine/training/stages.py) is its
+operators' time (engine/training/compute.py) plus the exposed communication of
 its layers (tensor-parallel all-gathers and reduce-scatters, context-parallel KV blocks
 beyond what attention hides, MoE all-to-alls), a per-layer overhead τ per pass, and the
 activation and gradient sends between stages. The pipeline adds (pp−1)/v slots of bubble
@@ -26,7 +27,6 @@ import numpy as np
 from engine.catalog.shapes import Shapes, kv_bytes_per_token_layer
 from engine.serving.kernel import Device, Efficiencies, rates
 from engine.serving.operators import Layout
-from engine.serving.parallel import stage_layers
 from engine.training.collectives import (
     Links,
     all_gather_s,
@@ -39,6 +39,7 @@ from engine.training.collectives import (
 from engine.training.compute import PassTimes, pass_times, token_flops
 from engine.training.config import DOES_NOT_FIT, Config, reason_codes
 from engine.training.memory import GRADIENT_BYTES, memory_terms, params_on_device
+from engine.training.stages import StageLayers, stage_layers
 
 ACT_BYTES = 2.0  # activations and their gradients travel in 16 bits
 # Bytes the optimizer step moves per parameter it updates: the 16-bit gradient read, the fp32
@@ -51,42 +52,68 @@ def _exposed(comm, hidden_by):
     return np.maximum(comm - hidden_by, 0.0)
 
 
-def _ends(c: Config, pt: PassTimes) -> dict:
-    """The slowest stage's end operators per micro-batch (forward, backward): the embedding on
-    the first stage or the final norm and LM head on the last, whichever is slower; both when
-    there is one stage."""
-    first = pt.first_fwd + pt.first_bwd
-    last = pt.last_fwd + pt.last_bwd
-    use_first = first >= last
-    fwd_end = np.where(c.pp == 1, pt.first_fwd + pt.last_fwd,
-                       np.where(use_first, pt.first_fwd, pt.last_fwd))  # fmt: skip
-    bwd_end = np.where(c.pp == 1, pt.first_bwd + pt.last_bwd,
-                       np.where(use_first, pt.first_bwd, pt.last_bwd))  # fmt: skip
-    return {"fwd_end": fwd_end, "bwd_end": bwd_end}
+def _slowest(c: Config, pt: PassTimes, stages: StageLayers, per_layer, fixed) -> dict:
+    """The slowest stage kind's layers and end operators per micro-batch (forward, backward):
+    the first stage's layers and the embedding, the middle stages' layers, or the last stage's
+    layers and the final norm and LM head; one stage (pp = 1) runs all of them. `per_layer`:
+    seconds a layer adds to a micro-batch slot; `fixed`: seconds every stage adds."""
+    one = c.pp == 1
+    ends = {
+        "first": (
+            np.where(one, pt.first_fwd + pt.last_fwd, pt.first_fwd),
+            np.where(one, pt.first_bwd + pt.last_bwd, pt.first_bwd),
+        ),
+        "middle": (0.0 * pt.first_fwd, 0.0 * pt.first_bwd),
+        "last": (pt.last_fwd, pt.last_bwd),
+    }
+    slots = np.stack(
+        [
+            getattr(stages, k) * per_layer + ends[k][0] + ends[k][1] + fixed + 0.0 * c.pp
+            for k in StageLayers._fields
+        ]
+    )
+    pick = np.argmax(slots, axis=0)
+    choose = lambda xs: np.choose(pick, [np.broadcast_to(x, np.shape(c.pp)) for x in xs])  # noqa: E731
+    kinds = StageLayers._fields
+    return {
+        "layers": choose([getattr(stages, k) for k in kinds]),
+        "fwd_end": choose([ends[k][0] for k in kinds]),
+        "bwd_end": choose([ends[k][1] for k in kinds]),
+    }
 
 
-def _layer_comm(s: Shapes, c: Config, links: Links, pt: PassTimes, tokens, passes) -> dict:
-    """Exposed seconds per layer per micro-batch of TP, CP and EP communication."""
+def _layer_comm(
+    s: Shapes, c: Config, links: Links, pt: PassTimes, tokens, passes, imbalance
+) -> dict:
+    """Exposed seconds per layer per micro-batch of TP, CP and EP communication; the busiest
+    expert rank receives and returns `imbalance` times the mean routed tokens."""
     act = tokens * s.hidden * ACT_BYTES  # the layer's activations on the TP group
     bw, lat = link_for(links, c.tp)
     per_pass = np.where(s.parallel_attention, 1.0, 2.0) * (
-        all_gather_s(act, c.tp, bw, lat) + reduce_scatter_s(act, c.tp, bw, lat)
+        all_gather_s(nbytes=act, devices=c.tp, bandwidth=bw, latency=lat)
+        + reduce_scatter_s(nbytes=act, devices=c.tp, bandwidth=bw, latency=lat)
     )
-    kv_block = tokens * kv_bytes_per_token_layer(s, ACT_BYTES, c.tp, np)[1]
+    kv_block = tokens * kv_bytes_per_token_layer(s=s, kv_bytes=ACT_BYTES, tp=c.tp, xp=np)[1]
     bw, lat = link_for(links, c.tp * c.cp)
     ring = (c.cp - 1.0) * send_s(kv_block, bw, lat)  # every KV block visits every rank
     again = np.where(c.recompute >= 1, 1.0, 0.0)  # recomputed attention needs the blocks again
     cp = (1.0 + again) * _exposed(ring, pt.attn_fwd) + _exposed(2.0 * ring, pt.attn_bwd)
-    routed = tokens / c.tp * s.experts_per_token * s.hidden * ACT_BYTES
+    routed = imbalance * tokens / c.tp * s.experts_per_token * s.hidden * ACT_BYTES
     bw, lat = link_for(links, c.tp * c.cp * c.ep)
     moe_share = s.moe_layers / s.layers
-    ep = moe_share * 2.0 * passes * all_to_all_s(routed, c.ep, bw, lat)  # dispatch + combine
+    ep = (
+        moe_share
+        * 2.0
+        * passes
+        * all_to_all_s(nbytes=routed, devices=c.ep, bandwidth=bw, latency=lat)
+    )  # dispatch + combine
     return {"tp": passes * per_pass, "cp": cp, "ep": np.where(c.ep > 1, ep, 0.0)}
 
 
-def _data_parallel(s, c: Config, links: Links, windows: dict, overlap: float) -> dict:
-    """Gradient reduction (and ZeRO's gathers): total and exposed seconds per step."""
-    dense, experts = params_on_device(s, c.tp, c.pp, c.ep)
+def _data_parallel(s, c: Config, links: Links, windows: dict, overlap: float, stages) -> dict:
+    """Gradient reduction (and ZeRO's gathers) of the stage holding the most weights: total
+    and exposed seconds per step."""
+    dense, experts = params_on_device(s=s, tp=c.tp, pp=c.pp, ep=c.ep, stages=stages)
     group = c.dp * c.cp
     bw, lat = link_for(links, c.tp * c.cp * c.dp)
 
@@ -114,8 +141,29 @@ def _data_parallel(s, c: Config, links: Links, windows: dict, overlap: float) ->
     }
 
 
-def evaluate(s: Shapes, c: Config, dev: Device, links: Links, eta: Efficiencies,
-             a, weight_bytes: float, unfused: bool = False) -> dict:  # fmt: skip
+def _layout(c: Config, weight_bytes: float, a) -> Layout:
+    """One device's operator layout: tp ways, 16-bit activations, and with expert parallelism
+    the busiest expert rank's load (`expert_imbalance` times the mean)."""
+    return Layout(
+        tp=c.tp,
+        pp=1.0,
+        weight_bytes=weight_bytes,
+        kv_bytes=ACT_BYTES,
+        act_bytes=ACT_BYTES,
+        imbalance=np.where(c.ep > 1, a.expert_imbalance, 1.0),
+    )
+
+
+def evaluate(
+    s: Shapes,
+    c: Config,
+    dev: Device,
+    links: Links,
+    eta: Efficiencies,
+    a,
+    weight_bytes: float,
+    unfused: bool = False,
+) -> dict:
     """Every configuration's step, in SI units (keys: see TrainResult / train_search).
 
     Args:
@@ -129,52 +177,105 @@ def evaluate(s: Shapes, c: Config, dev: Device, links: Links, eta: Efficiencies,
         unfused: attention without FlashAttention (scores in memory; compute.py).
     """
     tokens = c.micro_batch * c.seq_len / c.cp
-    lay = Layout(c.tp, 1.0, weight_bytes, ACT_BYTES, ACT_BYTES)
-    pt = pass_times(s, lay, tokens, c.seq_len, c.ep, rates(dev, eta), dev.bandwidth,
-                    a.attention_backward_factor, unfused)  # fmt: skip
+    lay = _layout(c=c, weight_bytes=weight_bytes, a=a)
+    imbalance = lay.imbalance
+    pt = pass_times(
+        s=s,
+        lay=lay,
+        tokens=tokens,
+        seq=c.seq_len,
+        ep=c.ep,
+        rate_of=rates(dev, eta),
+        bandwidth=dev.bandwidth,
+        attention_backward=a.attention_backward_factor,
+        unfused=unfused,
+    )
     recompute = np.select([c.recompute == 2, c.recompute == 1], [pt.layer_fwd, pt.attn_fwd], 0.0)
     passes = 2.0 + (c.recompute == 2)
-    n_st = stage_layers(s.layers, c.pp, np)
-    ends = _ends(c, pt)
-    comm = _layer_comm(s, c, links, pt, tokens, passes)
+    comm = _layer_comm(
+        s=s, c=c, links=links, pt=pt, tokens=tokens, passes=passes, imbalance=imbalance
+    )
+    bw, lat = link_for(links, c.tp * c.cp * c.dp * c.pp)
+    p2p = np.where(
+        c.pp > 1, 2.0 * c.virtual * send_s(tokens * s.hidden * ACT_BYTES / c.tp, bw, lat), 0.0
+    )
+    stages = stage_layers(layers=s.layers, pp=c.pp, first=c.first_layers, last=c.last_layers)
+    per_layer = (
+        pt.layer_fwd
+        + pt.layer_bwd
+        + recompute
+        + comm["tp"]
+        + comm["cp"]
+        + comm["ep"]
+        + dev.tau * passes
+    )
+    slow = _slowest(c=c, pt=pt, stages=stages, per_layer=per_layer, fixed=p2p)
+    n_st = slow["layers"]
     windows = {
-        "fwd": n_st * pt.layer_fwd + ends["fwd_end"],
-        "bwd": n_st * pt.layer_bwd + ends["bwd_end"],
+        "fwd": n_st * pt.layer_fwd + slow["fwd_end"],
+        "bwd": n_st * pt.layer_bwd + slow["bwd_end"],
         "rec": n_st * recompute,
     }
     compute = windows["fwd"] + windows["bwd"] + windows["rec"]
     overhead = n_st * dev.tau * passes
-    bw, lat = link_for(links, c.tp * c.cp * c.dp * c.pp)
-    p2p = np.where(c.pp > 1, 2.0 * c.virtual * send_s(tokens * s.hidden * ACT_BYTES / c.tp,
-                                                       bw, lat), 0.0)  # fmt: skip
     layer_comm = n_st * (comm["tp"] + comm["cp"] + comm["ep"])
     slot = compute + layer_comm + overhead + p2p
     m = c.micro_batches
     bubble = (c.pp - 1.0) / c.virtual * slot
-    dp = _data_parallel(s, c, links, windows, a.overlap_fraction)
+    dp = _data_parallel(
+        s=s, c=c, links=links, windows=windows, overlap=a.overlap_fraction, stages=stages
+    )
     optimizer = dp["updated_params"] * OPTIMIZER_STEP_BYTES / dev.bandwidth
     step = m * slot + bubble + dp["exposed"] + optimizer
-    return _metrics(s, c, dev, links, step, {
-        "compute_s": m * compute, "comm_tp_s": m * n_st * comm["tp"],
-        "comm_cp_s": m * n_st * comm["cp"], "comm_ep_s": m * n_st * comm["ep"],
-        "comm_pp_s": m * p2p, "comm_dp_s": dp["exposed"], "comm_dp_total_s": dp["total"],
-        "overhead_s": m * overhead, "optimizer_s": optimizer, "bubble_s": bubble,
-        "bubble_fraction": (c.pp - 1.0) / (c.virtual * m),
-    }, n_st, unfused)  # fmt: skip
+    return _metrics(
+        s=s,
+        c=c,
+        dev=dev,
+        links=links,
+        step=step,
+        parts={
+            "compute_s": m * compute,
+            "comm_tp_s": m * n_st * comm["tp"],
+            "comm_cp_s": m * n_st * comm["cp"],
+            "comm_ep_s": m * n_st * comm["ep"],
+            "comm_pp_s": m * p2p,
+            "comm_dp_s": dp["exposed"],
+            "comm_dp_total_s": dp["total"],
+            "overhead_s": m * overhead,
+            "optimizer_s": optimizer,
+            "bubble_s": bubble,
+            "bubble_fraction": (c.pp - 1.0) / (c.virtual * m),
+        },
+        n_st=n_st,
+        stages=stages,
+        unfused=unfused,
+    )
 
 
-def _metrics(s: Shapes, c: Config, dev: Device, links: Links, step, parts: dict, n_st,
-             unfused: bool) -> dict:  # fmt: skip
+def _metrics(
+    s: Shapes,
+    c: Config,
+    dev: Device,
+    links: Links,
+    step,
+    parts: dict,
+    n_st,
+    stages: StageLayers,
+    unfused: bool,
+) -> dict:
     """Throughput, FLOPs, utilisation and memory from the step and its parts."""
     flops = token_flops(s, c.seq_len)
-    rebuilt = np.select([c.recompute == 2, c.recompute == 1],
-                        [flops.recompute_full, flops.recompute_selective], 0.0)  # fmt: skip
+    rebuilt = np.select(
+        [c.recompute == 2, c.recompute == 1], [flops.recompute_full, flops.recompute_selective], 0.0
+    )
     tokens_per_s = c.global_batch * c.seq_len / step
     per_gpu = tokens_per_s / c.gpus
-    mem = memory_terms(c, s, n_st, unfused)
+    mem = memory_terms(c=c, s=s, stages=stages, unfused=unfused)
     usable = dev.capacity * (1.0 - dev.reserve)
     total = mem.total
-    codes = reason_codes(c, s, links.per_node, bool(np.isfinite(links.net_bw)))
+    codes = reason_codes(
+        c=c, s=s, per_node=links.per_node, has_network=bool(np.isfinite(links.net_bw))
+    )
     codes = np.where((codes == 0) & (total > usable), DOES_NOT_FIT, codes)
     comm = sum(parts[k] for k in ("comm_tp_s", "comm_cp_s", "comm_ep_s", "comm_pp_s", "comm_dp_s"))
     return parts | {
@@ -202,4 +303,6 @@ def _metrics(s: Shapes, c: Config, dev: Device, links: Links, step, parts: dict,
         "peak_flop_per_s": dev.peak + 0.0 * step,
         "matmul_params": flops.matmul_params + 0.0 * step,
         "stage_layers": n_st + 0.0 * step,
+        "first_stage_layers": stages.first + 0.0 * step,
+        "last_stage_layers": stages.last + 0.0 * step,
     }

@@ -33,12 +33,14 @@ from pathlib import Path
 import numpy as np
 
 from engine.catalog.arch import Architecture
+from engine.catalog.profiles import DEFAULT_TRAINING_PROFILE
 from engine.catalog.shapes import Shapes, shapes_of
-from engine.files import read_bounded
-from engine.training.config import RECOMPUTE, make_config
+from engine.files import echo, read_bounded, repeated
+from engine.scenarios.training import RECOMPUTE, check_train_precision
+from engine.training.config import make_config
 from engine.training.gpt import gpt_architecture
 from engine.training.kernel import evaluate
-from engine.training.setup import setup
+from engine.training.setup import fold
 
 MAX_RUNS_BYTES = 1_000_000  # a training measurements file is a few kB
 
@@ -46,9 +48,18 @@ MEASUREMENTS_DIR = Path(__file__).resolve().parents[2] / "data" / "measurements"
 MEGATRON_FILE = MEASUREMENTS_DIR / "megatron-2104.04473-training.csv"
 METRICS = {"tflops_per_gpu": "hardware_tflops_per_gpu"}  # measured metric -> predicted key
 # examples/sc21/run_table_1.sh: model size -> (micro-batch, layers per virtual stage or None)
-SC21_TABLE_1 = {1.7: (16, None), 3.6: (16, None), 7.5: (16, None), 18.4: (8, None),
-                39.1: (4, None), 76.1: (2, 5), 145.6: (2, 5), 310.1: (1, 3), 529.6: (1, 1),
-                1008.0: (1, None)}  # fmt: skip
+SC21_TABLE_1 = {
+    1.7: (16, None),
+    3.6: (16, None),
+    7.5: (16, None),
+    18.4: (8, None),
+    39.1: (4, None),
+    76.1: (2, 5),
+    145.6: (2, 5),
+    310.1: (1, 3),
+    529.6: (1, 1),
+    1008.0: (1, None),
+}
 GPT3_175B = {174.6: (96, 12288, 96)}  # Brown et al. 2020, Table 2.1 (layers, hidden, heads)
 NODE = 8  # GPUs per DGX A100 node: Table 2's tensor-parallel size
 ATTENTION_2021 = "unfused"  # Megatron-LM in 2021: scale-mask-softmax kernels, no FlashAttention
@@ -80,9 +91,11 @@ class TrainingRun:
     filled: str  # what the row left out and this module assumed
 
     def describe(self) -> str:
-        return (f"{self.table}, {self.scheme}, {self.arch.layers}-layer h={self.arch.hidden} "
-                f"on {self.gpus:,} {self.hardware} (tp {self.tp}, pp {self.pp}, v {self.vp}, "
-                f"b {self.micro_batch}, B {self.global_batch})")  # fmt: skip
+        return (
+            f"{self.table}, {self.scheme}, {self.arch.layers}-layer h={self.arch.hidden} "
+            f"on {self.gpus:,} {self.hardware} (tp {self.tp}, pp {self.pp}, v {self.vp}, "
+            f"b {self.micro_batch}, B {self.global_batch})"
+        )
 
 
 def _int(text: str) -> int | None:
@@ -119,35 +132,68 @@ def read_runs(path: str | Path = MEGATRON_FILE) -> list[TrainingRun]:
     path = Path(path)
     data = read_bounded(path, MAX_RUNS_BYTES, path.name)
     try:
-        rows = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+        reader = csv.DictReader(io.StringIO(data.decode("utf-8-sig"), newline=""))
+        header = [h.strip() for h in reader.fieldnames or []]
+        twice = repeated(header)
+        rows = list(reader)
     except (UnicodeDecodeError, csv.Error) as exc:
         raise ValueError(f"{path.name}: not a readable CSV file ({exc})") from None
+    if twice:  # csv keeps the last of two cells silently
+        raise ValueError(
+            f"{path.name}: column {echo(twice[0])} is given {header.count(twice[0])} times "
+            "(give each column once)"
+        )
     try:
         return _runs(path.name, rows)
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         # a short row (cells None), a missing column, a cell that is not a number
-        raise ValueError(f"{path.name}: not a training measurements file the engine reads "
-                         f"({type(exc).__name__}: {str(exc)[:120]})") from None  # fmt: skip
+        raise ValueError(
+            f"{path.name}: not a training measurements file the engine reads "
+            f"({type(exc).__name__}: {str(exc)[:120]})"
+        ) from None
 
 
 def _runs(name: str, rows: list[dict]) -> list[TrainingRun]:
-    table1 = {float(r["params_b"]): (int(r["layers"]), int(r["hidden"]), int(r["heads"]))
-              for r in rows if r["layers"].strip()}  # fmt: skip
+    table1 = {
+        float(r["params_b"]): (int(r["layers"]), int(r["hidden"]), int(r["heads"]))
+        for r in rows
+        if r["layers"].strip()
+    }
     runs = []
     for i, row in enumerate(rows, 1):
         layers, hidden, heads = _shapes(row, table1)
         tp, pp, vp, mb, zero, filled = _layout(row, layers)
-        arch = gpt_architecture(layers=layers, hidden=hidden, heads=heads,
-                                vocab=int(row["vocab"]), seq_len=int(row["seq_len"]))  # fmt: skip
-        runs.append(TrainingRun(
-            file=name, row=i, table=row["table"], scheme=row["scheme"],
-            hardware=row["hardware"], precision=row["precision"], arch=arch,
-            gpus=int(row["gpus"]), tp=tp, pp=pp, vp=vp, micro_batch=mb,
-            global_batch=int(row["global_batch"]), seq_len=int(row["seq_len"]),
-            recompute=row["recompute"], zero=zero, attention=ATTENTION_2021,
-            metric=row["metric"],
-            value=float(row["value"]), filled=filled,
-        ))  # fmt: skip
+        arch = gpt_architecture(
+            layers=layers,
+            hidden=hidden,
+            heads=heads,
+            vocab=int(row["vocab"]),
+            seq_len=int(row["seq_len"]),
+        )
+        runs.append(
+            TrainingRun(
+                file=name,
+                row=i,
+                table=row["table"],
+                scheme=row["scheme"],
+                hardware=row["hardware"],
+                precision=row["precision"],
+                arch=arch,
+                gpus=int(row["gpus"]),
+                tp=tp,
+                pp=pp,
+                vp=vp,
+                micro_batch=mb,
+                global_batch=int(row["global_batch"]),
+                seq_len=int(row["seq_len"]),
+                recompute=row["recompute"],
+                zero=zero,
+                attention=ATTENTION_2021,
+                metric=row["metric"],
+                value=float(row["value"]),
+                filled=filled,
+            )
+        )
     return runs
 
 
@@ -160,8 +206,14 @@ def predict(runs: Iterable[TrainingRun], assumptions) -> np.ndarray:
     for i, r in enumerate(runs):
         groups.setdefault((r.hardware, r.precision, r.attention), []).append(i)
     for (hardware, precision, attention), idx in groups.items():
-        st = setup(runs[idx[0]].arch, hardware, precision=precision, profile=None,
-                   assumptions=assumptions, catalog=None, overrides={})  # fmt: skip
+        st = fold(
+            model=runs[idx[0]].arch,
+            hardware=hardware,
+            precision=check_train_precision(precision),
+            assumptions=assumptions,
+            profile=DEFAULT_TRAINING_PROFILE,
+            catalog=None,
+        )
         rs = [runs[i] for i in idx]
         s = Shapes.stack([shapes_of(r.arch) for r in rs])
         cfg = make_config(
@@ -177,8 +229,16 @@ def predict(runs: Iterable[TrainingRun], assumptions) -> np.ndarray:
             zero=[r.zero for r in rs],
             recompute=[RECOMPUTE.index(r.recompute) for r in rs],
         )
-        t = evaluate(s, cfg, st.dev, st.links, st.eta, st.assumptions, st.weight_bytes,
-                     unfused=attention == "unfused")  # fmt: skip
+        t = evaluate(
+            s=s,
+            c=cfg,
+            dev=st.dev,
+            links=st.links,
+            eta=st.eta,
+            a=st.assumptions,
+            weight_bytes=st.weight_bytes,
+            unfused=attention == "unfused",
+        )
         for k, (j, r) in enumerate(zip(idx, rs, strict=True)):
             out[j] = t[METRICS[r.metric]][k]
     return out

@@ -6,8 +6,9 @@ and variance): 16 bytes. ZeRO shards them over the data-parallel ranks (dp·cp, 
 hold the same weights; expert weights over their dp·cp/ep replicas): stage 1 the optimizer
 state, stage 2 also the gradients, stage 3 also the weights. fp8 training keeps 16-bit weights
 (the fp8 copies of a GEMM's operands are transient). A device holds the weights of the fullest
-pipeline stage, ⌈L/pp⌉ layers split tp ways plus the replicated parts and a vocabulary table at
-either end (engine/serving/parallel.py `weight_bytes_per_device`), routed experts split ep ways.
+pipeline stage of each kind (engine/training/stages.py): its layers split tp ways plus the
+replicated parts, the embedding table on the first stage and the final norm and a vocabulary
+table on the last, routed experts split ep ways.
 
 Activations per layer and micro-batch (Korthikanti et al. 2022, "Reducing Activation
 Recomputation in Large Transformer Models", §4): s·b·h·(34 + 5·a·s/h) bytes for a GPT layer
@@ -18,10 +19,12 @@ shapes: attention 2h + 2(H + K)·d_qk + 2K·d_v + 2H·d_v + h (11h for GPT), MLP
 recomputation a layer then keeps 34h per token). Tensor parallelism with sequence parallelism
 divides all of it by tp, context parallelism the tokens by cp. Selective recomputation keeps
 everything but the scores; full recomputation keeps each layer's input (2h per token) and
-rebuilds one layer at a time (that layer's activations, once). The first pipeline stage holds
-the most micro-batches in flight: min(m, pp) under 1F1B, i.e. L layers' worth, and under the
-interleaved schedule min(m·v, v·pp + pp − 1) chunks of ⌈L/pp⌉/v layers, L·(1 + (pp−1)/(pp·v))
-layers' worth (Korthikanti et al. 2022, §4.2.3). The embedding's output and the logits are not
+rebuilds one layer at a time (that layer's activations, once). Stage i (0-based) holds
+min(m, pp − i) micro-batches in flight under 1F1B and, interleaved, Megatron-LM's warm-up plus
+one, min(m·v, 2(pp − i − 1) + (v − 1)·pp + 1) chunks of 1/v of its layers (the first stage:
+v·pp + pp − 1, Korthikanti et al. 2022, §4.2.3). The memory reported is the most loaded stage's
+of the first, the first middle and the last (fewer layers on the first stage, as Llama 3 405B
+put there, can make the second the most loaded). The embedding's output and the logits are not
 counted.
 """
 
@@ -33,8 +36,8 @@ import numpy as np
 
 from engine.catalog.shapes import Shapes
 from engine.serving.operators import Layout, templates
-from engine.serving.parallel import weight_bytes_per_device
 from engine.training.config import Config
+from engine.training.stages import StageLayers, in_flight, stage_layers
 
 WEIGHT_BYTES = 2.0  # 16-bit weights per parameter
 GRADIENT_BYTES = 2.0  # 16-bit gradients
@@ -55,12 +58,56 @@ class MemoryTerms(NamedTuple):
         return self.weights + self.gradients + self.optimizer + self.activations
 
 
-def params_on_device(s: Shapes, tp, pp, ep) -> tuple:
-    """(dense, routed-expert) parameters held by a device of the fullest stage."""
-    ops = templates(s, Layout(tp, pp, 1.0, 1.0, 1.0), np, "prefill")  # 1 byte: elements
-    total = weight_bytes_per_device(ops, s, pp, np)
-    experts = weight_bytes_per_device([op for op in ops if op.name == "routed_experts"], s, pp, np)
-    return total - experts, experts / ep
+def _resident(s: Shapes, tp) -> dict:
+    """Elements a device holds: per mean layer (dense, routed experts) and the end operators'
+    (the embedding table, the final norm, the LM head's own table: 0 when tied)."""
+    ops = templates(
+        s=s,
+        lay=Layout(tp=tp, pp=1.0, weight_bytes=1.0, kv_bytes=1.0, act_bytes=1.0),
+        xp=np,
+        phase="prefill",
+    )  # 1 byte: elements
+    out = {"layer": 0.0, "experts": 0.0, "embedding": 0.0, "final_norm": 0.0, "lm_head": 0.0}
+    for op in ops:
+        if op.layers != "once":
+            out["layer"] = out["layer"] + op.count * op.resident_bytes / s.layers
+            if op.name == "routed_experts":
+                out["experts"] = out["experts"] + op.count * op.resident_bytes / s.layers
+        else:
+            out[op.name] = out[op.name] + op.resident_bytes
+    return out
+
+
+def stage_params(s: Shapes, tp, pp, ep, stages: StageLayers) -> dict:
+    """(dense, routed-expert) parameters held by a device of each stage kind (first, middle,
+    last): its layers, routed experts split ep ways, and its end: the embedding table on the
+    first stage, the final norm and a vocabulary table (the head, or the tied embedding's copy)
+    on the last, all three on a single stage (the head's table only when not tied)."""
+    r = _resident(s, tp)
+    dense_layer = r["layer"] - r["experts"]
+    single = r["embedding"] + r["final_norm"] + r["lm_head"]
+    ends = {
+        "first": np.where(pp > 1, r["embedding"], single),
+        "middle": 0.0,
+        "last": np.where(pp > 1, r["final_norm"] + r["embedding"], single),
+    }
+    return {
+        kind: (n * dense_layer + ends[kind], n * r["experts"] / ep)
+        for kind, n in zip(StageLayers._fields, stages, strict=True)
+    }
+
+
+def params_on_device(s: Shapes, tp, pp, ep, stages: StageLayers | None = None) -> tuple:
+    """(dense, routed-expert) parameters held by a device of the stage holding the most
+    (balanced stages unless `stages` is given)."""
+    if stages is None:
+        stages = stage_layers(layers=s.layers, pp=pp, first=0.0, last=0.0)
+    kinds = list(stage_params(s=s, tp=tp, pp=pp, ep=ep, stages=stages).values())
+    totals = np.stack([np.broadcast_to(d + e, np.shape(pp)) for d, e in kinds])
+    pick = np.argmax(totals, axis=0)
+    dense = np.choose(pick, [np.broadcast_to(d, np.shape(pp)) for d, _ in kinds])
+    experts = np.choose(pick, [np.broadcast_to(e, np.shape(pp)) for _, e in kinds])
+    return dense, experts
 
 
 def activation_bytes_per_token(s: Shapes, seq) -> tuple:
@@ -77,10 +124,10 @@ def activation_bytes_per_token(s: Shapes, seq) -> tuple:
     return attention + mlp + s.norms_per_layer * 2 * h, SCORE_BYTES * H * seq
 
 
-def memory_terms(c: Config, s: Shapes, stage_layers, unfused: bool = False) -> MemoryTerms:
-    """Memory per GPU of each configuration (first stage, the fullest); the scores are kept
-    only by unfused attention (FlashAttention keeps two numbers per row of them)."""
-    dense, experts = params_on_device(s, c.tp, c.pp, c.ep)
+def _stage_memory(c: Config, s: Shapes, params: tuple, layers, chunks, unfused: bool):
+    """MemoryTerms of one stage kind: `params` (dense, experts) it holds, `layers` on it,
+    `chunks` micro-batch chunks of activations in flight (each 1/vp of its layers)."""
+    dense, experts = params
     group = c.dp * c.cp
 
     def held(bytes_per_param, sharded):
@@ -93,12 +140,38 @@ def memory_terms(c: Config, s: Shapes, stage_layers, unfused: bool = False) -> M
     tokens = c.micro_batch * c.seq_len / c.cp
     kept = np.select([c.recompute == 0, c.recompute == 1], [base + scores, base], 2.0 * s.hidden)
     per_layer = tokens * kept / c.tp
-    rebuilt = np.where(c.recompute == 2, tokens * (base + scores) / c.tp, 0.0)
-    v, m = c.virtual, c.micro_batches
-    chunks = np.where(v > 1, np.minimum(m * v, v * c.pp + c.pp - 1), np.minimum(m, c.pp))
+    rebuilt = np.where((c.recompute == 2) & (layers > 0), tokens * (base + scores) / c.tp, 0.0)
     return MemoryTerms(
         weights=held(WEIGHT_BYTES, c.zero >= 3),
         gradients=held(GRADIENT_BYTES, c.zero >= 2),
         optimizer=held(OPTIMIZER_BYTES, c.zero >= 1),
-        activations=per_layer * chunks * stage_layers / v + rebuilt,
+        activations=per_layer * chunks * layers / c.virtual + rebuilt,
+    )
+
+
+def memory_terms(c: Config, s: Shapes, stages: StageLayers, unfused: bool = False) -> MemoryTerms:
+    """Memory per GPU of each configuration on its most loaded stage: the first stage (the
+    most micro-batches in flight), the first middle stage (one fewer) or the last (one, or
+    the interleaved warm-up), each with its own layers and end operators; the scores are kept
+    only by unfused attention (FlashAttention keeps two numbers per row of them)."""
+    params = stage_params(s=s, tp=c.tp, pp=c.pp, ep=c.ep, stages=stages)
+    m, v = c.micro_batches, c.virtual
+    position = {"first": 0.0, "middle": 1.0, "last": c.pp - 1.0}
+    terms = [
+        _stage_memory(
+            c=c,
+            s=s,
+            params=params[kind],
+            layers=getattr(stages, kind),
+            chunks=in_flight(pp=c.pp, vp=v, m=m, stage=position[kind]),
+            unfused=unfused,
+        )
+        for kind in StageLayers._fields
+    ]
+    pick = np.argmax(np.stack([np.broadcast_to(x.total, np.shape(c.pp)) for x in terms]), axis=0)
+    return MemoryTerms(
+        *(
+            np.choose(pick, [np.broadcast_to(getattr(x, f), np.shape(c.pp)) for x in terms])
+            for f in MemoryTerms._fields
+        )
     )

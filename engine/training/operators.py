@@ -19,13 +19,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.scenarios.bind import bind
+from engine.scenarios.deployment import HardwareRef, ModelRef
+from engine.scenarios.training import TrainLayout, TrainRun
 from engine.serving.kernel import rates
 from engine.serving.op_table import layer_labels
 from engine.serving.operators import OP_CLASSES, Layout
 from engine.training.compute import pass_ops
 from engine.training.config import REASONS, make_config, reason_codes
 from engine.training.kernel import ACT_BYTES
-from engine.training.setup import check_attention, check_count, setup
+from engine.training.setup import Setup, setup
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,28 +68,24 @@ def _row(p, phase: str, peak_of: dict, rate_of: dict, bandwidth: float, label: s
 
 
 def training_operators(
-    model,
-    hardware,
-    *,
-    tp: int = 1,
-    cp: int = 1,
-    ep: int = 1,
-    micro_batch_size: int = 1,
-    seq_len: int,
-    precision: str = "bf16",
-    attention: str = "flash",
-    profile: str = "megatron",
-    assumptions=None,
-    catalog=None,
-    **overrides: object,
+    run: TrainRun | ModelRef | None = None,
+    hardware: TrainLayout | HardwareRef | None = None,
+    /,
+    layout: TrainLayout | None = None,
+    **fields: object,
 ) -> pd.DataFrame:
     """The operators of one micro-batch's forward and backward passes on one GPU.
 
     Args:
-        model, hardware, precision, attention, profile, assumptions, catalog, **overrides: as
-            for `engine.train`.
-        tp, cp, ep: tensor (with sequence parallelism), context and expert parallel degrees.
-        micro_batch_size, seq_len: b sequences of s tokens (b·s/cp tokens per GPU).
+        run: a TrainRun, or the keyword form's model with `hardware` and the run's other
+            fields as keywords, as `engine.train` takes them: seq_len (s tokens per sequence),
+            precision, attention, profile, assumptions, catalog and the assumptions by their
+            user names (gpus, global_batch_size and the budget do not change a micro-batch).
+        layout: a TrainLayout, or its fields as keywords: tp, cp, ep (tensor with sequence
+            parallelism, context and expert parallel degrees) and micro_batch_size (b
+            sequences: b·s/cp tokens per GPU); pp, vp, zero and recompute do not change the
+            operators (pipeline stages hold ⌈L/pp⌉ layers each; recomputation runs a layer's
+            forward rows again).
 
     Returns:
         One row per operator and pass (`phase` forward or backward), with `engine.operators`'
@@ -100,30 +99,71 @@ def training_operators(
     """
     import pandas as pd
 
-    st = setup(model, hardware, precision=precision, profile=profile, assumptions=assumptions,
-               catalog=catalog, overrides=overrides)  # fmt: skip
-    n = {k: check_count(v, k) for k, v in (("tp", tp), ("cp", cp), ("ep", ep),
-                                           ("micro_batch_size", micro_batch_size),
-                                           ("seq_len", seq_len))}  # fmt: skip
-    kernel = check_attention(attention)
-    b, gpus = n["micro_batch_size"], n["tp"] * n["cp"] * n["ep"]  # one micro-batch per replica
-    cfg = make_config(gpus=gpus, tp=n["tp"], pp=1, cp=n["cp"], vp=1, ep=n["ep"], micro_batch=b,
-                      global_batch=b * n["ep"], seq_len=n["seq_len"], zero=0,
-                      recompute=0)  # fmt: skip
-    code = int(reason_codes(cfg, st.s)[0])
-    if code:
-        raise ValueError(f"{st.name}: {REASONS[code]} (tp {n['tp']}, cp {n['cp']}, ep {n['ep']}, "
-                         f"seq_len {n['seq_len']:,})")  # fmt: skip
-    lay = Layout(float(n["tp"]), 1.0, st.weight_bytes, ACT_BYTES, ACT_BYTES)
-    tokens = n["micro_batch_size"] * n["seq_len"] / n["cp"]
+    run, layout = bind((run, hardware), {"layout": layout, **fields}, TrainRun, TrainLayout)
+    if run is None:
+        raise ValueError("TrainRun: give model, hardware, seq_len")
+    layout = layout or TrainLayout()
+    st = setup(run)
+    _check_split(st=st, run=run, layout=layout)
     rate_of = {k: float(v) for k, v in rates(st.dev, st.eta).items()}
     peak = st.eta._replace(**dict.fromkeys(OP_CLASSES, 1.0))
     peak_of = {k: float(v) for k, v in rates(st.dev, peak).items()}
     bandwidth = float(st.dev.bandwidth)
-    ops = pass_ops(st.s, lay, np.float64(tokens), float(n["seq_len"]), float(n["ep"]), rate_of,
-                   bandwidth, st.assumptions.attention_backward_factor,
-                   kernel == "unfused")  # fmt: skip
+    ops = pass_ops(
+        s=st.s,
+        lay=Layout(
+            tp=float(layout.tp),
+            pp=1.0,
+            weight_bytes=st.weight_bytes,
+            kv_bytes=ACT_BYTES,
+            act_bytes=ACT_BYTES,
+            imbalance=st.assumptions.expert_imbalance if layout.ep > 1 else 1.0,
+        ),
+        tokens=np.float64(layout.micro_batch_size * run.seq_len / layout.cp),
+        seq=float(run.seq_len),
+        ep=float(layout.ep),
+        rate_of=rate_of,
+        bandwidth=bandwidth,
+        attention_backward=st.assumptions.attention_backward_factor,
+        unfused=run.attention == "unfused",
+    )
     labels = layer_labels(st.arch)
-    rows = [_row(p, phase, peak_of, rate_of, bandwidth, labels[p.op.layers])
-            for phase in PASSES for p in ops if int(p.op.count)]  # fmt: skip
+    rows = [
+        _row(
+            p=p,
+            phase=phase,
+            peak_of=peak_of,
+            rate_of=rate_of,
+            bandwidth=bandwidth,
+            label=labels[p.op.layers],
+        )
+        for phase in PASSES
+        for p in ops
+        if int(p.op.count)
+    ]
     return pd.DataFrame(rows)
+
+
+def _check_split(st: Setup, run: TrainRun, layout: TrainLayout) -> None:
+    """ValueError naming the rule a micro-batch's tp × cp (× ep) split breaks: one micro-batch
+    per data-parallel replica, on tp·cp·ep GPUs, no pipeline."""
+    b, gpus = layout.micro_batch_size, layout.tp * layout.cp * layout.ep
+    cfg = make_config(
+        gpus=gpus,
+        tp=layout.tp,
+        pp=1,
+        cp=layout.cp,
+        vp=1,
+        ep=layout.ep,
+        micro_batch=b,
+        global_batch=b * layout.ep,
+        seq_len=run.seq_len,
+        zero=0,
+        recompute=0,
+    )
+    code = int(reason_codes(cfg, st.s)[0])
+    if code:
+        raise ValueError(
+            f"{st.name}: {REASONS[code]()} (tp {layout.tp}, cp {layout.cp}, ep {layout.ep}, "
+            f"seq_len {run.seq_len:,})"
+        )

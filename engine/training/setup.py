@@ -1,11 +1,11 @@
-"""Checked inputs of the training model: the model's shapes, the accelerator and its links, the
-profile and its assumptions (docs/model.md, "Training step").
+"""A training run resolved: the model's shapes, the accelerator and its links, the profile's
+assumptions with the run's overrides (docs/model.md, "Training step").
 
-Shared by `train` and `train_search`, so a bad argument gets the same one-line message from
-both before any arithmetic. The model is a catalogue id, a ModelSpec with shapes (e.g. from
-`engine.model_from_config`) or an Architecture (e.g. `gpt_architecture(...)`); the accelerator
-an id or a HardwareSpec. Assumptions start from a training profile (`megatron` by default) and
-take overrides by their user names; only those the training model reads are accepted.
+Shared by `train`, `train_search`, `training_operators` and the calibration's predictions. The
+run (engine/scenarios/training.py TrainRun) has checked its own fields; what needs the
+catalogue is checked here, before any arithmetic: the model (a catalogue id, a ModelSpec with
+shapes, e.g. from `engine.model_from_config`, or an Architecture, e.g. `gpt_architecture(...)`)
+and the accelerator (an id or a HardwareSpec).
 """
 
 from __future__ import annotations
@@ -19,18 +19,12 @@ from engine.catalog.profiles import get_training_profile
 from engine.catalog.resolve import resolve_hardware
 from engine.catalog.shapes import Shapes, shapes_of
 from engine.catalog.specs import BYTES_PER_PARAM, HardwareSpec
-from engine.checks import MAX_BATCH, MAX_DEGREE, MAX_TOKENS, check_whole
+from engine.scenarios.training import TrainRun
 from engine.serving.inputs import device_values, efficiencies, llm_architecture
 from engine.serving.kernel import Device, Efficiencies
 from engine.training.collectives import Links
-from engine.training.compute import ATTENTION_KERNELS
-from engine.training.config import RECOMPUTE, TRAIN_PRECISIONS, ZERO_STAGES
-
-MAX_GPUS = 1_000_000
-# Count arguments and the most each may be (engine/checks.py gives the message).
-LIMITS = {"gpus": MAX_GPUS, "tp": MAX_DEGREE, "pp": MAX_DEGREE, "cp": MAX_DEGREE,
-          "vp": MAX_DEGREE, "ep": MAX_DEGREE, "micro_batch_size": MAX_BATCH,
-          "global_batch_size": MAX_BATCH * 1000, "seq_len": MAX_TOKENS}  # fmt: skip
+from engine.training.config import Config
+from engine.training.kernel import evaluate
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,41 +46,6 @@ class Setup:
     echo: dict  # the assumptions the training model reads, user names and units
 
 
-def check_recompute(value: object) -> int:
-    if value not in RECOMPUTE:
-        raise ValueError(f"recompute must be one of {', '.join(RECOMPUTE)}, got {value!r}"[:200])
-    return RECOMPUTE.index(value)
-
-
-def check_attention(value: object) -> str:
-    if value not in ATTENTION_KERNELS:
-        known = ", ".join(ATTENTION_KERNELS)
-        raise ValueError(f"attention must be one of {known}, got {value!r}"[:200])
-    return value
-
-
-def check_zero(value: object) -> int:
-    if isinstance(value, bool) or value not in ZERO_STAGES:
-        raise ValueError(f"zero must be one of 0, 1, 2, 3 (the ZeRO stage), got {value!r}"[:200])
-    return int(value)
-
-
-def check_count(value: object, name: str) -> int:
-    return check_whole(value, name, high=LIMITS[name])
-
-
-def _assumptions(profile, assumptions, overrides: dict) -> tuple[str, Assumptions]:
-    unknown = sorted(k for k, v in overrides.items() if v is not None and k not in TRAINING_NAMES)
-    if unknown:
-        known = ", ".join(TRAINING_NAMES)
-        raise ValueError(f"the training model does not use {unknown[0]!r} (it reads: {known})")
-    chosen = get_training_profile(profile)
-    base = chosen.assumptions if assumptions is None else assumptions
-    if not isinstance(base, Assumptions):
-        raise ValueError(f"assumptions must be an Assumptions, got {type(base).__name__}")
-    return chosen.name, make_assumptions(base, **overrides)
-
-
 def links_of(hw: HardwareSpec, dev: Device, a: Assumptions) -> Links:
     """The in-node link and the network per GPU with their efficiencies (no network: INF
     bandwidth, never used because configurations spanning nodes are refused)."""
@@ -101,21 +60,56 @@ def links_of(hw: HardwareSpec, dev: Device, a: Assumptions) -> Links:
     )
 
 
-def setup(model, hardware, *, precision, profile, assumptions, catalog, overrides) -> Setup:
-    """Resolve and check everything a training call fixes besides its configurations."""
-    if precision not in TRAIN_PRECISIONS:
-        known = ", ".join(TRAIN_PRECISIONS)
-        raise ValueError(f"training precision must be one of {known}, got {precision!r}"[:200])
+def setup(run: TrainRun) -> Setup:
+    """Resolve everything `run` fixes besides its layouts: the model's shapes, the accelerator
+    and its links, the profile's assumptions with the run's overrides."""
+    profile = get_training_profile(run.profile)
+    base = profile.assumptions if run.assumptions is None else run.assumptions
+    return fold(
+        model=run.model,
+        hardware=run.hardware,
+        precision=run.precision,
+        assumptions=make_assumptions(base, **run.overrides_dict),
+        profile=profile.name,
+        catalog=run.catalog,
+    )
+
+
+def fold(model, hardware, precision: str, assumptions: Assumptions, profile: str, catalog) -> Setup:
+    """The Setup of a model on an accelerator under checked `assumptions` (`setup`, and the
+    calibration's predictions, which bring their own assumptions)."""
     name, arch = (
         ("custom", model) if isinstance(model, Architecture) else llm_architecture(model, catalog)
     )
     hw = resolve_hardware(hardware, catalog)
-    profile_name, a = _assumptions(profile, assumptions, overrides)
-    dev, used = device_values(hw, precision, a)
-    echo = a.as_dict()
+    dev, used = device_values(hw, precision, assumptions)
+    echo = assumptions.as_dict()
     return Setup(
-        name=name, arch=arch, s=shapes_of(arch), hw=hw, precision=precision,
-        peak_precision=used, dev=dev, links=links_of(hw, dev, a), eta=efficiencies(a),
-        assumptions=a, profile=profile_name, weight_bytes=BYTES_PER_PARAM[precision],
+        name=name,
+        arch=arch,
+        s=shapes_of(arch),
+        hw=hw,
+        precision=precision,
+        peak_precision=used,
+        dev=dev,
+        links=links_of(hw, dev, assumptions),
+        eta=efficiencies(assumptions),
+        assumptions=assumptions,
+        profile=profile,
+        weight_bytes=BYTES_PER_PARAM[precision],
         echo={k: echo[k] for k in TRAINING_NAMES},
-    )  # fmt: skip
+    )
+
+
+def step(st: Setup, cfg: Config, attention: str) -> dict:
+    """The training kernel's step of every configuration of `cfg` under `st` (arrays by key)."""
+    return evaluate(
+        s=st.s,
+        c=cfg,
+        dev=st.dev,
+        links=st.links,
+        eta=st.eta,
+        a=st.assumptions,
+        weight_bytes=st.weight_bytes,
+        unfused=attention == "unfused",
+    )

@@ -5,7 +5,7 @@ range on both axes and one unit of x as long as one of y (scaleanchor), so y = x
 is truly at 45°; ticks at decades only (1, 10, 100, 1k); the ±band lines are the profile's
 measured out-of-sample error around y = x (the engine's Band.limits), drawn only when it was
 measured. Colour by accelerator; predicted rows only (the table lists the others and why).
-User and file text in hover and legends is HTML-escaped; words through ui.core.i18n.
+User and file text in hover and legends is HTML-escaped; words through ui.words.i18n.
 docs/model.md, "Accuracy".
 """
 
@@ -21,8 +21,9 @@ import plotly.graph_objects as go
 
 import engine
 from ui.charts.theme import COLORS, GAP_COLOR, legend_below, wrap_title
-from ui.core.format import fmt, tick_label
-from ui.core.i18n import N_, _
+from ui.words.data_text import said
+from ui.words.format import fmt, tick_label
+from ui.words.i18n import N_, _
 
 TITLES = {  # metric: chart title (translated when drawn)
     "output_tokens_per_s_per_gpu": N_("Output tokens/s per GPU"),
@@ -85,12 +86,12 @@ def parity_figure(
     """
     lo, hi = decades([*points["measured"], *points["predicted"]])
     edge = [10.0**lo, 10.0**hi]
-    traces = [_line(edge, edge, _("predicted = measured"), "solid")]
+    traces = [_line(x=edge, y=edge, name=_("predicted = measured"), dash="solid")]
     limits = band.limits(edge) if band is not None else None
     if limits is not None:
         name = _("±{band}: out-of-sample error").format(band=fmt(band.pct, "%"))
-        traces.append(_line(edge, list(limits[1]), name, "dot"))
-        lower = _line(edge, list(limits[0]), name, "dot", legend=False)
+        traces.append(_line(x=edge, y=list(limits[1]), name=name, dash="dot"))
+        lower = _line(x=edge, y=list(limits[0]), name=name, dash="dot", legend=False)
         traces.append(lower | {"fill": "tonexty", "fillcolor": BAND_FILL})
     for i, (group, part) in enumerate(points.groupby("group", sort=True)):
         traces.append(
@@ -102,10 +103,13 @@ def parity_figure(
                 "name": html.escape(str(group)),
                 "hovertext": list(part["hover"]),
                 "hoverinfo": "text",
-                "marker": {"color": COLORS[i % len(COLORS)], "size": 9,
-                           "line": {"width": 1, "color": GAP_COLOR}},
+                "marker": {
+                    "color": COLORS[i % len(COLORS)],
+                    "size": 9,
+                    "line": {"width": 1, "color": GAP_COLOR},
+                },
             }
-        )  # fmt: skip
+        )
     layout = {
         "title": wrap_title(html.escape(title)),
         "xaxis": _axis(_("measured ({unit})").format(unit=unit), lo, hi),
@@ -130,22 +134,27 @@ def _hover(df: pd.DataFrame) -> list[str]:
         _("{file} row {row}"),
     )
     for r in df.itertuples(index=False):
-        unit = engine.MEASUREMENT_METRICS[r.metric]
+        unit = said(engine.MEASUREMENT_METRICS[r.metric])
         if pd.isna(r.batch_size):
             batch = _("under load")
         else:
             batch = _("batch {batch}").format(batch=f"{int(r.batch_size):,}")
         lines = [
-            where.format(model=html.escape(str(r.model)), tp=r.tp,
-                         hardware=html.escape(str(r.hardware)))
+            where.format(
+                model=html.escape(str(r.model)), tp=r.tp, hardware=html.escape(str(r.hardware))
+            )
             + (f", PP {r.pp}" if r.pp > 1 else ""),
-            shape.format(precision=html.escape(str(r.precision)),
-                         kv=html.escape(str(r.kv_precision)), batch=batch,
-                         input=f"{r.input_tokens:,}", output=f"{r.output_tokens:,}"),
+            shape.format(
+                precision=html.escape(str(r.precision)),
+                kv=html.escape(str(r.kv_precision)),
+                batch=batch,
+                input=f"{r.input_tokens:,}",
+                output=f"{r.output_tokens:,}",
+            ),
             values.format(measured=fmt(r.value), predicted=fmt(r.predicted), unit=unit),
             error.format(error=f"{r.error:+.1%}", engine=html.escape(str(r.engine))),
             row.format(file=html.escape(str(r.file)), row=r.row),
-        ]  # fmt: skip
+        ]
         out.append("<br>".join(lines))
     return out
 
@@ -164,9 +173,9 @@ def metric_figures(df: pd.DataFrame, profile: str, band: engine.Band) -> dict[st
                 "hover": _hover(part),
             }
         )
-        unit = engine.MEASUREMENT_METRICS[metric]
+        unit = said(engine.MEASUREMENT_METRICS[metric])
         title = _("{metric}: profile {profile}").format(metric=_(TITLES[metric]), profile=profile)
-        out[metric] = parity_figure(points, unit, title, band)
+        out[metric] = parity_figure(points=points, unit=unit, title=title, band=band)
     return out
 
 
@@ -192,7 +201,7 @@ def training_figure(df: pd.DataFrame, band: engine.Band) -> go.Figure:
             global_batch=f"{r.global_batch_size:,}",
             measured=fmt(r.measured),
             predicted=fmt(r.predicted),
-            unit=r.unit,
+            unit=said(r.unit),
             error=f"{r.error_pct:+.1f}",
         )
         for r in df.itertuples(index=False)
@@ -205,6 +214,6 @@ def training_figure(df: pd.DataFrame, band: engine.Band) -> go.Figure:
             "hover": hover,
         }
     )
-    unit = str(df["unit"].iloc[0]) if len(df) else ""
+    unit = said(df["unit"].iloc[0]) if len(df) else ""
     title = _("Training: {unit}, profile megatron").format(unit=unit)
-    return parity_figure(points, unit, title, band)
+    return parity_figure(points=points, unit=unit, title=title, band=band)

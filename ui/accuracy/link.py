@@ -1,25 +1,29 @@
-"""The accuracy page's share link: each parameter declared once (ui.core.params.Link).
+"""The accuracy page's share link: each parameter declared once (ui.links.params.Link).
 
 `profile` (a built-in profile by name, or a custom one: its name with its values), every serving
 assumption of the registry by its CLI name (a custom profile's values; a built-in's are its
 own), a custom profile's measured band and calibrated ground (`error_band_pct`,
 `fitted_hardware`, `fitted_precisions`, `fitted_families`: ui.core.profiles), `measurements`
 (which shipped file the page checks the profile against; an upload is not in the link) and
-`section` (serving or training). A link names a profile the way every page does
-(ui.core.profiles.profile_from_query), so a team profile fitted here opens on the other pages
-with its values and its band. docs/model.md, "Accuracy".
+`section` (serving, training or kernels), and the kernel curves' accelerator, stack and
+operator class (`kernel_hw`, `kernel_stack`, `kernel_op`). A link names a profile the way every
+page does (ui.core.profiles.profile_from_query), so a team profile fitted here opens on the
+other pages with its values and its band. docs/model.md, "Accuracy".
 """
 
 from __future__ import annotations
 
 import engine
-from ui.core import assumptions, profiles
-from ui.core.params import Link, Param, ParamError, choice
+from ui.core import profiles
+from ui.links import assumptions
+from ui.links.params import Link, Param, ParamError, choice
 
 PAGE = "accuracy"
 SHIPPED = tuple(p.name for p in engine.shipped_measurements())
-DEFAULT_FILE = "trtllm-v0.6.1.csv"  # the file the trtllm profile is fitted on
-SECTIONS = ("serving", "training")
+DEFAULT_FILE = "trtllm-v0.6.1.csv"  # the file the trtllm-0.6.1 profile is fitted on
+SECTIONS = ("serving", "training", "kernels")
+KERNELS = engine.kernel_curves().curves
+KERNEL_DEFAULTS = {"kernel_hw": "H100", "kernel_stack": "trtllm", "kernel_op": "gemm"}
 
 
 def _profile_name(text: str) -> str:
@@ -39,8 +43,20 @@ def declare() -> Link:
             *profiles.band_params(),
             Param("measurements", choice(SHIPPED), default=DEFAULT_FILE),
             Param("section", choice(SECTIONS), default="serving"),
+            *kernel_params(),
         ],
     )
+
+
+def kernel_params() -> list[Param]:
+    """The kernel section's pickers: an accelerator, a stack and an operator class that have
+    curves (each picker offers only those; a link's value not among them falls to the first)."""
+    options = {
+        "kernel_hw": dict.fromkeys(c.accelerator for c in KERNELS),
+        "kernel_stack": dict.fromkeys(c.stack for c in KERNELS),
+        "kernel_op": dict.fromkeys(c.op for c in KERNELS),
+    }
+    return [Param(n, choice(list(o)), default=KERNEL_DEFAULTS[n]) for n, o in options.items()]
 
 
 def profile_values(profile: engine.Profile) -> dict[str, object]:

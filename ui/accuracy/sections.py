@@ -1,7 +1,8 @@
 """The accuracy page's sections (Streamlit glue over ui/accuracy/view.py and figures.py): what
-file to upload, the chosen profile's errors in and out of sample with its fit and ground, the
-measured-vs-predicted charts, and the training profile. User text through ui.core.text.plain;
-words through ui.core.i18n.
+file to upload and why a file was refused, what the last fit did, the chosen profile's errors
+in and out of sample with its fit and ground, its downloads (TOML, its parameters as CSV) and
+links to /load and /plan with it, the measured-vs-predicted charts, and the training profile.
+User text through ui.words.text.plain; words through ui.words.i18n.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ import streamlit as st
 import engine
 from ui.accuracy import figures, session
 from ui.accuracy import view as av
+from ui.accuracy.link import profile_values
 from ui.core.downloads import NO_RERUN, download_csv
-from ui.core.i18n import N_, _, band_basis
-from ui.core.text import plain
+from ui.widgets import page_links
 from ui.widgets.cards import cards, chart_row
+from ui.words.data_text import said
+from ui.words.i18n import N_, _, message_text
+from ui.words.text import plain
 
 PNG = {"toImageButtonOptions": {"format": "png"}}
 
@@ -26,7 +30,7 @@ def upload_summary() -> str:
     """The file the upload wants, in one line (beside the uploader)."""
     required = [c for c, w in engine.MEASUREMENT_COLUMNS.items() if not w.startswith("optional")]
     optional = [c for c in engine.MEASUREMENT_COLUMNS if c not in required]
-    metrics = [f"{m} ({u})" for m, u in engine.MEASUREMENT_METRICS.items()]
+    metrics = [f"{m} ({said(u)})" for m, u in engine.MEASUREMENT_METRICS.items()]
     return _(
         "A CSV with the columns {required} (optional: {optional}); metric is one of "
         "{metrics}, and value is in its unit."
@@ -56,6 +60,29 @@ def upload_help(expanded: bool) -> None:
         )
 
 
+def upload_problems(problems: list[str]) -> None:
+    """Why the last upload was refused (its rows and columns), under the uploader."""
+    if problems:
+        st.error(
+            _("That file was not used ({n} problem(s)); nothing else changed:").format(
+                n=len(problems)
+            )
+            + "\n\n"
+            + "\n".join(f"- {plain(p)}" for p in problems[:20]),
+            icon="🚫",
+        )
+
+
+def fit_note(note: tuple[str, bool] | None) -> None:
+    """Under the fit button: what the last fit made, or why it made no profile."""
+    if note is not None:
+        text, failed = note
+        if failed:
+            st.error(plain(text), icon="🚫")
+        else:
+            st.success(plain(text), icon="✅")
+
+
 def errors(profile: engine.Profile) -> None:
     """The profile's errors in sample and out of sample side by side, and its band."""
     cells = av.error_cells(profile)
@@ -78,7 +105,7 @@ def profile_section(profile: engine.Profile, toml: str) -> None:
     )
     errors(profile)
     for warning in engine.fit_warnings(profile):
-        st.warning(plain(warning), icon="⚠️")
+        st.warning(plain(message_text(warning)), icon="⚠️")
     left, right = st.columns(2)
     with left:
         if profile.fitted:
@@ -87,7 +114,7 @@ def profile_section(profile: engine.Profile, toml: str) -> None:
         else:
             st.markdown(
                 _("**Parameters fitted**: none ({description})").format(
-                    description=plain(profile.description)
+                    description=plain(said(profile.description))
                 )
             )
         st.markdown(_("**Calibrated ground** (the rows it was fitted on cover)"))
@@ -100,9 +127,22 @@ def profile_section(profile: engine.Profile, toml: str) -> None:
     with right:
         st.markdown(_("**Every assumption it sets**"))
         st.dataframe(av.profile_table(profile), hide_index=True, key="acc:values")
-        st.download_button(_("Download the profile (TOML)"), toml, file_name=f"{profile.name}.toml",
-                           mime="application/toml", key="acc:toml", icon="⬇️",
-                           on_click=NO_RERUN)  # fmt: skip
+        st.download_button(
+            _("Download the profile (TOML)"),
+            toml,
+            file_name=f"{profile.name}.toml",
+            mime="application/toml",
+            key="acc:toml",
+            icon="⬇️",
+            on_click=NO_RERUN,
+        )
+        download_csv(
+            df=av.parameters_csv(profile),
+            filename=f"{profile.name}-parameters.csv",
+            key="acc:parameters_csv",
+            label=_("Download its parameters (CSV)"),
+        )
+    page_links.profile_links(profile_values(profile))  # full width: a half column cuts them
 
 
 def charts(df: pd.DataFrame, profile: str, band: engine.Band) -> None:
@@ -113,7 +153,7 @@ def charts(df: pd.DataFrame, profile: str, band: engine.Band) -> None:
     if band.pct is None:
         st.caption(
             _("No ±band lines: profile {profile}'s error is {basis}.").format(
-                profile=plain(profile), basis=plain(band_basis(band))
+                profile=plain(profile), basis=plain(message_text(band.basis))
             )
         )
 
@@ -124,8 +164,12 @@ def tables(frames: Mapping[str, pd.DataFrame], per_file: pd.DataFrame) -> None:
     cols = st.columns(3)
     for col, key in zip(cols, (None, "hardware", "metric"), strict=True):
         col.dataframe(av.mape_by(frames, key), hide_index=True, key=f"acc:mape_{key}")
-    st.markdown(_("**Every profile on every file** (a profile on another stack's file is out "
-                  "of sample; rows predicted of rows given)"))  # fmt: skip
+    st.markdown(
+        _(
+            "**Every profile on every file** (a profile on another stack's file is out "
+            "of sample; rows predicted of rows given)"
+        )
+    )
     st.dataframe(per_file, hide_index=True, key="acc:per_file")
 
 
@@ -135,18 +179,25 @@ def training() -> None:
     profile = engine.get_training_profile("megatron")
     st.subheader(_("Training profile megatron"))
     st.caption(
-        _("{description}; command: {command}. docs/model.md, 'The megatron profile and its "
-          "errors'.").format(description=plain(profile.description),
-                             command=plain(profile.command))
-    )  # fmt: skip
+        _(
+            "{description}; command: {command}. docs/model.md, 'The megatron profile and its "
+            "errors'."
+        ).format(description=plain(said(profile.description)), command=plain(profile.command))
+    )
     cells = av.training_cells(profile)
     cards([(_(label), value, plain(tip)) for label, (value, tip) in cells.items()])
     rows = session.training_rows()
-    band = engine.Band(profile.residuals.get("loo_row_mape_pct"), N_("leave one row out"))
+    basis = engine.Message("leave_one_row_out", N_("leave one row out"))
+    band = engine.Band(profile.residuals.get("loo_row_mape_pct"), basis)
     left, right = st.columns(2)
     left.markdown(_("**Fitted values** (every assumption the training profile sets)"))
     left.dataframe(av.training_values(profile), hide_index=True, key="acc:train_values")
     right.plotly_chart(figures.training_figure(rows, band), key="acc:train_figure", config=PNG)
     st.markdown(_("**The {n} runs it was fitted on** (predicted in sample)").format(n=len(rows)))
     st.dataframe(av.training_table(rows), hide_index=True, key="acc:train_rows")
-    download_csv(rows, "megatron-fit-rows.csv", "acc:train_csv", _("Download the runs (CSV)"))
+    download_csv(
+        df=rows,
+        filename="megatron-fit-rows.csv",
+        key="acc:train_csv",
+        label=_("Download the runs (CSV)"),
+    )

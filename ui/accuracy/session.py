@@ -3,12 +3,15 @@
 The measurements in use: a shipped file (the `measurements` link parameter) until a valid
 upload replaces it (a file with problems changes nothing); the profiles on offer as TOML text
 (built-in, then this session's custom ones: the link's, the fitted team profile); the link's
-profile on the first run; the fit button's callback; the cached validations. Session keys:
+profile on the first run; the fit, run where its button is with a status saying what it does
+on how many rows, then the team profile chosen on the next run (or the one-line reason no
+profile was made, kept under the button); the cached validations. Session keys:
 `accuracy:<link parameter>` for the widgets, `acc:<name>` for the rest.
 """
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 
 import pandas as pd
@@ -16,15 +19,19 @@ import streamlit as st
 
 import engine
 from engine import MeasurementsError, catalogue_problems, profile_from_toml, profile_to_toml
-from ui.accuracy.link import DEFAULT_FILE, PAGE
-from ui.core import frame, profiles, state
-from ui.core.i18n import _
-from ui.core.params import Link, parse_params
+from ui.accuracy.link import DEFAULT_FILE, KERNEL_DEFAULTS, PAGE
+from ui.core import frame, profiles
+from ui.links import state
+from ui.links.params import Link, parse_params
+from ui.words.i18n import _
+from ui.words.text import plain
 
 ss = st.session_state
 PROFILE = state.widget_key(PAGE, "profile")  # the picker
 UPLOAD = "acc:upload_in_use"  # (bytes, file name) of the valid upload in use, if any
 CUSTOM = "acc:custom"  # name -> TOML of this session's custom profiles
+PICK = "acc:pick"  # the profile a fit made: chosen before the picker is drawn on the next run
+FIT_NOTE = "acc:fit_note"  # what the last fit did, or why it made no profile (text, error?)
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -56,15 +63,16 @@ def start(link: Link) -> list[str]:
     """First run: seed the widgets from the link and take its profile (a built-in by name, a
     custom one by its values, band and ground); returns the link's warnings (each run)."""
     if "acc:link_warnings" in ss:
-        for key in (PROFILE, link.key("measurements")):  # kept while the training section
-            if key in ss:  # is shown (Streamlit drops the state of widgets not drawn)
+        kept = (PROFILE, link.key("measurements"), *(link.key(n) for n in KERNEL_DEFAULTS))
+        for key in kept:  # kept while another section is shown (Streamlit drops the state
+            if key in ss:  # of widgets not drawn)
                 ss[key] = ss[key]
         return ss["acc:link_warnings"]
     raw = state.raw_query()
     warnings = state.bind(link)
     accepted, _dropped = parse_params(raw, link.params)
     dropped = [k for k in raw if k in link and k not in accepted and k != "profile"]
-    dropped = [k for k in dropped if k not in ("measurements", "section")]
+    dropped = [k for k in dropped if k not in ("measurements", "section", *KERNEL_DEFAULTS)]
     name = str(accepted.get("profile", profiles.DEFAULT))
     if dropped and not profiles.is_builtin(name):
         linked = engine.get_profile(profiles.DEFAULT)
@@ -125,26 +133,54 @@ def take_upload(data: bytes, label: str) -> None:
     """A new upload: used if it has no problems; otherwise its problems are shown and
     nothing else changes."""
     ss["acc:errors"] = check(data, label)
+    ss[FIT_NOTE] = None
     if not ss["acc:errors"]:
         ss[UPLOAD] = (data, label)
 
 
+def choose_fitted() -> None:
+    """Before the picker is drawn: the profile the last run's fit made becomes the choice."""
+    if PICK in ss:
+        ss[PROFILE] = ss.pop(PICK)
+
+
 def fit() -> None:
-    """The fit button's callback: a team profile fitted on the measurements in use (the engine's
-    honest calibration: identifiable parameters only, cross-validated), now chosen."""
+    """The fit button's work, drawn where the button is: a status naming what is fitted on how
+    many rows while the engine fits (a few seconds), then a rerun that shows the team profile;
+    or the reason no profile was made (FIT_NOTE, an error under the button)."""
     start_profile = profile(ss[PROFILE])
     data, label, _uploaded = in_use()
-    rows = engine.parse_measurements(data, label)
+    began = time.perf_counter()
     try:
-        team = engine.calibrate(rows, start_profile, name="team", catalog=frame.catalog())
-    except ValueError as exc:
-        ss["acc:errors"] = [_("cannot fit: {reason}").format(reason=exc)]
+        rows = engine.parse_measurements(data, label)  # checked when taken: never refused here
+    except MeasurementsError as exc:
+        ss[FIT_NOTE] = (_("No profile was made: {reason}").format(reason=exc), True)
         return
-    ss[CUSTOM] = ss.get(CUSTOM, {}) | {"team": profile_to_toml(team)}
+    title = _("Fitting a team profile to the {rows} rows of {file}…")
+    with st.status(title.format(rows=f"{len(rows):,}", file=plain(label)), expanded=True) as status:
+        st.write(
+            _(
+                "Least squares over the parameters these rows can tell apart, starting from "
+                "profile {start}; then the same fit again without each model and without each "
+                "accelerator in turn, to measure the error on rows a fit has not seen."
+            ).format(start=plain(start_profile.name))
+        )
+        try:
+            team = engine.calibrate(rows, start_profile, name="team", catalog=frame.catalog())
+            toml = profile_to_toml(team)
+        except ValueError as exc:  # e.g. no row predictable; a fit that is not finite
+            status.update(label=_("No profile was made"), state="error", expanded=False)
+            ss[FIT_NOTE] = (_("No profile was made: {reason}").format(reason=exc), True)
+            return
+    ss[CUSTOM] = ss.get(CUSTOM, {}) | {"team": toml}
     ss["acc:before"] = start_profile.name
-    ss[PROFILE] = "team"
+    ss[PICK] = "team"
+    note = _("Profile team fitted on {rows} rows of {file} in {seconds} s.")
+    seconds = f"{time.perf_counter() - began:.1f}"
+    ss[FIT_NOTE] = (note.format(rows=f"{team.rows:,}", file=label, seconds=seconds), False)
+    st.rerun()
 
 
 def use_shipped() -> None:
     """Back to the shipped measurements (and no upload problems)."""
-    ss[UPLOAD], ss["acc:errors"] = None, []
+    ss[UPLOAD], ss["acc:errors"], ss[FIT_NOTE] = None, [], None

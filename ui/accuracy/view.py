@@ -2,8 +2,8 @@
 
 Everything here is a function of data (no Streamlit), so it is tested without a browser. User
 text (profile names, file names, sources from an uploaded file) is returned as data; the page
-shows it in tables (inert) or through ui.core.text.plain. Numbers through ui.core.format.
-Words through ui.core.i18n, during the run; the error cells keep their English keys (N_) and
+shows it in tables (inert) or through ui.words.text.plain. Numbers through ui.words.format.
+Words through ui.words.i18n, during the run; the error cells keep their English keys (N_) and
 the page translates them where it shows them; results_table's columns (the CSV) stay English.
 The accuracy of the serving model and the profiles: docs/model.md ("Accuracy").
 """
@@ -17,14 +17,16 @@ import pandas as pd
 
 import engine
 from engine import ASSUMPTIONS, PROFILE_KEYS, Profile
-from ui.core.format import MISSING, fmt, fmt_all
-from ui.core.i18n import N_, _, band_basis
+from ui.words.data_text import said
+from ui.words.format import MISSING, fmt, fmt_all
+from ui.words.i18n import N_, _, message_text
 
 SCENARIO_COLUMNS = ("model", "hardware", "tp", "pp", "precision", "kv_precision", "batch_size")
 SCENARIO_COLUMNS += ("input_tokens", "output_tokens", "metric")
 # What an unset assumption stands for, from the engine's registry.
-UNSET = {a.name: a.none_means or "unset" for a in ASSUMPTIONS}
+UNSET = {a.name: a.none_means for a in ASSUMPTIONS}  # what an unset one stands for
 LABELS = {a.name: a.label for a in ASSUMPTIONS}
+UNITS = {a.name: a.unit for a in ASSUMPTIONS}
 NOT_FITTED = N_("nothing fitted")
 # The error cells' keys (English, read by the page; shown through _()).
 IN_SAMPLE = N_("In sample (MAPE)")
@@ -50,7 +52,8 @@ def stack(profile: Profile, engines: Mapping[str, Counter]) -> str:
     on, most rows first ('TensorRT-LLM 0.6.1 (29 rows), ...'), from `engines` (file -> label
     counts); a profile fitted on nothing describes no stack."""
     if not profile.fitted_on:
-        return _("none: {description}").format(description=profile.description or _("hand-set"))
+        description = said(profile.description) or _("hand-set")
+        return _("none: {description}").format(description=description)
     counts = _labels(profile, engines)
     if not counts:
         return _("as measured in {files}").format(files=", ".join(profile.fitted_on))
@@ -77,11 +80,11 @@ def scheduler(profile: Profile) -> str:
         "KV cache {kv}"
     ).format(
         stack=s.stack,
-        release=s.release,
+        release=said(s.release),
         seqs=f"{s.max_num_seqs:,}",
         tokens=f"{s.max_batched_tokens:,}",
         chunked=chunked,
-        kv=s.kv_policy,
+        kv=said(s.kv_policy),
     )
 
 
@@ -93,9 +96,10 @@ def picker_label(profile: Profile, engines: Mapping[str, Counter]) -> str:
     else:
         main = stack(profile, engines).split(" (")[0] if profile.fitted_on else _("no stack")
     s = profile.scheduler
-    sched = _("vLLM defaults (no table)") if s is None else f"{s.stack} ({s.release})"
+    sched = _("vLLM defaults (no table)") if s is None else f"{s.stack} ({said(s.release)})"
     label = _("{profile} · {stack} · scheduler: {scheduler}")
-    return label.format(profile=profile.name, stack=main, scheduler=sched)[:120]
+    name = engine.profile_label(profile.name)  # an alias says what it stands for
+    return label.format(profile=name, stack=main, scheduler=sched)[:120]
 
 
 def _residual(profile: Profile, key: str) -> str:
@@ -111,7 +115,7 @@ def error_cells(profile: Profile) -> dict[str, str]:
         LOMO: _residual(profile, "lomo_mape_pct"),
         LOAO: _residual(profile, "loao_mape_pct"),
         BAND: MISSING if band.pct is None else f"±{pct(band.pct)}",
-        BASIS: band_basis(band),
+        BASIS: message_text(band.basis),
     }
 
 
@@ -122,7 +126,7 @@ def in_sample_note(profile: Profile) -> str:
     return _(
         "In sample: {profile} was fitted on these rows, so this MAPE flatters it. Out of "
         "sample: {band} ({basis})."
-    ).format(profile=profile.name, band=out, basis=band_basis(band))
+    ).format(profile=profile.name, band=out, basis=message_text(band.basis))
 
 
 def profiles_table(profiles: Mapping[str, Profile], engines: Mapping[str, Counter]):
@@ -134,10 +138,14 @@ def profiles_table(profiles: Mapping[str, Profile], engines: Mapping[str, Counte
         if p.fitted_on:
             fitted = _("{n} rows of {files}").format(n=f"{p.rows:,}", files=", ".join(p.fitted_on))
         rows.append(
-            {_("Profile"): name, _("Stack and release"): stack(p, engines),
-             _("Scheduler"): scheduler(p), _("Fitted on"): fitted,
-             **{_(k): v for k, v in error_cells(p).items()}}
-        )  # fmt: skip
+            {
+                _("Profile"): name,
+                _("Stack and release"): stack(p, engines),
+                _("Scheduler"): scheduler(p),
+                _("Fitted on"): fitted,
+                **{_(k): v for k, v in error_cells(p).items()},
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -146,8 +154,11 @@ def ground_lines(profile: Profile) -> list[str]:
     kinds = {"hardware": N_("Accelerators"), "precisions": N_("Precisions")}
     kinds |= {"families": N_("Architecture families"), "models": N_("Models")}
     line = _("{kind}: {items}")
-    return [line.format(kind=_(word), items=", ".join(profile.ground[k]))
-            for k, word in kinds.items() if profile.ground.get(k)]  # fmt: skip
+    return [
+        line.format(kind=_(word), items=", ".join(profile.ground[k]))
+        for k, word in kinds.items()
+        if profile.ground.get(k)
+    ]
 
 
 def fitted_table(profile: Profile) -> pd.DataFrame:
@@ -157,7 +168,7 @@ def fitted_table(profile: Profile) -> pd.DataFrame:
         {
             _("parameter"): list(profile.fitted),
             _("fitted value"): [fmt(values.get(k)) for k in profile.fitted],
-            _("meaning"): [LABELS.get(k, "") for k in profile.fitted],
+            _("meaning"): [said(LABELS.get(k, "")) for k in profile.fitted],
         }
     )
 
@@ -168,14 +179,35 @@ def profile_table(profile: Profile) -> pd.DataFrame:
     return pd.DataFrame(
         {
             _("assumption"): list(PROFILE_KEYS),
-            _("value"): [f"{values[k]:.6g}" if k in values else UNSET[k] for k in PROFILE_KEYS],
+            _("value"): [
+                f"{values[k]:.6g}" if k in values else said(UNSET[k]) or _("unset")
+                for k in PROFILE_KEYS
+            ],
+        }
+    )
+
+
+def parameters_csv(profile: Profile) -> pd.DataFrame:
+    """Every assumption a profile can set, one row each, for its CSV download (English ids, as
+    every CSV): its value in its unit (empty when unset: `unset_means` says what stands in),
+    and whether the fit set it."""
+    values = profile.values()
+    return pd.DataFrame(
+        {
+            "profile": profile.name,
+            "parameter": list(PROFILE_KEYS),
+            "value": [values.get(k) for k in PROFILE_KEYS],
+            "unit": [UNITS[k] for k in PROFILE_KEYS],
+            "fitted": [k in profile.fitted for k in PROFILE_KEYS],
+            "unset_means": ["" if k in values else UNSET[k] for k in PROFILE_KEYS],
+            "meaning": [LABELS[k] for k in PROFILE_KEYS],
         }
     )
 
 
 def mape_by(frames: Mapping[str, pd.DataFrame], key: str | None) -> pd.DataFrame:
     """MAPE of each profile (columns) overall or per `key` (rows), predicted rows only, as
-    ui.core.format text ('37.3%')."""
+    ui.words.format text ('37.3%')."""
     columns = {}
     for name, df in frames.items():
         ok = df[df["reason"] == ""]
@@ -218,7 +250,7 @@ def schema_table() -> pd.DataFrame:
             _("required"): [
                 _("no") if w.startswith("optional") else _("yes") for w in words.values()
             ],
-            _("what it holds"): list(words.values()),
+            _("what it holds"): [said(w) for w in words.values()],
         }
     )
 
@@ -226,7 +258,9 @@ def schema_table() -> pd.DataFrame:
 def metrics_table() -> pd.DataFrame:
     """The metric names a file may use, and the unit of each one's value."""
     units = engine.MEASUREMENT_METRICS
-    return pd.DataFrame({_("metric"): list(units), _("unit of value"): list(units.values())})
+    return pd.DataFrame(
+        {_("metric"): list(units), _("unit of value"): [said(u) for u in units.values()]}
+    )
 
 
 def results_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -244,16 +278,23 @@ def results_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 TRAINING = {  # column of engine.training_fit_rows: on-screen header (translated when shown)
-    "table": N_("Table"), "scheme": N_("Scheme"), "layers": N_("Layers"), "hidden": N_("Hidden"),
-    "gpus": N_("GPUs"), "tp": "TP", "pp": "PP", "vp": N_("Virtual stages"),
-    "micro_batch_size": N_("Micro-batch"), "global_batch_size": N_("Global batch"),
-}  # fmt: skip
+    "table": N_("Table"),
+    "scheme": N_("Scheme"),
+    "layers": N_("Layers"),
+    "hidden": N_("Hidden"),
+    "gpus": N_("GPUs"),
+    "tp": "TP",
+    "pp": "PP",
+    "vp": N_("Virtual stages"),
+    "micro_batch_size": N_("Micro-batch"),
+    "global_batch_size": N_("Global batch"),
+}
 
 
 def training_table(df: pd.DataFrame) -> pd.DataFrame:
     """The runs the training profile was fitted on, measured against predicted (in sample)."""
     out = pd.DataFrame({_(header): df[column] for column, header in TRAINING.items()})
-    unit = str(df["unit"].iloc[0]) if len(df) else ""
+    unit = said(df["unit"].iloc[0]) if len(df) else ""
     out[_("Measured ({unit})").format(unit=unit)] = fmt_all(df["measured"])
     out[_("Predicted ({unit})").format(unit=unit)] = fmt_all(df["predicted"])
     out[_("Error (in sample)")] = [signed(v) for v in df["error_pct"]]
@@ -268,7 +309,7 @@ def training_values(profile: Profile) -> pd.DataFrame:
         {
             _("assumption"): list(values),
             _("value"): [f"{v:.6g}" for v in values.values()],
-            _("meaning"): [LABELS.get(k, "") for k in values],
+            _("meaning"): [said(LABELS.get(k, "")) for k in values],
         }
     )
 

@@ -3,7 +3,7 @@ name (converted with the engine's pint registry), its vendor, origin, source and
 
 Pure: catalogue specs in, DataFrames out (the page shows them through ui.charts.tables.readable
 and offers them as CSV). The frames and their CSVs keep English headers and values; `shown`
-translates a frame's headers and FLOP conventions for the screen (ui.core.i18n).
+translates a frame's headers and FLOP conventions for the screen (ui.words.i18n).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pandas as pd
 
 import engine
 from engine import PRECISIONS
-from ui.core import custom
-from ui.core.i18n import N_, _
+from ui.links import custom
+from ui.words.i18n import N_, _
 
 BUILTIN = {str(p) for p in engine.BUILTIN_FILES}
 # headers (English in the frames and CSVs; `shown` translates them for the screen)
@@ -22,10 +22,16 @@ RIDGE = N_("Ridge fp16 (FLOP/byte)")
 DISPATCH, BANDWIDTH, CAPACITY = N_("Dispatch (ms)"), N_("Bandwidth (GB/s)"), N_("Capacity (GiB)")
 PARAMS, ACTIVE, FLOPS = N_("Params (B)"), N_("Active params (B)"), N_("FLOPs/sample (GFLOP)")
 TDP = N_("TDP (W)")
-UNIT = {p: "TOPS" if "int" in p else "TFLOP/s" for p in PRECISIONS}  # TOPS: 1 int op = 1 FLOP
+NATIVE = N_("Native formats (8- and 4-bit)")
+# the serving model's formats narrower than 16 bits, listed where the chip has their peak
+NARROW = tuple(n for n, f in engine.FORMATS.items() if f.weight_bits < 16)
+# the block-scaled 4-bit formats' peaks (HardwareSpec.fp4_peak_flop_per_s) after the precisions'
+FP4 = tuple(dict.fromkeys(f.peak for f in engine.FORMATS.values() if f.peak not in PRECISIONS))
+KEYS = (*PRECISIONS, *FP4)
+UNIT = {p: "TOPS" if "int" in p else "TFLOP/s" for p in KEYS}  # TOPS: 1 int op = 1 FLOP
 PEAK = N_("Peak {precision} ({unit}, dense)")
-PEAK_PARTS = {p: {"precision": p.replace("fp16", "fp16/bf16"), "unit": UNIT[p]} for p in PRECISIONS}
-PEAKS = {p: PEAK.format(**PEAK_PARTS[p]) for p in PRECISIONS}
+PEAK_PARTS = {p: {"precision": p.replace("fp16", "fp16/bf16"), "unit": UNIT[p]} for p in KEYS}
+PEAKS = {p: PEAK.format(**PEAK_PARTS[p]) for p in KEYS}
 UNITS = dict.fromkeys(PEAKS.values(), ("flop/s", "TFLOP/s")) | {DISPATCH: ("s", "ms")}
 UNITS |= {BANDWIDTH: ("byte/s", "GB/s"), CAPACITY: ("byte", "GiB")}
 UNITS |= {PARAMS: ("", "gigacount"), ACTIVE: ("", "gigacount")}
@@ -37,8 +43,8 @@ SINGLE = (N_("Id"), N_("Name"), N_("Vendor"), N_("Task"), N_("Sample"))
 SINGLE += (N_("Origin"), N_("Source"), N_("Retrieved"), N_("Notes"))  # headers as written
 
 
-def vendor_of(h) -> str:
-    return "Custom" if h.origin == custom.ORIGIN else (h.vendor or "unknown")
+def vendor_of(hardware) -> str:
+    return "Custom" if hardware.origin == custom.ORIGIN else (hardware.vendor or "unknown")
 
 
 def provenance(spec) -> dict:
@@ -78,6 +84,8 @@ def hardware_frame(specs: list) -> pd.DataFrame:
     rows = [
         {"Id": h.id, "Name": h.name, "Vendor": vendor_of(h)}
         | {PEAKS[p]: h.peak_flop_per_s.get(p, np.nan) for p in PRECISIONS}
+        | {PEAKS[p]: h.fp4_peak_flop_per_s.get(p, np.nan) for p in FP4}
+        | {NATIVE: ", ".join(n for n in NARROW if engine.runs_natively(h, n))}
         | {BANDWIDTH: h.memory_bandwidth_bytes_per_s, TDP: h.tdp_w}
         | {CAPACITY: h.memory_capacity_bytes, DISPATCH: h.dispatch_overhead_s}
         | {RIDGE: h.peak_flop_per_s["fp16"] / h.memory_bandwidth_bytes_per_s}

@@ -1,4 +1,4 @@
-"""The catalogue page's share link: each parameter declared once (ui.core.params.Link).
+"""The catalogue page's share link: each parameter declared once (ui.links.params.Link).
 
 q (the search text), task and vendor (comma lists), custom_hw and custom_model.
 """
@@ -8,8 +8,8 @@ from __future__ import annotations
 import engine
 from ui.catalogue.frames import vendor_of
 from ui.catalogue.search import search_text
-from ui.core import link_params as lp
-from ui.core.params import Link, Param, choice, listing, write_list
+from ui.links import link_params as lp
+from ui.links.params import Link, Param, choice, listing, write_list
 
 PAGE = "catalogue"
 

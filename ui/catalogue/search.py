@@ -5,8 +5,8 @@ group, ignoring case and punctuation ("llama 70" finds Llama-3.1-70B; "h100sxm" 
 from __future__ import annotations
 
 from engine import normalise_id
-from ui.core.i18n import _
-from ui.core.params import ParamError
+from ui.links.params import ParamError
+from ui.words.i18n import _
 
 
 def matches(query: str, *fields: str) -> bool:
@@ -24,6 +24,8 @@ def search_text(text: str) -> str:
     return text.strip()
 
 
-def keep(spec, group: str, q: str, picked: list) -> bool:
+def keep(spec, group: str, query: str, picked: list) -> bool:
     """True when `spec` matches the search text and its group (vendor or task) is picked."""
-    return matches(q, spec.id, spec.name, *spec.aliases, group) and (not picked or group in picked)
+    return matches(query, spec.id, spec.name, *spec.aliases, group) and (
+        not picked or group in picked
+    )

@@ -1,5 +1,6 @@
 """Pure builders shared by pages: DataFrames and engine results in, Plotly figures, display
-tables and their words out (no streamlit). Imports only ui.core and the engine's public API.
+tables and their words out (no streamlit). Imports only the shared folders below it (ui.words
+today) and the engine's public API.
 
 - theme: palette, greys, log axes with decade ticks, the legend under the plot.
 - roofline: the roofline with its fixed-overhead gap; latency_split: the latency bar.

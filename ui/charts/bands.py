@@ -20,12 +20,11 @@ import pandas as pd
 import plotly.graph_objects as go
 
 import engine
-from ui.core.format import fmt
-from ui.core.i18n import N_, _, band_basis, engine_text
+from ui.words.format import fmt
+from ui.words.i18n import N_, _, message_text
 
 GROUP = "error_band"  # the legend group of every band drawn (one click hides them all)
 FILL_ALPHA = 0.13
-CSV_COLUMNS = ("error_band_pct", "error_band_basis", "off_calibrated_ground")
 EDITED_BASIS = N_(" (the profile as fitted, not the page's edits)")  # written in English to CSV
 
 
@@ -36,7 +35,7 @@ class Note:
 
     profile: str
     band: engine.Band
-    off: tuple[str, ...] = ()
+    off: tuple[engine.Message, ...] = ()
     edited: bool = False
 
     @property
@@ -60,34 +59,41 @@ def note(
     given: the reasons of all of them, each once)."""
     hws = [hardware] if isinstance(hardware, str) else list(hardware)
     precisions = [precision] if isinstance(precision, str) else list(precision)
-    off: dict[str, None] = {}
+    off: dict[engine.Message, None] = {}
     if arch is not None:
         for hw in hws:
             for p in precisions:
-                off |= dict.fromkeys(engine.off_ground(profile, arch, hw, p))
-    return Note(profile.name, engine.error_band(profile), tuple(off), edited)
+                off |= dict.fromkeys(
+                    engine.off_ground(profile=profile, arch=arch, hardware=hw, precision=p)
+                )
+    return Note(
+        profile=profile.name, band=engine.error_band(profile), off=tuple(off), edited=edited
+    )
 
 
-def sentence(n: Note, value: str = "") -> str:
+def sentence(note: Note, value: str = "") -> str:
     """The band in words, after `value` if given: '3,900 tokens/s per GPU, typically within
     ±13.6% for profile trtllm (basis); wider off the fitted hardware' (plain text)."""
-    names = {"profile": n.profile, "basis": band_basis(n.band), "band": n.short()}
-    if n.pct is None:
+    names = {"profile": note.profile, "basis": message_text(note.band.basis), "band": note.short()}
+    if note.pct is None:
         text = _("the error of profile {profile} is not measured ({basis})").format(**names)
     else:
         text = _("typically within {band} for profile {profile} ({basis})").format(**names)
-        if not n.off:
+        if not note.off:
             text += _("; wider off the fitted hardware")
     if value:
         text = _("{value}, {band_words}").format(value=value, band_words=text)
     else:
         text = text[:1].upper() + text[1:]
-    if n.off:
-        text += _(". Off the profile's calibrated ground: {reasons} (the band is a floor there, "
-                  "not an estimate)").format(reasons=engine_text("; ".join(n.off)))  # fmt: skip
-    if n.edited:
-        text += _(". The band is the profile's as fitted; your edits of its assumptions are not "
-                  "measured")  # fmt: skip
+    if note.off:
+        text += _(
+            ". Off the profile's calibrated ground: {reasons} (the band is a floor there, "
+            "not an estimate)"
+        ).format(reasons="; ".join(map(message_text, note.off)))
+    if note.edited:
+        text += _(
+            ". The band is the profile's as fitted; your edits of its assumptions are not measured"
+        )
     return text + _(".")
 
 
@@ -127,7 +133,7 @@ def _polygon(trace, band: engine.Band) -> tuple[list, list] | None:
     return [*xs, *xs[::-1]], [*high, *low[::-1]]
 
 
-def shade(fig: go.Figure, n: Note, label: str | None = None) -> go.Figure:
+def shade(fig: go.Figure, note: Note, label: str | None = None) -> go.Figure:
     """Shade ±band around every solid line of `fig` (a line drawn dashed or dotted, e.g. past
     memory, is left bare, and so are points marked ✕: they do not fit), in the line's colour,
     under the lines, one legend entry for all.
@@ -135,16 +141,16 @@ def shade(fig: go.Figure, n: Note, label: str | None = None) -> go.Figure:
     Nothing is drawn when the band is not measured, or reaches 100 % (its lower edge would be
     zero, off a log axis): the sentence beside the chart says so.
     """
-    if n.pct is None or n.pct >= 100:
+    if note.pct is None or note.pct >= 100:
         return fig
     name = label or _("±{band}: profile {profile}'s out-of-sample error").format(
-        band=fmt(n.pct, "%"), profile=n.profile
+        band=fmt(note.pct, "%"), profile=note.profile
     )
     bands = []
     for trace in fig.data:
         if not _solid_line(trace):
             continue
-        outline = _polygon(trace, n.band)
+        outline = _polygon(trace, note.band)
         if outline is None:
             continue
         color = getattr(trace.line, "color", None) or getattr(trace.marker, "color", None)
@@ -171,12 +177,12 @@ def shade(fig: go.Figure, n: Note, label: str | None = None) -> go.Figure:
     return fig
 
 
-def bars(fig: go.Figure, n: Note, names: Sequence[str]) -> go.Figure:
+def bars(fig: go.Figure, note: Note, names: Sequence[str]) -> go.Figure:
     """Percent error bars (±band on y) on the traces whose name starts with one of `names`
     (e.g. the starred scenario)."""
-    if n.pct is None:
+    if note.pct is None:
         return fig
-    bar = {"type": "percent", "value": n.pct, "visible": True, "thickness": 1.5, "width": 6}
+    bar = {"type": "percent", "value": note.pct, "visible": True, "thickness": 1.5, "width": 6}
     for trace in fig.data:
         if any(str(getattr(trace, "name", "") or "").startswith(p) for p in names):
             trace.error_y = bar
@@ -185,23 +191,31 @@ def bars(fig: go.Figure, n: Note, names: Sequence[str]) -> go.Figure:
 
 def ground_column(
     profile: engine.Profile, arch: engine.Architecture | None, hardware, precision
-) -> list[str]:
-    """Per row, why it is off the profile's calibrated ground ('' when on it): the engine's
-    reasons for each distinct (accelerator id, precision) pair, joined by '; '."""
+) -> list[tuple[engine.Message, ...]]:
+    """Per row, why it is off the profile's calibrated ground (none when on it): the engine's
+    reasons for each distinct (accelerator id, precision) pair."""
     pairs = list(zip(map(str, hardware), map(str, precision), strict=True))
     if arch is None:
-        return [""] * len(pairs)
-    said = {p: "; ".join(engine.off_ground(profile, arch, *p)) for p in dict.fromkeys(pairs)}
+        return [()] * len(pairs)
+    said = {p: tuple(engine.off_ground(profile, arch, *p)) for p in dict.fromkeys(pairs)}
     return [said[p] for p in pairs]
 
 
-def with_columns(df: pd.DataFrame, n: Note, off: Sequence[str] | None = None) -> pd.DataFrame:
-    """`df` with the band's CSV columns (error_band_pct empty when not measured); `off`: per
-    row reasons (ground_column), else the note's for every row."""
-    reasons = list(off) if off is not None else ["; ".join(n.off)] * len(df)
-    basis = n.band.basis + (EDITED_BASIS if n.edited else "")  # the CSV stays English
+def reasons_text(reasons: Sequence[engine.Message]) -> str:
+    """Off-ground reasons in the reader's language, '; '-joined ('—': none, on the ground)."""
+    return "; ".join(map(message_text, reasons)) or "—"
+
+
+def with_columns(
+    df: pd.DataFrame, note: Note, off: Sequence[tuple[engine.Message, ...]] | None = None
+) -> pd.DataFrame:
+    """`df` with the band's CSV columns (error_band_pct empty when not measured; the words in
+    English); `off`: per row reasons (ground_column), else the note's for every row."""
+    rows = list(off) if off is not None else [note.off] * len(df)
+    reasons = ["; ".join(map(str, said)) for said in rows]
+    basis = str(note.band.basis) + (EDITED_BASIS if note.edited else "")  # the CSV stays English
     return df.assign(
-        error_band_pct=np.nan if n.pct is None else float(n.pct),
+        error_band_pct=np.nan if note.pct is None else float(note.pct),
         error_band_basis=basis,
         off_calibrated_ground=reasons,
     )

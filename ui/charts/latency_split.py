@@ -2,7 +2,7 @@
 stacked bar beside the two roofline terms (only the larger one counts; Williams et al. 2009).
 
 Pure: numbers in ms in, a plotly Figure out. Values on the bars and in the legend come from
-ui.core.format; a bar label that cannot be drawn at 12 px is hidden (its legend entry still carries
+ui.words.format; a bar label that cannot be drawn at 12 px is hidden (its legend entry still carries
 the value), so nothing on the chart is too small to read.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from ui.charts.theme import GAP_COLOR, legend_below
-from ui.core.format import fmt, pct
-from ui.core.i18n import _
+from ui.words.format import fmt, pct
+from ui.words.i18n import _
 
 MS = 1e-3  # the inputs' unit (ms) in seconds
 
@@ -61,27 +61,29 @@ def latency_breakdown_figure(
     share = {k: pct(v / total, digits=2) for k, v in (("b", binding), ("o", t_overhead_ms))}
     traces = [
         _bar(
-            [_("latency")],
-            [binding],
-            _("{bound} (binding): {time}, {share}").format(
+            y=[_("latency")],
+            x=[binding],
+            name=_("{bound} (binding): {time}, {share}").format(
                 bound=bound, time=_ms(binding), share=share["b"]
             ),
-            "#1f77b4",
-            [f"{bound} {_ms(binding)}"],
+            color="#1f77b4",
+            text=[f"{bound} {_ms(binding)}"],
         ),
         _bar(
-            [_("latency")],
-            [t_overhead_ms],
-            _("fixed overhead: {time}, {share}").format(time=_ms(t_overhead_ms), share=share["o"]),
-            GAP_COLOR,
-            [_("overhead {time} ({share})").format(time=_ms(t_overhead_ms), share=share["o"])],
+            y=[_("latency")],
+            x=[t_overhead_ms],
+            name=_("fixed overhead: {time}, {share}").format(
+                time=_ms(t_overhead_ms), share=share["o"]
+            ),
+            color=GAP_COLOR,
+            text=[_("overhead {time} ({share})").format(time=_ms(t_overhead_ms), share=share["o"])],
         ),
         _bar(
-            [_("compute term"), _("memory term")],
-            [t_compute_ms, t_memory_ms],
-            _("terms (only the larger counts)"),
-            "#aec7e8",
-            [_ms(t_compute_ms), _ms(t_memory_ms)],
+            y=[_("compute term"), _("memory term")],
+            x=[t_compute_ms, t_memory_ms],
+            name=_("terms (only the larger counts)"),
+            color="#aec7e8",
+            text=[_ms(t_compute_ms), _ms(t_memory_ms)],
         ),
     ]
     return go.Figure(data=traces, layout=_layout(_ms(total)))

@@ -4,7 +4,7 @@ against cluster size) and stacked bars of a budget's parts against its limit (me
 weights, KV cache, gradients, optimizer state ... beside the usable memory).
 
 Pure: numbers in, a plotly Figure out; every value on the chart (hover, bar labels, the limit)
-comes from ui.core.format with its unit; titles and names arrive translated (callers pass
+comes from ui.words.format with its unit; titles and names arrive translated (callers pass
 `_()` text). Log axes carry decade ticks (1, 10, 100, 1k); the legend sits under the plot so a
 390 px chart keeps its title.
 """
@@ -19,7 +19,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ui.charts.theme import COLORS, GAP_COLOR, legend_below, log_axis, wrap_title
-from ui.core.format import fmt_all
+from ui.words.format import fmt_all
+
+LIMIT_COLOR = "#d62728"  # a budget's limit (e.g. the usable memory): red, dashed
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,8 @@ def stacked_bars_figure(
     limit_scale: float = 1.0,
 ) -> go.Figure:
     """Stacked bars, one per category, of the parts' values; `limit` (label, value in the
-    parts' plotted unit) is a dashed horizontal line (e.g. the usable memory)."""
+    parts' plotted unit) is a dashed horizontal line (e.g. the usable memory), named with its
+    value in the legend: a label on the plot would sit on a bar."""
     traces = []
     for i, part in enumerate(parts):
         text = _shown(part)
@@ -135,9 +138,10 @@ def stacked_bars_figure(
                 "hovertemplate": "%{fullData.name}: %{customdata}<extra></extra>",
             }
         )
-    shapes, notes = [], []
-    if limit is not None:
+    shapes = []
+    if limit is not None:  # a line across the plot, named in the legend (no label on a bar)
         label, value = limit
+        line = {"color": LIMIT_COLOR, "dash": "dash", "width": 2}
         shapes.append(
             {
                 "type": "line",
@@ -146,20 +150,19 @@ def stacked_bars_figure(
                 "x1": 1,
                 "y0": value,
                 "y1": value,
-                "line": {"color": "#d62728", "dash": "dash", "width": 2},
+                "line": line,
             }
         )
         shown = fmt_all([value * limit_scale], parts[0].unit)[0] if parts else ""
-        notes.append(
+        traces.append(
             {
-                "xref": "paper",
-                "x": 0,
-                "y": value,
-                "text": html.escape(f"{label}: {shown}"),
-                "showarrow": False,
-                "xanchor": "left",
-                "yanchor": "bottom",
-                "font": {"size": 12, "color": "#d62728"},
+                "type": "scatter",
+                "x": [None],
+                "y": [None],
+                "mode": "lines",
+                "name": html.escape(f"{label}: {shown}"),
+                "line": line,
+                "hoverinfo": "skip",
             }
         )
     layout = {
@@ -171,6 +174,5 @@ def stacked_bars_figure(
         "legend": legend_below(),
         "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
         "shapes": shapes,
-        "annotations": notes,
     }
     return go.Figure(data=traces, layout=layout, _validate=False)

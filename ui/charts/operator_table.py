@@ -5,7 +5,7 @@ to engine.serve's ttft_ms) and for the decode step at the mean context of the re
 O − 1 steps, c = I + ⌊O/2⌋ (the mean I + O/2 when O is even; its rows then sum to tpot_ms
 whenever no attention operator changes bound or crosses its window over the steps, as
 docs/model.md's closed form shows). The display frame has readable headers and numbers from
-ui.core.format; the CSV keeps the engine's snake_case, unit-suffixed columns plus the scenario.
+ui.words.format; the CSV keeps the engine's snake_case, unit-suffixed columns plus the scenario.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from collections.abc import Mapping
 import pandas as pd
 
 import engine
-from ui.core.format import fmt, fmt_all, pct
-from ui.core.i18n import N_, _
-from ui.core.text import bound, plain
+from ui.words.format import fmt, fmt_all, pct
+from ui.words.i18n import N_, _
+from ui.words.text import bound, plain
 
 PHASES = ("prefill", "decode")
 SCENARIO_KEYS = (
@@ -43,7 +43,7 @@ ASSUMPTION_NAMES = (  # the serving model's assumptions, by their user names
     "link_efficiency",
     "link_latency_us",
 )
-# engine column: (on-screen header, ui.core.format unit or None (as is), factor to that unit);
+# engine column: (on-screen header, ui.words.format unit or None (as is), factor to that unit);
 # headers shown through _()
 DISPLAY = {
     "phase": (N_("Phase"), None, 1.0),
@@ -79,31 +79,17 @@ def decode_context(input_tokens: int, output_tokens: int) -> int | None:
     return None if output_tokens < 2 else input_tokens + output_tokens // 2
 
 
-def step_table(
-    model, hardware, *, input_tokens: int, output_tokens: int, profile: str, **options
-) -> pd.DataFrame:
-    """engine.operators rows of the prefill and of the mean decode step, with `phase` and
-    `context_tokens` columns first.
-
-    Args:
-        model, hardware: ids or specs, as for engine.serve.
-        input_tokens, output_tokens: I and O per sequence.
-        profile: a profile name; its assumptions are used (overrides by user name win).
-        **options: tp, pp, batch_size, precision, kv_precision, assumption overrides, catalog.
-    """
-    assumptions = engine.get_profile(profile).assumptions
-    contexts = {"prefill": input_tokens, "decode": decode_context(input_tokens, output_tokens)}
+def step_table(dep: engine.Deployment, request: engine.Batch) -> pd.DataFrame:
+    """engine.operators rows of the prefill and of the mean decode step of `request` on `dep`,
+    with `phase` and `context_tokens` columns first."""
+    i, o = request.input_tokens, request.output_tokens
+    contexts = {"prefill": i, "decode": decode_context(i, o)}
     parts = []
     for phase in PHASES:
         if contexts[phase] is None:
             continue
         rows = engine.operators(
-            model,
-            hardware,
-            phase=phase,
-            context=contexts[phase],
-            assumptions=assumptions,
-            **options,
+            dep, phase=phase, batch_size=request.batch_size, context=contexts[phase]
         )
         rows.insert(0, "context_tokens", contexts[phase])
         rows.insert(0, "phase", phase)
@@ -112,7 +98,7 @@ def step_table(
 
 
 def display_table(ops: pd.DataFrame) -> pd.DataFrame:
-    """The operator rows under readable headers, numbers as ui.core.format text with units."""
+    """The operator rows under readable headers, numbers as ui.words.format text with units."""
     out = {}
     for column, (header, unit, factor) in DISPLAY.items():
         values = ops[column].to_numpy()

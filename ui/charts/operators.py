@@ -22,9 +22,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.charts.theme import COLORS, GAP_COLOR, legend_below, log_axis, wrap_title
-from ui.core.format import fmt, pct
-from ui.core.i18n import N_, _
-from ui.core.text import bound
+from ui.words.format import fmt, pct
+from ui.words.i18n import N_, _
+from ui.words.text import bound
 
 TFLOPS = 1e12  # the y axis is in TFLOP/s, as on every roofline of the app
 NOT_PLOTTED = ("communication", "overhead")  # no FLOPs: bars, not roofline points
@@ -47,9 +47,19 @@ OPERATORS_WORD = N_("operators")
 GAP_WORDS = N_("overhead + communication")
 
 
+ONCE_PER_STEP = N_("once per step")  # the engine's layer range "step": not in a layer
+
+
 def phase_label(phase: str) -> str:
     """A phase as shown: 'decode step (TPOT)', in the session's language."""
     return _(PHASE_LABELS[phase])
+
+
+def layers_text(layers: object) -> str:
+    """An operator's layer range as shown: '0–79', or 'once per step' for the operators
+    outside the layers (the engine's "step": embedding, final norm, LM head)."""
+    text = str(layers)
+    return _(ONCE_PER_STEP) if text == "step" else text
 
 
 def roof_values(table: pd.DataFrame, name: str) -> dict:
@@ -74,7 +84,9 @@ def _records(ops: pd.DataFrame) -> list[dict]:
     return [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)]
 
 
-def _points(rows: list[dict]) -> list[dict]:
+def operator_points(ops: pd.DataFrame) -> list[dict]:
+    """The operators with FLOPs, one dict each, with achieved FLOP/s and share of the step."""
+    rows = _records(ops)
     step_ms: dict[str, float] = {}
     for row in rows:
         step_ms[row["phase"]] = step_ms.get(row["phase"], 0.0) + row["total_time_ms"]
@@ -89,14 +101,11 @@ def _points(rows: list[dict]) -> list[dict]:
     ]
 
 
-def operator_points(ops: pd.DataFrame) -> pd.DataFrame:
-    """The operators with FLOPs (one row each), with achieved FLOP/s and share of the step."""
-    return pd.DataFrame(_points(_records(ops)))
-
-
-def _steps(rows: list[dict]) -> list[dict]:
+def step_points(ops: pd.DataFrame) -> list[dict]:
+    """Per phase, one dict each: FLOPs, bytes, the operators' time, overhead + communication, the
+    step time."""
     out: dict[str, dict] = {}
-    for row in rows:
+    for row in _records(ops):
         step = out.setdefault(
             row["phase"],
             {"phase": row["phase"], "flop": 0.0, "bytes": 0.0, "step_s": 0.0, "gap_s": 0.0},
@@ -111,11 +120,6 @@ def _steps(rows: list[dict]) -> list[dict]:
     return [step | {"ops_s": step["step_s"] - step["gap_s"]} for step in out.values()]
 
 
-def step_points(ops: pd.DataFrame) -> pd.DataFrame:
-    """Per phase: FLOPs, bytes, the operators' time, overhead + communication, the step time."""
-    return pd.DataFrame(_steps(_records(ops)))
-
-
 def _roof_traces(roof: dict, x_lo: float, x_hi: float, classes: set[str]) -> list[dict]:
     """Memory roof (solid), peak compute (dashed), peak × η per operator class (dotted)."""
     color, name, bw = COLORS[0], html.escape(roof["name"]), roof["bandwidth"]
@@ -123,20 +127,20 @@ def _roof_traces(roof: dict, x_lo: float, x_hi: float, classes: set[str]) -> lis
     ridge = peak / bw
     traces = [
         _line(
-            [x_lo, ridge],
-            [bw * x_lo / TFLOPS, peak / TFLOPS],
-            "solid",
-            color,
-            _("Memory roof {name} ({bandwidth} with η_mem)").format(
+            x=[x_lo, ridge],
+            y=[bw * x_lo / TFLOPS, peak / TFLOPS],
+            dash="solid",
+            color=color,
+            name=_("Memory roof {name} ({bandwidth} with η_mem)").format(
                 name=name, bandwidth=fmt(bw, "B/s")
             ),
         ),
         _line(
-            [ridge, x_hi],
-            [peak / TFLOPS] * 2,
-            "dash",
-            color,
-            _("Compute roof {name} (peak {peak})").format(name=name, peak=fmt(peak, "FLOP/s")),
+            x=[ridge, x_hi],
+            y=[peak / TFLOPS] * 2,
+            dash="dash",
+            color=color,
+            name=_("Compute roof {name} (peak {peak})").format(name=name, peak=fmt(peak, "FLOP/s")),
         ),
     ]
     seen = set()
@@ -150,7 +154,9 @@ def _roof_traces(roof: dict, x_lo: float, x_hi: float, classes: set[str]) -> lis
         label = _("{operators} peak × η {share}: {rate}").format(
             operators=_(CLASS_ROOFS[cls]), share=pct(top / class_peak), rate=fmt(top, "FLOP/s")
         )
-        traces.append(_line([top / bw, x_hi], [top / TFLOPS] * 2, "dot", color, label))
+        traces.append(
+            _line(x=[top / bw, x_hi], y=[top / TFLOPS] * 2, dash="dot", color=color, name=label)
+        )
     return traces
 
 
@@ -176,7 +182,7 @@ def operator_hover(p: dict, also: list[str]) -> str:
     ).format(
         name=html.escape(str(p["name"])),
         phase=phase_label(p["phase"]),
-        layers=html.escape(str(p["layer"])),
+        layers=html.escape(layers_text(p["layer"])),
         count=f"{p['count']:,}",
         flops=fmt(p["flops"], "FLOP"),
         bytes=fmt(p["bytes"], "B"),
@@ -290,11 +296,14 @@ OFFSETS = {
     "decode": ((64, 40), (-70, 44), (60, -46)),
 }
 STEP_OFFSET = {"prefill": (70, 50), "decode": (-78, -30)}
-STEP_OFFSET |= {"forward": (70, 50), "backward": (-78, 44)}  # training
+STEP_OFFSET |= {"forward": (70, -44), "backward": (-78, 60)}  # training
 # a point in the outer third of the x range: its labels fanned out on its inner side, below
 # the roof (the empty part of a roofline); a decode step sits low, a prefill high
 EDGE_OFFSETS = {"prefill": ((64, 30), (76, 62), (58, 94)), "decode": ((64, 22), (76, 54), (58, 86))}
 EDGE_STEP = {"prefill": (70, -4), "decode": (78, -26)}
+# training: the forward and the backward pass share an intensity (the backward pass is two GEMMs
+# of the forward's size) and nearly a rate, so their labels go apart, one above, one below
+EDGE_STEP |= {"forward": (70, -44), "backward": (70, 60)}
 
 
 def _inward(
@@ -340,13 +349,20 @@ def _labels(points: list[dict], steps: list[dict], x_range: tuple[float, float])
         for p, (offset, edge) in zip(part[:LABELLED], offsets, strict=False):
             text = html.escape(str(p["name"]))  # its share: the hover and the words
             x, y = p["arithmetic_intensity_flop_per_byte"], p["achieved_flop_per_s"] / TFLOPS
-            out.append(_arrow(x, y, text, _inward(offset, edge, x, x_range)))
+            out.append(
+                _arrow(
+                    x=x,
+                    y_tflops=y,
+                    text=text,
+                    offset=_inward(offset=offset, edge=edge, x=x, x_range=x_range),
+                )
+            )
     for s in steps:
         text = _("<b>whole {phase}</b>").format(phase=phase_label(s["phase"]))
         x, y = s["flop"] / s["bytes"], s["flop"] / s["step_s"] / TFLOPS
-        phase = s["phase"] if s["phase"] in EDGE_STEP else "prefill"  # training: like a prefill
-        where = _inward(STEP_OFFSET[s["phase"]], EDGE_STEP[phase], x, x_range)
-        out.append(_arrow(x, y, text, where))
+        phase = s["phase"]
+        where = _inward(offset=STEP_OFFSET[phase], edge=EDGE_STEP[phase], x=x, x_range=x_range)
+        out.append(_arrow(x=x, y_tflops=y, text=text, offset=where))
     return out
 
 
@@ -359,14 +375,13 @@ def operator_roofline(ops: pd.DataFrame, roof: dict, title: str) -> go.Figure:
         roof: roof_values(ops, name): the roofs the engine's table carries.
         title: the chart title (escaped here).
     """
-    rows = _records(ops)
-    points, steps = _points(rows), _steps(rows)
+    points, steps = operator_points(ops), step_points(ops)
     intensities = [p["arithmetic_intensity_flop_per_byte"] for p in points]
     intensities += [s["flop"] / s["bytes"] for s in steps]
     ridge = _peak(roof) / roof["bandwidth"]
     x_lo, x_hi = min([*intensities, ridge]) / 8, max([*intensities, ridge]) * 8
     classes = {p["op_class"] for p in points}
-    traces = [*_roof_traces(roof, x_lo, x_hi, classes), *_step_traces(steps)]
+    traces = [*_roof_traces(roof=roof, x_lo=x_lo, x_hi=x_hi, classes=classes), *_step_traces(steps)]
     traces += _operator_traces(points)
     ys = [float(v) for t in traces for v in t["y"]]
     layout = {
@@ -383,10 +398,12 @@ def operator_roofline(ops: pd.DataFrame, roof: dict, title: str) -> go.Figure:
     return go.Figure(data=traces, layout=layout, _validate=False)  # dicts; tests validate
 
 
-def _class_times(rows: list[dict]) -> list[dict]:
+def class_times(ops: pd.DataFrame) -> list[dict]:
+    """Step time (ms) per phase (one dict each) and bar segment; each phase's segments sum to its
+    step time."""
     out: dict[str, dict] = {}
     group = {cls: label for label, classes, _ in GROUPS for cls in classes}
-    for row in rows:
+    for row in _records(ops):
         times = out.setdefault(
             row["phase"],
             {"phase": row["phase"]} | dict.fromkeys((label for label, _, _ in GROUPS), 0.0),
@@ -395,16 +412,11 @@ def _class_times(rows: list[dict]) -> list[dict]:
     return list(out.values())
 
 
-def class_times(ops: pd.DataFrame) -> pd.DataFrame:
-    """Step time (ms) per phase and bar segment; each phase's row sums to its step time."""
-    return pd.DataFrame(_class_times(_records(ops)))
-
-
 def step_breakdown(ops: pd.DataFrame, title: str | None = None) -> go.Figure:
     """A stacked bar per phase (own axis each: a prefill can be 100× a decode step); the title
     defaults to "Step time by operator class", translated."""
     title = _("Step time by operator class") if title is None else title
-    times = _class_times(_records(ops))
+    times = class_times(ops)
     traces, layout, shown, headings = [], {}, set(), []
     n = len(times)
     for i, row in enumerate(times):

@@ -6,7 +6,7 @@ Williams et al. 2009: log-log, memory roof = bandwidth × intensity, compute roo
 at peak × efficiency. Each accelerator has one colour for its roofs and its points; the memory
 roof is solid, the peak compute roof dashed, the effective one dotted. Each scenario shows its
 attainable point on the roof (open circle), its achieved point below it (filled) and the gap
-between the two (the fixed overhead). Numbers on the chart come from ui.core.format; log axes carry
+between the two (the fixed overhead). Numbers on the chart come from ui.words.format; log axes carry
 decade ticks (1, 10, 100, 1k). Colours read on light and dark themes alike (no black/white).
 """
 
@@ -19,10 +19,19 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.charts.latency_split import latency_breakdown_figure as latency_breakdown_figure
-from ui.charts.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
-from ui.core.format import fmt, fmt_all, pct
-from ui.core.i18n import _
-from ui.core.text import FLOP_NOTE, bound
+from ui.charts.theme import (
+    COLORS,
+    GAP_COLOR,
+    TITLE_COLUMNS,
+    WEBGL_POINTS,
+    legend_below,
+    log_axis,
+    wrap_lines,
+    wrap_title,
+)
+from ui.words.format import fmt, fmt_all, pct
+from ui.words.i18n import _
+from ui.words.text import FLOP_NOTE, bound
 
 MAX_GAP_LABELS = 3  # labels on one accelerator's chart; the rest of the gaps are on hover
 TFLOPS, MS = 1e12, 1e-3  # the figure columns' units in SI (TFLOP/s, ms)
@@ -58,20 +67,48 @@ def _x_range(points: pd.DataFrame, roofs: pd.DataFrame) -> tuple[float, float]:
     return float(xs.min()) / 8, float(xs.max()) * 8
 
 
-def _line(x, y, name: str, color: str, hover: str, dash: str = "solid", group="") -> dict:
-    line = {"color": color, "width": 2.5 if dash == "solid" else 2, "dash": dash}
+def _line(
+    x, y, name: str, color: str, hover: str, dash: str = "solid", group="", wider: float = 0.0
+) -> dict:
+    line = {"color": color, "width": (2.5 if dash == "solid" else 2) + wider, "dash": dash}
     style = {"mode": "lines", "line": line, "hovertemplate": hover + "<extra></extra>"}
     return {"type": "scatter", "x": x, "y": y, "name": name, "legendgroup": group, **style}
 
 
 def _roof_traces(roofs: pd.DataFrame, x_lo: float, x_hi: float) -> list[dict]:
     """Per accelerator: memory roof (solid), compute roof at peak (dashed) and at peak ×
-    efficiency (dotted), and the two ridge points (diamonds, on hover)."""
+    efficiency (dotted), and the two ridge points (diamonds, on hover).
+
+    Roofs that run along one another (two precisions of one chip: one bandwidth, maybe one
+    peak) are drawn under one another, each earlier one wider (`_widen`), so every roof in the
+    legend shows beside the later ones drawn over it."""
+    widen = _widen(roofs)
     return [
         trace
         for i, roof in enumerate(roofs.itertuples())
-        for trace in _one_roof(roof, COLORS[i % len(COLORS)], x_lo, x_hi)
+        for trace in _one_roof(
+            roof=roof, color=COLORS[i % len(COLORS)], x_lo=x_lo, x_hi=x_hi, widen=widen[i]
+        )
     ]
+
+
+ROOF_COLUMNS = {"memory": "bandwidth_tb_per_s", "peak": "peak_tflops"}
+ROOF_COLUMNS["effective"] = "effective_peak_tflops"
+WIDER = 3.0  # px added per later roof along the same line: a 1.5 px edge shows on each side
+
+
+def _widen(roofs: pd.DataFrame) -> list[dict[str, float]]:
+    """Per roof, the px to add to each of its lines: WIDER for every later roof whose line lies
+    along it (the same bandwidth, peak or effective peak, to 0.1 %)."""
+    out = []
+    for i in range(len(roofs)):
+        row = {}
+        for line, column in ROOF_COLUMNS.items():
+            values = roofs[column].to_numpy(dtype=float)
+            later = np.isclose(values[i + 1 :], values[i], rtol=1e-3)
+            row[line] = WIDER * int(later.sum())
+        out.append(row)
+    return out
 
 
 def _ridge_points(name: str, group: str, color: str, x: tuple, y: tuple) -> dict:
@@ -94,7 +131,7 @@ def _ridge_points(name: str, group: str, color: str, x: tuple, y: tuple) -> dict
     }
 
 
-def _one_roof(roof, color: str, x_lo: float, x_hi: float) -> list[dict]:
+def _one_roof(roof, color: str, x_lo: float, x_hi: float, widen: dict[str, float]) -> list[dict]:
     name, group = html.escape(roof.name), roof.hardware
     peak, eff_peak, bw = roof.peak_tflops, roof.effective_peak_tflops, roof.bandwidth_tb_per_s
     ridge, ridge_eff = peak / bw, eff_peak / bw
@@ -102,34 +139,39 @@ def _one_roof(roof, color: str, x_lo: float, x_hi: float) -> list[dict]:
     bw_text = fmt(bw * TFLOPS, "B/s")
     return [
         _line(
-            [x_lo, ridge],
-            [bw * x_lo, peak],
-            _("Memory roof {name} ({bandwidth})").format(name=name, bandwidth=bw_text),
-            color,
-            _("{name}<br>memory roof: {bandwidth} × intensity").format(
+            x=[x_lo, ridge],
+            y=[bw * x_lo, peak],
+            name=_("Memory roof {name} ({bandwidth})").format(name=name, bandwidth=bw_text),
+            color=color,
+            hover=_("{name}<br>memory roof: {bandwidth} × intensity").format(
                 name=name, bandwidth=bw_text
             ),
             group=group,
+            wider=widen["memory"],
         ),
         _line(
-            [ridge, x_hi],
-            [peak, peak],
-            _("Compute roof {name} (peak {peak})").format(name=name, peak=peak_text),
-            color,
-            _("{name}<br>peak compute roof: {peak}").format(name=name, peak=peak_text),
-            "dash",
-            group,
+            x=[ridge, x_hi],
+            y=[peak, peak],
+            name=_("Compute roof {name} (peak {peak})").format(name=name, peak=peak_text),
+            color=color,
+            hover=_("{name}<br>peak compute roof: {peak}").format(name=name, peak=peak_text),
+            dash="dash",
+            group=group,
+            wider=widen["peak"],
         ),
         _line(
-            [ridge_eff, x_hi],
-            [eff_peak, eff_peak],
-            _("Effective compute roof {name} ({peak})").format(name=name, peak=eff_text),
-            color,
-            _("{name}<br>peak × efficiency: {peak}").format(name=name, peak=eff_text),
-            "dot",
-            group,
+            x=[ridge_eff, x_hi],
+            y=[eff_peak, eff_peak],
+            name=_("Effective compute roof {name} ({peak})").format(name=name, peak=eff_text),
+            color=color,
+            hover=_("{name}<br>peak × efficiency: {peak}").format(name=name, peak=eff_text),
+            dash="dot",
+            group=group,
+            wider=widen["effective"],
         ),
-        _ridge_points(name, group, color, (ridge, ridge_eff), (peak, eff_peak)),
+        _ridge_points(
+            name=name, group=group, color=color, x=(ridge, ridge_eff), y=(peak, eff_peak)
+        ),
     ]
 
 
@@ -179,11 +221,15 @@ def _point_colors(frame: pd.DataFrame, roofs: pd.DataFrame) -> dict:
     return {"color": codes, "colorscale": scale, "cmin": 0, "cmax": top}
 
 
-def gap_labels(points: pd.DataFrame, n_roofs: int, middle: float = np.inf) -> list[dict]:
+def gap_labels(
+    points: pd.DataFrame, n_roofs: int, middle: float = np.inf, flat_from: float = np.inf
+) -> list[dict]:
     """On-chart gap labels that never pile up: only on a one-accelerator chart, the largest
     gaps first, none within half a decade of intensity of another; every point of a chart of
-    up to MAX_GAP_LABELS points, else one (the largest gap); the rest are on hover. A label
-    right of `middle` (log10 intensity) sits left of its gap, so it never leaves the plot."""
+    up to MAX_GAP_LABELS points, else one (the largest gap); the rest are on hover.
+
+    A label sits where no roof runs (`_gap_place`): `middle` is the x axis' middle (log10
+    intensity), `flat_from` the effective peak (TFLOP/s), from which a point is on a flat roof."""
     if n_roofs != 1:
         return []  # several accelerators share the intensities: the gaps are on hover
     limit = MAX_GAP_LABELS if len(points) <= MAX_GAP_LABELS else 1  # a sweep: the largest
@@ -194,20 +240,43 @@ def gap_labels(points: pd.DataFrame, n_roofs: int, middle: float = np.inf) -> li
         if len(labels) == limit or any(abs(x - s) < 0.5 for s in shown):
             continue
         shown.append(x)
+        flat = p.attainable_tflops >= flat_from * (1 - 1e-9)
         labels.append(
             {
                 "x": x,
-                "y": float(np.log10(np.sqrt(p.attainable_tflops * p.achieved_tflops))),
                 "text": _("gap {time} ({share})").format(
                     time=fmt(p.t_overhead_ms * MS, "s"), share=pct(p.overhead_share, digits=2)
                 ),
                 "showarrow": False,
-                "xanchor": "left" if x < middle else "right",
-                "xshift": 8 if x < middle else -8,
                 "font": {"size": 12, "color": GAP_COLOR},
+                **_gap_place(p, flat=flat, right_half=x >= middle),
             }
         )
     return labels
+
+
+def _gap_place(p, flat: bool, right_half: bool) -> dict:
+    """Where a gap label sits so that no roof runs through it (log-log: the sloped memory roof
+    rises to the right through its points, the flat compute roofs lie above theirs):
+
+    - on the sloped roof, left half: below and right of the achieved point (the roof is above
+      and to the left); right half: above and left of the attainable point (the roof is below
+      and to the right), so it never runs past the plot's right edge;
+    - on a flat roof: under the achieved point, to its right in the left half, centred under
+      it in the right half (the sloped roof ends left of the ridge, a half label away)."""
+    achieved, attainable = np.log10(p.achieved_tflops), np.log10(p.attainable_tflops)
+    if not flat and right_half:
+        return {
+            "y": float(attainable),
+            "xanchor": "right",
+            "yanchor": "bottom",
+            "xshift": -8,
+            "yshift": 4,
+        }
+    below = {"y": float(achieved), "yanchor": "top", "yshift": -8}
+    if flat and right_half:
+        return below | {"xanchor": "center"}
+    return below | {"xanchor": "left", "xshift": 8}
 
 
 def _point_traces(points: pd.DataFrame, colors: dict, hover) -> list[dict]:
@@ -270,7 +339,8 @@ def roofline_figure(
     hover = np.asarray(_hover(points, convention))  # an array validates faster than a list
     traces = [*_roof_traces(roofs, x_lo, x_hi), *_point_traces(points, colors, hover)]
     y_values = [*roofs["peak_tflops"], *points["achieved_tflops"], *roofs["bandwidth_tb_per_s"]]
-    x_title = _("Arithmetic intensity (FLOP/byte)") + f"<br><sup>{_(FLOP_NOTE[convention])}</sup>"
+    note = wrap_lines(_(FLOP_NOTE[convention]), TITLE_COLUMNS)  # a phone's width per line
+    x_title = _("Arithmetic intensity (FLOP/byte)") + f"<br><sup>{note}</sup>"
     layout = {
         "title": wrap_title(html.escape(title)),
         "height": 560,
@@ -280,7 +350,12 @@ def roofline_figure(
         ),
         "legend": legend_below(len(roofs)),
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-        "annotations": gap_labels(points, len(roofs), np.log10([x_lo, x_hi]).mean()),
+        "annotations": gap_labels(
+            points=points,
+            n_roofs=len(roofs),
+            middle=np.log10([x_lo, x_hi]).mean(),
+            flat_from=float(roofs["effective_peak_tflops"].min()),
+        ),
         "hovermode": "closest",
     }
     return go.Figure(data=traces, layout=layout)  # one validation pass: ~10x faster than add_*

@@ -23,8 +23,8 @@ import pandas as pd
 
 import engine
 from ui.charts import tables
-from ui.core.i18n import N_, _
-from ui.core.text import plain
+from ui.words.i18n import N_, _
+from ui.words.text import plain
 
 SERVING = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "memory_reserve")
 VIEW_COLUMNS = {
@@ -62,9 +62,14 @@ def options(profile: engine.Profile, overrides: dict, cat: engine.Catalog) -> di
 
 
 def serve_frame(
-    model, hardware: list, batches: list[int], tokens: dict, precision: str, opts: dict,
+    model,
+    hardware: list,
+    batches: list[int],
+    tokens: dict,
+    precision: str,
+    opts: dict,
     view: str,
-) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(the serve_sweep rows as they go to the CSV, the same rows under sweep column names).
 
     Args:
@@ -73,8 +78,10 @@ def serve_frame(
         precision: the weights'; opts: `options(...)`.
         view: "decode" or "request" (VIEW_COLUMNS).
     """
-    raw = engine.serve_sweep(model, hardware, batch_sizes=batches, precisions=precision,
-                             **tokens, **opts)  # fmt: skip
+    grid = engine.Deployments.of(
+        models=(model,), hardware=tuple(hardware), precisions=(precision,), **opts
+    )
+    raw = engine.serve_sweep(grid, batches=engine.BatchGrid(batch_sizes=tuple(batches), **tokens))
     shown = raw.rename(columns=VIEW_COLUMNS[view] | COMMON)
     for column, name in TFLOPS.items():
         shown[name] = raw[column] * 1e-12
@@ -99,12 +106,16 @@ def caption(view: str, tokens: dict, profile: str) -> str:
         input=f"{tokens['input_tokens']:,}", output=f"{tokens['output_tokens']:,}"
     )
     what = {
-        "decode": _("one batch is one decode step: latency is the mean time per output token "
-                    "(TPOT), throughput the batch's tokens/s while decoding"),
-        "request": _("one batch is a static batch of whole requests: latency is end to end "
-                     "(TTFT + every decode step), throughput the output tokens/s over the "
-                     "request"),
-    }[view]  # fmt: skip
+        "decode": _(
+            "one batch is one decode step: latency is the mean time per output token "
+            "(TPOT), throughput the batch's tokens/s while decoding"
+        ),
+        "request": _(
+            "one batch is a static batch of whole requests: latency is end to end "
+            "(TTFT + every decode step), throughput the output tokens/s over the "
+            "request"
+        ),
+    }[view]
     return _(
         "Serving model (docs/model.md), profile {profile}, requests of {shape}: {what}. "
         "The roofline points are a decode step's; the same numbers as /decode and /plan."

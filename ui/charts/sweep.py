@@ -3,7 +3,7 @@ behind them.
 
 Pure functions over `engine.sweep` DataFrames: no streamlit and no physics. Every number is an
 engine column, at most divided by another (speedup) or regrouped for display, and shown through
-ui.core.format (hover text, legend, table cells). Axes are log where the quantity spans decades
+ui.words.format (hover text, legend, table cells). Axes are log where the quantity spans decades
 (batch, throughput, latency, intensity), with decade ticks 1, 10, 100, 1k. The ridge lines are
 the engine's `ridge_flop_per_byte` (peak ÷ bandwidth) and `effective_ridge_flop_per_byte`
 (peak × η ÷ bandwidth), as in Williams et al. 2009. Colours follow ui.charts.roofline.COLORS in the
@@ -30,9 +30,9 @@ from ui.charts.theme import (
     wrap_lines,
     wrap_title,
 )
-from ui.core.format import fmt, fmt_all
-from ui.core.i18n import _
-from ui.core.text import FLOP_NOTE
+from ui.words.format import fmt, fmt_all
+from ui.words.i18n import _
+from ui.words.text import FLOP_NOTE
 
 # What roofline_figure reads, plus the keys of a point's label.
 POINT_COLUMNS = ["hardware", "batch_size", "bottleneck", "latency_ms", "t_overhead_ms"]
@@ -79,7 +79,7 @@ def _trace(x, y, name: str, **style) -> dict:
 def _lines(
     df: pd.DataFrame, names: dict[str, str], column: str, unit: str, scale: float = 1.0
 ) -> list[dict]:
-    """One line per accelerator of `column` against batch size; hover text via ui.core.format
+    """One line per accelerator of `column` against batch size; hover text via ui.words.format
     (`column` × `scale` is in `unit`, e.g. latency_ms × 1e-3 in s). WebGL for long sweeps."""
     traces = []
     for i, hw, rows in _groups(df):
@@ -116,7 +116,7 @@ def throughput_figure(df: pd.DataFrame, names: dict[str, str]) -> go.Figure:
     """Throughput (samples/s) against batch size, one line per accelerator; log-log."""
     unit = html.escape(sample_unit(df))
     return _figure(
-        _lines(df, names, "throughput_per_s", unit),
+        _lines(df=df, names=names, column="throughput_per_s", unit=unit),
         _("Throughput"),
         _("Throughput ({unit})").format(unit=unit),
     )
@@ -126,10 +126,12 @@ def latency_figure(
     df: pd.DataFrame, names: dict[str, str], budget_ms: float | None = None
 ) -> go.Figure:
     """Latency per batch (ms) against batch size; the latency budget as a horizontal line."""
-    traces = _lines(df, names, "latency_ms", "s", 1e-3)
+    traces = _lines(df=df, names=names, column="latency_ms", unit="s", scale=1e-3)
     if budget_ms is not None:
         name = _("Latency budget {time}").format(time=fmt(budget_ms * 1e-3, "s"))
-        traces.append(_hline(df["batch_size"], budget_ms, name, "#2ca02c", "dash"))
+        traces.append(
+            _hline(batches=df["batch_size"], y=budget_ms, name=name, color="#2ca02c", dash="dash")
+        )
     return _figure(traces, _("Latency per batch"), _("Latency (ms per batch)"))
 
 
@@ -161,9 +163,9 @@ def intensity_figure(rows: pd.DataFrame, crossover: int | None, convention: str)
     name = _("Effective ridge {ridge} (peak × η ÷ bandwidth)").format(
         ridge=fmt(ridge_eff, "FLOP/B")
     )
-    traces.append(_hline(b, ridge_eff, name, "#d62728", "dash"))
+    traces.append(_hline(batches=b, y=ridge_eff, name=name, color="#d62728", dash="dash"))
     name = _("Theoretical ridge {ridge} (peak ÷ bandwidth)").format(ridge=fmt(ridge, "FLOP/B"))
-    traces.append(_hline(b, ridge, name, "#d62728", "dot"))
+    traces.append(_hline(batches=b, y=ridge, name=name, color="#d62728", dash="dot"))
     if crossover is not None:
         y = float(ai[b == crossover][0])
         span = [min(ai.min(), ridge_eff) / 1.5, max(ai.max(), ridge) * 1.5]
@@ -193,7 +195,12 @@ def roofline_trajectories(
         for code, b in zip(hw.cat.codes.tolist(), points["batch_size"].tolist(), strict=True)
     ]
     labels = pd.Series(labels, index=points.index, dtype=object)  # object: fast to iterate
-    fig = roofline_figure(points.assign(label=labels), roof_table(df, names), convention, title)
+    fig = roofline_figure(
+        points=points.assign(label=labels),
+        roofs=roof_table(df, names),
+        convention=convention,
+        title=title,
+    )
     for i, hw, rows in _groups(points):
         b = rows["batch_size"].to_numpy()
         name = _("Trajectory {hardware} (batch {first} → {last})").format(
@@ -229,7 +236,7 @@ def with_speedup(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
 def speedup_figure(df: pd.DataFrame, names: dict[str, str], baseline: str) -> go.Figure:
     """Speedup over the baseline (× throughput) against batch, one line per accelerator."""
     base = html.escape(names.get(baseline, baseline))
-    traces = _lines(df, names, "speedup_vs_baseline_ratio", f"× {base}")
+    traces = _lines(df=df, names=names, column="speedup_vs_baseline_ratio", unit=f"× {base}")
     return _figure(
         traces,
         _("Speedup vs {baseline}").format(baseline=base)

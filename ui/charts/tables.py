@@ -1,5 +1,5 @@
 """On-screen tables of the sweep, comparison and decode pages: readable headers, numbers as
-ui.core.format text ("543 µs", "1,843", "312 TFLOP/s", "—" for none).
+ui.words.format text ("543 µs", "1,843", "312 TFLOP/s", "—" for none).
 
 The CSV downloads keep the engine's snake_case, unit-suffixed columns; these frames are only
 for reading. Batch sizes and flags stay numbers/booleans so they sort and filter as such.
@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ui.core.format import MISSING, fmt, fmt_all, sig
-from ui.core.i18n import N_, _
+from ui.words.format import MISSING, fmt, fmt_all, sig
+from ui.words.i18n import N_, _
 
 
 def sample_unit(df: pd.DataFrame) -> str:
@@ -45,7 +45,7 @@ def hardware_summary(
     df: pd.DataFrame, crossover: pd.DataFrame, names: dict[str, str]
 ) -> pd.DataFrame:
     """One row per accelerator (sweep order): roofs, ridges, crossover batch, best throughput,
-    as text from ui.core.format (units in the cells or, for counts, in the header); headers in
+    as text from ui.words.format (units in the cells or, for counts, in the header); headers in
     the session's language (CROSSOVER: the crossover column's).
 
     Bandwidth is peak ÷ ridge, as in ui.charts.roofline.roof_table."""
@@ -71,7 +71,7 @@ def hardware_summary(
     )
 
 
-# column: (on-screen header, ui.core.format unit, factor to that unit); "{unit}": samples/s;
+# column: (on-screen header, ui.words.format unit, factor to that unit); "{unit}": samples/s;
 # headers shown through _()
 DISPLAY = {
     "hardware": (N_("Accelerator"), None, 1.0),
@@ -95,7 +95,7 @@ DISPLAY = {
 
 
 def display_table(df: pd.DataFrame, names: dict[str, str], columns: list[str]) -> pd.DataFrame:
-    """The chosen sweep columns under readable headers, numbers as ui.core.format text ("543 µs",
+    """The chosen sweep columns under readable headers, numbers as ui.words.format text ("543 µs",
     "1,843", "—" for none); batch sizes, counts and flags stay as they are."""
     unit, out = sample_unit(df), {}
     for column in columns:
@@ -114,7 +114,7 @@ def tutorial_table(df: pd.DataFrame, names: dict[str, str], columns: list[str]) 
     return display_table(df, names, columns).rename(columns={"regime": _("Regime")})
 
 
-# column: (on-screen header, ui.core.format unit or None (as is), factor to that unit);
+# column: (on-screen header, ui.words.format unit or None (as is), factor to that unit);
 # headers shown through _()
 DECODE_TABLE = {
     "context": (N_("Context (tokens)"), None, 1.0),
@@ -129,11 +129,10 @@ DECODE_TABLE = {
     "memory_required_bytes": (N_("Memory needed"), "B", 1.0),
     "fits_in_memory": (N_("Fits"), None, 1.0),
 }
-DECODE_HEADERS = {column: spec[0] for column, spec in DECODE_TABLE.items()}
 
 
 def decode_table(df: pd.DataFrame) -> pd.DataFrame:
-    """The decode sweep's headline columns under readable headers, numbers as ui.core.format
+    """The decode sweep's headline columns under readable headers, numbers as ui.words.format
     text."""
     out = {}
     for column, (header, unit, factor) in DECODE_TABLE.items():
@@ -143,7 +142,7 @@ def decode_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def readable(df: pd.DataFrame):
-    """A catalogue-style frame for st.dataframe: numbers as ui.core.format.sig text (4 figures,
+    """A catalogue-style frame for st.dataframe: numbers as ui.words.format.sig text (4 figures,
     thousands separators) but still numbers underneath (they sort), and a column with a gap
     as text with "—" (Streamlit draws a missing number as "None")."""
     gaps = [c for c in df.select_dtypes("number") if df[c].isna().any()]

@@ -10,6 +10,7 @@ docs/model.md, "Serving model". Table, CSV and chart builders are pure; `show` d
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from collections.abc import Mapping, Sequence
 
@@ -29,14 +30,15 @@ from ui.compare.deployments import (
     write_deployments,
 )
 from ui.core import profiles as pk
-from ui.core import state
 from ui.core.downloads import download_csv
-from ui.core.format import fmt_all, pct
-from ui.core.i18n import N_, _, engine_text
-from ui.core.params import MAX_VALUE_CHARS, Link
-from ui.core.text import plain
+from ui.links import state
+from ui.links.params import MAX_VALUE_CHARS, Link
+from ui.widgets.pickers import split_inputs
+from ui.words.format import fmt_all, pct
+from ui.words.i18n import N_, _, message_text
+from ui.words.text import plain
 
-# column: (on-screen header, ui.core.format unit or None (as is), factor to that unit);
+# column: (on-screen header, ui.words.format unit or None (as is), factor to that unit);
 # headers shown through _()
 DISPLAY = {
     "deployment_label": (N_("Deployment"), None, 1.0),
@@ -73,19 +75,21 @@ def frame(
         overrides: assumptions by user name over the profile's (serve_rows.options).
     """
     opts = serve_rows.options(profile, dict(overrides), cat)
+    requests = engine.BatchGrid(batch_sizes=tuple(batches), **tokens)
     parts = []
     for d in deps:
         hw = cat.hardware[d.hardware]
-        rows = engine.serve_sweep(
-            model,
-            hw,
+        grid = engine.Deployments.of(
+            models=(model,),
+            hardware=(hw,),
             tp=d.tp,
             pp=d.pp,
-            batch_sizes=list(batches),
-            precisions=precision,
-            **tokens,
+            ep=d.ep,
+            attention_dp=d.attention_dp,
+            precisions=(precision,),
             **opts,
         )
+        rows = engine.serve_sweep(grid, batches=requests)
         rows.insert(0, "deployment_label", d.label(hw.name))
         rows.insert(0, "deployment", d.text())
         parts.append(rows)
@@ -101,7 +105,7 @@ def frame(
 def _key(model, deps, cat, profile) -> str:
     """What a deployment table depends on beyond the plain arguments: the specs themselves
     (frozen dataclasses; a custom or team entry under a known id changes the key)."""
-    specs = [(d.text(), cat.hardware[d.hardware]) for d in deps]
+    specs = [(d.label(), cat.hardware[d.hardware]) for d in deps]
     return repr((model, specs, profile.name, profile.assumptions))
 
 
@@ -113,7 +117,7 @@ def _frame_cached(key: str, _model, _deps, _cat, _profile, **run) -> pd.DataFram
 
 
 def display_table(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows under readable headers, numbers as ui.core.format text with units."""
+    """The rows under readable headers, numbers as ui.words.format text with units."""
     out = {}
     for column, (header, unit, factor) in DISPLAY.items():
         values = df[column].to_numpy()
@@ -136,14 +140,23 @@ def band_of(model, df: pd.DataFrame, profile: engine.Profile, edited: bool):
     family): ui.charts.bands."""
     arch = getattr(model, "arch", None)
     hardware, precision = df["hardware"].astype(str), df["precision"].astype(str)
-    note = bands.note(profile, arch, list(dict.fromkeys(hardware)), list(dict.fromkeys(precision)),
-                      edited=edited)  # fmt: skip
-    return note, bands.ground_column(profile, arch, hardware, precision)
+    note = bands.note(
+        profile=profile,
+        arch=arch,
+        hardware=list(dict.fromkeys(hardware)),
+        precision=list(dict.fromkeys(precision)),
+        edited=edited,
+    )
+    return note, bands.ground_column(
+        profile=profile, arch=arch, hardware=hardware, precision=precision
+    )
 
 
-def with_band(table: pd.DataFrame, note: bands.Note, off: Sequence[str]) -> pd.DataFrame:
+def with_band(
+    table: pd.DataFrame, note: bands.Note, off: Sequence[tuple[engine.Message, ...]]
+) -> pd.DataFrame:
     """The on-screen table with the band and each row's off-ground reasons ('—': on it)."""
-    off_ground = [engine_text(o) if o else "—" for o in off]
+    off_ground = [bands.reasons_text(o) for o in off]
     return table.assign(**{_("Error band"): note.short(), _("Off calibrated ground"): off_ground})
 
 
@@ -167,10 +180,12 @@ def tradeoff_figure(df: pd.DataFrame, title: str) -> go.Figure:
         )
         no_fit = _("<br>does not fit")
         hover = [
-            text.format(deployment=html.escape(label), batch=f"{b:,}", gpu=g, user=u, ttft=t,
-                        tpot=p) + ("" if fit else no_fit)
+            text.format(
+                deployment=html.escape(label), batch=f"{b:,}", gpu=g, user=u, ttft=t, tpot=p
+            )
+            + ("" if fit else no_fit)
             for b, g, u, t, p, fit in zip(*columns, strict=True)
-        ]  # fmt: skip
+        ]
         color = COLORS[i % len(COLORS)]
         symbols = np.where(ok["fits_in_memory"], "circle", "x-open").tolist()
         traces.append(
@@ -240,18 +255,26 @@ def show(model, deps, refused, cat, *, csv_name: str, profile, changed, **run) -
         st.warning(_("Deployment left out: {why}").format(why=plain(why)), icon="⚠️")
     if not deps:
         return
-    df = _frame_cached(_key(model, deps, cat, profile), model, deps, cat, profile, **run)
+    df = _frame_cached(
+        key=_key(model=model, deps=deps, cat=cat, profile=profile),
+        _model=model,
+        _deps=deps,
+        _cat=cat,
+        _profile=profile,
+        **run,
+    )
     st.subheader(_("Multi-device deployments (serving model)"))
     for d in deps:
         for note in notes(d, cat):
             st.caption(plain(note))
-    said = df[["deployment_label", "warnings"]].astype(str).drop_duplicates()
-    for label, w in said[said["warnings"] != ""].itertuples(index=False):
-        st.warning(plain(f"{label}: {engine_text(w)}"), icon="⚠️")
+    said = dict.fromkeys(zip(df["deployment_label"], df["warnings"], strict=True))
+    for label, warnings in (pair for pair in said if pair[1]):
+        words = "; ".join(map(message_text, warnings))
+        st.warning(plain(f"{label}: {words}"), icon="⚠️")
     title = _("Throughput vs interactivity: {count} deployments, {precision}").format(
         count=len(deps), precision=df["precision"].iloc[0]
     )
-    note, off = band_of(model, df, profile, bool(changed))
+    note, off = band_of(model=model, df=df, profile=profile, edited=bool(changed))
     st.plotly_chart(bands.shade(tradeoff_figure(df, title), note), key="compare_deploy_chart")
     table = with_band(display_table(df), note, off)
     st.dataframe(table, key="compare_deploy_table", hide_index=True)
@@ -263,8 +286,8 @@ def show(model, deps, refused, cat, *, csv_name: str, profile, changed, **run) -
 
 
 def inputs(link: Link, cat: engine.Catalog, model) -> tuple[list, list[str]]:
-    """The deployments field (sidebar, decoder LLMs with shapes; the request shape is the LLM
-    view's, ui.widgets.llm_view).
+    """The deployments field and the MoE layout all of them take (sidebar, decoder LLMs with
+    shapes; the request shape is the LLM view's, ui.widgets.llm_view).
 
     Text that does not parse shows an error under the field and the last valid list is used;
     a deployment the model cannot use (tp not dividing its heads, ...) is left out, with why.
@@ -294,11 +317,20 @@ def inputs(link: Link, cat: engine.Catalog, model) -> tuple[list, list[str]]:
             _("Deployments not used: {why}. Showing {shown}.").format(why=plain(exc), shown=shown),
             icon="🚫",
         )
+    ep, attention_dp = split_inputs(link)
     kept, refused = [], []
     for d in deps:
+        laid = dataclasses.replace(d, ep=ep, attention_dp=attention_dp)
+        try:
+            check_deployment(laid, cat, model)
+            kept.append(laid)
+            continue
+        except ValueError as exc:  # the MoE layout does not fit it: shown without
+            why = _("{why} (shown without EP and attention DP)").format(why=exc)
         try:
             check_deployment(d, cat, model)
             kept.append(d)
+            refused.append(why)
         except ValueError as exc:
             refused.append(str(exc))
     return kept, refused

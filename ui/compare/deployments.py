@@ -1,8 +1,10 @@
 """Multi-device deployments for the comparison page: "8xH100/tp8", "2xH100/tp1/pp2".
 
 A deployment is an accelerator from the catalogue, a tensor-parallel degree tp and a pipeline
-degree pp, on n = tp·pp devices (docs/model.md, "Serving model"). The text form, used in share
-links as `deployments=8xH100/tp8,4xMI300X/tp4`, is `[n x] accelerator [/tp T] [/pp P]`:
+degree pp, on n = tp·pp devices (docs/model.md, "Serving model"), with the page's MoE layout
+(its `ep` and `attention_dp` link parameters, applied to every deployment). The text form,
+used in share links as `deployments=8xH100/tp8,4xMI300X/tp4`, is
+`[n x] accelerator [/tp T] [/pp P]`:
 "8xH100" alone means tp 8; a count that is not tp·pp is refused with the fix spelled out.
 Each deployment is checked with the engine's own rules (engine.check_devices: an accelerator
 without a device-to-device link runs alone; engine.check_parallel: tp splits the model's heads,
@@ -16,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import engine
-from ui.core.i18n import _
-from ui.core.params import ParamError, note
+from ui.links.params import ParamError, note
+from ui.words.i18n import _
 
 MAX_DEPLOYMENTS = 8  # as many as accelerators on the single-device comparison
 _HEAD = re.compile(r"^\s*(?:(\d{1,5})\s*[x×*]\s*)?(.+?)\s*$", re.IGNORECASE)
@@ -31,6 +33,8 @@ class Deployment:
     hardware: str  # catalogue id
     tp: int = 1
     pp: int = 1
+    ep: int = 1  # the page's, not in the text form
+    attention_dp: bool = False  # the page's, not in the text form
 
     @property
     def devices(self) -> int:
@@ -42,8 +46,10 @@ class Deployment:
         return f"{self.devices}x{self.hardware}/tp{self.tp}{tail}"
 
     def label(self, name: str | None = None) -> str:
-        """For people: '8× H100 TP8', '2× H100 TP1 PP2' (`name` instead of the id if given)."""
+        """For people: '8× H100 TP8', '2× H100 TP1 PP2', '8× H100 TP8 EP8 ADP' (`name` instead
+        of the id if given)."""
         tail = f" PP{self.pp}" if self.pp > 1 else ""
+        tail += (f" EP{self.ep}" if self.ep > 1 else "") + (" ADP" if self.attention_dp else "")
         return f"{self.devices}× {name or self.hardware} TP{self.tp}{tail}"
 
 
@@ -113,8 +119,9 @@ def parse_deployment(text: str, cat: engine.Catalog) -> Deployment:
 
 
 def check_deployment(dep: Deployment, cat: engine.Catalog, model=None) -> None:
-    """The engine's checks: a device-to-device link for n > 1, and (for an LLM with shapes)
-    tp dividing the heads and pp at most the layers.
+    """The engine's checks: a device-to-device link for n > 1, ep dividing tp, and (for an LLM
+    with shapes) tp dividing the heads (unless attention is data-parallel), pp at most the
+    layers and ep the routed experts.
 
     Raises:
         ValueError: with the engine's message, prefixed by the deployment.
@@ -122,13 +129,21 @@ def check_deployment(dep: Deployment, cat: engine.Catalog, model=None) -> None:
     hw = cat.hardware[dep.hardware]
     try:
         engine.check_devices(hw, dep.tp, dep.pp)
+        engine.check_split(dep.tp, dep.ep, dep.attention_dp)
         if model is not None:
             spec = engine.resolve_llm(model, cat)
             if spec.arch is None:
                 raise ValueError(
                     _("{model} has no shapes: the serving model needs them").format(model=spec.id)
                 )
-            engine.check_parallel(spec.id, spec.arch, dep.tp, dep.pp)
+            engine.check_parallel(
+                name=spec.id,
+                arch=spec.arch,
+                tp=dep.tp,
+                pp=dep.pp,
+                ep=dep.ep,
+                attention_dp=dep.attention_dp,
+            )
     except ValueError as exc:
         raise ValueError(f"{dep.label()}: {exc}") from None
 
@@ -140,7 +155,7 @@ def notes(dep: Deployment, cat: engine.Catalog) -> list[str]:
     if dep.tp > per_node:
         text = _(
             "{deployment}: tp {tp} spans {nodes} nodes of {per_node} {hardware}; the model "
-            "prices every all-reduce at the in-node link (optimistic)"
+            "runs its collectives on the scale-out network per device"
         )
         nodes = -(-dep.tp // per_node)
         return [
@@ -165,8 +180,11 @@ def read_deployments(cat: engine.Catalog, model=None):
         deps = list(dict.fromkeys(given))
         if len(deps) < len(given):
             twice = [d.text() for d in deps if given.count(d) > 1]
-            note(_("given more than once, kept once: {deployments}").format(
-                deployments=", ".join(twice)))  # fmt: skip
+            note(
+                _("given more than once, kept once: {deployments}").format(
+                    deployments=", ".join(twice)
+                )
+            )
         for dep in deps:
             try:
                 check_deployment(dep, cat, model)

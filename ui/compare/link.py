@@ -1,8 +1,9 @@
-"""The hardware-comparison page's share link: each parameter declared once (ui.core.params.Link).
+"""The hardware-comparison page's share link: each parameter declared once (ui.links.params.Link).
 
 model, hardware (2–8, comma list), baseline, batches, the precision and whole-model
 assumptions, custom_hw, custom_model, the LLM view (view, memory_reserve), profile (and a
-custom profile's other values), deployments (`8xH100/tp8,4xMI300X/tp4`), input_tokens and
+custom profile's other values), deployments (`8xH100/tp8,4xMI300X/tp4`), ep and attention_dp
+(an MoE model's expert parallelism and attention DP, for every deployment), input_tokens and
 output_tokens (the request of the serving views and the deployments; decoder LLMs with shapes
 only; an older link's context is read as the request shape).
 """
@@ -11,9 +12,9 @@ from __future__ import annotations
 
 import engine
 from ui.compare.deployments import read_deployments, write_deployments
-from ui.core import link_params as lp
 from ui.core import profiles
-from ui.core.params import Link, Param
+from ui.links import link_params as lp
+from ui.links.params import Link, Param
 
 PAGE = "compare"
 DEFAULT_BATCHES = [1, 8, 64, 256]
@@ -36,12 +37,13 @@ def declare(cat: engine.Catalog, custom: engine.Profile | None = None) -> Link:
             *lp.llm_view(),
             *profiles.params(custom, skip=profiles.LLM_VIEW),
             Param(
-                "deployments",
-                deployments,
-                write_deployments,
-                deployments(DEFAULT_DEPLOYMENTS),
+                name="deployments",
+                read=deployments,
+                write=write_deployments,
+                default=deployments(DEFAULT_DEPLOYMENTS),
                 widget="text",
             ),
+            *lp.moe_split(),
             *lp.tokens(),
             *lp.legacy(("context",)),
         ],

@@ -10,8 +10,8 @@ import engine
 from ui.charts import serve_rows, tables
 from ui.charts import sweep as fs
 from ui.core import budget
-from ui.core.format import sig
-from ui.core.i18n import N_, _, engine_text
+from ui.words.format import sig
+from ui.words.i18n import N_, _, message_text
 
 LISTED = N_("Crossover batch (first in your list)")  # column headers: shown through _()
 EXACT = N_("Crossover batch (exact)")
@@ -44,9 +44,15 @@ def scope(accelerators: int, batches: list[int], precision: str, baseline: str, 
     return _(
         "{accelerators} accelerators × {count} batch sizes ({first} to {last}) · {precision} · "
         "baseline {baseline} · {note}"
-    ).format(accelerators=accelerators, count=f"{len(batches):,}", first=f"{batches[0]:,}",
-             last=f"{batches[-1]:,}", precision=precision, baseline=baseline,
-             note=note)  # fmt: skip
+    ).format(
+        accelerators=accelerators,
+        count=f"{len(batches):,}",
+        first=f"{batches[0]:,}",
+        last=f"{batches[-1]:,}",
+        precision=precision,
+        baseline=baseline,
+        note=note,
+    )
 
 
 def rows_refusal(lines: int, batches: int) -> str | None:
@@ -71,8 +77,18 @@ def ridge_caption(efficiency: float, precision: str, note: str, serving: bool) -
     return text + _(". Peaks for {precision}. {note}.").format(precision=precision, note=note)
 
 
-def rows(model, chosen: dict, baseline: str, batches: list[int], precision: str, *,
-         view: str | None, tokens: dict, overrides: dict, opts: dict):  # fmt: skip
+def rows(
+    model,
+    chosen: dict,
+    baseline: str,
+    batches: list[int],
+    precision: str,
+    *,
+    view: str | None,
+    tokens: dict,
+    overrides: dict,
+    opts: dict,
+):
     """(the CSV's rows, the rows under sweep names with the speedup, the exact crossover per
     accelerator (None in the serving views), the first compute-bound batch per accelerator).
 
@@ -82,10 +98,20 @@ def rows(model, chosen: dict, baseline: str, batches: list[int], precision: str,
     """
     hws = list(chosen.values())
     if view in serve_rows.VIEW_COLUMNS:
-        raw, df = serve_rows.serve_frame(model, hws, batches, tokens, precision, opts, view)
+        raw, df = serve_rows.serve_frame(
+            model=model,
+            hardware=hws,
+            batches=batches,
+            tokens=tokens,
+            precision=precision,
+            opts=opts,
+            view=view,
+        )
         exact = None
     else:
-        raw = df = engine.sweep(model, hws, batches, [precision], **overrides)
+        raw = df = engine.sweep(
+            models=model, hardware=hws, batch_sizes=batches, precisions=[precision], **overrides
+        )
         exact = {
             h: engine.compute_bound_batch(model, hw, precision=precision, **overrides)
             for h, hw in chosen.items()
@@ -97,9 +123,10 @@ def rows(model, chosen: dict, baseline: str, batches: list[int], precision: str,
 
 
 def warnings(df: pd.DataFrame, names: dict[str, str]) -> list[str]:
-    """The engine's warnings, each headed by the accelerator it is about."""
-    pairs = df[["hardware", "warnings"]].astype(str).drop_duplicates()
-    return [f"{names.get(h, h)}: {engine_text(w)}" for h, w in pairs.itertuples(index=False) if w]
+    """The engine's warnings, each headed by the accelerator it is about (in the reader's
+    language; one line per accelerator and row's warnings)."""
+    pairs = dict.fromkeys(zip(df["hardware"].astype(str), df["warnings"], strict=True))
+    return [f"{names.get(h, h)}: {'; '.join(map(message_text, said))}" for h, said in pairs if said]
 
 
 def crossover_note(cross: pd.DataFrame, exact: dict | None, names: dict[str, str]) -> str | None:

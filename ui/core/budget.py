@@ -1,5 +1,5 @@
 """The work each page may do in one rerun, declared once here, and the refusal that says how to
-narrow it (issue 18 item 4).
+narrow it.
 
 Every page counts its work from its inputs before it runs anything (rows × work), compares the
 count with its figure below and, when the count is over, runs none of that work: it says, beside
@@ -13,7 +13,10 @@ which inputs to narrow. The figures are a second or so of one core each:
 - /decode: curve rows = batch sizes × input lengths of the curves: 4,096 × 8 = 32,768 rows took
   2.4 s of CPU a rerun (8 s with two clients); 8,192 rows, 0.6 s.
 - /plan: configurations in the grid (ui/plan/grid.py, one vectorised sweep: 50,000 in < 0.5 s).
-- /load: simulated events (ui/load/run.py, ~10 µs each).
+- /load: simulated events, the engine's upper bound of them counted before anything runs
+  (engine.load_events, engine.max_rate_events; ui/load/run.py): at most engine.LOAD_EVENT_US =
+  15 µs of CPU each (3-14 µs measured), so 300,000 is at most 4.5 s; the default scenario's run,
+  checks and search are bounded by 128,582 events and took 0.7 s.
 - /train: configurations evaluated by the searches (ui/train/run.py: 184,320 in 0.7 s).
 - /solve: one scenario, bounded by its inputs (a CNN's layers, an LLM's operators): no list.
 """
@@ -25,11 +28,11 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from ui.core.i18n import _
+from ui.words.i18n import _
 
 ROWS = {"sweep": 8_192, "compare": 8_192, "decode": 8_192}  # result rows per rerun
 PLAN_CONFIGURATIONS = 60_000  # the planner's grid (configurations per rerun)
-LOAD_EVENTS = 300_000  # simulated events per rerun: ~3 s at the simulator's ~10 µs each
+LOAD_EVENTS = 300_000  # simulated events per rerun (an upper bound): at most 4.5 s at 15 µs each
 TRAIN_CONFIGURATIONS = 200_000  # configurations evaluated per rerun (~1 s)
 
 

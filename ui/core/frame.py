@@ -3,7 +3,7 @@
 Pages are Streamlit's file-based `pages/` (so a deep link is correct as the very first request
 to a fresh server); each page calls `setup_page` first, which draws our own navigation with
 readable labels (the built-in one is hidden in .streamlit/config.toml) and settles the
-session's language (ui.core.i18n) before anything is drawn; everything here is translated.
+session's language (ui.words.i18n) before anything is drawn; everything here is translated.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import streamlit as st
 
-from engine import ENV_VAR, Catalog, load_catalog, user_catalog_paths
-from ui.core import heap, i18n, sessions
-from ui.core.i18n import N_, _, ngettext
-from ui.core.text import plain
+from engine import ENV_VAR, Catalog, Message, load_catalog, user_catalog_paths
+from ui.runtime import heap, sessions
+from ui.words import i18n
+from ui.words.i18n import N_, _, ngettext
+from ui.words.text import plain
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = (
@@ -50,11 +51,12 @@ def source_md(label: str, url: str) -> str:
 def setup_page(title: str) -> None:
     """The session's language, page config, the sidebar navigation and the language picker;
     call first on every page (`title`: the English title, translated here)."""
-    heap.return_freed_arrays()  # once per process (ui/core/heap.py)
+    heap.return_freed_arrays()  # once per process (ui/runtime/heap.py)
     sessions.start()  # once per process: ends the sessions Streamlit lets lapse
     i18n.choose()
     page_title = _("{title} · Roofline Explorer").format(title=_(title))
     st.set_page_config(page_title=page_title, page_icon="📈", layout="wide")
+    i18n.widget_words()  # Streamlit's own words, where they can be replaced
     with st.sidebar:
         st.markdown(_("**Roofline Explorer**"))
         for path, label, icon in PAGES:
@@ -125,10 +127,11 @@ def show_param_warnings(warnings: list[str]) -> None:
         )
 
 
-def show_engine_warnings(warnings: Iterable[str]) -> None:
-    """The engine's warnings (they may quote catalogue or custom names): inert text."""
-    for w in dict.fromkeys(w for w in warnings if w):
-        st.warning(plain(i18n.engine_text(w)), icon="⚠️")
+def show_engine_warnings(warnings: Iterable[Message]) -> None:
+    """The engine's warnings, each once, in the reader's language (they may quote catalogue or
+    custom names: inert text)."""
+    for w in dict.fromkeys(warnings):
+        st.warning(plain(i18n.message_text(w)), icon="⚠️")
 
 
 def share_link(url_path: str, query: dict[str, str]) -> str:
@@ -136,7 +139,7 @@ def share_link(url_path: str, query: dict[str, str]) -> str:
 
     Args:
         url_path: the page's URL path, e.g. "solve".
-        query: the canonical query parameters (ui.core.state.publish's result).
+        query: the canonical query parameters (ui.links.state.publish's result).
     """
     parts = urlsplit(st.context.url or "")
     base = (st.get_option("server.baseUrlPath") or "").strip("/")

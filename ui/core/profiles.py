@@ -18,10 +18,11 @@ import re
 from collections.abc import Mapping, Sequence
 
 import engine
-from ui.core import assumptions
-from ui.core.format import sig
-from ui.core.i18n import _
-from ui.core.params import Param, ParamError, listing, number, write_list, write_number
+from ui.links import assumptions
+from ui.links.params import Param, ParamError, listing, number, write_list, write_number
+from ui.words.data_text import said
+from ui.words.format import sig
+from ui.words.i18n import _
 
 DEFAULT = "tutorial"
 # The whole-model solve's assumptions on the pages' widgets (user names; flop_convention is a
@@ -30,7 +31,7 @@ WIDGETS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "activatio
 LLM_VIEW = ("memory_reserve",)  # the profile key the LLM view of Sweep and Compare has a widget for
 # The other profile keys (in a custom profile's link): every serving assumption of the registry.
 OTHERS = tuple(k for k in engine.PROFILE_KEYS if k not in WIDGETS)
-RANGES = {name: assumptions.RANGES[name] for name in OTHERS}  # ui.core.assumptions' ranges
+RANGES = {name: assumptions.RANGES[name] for name in OTHERS}  # ui.links.assumptions' ranges
 # A custom profile's band and calibrated ground in its link: parameter -> kind of ground.
 GROUND = {"fitted_hardware": "hardware", "fitted_precisions": "precisions"}
 GROUND |= {"fitted_families": "families"}
@@ -89,6 +90,12 @@ def profile_from_query(query: Mapping[str, list[str]]) -> tuple[engine.Profile, 
         return engine.get_profile(DEFAULT), [
             _("custom profile: {reason}; tutorial used").format(reason=exc)
         ]
+
+
+def picker_text(profile: engine.Profile) -> str:
+    """A profile as a picker lists it: 'trtllm: fitted from …' (at most 90 characters), what
+    a shipped profile says of itself in the reader's language."""
+    return f"{profile.name}: {said(profile.description)}"[:90]
 
 
 def is_builtin(name: object) -> bool:
@@ -176,20 +183,34 @@ def _profile_name(custom: engine.Profile | None):
     return read
 
 
-def params(custom: engine.Profile | None, skip: Sequence[str] = ()) -> list[Param]:
+def params(
+    custom: engine.Profile | None,
+    skip: Sequence[str] = (),
+    *,
+    keys: Sequence[str] = OTHERS,
+    default: str = DEFAULT,
+) -> list[Param]:
     """`profile` and the custom profile's serving assumptions (written for a custom one), but
-    not `skip`: parameters the page declares itself (e.g. the LLM view's memory_reserve)."""
-    out = [Param("profile", _profile_name(custom), default=DEFAULT)]
-    out += [assumptions.param(k, widget="link") for k in OTHERS if k not in skip]
+    not `skip`: parameters the page declares itself (e.g. the LLM view's memory_reserve).
+
+    Args:
+        keys: the profile keys carried as link-only parameters: those the page has no widget
+            for (default: all but WIDGETS; a page with no assumption widget: PROFILE_KEYS).
+        default: the page's profile when the link names none.
+    """
+    out = [Param("profile", _profile_name(custom), default=default)]
+    out += [assumptions.param(k, widget="link") for k in keys if k not in skip]
     return out + band_params()
 
 
-def link_values(profile: engine.Profile, skip: Sequence[str] = ()) -> dict[str, object]:
-    """The link's profile values: the name, and a custom profile's other assumptions (not the
-    page's widgets, nor `skip`: parameters the page writes itself, e.g. memory_reserve)."""
+def link_values(
+    profile: engine.Profile, skip: Sequence[str] = (), *, keys: Sequence[str] = OTHERS
+) -> dict[str, object]:
+    """The link's profile values: the name, and a custom profile's other assumptions (`keys`,
+    as `params` declared them, not `skip`: parameters the page writes itself)."""
     out: dict[str, object] = {"profile": profile.name}
     if profile.origin != "built-in":
-        out |= {k: v for k, v in profile.values().items() if k in RANGES and k not in skip}
+        out |= {k: v for k, v in profile.values().items() if k in keys and k not in skip}
         out |= band_values(profile)
     return out
 

@@ -4,7 +4,7 @@ Pure functions over `engine.decode(...).as_dict()` (a mapping, `r`: the tutorial
 serving page's curves (`df`: `engine.serve_sweep` rows, ui.decode.view.curves): no streamlit,
 no physics; numbers are engine figures, at most scaled for
 display (bytes to decimal GB, data/README.md) or divided by another (a share), and shown through
-ui.core.format (SI prefixes, 3-4 significant figures, decade ticks on log axes). The roofline is
+ui.words.format (SI prefixes, 3-4 significant figures, decade ticks on log axes). The roofline is
 ui.charts.roofline.roofline_figure with a request's two phases, prefill (the prompt in one pass) and
 the decode step (one token per sequence), as its operating points (Pope et al., MLSys 2023).
 """
@@ -19,8 +19,8 @@ import plotly.graph_objects as go
 
 from ui.charts.roofline import roof_table, roofline_figure
 from ui.charts.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
-from ui.core.format import fmt, fmt_all, fmt_bytes, pct
-from ui.core.i18n import N_, _
+from ui.words.format import fmt, fmt_all, fmt_bytes, pct
+from ui.words.i18n import N_, _
 
 GB = 1e9  # decimal gigabytes (data/README.md)
 CAPACITY_COLOR = "#d62728"
@@ -30,7 +30,7 @@ PHASES = (N_("prefill"), N_("decode"))  # column prefixes; shown through _()
 BOUNDS = (N_("memory"), N_("compute"))  # the engine's bottleneck words, shown through _()
 WORDS = (N_("context"), N_("input"))  # what a `word=` names, shown through _()
 METRIC_ROWS = (4, 3, 3)
-SPEED_CHARTS = {  # column: (title, y-axis title, ui.core.format unit, factor to that unit)
+SPEED_CHARTS = {  # column: (title, y-axis title, ui.words.format unit, factor to that unit)
     "aggregate_tokens_per_s": (
         N_("Aggregate throughput"),
         N_("Aggregate (tokens/s)"),
@@ -42,7 +42,7 @@ SPEED_CHARTS = {  # column: (title, y-axis title, ui.core.format unit, factor to
 
 
 def gb(n_bytes: float) -> str:
-    """Bytes for reading, decimal units: 16060000000 -> '16.1 GB' (ui.core.format.fmt_bytes)."""
+    """Bytes for reading, decimal units: 16060000000 -> '16.1 GB' (ui.words.format.fmt_bytes)."""
     return fmt_bytes(n_bytes)
 
 
@@ -92,7 +92,7 @@ def decode_roofline(r: Mapping, hw_name: str, title: str) -> go.Figure:
     row = {k: r[k] for k in keys}
     roofs = roof_table(pd.DataFrame([row]), {str(r["hardware"]): hw_name})
     points = phase_points(r)
-    fig = roofline_figure(points, roofs, "mac2", title)
+    fig = roofline_figure(points=points, roofs=roofs, convention="mac2", title=title)
     for p in points.itertuples():  # annotations on log axes take log10 positions
         fig.add_annotation(
             x=np.log10(p.arithmetic_intensity_flop_per_byte),
@@ -149,7 +149,7 @@ def _context_lines(
     """Per context, `column` (÷ scale) against batch: a solid line through the batches that fit
     in memory, then a faint dotted one with ✕ from the last that fits through those that do
     not (hypothetical: nothing is drawn as if it fitted). Hover text: `column` × `si` in
-    ui.core.format's `unit`; `word` names the `context` column ("input" on the serving page,
+    ui.words.format's `unit`; `word` names the `context` column ("input" on the serving page,
     where it holds the input tokens)."""
     # numpy, not pandas row filters: several times faster on the sweep's 54 columns
     ctxs, batches = df["context"].to_numpy(), df["batch_size"].to_numpy()
@@ -219,7 +219,7 @@ def speed_figure(
     title, y_title, unit, si = SPEED_CHARTS[column]
     traces = [*_context_lines(df, column, unit, si=si, word=word)]
     traces += _current(df, column, current, word=word)
-    return _figure(traces, _(title), _(y_title), df)
+    return _figure(traces=traces, title=_(title), y_title=_(y_title), df=df)
 
 
 def _line(x: list[float], y: list[float], name: str, color: str, dash: str, width=2.0) -> dict:
@@ -246,143 +246,37 @@ def memory_figure(df: pd.DataFrame, current: tuple[int, int], word: str = "conte
     box = ([x[0], x[1], x[1], x[0], x[0]], [usable, usable, top, top, usable])
     style = {"fill": "toself", "fillcolor": OOM_FILL, "line": {"width": 0}, "hoverinfo": "name"}
     traces = [_trace(*box, _("Out of memory (above the usable memory)"), mode="lines", **style)]
-    traces += _context_lines(df, "memory_required_bytes", "B", GB, word=word)
+    traces += _context_lines(df=df, column="memory_required_bytes", unit="B", scale=GB, word=word)
     reserve = pct(float(first["memory_reserve"]))
     name = _("Usable {usable}: capacity less the {reserve} reserve (the fit's limit)").format(
         usable=gb(usable * GB), reserve=reserve
     )
-    traces.append(_line(x, [usable] * 2, name, CAPACITY_COLOR, "solid"))
+    traces.append(_line(x=x, y=[usable] * 2, name=name, color=CAPACITY_COLOR, dash="solid"))
     cap = _("Capacity {capacity} ({binary})").format(
         capacity=gb(capacity * GB), binary=fmt_bytes(capacity * GB, binary=True)
     )
-    traces.append(_line(x, [capacity] * 2, cap, GAP_COLOR, "dot", 1.0))
+    traces.append(_line(x=x, y=[capacity] * 2, name=cap, color=GAP_COLOR, dash="dot", width=1.0))
     name = _("Weights alone {weights}").format(weights=gb(weights * GB))
-    traces.append(_line(x, [weights] * 2, name, GAP_COLOR, "dash"))
+    traces.append(_line(x=x, y=[weights] * 2, name=name, color=GAP_COLOR, dash="dash"))
     at = df["context"].to_numpy() == current[1]
     most = int(df["max_batch_size"].to_numpy()[at][0]) if at.any() else 0
     if x[0] <= most <= x[1]:
         name = _("Max batch {batch} at {word} {tokens} (fits in the usable memory)").format(
             batch=f"{most:,}", word=_(word), tokens=f"{current[1]:,}"
         )
-        traces.append(_line([most] * 2, [weights / 3, usable], name, CAPACITY_COLOR, "dot"))
-    traces += _current(df, "memory_required_bytes", current, GB, word)
-    return _figure(traces, _("Memory: weights + KV cache"), _("Memory needed (GB)"), df, x)
-
-
-def _phase_lines(r: Mapping, hw_name: str) -> list[str]:
-    ai, ridge = r["decode_arithmetic_intensity_flop_per_byte"], r["effective_ridge_flop_per_byte"]
-    where = _("far below") if ai < ridge / 4 else (_("below") if ai < ridge else _("above"))
-    prompt, batch = int(r["prompt"]), int(r["batch_size"])
-    decode = _(
-        "**Decode is {bound}-bound.** Each step makes one token per sequence but reads all "
-        "{weights} of weights and {kv} of KV cache for {flops}: {intensity}, {where} "
-        "{hardware}'s effective ridge of {ridge}. TPOT {tpot} = max(memory {memory}, compute "
-        "{compute}) + {overhead} fixed overhead."
-    ).format(
-        bound=_(str(r["decode_bottleneck"])),
-        weights=gb(r["weight_bytes"]),
-        kv=gb(r["kv_cache_bytes"]),
-        flops=fmt(r["decode_flops"], "FLOP"),
-        intensity=fmt(ai, "FLOP/byte"),
-        where=where,
-        hardware=hw_name,
-        ridge=fmt(ridge, "FLOP/byte"),
-        tpot=ms(r["tpot_ms"]),
-        memory=ms(r["decode_t_memory_ms"]),
-        compute=ms(r["decode_t_compute_ms"]),
-        overhead=ms(r["decode_t_overhead_ms"]),
-    )
-    prefill = _(
-        "**Prefill is {bound}-bound.** The {prompt}-token prompt goes through in one pass, so "
-        "each weight read serves {prompt} × {batch} tokens: {intensity}, TTFT {ttft}."
-    ).format(
-        bound=_(str(r["prefill_bottleneck"])),
-        prompt=f"{prompt:,}",
-        batch=f"{batch:,}",
-        intensity=fmt(r["prefill_arithmetic_intensity_flop_per_byte"], "FLOP/byte"),
-        ttft=ms(r["ttft_ms"]),
-    )
-    return [decode, prefill]
-
-
-def first_compute_bound(df: pd.DataFrame, context: int) -> pd.Series | None:
-    """The sweep's smallest batch at `context` whose decode step is compute-bound, or None."""
-    rows = df[(df["context"] == context) & (df["decode_bottleneck"] == "compute")]
-    return None if rows.empty else rows.loc[rows["batch_size"].idxmin()]
-
-
-def _batch_line(r: Mapping, df: pd.DataFrame) -> str:
-    rows = df[df["context"] == r["context"]].sort_values("batch_size")
-    fit = rows[rows["fits_in_memory"]]
-    text = _("- **Batch** shares the weight read among sequences")
-    if len(fit) > 1:
-        lo, hi = fit.iloc[0], fit.iloc[-1]
-        rate = [fmt(row["aggregate_tokens_per_s"], "tokens/s") for row in (lo, hi)]
-        text += _(
-            ": aggregate throughput goes from {low} at batch {low_batch} to {high} at batch "
-            "{high_batch} (the largest in the sweep that fits at this context)"
-        ).format(
-            low=rate[0],
-            low_batch=f"{lo['batch_size']:,}",
-            high=rate[1],
-            high_batch=f"{hi['batch_size']:,}",
+        traces.append(
+            _line(
+                x=[most] * 2, y=[weights / 3, usable], name=name, color=CAPACITY_COLOR, dash="dot"
+            )
         )
-    cross, last = first_compute_bound(df, int(r["context"])), rows.iloc[-1]
-    if cross is not None:
-        fits = "" if cross["fits_in_memory"] else _(" (but that batch does not fit in memory)")
-        turn = _("; decode turns compute-bound at batch {batch}{fits}.")
-        return text + turn.format(batch=f"{cross['batch_size']:,}", fits=fits)
-    return text + _(
-        "; it stays memory-bound up to batch {batch} ({intensity}), because every extra "
-        "sequence adds its own KV-cache read."
-    ).format(
-        batch=f"{last['batch_size']:,}",
-        intensity=fmt(last["decode_arithmetic_intensity_flop_per_byte"], "FLOP/byte"),
+    traces += _current(df=df, column="memory_required_bytes", current=current, scale=GB, word=word)
+    return _figure(
+        traces=traces,
+        title=_("Memory: weights + KV cache"),
+        y_title=_("Memory needed (GB)"),
+        df=df,
+        x_range=x,
     )
-
-
-def explain_decode(r: Mapping, df: pd.DataFrame, hw_name: str) -> list[str]:
-    """The regime in plain language and what moves it, with the engine's numbers.
-
-    Args:
-        r: `engine.decode(...).as_dict()` of the page's scenario.
-        df: the page's `engine.decode_sweep` (it holds r's context).
-        hw_name: the accelerator's display name.
-    """
-    weights, kv = (r[k] / r["decode_bytes"] for k in ("weight_bytes", "kv_cache_bytes"))
-    if r["fits_in_memory"]:
-        fit = _(
-            "**Capacity.** At context {context} at most {batch} sequences fit in {capacity}; at "
-            "batch {at_batch}, contexts up to {tokens} tokens."
-        ).format(
-            context=f"{int(r['context']):,}",
-            batch=f"{int(r['max_batch_at_context']):,}",
-            capacity=gb(r["memory_capacity_bytes"]),
-            at_batch=f"{int(r['batch_size']):,}",
-            tokens=f"{int(r['max_context_at_batch']):,}",
-        )
-    else:
-        fit = _(
-            "⚠️ **Does not fit.** This scenario needs {needed}, more than the {capacity} "
-            "capacity: lower the batch or context, quantise, or shard."
-        ).format(needed=gb(r["memory_required_bytes"]), capacity=gb(r["memory_capacity_bytes"]))
-    moves = _(
-        "**What moves it.** Weights are {weights} and the KV cache {kv} of the bytes a decode "
-        "step reads."
-    ).format(weights=f"{weights:.0%}", kv=f"{kv:.0%}")
-    kv_line = _(
-        "- **KV-cache quantisation** (now {kv_precision}): fp8/int8 halve an fp16 cache and "
-        "int4 quarters it: fewer bytes per step, a larger batch and context fit."
-    ).format(kv_precision=r["kv_precision"])
-    weight_line = _(
-        "- **Weight quantisation** (now {precision}) cuts the weight bytes every step reads; "
-        "**more bandwidth** shortens a memory-bound step in proportion."
-    ).format(precision=r["precision"])
-    return [
-        *_phase_lines(r, hw_name),
-        "\n".join([moves, _batch_line(r, df), kv_line, weight_line]),
-        fit,
-    ]
 
 
 def headline_metrics(r: Mapping) -> list[tuple[str, str, str]]:
@@ -400,13 +294,22 @@ def headline_metrics(r: Mapping) -> list[tuple[str, str, str]]:
         (_("Per user (tokens/s)"), fmt(r["tokens_per_s"]), _("1 ÷ TPOT")),
         (_("Aggregate (tokens/s)"), fmt(r["aggregate_tokens_per_s"]), _("batch ÷ TPOT")),
         (_("TTFT"), ms(r["ttft_ms"]), prompt),
-        (_("Decode bottleneck"), _(str(r["decode_bottleneck"])),
-         f"{ai['decode']} FLOP/byte; {ridge}"),
-        (_("Prefill bottleneck"), _(str(r["prefill_bottleneck"])),
-         f"{ai['prefill']} FLOP/byte; {ridge}"),
+        (
+            _("Decode bottleneck"),
+            _(str(r["decode_bottleneck"])),
+            f"{ai['decode']} FLOP/byte; {ridge}",
+        ),
+        (
+            _("Prefill bottleneck"),
+            _(str(r["prefill_bottleneck"])),
+            f"{ai['prefill']} FLOP/byte; {ridge}",
+        ),
         (_("Decode intensity (FLOP/byte)"), ai["decode"], ridge),
-        (_("Memory used / capacity"), memory,
-         _("{split}; GB = 10⁹ bytes").format(split=memory_split(r))),
+        (
+            _("Memory used / capacity"),
+            memory,
+            _("{split}; GB = 10⁹ bytes").format(split=memory_split(r)),
+        ),
         (_("Max batch at this context (sequences)"), f"{int(r['max_batch_at_context']):,}", most),
         (_("Max context at this batch (tokens)"), f"{int(r['max_context_at_batch']):,}", most),
-    ]  # fmt: skip
+    ]

@@ -1,5 +1,5 @@
 """The serving page's own widgets: devices, tokens, profile, the config.json field, overrides,
-and the headline. Each widget's key is `decode:<param>`, bound to the share link (ui.core.state);
+and the headline. Each widget's key is `decode:<param>`, bound to the share link (ui.links.state);
 number fields take their ranges from the link's declarations (ui/decode/link.py)."""
 
 from __future__ import annotations
@@ -7,14 +7,15 @@ from __future__ import annotations
 import streamlit as st
 
 import engine
-from ui.core.i18n import N_, _
-from ui.core.params import MAX_VALUE_CHARS, Link
-from ui.core.state import show_link_notes
-from ui.core.text import plain
+from ui.core import profiles
 from ui.decode import figures as fl
 from ui.decode import view as sv
+from ui.links.params import MAX_VALUE_CHARS, Link
+from ui.links.state import show_link_notes
 from ui.widgets.cards import cards
-from ui.widgets.pickers import batch_list_input, number_input
+from ui.widgets.pickers import batch_list_input, number_input, split_inputs
+from ui.words.i18n import N_, _
+from ui.words.text import plain
 
 OVERRIDES = {  # name: (label, step, format); blank: the profile's figure
     "efficiency": (N_("Compute efficiency η (fraction of peak)"), 0.05, None),
@@ -24,21 +25,24 @@ OVERRIDES = {  # name: (label, step, format); blank: the profile's figure
 }
 
 
-def devices_inputs(link: Link) -> tuple[int, int, object]:
-    """Tensor- and pipeline-parallel degrees (devices = tp × pp), and the slot under them where
-    `show_fallback` says when the engine refused them."""
+def devices_inputs(link: Link) -> tuple[dict, object]:
+    """Tensor- and pipeline-parallel degrees (devices = tp × pp), an MoE model's expert
+    parallelism and attention DP inside them (Deployment keywords), and the slot under them
+    where `show_fallback` says when the engine refused them."""
     left, right = st.columns(2)
     tp = number_input(link, "tp", _("TP (tensor-parallel devices)"), where=left)
     pp = number_input(link, "pp", _("PP (pipeline stages)"), where=right)
-    return int(tp), int(pp), st.empty()
+    ep, attention_dp = split_inputs(link)
+    layout = {"tp": int(tp), "pp": int(pp), "ep": ep, "attention_dp": attention_dp}
+    return layout, st.empty()
 
 
 def show_fallback(slot, error: str | None, r: dict) -> None:
     """Beside the TP and PP fields: the placement the engine refused and what is shown (and
     written into the link) instead."""
     if error:
-        text = _("{error} The link now holds tp={tp}, pp={pp}.")
-        slot.warning(text.format(error=plain(error), tp=r["tp"], pp=r["pp"]), icon="⚠️")
+        text = _("{error} The link now holds tp={tp}, pp={pp}, ep={ep}, attention_dp=off.")
+        slot.warning(text.format(error=plain(error), tp=r["tp"], pp=r["pp"], ep=r["ep"]), icon="⚠️")
 
 
 def token_inputs(link: Link) -> tuple[int, int, int]:
@@ -84,7 +88,7 @@ def profile_input(link: Link) -> str:
         _("Profile (assumptions)"),
         names,
         key=key,
-        format_func=lambda n: f"{n}: {engine.get_profile(n).description}"[:90],
+        format_func=lambda n: profiles.picker_text(engine.get_profile(n)),
         help=_("A named set of efficiencies and overheads (docs/model.md, 'Serving model')."),
     )
 
@@ -122,10 +126,18 @@ def tutorial_view(model, hw, r: dict, overrides: dict) -> None:
     request's last context I + O), labelled as such, under the serving model's figures."""
     st.subheader(_("Tutorial view: one decode step on one device"))
     context = r["input_tokens"] + r["output_tokens"]
-    opts = {"precision": r["precision"], "kv_precision": r["kv_precision"]}
-    opts |= {"assumptions": engine.get_profile(r["profile"]).assumptions, **overrides}
     try:
-        d = engine.decode(model, hw, r["batch_size"], context, prompt=r["input_tokens"], **opts)
+        dep = engine.Deployment(
+            model=model,
+            hardware=hw,
+            precision=r["precision"],
+            kv_precision=r["kv_precision"],
+            assumptions=engine.get_profile(r["profile"]).assumptions,
+            overrides=overrides,
+        )
+        d = engine.decode(
+            dep, batch_size=r["batch_size"], context=context, prompt=r["input_tokens"]
+        )
     except ValueError as exc:
         st.error(_("Tutorial view not available: {reason}").format(reason=plain(exc)), icon="🚫")
         return

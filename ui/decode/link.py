@@ -1,22 +1,23 @@
-"""The LLM serving page's share link: each parameter declared once (ui.core.params.Link).
+"""The LLM serving page's share link: each parameter declared once (ui.links.params.Link).
 
-model (or `config.json` with `model_config=`), hardware, tp, pp, batch, input_tokens,
+model (or `config.json` with `model_config=`), hardware, tp, pp, ep and attention_dp (an MoE
+model's expert parallelism and attention DP inside the tp devices), batch, input_tokens,
 output_tokens, kv_precision, profile, contexts and batches (the curves), tutorial (on/off),
 optional overrides of the profile's assumptions (efficiency, memory_reserve,
 layer_overhead_us, dispatch_overhead_ms; blank: the profile's figure), precision, custom_hw,
-custom_model. The decode page's older links keep working: `prompt=` and `context=` map onto
-the request shape (ui.core.link_params.legacy_tokens); the written link uses the new names.
+custom_model, and the Sensitivity section's target_tpot_ms (50), sensitivity_step_pct (10) and
+sensitivity_metric (tpot_ms). The decode page's older links keep working: `prompt=` and
+`context=` map onto the request shape (ui.links.link_params.legacy_tokens); the written link
+uses the new names.
 Model: docs/model.md, "Serving model".
 """
 
 from __future__ import annotations
 
 import engine
-from ui.core import assumptions
-from ui.core import link_params as lp
-from ui.core import model_config as serve_config
-from ui.core.i18n import _
-from ui.core.params import (
+from ui.links import assumptions
+from ui.links import link_params as lp
+from ui.links.params import (
     Link,
     Param,
     ParamError,
@@ -26,9 +27,10 @@ from ui.core.params import (
     write_list,
     write_number,
 )
+from ui.widgets import model_config as serve_config
+from ui.words.i18n import _
 
 PAGE = "decode"
-KV_CHOICES = ("same", "fp16", "bf16", "fp8", "int8", "int4")  # same: the weight precision
 DEFAULT_CONTEXTS, DEFAULT_BATCHES = [1024, 4096, 16384, 65536], [2**k for k in range(9)]
 TOKENS = number(1, engine.MAX_TOKENS, whole=True)
 DEGREE = number(1, engine.MAX_DEGREE, whole=True)
@@ -67,20 +69,46 @@ def declare(cat: engine.Catalog) -> Link:
             Param("model", model_reader(cat), default="Llama-3.1-8B"),
             serve_config.param(),
             lp.hardware(cat, "A100"),
-            *(Param(n, DEGREE, write_number, 1) for n in ("tp", "pp")),
+            *(Param(name=n, read=DEGREE, write=write_number, default=1) for n in ("tp", "pp")),
+            *lp.moe_split(),
             lp.batch(),
             *lp.tokens(),
-            Param("kv_precision", choice(KV_CHOICES), default="same"),
+            lp.kv_format(),
             Param("profile", choice(engine.profile_names()), default="tutorial"),
-            Param("contexts", lambda t: sorted(contexts(t)), write_list, DEFAULT_CONTEXTS, "text"),
+            Param(
+                name="contexts",
+                read=lambda t: sorted(contexts(t)),
+                write=write_list,
+                default=DEFAULT_CONTEXTS,
+                widget="text",
+            ),
             lp.batches(DEFAULT_BATCHES),
-            Param("tutorial", read_on_off, lambda on: "on" if on else "off", False),
+            Param(
+                name="tutorial",
+                read=read_on_off,
+                write=lambda on: "on" if on else "off",
+                default=False,
+            ),
             assumptions.param("efficiency"),  # the overrides: blank, the profile's figure
             assumptions.param("memory_reserve"),
-            lp.precision(),
+            lp.number_format(),
             assumptions.param("layer_overhead_us"),
             assumptions.param("dispatch_overhead_ms"),
             *lp.custom_specs(),
             *lp.legacy(),
+            *sensitivity_params(),
         ],
     )
+
+
+SENSITIVITY_METRICS = ("tpot_ms", "ttft_ms", "e2e_latency_ms", "output_tokens_per_s")
+
+
+def sensitivity_params() -> list[Param]:
+    """The Sensitivity section's parameters (ui/widgets/sensitivity.py): the ITL target of the
+    synthesis in ms, the perturbation in percent and the result the tornado shows."""
+    return [
+        Param("target_tpot_ms", number(0.01, 1e6), write=write_number, default=50.0),
+        Param("sensitivity_step_pct", number(0.1, 50.0), write=write_number, default=10.0),
+        Param("sensitivity_metric", choice(SENSITIVITY_METRICS), default="tpot_ms"),
+    ]

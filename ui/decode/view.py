@@ -6,27 +6,28 @@ docs/model.md, "Serving model".
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
-from types import SimpleNamespace
 
 import pandas as pd
 
 import engine
 from ui.charts import bands
 from ui.core import budget
-from ui.core import model_config as serve_config
-from ui.core.format import capacity, fmt, fmt_all, pct
-from ui.core.i18n import N_, _
 from ui.decode.link import OVERRIDES
+from ui.widgets.pickers import split_words
+from ui.words.format import capacity, fmt, fmt_all, pct
+from ui.words.i18n import N_, _
 
 SECTIONS = {  # the expanders under the first chart, drawn (and computed) only while open
     "step": N_("Step time"),
     "table": N_("Operators (table, CSV)"),
     "curves": N_("Curves against batch and input tokens"),
+    "sensitivity": N_("Sensitivity: which figure to improve, and the inverse roofline"),
 }
 # the curves' columns under ui.decode.figures's names (engine columns renamed, not recomputed)
 PAGE_ONLY = ["context", "aggregate_tokens_per_s", "memory_required_bytes", "weight_bytes"]
-CURVE_TABLE = {  # column: (on-screen header, ui.core.format unit or None (as is), factor)
+CURVE_TABLE = {  # column: (on-screen header, ui.words.format unit or None (as is), factor)
     "input_tokens": (N_("Input tokens"), None, 1.0),
     "batch_size": (N_("Batch (sequences)"), None, 1.0),
     "ttft_ms": ("TTFT", "s", 1e-3),
@@ -40,14 +41,8 @@ CURVE_TABLE = {  # column: (on-screen header, ui.core.format unit or None (as is
 }
 
 
-def model_entries(cat) -> dict:
-    """The picker's models: catalogue LLMs with shapes, then the config.json entry."""
-    out = {key: m for key, m in cat.models.items() if getattr(m, "arch", None) is not None}
-    return out | {serve_config.CONFIG_ID: SimpleNamespace(name=_(serve_config.CONFIG_NAME))}
-
-
 def curve_table(df: pd.DataFrame) -> pd.DataFrame:
-    """The curves' rows under readable headers, numbers as ui.core.format text with units."""
+    """The curves' rows under readable headers, numbers as ui.words.format text with units."""
     out = {}
     for column, (header, unit, factor) in CURVE_TABLE.items():
         values = df[column].to_numpy()
@@ -62,28 +57,34 @@ def overrides(values: Mapping) -> dict:
     return {k: values[k] for k in OVERRIDES if values.get(k) is not None}
 
 
-def run(model, hw, opts: dict) -> tuple[dict, str | None]:
-    """(engine.serve(...).as_dict(), an error to show): a placement the model or chip refuses
-    (tp not dividing the heads, no device link) falls back to one device."""
+def run(
+    dep: engine.Deployment, request: engine.Batch
+) -> tuple[engine.ServeResult, str | None, engine.Deployment]:
+    """(engine.serve(...), an error to show, the deployment shown): a placement the model or
+    chip refuses (tp not dividing the heads, no device link, an ep a dense model cannot use)
+    falls back to one device."""
     try:
-        return engine.serve(model, hw, **opts).as_dict(), None
+        return engine.serve(dep, request), None, dep
     except ValueError as exc:
-        if opts["tp"] == opts["pp"] == 1:
+        if dep.tp == dep.pp == dep.ep == 1:
             raise
-        r = engine.serve(model, hw, **(opts | {"tp": 1, "pp": 1})).as_dict()
-        return r, _("Devices not used: {reason}. Showing tp = 1, pp = 1 (one device).").format(
-            reason=exc
-        )
+        one = dataclasses.replace(dep, tp=1, pp=1, ep=1, attention_dp=False)
+        reason = _("Devices not used: {reason}. Showing tp = 1, pp = 1 (one device).")
+        return engine.serve(one, request), reason.format(reason=exc), one
 
 
-def curves(model, hw, batches: list[int], contexts: list[int], opts: dict) -> pd.DataFrame:
+def curves(
+    dep: engine.Deployment, output_tokens: int, batches: list[int], contexts: list[int]
+) -> pd.DataFrame:
     """The serve sweep over batch × input tokens, under the columns ui.decode.figures draws
     (context = input tokens; memory per device). The largest batch that fits is the engine's
     `max_batch_size` (per row: at that row's tokens), never re-derived here."""
-    keep = {k: v for k, v in opts.items() if k not in ("batch_size", "input_tokens", "precision")}
-    df = engine.serve_sweep(
-        model, hw, batch_sizes=batches, input_tokens=contexts, precisions=opts["precision"], **keep
+    grid = engine.BatchGrid(
+        input_tokens=tuple(contexts),
+        output_tokens=output_tokens,
+        batch_sizes=tuple(batches),
     )
+    df = engine.serve_sweep(engine.Deployments.of_one(dep), batches=grid)
     return df.assign(
         context=df["input_tokens"],
         aggregate_tokens_per_s=df["output_tokens_per_s"],
@@ -103,9 +104,10 @@ def curve_refusal(batches: list[int], contexts: list[int]) -> str | None:
     return budget.rows_refusal("decode", counts, narrow)
 
 
-def devices_text(hw, tp: int, pp: int) -> str:
+def devices_text(hw, tp: int, pp: int, split: str = "") -> str:
     """'2 × NVIDIA H100 SXM (TP 2 × PP 1), NVLink 4: 450 GB/s per direction, 600 ns per hop,
-    8 per node' (plain: the caller escapes the catalogue's names)."""
+    8 per node' (plain: the caller escapes the catalogue's names); `split`: the MoE layout's
+    words (ui.widgets.pickers.split_words), after the degrees."""
     n = tp * pp
     link = _("no device-to-device link catalogued")
     if hw.devices_per_node > 1:
@@ -115,8 +117,8 @@ def devices_text(hw, tp: int, pp: int) -> str:
             latency=fmt(hw.interconnect_latency_s, "s"),
             n=hw.devices_per_node,
         )
-    return _("{n} × {hardware} (TP {tp} × PP {pp}), {link}").format(
-        n=n, hardware=hw.name, tp=tp, pp=pp, link=link
+    return _("{n} × {hardware} (TP {tp} × PP {pp}{split}), {link}").format(
+        n=n, hardware=hw.name, tp=tp, pp=pp, split=split, link=link
     )
 
 
@@ -143,24 +145,35 @@ def headline(r: Mapping) -> list[tuple[str, str, str]]:
     mark = "" if fits else _(" — hypothetical")
     reserve = r["memory_capacity_bytes"] - r["usable_memory_bytes"]
     return [
-        (_("Fits in memory"), _("yes") if fits else _("NO"),
-         _("weights + KV cache per device ≤ usable")),
+        (
+            _("Fits in memory"),
+            _("yes") if fits else _("NO"),
+            _("weights + KV cache per device ≤ usable"),
+        ),
         (_("TTFT") + mark, fmt(r["ttft_ms"] * 1e-3, "s"), _("prefill of batch × input tokens")),
         (_("TPOT") + mark, fmt(r["tpot_ms"] * 1e-3, "s"), _("mean decode step")),
-        (_("End-to-end latency") + mark, fmt(r["e2e_latency_ms"] * 1e-3, "s"),
-         _("TTFT + decode")),
+        (_("End-to-end latency") + mark, fmt(r["e2e_latency_ms"] * 1e-3, "s"), _("TTFT + decode")),
         (_("Per user") + mark, fmt(r["tokens_per_s_per_user"], "tokens/s"), _("1 ÷ TPOT")),
-        (_("Per GPU") + mark, fmt(r["output_tokens_per_s_per_gpu"], "tokens/s"),
-         _("÷ {n} devices").format(n=n)),
-        (_("All devices") + mark, fmt(r["output_tokens_per_s"], "tokens/s"),
-         _("batch × output ÷ e2e")),
+        (
+            _("Per GPU") + mark,
+            fmt(r["output_tokens_per_s_per_gpu"], "tokens/s"),
+            _("÷ {n} devices").format(n=n),
+        ),
+        (
+            _("All devices") + mark,
+            fmt(r["output_tokens_per_s"], "tokens/s"),
+            _("batch × output ÷ e2e"),
+        ),
         (_("Communication share of TPOT"), pct(r["decode_comm_share"]), _("all-reduces, sends")),
         (_("Memory per device"), fmt(r["memory_per_device_bytes"], "B"), _("weights + KV cache")),
-        (_("Weights per device"), fmt(r["weight_bytes_per_device"], "B"),
-         _("shard of the weights")),
+        (
+            _("Weights per device"),
+            fmt(r["weight_bytes_per_device"], "B"),
+            _("shard of the weights"),
+        ),
         (_("KV cache per device"), fmt(r["kv_cache_bytes_per_device"], "B"), _("room for I + O")),
         (_("Reserve per device"), fmt(reserve, "B"), _("capacity held back (memory_reserve)")),
-    ]  # fmt: skip
+    ]
 
 
 def caption(r: Mapping, hw) -> str:
@@ -169,7 +182,9 @@ def caption(r: Mapping, hw) -> str:
         "{devices} · batch {batch} × {input} input + {output} output tokens · weights "
         "{precision}, KV cache {kv_precision} · profile {profile} · serving model"
     ).format(
-        devices=devices_text(hw, r["tp"], r["pp"]),
+        devices=devices_text(
+            hw=hw, tp=r["tp"], pp=r["pp"], split=split_words(r["ep"], r["attention_dp"])
+        ),
         batch=f"{r['batch_size']:,}",
         input=f"{r['input_tokens']:,}",
         output=f"{r['output_tokens']:,}",
@@ -204,7 +219,9 @@ def band(r: Mapping, model, hw_id: str, overrides: Mapping) -> bands.Note:
     the profile's calibrated ground (ui.charts.bands); edited when an override is set."""
     profile = engine.get_profile(r["profile"])
     arch = getattr(model, "arch", None)
-    return bands.note(profile, arch, hw_id, r["precision"], edited=bool(overrides))
+    return bands.note(
+        profile=profile, arch=arch, hardware=hw_id, precision=r["precision"], edited=bool(overrides)
+    )
 
 
 def band_text(r: Mapping, note: bands.Note) -> str:

@@ -2,8 +2,8 @@
 publishes (with why ours agree or differ), exercises and the take-away.
 
 Every text field is English marked with `N_` where it is written (ui/learn/lessons/); the page
-shows it through `_()` (ui.core.i18n), so the catalogue holds every language. `{name}`
-placeholders are filled with numbers the lesson's experiment formats (ui.core.format), the same
+shows it through `_()` (ui.words.i18n), so the catalogue holds every language. `{name}`
+placeholders are filled with numbers the lesson's experiment formats (ui.words.format), the same
 in every language.
 """
 

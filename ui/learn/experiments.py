@@ -1,7 +1,7 @@
 """Each lesson's live experiment, by chapter number: widgets, engine calls and charts, returning
 the figures and answers the page's common parts show and check (ui.learn.content.Outcome)."""
 
-from ui.learn import pipeline, roofline, serving, training
+from ui.learn import dse, footprint, pipeline, roofline, sensitivity, serving, training
 
 EXPERIMENTS = {
     "0": roofline.hello,
@@ -11,5 +11,10 @@ EXPERIMENTS = {
     "4": pipeline.starving,
     "5": serving.quantization,
     "6": training.scaling,
+    "7": footprint.geography,
+    "8": footprint.reasoning,
+    "9": sensitivity.invest,
+    "10": sensitivity.wafer,
     "11": training.memory,
+    "12": dse.design_space,
 }

@@ -8,11 +8,11 @@ import streamlit as st
 import engine
 from ui.charts.lines import Series, lines_figure
 from ui.core.downloads import download_csv
-from ui.core.format import fmt, pct
-from ui.core.i18n import _
-from ui.core.params import Link
 from ui.learn.content import Outcome
+from ui.links.params import Link
 from ui.widgets.pickers import number_input
+from ui.words.format import fmt, pct
+from ui.words.i18n import _
 
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]  # the chapter's sweep
 WORKER_BYTES_PER_S = 250e6  # one CPU worker (the chapter's ~250 MB/s)
@@ -45,8 +45,15 @@ def starving(link: Link, cat) -> Outcome:
         )
     )
     series = [
-        Series(_("GPU step (ResNet-50 on A100)"), rows["accelerator_step_ms"], "s", 1e-3),
-        Series(_("CPU transform"), rows["transform_ms"], "s", 1e-3, "dash"),
+        Series(
+            name=_("GPU step (ResNet-50 on A100)"),
+            values=rows["accelerator_step_ms"],
+            unit="s",
+            scale=1e-3,
+        ),
+        Series(
+            name=_("CPU transform"), values=rows["transform_ms"], unit="s", scale=1e-3, dash="dash"
+        ),
     ]
     marks = [(first, _("CPU binds from batch {batch}").format(batch=first))] if first else []
     figure = lines_figure(
@@ -59,7 +66,7 @@ def starving(link: Link, cat) -> Outcome:
     )
     st.plotly_chart(figure, key="l4")
     download_csv(rows, "lesson_4_pipeline.csv", "learn:l4_csv")
-    return _outcome(cat, batch, gbps, kb)
+    return _outcome(cat=cat, batch=batch, gbps=gbps, kb=kb)
 
 
 def _outcome(cat, batch: int, gbps: float, kb: float) -> Outcome:
@@ -93,4 +100,4 @@ def _outcome(cat, batch: int, gbps: float, kb: float) -> Outcome:
             {"model": "ResNet-50", "hardware": "A100", "batches": ",".join(map(str, BATCHES))},
         )
     ]
-    return Outcome(ours, values, answers, pages, "")
+    return Outcome(ours=ours, values=values, answers=answers, pages=pages, command="")

@@ -1,6 +1,6 @@
 """The lessons page's parts, common to every lesson: the lesson picker, the question, the
 tutorial's figures beside ours, the exercises the page checks, and the full pages that open
-the lesson's scenario. Every text goes through ui.core.i18n; numbers arrive formatted.
+the lesson's scenario. Every text goes through ui.words.i18n; numbers arrive formatted.
 """
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ui.core import i18n
 from ui.core.downloads import download_csv
-from ui.core.format import fmt
-from ui.core.i18n import _
 from ui.learn.content import Exercise, Lesson, Outcome
 from ui.learn.link import NUMBERS, PAGE
+from ui.words import i18n
+from ui.words.format import fmt
+from ui.words.i18n import _
 
 SOURCE = "harvard-edge/cs249r_book, mlsysim/docs/tutorials/"
 PICKER = f"{PAGE}:lesson"
@@ -27,7 +27,7 @@ def _changed() -> None:
 
 
 def picker(lessons: dict[str, Lesson]) -> str:
-    """The lesson picker (`learn:lesson`, seeded from the link by ui.core.state.bind)."""
+    """The lesson picker (`learn:lesson`, seeded from the link by ui.links.state.bind)."""
     titles = {n: f"{int(n):02d} · {_(lessons[n].title)}" for n in NUMBERS}  # shown now
     return st.selectbox(
         _("Lesson"), NUMBERS, key=PICKER, format_func=titles.__getitem__, on_change=_changed

@@ -12,13 +12,13 @@ import engine
 from ui.charts.latency_split import latency_breakdown_figure
 from ui.charts.roofline import roof_table, roofline_figure
 from ui.charts.sweep import intensity_figure, speedup_figure, with_speedup
-from ui.core.format import fmt, pct
-from ui.core.i18n import _
-from ui.core.params import Link
-from ui.core.text import bound
 from ui.learn.content import Outcome
 from ui.learn.link import HARDWARE
+from ui.links.params import Link
 from ui.widgets.pickers import number_input
+from ui.words.format import fmt, pct
+from ui.words.i18n import _
+from ui.words.text import bound
 
 POWERS = [2**i for i in range(9)]  # 1 … 256: the lesson's power-of-two sweep
 TUTORIAL_BATCHES = [1, 4, 16, 32, 64, 128, 256]  # the chapters' printed loop
@@ -29,10 +29,6 @@ def _hardware(link: Link, cat, lesson: str) -> str:
     return st.selectbox(
         _("Accelerator"), ids, key=link.key("hardware"), format_func=lambda h: cat.hardware[h].name
     )
-
-
-def _points(rows, label: str):
-    return rows.assign(label=label)
 
 
 def hello(link: Link, cat) -> Outcome:
@@ -69,7 +65,12 @@ def hello(link: Link, cat) -> Outcome:
         label=[label.format(hardware=names[hw], batch=f"{b:,}") for b in rows["batch_size"]]
     )
     title = _("Roofline: ResNet-50 on {hardware}, fp16").format(hardware=names[hw])
-    st.plotly_chart(roofline_figure(points, roof_table(rows, names), "catalog", title), key="l0")
+    st.plotly_chart(
+        roofline_figure(
+            points=points, roofs=roof_table(rows, names), convention="catalog", title=title
+        ),
+        key="l0",
+    )
     d = r.as_dict()
     split = latency_breakdown_figure(d["t_compute_ms"], d["t_memory_ms"], d["t_overhead_ms"])
     st.plotly_chart(split, key="l0_split")
@@ -133,7 +134,7 @@ def _hello_outcome(cat, hw: str, batch: int) -> Outcome:
         ),
     ]
     command = f"python -m engine solve --model ResNet-50 --hardware {hw} --batch-size {batch}"
-    return Outcome(ours, values, answers, pages, command)
+    return Outcome(ours=ours, values=values, answers=answers, pages=pages, command=command)
 
 
 MODELS = ("Llama-3.1-8B", "ResNet-50")
@@ -156,7 +157,9 @@ def memory_wall(link: Link, cat) -> Outcome:
         label=[label.format(hardware=names[h], batch=f"{batch:,}") for h in here["hardware"]]
     )
     title = _("Roofline: {model}, A100 and H100").format(model=model)
-    figure = roofline_figure(points, roof_table(rows, names), "catalog", title)
+    figure = roofline_figure(
+        points=points, roofs=roof_table(rows, names), convention="catalog", title=title
+    )
     st.plotly_chart(figure, key="l1_roofline")
     return _wall_outcome(cat, model, batch)
 
@@ -199,4 +202,4 @@ def _wall_outcome(cat, model: str, batch: int) -> Outcome:
         f"python -m engine sweep --model {model} --hardware A100 --hardware H100 "
         f"--batch-sizes {','.join(map(str, POWERS))} --format table"
     )
-    return Outcome(ours, values, answers, pages, command)
+    return Outcome(ours=ours, values=values, answers=answers, pages=pages, command=command)

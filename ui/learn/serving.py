@@ -14,13 +14,13 @@ import engine
 from ui.charts.lines import Series, stacked_bars_figure
 from ui.charts.roofline import roof_table, roofline_figure
 from ui.core.downloads import download_csv
-from ui.core.format import fmt
-from ui.core.i18n import N_, _
-from ui.core.params import Link
-from ui.core.text import bound
 from ui.learn.content import Outcome
 from ui.learn.link import HARDWARE, LLM_PRECISIONS
+from ui.links.params import Link
 from ui.widgets.pickers import number_input
+from ui.words.format import fmt
+from ui.words.i18n import N_, _
+from ui.words.text import bound
 
 LLAMA = "Llama-3.1-8B"
 PHASES = (N_("prefill"), N_("decode"))  # engine column prefixes, shown translated
@@ -65,11 +65,13 @@ def _pick_hardware(link: Link, cat, lesson: str, where) -> str:
 def two_phases(link: Link, cat) -> Outcome:
     """Lesson 2: Llama-3.1-8B's prefill and decode step on one accelerator."""
     a, b, c = st.columns(3)
-    hw = _pick_hardware(link, cat, "2", a)
+    hw = _pick_hardware(link=link, cat=cat, lesson="2", where=a)
     with b:
         context = int(number_input(link, "context", _("Prompt (tokens)"), step=512))
     precision = c.selectbox(_("Precision"), LLM_PRECISIONS, key=link.key("precision"))
-    d = engine.decode(LLAMA, hw, 1, context, precision=precision, catalog=cat).as_dict()
+    d = engine.decode(
+        model=LLAMA, hardware=hw, batch_size=1, context=context, precision=precision, catalog=cat
+    ).as_dict()
     st.markdown(
         _(
             "**TTFT {ttft}** (prefill, {prefill}) · **TPOT {tpot}** (decode, {decode}) · "
@@ -87,9 +89,16 @@ def two_phases(link: Link, cat) -> Outcome:
     title = _("Roofline: {model} on {hardware}, {precision}").format(
         model=LLAMA, hardware=names[hw], precision=precision
     )
-    st.plotly_chart(roofline_figure(points, roof_table(points, names), "mac2", title), key="l2")
+    st.plotly_chart(
+        roofline_figure(
+            points=points, roofs=roof_table(points, names), convention="mac2", title=title
+        ),
+        key="l2",
+    )
     gpus = ("A100", "H100", "H200")
-    table = engine.decode_sweep(LLAMA, list(gpus), [1], [context], catalog=cat)
+    table = engine.decode_sweep(
+        models=LLAMA, hardware=list(gpus), batch_sizes=[1], contexts=[context], catalog=cat
+    )
     shown = pd.DataFrame(
         {
             _("Accelerator"): [cat.hardware[h].name for h in table["hardware"]],
@@ -99,7 +108,7 @@ def two_phases(link: Link, cat) -> Outcome:
     )
     st.dataframe(shown, hide_index=True, key="l2_table")
     download_csv(table, f"lesson_2_prompt_{context}.csv", "learn:l2_csv")
-    return _phases_outcome(cat, hw, context, precision)
+    return _phases_outcome(cat=cat, hw=hw, context=context, precision=precision)
 
 
 def _speedups(slow: dict, fast: dict) -> str:
@@ -109,7 +118,8 @@ def _speedups(slow: dict, fast: dict) -> str:
 
 def _phases_outcome(cat, hw: str, context: int, precision: str) -> Outcome:
     by = {
-        h: engine.decode(LLAMA, h, 1, 2048, catalog=cat).as_dict() for h in ("A100", "H100", "H200")
+        h: engine.decode(model=LLAMA, hardware=h, batch_size=1, context=2048, catalog=cat).as_dict()
+        for h in ("A100", "H100", "H200")
     }
     a, h, h2 = by["A100"], by["H100"], by["H200"]
     ai = "{prefill} / {decode}".format(
@@ -130,29 +140,37 @@ def _phases_outcome(cat, hw: str, context: int, precision: str) -> Outcome:
         "phase": 0 if h["prefill_bottleneck"] == "compute" else 1,
     }
     query = {"model": LLAMA, "hardware": hw, "batch": "1", "input_tokens": str(context)}
-    query |= {"output_tokens": "256", "precision": precision}
+    # /decode takes number formats: the lesson's int4 (4-bit weights) is its w4a16
+    query |= {"output_tokens": "256", "precision": engine.FORMAT_ALIASES.get(precision, precision)}
     pages = [(_("LLM decode"), "pages/decode.py", query)]
     command = (
         f"python -m engine decode --model {LLAMA} --hardware {hw} --batch-size 1 "
         f"--context {context} --precision {precision} --format table"
     )
-    return Outcome(ours, values, answers, pages, command)
+    return Outcome(ours=ours, values=values, answers=answers, pages=pages, command=command)
 
 
 def kv_cache(link: Link, cat) -> Outcome:
     """Lesson 3: weights and KV cache against the usable memory, context by context."""
     a, b, c = st.columns(3)
-    hw = _pick_hardware(link, cat, "3", a)
+    hw = _pick_hardware(link=link, cat=cat, lesson="3", where=a)
     with b:
         batch = int(number_input(link, "batch", _("Users (batch)"), step=1))
     kv = c.selectbox(
         _("KV-cache precision"), ("fp16", "fp8", "int8", "int4"), key=link.key("kv_precision")
     )
-    rows = engine.decode_sweep(LLAMA, hw, [batch], CONTEXTS, kv_precision=kv, catalog=cat)
+    rows = engine.decode_sweep(
+        models=LLAMA,
+        hardware=hw,
+        batch_sizes=[batch],
+        contexts=CONTEXTS,
+        kv_precision=kv,
+        catalog=cat,
+    )
     usable = float(rows["usable_memory_bytes"].iloc[0])
     parts = [
-        Series(_("Weights"), rows["weight_bytes"] / 1e9, "B", 1e9),
-        Series(_("KV cache"), rows["kv_cache_bytes"] / 1e9, "B", 1e9),
+        Series(name=_("Weights"), values=rows["weight_bytes"] / 1e9, unit="B", scale=1e9),
+        Series(name=_("KV cache"), values=rows["kv_cache_bytes"] / 1e9, unit="B", scale=1e9),
     ]
     title = _("Memory of {users} users: {model} on {hardware}").format(
         users=f"{batch:,}", model=LLAMA, hardware=cat.hardware[hw].name
@@ -176,15 +194,25 @@ def kv_cache(link: Link, cat) -> Outcome:
     )
     st.dataframe(table, hide_index=True, key="l3_table")
     download_csv(rows, f"lesson_3_{hw}_batch_{batch}.csv", "learn:l3_csv")
-    return _kv_outcome(cat, hw, batch, kv)
+    return _kv_outcome(cat=cat, hw=hw, batch=batch, kv=kv)
 
 
 def _kv_outcome(cat, hw: str, batch: int, kv: str) -> Outcome:
-    long = engine.decode(LLAMA, "H100", 1, 131072, catalog=cat).as_dict()
-    short = engine.decode(LLAMA, "H100", 1, 2048, catalog=cat).as_dict()
-    h200 = engine.decode(LLAMA, "H200", 1, 131072, catalog=cat).as_dict()
-    h200_8 = engine.decode(LLAMA, "H200", 1, 131072, precision="int8", catalog=cat).as_dict()
-    big = engine.decode("Llama-3.1-70B", "H100", 1, 4096, catalog=cat).as_dict()
+    long = engine.decode(
+        model=LLAMA, hardware="H100", batch_size=1, context=131072, catalog=cat
+    ).as_dict()
+    short = engine.decode(
+        model=LLAMA, hardware="H100", batch_size=1, context=2048, catalog=cat
+    ).as_dict()
+    h200 = engine.decode(
+        model=LLAMA, hardware="H200", batch_size=1, context=131072, catalog=cat
+    ).as_dict()
+    h200_8 = engine.decode(
+        model=LLAMA, hardware="H200", batch_size=1, context=131072, precision="int8", catalog=cat
+    ).as_dict()
+    big = engine.decode(
+        model="Llama-3.1-70B", hardware="H100", batch_size=1, context=4096, catalog=cat
+    ).as_dict()
     ours = {
         "per_token": fmt(long["kv_cache_bytes_per_token"], "B"),
         "long": _("{kv} against {weights}").format(
@@ -195,7 +223,9 @@ def _kv_outcome(cat, hw: str, batch: int, kv: str) -> Outcome:
     }
     values = {
         "weights": fmt(long["weight_bytes"], "B"),
-        "users": str(long["max_batch_at_context"]),
+        "users": str(long["max_batch_at_context"]),  # at 128K
+        "short_kv": fmt(short["kv_cache_bytes"], "B"),  # one user's cache at 2,048 tokens
+        "short_users": f"{short['max_batch_at_context']:,}",
     }
     answers = {
         "h200": h200["max_batch_at_context"],
@@ -209,27 +239,50 @@ def _kv_outcome(cat, hw: str, batch: int, kv: str) -> Outcome:
         f"python -m engine decode --model {LLAMA} --hardware {hw} --batch-size {batch} "
         f"--context 131072 --kv-precision {kv} --format table"
     )
-    return Outcome(ours, values, answers, pages, command)
+    return Outcome(ours=ours, values=values, answers=answers, pages=pages, command=command)
 
 
 def quantization(link: Link, cat) -> Outcome:
     """Lesson 5: one precision against fp16, for a memory-bound and a compute-bound workload."""
     precision = st.selectbox(_("Precision"), LLM_PRECISIONS[1:], key=link.key("precision"))
     pair = ("fp16", precision)
-    decode = {p: engine.decode(LLAMA, "H100", 1, 2048, precision=p, catalog=cat) for p in pair}
-    solve = {p: engine.solve("ResNet-50", "A100", 256, p, catalog=cat) for p in pair}
-    left, right = st.columns(2)
+    decode = {
+        p: engine.decode(
+            model=LLAMA, hardware="H100", batch_size=1, context=2048, precision=p, catalog=cat
+        )
+        for p in pair
+    }
+    solve = {
+        p: engine.solve(
+            model="ResNet-50", hardware="A100", batch_size=256, precision=p, catalog=cat
+        )
+        for p in pair
+    }
+    # one chart under the other: two to a row leave a roofline ~200 px wide on a laptop's half
+    # screen, too narrow for its title and log ticks
     frames = [phase_points(decode[p].as_dict(), f"H100 · {p}", p).iloc[[1]] for p in pair]
     points = pd.concat(frames, ignore_index=True)
     names = {f"H100 · {p}": f"H100 · {p}" for p in pair}
-    title = _("Decode, {model} on H100").format(model=LLAMA)
-    left.plotly_chart(roofline_figure(points, roof_table(points, names), "mac2", title), key="l5a")
-    rows = engine.sweep("ResNet-50", "A100", [256], list(pair), catalog=cat)
+    title = _("Decode step (tutorial's LLM view), {model} on H100").format(model=LLAMA)
+    st.plotly_chart(
+        roofline_figure(
+            points=points, roofs=roof_table(points, names), convention="mac2", title=title
+        ),
+        key="l5a",
+    )
+    rows = engine.sweep(
+        models="ResNet-50", hardware="A100", batch_sizes=[256], precisions=list(pair), catalog=cat
+    )
     rows = rows.assign(hardware=[f"A100 · {p}" for p in rows["precision"]])
     rows = rows.assign(label=list(rows["hardware"]))
     names = {h: h for h in rows["hardware"]}
     title = _("ResNet-50, batch 256 on A100")
-    right.plotly_chart(roofline_figure(rows, roof_table(rows, names), "catalog", title), key="l5b")
+    st.plotly_chart(
+        roofline_figure(
+            points=rows, roofs=roof_table(rows, names), convention="catalog", title=title
+        ),
+        key="l5b",
+    )
     speed = {
         "decode": decode["fp16"].tpot_s / decode[precision].tpot_s,
         "solve": solve["fp16"].latency_s / solve[precision].latency_s,
@@ -244,11 +297,16 @@ def quantization(link: Link, cat) -> Outcome:
 
 def _quant_outcome(cat, precision: str) -> Outcome:
     tpot = {
-        p: engine.decode(LLAMA, "H100", 1, 2048, precision=p, catalog=cat).tpot_s
+        p: engine.decode(
+            model=LLAMA, hardware="H100", batch_size=1, context=2048, precision=p, catalog=cat
+        ).tpot_s
         for p in LLM_PRECISIONS
     }
     lat = {
-        p: engine.solve("ResNet-50", "A100", 256, p, catalog=cat).latency_s for p in LLM_PRECISIONS
+        p: engine.solve(
+            model="ResNet-50", hardware="A100", batch_size=256, precision=p, catalog=cat
+        ).latency_s
+        for p in LLM_PRECISIONS
     }
     ours = {
         "decode": ", ".join(fmt(tpot["fp16"] / tpot[p], "×") for p in LLM_PRECISIONS[1:]),
@@ -257,7 +315,7 @@ def _quant_outcome(cat, precision: str) -> Outcome:
     }
     answers = {"int4": tpot["fp16"] / tpot["int4"], "int8_resnet": lat["int8"] * 1e3}
     query = {"model": LLAMA, "hardware": "H100", "batch": "1", "input_tokens": "2048"}
-    query |= {"output_tokens": "256", "precision": precision}
+    query |= {"output_tokens": "256", "precision": engine.FORMAT_ALIASES.get(precision, precision)}
     solve_query = {"model": "ResNet-50", "hardware": "A100", "batch": "256", "precision": precision}
     pages = [
         (_("LLM decode"), "pages/decode.py", query),
@@ -267,4 +325,4 @@ def _quant_outcome(cat, precision: str) -> Outcome:
         f"python -m engine decode --model {LLAMA} --hardware H100 --batch-size 1 "
         f"--context 2048 --precision {precision} --format table"
     )
-    return Outcome(ours, {}, answers, pages, command)
+    return Outcome(ours=ours, values={}, answers=answers, pages=pages, command=command)

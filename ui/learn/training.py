@@ -10,17 +10,27 @@ import streamlit as st
 import engine
 from ui.charts.lines import Series, lines_figure, stacked_bars_figure
 from ui.core.downloads import download_csv
-from ui.core.format import fmt, pct
-from ui.core.i18n import N_, _
-from ui.core.params import Link
 from ui.learn.content import Outcome
+from ui.links.params import Link
 from ui.widgets.pickers import number_input
+from ui.words.format import fmt, pct
+from ui.words.i18n import N_, _
 
 GPUS = [8, 32, 64, 128, 256, 512, 1024]  # the chapter's sweep
 BIG = "Llama-3.1-70B"
 SMALL = "Llama-3.1-8B"
-SCALE = {"tp": 8, "seq_len": 2048, "zero": 1}  # the chapter's layout (ZeRO-1: it fits)
-MEMORY = {"gpus": 8, "global_batch_size": 8, "micro_batch_size": 1, "seq_len": 2048}
+SEQ_LEN = 2048  # tokens: the chapter's sequences
+SCALE_LAYOUT = engine.TrainLayout(tp=8, zero=1)  # the chapter's layout (ZeRO-1: it fits)
+
+
+def scale_run(cat, gpus: list[int]) -> engine.TrainRun:
+    """The chapter's run at each of `gpus`, the global batch its max(64, gpus)."""
+    return engine.TrainRun(BIG, "H100", gpus=gpus, seq_len=SEQ_LEN, catalog=cat)
+
+
+def memory_run(cat) -> engine.TrainRun:
+    """Lesson 11's run: 8 GPUs, a global batch of 8 sequences."""
+    return engine.TrainRun(SMALL, "H100", gpus=8, global_batch_size=8, seq_len=SEQ_LEN, catalog=cat)
 
 
 def scaling(link: Link, cat) -> Outcome:
@@ -30,8 +40,9 @@ def scaling(link: Link, cat) -> Outcome:
         mttf = float(number_input(link, "mttf_hours", _("GPU MTTF (hours)"), step=5000.0))
     with b:
         ckpt = float(number_input(link, "checkpoint_s", _("Checkpoint write (s)"), step=30.0))
-    kw = {"gpu_mttf_hours": mttf, "checkpoint_s": ckpt, "catalog": cat, **SCALE}
-    rows = engine.scaling_overheads(BIG, "H100", GPUS, **kw)
+    failures = engine.Failures(gpu_mttf_hours=mttf, checkpoint_s=ckpt)
+    rows = engine.scaling_overheads(scale_run(cat, GPUS), SCALE_LAYOUT, failures=failures)
+    splits = [comm_split(cat, g) for g in GPUS]
     series = [
         Series(_("Communication"), rows["comm_loss_hours"], "h"),
         Series(_("Checkpoints and rollbacks"), rows["checkpoint_loss_hours"], "h", dash="dash"),
@@ -51,6 +62,8 @@ def scaling(link: Link, cat) -> Outcome:
             _("Failures in 30 days"): [fmt(v) for v in rows["expected_failures"]],
             _("Checkpoint every"): [fmt(v, "h") for v in rows["checkpoint_interval_hours"]],
             _("Step lost to communication"): [pct(v) for v in rows["comm_fraction"]],
+            _("of it tensor-parallel"): [pct(s["tp_share"]) for s in splits],
+            _("of it data-parallel"): [pct(s["dp_share"]) for s in splits],
         }
     )
     st.dataframe(shown, hide_index=True, key="l6_table")
@@ -60,8 +73,45 @@ def scaling(link: Link, cat) -> Outcome:
     return _scaling_outcome(cat, rows)
 
 
+def comm_split(cat, gpus: int, overrides: dict | None = None) -> dict:
+    """engine.train of the chapter's run on `gpus` GPUs (the profile's assumptions, or with
+    `overrides`): the exposed tensor- and data-parallel seconds and their shares of the step."""
+    run = engine.TrainRun(
+        BIG,
+        "H100",
+        gpus=gpus,
+        global_batch_size=max(64, gpus),
+        seq_len=SEQ_LEN,
+        catalog=cat,
+        overrides=overrides or {},
+    )
+    r = engine.train(run, SCALE_LAYOUT).as_dict()
+    step = r["step_time_s"]
+    return r | {"tp_share": r["comm_tp_s"] / step, "dp_share": r["comm_dp_s"] / step}
+
+
+def _split_values(cat) -> dict:
+    """The lesson's words on who the exposed communication belongs to: at 8 GPUs (tensor
+    parallelism alone), with the links at the profile's efficiency and at the datasheet's
+    bandwidth, and at 1,024 (tensor and data parallelism)."""
+    eight = comm_split(cat, 8)
+    datasheet = comm_split(cat, 8, {"link_efficiency": 1.0})
+    big = comm_split(cat, 1024)
+    eff = engine.get_training_profile("megatron").assumptions.link_efficiency
+    return {
+        "tp_8": pct(eight["tp_share"]),
+        "tp_8_datasheet": pct(datasheet["tp_share"]),
+        "link_eff": pct(eff),
+        "exposed_1024": fmt(big["comm_exposed_s"], "s"),
+        "tp_1024": fmt(big["comm_tp_s"], "s"),
+        "dp_1024": fmt(big["comm_dp_s"], "s"),
+        "tp_share_1024": pct(big["tp_share"]),
+        "dp_share_1024": pct(big["dp_share"]),
+    }
+
+
 def _scaling_outcome(cat, rows: pd.DataFrame) -> Outcome:
-    base = engine.scaling_overheads(BIG, "H100", [512, 1024], catalog=cat, **SCALE)
+    base = engine.scaling_overheads(scale_run(cat, [512, 1024]), SCALE_LAYOUT)
     r512, r1024 = (base.iloc[i] for i in (0, 1))
     r2048 = engine.reliability(2048)
     ours = {
@@ -82,6 +132,8 @@ def _scaling_outcome(cat, rows: pd.DataFrame) -> Outcome:
         "comm_share": pct(r1024["comm_fraction"]),
         "comm_hours": fmt(r1024["comm_loss_hours"], "h"),
     }
+    values |= _split_values(cat)
+    ours["tp8"] = values["tp_8"]
     answers = {"mtbf2048": r2048.mtbf_hours, "fail2048": r2048.expected_failures}
     query = {"model": BIG, "hardware": "H100", "gpus": "1024", "tp": "8", "zero": "1"}
     query |= {"global_batch_size": "1024", "seq_len": "2048"}
@@ -90,7 +142,11 @@ def _scaling_outcome(cat, rows: pd.DataFrame) -> Outcome:
         "--global-batch-size 1024 --seq-len 2048 --zero 1 --format table"
     )
     return Outcome(
-        ours, values, answers, [(_("Training planner"), "pages/train.py", query)], command
+        ours=ours,
+        values=values,
+        answers=answers,
+        pages=[(_("Training planner"), "pages/train.py", query)],
+        command=command,
     )
 
 
@@ -113,12 +169,13 @@ def memory(link: Link, cat) -> Outcome:
         key=link.key("recompute"),
         format_func={r: _(r) for r in RECOMPUTE}.__getitem__,
     )
+    run = memory_run(cat)
     runs = [
-        engine.train(SMALL, "H100", zero=z, recompute=recompute, catalog=cat, **MEMORY).as_dict()
+        engine.train(run, engine.TrainLayout(zero=z, recompute=recompute)).as_dict()
         for z in range(4)
     ]
     parts = [
-        Series(_(label), [r[key] / 1e9 for r in runs], "B", 1e9)
+        Series(name=_(label), values=[r[key] / 1e9 for r in runs], unit="B", scale=1e9)
         for key, label in COMPONENTS.items()
     ]
     usable = runs[0]["usable_memory_bytes"]
@@ -163,5 +220,9 @@ def _memory_outcome(runs: list[dict], zero: str, recompute: str) -> Outcome:
         f"--recompute {recompute} --global-batch-size 8 --seq-len 2048 --format table"
     )
     return Outcome(
-        ours, values, answers, [(_("Training planner"), "pages/train.py", query)], command
+        ours=ours,
+        values=values,
+        answers=answers,
+        pages=[(_("Training planner"), "pages/train.py", query)],
+        command=command,
     )

@@ -8,7 +8,7 @@ never drawn as if it could: the fast path's rows past saturation (`stable` false
 and the region shaded, and a simulated rate whose queue grew through the run keeps its
 throughput point but not its latencies (they depend on the run's length). The profile's
 measured error is a shaded band around the p50 line (`band_pct`; none drawn when it was not
-measured, and the subtitle says so). Numbers in hover text come from ui.core.format.
+measured, and the subtitle says so). Numbers in hover text come from ui.words.format.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.charts.theme import COLORS, GAP_COLOR, legend_below, log_axis, wrap_title
-from ui.core.format import fmt, fmt_all, pct
-from ui.core.i18n import N_, _
+from ui.words.format import fmt, fmt_all, pct
+from ui.words.i18n import N_, _
 
 SLO_COLOR = "#d62728"
 KNEE_COLOR = "#2ca02c"
@@ -114,7 +114,7 @@ def _marks(marks: dict, y: tuple) -> list[dict]:
     for key, (color, dash, label) in styles.items():
         x = marks.get(key)
         if x is not None and np.isfinite(x) and x > 0:
-            out.append(_vline(x, color, dash, label.format(rate=fmt(x)), y))
+            out.append(_vline(x=x, color=color, dash=dash, name=label.format(rate=fmt(x)), y=y))
     return out
 
 
@@ -136,7 +136,11 @@ def latency_figure(
     if band_pct is not None and len(ok):
         mid = ok[f"{metric}_ms_p50"].to_numpy(dtype=float)
         lo, hi = mid * (1 - band_pct / 100), mid * (1 + band_pct / 100)
-        traces.append(_band(x, lo, hi, _("p50 ± {band} (error)").format(band=pct(band_pct / 100))))
+        traces.append(
+            _band(
+                x=x, lo=lo, hi=hi, name=_("p50 ± {band} (error)").format(band=pct(band_pct / 100))
+            )
+        )
         ys += [*lo, *hi]
     for stat in stats:
         dash, color = STATS[stat]
@@ -148,14 +152,14 @@ def latency_figure(
             )
             for a, b in zip(fmt_all(y * 1e-3, "s"), fmt_all(x, "requests/s"), strict=True)
         ]
-        traces.append(_curve_line(x, y, f"{stat}", dash, color, hover))
+        traces.append(_curve_line(x=x, y=y, name=f"{stat}", dash=dash, color=color, hover=hover))
     good = _measured(points)
-    for i, stat in enumerate(stats):
+    for stat in stats:
         if good is None or not len(good):
             break
         y = good[f"{metric}_ms_{stat}"].to_numpy(dtype=float)
         ys += list(y)
-        traces.append(_sim_points(good["rate_per_s"], y, stat, metric, first=i == 0))
+        traces.append(_sim_points(rates=good["rate_per_s"], y=y, stat=stat, metric=metric))
     ys = [v for v in ys if np.isfinite(v) and v > 0] or [1.0]
     y_rng = (min(ys) / 1.5, max([*ys, slo_ms or 0]) * 1.5)
     x_hi = float(curve["rate_per_s"].max()) if len(curve) else 1.0
@@ -223,9 +227,9 @@ def _curve_line(x, y, name: str, dash: str, color: str, hover: list[str]) -> dic
     }
 
 
-def _sim_points(rates, y, stat: str, metric: str, first: bool) -> dict:
-    """The simulator's percentiles at the checked rates: open circles in the percentile's
-    colour, one legend entry for all of them."""
+def _sim_points(rates, y, stat: str, metric: str) -> dict:
+    """The simulator's percentile at the checked rates: open circles in the percentile's
+    colour, with a legend entry of their own ('simulated p90'), one per colour drawn."""
     rates = np.asarray(rates, dtype=float)
     hover = [
         _("simulated {stat} {metric} {time} at {rate}").format(
@@ -238,9 +242,7 @@ def _sim_points(rates, y, stat: str, metric: str, first: bool) -> dict:
         "x": list(rates),
         "y": list(y),
         "mode": "markers",
-        "name": _("simulated"),
-        "legendgroup": "simulated",
-        "showlegend": first,
+        "name": _("simulated {stat}").format(stat=stat),
         "marker": {
             "color": STATS[stat][1],
             "size": 9,
@@ -273,13 +275,17 @@ def throughput_figure(
     ok = _stable(curve)
     x = ok["rate_per_s"].to_numpy(dtype=float)
     y = ok["requests_per_s"].to_numpy(dtype=float)
-    tokens = fmt_all(ok["output_tokens_per_s"].to_numpy(dtype=float), "output tokens/s")
+    tokens = fmt_all(ok["output_tokens_per_s"].to_numpy(dtype=float), "tokens/s")
     hover = [
-        _("{served} served ({tokens})").format(served=a, tokens=t)
+        _("{served} served ({tokens} of output)").format(served=a, tokens=t)
         for a, t in zip(fmt_all(y, "requests/s"), tokens, strict=True)
     ]
     traces = []
-    traces.append(_curve_line(x, y, _("served (fast path)"), "solid", COLORS[0], hover))
+    traces.append(
+        _curve_line(
+            x=x, y=y, name=_("served (fast path)"), dash="solid", color=COLORS[0], hover=hover
+        )
+    )
     ys = [*y]
     if points is not None and len(points):
         r = points["rate_per_s"].to_numpy(dtype=float)
@@ -318,7 +324,7 @@ def throughput_figure(
     if band_pct is not None and np.isfinite(top):
         f = band_pct / 100
         name = _("saturation ± {band} (error)").format(band=pct(f))
-        traces.append(_strip(top * (1 - f), top * (1 + f), y_rng, name))
+        traces.append(_strip(x0=top * (1 - f), x1=top * (1 + f), y=y_rng, name=name))
     traces += _marks(marks, y_rng)
     beyond = _beyond(top, x_hi, y_rng)
     if beyond:
@@ -363,9 +369,15 @@ def timeline_figure(series: dict, title: str) -> go.Figure:
         ("queued", _("queued"), COLORS[1]),
     ):
         v = np.asarray(series[key], dtype=float)
-        traces.append(_step(t, v, name, color, "y", fmt_all(v, "requests")))
+        traces.append(
+            _step(t=t, v=v, name=name, color=color, axis="y", texts=fmt_all(v, "requests"))
+        )
     kv = np.asarray(series["kv_in_use"], dtype=float) * 100
-    traces.append(_step(t, kv, _("KV cache in use"), COLORS[2], "y2", fmt_all(kv, "%")))
+    traces.append(
+        _step(
+            t=t, v=kv, name=_("KV cache in use"), color=COLORS[2], axis="y2", texts=fmt_all(kv, "%")
+        )
+    )
     layout = {
         "title": wrap_title(html.escape(title)),
         "height": 480,
@@ -401,3 +413,36 @@ def _step(t, v, name: str, color: str, axis: str, texts: list[str]) -> dict:
         "hovertext": [_("{name}: {value}").format(name=name, value=x) for x in texts],
         "hoverinfo": "text",
     }
+
+
+def speculation_figure(frame: pd.DataFrame) -> go.Figure:
+    """Each user's output tokens/s against the rate, with and without speculative decoding."""
+    fig = go.Figure()
+    lines = (
+        ("tokens_per_s_per_user_with", _("With speculative decoding"), COLORS[0], "solid"),
+        ("tokens_per_s_per_user_without", _("Without"), COLORS[1], "dash"),
+    )
+    for column, name, color, dash in lines:
+        fig.add_trace(
+            go.Scatter(
+                x=[float(v) for v in frame["rate_per_s"]],
+                y=[float(v) for v in frame[column]],
+                mode="lines",
+                name=name,
+                line={"color": color, "dash": dash},
+                hovertext=[
+                    f"{fmt(r, 'requests/s')}: {fmt(v, 'tokens/s')}"
+                    for r, v in zip(frame["rate_per_s"], frame[column], strict=True)
+                ],
+                hoverinfo="text",
+            )
+        )
+    fig.update_layout(
+        title=wrap_title(html.escape(_("Tokens/s per user against the load (fast path)"))),
+        xaxis={"title": {"text": _("Rate (requests/s)")}, "rangemode": "tozero"},
+        yaxis={"title": {"text": _("Output tokens/s per user")}, "rangemode": "tozero"},
+        height=380,
+        legend=legend_below(),
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+    )
+    return fig

@@ -1,5 +1,6 @@
 """The serving-under-load page's sidebar: the deployment, the profile's scheduler (shown, each
-value editable), the workload, the SLOs and the plan. Each widget is bound to its share-link
+value editable), the workload, the serving techniques (speculative decoding, a shared prefix),
+the SLOs and the plan. Each widget is bound to its share-link
 parameter (key `load:<name>`, ui/load/link.py); number fields take their ranges from it."""
 
 from __future__ import annotations
@@ -7,11 +8,15 @@ from __future__ import annotations
 import streamlit as st
 
 import engine
-from ui.core.format import fmt
-from ui.core.i18n import N_, _
-from ui.core.params import Link
-from ui.load.link import KV_CHOICES, MODE_LABELS, MODES, ON_OFF
-from ui.widgets.pickers import number_input, select_precision
+from ui.core import profiles
+from ui.links.params import Link
+from ui.load.link import MODE_LABELS, MODES, ON_OFF, SPEC_CHOICES, SPEC_OFF
+from ui.widgets import profile as pk
+from ui.widgets.pickers import number_input, select_format, select_kv_format, split_inputs
+from ui.words.data_text import said
+from ui.words.format import fmt
+from ui.words.i18n import N_, _
+from ui.words.text import plain
 
 SCHEDULER_LABELS = {  # name: (label, translated where shown; step)
     "max_num_seqs": (N_("max_num_seqs (sequences per step)"), 1),
@@ -21,21 +26,16 @@ SCHEDULER_LABELS = {  # name: (label, translated where shown; step)
 ON_OFF_LABELS = {"on": N_("on"), "off": N_("off")}
 
 
-def deployment_inputs(link: Link) -> dict:
-    """TP, PP, precision, KV precision and the profile."""
+def deployment_inputs(link: Link, custom: engine.Profile | None = None) -> dict:
+    """TP, PP, an MoE model's EP and attention DP, the weight and KV-cache formats and the
+    profile (a built-in's name, or the custom profile a link carried: `custom`)."""
     left, right = st.columns(2)
     tp = number_input(link, "tp", _("TP (tensor-parallel devices)"), where=left)
     pp = number_input(link, "pp", _("PP (pipeline stages)"), where=right)
-    precision = select_precision(link)
-    kv = st.selectbox(
-        _("KV-cache precision"),
-        KV_CHOICES,
-        key=link.key("kv_precision"),
-        format_func=lambda v: (
-            _("same as weights ({precision})").format(precision=precision) if v == "same" else v
-        ),
-    )
-    names = engine.profile_names()
+    ep, attention_dp = split_inputs(link)
+    precision = select_format(link)
+    kv = select_kv_format(link, precision)
+    names = pk.options(custom)
     key = link.key("profile")
     if st.session_state.get(key) not in names:
         st.session_state[key] = link["profile"].default
@@ -43,19 +43,21 @@ def deployment_inputs(link: Link) -> dict:
         _("Profile (assumptions and the stack's scheduler)"),
         names,
         key=key,
-        format_func=lambda n: f"{n}: {engine.get_profile(n).description}"[:90],
+        format_func=lambda n: profiles.picker_text(profiles.named(n, custom)),
         help=_("A serving stack's fitted assumptions and its scheduler defaults (docs/model.md)."),
     )
     return {
         "tp": int(tp),
         "pp": int(pp),
+        "ep": ep,
+        "attention_dp": attention_dp,
         "precision": precision,
-        "kv_precision": None if kv == "same" else kv,
-        "profile": profile,
+        "kv_precision": kv,
+        "profile": custom if custom is not None and profile == custom.name else profile,
     }
 
 
-def scheduler_inputs(link: Link, profile: str) -> dict:
+def scheduler_inputs(link: Link, profile: str | engine.Profile) -> dict:
     """The profile's scheduler, each value shown and editable (blank: the profile's)."""
     base = engine.load_scheduler(profile)
     out = {}
@@ -63,7 +65,7 @@ def scheduler_inputs(link: Link, profile: str) -> dict:
     with st.expander(title, expanded=False):
         st.caption(
             _("Profile {profile}: {release}. Blank fields keep its value.").format(
-                profile=profile, release=base.release
+                profile=engine.get_profile(profile).name, release=said(base.release)
             )
         )
         for name, (label, step) in SCHEDULER_LABELS.items():
@@ -133,12 +135,12 @@ def workload_inputs(link: Link) -> dict:
     }
 
 
-def slo_inputs(link: Link) -> tuple[float, float]:
+def slo_inputs(link: Link) -> engine.SLO:
     """p90 TTFT and p99 TPOT limits (ms)."""
     left, right = st.columns(2)
     ttft = number_input(link, "slo_ttft_ms_p90", _("p90 TTFT ≤ (ms)"), where=left, step=100.0)
     tpot = number_input(link, "slo_tpot_ms_p99", _("p99 TPOT ≤ (ms)"), where=right, step=5.0)
-    return float(ttft), float(tpot)
+    return engine.SLO(ttft_ms=float(ttft), tpot_ms=float(tpot))
 
 
 def plan_inputs(link: Link, hw) -> tuple[float | None, float]:
@@ -160,3 +162,118 @@ def plan_inputs(link: Link, hw) -> tuple[float | None, float]:
     )
     target = number_input(link, "target_rate", _("Target traffic (requests/s)"), step=1.0)
     return (None if price is None else float(price)), float(target)
+
+
+SPEC_LABELS = {  # method: its label, translated where shown
+    "off": N_("Off"),
+    "draft": N_("Draft model"),
+    "eagle": N_("EAGLE head"),
+    "mtp": N_("Multi-token prediction (MTP)"),
+    "ngram": N_("N-gram prompt lookup"),
+}
+
+
+def technique_inputs(link: Link, cat: engine.Catalog) -> tuple[dict, dict]:
+    """Speculative decoding, a shared prompt prefix and multi-turn sessions: (the
+    Deployment's fields, the Workload's), each checked by the engine; a refusal is said beside
+    the fields and the setting left off."""
+    spec, prefix = {}, {}
+    with st.expander(_("Serving techniques: speculative decoding, prefix caching")):
+        method = st.selectbox(
+            _("Speculative decoding"),
+            SPEC_CHOICES,
+            key=link.key("spec_method"),
+            format_func=lambda m: _(SPEC_LABELS[m]),
+            help=_(
+                "A drafter proposes K tokens; the model checks them in one pass of K + 1 "
+                "positions and keeps those it agrees with (docs/model.md)."
+            ),
+        )
+        on = method != SPEC_OFF
+        k0, a0 = engine.SPEC_METHODS.get(method, (3, 0.7))
+        left, right = st.columns(2)
+        tokens = number_input(
+            link,
+            "spec_tokens",
+            _("Drafted tokens K"),
+            where=left,
+            value=None,
+            step=1,
+            disabled=not on,
+            placeholder=_("default: {value}").format(value=k0),
+        )
+        acceptance = number_input(
+            link,
+            "spec_acceptance",
+            _("Acceptance (rate < 1, or tokens per pass)"),
+            where=right,
+            value=None,
+            step=0.05,
+            disabled=not on,
+            placeholder=_("default: {value}").format(value=fmt(a0)),
+            help=_(
+                "Below 1: the chance each drafted token is accepted (α); from 1 to K + 1: the "
+                "mean tokens a pass yields. Mean accepted tokens = (1 − α^(K+1)) / (1 − α)."
+            ),
+        )
+        draft = select_llm_id(link, cat, disabled=method != "draft")
+        left, right = st.columns(2)
+        n = number_input(
+            link,
+            "prefix_tokens",
+            _("Shared prefix (tokens; 0: none)"),
+            where=left,
+            step=256,
+            help=_("A system prompt many requests begin with, counted in their input tokens."),
+        )
+        share = number_input(
+            link,
+            "prefix_share",
+            _("Requests carrying it (fraction)"),
+            where=right,
+            step=0.1,
+            format="%.2f",
+            disabled=not n,
+        )
+        turns = number_input(
+            link,
+            "session_turns",
+            _("Turns per session (1: none)"),
+            step=1,
+            help=_(
+                "Multi-turn chats: each later turn's prompt holds the conversation so far, "
+                "found in the prefix cache when the previous turn is done."
+            ),
+        )
+        if turns > 1:
+            prefix["session_turns"] = int(turns)
+        try:
+            if on:
+                spec["speculation"] = engine.Speculation(
+                    method=method,
+                    tokens=None if tokens is None else int(tokens),
+                    acceptance=None if acceptance is None else float(acceptance),
+                    draft_model=draft if method == "draft" else None,
+                )
+            if n:
+                prefix["prefix"] = engine.Prefix(tokens=int(n), share=float(share))
+        except ValueError as exc:
+            st.error(plain(exc), icon="🚫")
+            spec = {}
+            prefix = {k: v for k, v in prefix.items() if k != "prefix"}
+    return spec, prefix
+
+
+def select_llm_id(link: Link, cat: engine.Catalog, *, disabled: bool) -> str:
+    """The draft model: a catalogue LLM with shapes."""
+    options = sorted(k for k, m in cat.models.items() if getattr(m, "arch", None) is not None)
+    key = link.key("draft_model")
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = link["draft_model"].default
+    return st.selectbox(
+        _("Draft model"),
+        options,
+        key=key,
+        format_func=lambda k: cat.models[k].name,
+        disabled=disabled,
+    )

@@ -4,17 +4,20 @@ with their CSV downloads."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import streamlit as st
 
 import engine
 from ui.core import frame
-from ui.core.downloads import download_csv
-from ui.core.i18n import _, engine_text
-from ui.core.text import plain
+from ui.core.downloads import NO_RERUN, download_csv
 from ui.load import figures as lf
+from ui.load import run as lr
 from ui.load import view as lv
 from ui.widgets.cards import chart_row
+from ui.words.i18n import _, message_text
+from ui.words.text import plain
 
 PNG = {"toImageButtonOptions": {"format": "png"}}
 
@@ -22,25 +25,49 @@ PNG = {"toImageButtonOptions": {"format": "png"}}
 def notes(d, sched, band, arch) -> None:
     """The scheduler in use, the error band and where the scenario leaves calibrated ground."""
     st.caption(plain(lv.scheduler_text(sched.as_dict())))
-    st.caption(plain(lv.band_text(band, d.profile)))
-    reasons = engine.off_ground(engine.get_profile(d.profile), arch, d.hw.id, d.precision)
+    st.caption(plain(lv.band_text(band, d.profile_name)))
+    reasons = engine.off_ground(
+        profile=engine.get_profile(d.profile),
+        arch=arch,
+        hardware=d.hardware.id,
+        precision=d.precision,
+    )
     if reasons:
         st.info(
             _(
                 "Off profile {profile}'s calibrated ground: {reasons}. Its error band is then a "
                 "floor, not an estimate."
-            ).format(profile=d.profile, reasons="; ".join(plain(engine_text(r)) for r in reasons)),
+            ).format(
+                profile=d.profile_name, reasons="; ".join(plain(message_text(r)) for r in reasons)
+            ),
             icon="🧭",
         )
 
 
-def charts(grid, pts, r, slo, marks, band, d, title: str) -> None:
-    """Latency and throughput against rate, then the run's timeline."""
-    for col, metric, limit in zip(chart_row(2), ("ttft", "tpot"), slo, strict=True):
-        fig = lf.latency_figure(grid, pts, metric, limit, marks, band.pct, d.profile)
-        col.plotly_chart(fig, key=f"load_{metric}", config=PNG)
-    fig = lf.throughput_figure(grid, pts, marks, band.pct, d.profile)
-    st.plotly_chart(fig, key="load_throughput", config=PNG)
+def fit_and_warnings(r) -> None:
+    """Why a run does not fit (an error, when it does not), then the engine's other warnings."""
+    fit = [x for x in r.warnings if x.code in lr.NO_FIT]
+    if fit:
+        said = plain(message_text(fit[0]))
+        st.error(f"{said[:1].upper()}{said[1:]}.", icon="🚫")
+    frame.show_engine_warnings(x for x in r.warnings if x not in fit)
+
+
+@dataclass(frozen=True)
+class ChartSlots:
+    """Where the charts go, made before anything is simulated: the fast path's curves are drawn
+    at once and drawn again, in the same places, with what the simulator adds."""
+
+    ttft: object
+    tpot: object
+    throughput: object
+    timeline: object
+
+
+def chart_slots() -> ChartSlots:
+    """Latency side by side, throughput under them with its caption, then the run's timeline."""
+    ttft, tpot = (col.empty() for col in chart_row(2))
+    throughput = st.empty()
     st.caption(
         _(
             "Lines: the analytic fast path (engine.load_grid) up to its saturation rate; circles "
@@ -51,14 +78,36 @@ def charts(grid, pts, r, slo, marks, band, d, title: str) -> None:
             "run's length); past saturation there is no steady state (shaded)."
         )
     )
-    timeline(r, title)
+    return ChartSlots(ttft=ttft, tpot=tpot, throughput=throughput, timeline=st.empty())
 
 
-def timeline(r, title: str) -> None:
+def charts(slots: ChartSlots, grid, pts, slo, marks, band, d, *, final: bool) -> None:
+    """Latency and throughput against rate in their slots: the fast path alone (`final`
+    False: drawn again when the simulator's points come), or with the simulated points."""
+    key = "load_{}" if final else None
+    limits = (slo.ttft_ms, slo.tpot_ms)
+    for slot, metric, limit in zip((slots.ttft, slots.tpot), ("ttft", "tpot"), limits, strict=True):
+        fig = lf.latency_figure(
+            curve=grid,
+            points=pts,
+            metric=metric,
+            slo_ms=limit,
+            marks=marks,
+            band_pct=band.pct,
+            profile=d.profile_name,
+        )
+        slot.plotly_chart(fig, key=key and key.format(metric), config=PNG)
+    fig = lf.throughput_figure(
+        curve=grid, points=pts, marks=marks, band_pct=band.pct, profile=d.profile_name
+    )
+    slots.throughput.plotly_chart(fig, key=key and key.format("throughput"), config=PNG)
+
+
+def timeline(r, title: str, where=st) -> None:
     """One run's running and queued requests and KV pool in use against time."""
     if r is not None and r["fits_in_memory"] and len(r.timeseries.get("time_s", [])):
         fig = lf.timeline_figure(r.timeseries, _("One run: {title}").format(title=title))
-        st.plotly_chart(fig, key="load_timeline", config=PNG)
+        where.plotly_chart(fig, key="load_timeline", config=PNG)
 
 
 def _scalar(v) -> bool:
@@ -69,22 +118,30 @@ def tables(grid, pts, r, m, band, names: tuple[str, str, object]) -> None:
     """Every table with its CSV (the engine's columns, the error band on every row)."""
     model_id, hw_id, d = names
     st.subheader(_("The curve (fast path)"))
-    st.dataframe(lv.table(grid, lv.CURVE_TABLE), key="load_curve_table", hide_index=True)
+    curve = lv.steady_curve(grid)
+    st.dataframe(lv.table(curve, lv.CURVE_TABLE), key="load_curve_table", hide_index=True)
+    if not curve["stable"].all():
+        st.caption(
+            _(
+                "Past the saturation rate (steady state: no) the queue grows without bound: the "
+                "fast path has no latency, throughput or KV use there, and the cells are empty."
+            )
+        )
     download_csv(
-        lv.with_band(grid, band),
-        lv.file_name("curve", d, hw_id, model_id),
-        "load_curve_csv",
-        _("Download the curve CSV"),
+        df=lv.csv_frame(curve, band),
+        filename=lv.file_name(kind="curve", d=d, hw_id=hw_id, model_id=model_id),
+        key="load_curve_csv",
+        label=_("Download the curve CSV"),
         lazy=True,
     )
     if pts is not None and len(pts):
         st.subheader(_("Simulated rates"))
         st.dataframe(lv.table(pts, lv.POINTS_TABLE), key="load_points_table", hide_index=True)
         download_csv(
-            lv.with_band(pts, band),
-            lv.file_name("rates", d, hw_id, model_id),
-            "load_points_csv",
-            _("Download the simulated rates CSV"),
+            df=lv.csv_frame(pts, band),
+            filename=lv.file_name(kind="rates", d=d, hw_id=hw_id, model_id=model_id),
+            key="load_points_csv",
+            label=_("Download the simulated rates CSV"),
             lazy=True,
         )
     if m is not None and m.tried:
@@ -92,10 +149,10 @@ def tables(grid, pts, r, m, band, names: tuple[str, str, object]) -> None:
         tried = lv.tried_frame(m)
         st.dataframe(lv.table(tried, lv.TRIED_TABLE), key="load_tried_table", hide_index=True)
         download_csv(
-            lv.with_band(tried, band),
-            lv.file_name("search", d, hw_id, model_id),
-            "load_search_csv",
-            _("Download the search CSV"),
+            df=lv.csv_frame(tried, band),
+            filename=lv.file_name(kind="search", d=d, hw_id=hw_id, model_id=model_id),
+            key="load_search_csv",
+            label=_("Download the search CSV"),
             lazy=True,
         )
     run_tables(r, band, names)
@@ -109,22 +166,63 @@ def run_tables(r, band, names: tuple[str, str, object]) -> None:
         st.dataframe(lv.summary_table(r.values), key="load_run_table", hide_index=True)
         per = lv.per_request_frame(r)
         run = {k: v for k, v in r.values.items() if k not in per and _scalar(v)}
-        per = lv.with_band(per.assign(**run), band)
+        per = lv.csv_frame(per.assign(**run), band)
         download_csv(
-            per,
-            lv.file_name("requests", d, hw_id, model_id),
-            "load_requests_csv",
-            _("Download the run's requests CSV"),
+            df=per,
+            filename=lv.file_name(kind="requests", d=d, hw_id=hw_id, model_id=model_id),
+            key="load_requests_csv",
+            label=_("Download the run's requests CSV"),
             lazy=True,
         )
-        series = lv.with_band(lv.series_frame(r), band)
+        series = lv.csv_frame(lv.series_frame(r), band)
         download_csv(
-            series,
-            lv.file_name("timeline", d, hw_id, model_id),
-            "load_series_csv",
-            _("Download the run's timeline CSV"),
+            df=series,
+            filename=lv.file_name(kind="timeline", d=d, hw_id=hw_id, model_id=model_id),
+            key="load_series_csv",
+            label=_("Download the run's timeline CSV"),
             lazy=True,
         )
+
+
+def speculation(grid, plain_grid, band, names: tuple[str, str, object]) -> None:
+    """Each user's tokens/s against the rate with and without speculative decoding (the fast
+    path), where it stops helping, and the table with its CSV."""
+    model_id, hw_id, d = names
+    st.subheader(_("Speculative decoding against the load"))
+    frame_ = lv.speculation_frame(grid, plain_grid)
+    st.plotly_chart(lf.speculation_figure(frame_), key="load_spec_chart", config=PNG)
+    st.caption(plain(lv.crossing_text(frame_)))
+    st.dataframe(lv.table(frame_, lv.SPEC_TABLE), key="load_spec_table", hide_index=True)
+    download_csv(
+        df=lv.csv_frame(frame_, band),
+        filename=lv.file_name(kind="speculation", d=d, hw_id=hw_id, model_id=model_id),
+        key="load_spec_csv",
+        label=_("Download the speculation CSV"),
+        lazy=True,
+    )
+
+
+def trace_download(r, run: tuple, names: tuple[str, str, object]) -> None:
+    """The run's timeline as a Chrome trace (engine.chrome_trace: the same run, recorded; the
+    file is written only when the button is clicked)."""
+    if r is None or not r["fits_in_memory"]:
+        return
+    model_id, hw_id, d = names
+    d, sched, w, slo = run
+    name = lv.file_name(kind="trace", d=d, hw_id=hw_id, model_id=model_id)
+    st.download_button(
+        _("Download the run's Chrome trace (JSON)"),
+        lambda: engine.chrome_trace(d, w, scheduler=sched, slo=slo).to_json(),
+        file_name=name.removesuffix(".csv") + ".json",
+        mime="application/json",
+        key="load_chrome_trace",
+        icon="⬇️",
+        on_click=NO_RERUN,
+        help=_(
+            "Every step (prefill, decode runs), preemption and request of this run on a "
+            "timeline, in the Trace Event Format: open it in ui.perfetto.dev or chrome://tracing."
+        ),
+    )
 
 
 def footer(page: str, query: dict, hw, model) -> None:

@@ -6,13 +6,15 @@ the file (one byte over refuses it, naming its size), says which columns it want
 template drawn from the page's scenario. A file's problems are listed beside it, each row's
 (at most MAX_SHOWN, then how many more), as plain text: file names and cells never become
 Markdown. A valid trace is simulated within the page's work budget (ui/load/run.py), refused
-before any work above it; the page then shows one run's cards, timeline and per-request CSV
-(the rate-sweep charts do not apply to a trace). A trace cannot travel in a share link: the
-link says `mode=trace` and the page asks for the file.
+before any work above it by the engine's bound of its run (its own arrivals and lengths); the
+page then shows one run's cards, timeline and per-request CSV (the rate-sweep charts do not
+apply to a trace). A trace cannot travel in a share link: the link says `mode=trace` and the
+page asks for the file.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -21,21 +23,20 @@ import pandas as pd
 import streamlit as st
 
 import engine
-from ui.core import frame
 from ui.core.downloads import download_csv
-from ui.core.format import fmt
-from ui.core.i18n import _, ngettext
-from ui.core.params import Link
-from ui.core.text import plain
+from ui.links.params import Link
 from ui.load import run as lr
 from ui.load import show
 from ui.load import view as lv
+from ui.runtime import memo
 from ui.widgets.cards import cards
+from ui.words.format import fmt
+from ui.words.i18n import _, ngettext
+from ui.words.text import plain
 
 TEMPLATE_ROWS = 50  # the template's requests
 MAX_SHOWN = 20  # problems listed beside the uploader
 MAX_NAME = 80  # characters of a file name shown
-UPLOAD_MB = 2  # the browser refuses larger files itself; up to it the page names the size
 # the engine's last problem when it cut the list: "... and N more problems"
 _MORE = re.compile(r"^\.\.\.\s\w+\s(\d+)\s\w+\s\w+$")
 
@@ -130,7 +131,7 @@ def trace_input(link: Link, work: dict) -> Upload | None:
         _("Trace (CSV, at most {size} bytes)").format(size=f"{engine.MAX_TRACE_BYTES:,}"),
         type=["csv"],
         key=link.key("trace.file"),
-        max_upload_size=UPLOAD_MB,
+        max_upload_size=engine.MAX_UPLOAD_MB,  # larger: refused in the browser, with why
         disabled=not on,
     )
     if not on:
@@ -143,10 +144,10 @@ def trace_input(link: Link, work: dict) -> Upload | None:
         ).format(columns=", ".join(engine.TRACE_COLUMNS), rows=f"{engine.MAX_TRACE_ROWS:,}")
     )
     download_csv(
-        template(work),
-        "load_trace_template.csv",
-        "load_trace_template",
-        _("Download a template ({n} arrivals at the rate, lengths and seed above)").format(
+        df=template(work),
+        filename="load_trace_template.csv",
+        key="load_trace_template",
+        label=_("Download a template ({n} arrivals at the rate, lengths and seed above)").format(
             n=TEMPLATE_ROWS
         ),
     )
@@ -155,7 +156,12 @@ def trace_input(link: Link, work: dict) -> Upload | None:
     file.seek(0)
     data = file.read(engine.MAX_TRACE_BYTES + 1)
     name = str(file.name)
-    upload = Upload(data, name, int(file.size), problems(data, int(file.size), name[:MAX_NAME]))
+    upload = Upload(
+        data=data,
+        name=name,
+        size=int(file.size),
+        problems=problems(data, int(file.size), name[:MAX_NAME]),
+    )
     if upload.problems:
         listed = "\n".join(f"- {plain(p)}" for p in shown_problems(upload.problems))
         st.error(
@@ -168,38 +174,44 @@ def trace_input(link: Link, work: dict) -> Upload | None:
     return upload
 
 
-def refusal(d, trace) -> str | None:
-    """Why the trace is refused before any work (None: within the page's budget)."""
-    sched = engine.load_scheduler(d.profile, **dict(d.scheduler))
-    mean_in = float(trace.input_tokens.mean())
-    events = engine.load_events(len(trace), mean_in, sched.max_batched_tokens)
+def refusal(d: engine.Deployment, sched: engine.Scheduler, w: engine.Workload, trace) -> str | None:
+    """Why the trace is refused before any work (None: within the page's budget), by the
+    engine's bound of its run (its own arrivals and lengths)."""
+    replay = dataclasses.replace(w, arrivals=engine.Replay(trace))
+    events = engine.load_events(d, replay, scheduler=sched)
     if events <= lr.BUDGET_EVENTS:
         return None
     return _(
-        "This trace would take about {events} events to simulate, more than this page's budget "
-        "of {budget} (a few seconds). Upload fewer requests (now {requests}) or shorter prompts "
-        "(now {input_tokens} input tokens on average), or raise max_batched_tokens; the "
-        "command line runs it whole: python -m engine load --trace FILE."
+        "This trace would take up to {events} events to simulate, up to {seconds} of CPU, more "
+        "than this page's budget of {budget} ({budget_seconds}). Upload fewer requests (now "
+        "{requests}) or shorter ones (now {input_tokens} input and {output_tokens} output "
+        "tokens on average), or lower max_num_seqs, or raise max_batched_tokens; the command "
+        "line runs it whole (python -m engine load --trace FILE) up to {cli_events} events."
     ).format(
         events=f"{events:,}",
+        seconds=lr.seconds(events),
         budget=f"{lr.BUDGET_EVENTS:,}",
+        budget_seconds=lr.seconds(lr.BUDGET_EVENTS),
         requests=f"{len(trace):,}",
-        input_tokens=fmt(mean_in),
+        input_tokens=fmt(float(trace.input_tokens.mean())),
+        output_tokens=fmt(float(trace.output_tokens.mean())),
+        cli_events=f"{engine.MAX_LOAD_EVENTS:,}",
     )
 
 
-@st.cache_resource(max_entries=8, show_spinner=False, hash_funcs=lr.HASH)
-def run(d: lr.Deploy, data: bytes, label: str, slo: tuple):
-    """The trace, simulated (engine.serve_load with trace=). Read-only: shared by reruns."""
-    return engine.serve_load(
-        d.model,
-        d.hw,
-        **d.kwargs(),
-        trace=engine.parse_trace(data, label),
-        **dict(d.scheduler),
-        slo_ttft_ms=slo[0],
-        slo_tpot_ms=slo[1],
-    )
+@memo.cached(lr.SIMULATED)
+def run(
+    d: engine.Deployment,
+    sched: engine.Scheduler,
+    w: engine.Workload,
+    data: bytes,
+    label: str,
+    slo: engine.SLO,
+):
+    """The trace, simulated (engine.serve_load of the workload replaying it). Read-only:
+    shared by reruns and sessions (keyed on the file's SHA-256)."""
+    replay = engine.Replay(engine.parse_trace(data, label))
+    return engine.serve_load(d, dataclasses.replace(w, arrivals=replay), scheduler=sched, slo=slo)
 
 
 def run_title(upload: Upload) -> str:
@@ -210,7 +222,15 @@ def run_title(upload: Upload) -> str:
     )
 
 
-def results(d, upload: Upload | None, slo: tuple, band, names: tuple) -> None:
+def results(
+    d: engine.Deployment,
+    sched: engine.Scheduler,
+    w: engine.Workload,
+    upload: Upload | None,
+    slo: engine.SLO,
+    band,
+    names: tuple,
+) -> None:
     """The main area for a trace: what is missing, or the budget's refusal, or one run's
     cards, timeline and tables (no rate sweep: a trace's arrivals are its own)."""
     if upload is None:
@@ -226,22 +246,19 @@ def results(d, upload: Upload | None, slo: tuple, band, names: tuple) -> None:
     if upload.problems:
         st.info(_("The trace was not used: its problems are listed beside the uploader."))
         return
-    refused = refusal(d, parse(upload.data, upload.label)[0])
+    refused = refusal(d=d, sched=sched, w=w, trace=parse(upload.data, upload.label)[0])
     if refused:
         st.error(refused, icon="⏱️")
         return
     try:
         with st.spinner(_("Simulating the trace…")):
-            r = run(d, upload.data, upload.label, slo)
+            r = run(d=d, sched=sched, w=w, data=upload.data, label=upload.label, slo=slo)
     except ValueError as exc:
         st.error(
             _("The simulator refused this workload: {error}").format(error=plain(exc)), icon="🚫"
         )
         return
-    fit = [x for x in r.warnings if x.startswith(lr.NO_FIT)]
-    if fit:
-        st.error(f"{plain(fit[0]).capitalize()}.", icon="🚫")
-    frame.show_engine_warnings(x for x in r.warnings if x not in fit)
+    show.fit_and_warnings(r)
     if not r["fits_in_memory"]:
         return
     cards(lv.trace_cards(r, band, slo))

@@ -1,9 +1,12 @@
 """Words, metric cards and tables of the serving-under-load page (pure: no streamlit).
 
 Every number is an engine figure (`engine.serve_load`, `engine.max_rate`, `engine.load_grid`,
-`engine.error_band`), at most scaled to its display unit, and shown through ui.core.format.
-Tables are shown with readable headers; their CSV downloads keep the engine's column names and
-every row carries the profile's error band (`error_band_pct`, `error_band_basis`).
+`engine.error_band`), at most scaled to its display unit, and shown through ui.words.format.
+Tables are shown with readable headers, true and false as yes and no; their CSV downloads keep
+the engine's column names, with the unit named where the engine leaves it bare (CSV_NAMES:
+`kv_cache_utilisation_fraction`, `running_requests` ...), and every row carries the profile's
+error band (`error_band_pct`, `error_band_basis`). Past saturation the fast path has no steady
+state: its rows keep `stable` false and empty cells (`steady_curve`), never infinite figures.
 """
 
 from __future__ import annotations
@@ -13,12 +16,15 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ui.core.format import fmt, fmt_all, pct
-from ui.core.i18n import N_, _, band_basis
+from ui.widgets.pickers import split_words
+from ui.words.data_text import said
+from ui.words.format import fmt, fmt_all, pct
+from ui.words.i18n import N_, _, message_text
 
-CURVE_TABLE = {  # column: (header, unit or None, factor)
+YES_NO = "yes/no"  # a table's unit for a column read as true or false (the fast path's 1.0)
+CURVE_TABLE = {  # column: (header, unit (YES_NO: true or false; None: as it is), factor)
     "rate_per_s": (N_("Rate (requests/s)"), "", 1.0),
-    "stable": (N_("Steady state"), None, 1.0),
+    "stable": (N_("Steady state"), YES_NO, 1.0),
     "ttft_ms_p50": (N_("TTFT p50"), "s", 1e-3),
     "ttft_ms_p90": (N_("TTFT p90"), "s", 1e-3),
     "ttft_ms_p99": (N_("TTFT p99"), "s", 1e-3),
@@ -27,7 +33,7 @@ CURVE_TABLE = {  # column: (header, unit or None, factor)
     "requests_per_s": (N_("Served (requests/s)"), "", 1.0),
     "output_tokens_per_s": (N_("Output tokens/s"), "", 1.0),
     "kv_cache_utilisation": (N_("KV pool in use"), "%", 100.0),
-    "meets_slo": (N_("Meets the SLOs"), None, 1.0),
+    "meets_slo": (N_("Meets the SLOs"), YES_NO, 1.0),
 }
 POINTS_TABLE = {
     "rate_per_s": (N_("Offered (requests/s)"), "", 1.0),
@@ -41,13 +47,13 @@ POINTS_TABLE = {
     "tpot_ms_p50": (N_("TPOT p50"), "s", 1e-3),
     "tpot_ms_p99": (N_("TPOT p99"), "s", 1e-3),
     "preemptions": (N_("Preemptions"), None, 1.0),
-    "queue_grew": (N_("Queue grew"), None, 1.0),
+    "queue_grew": (N_("Queue grew"), YES_NO, 1.0),
 }
 TRIED_TABLE = {
     "rate_per_s": (N_("Rate tried (requests/s)"), "", 1.0),
     "ttft_ms_p90": (N_("TTFT p90"), "s", 1e-3),
     "tpot_ms_p99": (N_("TPOT p99"), "s", 1e-3),
-    "passed": (N_("Meets the SLOs"), None, 1.0),
+    "passed": (N_("Meets the SLOs"), YES_NO, 1.0),
 }
 SUMMARY = (  # (label, key, unit, factor) of the run's summary table
     (N_("Requests measured"), "requests_measured", None, 1.0),
@@ -65,29 +71,114 @@ SUMMARY = (  # (label, key, unit, factor) of the run's summary table
     (N_("KV pool"), "kv_pool_tokens", "tokens", 1.0),
     (N_("Preemptions"), "preemptions", None, 1.0),
     (N_("Measured window"), "measured_window_s", "s", 1.0),
+    (N_("Mean accepted tokens per pass"), "spec_accepted_tokens_mean", "tokens", 1.0),
+    (N_("Prefix-cache hit rate (of input tokens)"), "prefix_hit_rate", "%", 100.0),
 )
 
 
+SPEC_TABLE = {
+    "rate_per_s": (N_("Rate (requests/s)"), "", 1.0),
+    "tokens_per_s_per_user_with": (N_("Tokens/s per user, speculating"), "", 1.0),
+    "tokens_per_s_per_user_without": (N_("Tokens/s per user, without"), "", 1.0),
+    "speedup": (N_("Speed-up"), "×", 1.0),
+}
+
+
+def speculation_frame(with_spec: pd.DataFrame, without: pd.DataFrame) -> pd.DataFrame:
+    """Per rate, each user's output tokens per second (1 / mean TPOT, the fast path's) with
+    and without speculative decoding, and their ratio; rows with a steady state in both."""
+    both = with_spec["stable"].astype(bool).to_numpy() & without["stable"].astype(bool).to_numpy()
+    rate = with_spec["rate_per_s"].to_numpy()[both]
+    on = 1e3 / with_spec["tpot_ms_mean"].to_numpy()[both]
+    off = 1e3 / without["tpot_ms_mean"].to_numpy()[both]
+    return pd.DataFrame(
+        {
+            "rate_per_s": rate,
+            "tokens_per_s_per_user_with": on,
+            "tokens_per_s_per_user_without": off,
+            "speedup": on / off,
+        }
+    )
+
+
+def crossing_text(frame: pd.DataFrame) -> str:
+    """Where speculation stops helping: the first rate at which it is no faster per user."""
+    if not len(frame):
+        return _("No rate has a steady state with and without speculative decoding.")
+    slower = frame[frame["speedup"] <= 1.0]
+    if len(slower):
+        return _(
+            "Speculative decoding stops helping at about {rate}: from there each user is no "
+            "faster with it (the verify passes' compute outweighs the tokens they accept)."
+        ).format(rate=fmt(float(slower["rate_per_s"].iloc[0]), "requests/s"))
+    return _(
+        "Speculative decoding helps at every steady rate up to {rate} (×{low} there, ×{high} "
+        "for one user); it stops helping only when the batch is compute-bound."
+    ).format(
+        rate=fmt(float(frame["rate_per_s"].iloc[-1]), "requests/s"),
+        low=fmt(float(frame["speedup"].iloc[-1])),
+        high=fmt(float(frame["speedup"].iloc[0])),
+    )
+
+
+def yes_no(values) -> list[str]:
+    """True or false (a bool, or the fast path's 1.0 and 0.0) in the reader's language; "—"
+    where there is no value."""
+    return ["—" if pd.isna(v) else _("yes") if v else _("no") for v in values]
+
+
 def table(df: pd.DataFrame, spec: Mapping) -> pd.DataFrame:
-    """`df`'s columns of `spec` under readable headers, numbers as ui.core.format text."""
+    """`df`'s columns of `spec` under readable headers, numbers as ui.words.format text."""
     out = {}
     for column, (header, unit, factor) in spec.items():
         if column not in df:
             continue
         values = df[column].to_numpy()
-        if unit is None:
-            out[_(header)] = [
-                (_("yes") if v else _("no")) if isinstance(v, bool | np.bool_) else v
-                for v in values
-            ]
+        if unit == YES_NO:
+            out[_(header)] = yes_no(values)
+        elif unit is None:
+            out[_(header)] = list(values)
         else:
             out[_(header)] = fmt_all(np.asarray(values, dtype=float) * factor, unit)
     return pd.DataFrame(out)
 
 
-def with_band(df: pd.DataFrame, band) -> pd.DataFrame:
-    """The CSV's rows, each with the profile's error band."""
-    return df.assign(error_band_pct=band.pct, error_band_basis=band.basis)
+# The fast path's figures that need a steady state: past saturation (`stable` false) the queue
+# grows without bound and they have none (its frame holds 1e8 ms TPOTs and infinite TTFTs).
+STEADY_ONLY = (
+    "tau_s",
+    "mean_running_requests",
+    "requests_per_s",
+    "output_tokens_per_s",
+    "output_tokens_per_s_per_gpu",
+    "kv_cache_utilisation",
+    "cost_per_million_output_tokens_usd",
+)
+# CSV columns whose engine name carries no unit, as the page's CSVs name them
+CSV_NAMES = {
+    "kv_cache_utilisation": "kv_cache_utilisation_fraction",
+    "kv_in_use": "kv_in_use_fraction",
+    "slo_attainment": "slo_attainment_fraction",
+    "length_spread": "length_spread_fraction",
+    "running": "running_requests",
+    "queued": "queued_requests",
+}
+
+
+def steady_curve(grid: pd.DataFrame) -> pd.DataFrame:
+    """The fast path's rows with `stable` as true or false and, past saturation, empty cells
+    (NaN) where a figure needs a steady state (latencies, served rates, KV use, cost)."""
+    stable = grid["stable"].astype(bool)
+    blank = [c for c in grid if c in STEADY_ONLY or "_ms_" in c]
+    out = grid.assign(stable=stable)
+    out.loc[~stable, blank] = np.nan
+    return out
+
+
+def csv_frame(df: pd.DataFrame, band) -> pd.DataFrame:
+    """A CSV's rows, each with the profile's error band, every column's unit in its name."""
+    out = df.assign(error_band_pct=band.pct, error_band_basis=str(band.basis))
+    return out.rename(columns=CSV_NAMES)
 
 
 def tried_frame(m) -> pd.DataFrame:
@@ -110,6 +201,8 @@ def summary_table(r: Mapping) -> pd.DataFrame:
     """The run's figures as (what, value) rows."""
     rows = []
     for label, key, unit, factor in SUMMARY:
+        if key in OPTIONAL and r.get(key) is None:
+            continue  # speculation or a shared prefix: off
         if f"{key}_mean" in r:
             cells = [r[f"{key}_{s}"] for s in ("mean", "p50", "p90", "p99")]
             value = " / ".join(fmt(float(v) * factor, unit) for v in cells)
@@ -119,6 +212,9 @@ def summary_table(r: Mapping) -> pd.DataFrame:
             value = fmt(float(r[key]) * factor, unit)
         rows.append((_(label), value))
     return pd.DataFrame(rows, columns=[_("What"), _("Value")])
+
+
+OPTIONAL = ("spec_accepted_tokens_mean", "prefix_hit_rate")  # None when not used
 
 
 def per_request_frame(result) -> pd.DataFrame:
@@ -134,12 +230,12 @@ def band_text(band, profile: str) -> str:
     """The band in words, for beside every figure."""
     if band.pct is None:
         return _("Error band of profile {profile}: not measured ({basis}).").format(
-            profile=profile, basis=band_basis(band)
+            profile=profile, basis=message_text(band.basis)
         )
     return _(
         "Error band of profile {profile}: ±{band}, {basis}; shaded around the curves and to be "
         "read around every figure below."
-    ).format(profile=profile, band=pct(band.pct / 100), basis=band_basis(band))
+    ).format(profile=profile, band=pct(band.pct / 100), basis=message_text(band.basis))
 
 
 def headline(m, r: Mapping | None, band) -> list[tuple[str, str, str]]:
@@ -202,10 +298,26 @@ def headline(m, r: Mapping | None, band) -> list[tuple[str, str, str]]:
                 _("requests evicted and recomputed"),
             ),
         ]
+        if r["spec_accepted_tokens_mean"] is not None:
+            cards.append(
+                (
+                    _("Mean accepted tokens"),
+                    fmt(r["spec_accepted_tokens_mean"]),
+                    _("tokens per speculative pass, the model's own included"),
+                )
+            )
+        if r["prefix_hit_rate"] is not None:
+            cards.append(
+                (
+                    _("Prefix-cache hit rate"),
+                    pct(r["prefix_hit_rate"]),
+                    _("input tokens found cached, not computed"),
+                )
+            )
     return cards
 
 
-def trace_cards(r: Mapping, band, slo: tuple) -> list[tuple[str, str, str]]:
+def trace_cards(r: Mapping, band, slo) -> list[tuple[str, str, str]]:
     """(label, value, help) metric cards of one run of a trace: its latency percentiles, what
     it served, its goodput against the SLOs and how many requests were measured."""
     tip = (
@@ -219,7 +331,7 @@ def trace_cards(r: Mapping, band, slo: tuple) -> list[tuple[str, str, str]]:
         for stat in ("p50", "p90", "p99")
     ]
     slos = _("TTFT ≤ {ttft} and TPOT ≤ {tpot} per request").format(
-        ttft=fmt(slo[0] * 1e-3, "s"), tpot=fmt(slo[1] * 1e-3, "s")
+        ttft=fmt(slo.ttft_ms * 1e-3, "s"), tpot=fmt(slo.tpot_ms * 1e-3, "s")
     )
     return [
         *cards,
@@ -245,16 +357,16 @@ def scheduler_text(s: Mapping) -> str:
         "{kv_policy}."
     ).format(
         stack=s["stack"],
-        release=s["release"],
+        release=said(s["release"]),
         max_num_seqs=f"{s['max_num_seqs']:,}",
         max_batched_tokens=f"{s['max_batched_tokens']:,}",
         chunked=chunked,
         block_size=f"{s['block_size']:,}",
-        kv_policy=s["kv_policy"],
+        kv_policy=said(s["kv_policy"]),
     )
 
 
-def caption(d, w, hw_name: str, model_name: str) -> str:
+def caption(d, w, mode: str, hw_name: str, model_name: str) -> str:
     """The scenario in one line (plain: the caller escapes the names)."""
     dep = {
         "model": model_name,
@@ -262,43 +374,69 @@ def caption(d, w, hw_name: str, model_name: str) -> str:
         "hardware": hw_name,
         "tp": d.tp,
         "pp": d.pp,
+        "split": split_words(d.ep, d.attention_dp),
         "precision": d.precision,
         "kv": d.kv_precision or d.precision,
-        "profile": d.profile,
+        "profile": d.profile_name,
     }
-    if w.mode == "trace":  # its requests are the file's: said beside the uploader
+    if mode == "trace":  # its requests are the file's: said beside the uploader
         return _(
-            "{model} on {devices} × {hardware} (TP {tp} × PP {pp}), {precision}, KV {kv}, "
+            "{model} on {devices} × {hardware} (TP {tp} × PP {pp}{split}), {precision}, KV {kv}, "
             "profile {profile} · an uploaded trace"
         ).format(**dep)
     if w.mode == "open":
         how = _("open loop at {rate} (burstiness {burstiness})").format(
-            rate=fmt(w.rate, "requests/s"), burstiness=fmt(w.burstiness)
+            rate=fmt(w.rate_per_s, "requests/s"), burstiness=fmt(w.burstiness)
         )
     elif w.mode == "closed":
         how = _("{clients} closed-loop clients").format(clients=f"{w.concurrency:,}")
     else:
         how = _("max throughput (every request queued at once)")
     spread = f" ± {pct(w.length_spread)}" if w.length_spread else ""
-    return _(
-        "{model} on {devices} × {hardware} (TP {tp} × PP {pp}), {precision}, KV {kv}, profile "
-        "{profile} · {how} · {input_tokens} input + {output_tokens} output tokens{spread} · "
-        "{requests} requests, seed {seed}"
-    ).format(
-        **dep,
-        how=how,
-        input_tokens=f"{w.input_tokens:,}",
-        output_tokens=f"{w.output_tokens:,}",
-        spread=spread,
-        requests=f"{w.requests:,}",
-        seed=w.seed,
+    return techniques_text(
+        d,
+        w,
+        _(
+            "{model} on {devices} × {hardware} (TP {tp} × PP {pp}{split}), {precision}, KV {kv}, "
+            "profile {profile} · {how} · {input_tokens} input + {output_tokens} output "
+            "tokens{spread} · {requests} requests, seed {seed}"
+        ).format(
+            **dep,
+            how=how,
+            input_tokens=f"{w.input_tokens:,}",
+            output_tokens=f"{w.output_tokens:,}",
+            spread=spread,
+            requests=f"{w.requests:,}",
+            seed=w.seed,
+        ),
     )
+
+
+def techniques_text(d, w, text: str) -> str:
+    """`text` followed by the speculation, shared prefix and sessions in use."""
+    parts = [text]
+    s = d.speculation
+    if s is not None:
+        parts.append(
+            _(
+                "speculative decoding {method}: {tokens} drafted, {accepted} accepted per pass"
+            ).format(method=s.method, tokens=s.tokens, accepted=fmt(s.mean_accepted))
+        )
+    if w.prefix is not None:
+        parts.append(
+            _("a {tokens}-token shared prefix on {share} of the requests").format(
+                tokens=f"{w.prefix.tokens:,}", share=pct(w.prefix.share)
+            )
+        )
+    if w.session_turns > 1:
+        parts.append(_("sessions of {turns} turns").format(turns=w.session_turns))
+    return " · ".join(parts)
 
 
 def run_title(w) -> str:
     """'open loop at 3 requests/s, 2,000 requests' (the timeline's subtitle)."""
     if w.mode == "open":
-        how = _("open loop at {rate}").format(rate=fmt(w.rate, "requests/s"))
+        how = _("open loop at {rate}").format(rate=fmt(w.rate_per_s, "requests/s"))
     elif w.mode == "closed":
         how = _("{clients} closed-loop clients").format(clients=f"{w.concurrency:,}")
     else:
@@ -307,4 +445,5 @@ def run_title(w) -> str:
 
 
 def file_name(kind: str, d, hw_id: str, model_id: str) -> str:
-    return f"load_{kind}_{model_id}_{hw_id}_tp{d.tp}_pp{d.pp}_{d.profile}.csv"
+    split = (f"_ep{d.ep}" if d.ep > 1 else "") + ("_adp" if d.attention_dp else "")
+    return f"load_{kind}_{model_id}_{hw_id}_tp{d.tp}_pp{d.pp}{split}_{d.profile_name}.csv"

@@ -1,7 +1,7 @@
 """The planner's chart: throughput per GPU against interactivity, one Pareto front per group.
 
 x = tokens/s per user (1 / TPOT: what a user feels), y = output tokens/s per GPU (what the
-deployment earns per device), the axes of SemiAnalysis InferenceMAX and NVIDIA aiconfigurator.
+deployment earns per device), the axes of public serving benchmarks and NVIDIA aiconfigurator.
 Each accelerator (and precision) gets one colour: its front as a line with markers (filled
 where the configuration meets the SLOs, hollow where it misses one), the dominated
 configurations as faint dots, and the SLO limits as dashed lines. A TPOT limit is drawn where
@@ -9,7 +9,7 @@ it lands on x: 1000 / TPOT_ms. The fronts are SVG, so their hollow markers show 
 open marker as nothing); the faint dots are SVG too while there are at most
 ui.charts.theme.WEBGL_POINTS of them, WebGL (Scattergl) beyond (a WebGL context costs a fresh
 browser about 0.2 s before its first chart, more than a few hundred SVG dots). Every number in
-the hover text comes from ui.core.format. To keep a 50,000-configuration rerun fast, a front with
+the hover text comes from ui.words.format. To keep a 50,000-configuration rerun fast, a front with
 more than MAX_FRONT_POINTS points is drawn through that many of them (evenly spaced along it, both
 ends kept), at most MAX_FAINT_POINTS dominated points are drawn (a fixed sample) and their hover
 names the configuration only (whole numbers filled in by Plotly from `customdata`); the table
@@ -26,9 +26,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.charts.theme import WEBGL_POINTS, wrap_title
-from ui.core.format import fmt, fmt_all, log_ticks
-from ui.core.i18n import N_, _
 from ui.plan import view as pv
+from ui.words.format import fmt, fmt_all, log_ticks
+from ui.words.i18n import N_, _
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 MAX_FRONT_POINTS = 40  # per front drawn (evenly spaced along it)
@@ -75,11 +75,14 @@ def hover_text(df: pd.DataFrame, names: dict[str, str], slo: pv.Slo | None = Non
         "{n}× {hardware} TP{tp} PP{pp}, batch {batch}, {precision}<br>TTFT {ttft}, TPOT {tpot}"
     )
     return [
-        line.format(n=n, hardware=h, tp=tp, pp=pp, batch=f"{b:,}", precision=p, ttft=ttft,
-                    tpot=tpot)
-        + f"<br>{y}, {x}" + (f"<br>{c}" if c else "") + (f"<br>{v}" if v else "")
+        line.format(
+            n=n, hardware=h, tp=tp, pp=pp, batch=f"{b:,}", precision=p, ttft=ttft, tpot=tpot
+        )
+        + f"<br>{y}, {x}"
+        + (f"<br>{c}" if c else "")
+        + (f"<br>{v}" if v else "")
         for n, h, tp, pp, b, p, ttft, tpot, y, x, c, v in columns
-    ]  # fmt: skip
+    ]
 
 
 CONFIG = ("devices", "tp", "pp", "batch_size")
@@ -127,8 +130,18 @@ def pareto_figure(df: pd.DataFrame, names: dict[str, str], slo: pv.Slo, title: s
     for i, (hw, precision, best, faint) in enumerate(groups):
         label = f"{html.escape(names.get(hw, hw))} {html.escape(precision)}"
         style = {"type": faint_kind, "legendgroup": label, "color": PALETTE[i % len(PALETTE)]}
-        traces.append(_faint_trace(light.iloc[faint], label, style, names.get(hw, hw), precision))
-        traces.append(_front_trace(shown.iloc[best], label, style, names, slo))
+        traces.append(
+            _faint_trace(
+                rows=light.iloc[faint],
+                label=label,
+                style=style,
+                name=names.get(hw, hw),
+                precision=precision,
+            )
+        )
+        traces.append(
+            _front_trace(rows=shown.iloc[best], label=label, style=style, names=names, slo=slo)
+        )
     return go.Figure(data=traces, layout=_layout(shown, slo, title), _validate=False)
 
 

@@ -1,9 +1,11 @@
-"""The planner's grid: which (accelerator, TP, PP, precision) combinations to sweep, the sweep,
-the on-screen table and the CSV.
+"""The planner's grid: which (accelerator, TP, PP, EP, attention DP, precision) combinations to
+sweep, the sweep, the on-screen table and the CSV.
 
 The serving model refuses a TP that does not split the model's attention heads (or its KV
-heads, unless TP is a multiple of them; MLA has no KV heads to split), a PP deeper than its
-layers, and TP×PP > 1 on a chip with one device per node (no link); a chip that lists no peak
+heads, unless TP is a multiple of them; MLA has no KV heads to split) unless attention runs
+data-parallel, an EP that does not divide TP or the routed experts (or any EP > 1 on a dense
+model), attention DP on one device, a PP deeper than its layers, and TP×PP > 1 on a chip with
+one device per node (no link); a chip that lists no peak
 for a precision would run at another precision's peak (`HardwareSpec.peak_for`). The planner
 leaves those combinations out *before* the sweep, from the public spec fields, and says which
 and why (tests check these rules against the engine's own refusals), then runs one vectorised
@@ -22,22 +24,24 @@ import pandas as pd
 import engine
 from ui.charts import bands
 from ui.core.budget import PLAN_CONFIGURATIONS
-from ui.core.downloads import defuse_formulas
-from ui.core.format import fmt_all
-from ui.core.i18n import N_, _
 from ui.plan import view as pv
+from ui.words.format import fmt_all
+from ui.words.i18n import N_, _
 
 MAX_CONFIGURATIONS = PLAN_CONFIGURATIONS  # the grid limit (ui/core/budget.py)
 
 
 @dataclass(frozen=True, slots=True)
 class Group:
-    """Accelerators swept together: they accept the same TP, PP and precision lists."""
+    """Accelerators swept together: they accept the same TP, PP and precision lists, at one EP
+    and attention DP setting."""
 
     hardware: tuple[str, ...]
     tp: tuple[int, ...]
     pp: tuple[int, ...]
     precisions: tuple[str, ...]
+    ep: int = 1
+    attention_dp: bool = False
 
     @property
     def rows(self) -> int:
@@ -68,6 +72,46 @@ def pp_refusal(model_id: str, arch: engine.Architecture, pp: int) -> str | None:
     return None
 
 
+def ep_refusal(model_id: str, arch: engine.Architecture, ep: int) -> str | None:
+    """Why the serving model refuses this EP degree for the model (None: it accepts it)."""
+    if ep > 1 and not arch.experts:
+        return _("{model} has no routed experts to spread").format(model=model_id)
+    if ep > 1 and arch.experts % ep:
+        return _("does not divide {model}'s {experts} routed experts").format(
+            model=model_id, experts=arch.experts
+        )
+    return None
+
+
+def layouts(
+    model_id: str, arch, tps: Sequence[int], eps: Sequence[int], switches: Sequence[bool]
+) -> tuple[list[tuple[int, bool, tuple[int, ...]]], list[str]]:
+    """The (EP, attention DP, the TP degrees each takes) to sweep, and the values left out
+    and why: TP must split the heads unless attention is data-parallel, EP must divide TP and
+    the routed experts, attention DP needs TP > 1."""
+    tps, notes, out = [int(t) for t in tps], [], []
+    if False in switches:  # attention split TP ways: TP must split the heads
+        for t in tps:
+            why = tp_refusal(model_id, arch, t)
+            notes += [f"TP {t}: {why}"] if why else []
+    for e in (int(e) for e in eps):
+        why = ep_refusal(model_id, arch, e)
+        if why:
+            notes.append(f"EP {e}: {why}")
+            continue
+        odd = [str(t) for t in tps if t % e]
+        if odd:
+            text = _("EP {ep} with TP {tps}: EP must divide TP")
+            notes.append(text.format(ep=e, tps=", ".join(odd)))
+        for on in switches:
+            heads = [t for t in tps if on or tp_refusal(model_id, arch, t) is None]
+            ok = tuple(t for t in heads if not t % e and (t > 1 or not on))
+            out += [(e, on, ok)] if ok else []
+    if True in switches and 1 in tps:
+        notes.append(_("attention DP with TP 1: it needs a group of devices"))
+    return out, notes
+
+
 def plan(
     model_id: str,
     arch,
@@ -75,6 +119,7 @@ def plan(
     tps: Sequence[int],
     pps: Sequence[int],
     precisions: Sequence[str],
+    moe: tuple[Sequence[int], Sequence[bool]] = ((1,), (False,)),
 ) -> tuple[list[Group], list[str]]:
     """The sweep groups and, in words, every value left out and why.
 
@@ -82,12 +127,10 @@ def plan(
         model_id, arch: the model and its shapes (ModelSpec.arch).
         hardware: chosen accelerator id -> spec, in the user's order.
         tps, pps, precisions: the user's lists.
+        moe: the EP degrees and attention DP settings to try (each EP with the TPs it divides).
     """
-    notes, ok_tp, ok_pp = [], [], []
-    for t in tps:
-        why = tp_refusal(model_id, arch, int(t))
-        ok_tp += [int(t)] if why is None else []
-        notes += [f"TP {t}: {why}"] if why else []
+    tried, notes = layouts(model_id, arch, tps, *moe)
+    ok_pp = []
     for p in pps:
         why = pp_refusal(model_id, arch, int(p))
         ok_pp += [int(p)] if why is None else []
@@ -96,14 +139,16 @@ def plan(
     single, missing = [], {p: [] for p in precisions}  # names, by the note they share
     for hw_id, hw in hardware.items():
         alone = hw.devices_per_node <= 1  # no device-to-device link in the catalogue
-        tp = tuple(t for t in ok_tp if not alone or t == 1)
-        pp = tuple(p for p in ok_pp if not alone or p == 1)
-        single += [hw.name] if len(tp) < len(ok_tp) or len(pp) < len(ok_pp) else []
         native = tuple(p for p in precisions if native_precision(hw, p))
         for p in set(precisions) - set(native):
             missing[p].append(hw.name)
-        if tp and pp and native:
-            by_axes.setdefault((tp, pp, native), []).append(hw_id)
+        pp = tuple(p for p in ok_pp if not alone or p == 1)
+        for ep, on, ok_tp in tried:
+            tp = tuple(t for t in ok_tp if not alone or t == 1)
+            single += [hw.name] if len(tp) < len(ok_tp) or len(pp) < len(ok_pp) else []
+            if tp and pp and native:
+                by_axes.setdefault((tp, pp, native, ep, on), []).append(hw_id)
+    single = list(dict.fromkeys(single))
     if single:
         notes.append(
             _(
@@ -112,17 +157,16 @@ def plan(
             ).format(hardware=", ".join(single))
         )
     for p, names in missing.items():
-        note = _("{precision} on {hardware}: no {precision} peak in the catalogue")
+        note = _("{precision} on {hardware}: no {precision} peak in the catalogue")  # emulated
         notes += [note.format(precision=p, hardware=", ".join(names))] if names else []
     groups = [Group(tuple(ids), *axes) for axes, ids in by_axes.items()]
     return groups, notes
 
 
 def native_precision(hw: engine.HardwareSpec, precision: str) -> bool:
-    """True when the chip lists a peak for `precision`; bf16 on the fp16 peak counts (they
-    share one figure), as `HardwareSpec.peak_for` documents."""
-    used = hw.peak_for(precision)[1]
-    return used == precision or (precision, used) == ("bf16", "fp16")
+    """True when the chip runs the number format on its own peak (bf16 on the shared fp16
+    figure counts; w4a16 always runs on the 16-bit peak): engine.runs_natively."""
+    return engine.runs_natively(hw, precision)
 
 
 def row_count(groups: Sequence[Group], batches: Sequence[int]) -> int:
@@ -136,33 +180,39 @@ def sweep(groups: Sequence[Group], model, hardware: Mapping, batches, tokens, op
     Args:
         model: the ModelSpec; hardware: id -> spec (custom accelerators included).
         batches: batch sizes; tokens: (input tokens, output tokens) per request.
-        opts: serve_sweep keywords: profile and the assumption overrides.
+        opts: the grid's shared fields: profile and the assumption overrides.
     """
-    common = {"input_tokens": [tokens[0]], "output_tokens": [tokens[1]], **opts}
-    frames = [
-        engine.serve_sweep(
-            [model],
-            [hardware[h] for h in g.hardware],
-            tp=list(g.tp),
-            pp=list(g.pp),
-            batch_sizes=list(batches),
-            precisions=list(g.precisions),
-            **common,
+    requests = engine.BatchGrid(
+        input_tokens=tokens[0], output_tokens=tokens[1], batch_sizes=tuple(batches)
+    )
+    grids = [
+        engine.Deployments.of(
+            models=(model,),
+            hardware=tuple(hardware[h] for h in g.hardware),
+            tp=g.tp,
+            pp=g.pp,
+            ep=(g.ep,),
+            attention_dp=(g.attention_dp,),
+            precisions=g.precisions,
+            **opts,
         )
         for g in groups
     ]
+    frames = [engine.serve_sweep(grid, batches=requests) for grid in grids]
     if len(frames) == 1:
         return frames[0]
     return pd.concat(frames, ignore_index=True)
 
 
-# column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
+# column: (on-screen header, ui.words.format unit or None (as is), factor to that unit)
 TABLE = {
     "usd_per_1m_output_tokens": (N_("Cost (USD per 1M output tokens)"), "", 1.0),
     "hardware": (N_("Accelerator"), None, 1.0),
     "devices": (N_("Devices"), None, 1.0),
     "tp": ("TP", None, 1.0),
     "pp": ("PP", None, 1.0),
+    "ep": ("EP", None, 1.0),
+    "attention_dp": (N_("Attention DP"), None, 1.0),
     "batch_size": (N_("Batch (sequences)"), None, 1.0),
     "precision": (N_("Precision"), None, 1.0),
     "output_tokens_per_s_per_gpu": (N_("Throughput (output tokens/s per GPU)"), "", 1.0),
@@ -184,6 +234,8 @@ def display_table(table: pd.DataFrame, names: Mapping[str, str], rows: int = TAB
             values = [names.get(str(h), str(h)) for h in values]
         elif column == "decode_bottleneck":  # the engine's word, in the reader's language
             values = [_(str(v)) for v in values]
+        elif column == "attention_dp":
+            values = [_("on") if v else _("off") for v in values]
         elif unit is not None:
             values = fmt_all(values * factor, unit)
         out[_(header)] = values
@@ -226,6 +278,8 @@ SCREEN = [
     "devices",
     "tp",
     "pp",
+    "ep",
+    "attention_dp",
     "batch_size",
     "ttft_ms",
     "tpot_ms",
@@ -238,12 +292,12 @@ SCREEN = [
 ]
 
 
-def warning_counts(df: pd.DataFrame) -> list[tuple[str, int]]:
+def warning_counts(df: pd.DataFrame) -> list[tuple[engine.Message, int]]:
     """Each engine warning and how many configurations carry it (most common first)."""
-    counts: dict[str, int] = {}
-    for text, n in df["warnings"].value_counts(sort=False).items():
-        for part in str(text).split("; ") if n and text else ():
-            counts[part] = counts.get(part, 0) + int(n)
+    counts: dict[engine.Message, int] = {}
+    for said, n in df["warnings"].value_counts(sort=False).items():
+        for warning in said if n else ():
+            counts[warning] = counts.get(warning, 0) + int(n)
     return sorted(counts.items(), key=lambda item: -item[1])
 
 
@@ -263,7 +317,7 @@ def csv_text(df: pd.DataFrame, slo: pv.Slo, prices: Mapping[str, float | None], 
     the error band's columns when `band` (a Band) is given."""
     table = csv_frame(pv.ranked(df, slo, prices), slo, prices)
     table = band.columns(table) if band is not None else table
-    return engine.to_csv(defuse_formulas(table.rename(columns=CSV_NAMES)))
+    return engine.to_csv(table.rename(columns=CSV_NAMES))
 
 
 @dataclass(frozen=True)
@@ -279,12 +333,22 @@ class Band:
 
     def note(self) -> bands.Note:
         """The band of the whole grid: every accelerator × precision's reasons, each once."""
-        return bands.note(self.profile, self.arch, self.hardware, self.precisions,
-                          edited=self.edited)  # fmt: skip
+        return bands.note(
+            profile=self.profile,
+            arch=self.arch,
+            hardware=self.hardware,
+            precision=self.precisions,
+            edited=self.edited,
+        )
 
     def columns(self, frame: pd.DataFrame) -> pd.DataFrame:
         """`frame` with error_band_pct, error_band_basis and off_calibrated_ground per row."""
-        off = bands.ground_column(self.profile, self.arch, frame["hardware"], frame["precision"])
+        off = bands.ground_column(
+            profile=self.profile,
+            arch=self.arch,
+            hardware=frame["hardware"],
+            precision=frame["precision"],
+        )
         return bands.with_columns(frame, self.note(), off)
 
 

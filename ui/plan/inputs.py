@@ -4,24 +4,28 @@ number field takes its range from the link's declaration."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import streamlit as st
 
 import engine
-from ui.core import memo, state
-from ui.core.format import fmt
-from ui.core.i18n import N_, _
-from ui.core.params import MAX_VALUE_CHARS, Link
-from ui.core.text import plain
+from ui.core.profiles import DEFAULT, named
+from ui.links import state
+from ui.links.params import MAX_VALUE_CHARS, Link
 from ui.plan import grid as pg
-from ui.plan.link import ASSUMPTIONS, MAX_HARDWARE, NONE, PAGE, PRICE
+from ui.plan.link import ASSUMPTIONS, MAX_HARDWARE, NONE, PAGE, PRICE, SWITCHES
+from ui.runtime import memo
 from ui.widgets import pickers as widgets
+from ui.widgets import profile as pk
 from ui.widgets.tokens import token_inputs
+from ui.words.format import fmt
+from ui.words.i18n import N_, _
+from ui.words.text import plain
 
 # the grids of every session: 4 of up to 24 MiB (pg.MAX_CONFIGURATIONS rows), dropped a minute
-# after their last use (ui/core/memo.py says why not session state)
-GRIDS = memo.Shared(entries=4, max_bytes=96 * 2**20, idle_s=60.0)
+# after their last use (ui/runtime/memo.py says why not session state)
+GRIDS = memo.Shared(entries=4, max_bytes=96 * 2**20, idle_s=60.0, pool=memo.HEAVY_BYTES)
 
 SLOS = {  # link name: (widget label, help), shown through _()
     "ttft_ms": (N_("TTFT ≤ (ms)"), N_("Time to first token: the prefill of the whole batch.")),
@@ -41,6 +45,10 @@ ASSUMPTION_LABELS = {  # name: (label, step); blank = the profile's value; shown
     "layer_overhead_us": (N_("Layer overhead τ (µs per layer per step)"), 1.0),
     "dispatch_overhead_ms": (N_("Dispatch overhead d (ms per step)"), 0.005),
     "memory_reserve": (N_("Memory reserve (fraction of capacity held back)"), 0.05),
+    "dequant_overhead": (
+        N_("Dequantisation overhead δ (w4a16 and emulated formats: extra GEMM time)"),
+        0.05,
+    ),
 }
 
 
@@ -60,27 +68,55 @@ def keep_profile_values() -> None:
 
 def workload_inputs(link: Link, llms: Mapping[str, engine.ModelSpec]) -> tuple[str, tuple]:
     """The model (decoder LLMs with shapes) and the request: input and output tokens."""
-    model_id = widgets.select_entry(link, "model", _("Model (decoder LLMs)"), dict(llms))
+    model_id = widgets.select_entry(
+        link=link, name="model", label=_("Model (decoder LLMs)"), entries=dict(llms)
+    )
     tokens = token_inputs(link, steps=(128, 64))
     return model_id, (tokens["input_tokens"], tokens["output_tokens"])
 
 
 def grid_inputs(link: Link, cat: engine.Catalog) -> dict:
-    """Accelerators, TP and PP degrees, precisions and batch sizes (the grid's axes)."""
+    """Accelerators, TP and PP degrees, an MoE model's EP degrees and attention DP settings,
+    precisions and batch sizes (the grid's axes)."""
     label = _("Accelerators (1–{n})").format(n=MAX_HARDWARE)
-    hw_ids = widgets.select_hardware_list(link, label, cat.hardware, MAX_HARDWARE)[0]
+    hw_ids = widgets.select_hardware_list(
+        link=link, label=label, hardware=cat.hardware, max_selections=MAX_HARDWARE
+    )[0]
     tip = _("Comma-separated whole numbers; values the model cannot use are left out, with why.")
-    tps = list_input(link, "tp", _("Tensor-parallel degrees (TP)"), tip)
-    pps = list_input(link, "pp", _("Pipeline-parallel degrees (PP)"), tip)
+    tps = list_input(link=link, name="tp", label=_("Tensor-parallel degrees (TP)"), tip=tip)
+    pps = list_input(link=link, name="pp", label=_("Pipeline-parallel degrees (PP)"), tip=tip)
+    moe = _(
+        "MoE models: each EP is tried with the TP degrees it divides (1: no expert parallelism)."
+    )
+    eps = list_input(link=link, name="ep", label=_("Expert-parallel degrees (EP)"), tip=moe)
+    switches = st.multiselect(
+        _("Attention DP"),
+        SWITCHES,
+        key=k("attention_dp"),
+        format_func=lambda v: _("on") if v == "on" else _("off"),
+        help=_("Attention data-parallel over the TP devices (on), split by TP (off), or both."),
+    )
+    state.show_link_notes(link, "attention_dp")
     precisions = st.multiselect(
-        _("Precisions (weights and KV cache)"),
-        engine.PRECISIONS,
+        _("Number formats (weights and GEMMs; the KV cache: each format's own)"),
+        list(engine.FORMATS),
         key=k("precisions"),
-        help=_("A chip without a peak for a precision is not planned at it (said on the page)."),
+        help=_(
+            "A chip without the format's tensor cores is not planned at it (said on the page): "
+            "it would run emulated. int4 in older links is w4a16, fp4 is nvfp4."
+        ),
     )
     state.show_link_notes(link, "precisions")
     batches = widgets.batch_list_input(link, generator=True)
-    return {"hardware": hw_ids, "tp": tps, "pp": pps, "precisions": precisions, "batches": batches}
+    return {
+        "hardware": hw_ids,
+        "tp": tps,
+        "pp": pps,
+        "ep": eps,
+        "attention_dp": [v == "on" for v in switches or ["off"]],
+        "precisions": precisions,
+        "batches": batches,
+    }
 
 
 def slo_inputs(link: Link) -> dict[str, float | None]:
@@ -125,7 +161,7 @@ def price_inputs(hardware: Mapping[str, engine.HardwareSpec]) -> dict[str, float
         st.caption(
             _(
                 "From the catalogue: public on-demand list prices, dated (table below the "
-                "results). Blank: no price. In the link: prices=H100:6.16,A100:none."
+                "results). Blank: no price. In the link: `prices=H100:6.16,A100:none`."
             )
         )
         for hw_id, hw in hardware.items():
@@ -139,18 +175,33 @@ def price_inputs(hardware: Mapping[str, engine.HardwareSpec]) -> dict[str, float
     return out
 
 
-def profile_input() -> engine.Profile:
-    """The built-in profile whose assumptions the sweep starts from."""
+def profile_input(custom: engine.Profile | None = None) -> engine.Profile:
+    """The profile whose assumptions the sweep starts from: a built-in, or the custom one a
+    link carried (`custom`)."""
+    offered = pk.options(custom)
+    if st.session_state.get(k("profile")) not in offered:
+        st.session_state[k("profile")] = DEFAULT
     name = st.selectbox(
         _("Profile (serving assumptions)"),
-        engine.profile_names(),
+        offered,
         key=k("profile"),
         help=_(
             "tutorial: the tutorial's defaults; trtllm: fitted on TensorRT-LLM measurements "
             "(docs/model.md, Accuracy). Fields under Assumptions override it."
         ),
     )
-    return engine.get_profile(name)
+    return named(name, custom)
+
+
+def edits(overrides: Mapping[str, float | None], profile: engine.Profile) -> dict[str, float]:
+    """The overrides that change the profile: set, and not the profile's own value (a custom
+    profile's link gives its values to these fields too)."""
+    values = profile.values()
+    return {
+        name: v
+        for name, v in overrides.items()
+        if v is not None and not (name in values and math.isclose(v, values[name], rel_tol=1e-9))
+    }
 
 
 def assumption_inputs(link: Link, profile: engine.Profile) -> dict[str, float | None]:
@@ -181,6 +232,13 @@ def sweep(cat, key: tuple, model_id, groups, batches, tokens, opts):
 
     def run():
         hardware = {h: cat.hardware[h] for g in groups for h in g.hardware}
-        return pg.sweep(groups, cat.models[model_id], hardware, batches, tokens, dict(opts))
+        return pg.sweep(
+            groups=groups,
+            model=cat.models[model_id],
+            hardware=hardware,
+            batches=batches,
+            tokens=tokens,
+            opts=dict(opts),
+        )
 
     return GRIDS.get((key, model_id, groups, batches, tokens, opts), run)

@@ -1,17 +1,20 @@
-"""The planner's share link: each parameter declared once (ui.core.params.Link).
+"""The planner's share link: each parameter declared once (ui.links.params.Link).
 
 Link parameters (a public contract): model, hardware (comma list), input_tokens, output_tokens,
 ttft_ms, tpot_ms, min_tokens_per_s_per_user (a number, or `none` for no limit), tp, pp
-(comma lists), precisions (comma list), batches (`1,2,4` or ranges `1..256`, `8..512:8`),
-profile (a built-in profile), prices, and the serving assumptions by their CLI names
-(efficiency, bandwidth_efficiency, attention_efficiency, expert_efficiency, link_efficiency,
-link_latency_us, layer_overhead_us, dispatch_overhead_ms, memory_reserve; absent = the
-profile's value), custom_hw, custom_model. Prices are one parameter,
-`prices=H100:6.16,A100:2.7,Gaudi3:none` (USD per accelerator-hour; `none`: no price; an
-accelerator left out: the catalogue's list price). The page writes every chosen accelerator's
-price back, so a link keeps the prices it was made with. target_rate: requests/s to plan
-replicas for under load (the name and range /load uses). Serving model and profiles:
-docs/model.md.
+(comma lists), ep (comma list: expert-parallel ranks, each tried with the tp it divides) and
+attention_dp (`off`, `on` or both: an MoE model's layouts to search), precisions (comma list),
+batches (`1,2,4` or ranges `1..256`, `8..512:8`), profile (a built-in profile, or a custom one
+fitted on /accuracy: its name with every serving assumption it sets and its band and ground,
+as every page carries one: ui.core.profiles), prices, and the serving assumptions by their CLI
+names (efficiency, bandwidth_efficiency, attention_efficiency, expert_efficiency,
+link_efficiency, link_latency_us, layer_overhead_us, dispatch_overhead_ms, memory_reserve,
+dequant_overhead; absent = the profile's value), custom_hw, custom_model. Prices are one
+parameter, `prices=H100:6.16,A100:2.7,Gaudi3:none` (USD per accelerator-hour; `none`: no price;
+an accelerator left out: the catalogue's list price). The page writes every chosen
+accelerator's price back, so a link keeps the prices it was made with. target_rate:
+requests/s to plan replicas for under load (the name and range /load uses). Serving model and
+profiles: docs/model.md.
 """
 
 from __future__ import annotations
@@ -19,10 +22,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import engine
-from ui.core import assumptions, custom
-from ui.core import link_params as lp
-from ui.core.i18n import _
-from ui.core.params import (
+from ui.core import profiles
+from ui.links import assumptions, custom
+from ui.links import link_params as lp
+from ui.links.params import (
     Link,
     Param,
     ParamError,
@@ -33,6 +36,8 @@ from ui.core.params import (
     write_list,
     write_number,
 )
+from ui.widgets import footprint
+from ui.words.i18n import _
 
 PAGE = "plan"
 MAX_DEGREE = 1024  # a TP or PP degree; the serving model refuses more
@@ -44,10 +49,11 @@ LIMIT = number(0.001, 1e9, none=NONE)  # an SLO in its unit (the field's range t
 PRICE = number(0.0, 1e6)  # USD per accelerator-hour (each price field's range too)
 TARGET_RATE = number(0.001, 1e6)  # requests/s under load: /load's target_rate range
 DEFAULT_TARGET_RATE = 10.0
+SWITCHES = ("off", "on")  # attention DP values the planner tries
 # the serving assumptions the planner overrides (blank: the profile's value)
 ASSUMPTIONS = ("efficiency", "bandwidth_efficiency", "attention_efficiency")
 ASSUMPTIONS += ("expert_efficiency", "link_efficiency", "link_latency_us", "layer_overhead_us")
-ASSUMPTIONS += ("dispatch_overhead_ms", "memory_reserve")
+ASSUMPTIONS += ("dispatch_overhead_ms", "memory_reserve", "dequant_overhead")
 
 
 def _llm_reader(cat: engine.Catalog):
@@ -96,8 +102,10 @@ def _whole_list(top: int, max_items: int = 16):
     return lambda text: sorted(reader(text))
 
 
-def declare(cat: engine.Catalog) -> Link:
-    """Every link parameter of the planner, as the page and the fuzz tests build them."""
+def declare(cat: engine.Catalog, custom_profile: engine.Profile | None = None) -> Link:
+    """Every link parameter of the planner, as the page and the fuzz tests build them
+    (`custom_profile`: the custom profile a link carried; its values beyond the assumption
+    fields below are link-only parameters)."""
     degrees = _whole_list(MAX_DEGREE)
     return Link(
         PAGE,
@@ -105,20 +113,36 @@ def declare(cat: engine.Catalog) -> Link:
             Param("model", _llm_reader(cat), default="Llama-3.1-70B"),
             lp.hardware_list(cat, ["H100", "A100", "MI300X"], MAX_HARDWARE),
             *lp.tokens(top=engine.MAX_CONTEXT, output_min=2),
-            *(Param(name, LIMIT, write_number, default) for name, default in SLOS.items()),
-            Param("tp", degrees, write_list, [1, 2, 4, 8], widget="text"),
-            Param("pp", degrees, write_list, [1], widget="text"),
+            *(
+                Param(name=name, read=LIMIT, write=write_number, default=default)
+                for name, default in SLOS.items()
+            ),
+            Param(name="tp", read=degrees, write=write_list, default=[1, 2, 4, 8], widget="text"),
+            Param(name="pp", read=degrees, write=write_list, default=[1], widget="text"),
+            Param(name="ep", read=degrees, write=write_list, default=[1], widget="text"),
             Param(
-                "precisions",
-                listing(choice(engine.PRECISIONS), max_items=8),
-                write_list,
-                ["fp16", "fp8"],
+                name="attention_dp",
+                read=listing(choice(SWITCHES), max_items=2),
+                write=write_list,
+                default=["off"],
+            ),
+            Param(
+                name="precisions",
+                read=listing(lp.format_reader(engine.FORMATS, engine.FORMAT_ALIASES), max_items=8),
+                write=write_list,
+                default=["fp16", "fp8"],
             ),
             lp.batches(DEFAULT_BATCHES),
-            Param("profile", choice(engine.profile_names()), default="tutorial"),
+            *profiles.params(custom_profile, skip=ASSUMPTIONS, keys=engine.PROFILE_KEYS),
             Param("prices", _prices_reader(cat), _write_prices, widget="link"),
-            Param("target_rate", TARGET_RATE, write_number, DEFAULT_TARGET_RATE),
+            Param(
+                name="target_rate",
+                read=TARGET_RATE,
+                write=write_number,
+                default=DEFAULT_TARGET_RATE,
+            ),
             *(assumptions.param(name) for name in ASSUMPTIONS),
+            *footprint.params(),
             *lp.custom_specs(),
         ],
     )

@@ -2,7 +2,7 @@
 
 Everything works on the DataFrame `engine.serve_sweep` returns (one row per configuration) and
 is vectorised: a 50,000-row grid is filtered, priced and ranked without a Python loop per row.
-The chart's axes follow SemiAnalysis InferenceMAX and NVIDIA's aiconfigurator: output tokens/s
+The chart's axes follow public serving benchmarks and NVIDIA's aiconfigurator: output tokens/s
 per GPU (what a deployment costs) against tokens/s per user (what a user feels).
 """
 
@@ -15,14 +15,15 @@ import numpy as np
 import pandas as pd
 
 from ui.charts.cost import usd_per_1m_output_tokens
-from ui.core.format import fmt, pct
-from ui.core.i18n import N_, _
-from ui.core.params import write_list
+from ui.links.params import write_list
+from ui.words.format import fmt, pct
+from ui.words.i18n import N_, _
 
 X, Y = "tokens_per_s_per_user", "output_tokens_per_s_per_gpu"
 SECTIONS = {  # the page's expanders drawn only while open: their titles
     "table": N_("Configurations that meet the SLOs, cheapest first"),
     "load": N_("Under load: replicas and cost for your traffic"),
+    "cost_front": N_("Cost against latency: the Pareto front"),
     "prices": N_("Prices"),
 }
 
@@ -168,14 +169,14 @@ def _english(text: str) -> str:
 
 def limit_label(column: str, limit: float, tr=_english) -> str:
     """A limit in words: ("ttft_ms", 2000) -> 'TTFT ≤ 2 s'; the floor reads '≥'. `tr`
-    translates the words (ui.core.i18n._ on screen; English by default, as in the CSV)."""
+    translates the words (ui.words.i18n._ on screen; English by default, as in the CSV)."""
     sign = "≥" if column == X else "≤"
     return f"{tr(_WORD[column])} {sign} {limit_text(column, limit)}"
 
 
 def verdicts(df: pd.DataFrame, slo: Slo, tr=_english) -> list[str]:
     """Per row: 'meets the SLOs', 'does not fit in memory', or the limits it misses (in
-    English, as the CSV writes them; `tr=ui.core.i18n._` for the screen)."""
+    English, as the CSV writes them; `tr=ui.words.i18n._` for the screen)."""
     fits = df["fits_in_memory"].to_numpy(dtype=bool)
     margins = slo_margins(df, slo)
     labels = {c: limit_label(c, v, tr) for c, v in slo.limits().items()}
@@ -216,7 +217,7 @@ def binding_limit(row: pd.Series, slo: Slo) -> str | None:
 
 def describe(row: pd.Series, slo: Slo, names: Mapping[str, str]) -> str:
     """One configuration in words: what it is, what it gives, what binds it (numbers by
-    ui.core.format, each with its unit)."""
+    ui.words.format, each with its unit)."""
     what = _("{n}× {hardware} (TP{tp}, PP{pp}), batch {batch}, {precision}").format(
         n=int(row["devices"]),
         hardware=names.get(row["hardware"], row["hardware"]),
@@ -294,11 +295,17 @@ def scope(rows: int, accelerators: int, grid: Mapping, tokens: tuple, profile: s
         "{rows} configurations · {accelerators} accelerators × TP {tp} × PP {pp} × {precisions} "
         "× {batches} batch sizes · {input} input + {output} output tokens per request · profile "
         "{profile} · serving model (docs/model.md)"
-    ).format(rows=f"{rows:,}", accelerators=accelerators, tp=write_list(grid["tp"]),
-             pp=write_list(grid["pp"]),
-             precisions=", ".join(grid["precisions"]) or _("no precision"),
-             batches=f"{len(grid['batches']):,}", input=f"{tokens[0]:,}",
-             output=f"{tokens[1]:,}", profile=profile)  # fmt: skip
+    ).format(
+        rows=f"{rows:,}",
+        accelerators=accelerators,
+        tp=write_list(grid["tp"]),
+        pp=write_list(grid["pp"]),
+        precisions=", ".join(grid["precisions"]) or _("no precision"),
+        batches=f"{len(grid['batches']):,}",
+        input=f"{tokens[0]:,}",
+        output=f"{tokens[1]:,}",
+        profile=profile,
+    )
 
 
 def chart_note(slo: Slo) -> str:

@@ -19,12 +19,12 @@ from ui.charts import operator_table as ov
 from ui.charts.operators import operator_roofline, roof_values, step_breakdown
 from ui.core import frame
 from ui.core.downloads import download_csv
-from ui.core.i18n import N_, _
-from ui.core.params import Link
-from ui.core.text import plain
+from ui.links.params import Link
 from ui.solve import layers as lv
 from ui.solve.link import PAGE
 from ui.widgets.tokens import token_inputs as token_fields
+from ui.words.i18n import N_, _
+from ui.words.text import plain
 
 OPERATOR_ASSUMPTIONS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms")
 DETAILS_KEY = frame.section_key(PAGE, "details")  # the operators' or layers' expander
@@ -91,15 +91,10 @@ def show_operators(sc: Scenario) -> None:
     set_values = {k: v for k, v in values.items() if v is not None}
     # every value the profile sets is passed by name over the tutorial's defaults, so a custom
     # profile from a link (not a built-in name step_table could look up) works the same way
-    ops = ov.step_table(
-        sc.model_id,
-        sc.hw,
-        profile="tutorial",
-        batch_size=sc.batch,
-        precision=sc.precision,
-        **sc.tokens,
-        **set_values,
+    dep = engine.Deployment.of(
+        model=sc.model_id, hardware=sc.hw, profile="tutorial", precision=sc.precision, **set_values
     )
+    ops = ov.step_table(dep, engine.Batch(batch_size=sc.batch, **sc.tokens))
     roof = roof_values(ops, sc.hw.name)
     title = _("Operators: {model} on {hardware}, batch {batch}, {precision}").format(
         model=sc.model.name, hardware=sc.hw.name, batch=f"{sc.batch:,}", precision=sc.precision
@@ -129,7 +124,13 @@ def show_operators(sc: Scenario) -> None:
     scenario |= {"kv_precision": sc.precision, "profile": sc.label, "assumptions": values}
     csv = ov.csv_table(ops, scenario)
     name = f"operators_{sc.model_id}_{sc.hw.id}_b{sc.batch}_{sc.precision}.csv"
-    download_csv(csv, name, "solve_ops_csv", _("Download the operators (CSV)"), lazy=True)
+    download_csv(
+        df=csv,
+        filename=name,
+        key="solve_ops_csv",
+        label=_("Download the operators (CSV)"),
+        lazy=True,
+    )
 
 
 def show_layers(sc: Scenario) -> None:
@@ -140,7 +141,7 @@ def show_layers(sc: Scenario) -> None:
     title = _("Layers: {model} on {hardware}, batch {batch}, {precision}").format(
         model=sc.model.name, hardware=sc.hw.name, batch=f"{sc.batch:,}", precision=sc.precision
     )
-    fig = lv.layer_roofline(layers, sc.hw, sc.result.t_overhead_s, title)
+    fig = lv.layer_roofline(layers=layers, hw=sc.hw, overhead_s=sc.result.t_overhead_s, title=title)
     st.plotly_chart(fig, key="solve_layers_roofline")
     st.caption(lv.totals_text(lv.totals(layers, sc.model), plain(sc.model.name)))
     st.caption(lv.whole_pass_text(engine.layer_totals(layers), sc.result.as_dict()))
@@ -149,4 +150,10 @@ def show_layers(sc: Scenario) -> None:
     scenario |= {"precision": sc.precision, "profile": sc.label, **sc.overrides}
     name = f"layers_{sc.model_id}_{sc.hw.id}_b{sc.batch}_{sc.precision}.csv"
     csv = lv.csv_table(layers, scenario)
-    download_csv(csv, name, "solve_layers_csv", _("Download the layers (CSV)"), lazy=True)
+    download_csv(
+        df=csv,
+        filename=name,
+        key="solve_layers_csv",
+        label=_("Download the layers (CSV)"),
+        lazy=True,
+    )

@@ -1,14 +1,14 @@
 """Plain-language explanations of a result: which regime, and what would change it.
 
 Pure functions over engine results (no streamlit); every number comes from the engine. Names
-passed in must already be inert (ui.core.text.plain).
+passed in must already be inert (ui.words.text.plain).
 """
 
 from __future__ import annotations
 
 from engine import SolveResult
-from ui.core.format import capacity, fmt, pct
-from ui.core.i18n import N_, _
+from ui.words.format import capacity, fmt, pct
+from ui.words.i18n import N_, _
 
 REGIME_WORDS = {
     "overhead": N_("Overhead-bound"),

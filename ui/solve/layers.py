@@ -2,7 +2,7 @@
 
 `engine.layer_table` writes one row per convolution or fully connected layer, generated from
 the network's architecture (docs/model.md). Here: readable headers with units and numbers from
-ui.core.format for the screen, the engine's snake_case unit-suffixed columns plus the scenario and
+ui.words.format for the screen, the engine's snake_case unit-suffixed columns plus the scenario and
 profile for the CSV, the totals beside the catalogue's whole-model figures, and each layer as a
 point on the roofline through ui.charts.operators.operator_roofline (one builder for operators and
 layers). Pure functions: no streamlit.
@@ -25,14 +25,14 @@ from ui.charts.operators import (
     phase_label,
     roof_values,
 )
-from ui.core.format import fmt, fmt_all, pct
-from ui.core.i18n import N_, _
-from ui.core.text import bound
+from ui.words.format import fmt, fmt_all, pct
+from ui.words.i18n import N_, _
+from ui.words.text import bound
 
 NETWORKS = ("ResNet-50", "MobileNetV2")  # the CNNs engine.layer_table knows
 PHASE = "prefill"  # the builder's phase for a forward pass (relabelled below)
 FORWARD = N_("forward pass")
-# engine column: (on-screen header, ui.core.format unit or None (as is), factor to that unit)
+# engine column: (on-screen header, ui.words.format unit or None (as is), factor to that unit)
 DISPLAY = {
     "name": (N_("Layer"), None, 1.0),
     "kind": (N_("Kind"), None, 1.0),
@@ -58,7 +58,7 @@ def has_layers(model_id: str) -> bool:
 
 
 def display_table(layers: pd.DataFrame) -> pd.DataFrame:
-    """The layer rows under readable headers, numbers as ui.core.format text with their units."""
+    """The layer rows under readable headers, numbers as ui.words.format text with their units."""
     out = {}
     for column, (header, unit, factor) in DISPLAY.items():
         values = layers[column].to_numpy()

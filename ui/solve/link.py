@@ -1,4 +1,4 @@
-"""The single-solve page's share link: each parameter declared once (ui.core.params.Link).
+"""The single-solve page's share link: each parameter declared once (ui.links.params.Link).
 
 model, hardware, batch, precision, the whole-model assumptions (efficiency, layer_overhead_us,
 dispatch_overhead_ms, activation_fraction, flop_convention), custom_hw, custom_model, profile
@@ -8,9 +8,9 @@ dispatch_overhead_ms, activation_fraction, flop_convention), custom_hw, custom_m
 from __future__ import annotations
 
 import engine
-from ui.core import link_params as lp
 from ui.core import profiles
-from ui.core.params import Link
+from ui.links import link_params as lp
+from ui.links.params import Link
 
 PAGE = "solve"
 

@@ -1,7 +1,7 @@
 """The headline metric grid of a single solve and its table of every figure.
 
 Values come from the engine's SolveResult (SI floats) and are only formatted here, through
-ui.core.format (one prefix chosen per value: "543 µs", "7.56 / 148 TFLOP/s", "68.8 mJ")."""
+ui.words.format (one prefix chosen per value: "543 µs", "7.56 / 148 TFLOP/s", "68.8 mJ")."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import pandas as pd
 import streamlit as st
 
 from engine import ENERGY_FORMULA, SolveResult
-from ui.core.format import MISSING, fmt, fmt_bytes, fmt_scaled, pct
-from ui.core.i18n import N_, _
-from ui.core.text import FLOP_NOTE, bound
 from ui.widgets.cards import cards
+from ui.words.format import MISSING, fmt, fmt_bytes, fmt_scaled, pct
+from ui.words.i18n import N_, _
+from ui.words.text import FLOP_NOTE, bound
 
-# Unit-suffixed engine names -> (suffix to drop, ui.core.format unit, factor to that unit)
+# Unit-suffixed engine names -> (suffix to drop, ui.words.format unit, factor to that unit)
 SUFFIXES = (
     ("_flop_per_byte", "FLOP/byte", 1.0),
     ("_bytes_per_s", "B/s", 1.0),
@@ -30,15 +30,38 @@ FRACTIONS = {"overhead_share", "mfu", "efficiency", "activation_fraction"}
 LABELS = {"flops": N_("FLOPs per batch"), "bytes": N_("Bytes moved per batch"), "mfu": "MFU"}
 # The labels `readable` makes of SolveResult's fields, marked here: shown through `_()`.
 FIELD_LABELS = (
-    N_("Model"), N_("Hardware"), N_("Batch size"), N_("Precision"), N_("Peak precision"),
-    N_("Bottleneck"), N_("Regime"), N_("Latency"), N_("T compute"), N_("T memory"),
-    N_("T overhead"), N_("Overhead share"), N_("Arithmetic intensity (FLOP/byte)"),
-    N_("Ridge (FLOP/byte)"), N_("Effective ridge (FLOP/byte)"), N_("Peak"), N_("Effective peak"),
-    N_("Memory bandwidth"), N_("Attainable"), N_("Achieved"), N_("Overhead gap"), N_("Energy"),
-    N_("Weight"), N_("Memory capacity"), N_("Fits in memory"), N_("Sample"), N_("Efficiency"),
-    N_("Layer overhead"), N_("Dispatch overhead"), N_("Activation fraction"),
+    N_("Model"),
+    N_("Hardware"),
+    N_("Batch size"),
+    N_("Precision"),
+    N_("Peak precision"),
+    N_("Bottleneck"),
+    N_("Regime"),
+    N_("Latency"),
+    N_("T compute"),
+    N_("T memory"),
+    N_("T overhead"),
+    N_("Overhead share"),
+    N_("Arithmetic intensity (FLOP/byte)"),
+    N_("Ridge (FLOP/byte)"),
+    N_("Effective ridge (FLOP/byte)"),
+    N_("Peak"),
+    N_("Effective peak"),
+    N_("Memory bandwidth"),
+    N_("Attainable"),
+    N_("Achieved"),
+    N_("Overhead gap"),
+    N_("Energy"),
+    N_("Weight"),
+    N_("Memory capacity"),
+    N_("Fits in memory"),
+    N_("Sample"),
+    N_("Efficiency"),
+    N_("Layer overhead"),
+    N_("Dispatch overhead"),
+    N_("Activation fraction"),
     N_("Flop convention"),
-)  # fmt: skip
+)
 
 
 def solve_metrics(r: SolveResult) -> None:
@@ -46,21 +69,34 @@ def solve_metrics(r: SolveResult) -> None:
     convention = _(FLOP_NOTE[r.assumptions.flop_convention])
     (achieved, roof), unit = fmt_scaled((r.achieved_flop_per_s, r.attainable_flop_per_s), "FLOP/s")
     tip = _("{bound}: the larger of the compute and memory terms sets the latency")
-    cards([
-        (_("Bottleneck"), _(r.bottleneck), tip.format(bound=bound(r.bottleneck))),
-        (_("Latency"), fmt(r.latency_s, "s"),
-         _("max(compute, memory) + fixed overhead, per batch")),
-        (_("Throughput ({unit})").format(unit=f"{r.sample}s/s"), fmt(r.throughput_per_s), None),
-        (_("MFU (% of peak)"), pct(r.mfu), _("achieved FLOP/s ÷ full peak FLOP/s")),
-        (_("Arithmetic intensity (FLOP/byte)"), fmt(r.arithmetic_intensity_flop_per_byte),
-         convention),
-        (_("Ridge, effective / peak (FLOP/byte)"),
-         f"{fmt(r.effective_ridge_flop_per_byte)} / {fmt(r.ridge_flop_per_byte)}",
-         _("peak × efficiency ÷ bandwidth / peak ÷ bandwidth")),
-        (_("Achieved / roof ({unit})").format(unit=unit), f"{achieved} / {roof}",
-         _("the gap between them is the fixed overhead")),
-        (_("Energy per batch"), fmt(r.energy_j, "J"), ENERGY_FORMULA),
-    ])  # fmt: skip
+    cards(
+        [
+            (_("Bottleneck"), _(r.bottleneck), tip.format(bound=bound(r.bottleneck))),
+            (
+                _("Latency"),
+                fmt(r.latency_s, "s"),
+                _("max(compute, memory) + fixed overhead, per batch"),
+            ),
+            (_("Throughput ({unit})").format(unit=f"{r.sample}s/s"), fmt(r.throughput_per_s), None),
+            (_("MFU (% of peak)"), pct(r.mfu), _("achieved FLOP/s ÷ full peak FLOP/s")),
+            (
+                _("Arithmetic intensity (FLOP/byte)"),
+                fmt(r.arithmetic_intensity_flop_per_byte),
+                convention,
+            ),
+            (
+                _("Ridge, effective / peak (FLOP/byte)"),
+                f"{fmt(r.effective_ridge_flop_per_byte)} / {fmt(r.ridge_flop_per_byte)}",
+                _("peak × efficiency ÷ bandwidth / peak ÷ bandwidth"),
+            ),
+            (
+                _("Achieved / roof ({unit})").format(unit=unit),
+                f"{achieved} / {roof}",
+                _("the gap between them is the fixed overhead"),
+            ),
+            (_("Energy per batch"), fmt(r.energy_j, "J"), ENERGY_FORMULA),
+        ]
+    )
     fit = _("fits") if r.fits_in_memory else _("does NOT fit")
     st.progress(
         min(1.0, r.weight_bytes / r.memory_capacity_bytes),
@@ -74,7 +110,7 @@ def solve_metrics(r: SolveResult) -> None:
 
 
 def readable(name: str, value: object) -> tuple[str, str]:
-    """An engine field as (human label, ui.core.format text): ('latency_ms', 0.5426) ->
+    """An engine field as (human label, ui.words.format text): ('latency_ms', 0.5426) ->
     ('Latency', '543 µs'); fractions as percentages; text as is; None as '—'."""
     if value is None:
         return name.replace("_", " ").capitalize(), MISSING

@@ -9,11 +9,11 @@ import streamlit as st
 
 import engine
 from ui.charts import serve_rows
-from ui.core.format import fmt
-from ui.core.i18n import N_, _
-from ui.core.params import write_number
-from ui.core.text import plain
+from ui.links.params import write_number
 from ui.solve import explain
+from ui.words.format import fmt
+from ui.words.i18n import N_, _
+from ui.words.text import plain
 
 DECODE_PAGE = "decode"
 TABLE = N_("Every figure and assumption (table)")  # the results expander's title
@@ -63,9 +63,9 @@ def show_serving_note(sc, opts: dict, changed: dict, query: dict) -> None:
     serving page at the same scenario (`query`: the solve page's link)."""
     if getattr(sc.model, "arch", None) is None:
         return
-    r = engine.serve(sc.model, sc.hw, batch_size=sc.batch, precision=sc.precision,
-                     **sc.tokens, **opts).values  # fmt: skip
-    to = serving_link(query, sc.tokens, sc.profile, changed)
+    dep = engine.Deployment.of(model=sc.model, hardware=sc.hw, precision=sc.precision, **opts)
+    r = engine.serve(dep, engine.Batch(batch_size=sc.batch, **sc.tokens)).values
+    to = serving_link(query=query, tokens=sc.tokens, profile=sc.profile, changed=changed)
     fit = "" if r["fits_in_memory"] else _(" (hypothetical: weights + KV cache do not fit)")
     text = _(
         "**The serving model gives {tpot} per output token (TPOT), {rate} while decoding and a "

@@ -1,4 +1,4 @@
-"""The batch-sweep page's share link: each parameter declared once (ui.core.params.Link).
+"""The batch-sweep page's share link: each parameter declared once (ui.links.params.Link).
 
 model, hardware, batches (`1..2000`, `8..512:8`), budget_ms (optional latency budget), the
 precision and whole-model assumptions, custom_hw, custom_model, the LLM view (view,
@@ -9,9 +9,9 @@ shape), profile (and a custom profile's other values).
 from __future__ import annotations
 
 import engine
-from ui.core import link_params as lp
 from ui.core import profiles
-from ui.core.params import Link, Param, number, write_number
+from ui.links import link_params as lp
+from ui.links.params import Link, Param, number, write_number
 
 PAGE = "sweep"
 DEFAULT_BATCHES = [2**k for k in range(9)]  # 1, 2, 4, ..., 256

@@ -10,9 +10,9 @@ import streamlit as st
 
 from ui.charts import sweep as fs
 from ui.charts import tables
-from ui.core.format import fmt
-from ui.core.i18n import _
 from ui.widgets.cards import Card, cards
+from ui.words.format import fmt
+from ui.words.i18n import _
 
 TUTORIAL_COLUMNS = ["batch_size", "regime", "bottleneck", "latency_ms", "throughput_per_s"]
 TUTORIAL_COLUMNS += ["marginal_throughput_gain_pct", "arithmetic_intensity_flop_per_byte"]
@@ -81,15 +81,29 @@ def show_cards(df: pd.DataFrame, first: int | None, exact: int | None, serving: 
     eff, ridge = df["effective_ridge_flop_per_byte"].iloc[0], df["ridge_flop_per_byte"].iloc[0]
     # one figure per card (a range "543 µs → 7.24 ms" was cut to "543 µs → 7.24…" in a
     # narrow column); the other end of the range in the caption under it
-    cards([
-        crossover_card(first, exact, serving),
-        (_("Best throughput ({unit})").format(unit=unit), fmt(best["throughput_per_s"]), None,
-         at_batch(best)),
-        (_("Latency at batch {batch}").format(batch=f"{b1:,}"), ms(hi), None,
-         _("{time} at batch {batch}").format(time=ms(lo), batch=f"{b0:,}")),
-        (_("Effective ridge ({unit})").format(unit=note), fmt(eff), None,
-         _("theoretical {ridge} (the engine's ridge)").format(ridge=fmt(ridge, note))),
-    ])  # fmt: skip
+    cards(
+        [
+            crossover_card(first, exact, serving),
+            (
+                _("Best throughput ({unit})").format(unit=unit),
+                fmt(best["throughput_per_s"]),
+                None,
+                at_batch(best),
+            ),
+            (
+                _("Latency at batch {batch}").format(batch=f"{b1:,}"),
+                ms(hi),
+                None,
+                _("{time} at batch {batch}").format(time=ms(lo), batch=f"{b0:,}"),
+            ),
+            (
+                _("Effective ridge ({unit})").format(unit=note),
+                fmt(eff),
+                None,
+                _("theoretical {ridge} (the engine's ridge)").format(ridge=fmt(ridge, note)),
+            ),
+        ]
+    )
     if first is None:
         st.info(never_text(df, exact, serving))
 
@@ -115,13 +129,22 @@ def show_budget(df: pd.DataFrame, budget: float | None) -> None:
         return
     largest, fastest = within
     unit = tables.sample_unit(df)
-    cards([
-        (_("Largest batch within {budget}").format(budget=ms(budget)),
-         f"{largest['batch_size']:,}", None,
-         _("latency {time}").format(time=ms(largest["latency_ms"]))),
-        (_("Best throughput within {budget} ({unit})").format(budget=ms(budget), unit=unit),
-         fmt(fastest["throughput_per_s"]), None, at_batch(fastest)),
-    ])  # fmt: skip
+    cards(
+        [
+            (
+                _("Largest batch within {budget}").format(budget=ms(budget)),
+                f"{largest['batch_size']:,}",
+                None,
+                _("latency {time}").format(time=ms(largest["latency_ms"])),
+            ),
+            (
+                _("Best throughput within {budget} ({unit})").format(budget=ms(budget), unit=unit),
+                fmt(fastest["throughput_per_s"]),
+                None,
+                at_batch(fastest),
+            ),
+        ]
+    )
 
 
 def at_batch(row) -> str:

@@ -3,7 +3,7 @@ and the scaling curves (docs/model.md, "Training step").
 
 Pure builders over `engine.train(...).as_dict()` (`r`) and `engine.train_search` rows (no
 streamlit, no physics): every bar segment is one of the engine's terms, which add up to its
-step time or memory per GPU; numbers in labels and hover text come from ui.core.format. A
+step time or memory per GPU; numbers in labels and hover text come from ui.words.format. A
 configuration that does not fit is drawn as what it needs against the usable-memory line, never
 as a step time.
 """
@@ -18,8 +18,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.charts.theme import COLORS, GAP_COLOR, legend_below, log_axis, wrap_title
-from ui.core.format import fmt, fmt_all, pct
-from ui.core.i18n import N_, _
+from ui.train.link import RECOMPUTE_WORDS
+from ui.words.format import fmt, fmt_all, pct
+from ui.words.i18n import N_, _
 
 STEP_PARTS = (  # (label, translated where shown; the engine's key, colour)
     (N_("compute"), "compute_s", COLORS[2]),
@@ -42,14 +43,15 @@ LIMIT_COLOR = "#d62728"
 
 
 def config_text(r: Mapping) -> str:
-    """'tp 8 · pp 4 · cp 1 · vp 5 · ep 1 · dp 2 · micro-batch 1 · ZeRO 1 · selective'."""
+    """'tp 8 · pp 4 · cp 1 · vp 5 · ep 1 · dp 2 · micro-batch 1 · ZeRO 1 · selective
+    recomputation', in the reader's language."""
     parts = [f"{k} {int(r[k])}" for k in ("tp", "pp", "cp", "vp", "ep", "dp")]
     return " · ".join(
         [
             *parts,
             _("micro-batch {n}").format(n=int(r["micro_batch_size"])),
             f"ZeRO {int(r['zero'])}",
-            _("recompute {mode}").format(mode=r["recompute"]),
+            _(RECOMPUTE_WORDS[str(r["recompute"])]),
         ]
     )
 
@@ -79,7 +81,7 @@ def step_figure(r: Mapping) -> go.Figure:
             text = _("{part}: {value} ({share})").format(
                 part=_(label), value=fmt(value, "s"), share=pct(value / total)
             )
-            traces.append(_bar(value, _(label), color, text, 0))
+            traces.append(_bar(value=value, label=_(label), color=color, text=text, y=0))
     hidden = float(r["comm_dp_total_s"]) - float(r["comm_dp_s"])
     note = (
         _(", {time} of data-parallel traffic hidden").format(time=fmt(hidden, "s"))
@@ -110,7 +112,7 @@ def memory_figure(r: Mapping, capacity_bytes: float) -> go.Figure:
             text = _("{part}: {value} ({share})").format(
                 part=_(label), value=fmt(value, "B"), share=pct(value / need)
             )
-            traces.append(_bar(value / 1e9, _(label), color, text, 0))
+            traces.append(_bar(value=value / 1e9, label=_(label), color=color, text=text, y=0))
     top = max(need, capacity_bytes) / 1e9 * 1.08
     for x, name, color, dash in (
         (usable, _("usable: {memory}").format(memory=fmt(usable, "B")), LIMIT_COLOR, "dash"),
@@ -152,7 +154,7 @@ def memory_figure(r: Mapping, capacity_bytes: float) -> go.Figure:
 
 def scaling_figure(best: pd.DataFrame, column: str, band: float | None) -> go.Figure:
     """The best configuration per GPU count: tokens/s (log) or MFU against GPUs (log), with
-    the profile's leave-one-out error as a band (none drawn when not measured)."""
+    the run's out-of-sample error band (engine.training_band) (none drawn when not measured)."""
     gpus = best["gpus"].to_numpy(dtype=float)
     y = best[column].to_numpy(dtype=float) * (100.0 if column == "mfu" else 1.0)
     unit = "%" if column == "mfu" else "tokens/s"
@@ -174,7 +176,7 @@ def scaling_figure(best: pd.DataFrame, column: str, band: float | None) -> go.Fi
                 "fillcolor": "rgba(31, 119, 180, 0.15)",
                 "line": {"width": 0},
                 "mode": "lines",
-                "name": _("± {band} (leave-one-out error)").format(band=pct(band / 100)),
+                "name": _("± {band} (out-of-sample error)").format(band=pct(band / 100)),
                 "hoverinfo": "skip",
             }
         )

@@ -8,12 +8,11 @@ from __future__ import annotations
 import streamlit as st
 
 import engine
-from ui.core.format import fmt
-from ui.core.i18n import N_, _
-from ui.core.params import MAX_VALUE_CHARS, Link
-from ui.core.text import plain
+from ui.core import profiles
+from ui.links.params import MAX_VALUE_CHARS, Link
 from ui.train.link import (
     ATTENTION,
+    ATTENTION_WORDS,
     DIMENSIONS,
     GPT_ID,
     GPT_NAME,
@@ -24,6 +23,9 @@ from ui.train.link import (
 )
 from ui.widgets.model_config import select_llm
 from ui.widgets.pickers import number_input
+from ui.words.format import fmt
+from ui.words.i18n import N_, _
+from ui.words.text import plain
 
 RECOMPUTE_LABELS = {"none": N_("none"), "selective": N_("selective"), "full": N_("full")}
 
@@ -94,16 +96,17 @@ def cluster_inputs(link: Link) -> dict:
         _("Attention kernel"),
         ATTENTION,
         key=link.key("attention"),
+        format_func=lambda a: _(ATTENTION_WORDS[a]),
         help=_(
-            "flash: FlashAttention; unfused: the score matrices through memory (Megatron-LM "
-            "2021, the fitted runs)."
+            "FlashAttention, or unfused attention: the score matrices through memory "
+            "(Megatron-LM 2021, the fitted runs)."
         ),
     )
     profile = st.selectbox(
         _("Training profile"),
         engine.training_profile_names(),
         key=link.key("profile"),
-        format_func=lambda n: f"{n}: {engine.get_training_profile(n).description}"[:90],
+        format_func=lambda n: profiles.picker_text(engine.get_training_profile(n)),
     )
     return {
         "gpus": int(gpus),
@@ -121,7 +124,7 @@ def search_inputs(link: Link) -> dict:
     with st.expander(_("Search: the values to try"), expanded=False):
         tip = _("Comma-separated whole numbers or ranges (1..8, 8..64:8).")
         for name, (label, _default) in DIMENSIONS.items():
-            dims[name] = list_input(link, name, _(label), tip)
+            dims[name] = list_input(link=link, name=name, label=_(label), tip=tip)
         zero = st.multiselect(_("ZeRO stages"), ZERO, key=link.key("zero"))
         modes = st.multiselect(
             _("Activation recomputation"),
@@ -158,8 +161,9 @@ def ranking_inputs(link: Link, hw) -> dict:
         placeholder=shown,
     )
     tip = _("The GPU counts of the scaling curves (at most 10), e.g. 8,16,32,64.")
-    curve = list_input(link, "gpus_curve", _("Scaling curve: GPU counts"), tip)
+    curve = list_input(link=link, name="gpus_curve", label=_("Scaling curve: GPU counts"), tip=tip)
     pick = number_input(link, "pick", _("Show in detail: configuration ranked"), step=1)
+    pick_note = st.empty()  # said once the search knows how many fit (ui.train.link.pick_note)
     rejected = st.toggle(_("List the rejected configurations too"), key=link.key("rejected"))
     return {
         "rank_by": rank,
@@ -167,5 +171,6 @@ def ranking_inputs(link: Link, hw) -> dict:
         "price": None if price is None else float(price),
         "curve": curve,
         "pick": int(pick),
+        "pick_note": pick_note,
         "rejected": bool(rejected),
     }

@@ -1,4 +1,4 @@
-"""The training planner's share link: every input declared once (ui.core.params.Link).
+"""The training planner's share link: every input declared once (ui.links.params.Link).
 
 Link parameters, named as the `train-search` CLI's flags: model (a catalogue LLM, `config.json`
 with `model_config=`, or `gpt` with `gpt_shape=L,H,A[,V]`: layers, hidden, heads and the
@@ -8,16 +8,17 @@ search's values to try: tp, pp, cp, vp, ep, micro_batch_size (comma lists or ran
 recompute (lists); rank_by (tokens_per_s, mfu, cost), token_budget (tokens), price_per_gpu_hour
 (USD; absent: the catalogue's list price); gpus_curve (the GPU counts of the scaling curves),
 rejected (on: list the rejected configurations too), pick (the rank of the configuration shown
-in detail); custom_hw, custom_model. Model: docs/model.md, "Training step".
+in detail); the footprint section's grid, carbon_g_per_kwh, pue, wue_l_per_kwh,
+carbon_price, unit_price_usd, years, infrastructure_multiplier, maintenance_per_year and
+electricity_usd_per_kwh (ui/widgets/footprint.py); custom_hw, custom_model. Model: docs/model.md,
+"Training step".
 """
 
 from __future__ import annotations
 
 import engine
-from ui.core import link_params as lp
-from ui.core import model_config as mc
-from ui.core.i18n import N_, _
-from ui.core.params import (
+from ui.links import link_params as lp
+from ui.links.params import (
     Link,
     Param,
     ParamError,
@@ -29,13 +30,23 @@ from ui.core.params import (
     write_number,
     write_ranges,
 )
+from ui.train.dse_link import pareto_params, reliability_params
+from ui.widgets import footprint
+from ui.widgets import model_config as mc
+from ui.words.i18n import N_, _, ngettext
 
 PAGE = "train"
 GPT_ID = "gpt"  # the model picker's entry for GPT shapes (and the link's `model=gpt`)
 GPT_NAME = N_("GPT-style model by its shapes (L, H, A[, V])")  # translated where shown
 PRECISIONS = ("bf16", "fp16", "fp8")  # the training model's
 ATTENTION = ("flash", "unfused")
+ATTENTION_WORDS = {"flash": N_("FlashAttention"), "unfused": N_("unfused attention")}  # shown
 RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE_WORDS = {  # a configuration's recomputation, as shown
+    "none": N_("no recomputation"),
+    "selective": N_("selective recomputation"),
+    "full": N_("full recomputation"),
+}
 ZERO = ("0", "1", "2", "3")
 RANKS = {"tokens_per_s": N_("tokens/s (highest first)"), "mfu": N_("MFU (highest first)")}
 RANKS["cost"] = N_("cost to the token budget (lowest first)")
@@ -82,6 +93,19 @@ def read_gpt_shape(text: str) -> tuple[int, ...]:
     return shape
 
 
+def pick_note(pick: int, ranked: int) -> str | None:
+    """Said beside the 'show in detail' field when its rank is past the last configuration
+    that fits (the range of `pick` is known only once the search has run); None otherwise."""
+    if ranked < 1 or pick <= ranked:
+        return None
+    return ngettext(
+        "Rank {pick} is past the only configuration that fits: showing rank {ranked}.",
+        "Rank {pick} is past the {ranked} configurations that fit: showing the last, "
+        "rank {ranked}.",
+        ranked,
+    ).format(pick=f"{pick:,}", ranked=f"{ranked:,}")
+
+
 def write_gpt_shape(shape) -> str:
     return ",".join(str(int(v)) for v in shape)
 
@@ -93,7 +117,7 @@ def _ranges(hi: int, max_items: int = MAX_LIST):
 def declare(cat: engine.Catalog) -> Link:
     """Every link parameter of the page, in the order the link writes them."""
     dims = [
-        Param(name, _ranges(top), write_ranges, default, widget="text")
+        Param(name=name, read=_ranges(top), write=write_ranges, default=default, widget="text")
         for (name, (_, default)), top in zip(
             DIMENSIONS.items(), (*(engine.MAX_DEGREE,) * 5, engine.MAX_BATCH), strict=True
         )
@@ -103,28 +127,68 @@ def declare(cat: engine.Catalog) -> Link:
         [
             Param("model", mc.llm_reader(cat, (GPT_ID,)), default=DEFAULTS["model"]),
             mc.param(),
-            Param("gpt_shape", read_gpt_shape, write_gpt_shape, DEFAULTS["gpt_shape"], "text"),
-            lp.hardware(cat, DEFAULTS["hardware"]),
-            Param("gpus", number(1, MAX_GPUS, whole=True), write_number, DEFAULTS["gpus"]),
             Param(
-                "global_batch_size",
-                number(1, engine.MAX_BATCH * 1000, whole=True),
-                write_number,
-                DEFAULTS["global_batch_size"],
+                name="gpt_shape",
+                read=read_gpt_shape,
+                write=write_gpt_shape,
+                default=DEFAULTS["gpt_shape"],
+                widget="text",
             ),
-            Param("seq_len", number(1, engine.MAX_TOKENS, whole=True), write_number, 8192),
+            lp.hardware(cat, DEFAULTS["hardware"]),
+            Param(
+                name="gpus",
+                read=number(1, MAX_GPUS, whole=True),
+                write=write_number,
+                default=DEFAULTS["gpus"],
+            ),
+            Param(
+                name="global_batch_size",
+                read=number(1, engine.MAX_BATCH * 1000, whole=True),
+                write=write_number,
+                default=DEFAULTS["global_batch_size"],
+            ),
+            Param(
+                name="seq_len",
+                read=number(1, engine.MAX_TOKENS, whole=True),
+                write=write_number,
+                default=8192,
+            ),
             Param("precision", choice(PRECISIONS), default="bf16"),
             Param("attention", choice(ATTENTION), default="flash"),
             Param("profile", choice(engine.training_profile_names()), default="megatron"),
             *dims,
-            Param("zero", listing(choice(ZERO), max_items=4), write_list, ["0", "1"]),
-            Param("recompute", listing(choice(RECOMPUTE), max_items=3), write_list, [*RECOMPUTE]),
+            Param(
+                name="zero",
+                read=listing(choice(ZERO), max_items=4),
+                write=write_list,
+                default=["0", "1"],
+            ),
+            Param(
+                name="recompute",
+                read=listing(choice(RECOMPUTE), max_items=3),
+                write=write_list,
+                default=[*RECOMPUTE],
+            ),
             Param("rank_by", choice(tuple(RANKS)), default="tokens_per_s"),
-            Param("token_budget", number(1.0, 1e17), write_number, 1e12),
+            Param(name="token_budget", read=number(1.0, 1e17), write=write_number, default=1e12),
             Param("price_per_gpu_hour", number(0.01, 999_999.0), write_number),
-            Param("gpus_curve", _ranges(MAX_GPUS, MAX_CURVE), write_ranges, DEFAULT_CURVE, "text"),
-            Param("rejected", read_on_off, lambda on: "on" if on else "off", False),
-            Param("pick", number(1, MAX_PICK, whole=True), write_number, 1),
+            Param(
+                name="gpus_curve",
+                read=_ranges(MAX_GPUS, MAX_CURVE),
+                write=write_ranges,
+                default=DEFAULT_CURVE,
+                widget="text",
+            ),
+            Param(
+                name="rejected",
+                read=read_on_off,
+                write=lambda on: "on" if on else "off",
+                default=False,
+            ),
+            Param(name="pick", read=number(1, MAX_PICK, whole=True), write=write_number, default=1),
+            *footprint.params(),
             *lp.custom_specs(),
+            *pareto_params(),  # ui/train/dse_link.py
+            *reliability_params(),
         ],
     )

@@ -9,6 +9,11 @@
 - `scaling`: `engine.train_search` over the scaling curve's GPU counts, the best configuration
   of each count (by the page's ranking).
 
+Each takes the run and the layouts the page built once (`engine.TrainRun`, `engine.LayoutSpace`,
+`engine.TrainLayout`) and passes them to the engine as they are. Their results are shared by
+every session and dropped a minute after their last use (SEARCHES, ui/runtime/memo.py), and one
+is computed at a time: a search holds about four times its frame while it runs.
+
 Before anything runs the page counts the configurations the searches would evaluate (the
 product of the values per dimension, once for the search and once per GPU count of the curve)
 and refuses more than BUDGET_CONFIGS (about a second of work), saying how to narrow it.
@@ -17,52 +22,40 @@ docs/model.md, "Training step".
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
 
 import pandas as pd
-import streamlit as st
 
 import engine
 from ui.core.budget import TRAIN_CONFIGURATIONS
-from ui.core.i18n import _, engine_text
+from ui.runtime import memo
+from ui.words.i18n import _, message_text
 
 BUDGET_CONFIGS = TRAIN_CONFIGURATIONS  # per rerun (ui/core/budget.py)
 DIMENSIONS = ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero", "recompute")
 CONFIG_KEYS = ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero", "recompute")
-NO_FIT = "does not fit"  # the engine's reason for memory begins so (matched, not shown)
+NO_FIT = "does_not_fit_in_memory"  # the code of the engine's rule for memory
+# the codes of its warning saying why a configuration does not fit (by its largest term)
+SHORTFALL = (
+    "weights_do_not_fit",
+    "gradients_do_not_fit",
+    "optimizer_state_does_not_fit",
+    "activations_do_not_fit",
+)
 
-
-@dataclass(frozen=True)
-class Search:
-    """One search's inputs (hashable; the caches key on its text)."""
-
-    model: object  # ModelSpec or Architecture
-    hw: object  # HardwareSpec
-    gpus: int
-    global_batch_size: int
-    seq_len: int
-    precision: str
-    attention: str
-    profile: str
-    dims: tuple  # ((name, (values...)), ...)
-    rank_by: str
-    token_budget: float
-    price: float | None
-
-    def common(self) -> dict:
-        return {
-            "global_batch_size": self.global_batch_size,
-            "seq_len": self.seq_len,
-            "precision": self.precision,
-            "attention": self.attention,
-            "profile": self.profile,
-            "token_budget": self.token_budget,
-            "price_per_gpu_hour": self.price,
-        }
-
-
-HASH = {Search: repr}
+# Shared by every session, keyed on the scenario's exact text (memo.fingerprint); at most 64 MiB
+# of frames (a search within the budget: up to 100,000 rows, about 37 MiB), each dropped 60 s
+# after its last use; one heavy computation at a time, /load's simulations included; with /plan's
+# grids and /load's simulations, at most memo.HEAVY_BYTES in all.
+SEARCHES = memo.Shared(
+    entries=16,
+    max_bytes=64 * 2**20,
+    idle_s=60.0,
+    size=memo.result_bytes,
+    slots=memo.HEAVY,
+    pool=memo.HEAVY_BYTES,
+)
 
 
 def configurations(dims: dict, curve: list[int]) -> tuple[int, int]:
@@ -91,36 +84,37 @@ def refusal(dims: dict, curve: list[int]) -> str | None:
     )
 
 
-@st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=HASH)
-def search(s: Search) -> pd.DataFrame:
-    """Every configuration, ranked ones first (`reason` empty), then the rejected ones."""
-    return engine.train_search(
-        s.model,
-        s.hw,
-        gpus=s.gpus,
-        rank_by=s.rank_by,
-        include_rejected=True,
-        **dict(s.dims),
-        **s.common(),
-    )
+@memo.cached(SEARCHES)
+def search(run: engine.TrainRun, space: engine.LayoutSpace, rank_by: str) -> pd.DataFrame:
+    """Every configuration, ranked ones first (no `reason`), then the rejected ones."""
+    return engine.train_search(run, space, rank_by=rank_by, include_rejected=True)
 
 
-@st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=HASH)
-def scaling(s: Search, curve: tuple[int, ...]) -> pd.DataFrame:
-    """The best configuration of each GPU count of the curve (counts with none: no row)."""
-    df = engine.train_search(
-        s.model, s.hw, gpus=list(curve), rank_by=s.rank_by, **dict(s.dims), **s.common()
-    )
-    return df.groupby("gpus", sort=True).head(1).sort_values("gpus").reset_index(drop=True)
+@memo.cached(SEARCHES)
+def scaling(
+    run: engine.TrainRun, space: engine.LayoutSpace, rank_by: str, curve: tuple[int, ...]
+) -> pd.DataFrame:
+    """The best configuration of each GPU count of the curve (counts with none: no row).
+
+    One search per count, keeping its best row: the same rows as one search over every count
+    (its ranking is a stable sort), in a seventh of the memory for seven counts (a search holds
+    about four times its frame while it runs: 181 MiB against 26 MiB for 7 x 23,040)."""
+    if not curve:  # the engine's refusal ("gpus: give at least one")
+        return engine.train_search(dataclasses.replace(run, gpus=curve), space, rank_by=rank_by)
+    best = [
+        engine.train_search(dataclasses.replace(run, gpus=gpus), space, rank_by=rank_by).head(1)
+        for gpus in sorted(set(curve))
+    ]
+    return pd.concat(best).reset_index(drop=True)
 
 
 def pick(df: pd.DataFrame, rank: int) -> tuple[pd.Series | None, bool]:
     """(the configuration to detail, whether it fits): the `rank`-th ranked one (the last if
     fewer fit), else the closest to fitting of those refused only for memory, else None."""
-    ranked = df[df["reason"] == ""]
+    ranked = df[df["reason"].isna()]
     if len(ranked):
         return ranked.iloc[min(rank, len(ranked)) - 1], True
-    memory = df[df["reason"].astype(str).str.startswith(NO_FIT)]
+    memory = df[[isinstance(r, engine.Message) and r.code == NO_FIT for r in df["reason"]]]
     if len(memory):
         return memory.loc[memory["memory_per_gpu_bytes"].idxmin()], False
     return None, False
@@ -132,33 +126,25 @@ def config_of(row: pd.Series) -> dict:
     return out | {"recompute": str(row["recompute"])}
 
 
-@st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=HASH)
-def chosen(s: Search, config: tuple):
+def layout_of(row: pd.Series) -> engine.TrainLayout:
+    """A search row's configuration as the engine's layout."""
+    return engine.TrainLayout(**config_of(row))
+
+
+@memo.cached(SEARCHES)
+def chosen(run: engine.TrainRun, layout: engine.TrainLayout):
     """engine.train of one configuration (its breakdown, memory and warnings)."""
-    return engine.train(s.model, s.hw, gpus=s.gpus, **dict(config), **s.common())
+    return engine.train(run, layout)
 
 
-@st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=HASH)
-def operators(s: Search, config: tuple) -> pd.DataFrame:
+@memo.cached(SEARCHES)
+def operators(run: engine.TrainRun, layout: engine.TrainLayout) -> pd.DataFrame:
     """The configuration's micro-batch, operator by operator (engine.training_operators)."""
-    c = dict(config)
-    return engine.training_operators(
-        s.model,
-        s.hw,
-        tp=c["tp"],
-        cp=c["cp"],
-        ep=c["ep"],
-        micro_batch_size=c["micro_batch_size"],
-        seq_len=s.seq_len,
-        precision=s.precision,
-        attention=s.attention,
-        profile=s.profile,
-    )
+    return engine.training_operators(run, layout)
 
 
 def reasons(df: pd.DataFrame) -> pd.DataFrame:
     """How many configurations each rule rejected, most first."""
-    rejected = df[df["reason"] != ""]
-    counts = rejected["reason"].astype(str).value_counts()
-    why = [engine_text(reason) for reason in counts.index]
+    counts = df["reason"].dropna().astype(object).value_counts()
+    why = [message_text(reason) for reason in counts.index]
     return pd.DataFrame({_("Why rejected"): why, _("Configurations"): counts.to_numpy()})

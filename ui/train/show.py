@@ -8,36 +8,82 @@ import streamlit as st
 
 from ui.charts import operators as fo
 from ui.core.downloads import download_csv
-from ui.core.format import fmt
-from ui.core.i18n import _
-from ui.core.text import plain
 from ui.train import figures as tf
 from ui.train import view as tv
-from ui.train.run import NO_FIT
+from ui.train.link import RECOMPUTE_WORDS
+from ui.train.run import SHORTFALL
 from ui.widgets.cards import chart_row
+from ui.words.format import fmt
+from ui.words.i18n import N_, _
+from ui.words.text import plain
 
 PNG = {"toImageButtonOptions": {"format": "png"}}
 
+# Why the closest configuration does not fit, one whole sentence per largest memory term (the
+# engine's warning code), filled with the warning's values and the configuration.
+SHORTFALL_SENTENCES = {
+    "weights_do_not_fit": N_(
+        "No configuration fits on {gpus} GPUs. The closest, {config}, needs {needed} GB per "
+        "GPU against {usable} GB usable ({capacity} less the {reserve} memory reserve); its "
+        "largest term is the 16-bit weights, {size} GB = {bytes_per_param} B × {params} B "
+        "parameters on this GPU (ZeRO stage {zero}, tp {tp}, pp {pp}). Add GPUs, model "
+        "parallelism (tp, pp), ZeRO stages or recomputation."
+    ),
+    "gradients_do_not_fit": N_(
+        "No configuration fits on {gpus} GPUs. The closest, {config}, needs {needed} GB per "
+        "GPU against {usable} GB usable ({capacity} less the {reserve} memory reserve); its "
+        "largest term is the 16-bit gradients, {size} GB = {bytes_per_param} B × {params} B "
+        "parameters on this GPU (ZeRO stage {zero}, tp {tp}, pp {pp}). Add GPUs, model "
+        "parallelism (tp, pp), ZeRO stages or recomputation."
+    ),
+    "optimizer_state_does_not_fit": N_(
+        "No configuration fits on {gpus} GPUs. The closest, {config}, needs {needed} GB per "
+        "GPU against {usable} GB usable ({capacity} less the {reserve} memory reserve); its "
+        "largest term is the optimizer state (fp32 master weights, Adam momentum and "
+        "variance), {size} GB = {bytes_per_param} B × {params} B parameters on this GPU (ZeRO "
+        "stage {zero}, tp {tp}, pp {pp}). Add GPUs, model parallelism (tp, pp), ZeRO stages or "
+        "recomputation."
+    ),
+    "activations_do_not_fit": N_(
+        "No configuration fits on {gpus} GPUs. The closest, {config}, needs {needed} GB per "
+        "GPU against {usable} GB usable ({capacity} less the {reserve} memory reserve); its "
+        "largest term is the activations of the micro-batches in flight, {size} GB with "
+        "{recompute} and micro-batch {micro_batch} (ZeRO stage {zero}, tp {tp}, pp {pp}). Add "
+        "GPUs, model parallelism (tp, pp), ZeRO stages or recomputation."
+    ),
+}
+NO_REASON = N_(
+    "No configuration fits on {gpus} GPUs. The closest, {config}, does not fit. Add GPUs, model "
+    "parallelism (tp, pp), ZeRO stages or recomputation."
+)
 
-def verdict(r: dict, fits: bool, rank: tuple[int, int], gpus: int) -> None:
-    """Which configuration is shown, and, when none fits, why the closest does not."""
-    config = plain(tf.config_text(r))
+
+def verdict(r: dict, warnings, fits: bool, rank: tuple[int, int], gpus: int) -> None:
+    """Which configuration is shown, and, when none fits, why the closest does not (its
+    `warnings`: engine.train's)."""
+    config = tf.config_text(r)
     if fits:
         st.success(
             _("Shown in detail, ranked {rank} of the {ranked} that fit: {config}.").format(
-                rank=f"{rank[0]:,}", ranked=f"{rank[1]:,}", config=config
+                rank=f"{rank[0]:,}", ranked=f"{rank[1]:,}", config=plain(config)
             ),
             icon="✅",
         )
         return
-    why = next((w for w in r["warnings"] if w.startswith(NO_FIT)), None) or _("does not fit")
-    st.error(
-        _(
-            "No configuration fits on {gpus} GPUs. The closest, {config}, {why}. Add GPUs, model "
-            "parallelism (tp, pp), ZeRO stages or recomputation."
-        ).format(gpus=f"{gpus:,}", config=config, why=plain(why)),
-        icon="🚫",
-    )
+    short = next((w for w in warnings if w.code in SHORTFALL), None)
+    st.error(shortfall_text(short, gpus=gpus, config=config), icon="🚫")
+
+
+def shortfall_text(short, gpus: int, config: str) -> str:
+    """Why nothing fits, as one sentence in the reader's language (markdown-inert): `short` is
+    engine.train's memory warning of the closest configuration (None: no warning said why)."""
+    values = {"gpus": f"{gpus:,}", "config": config}
+    if short is None or short.code not in SHORTFALL_SENTENCES:
+        return plain(_(NO_REASON).format_map(values))
+    fields = dict(short.fields)
+    if "recompute" in fields:  # the engine's choice, as shown
+        fields["recompute"] = _(RECOMPUTE_WORDS.get(fields["recompute"], fields["recompute"]))
+    return plain(_(SHORTFALL_SENTENCES[short.code]).format_map(fields | values))
 
 
 def breakdowns(r: dict, fits: bool, capacity: float) -> None:
@@ -91,7 +137,7 @@ def tables(df, best, ops, profile, show_rejected: bool, names: tuple) -> None:
     """The ranked configurations, the rejected ones on request, the curves' and the operators'
     rows, each with its CSV (the engine's columns, the profile's errors on every row)."""
     s, model_id, hw_id = names
-    ranked = df[df["reason"] == ""]
+    ranked = df[df["reason"].isna()]
     if not len(ranked):
         show_rejected = True  # the reasons are the answer
     st.subheader(_("Configurations that fit, best first"))
@@ -102,42 +148,42 @@ def tables(df, best, ops, profile, show_rejected: bool, names: tuple) -> None:
         )
     )
     download_csv(
-        tv.with_errors(ranked, profile),
-        tv.file_name("ranked", s, model_id, hw_id),
-        "train_csv",
-        _("Download the ranked configurations CSV"),
+        df=tv.with_errors(ranked, profile),
+        filename=tv.file_name(kind="ranked", s=s, model_id=model_id, hw_id=hw_id),
+        key="train_csv",
+        label=_("Download the ranked configurations CSV"),
         lazy=True,
     )
-    rejected = df[df["reason"] != ""]
+    rejected = df[df["reason"].notna()]
     if show_rejected and len(rejected):
         st.subheader(_("Rejected configurations, with the rule each breaks"))
         shown = tv.table(rejected, tv.REJECTED, tv.SHOWN_ROWS)
         st.dataframe(shown, key="train_rejected_table", hide_index=True)
         download_csv(
-            tv.with_errors(rejected, profile),
-            tv.file_name("rejected", s, model_id, hw_id),
-            "train_rejected_csv",
-            _("Download the rejected configurations CSV"),
+            df=tv.with_errors(rejected, profile),
+            filename=tv.file_name(kind="rejected", s=s, model_id=model_id, hw_id=hw_id),
+            key="train_rejected_csv",
+            label=_("Download the rejected configurations CSV"),
             lazy=True,
         )
     if len(best):
         st.subheader(_("Scaling: the best configuration per GPU count"))
         st.dataframe(tv.table(best, tv.SCALING), key="train_scaling_table", hide_index=True)
         download_csv(
-            tv.with_errors(best, profile),
-            tv.file_name("scaling", s, model_id, hw_id),
-            "train_scaling_csv",
-            _("Download the scaling CSV"),
+            df=tv.with_errors(best, profile),
+            filename=tv.file_name(kind="scaling", s=s, model_id=model_id, hw_id=hw_id),
+            key="train_scaling_csv",
+            label=_("Download the scaling CSV"),
             lazy=True,
         )
     if ops is not None:
         st.subheader(_("Operators of a micro-batch"))
         st.dataframe(tv.table(ops, tv.OPERATORS), key="train_ops_table", hide_index=True)
         download_csv(
-            tv.with_errors(ops, profile),
-            tv.file_name("operators", s, model_id, hw_id),
-            "train_ops_csv",
-            _("Download the operators CSV"),
+            df=tv.with_errors(ops, profile),
+            filename=tv.file_name(kind="operators", s=s, model_id=model_id, hw_id=hw_id),
+            key="train_ops_csv",
+            label=_("Download the operators CSV"),
             lazy=True,
         )
 

@@ -1,7 +1,7 @@
 """Words, metric cards and tables of the training planner (pure: no streamlit).
 
 Every number is the engine's (`engine.train`, `engine.train_search`, the training profile's
-residuals), at most scaled to its display unit and shown through ui.core.format. The CSV files
+residuals), at most scaled to its display unit and shown through ui.words.format. The CSV files
 keep the engine's column names, with the profile's measured errors on every row.
 """
 
@@ -12,8 +12,12 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from ui.core.format import fmt, fmt_all, pct
-from ui.core.i18n import N_, _, engine_text
+import engine
+from ui.charts.operators import layers_text, phase_label
+from ui.train.link import ATTENTION_WORDS, RANKS, RECOMPUTE_WORDS
+from ui.words.format import fmt, fmt_all, pct
+from ui.words.i18n import N_, _, message_text
+from ui.words.text import bound
 
 SHOWN_ROWS = 50  # ranked configurations on screen (the CSV has them all)
 RANKED = {  # column: (header, unit or None (as is), factor)
@@ -35,6 +39,7 @@ RANKED = {  # column: (header, unit or None (as is), factor)
     "memory_headroom_bytes": (N_("Headroom"), "B", 1.0),
     "time_to_train_days": (N_("Days to budget"), "", 1.0),
     "cost_to_train_usd": (N_("Cost to budget (USD)"), "", 1.0),
+    "above_published_mfu": (N_("Above published MFU"), None, 1),
 }
 REJECTED = {k: v for k, v in RANKED.items() if k in ("tp", "pp", "cp", "vp", "ep", "dp")}
 REJECTED |= {k: RANKED[k] for k in ("micro_batch_size", "zero", "recompute")}
@@ -54,6 +59,13 @@ OPERATORS = {
     "time_ms": (N_("Time each"), "s", 1e-3),
     "bottleneck": (N_("Bound"), None, 1),
 }
+WORDS = {  # columns of words: each value as shown, in the reader's language
+    "recompute": lambda v: _(RECOMPUTE_WORDS[str(v)]),
+    "phase": phase_label,
+    "layer": layers_text,
+    "bottleneck": bound,
+    "above_published_mfu": lambda v: _("yes") if bool(v) else "",
+}
 ERRORS = (  # residual key prefix: words
     ("mape", N_("in sample")),
     ("loo_row_mape", N_("leave one run out")),
@@ -68,7 +80,11 @@ def table(df: pd.DataFrame, spec: Mapping, rows: int | None = None) -> pd.DataFr
     for column, (header, unit, factor) in spec.items():
         values = part[column].to_numpy()
         if column == "reason":  # the engine's rule, in the reader's language
-            out[_(header)] = [engine_text(str(v)) for v in values]
+            out[_(header)] = [
+                message_text(v) if isinstance(v, engine.Message) else "" for v in values
+            ]
+        elif column in WORDS:
+            out[_(header)] = [WORDS[column](v) for v in values]
         elif unit is None:
             out[_(header)] = [
                 int(v) if isinstance(v, float | np.floating) and float(v).is_integer() else v
@@ -85,28 +101,28 @@ def errors(profile) -> dict[str, float]:
     return {_(words): r[f"{key}_pct"] for key, words in ERRORS if f"{key}_pct" in r}
 
 
-def band(profile) -> float | None:
-    """The leave-one-run-out MAPE (%): the band drawn around the curves (None: not measured)."""
-    return profile.residuals.get("loo_row_mape_pct")
-
-
-def error_text(profile) -> str:
-    """The profile's measured errors in one sentence, for beside the numbers."""
+def error_text(profile, band, why) -> str:
+    """The profile's measured errors and this run's band (engine.training_band) in words, for
+    beside the numbers: the band, its basis and every way the run leaves the fitted ground."""
     found = errors(profile)
-    if not found:
+    if not found or band.pct is None:
         return _("Profile {profile}: its error was not measured.").format(profile=profile.name)
     parts = _(", ").join(f"{words} {pct(v / 100)}" for words, v in found.items())
-    return _(
+    text = _(
         "Profile {profile}'s measured error (MAPE of TFLOP/s per GPU, {rows} runs of {files}): "
-        "{parts}. Read every speed, time and cost on this page within it; off the fitted ground "
-        "(other accelerators, precisions, FlashAttention, MoE) it is a floor (docs/model.md, "
-        "'The megatron profile')."
+        "{parts}. This run's band: ±{band} ({basis})."
     ).format(
         profile=profile.name,
         rows=profile.rows,
         files=", ".join(profile.fitted_on) or _("no file"),
         parts=parts,
+        band=pct(band.pct / 100),
+        basis=message_text(band.basis),
     )
+    if why:
+        reasons = _("; ").join(message_text(w) for w in why)
+        text += " " + _("Off the fitted ground: {reasons}.").format(reasons=reasons)
+    return text
 
 
 def with_errors(df: pd.DataFrame, profile) -> pd.DataFrame:
@@ -115,13 +131,14 @@ def with_errors(df: pd.DataFrame, profile) -> pd.DataFrame:
     return df.assign(**cols)
 
 
-def headline(r: Mapping, profile) -> list[tuple[str, str, str]]:
-    """(label, value, help) metric cards of the chosen configuration."""
-    b = band(profile)
+def headline(r: Mapping, band) -> list[tuple[str, str, str]]:
+    """(label, value, help) metric cards of the chosen configuration; `band`: the run's
+    (engine.training_band)."""
+    b = band.pct
     tip = (
         _("measured error: not measured")
         if b is None
-        else _("measured error: ±{band} (LOO)").format(band=pct(b / 100))
+        else _("error band: ±{band} (out of sample, for this ground)").format(band=pct(b / 100))
     )
     return [
         (
@@ -165,26 +182,30 @@ def headline(r: Mapping, profile) -> list[tuple[str, str, str]]:
     ]
 
 
-def caption(s, model_name: str, hw_name: str, counts: tuple[int, int], fits: int) -> str:
-    """The scenario in one line (plain: the caller escapes the names)."""
+def caption(
+    run, rank_by: str, model_name: str, hw_name: str, counts: tuple[int, int], fits: int
+) -> str:
+    """The scenario in one line (plain: the caller escapes the names); `run` an
+    engine.TrainRun."""
     return _(
         "{model} on {gpus} × {hardware} · global batch {batch} × {seq_len} tokens · "
-        "{precision}, {attention} attention · profile {profile} · {searched} configurations "
-        "searched, {fits} fit · ranked by {rank_by}"
+        "{precision}, {attention} · profile {profile} · {searched} configurations searched, "
+        "{fits} fit · ranked by {rank_by}"
     ).format(
         model=model_name,
-        gpus=f"{s.gpus:,}",
+        gpus=f"{run.gpus:,}",
         hardware=hw_name,
-        batch=f"{s.global_batch_size:,}",
-        seq_len=f"{s.seq_len:,}",
-        precision=s.precision,
-        attention=s.attention,
-        profile=s.profile,
+        batch=f"{run.global_batch_size:,}",
+        seq_len=f"{run.seq_len:,}",
+        precision=run.precision,
+        attention=_(ATTENTION_WORDS[run.attention]),
+        profile=run.profile,
         searched=f"{counts[0]:,}",
         fits=f"{fits:,}",
-        rank_by=s.rank_by,
+        rank_by=_(RANKS[rank_by]),
     )
 
 
 def file_name(kind: str, s, model_id: str, hw_id: str) -> str:
+    """A CSV's file name; `s` the engine.TrainRun."""
     return f"train_{kind}_{model_id}_{hw_id}_{s.gpus}gpus_{s.precision}.csv"

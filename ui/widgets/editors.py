@@ -8,7 +8,7 @@ every page.
 An editor's fields exist only while it is open (a lazy expander: opening it reruns the page):
 closed, the page uses the session's last valid spec and draws none of its 12 fields. Both
 editors sit on every scenario page, and their fields were most of what the browser drew before
-a page's first chart (issue 18 item 23).
+a page's first chart.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from __future__ import annotations
 import streamlit as st
 
 from engine import CatalogError
-from ui.core import custom
-from ui.core.i18n import N_, _
-from ui.core.params import ParamError
-from ui.core.state import drawn_with, widget_key
-from ui.core.text import plain
+from ui.links import custom
+from ui.links.params import ParamError
+from ui.links.state import drawn_with, widget_key
+from ui.words.i18n import N_, _
+from ui.words.text import plain
 
 STORE = "custom:"  # session keys shared by every page: the last valid spec and its switch
 UNITS_HINT = N_(
@@ -101,9 +101,11 @@ def custom_editors(page: str) -> tuple[str | None, str | None]:
     Problems are kept for `show_custom_errors`, which draws them in the main area.
     """
     errors = {}
-    hw, errors["custom_hw"] = _editor(page, "custom_hw", custom.HW_FIELDS, custom.hardware_from)
+    hw, errors["custom_hw"] = _editor(
+        page=page, name="custom_hw", fields=custom.HW_FIELDS, build=custom.hardware_from
+    )
     model, errors["custom_model"] = _editor(
-        page, "custom_model", custom.MODEL_FIELDS, custom.model_from
+        page=page, name="custom_model", fields=custom.MODEL_FIELDS, build=custom.model_from
     )
     st.session_state[widget_key(page, "custom.errors")] = errors
     return hw, model

@@ -4,7 +4,7 @@ For a decoder LLM with shapes these pages draw the serving model's rows by defau
 (ui/charts/serve_rows.py: a decode step, or whole requests) and offer the tutorial's whole-model
 view as a labelled choice. One request shape (input and output tokens) and the memory reserve
 apply to the serving views (on /compare the deployments use the same request shape). Link
-parameters: ui.core.link_params.llm_view and tokens.
+parameters: ui.links.link_params.llm_view and tokens.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import streamlit as st
 import engine
 from ui.charts import serve_rows
 from ui.core import frame
-from ui.core.i18n import _
-from ui.core.link_params import VIEWS
-from ui.core.params import Link
-from ui.core.state import drawn_index
-from ui.core.text import plain
+from ui.links.link_params import VIEWS
+from ui.links.params import Link
+from ui.links.state import drawn_index
 from ui.widgets.pickers import number_input
 from ui.widgets.tokens import token_inputs
+from ui.words.i18n import _
+from ui.words.text import plain
 
 
 def serving(model) -> bool:

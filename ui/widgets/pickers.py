@@ -1,7 +1,7 @@
 """Shared pickers: model, accelerators, batch, batch list, precision and the assumptions.
 
-Every widget is bound to a share-link parameter by its key `<page>:<name>` (ui.core.state) and
-takes what it needs from the parameter's one declaration (ui.core.params.Param): a number
+Every widget is bound to a share-link parameter by its key `<page>:<name>` (ui.links.state) and
+takes what it needs from the parameter's one declaration (ui.links.params.Param): a number
 field's range is its reader's range, a picker's fallback is the declared default. A value
 outside the range that reaches a number field (a profile's, another page's) is refused with a
 warning beside the field, never silently clamped or blanked. The assumption defaults are the
@@ -14,12 +14,12 @@ import numbers
 
 import streamlit as st
 
-from engine import DEFAULTS, PRECISIONS
-from ui.core.format import sig
-from ui.core.i18n import N_, _
-from ui.core.params import MAX_LIST_ITEMS, MAX_VALUE_CHARS, Link, Number, write_list
-from ui.core.state import drawn_index, drawn_with, show_link_notes, widget_key
-from ui.core.text import plain
+from engine import DEFAULTS, FORMATS, KV_FORMATS, PRECISIONS
+from ui.links.params import MAX_LIST_ITEMS, MAX_VALUE_CHARS, Link, Number, write_list
+from ui.links.state import drawn_index, drawn_with, show_link_notes, widget_key
+from ui.words.format import sig
+from ui.words.i18n import N_, _
+from ui.words.text import plain
 
 ASSUMPTION_INPUTS = {  # name: (label, widget options); the range is the parameter's. The
     # label, help and placeholder are English (N_) and translated where drawn (_assumption).
@@ -70,7 +70,7 @@ def number_field(key: str, reader: Number, label: str, *, where=None, default=No
         st.session_state[key] = default if _is_number(default) else None
     else:
         refused = None
-    current = drawn_with(key)  # the first paint shows the value used (ui.core.state)
+    current = drawn_with(key)  # the first paint shows the value used (ui.links.state)
     if _is_number(current) and "value" not in options:  # value=None: a field that may be blank
         options["value"] = type(reader.lo)(current)  # Streamlit takes one numeric type
     value = where.number_input(label, reader.lo, reader.hi, key=key, **options)
@@ -154,6 +154,55 @@ def select_precision(link: Link) -> str:
     )
 
 
+FORMAT_HELP = N_(
+    "The weights' and GEMMs' number format. Bits per weight with its scales: fp16/bf16 16, "
+    "fp8 and int8 8, fp8-block 8.002, w4a16 4.125 (AWQ/GPTQ: 16-bit GEMMs after dequantising, "
+    "at a cost: dequant_overhead), nvfp4 4.5 and mxfp4 4.25 (4-bit tensor cores). A chip "
+    "without the format's tensor cores runs it emulated (weight-only, at the fp16 peak), with "
+    "a warning. Older links' int4 is w4a16, fp4 is nvfp4."
+)
+KV_HELP = N_(
+    "Bytes per KV-cache element: fp16/bf16 2, fp8 and int8 1, int4 0.5, nvfp4 0.5625 (needs "
+    "FP4 tensor cores: refused elsewhere). 'same': the weight format's usual cache (w4a16: "
+    "fp16, nvfp4: fp8, mxfp4: bf16)."
+)
+
+
+def select_format(link: Link) -> str:
+    """The number format of the weights and GEMMs (engine.FORMATS), the link's note beside."""
+    key = link.key("precision")
+    options = list(FORMATS)
+    _keep_valid(key, options, link["precision"].default)
+    value = st.selectbox(
+        _("Number format (weights and GEMMs)"),
+        options,
+        drawn_index(key, options),
+        key=key,
+        help=_(FORMAT_HELP),
+    )
+    show_link_notes(link, "precision")
+    return value
+
+
+def select_kv_format(link: Link, precision: str) -> str | None:
+    """The KV-cache format; None for `same` (the weight format's default)."""
+    key = link.key("kv_precision")
+    options = ["same", *KV_FORMATS]
+    _keep_valid(key, options, link["kv_precision"].default)
+    kv = st.selectbox(
+        _("KV-cache format"),
+        options,
+        drawn_index(key, options),
+        key=key,
+        help=_(KV_HELP),
+        format_func=lambda v: (
+            _("same as weights ({precision})").format(precision=precision) if v == "same" else v
+        ),
+    )
+    show_link_notes(link, "kv_precision")
+    return None if kv == "same" else kv
+
+
 def batch_input(link: Link, label: str = N_("Batch size (samples)")) -> int:
     """The batch-size field (whole numbers, the range of the `batch` parameter; `label`:
     English, translated here)."""
@@ -200,7 +249,13 @@ def batch_list_input(link: Link, *, generator: bool = False) -> list[int]:
     if generator:
         with st.popover(_("Generate a batch list")):
             up_to = widget_key(page, "batches.up_to")
-            st.number_input(_("Up to N (batch size)"), 1, MAX_LIST_ITEMS, 2000, key=up_to)
+            st.number_input(
+                _("Up to N (batch size)"),
+                min_value=1,
+                max_value=MAX_LIST_ITEMS,
+                value=2000,
+                key=up_to,
+            )
             kinds = (("pow2", _("Powers of two up to N")), ("all", _("Every batch 1..N")))
             for kind, label in kinds:
                 key = widget_key(page, f"batches.{kind}")
@@ -237,3 +292,35 @@ def assumption_inputs(link: Link) -> dict[str, object]:
             ),
         )
     return values
+
+
+def split_inputs(link: Link) -> tuple[int, bool]:
+    """An MoE model's layout inside the TP devices (the link's `ep` and `attention_dp`,
+    ui.links.link_params.moe_split): expert-parallel ranks, and attention data parallelism."""
+    left, right = st.columns(2)
+    ep = number_input(
+        link,
+        "ep",
+        _("EP (expert-parallel ranks)"),
+        where=left,
+        help=_(
+            "MoE models: the routed experts spread over this many of the TP devices (it must "
+            "divide TP and the experts); 1: every device holds a slice of every expert."
+        ),
+    )
+    on = right.toggle(
+        _("Attention DP"),
+        key=link.key("attention_dp"),
+        help=_(
+            "Attention (and every layer but the routed experts) data-parallel over the TP "
+            "devices: each holds its own sequences and their whole KV cache; MoE layers send "
+            "the tokens to their experts and back (docs/model.md, 'MoE layouts')."
+        ),
+    )
+    return int(ep), bool(on)
+
+
+def split_words(ep: int, attention_dp: bool) -> str:
+    """', EP 8, attention DP' for an MoE layout, to follow 'TP 8 × PP 1' ('' for neither)."""
+    text = _(", EP {ep}").format(ep=ep) if ep > 1 else ""
+    return text + (_(", attention DP") if attention_dp else "")

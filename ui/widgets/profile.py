@@ -2,7 +2,9 @@
 
 Picking a profile seeds the page's assumption widgets with its values; the widgets stay
 editable, and then the page says "profile X, edited" and names the edits (ui.core.profiles:
-the link's profile, seeds, edits and the words).
+the link's profile, seeds, edits and the words). The pages whose assumptions are not seeded
+from the profile (/load, /plan) read a link's custom profile with `from_link` and offer it
+beside the built-ins (`options`).
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from collections.abc import Sequence
 import streamlit as st
 
 import engine
-from ui.core.i18n import _
 from ui.core.profiles import DEFAULT, link_profile, named, seeds
-from ui.core.state import SHARED, drawn_index, widget_key
+from ui.links.state import SHARED, drawn_index, widget_key
+from ui.words.i18n import _
 
 CUSTOM = "profile.custom"  # session key: the custom profile a link carried (shared by pages)
 
@@ -48,6 +50,29 @@ def start(page: str, extra: Sequence[str] = ()) -> tuple[engine.Profile | None, 
     return st.session_state.get(CUSTOM), custom
 
 
+def from_link(page: str) -> tuple[engine.Profile | None, list[str]]:
+    """Before binding a page whose assumptions are not seeded from its profile (/load has none,
+    /plan's are blank overrides): the custom profile the link names by its values, kept for the
+    session as `start` keeps it; no widget is seeded.
+
+    Returns:
+        (the custom profile in use this session, if any; warnings about the link's profile).
+    """
+    query = {k: st.query_params.get_all(k) for k in st.query_params}
+    warnings: list[str] = []
+    if widget_key(page, "profile") not in st.session_state and "profile" in query:
+        profile, warnings = link_profile(query)
+        if profile.origin != "built-in":
+            st.session_state[CUSTOM] = profile
+    custom = warnings if any(query.get(k) for k in engine.PROFILE_KEYS) else []
+    return st.session_state.get(CUSTOM), custom
+
+
+def options(custom: engine.Profile | None) -> list[str]:
+    """The profiles a picker offers: the built-ins, then this session's custom one."""
+    return [*engine.profile_names(), *([custom.name] if custom is not None else [])]
+
+
 def current(page: str, custom: engine.Profile | None) -> engine.Profile:
     """The profile the page's picker holds."""
     return named(st.session_state.get(widget_key(page, "profile"), DEFAULT), custom)
@@ -61,15 +86,16 @@ def _apply(page: str, custom: engine.Profile | None, extra: Sequence[str]) -> No
 
 def picker(page: str, custom: engine.Profile | None, extra: Sequence[str] = ()) -> engine.Profile:
     """The profile selectbox (built-ins, then the link's custom profile); returns the profile."""
-    options = [*engine.profile_names(), *([custom.name] if custom is not None else [])]
+    offered = options(custom)
     key = widget_key(page, "profile")
-    if st.session_state.get(key) not in options:
+    if st.session_state.get(key) not in offered:
         st.session_state[key] = DEFAULT
     st.selectbox(
         _("Profile (assumptions)"),
-        options,
-        drawn_index(key, options),  # first paint: the linked profile (ui.core.state)
+        offered,
+        drawn_index(key, offered),  # first paint: the linked profile (ui.links.state)
         key=key,
+        format_func=engine.profile_label,
         on_change=_apply,
         args=(page, custom, tuple(extra)),
         help=_(

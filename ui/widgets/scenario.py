@@ -9,8 +9,9 @@ from dataclasses import dataclass
 import streamlit as st
 
 from engine import Catalog
-from ui.core import custom, frame, state
-from ui.core.params import Link
+from ui.core import frame
+from ui.links import custom, state
+from ui.links.params import Link
 from ui.widgets.editors import custom_editors, show_custom_errors
 
 
@@ -33,7 +34,14 @@ def start(link: Link, base: Catalog, seeds: Mapping[str, object] | None = None) 
     pickers, editors = st.sidebar.container(), st.sidebar.container()
     with editors:
         hw, model = custom_editors(link.page)
-    return Start(link.page, custom.with_custom(base, hw, model), warnings, pickers, hw, model)
+    return Start(
+        page=link.page,
+        cat=custom.with_custom(base, hw, model),
+        warnings=warnings,
+        pickers=pickers,
+        custom_hw=hw,
+        custom_model=model,
+    )
 
 
 def show_notes(s: Start) -> None:

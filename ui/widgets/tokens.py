@@ -1,16 +1,16 @@
 """The request shape several pages ask for: input and output tokens per request, side by side.
 
-Each field is bound to `<page>:input_tokens` / `<page>:output_tokens` (ui.core.state), over the
-range its link parameter declares (ui.core.link_params.tokens).
+Each field is bound to `<page>:input_tokens` / `<page>:output_tokens` (ui.links.state), over the
+range its link parameter declares (ui.links.link_params.tokens).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from ui.core.i18n import N_, _
-from ui.core.params import Link
+from ui.links.params import Link
 from ui.widgets.pickers import number_input
+from ui.words.i18n import N_, _
 
 LABELS = {"input_tokens": N_("Input tokens"), "output_tokens": N_("Output tokens")}
 

@@ -1,7 +1,7 @@
 """Lesson 0, "Hello, Roofline" (00_hello_roofline.qmd): the seed tutorial."""
 
-from ui.core.i18n import N_
 from ui.learn.content import Exercise, Lesson, Published
+from ui.words.i18n import N_
 
 LESSON = Lesson(
     number="0",
@@ -27,21 +27,26 @@ LESSON = Lesson(
     ),
     published=(
         Published(
-            "latency",
-            N_("Latency, ResNet-50 on the A100, batch 1"),
-            "0.543 ms",
-            N_(
+            key="latency",
+            label=N_("Latency, ResNet-50 on the A100, batch 1"),
+            tutorial="0.543 ms",
+            why=N_(
                 "Agrees: the same model, catalogue figures and defaults (efficiency 0.5, "
                 "10 µs per layer, the A100's 15 µs dispatch). {overhead} of it is fixed "
                 "overhead: the roofline calls it memory-bound, but overhead dominates."
             ),
         ),
-        Published("throughput", N_("Throughput, batch 1"), N_("1,843 images/s"), N_("Agrees.")),
         Published(
-            "intensity",
-            N_("Arithmetic intensity against the effective ridge, A100"),
-            N_("72.8 against 76.5 FLOP/byte (the prose rounds to ~82 against ~156)"),
-            N_(
+            key="throughput",
+            label=N_("Throughput, batch 1"),
+            tutorial=N_("1,843 images/s"),
+            why=N_("Agrees."),
+        ),
+        Published(
+            key="intensity",
+            label=N_("Arithmetic intensity against the effective ridge, A100"),
+            tutorial=N_("72.8 against 76.5 FLOP/byte (the prose rounds to ~82 against ~156)"),
+            why=N_(
                 "The printed figures agree; the prose mixes conventions. Its 82 is 4.1 GFLOP "
                 "÷ 50 MB (25 M parameters, no activations); its ridge of 156 is the datasheet "
                 "312 TFLOP/s ÷ 2.0 TB/s, but with its own 1-FLOP-per-MAC peak (156 TFLOP/s) "
@@ -50,31 +55,36 @@ LESSON = Lesson(
                 "parameters and 10 % activation traffic) = 72.8."
             ),
         ),
-        Published("mfu", N_("MFU, batch 1 → batch 256"), "2.4 % → 46.4 %", N_("Agrees.")),
         Published(
-            "cross_a100",
-            N_("First compute-bound batch, A100"),
-            "2",
-            N_(
+            key="mfu",
+            label=N_("MFU, batch 1 → batch 256"),
+            tutorial="2.4 % → 46.4 %",
+            why=N_("Agrees."),
+        ),
+        Published(
+            key="cross_a100",
+            label=N_("First compute-bound batch, A100"),
+            tutorial="2",
+            why=N_(
                 "Agrees: compute per image (26.3 µs) outgrows the weight read (25.1 µs) once "
                 "the batch exceeds 1.06."
             ),
         ),
         Published(
-            "cross_h100",
-            N_("First compute-bound batch, H100 (exercise 2)"),
-            N_("4 in the power-of-two sweep"),
-            N_(
+            key="cross_h100",
+            label=N_("First compute-bound batch, H100 (exercise 2)"),
+            tutorial=N_("4 in the power-of-two sweep"),
+            why=N_(
                 "Both are right: a sweep of 1, 2, 4, 8 … can only report 4; the exact "
                 "crossover is batch {exact} (the engine's closed form). The H100's ridge is "
                 "higher ({ridge}), so it stays memory-bound longer."
             ),
         ),
         Published(
-            "llama",
-            N_("Llama-3.1-8B on the A100, batch 1 (exercise 3)"),
-            N_("9.0 ms, 111 tokens/s"),
-            N_(
+            key="llama",
+            label=N_("Llama-3.1-8B on the A100, batch 1 (exercise 3)"),
+            tutorial=N_("9.0 ms, 111 tokens/s"),
+            why=N_(
                 "Agrees: about 1 FLOP per byte, deep on the memory side: 16 GB of weights "
                 "(+10 % activations) read for every token."
             ),

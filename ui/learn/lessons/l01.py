@@ -1,7 +1,7 @@
 """Lesson 1, "The Memory Wall" (01_memory_wall.qmd)."""
 
-from ui.core.i18n import N_
 from ui.learn.content import Exercise, Lesson, Published
+from ui.words.i18n import N_
 
 LESSON = Lesson(
     number="1",
@@ -23,38 +23,38 @@ LESSON = Lesson(
     ),
     published=(
         Published(
-            "ratios",
-            N_("H100 ÷ A100: peak fp16 and bandwidth"),
-            N_("3.2× and 1.7× (989 vs 312 TFLOP/s; 3.35 vs 2.0 TB/s)"),
-            N_(
+            key="ratios",
+            label=N_("H100 ÷ A100: peak fp16 and bandwidth"),
+            tutorial=N_("3.2× and 1.7× (989 vs 312 TFLOP/s; 3.35 vs 2.0 TB/s)"),
+            why=N_(
                 "Same datasheets: {flops} and {bandwidth}. The catalogue keeps the A100's "
                 "2.039 TB/s, so the bandwidth ratio is 1.64×, not the rounded 1.7×."
             ),
         ),
         Published(
-            "latency",
-            N_("Llama-3 8B at batch 1: A100 / H100"),
-            N_("8.0 ms / 4.8 ms (the chapter's sanity check: 16 GB ÷ bandwidth)"),
-            N_(
+            key="latency",
+            label=N_("Llama-3 8B at batch 1: A100 / H100"),
+            tutorial=N_("8.0 ms / 4.8 ms (the chapter's sanity check: 16 GB ÷ bandwidth)"),
+            why=N_(
                 "The sanity check counts the weights only. The engine adds the tutorial's "
                 "activation traffic (10 % of the weights: 17.7 GB in all) and the fixed "
                 "overhead (32 layers × 10 µs + dispatch)."
             ),
         ),
         Published(
-            "speedup",
-            N_("Speedup at batch 1"),
-            N_("≈ 1.7× (8.0 / 4.8 = 1.67×)"),
-            N_(
+            key="speedup",
+            label=N_("Speedup at batch 1"),
+            tutorial=N_("≈ 1.7× (8.0 / 4.8 = 1.67×)"),
+            why=N_(
                 "Both memory-bound, so the speedup follows the bandwidth; a little below it "
                 "because the fixed overhead does not shrink on a faster GPU."
             ),
         ),
         Published(
-            "large_batch",
-            N_("Speedup once compute-bound"),
-            N_("up to 3.2× (the FLOP/s ratio)"),
-            N_(
+            key="large_batch",
+            label=N_("Speedup once compute-bound"),
+            tutorial=N_("up to 3.2× (the FLOP/s ratio)"),
+            why=N_(
                 "Not for Llama-3 8B in this view: each extra sample moves another 10 % of the "
                 "weights (the tutorial's activation rule), so its intensity stays near 1 "
                 "FLOP/byte and it never crosses the ridge ({llama_256} at batch 256). "

@@ -1,7 +1,7 @@
 """Lesson 2, "Two Phases, One Request" (02_two_phases.qmd)."""
 
-from ui.core.i18n import N_
 from ui.learn.content import Exercise, Lesson, Published
+from ui.words.i18n import N_
 
 LESSON = Lesson(
     number="2",
@@ -24,19 +24,19 @@ LESSON = Lesson(
     ),
     published=(
         Published(
-            "ttft",
-            N_("TTFT, 2,048-token prompt on the H100"),
-            N_('"tens of milliseconds"'),
-            N_(
+            key="ttft",
+            label=N_("TTFT, 2,048-token prompt on the H100"),
+            tutorial=N_('"tens of milliseconds"'),
+            why=N_(
                 "Agrees: 2 FLOPs × 8 B parameters × 2,048 tokens (plus attention) at 989 "
                 "TFLOP/s × 0.5 efficiency."
             ),
         ),
         Published(
-            "tpot",
-            N_("Time per output token on the H100"),
-            N_('"a fraction of a millisecond"'),
-            N_(
+            key="tpot",
+            label=N_("Time per output token on the H100"),
+            tutorial=N_('"a fraction of a millisecond"'),
+            why=N_(
                 "A slip in the text: its own background says every decode step loads 16 GB of "
                 "weights, and 16 GB ÷ 3.35 TB/s = 4.8 ms. The engine adds the 2,048-token KV "
                 "cache ({kv}) and the fixed overhead. No batch-1 decode of an 8 B model in "
@@ -45,22 +45,22 @@ LESSON = Lesson(
             ),
         ),
         Published(
-            "intensity",
-            N_("Arithmetic intensity: prefill / decode"),
-            N_("~2,048 / ~1 FLOP/byte"),
-            N_("Agrees in kind; the engine adds the attention over the prompt."),
+            key="intensity",
+            label=N_("Arithmetic intensity: prefill / decode"),
+            tutorial=N_("~2,048 / ~1 FLOP/byte"),
+            why=N_("Agrees in kind; the engine adds the attention over the prompt."),
         ),
         Published(
-            "a100_h100",
-            N_("A100 → H100: TTFT / TPOT faster by"),
-            N_("~3× / ~1.7×"),
-            N_("Agrees: TTFT follows the FLOP/s ratio, TPOT the bandwidth ratio (2.039 TB/s)."),
+            key="a100_h100",
+            label=N_("A100 → H100: TTFT / TPOT faster by"),
+            tutorial=N_("~3× / ~1.7×"),
+            why=N_("Agrees: TTFT follows the FLOP/s ratio, TPOT the bandwidth ratio (2.039 TB/s)."),
         ),
         Published(
-            "h100_h200",
-            N_("H100 → H200: TTFT / TPOT faster by"),
-            N_("about the same / ~1.4×"),
-            N_("Agrees: the same compute, 4.8 against 3.35 TB/s."),
+            key="h100_h200",
+            label=N_("H100 → H200: TTFT / TPOT faster by"),
+            tutorial=N_("about the same / ~1.4×"),
+            why=N_("Agrees: the same compute, 4.8 against 3.35 TB/s."),
         ),
     ),
     exercises=(

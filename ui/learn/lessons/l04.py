@@ -1,7 +1,7 @@
 """Lesson 4, "Starving the GPU" (04_starving_the_gpu.qmd)."""
 
-from ui.core.i18n import N_
 from ui.learn.content import Exercise, Lesson, Published
+from ui.words.i18n import N_
 
 LESSON = Lesson(
     number="4",
@@ -23,31 +23,31 @@ LESSON = Lesson(
     ),
     published=(
         Published(
-            "cpu",
-            N_("CPU throughput, 8 workers"),
-            N_("~2 GB/s (8 × 250 MB/s)"),
-            N_("The same input (change it above)."),
+            key="cpu",
+            label=N_("CPU throughput, 8 workers"),
+            tutorial=N_("~2 GB/s (8 × 250 MB/s)"),
+            why=N_("The same input (change it above)."),
         ),
         Published(
-            "step256",
-            N_("Batch 256: GPU step against CPU transform"),
-            N_('the GPU is "several times faster"'),
-            N_("Agrees: {times} faster; the GPU is busy {util} of the time."),
+            key="step256",
+            label=N_("Batch 256: GPU step against CPU transform"),
+            tutorial=N_('the GPU is "several times faster"'),
+            why=N_("Agrees: {times} faster; the GPU is busy {util} of the time."),
         ),
         Published(
-            "crossover",
-            N_("First batch at which the CPU binds"),
-            N_('"at the very bottom of the sweep"'),
-            N_(
+            key="crossover",
+            label=N_("First batch at which the CPU binds"),
+            tutorial=N_('"at the very bottom of the sweep"'),
+            why=N_(
                 "Agrees: batch {batch}. The fixed overhead shields the GPU only while batches "
                 "are tiny; then utilisation levels off at the ratio of the per-sample times."
             ),
         ),
         Published(
-            "selfcheck",
-            N_("Self-check: GPU 20 ms, CPU 35 ms"),
-            "57 %",
-            N_("The same rule: utilisation = GPU step ÷ the slower stage."),
+            key="selfcheck",
+            label=N_("Self-check: GPU 20 ms, CPU 35 ms"),
+            tutorial="57 %",
+            why=N_("The same rule: utilisation = GPU step ÷ the slower stage."),
         ),
     ),
     exercises=(

@@ -1,7 +1,7 @@
 """Lesson 5, "Quantization: Not a Free Lunch" (05_quantization.qmd)."""
 
-from ui.core.i18n import N_
 from ui.learn.content import Exercise, Lesson, Published
+from ui.words.i18n import N_
 
 LESSON = Lesson(
     number="5",
@@ -14,25 +14,26 @@ LESSON = Lesson(
     ),
     experiment=N_(
         "The chapter's two workloads in fp16, int8 and int4: Llama-3.1-8B decoding at batch 1 "
-        "on the H100 (2,048 tokens of context, memory-bound) and ResNet-50 at batch 256 on "
+        "on the H100 (2,048 tokens of context, memory-bound; one decode step in the tutorial's "
+        "LLM view) and ResNet-50 at batch 256 on "
         "the A100 (compute-bound). Pick a precision to see both workloads on their rooflines "
         "against fp16."
     ),
     published=(
         Published(
-            "decode",
-            N_("Llama-3 8B decode, batch 1: int8 and int4 speedup over fp16"),
-            N_("~2× and ~4×"),
-            N_(
+            key="decode",
+            label=N_("Llama-3 8B decode, batch 1: int8 and int4 speedup over fp16"),
+            tutorial=N_("~2× and ~4×"),
+            why=N_(
                 "A little below: the fixed overhead per step does not shrink with the bytes, "
                 "and the speedup tracks the bytes only while they dominate."
             ),
         ),
         Published(
-            "train",
-            N_("ResNet-50, batch 256 on the A100: int8 and int4 speedup"),
-            N_('"negligible" (about 1×)'),
-            N_(
+            key="train",
+            label=N_("ResNet-50, batch 256 on the A100: int8 and int4 speedup"),
+            tutorial=N_('"negligible" (about 1×)'),
+            why=N_(
                 "int4 agrees: the A100 lists no int4 peak, so the engine computes at the fp16 "
                 "peak. int8 does not: the engine uses the A100's int8 tensor-core peak (624 "
                 'TOPS, twice fp16), the second-order effect the chapter\'s own "Nuance" note '
@@ -40,10 +41,10 @@ LESSON = Lesson(
             ),
         ),
         Published(
-            "accuracy",
-            N_("Accuracy cost"),
-            N_("int8 < 1 %, int4 2–5 %"),
-            N_("Not modelled: Roofline Explorer predicts speed, not accuracy."),
+            key="accuracy",
+            label=N_("Accuracy cost"),
+            tutorial=N_("int8 < 1 %, int4 2–5 %"),
+            why=N_("Not modelled: Roofline Explorer predicts speed, not accuracy."),
         ),
     ),
     exercises=(

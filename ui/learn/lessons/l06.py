@@ -1,7 +1,7 @@
 """Lesson 6, "Scaling to 1000 GPUs" (06_scaling_1000_gpus.qmd)."""
 
-from ui.core.i18n import N_
 from ui.learn.content import Exercise, Lesson, Published
+from ui.words.i18n import N_
 
 LESSON = Lesson(
     number="6",
@@ -19,27 +19,28 @@ LESSON = Lesson(
         "parallelism across nodes, a global batch of max(64, GPUs) sequences of 2,048 tokens "
         "(the chapter's setup; ZeRO-1 so the optimizer state fits). For each size: the hours "
         "of a 30-day run lost to communication (the share of each step the training model "
-        "exposes) against those lost to checkpoints and rollbacks (MTBF = MTTF ÷ GPUs, the "
+        "exposes, split in the table into tensor- and data-parallel) against those lost to "
+        "checkpoints and rollbacks (MTBF = MTTF ÷ GPUs, the "
         "Young-Daly interval). Change the GPU MTTF and the checkpoint write time."
     ),
     published=(
         Published(
-            "mtbf",
-            N_("Cluster MTBF at 512 GPUs"),
-            N_("~97 hours"),
-            N_("Agrees: 50,000 h ÷ 512."),
+            key="mtbf",
+            label=N_("Cluster MTBF at 512 GPUs"),
+            tutorial=N_("~97 hours"),
+            why=N_("Agrees: 50,000 h ÷ 512."),
         ),
         Published(
-            "interval",
-            N_("Optimal checkpoint interval at 512+ GPUs"),
-            N_("about 1–2 hours"),
-            N_("Agrees: √(2 × 60 s × 97.7 h) at 512 GPUs; {interval_1024} at 1,024."),
+            key="interval",
+            label=N_("Optimal checkpoint interval at 512+ GPUs"),
+            tutorial=N_("about 1–2 hours"),
+            why=N_("Agrees: √(2 × 60 s × 97.7 h) at 512 GPUs; {interval_1024} at 1,024."),
         ),
         Published(
-            "daily",
-            N_("How often a 512-GPU cluster fails"),
-            N_('"roughly every day"'),
-            N_(
+            key="daily",
+            label=N_("How often a 512-GPU cluster fails"),
+            tutorial=N_('"roughly every day"'),
+            why=N_(
                 "Not from the chapter's own figures: MTTF ÷ N gives {failures} failures in 30 "
                 "days, one every {every}. Daily failures need the other parts the chapter's "
                 "reliability model counts (NICs, power supplies) or a lower MTTF: try "
@@ -47,16 +48,33 @@ LESSON = Lesson(
             ),
         ),
         Published(
-            "verdict",
-            N_("What dominates at 1,024 GPUs"),
-            N_("checkpoints and rollbacks, 10–30 % of the run"),
-            N_(
+            key="verdict",
+            label=N_("What dominates at 1,024 GPUs"),
+            tutorial=N_("checkpoints and rollbacks, 10–30 % of the run"),
+            why=N_(
                 "Not with the chapter's own inputs in our model: 60 s checkpoints lose "
                 "{ckpt_hours} of 720 h, while the training model exposes {comm_share} of every "
-                "step to communication ({comm_hours}): the tensor-parallel all-reduces of "
-                "each micro-batch, which a data-parallel-only estimate leaves out. The verdict "
-                "depends on the inputs: a 70B checkpoint with Adam state (about 1 TB) takes "
-                "minutes to write, not 60 s."
+                "step to communication ({comm_hours}). Of the {exposed_1024} exposed per step, "
+                "{dp_1024} ({dp_share_1024} of the step) is data-parallel: the gradients "
+                "reduced across 128 nodes that the backward pass does not hide; {tp_1024} "
+                "({tp_share_1024}) is tensor-parallel: the all-gathers and reduce-scatters of "
+                "each micro-batch inside a node. A data-parallel-only estimate misses the "
+                "second half. The verdict depends on the inputs: a 70B checkpoint with Adam "
+                "state (about 1 TB) takes minutes to write, not 60 s."
+            ),
+        ),
+        Published(
+            key="tp8",
+            label=N_("Tensor-parallel share of the step at 8 GPUs"),
+            tutorial=N_("not given"),
+            why=N_(
+                "The model says {tp_8}: at 8 GPUs there is no data parallelism, so all of the "
+                "exposed communication is tensor-parallel, four all-gathers and reduce-"
+                "scatters of every layer's activations per micro-batch and pass. The "
+                "profile runs NVLink at {link_eff} of its datasheet bandwidth (link "
+                "efficiency fitted on the Megatron-LM A100 runs); at the datasheet's 450 GB/s "
+                "the same traffic is {tp_8_datasheet} of the step, the hand count. The truth "
+                "on H100 lies between: the fitted efficiency was never measured on NVLink 4."
             ),
         ),
     ),

@@ -1,7 +1,7 @@
 """Lesson 11, "Training Memory" (11_training_memory_capacity_moe.qmd, its first part)."""
 
-from ui.core.i18n import N_
 from ui.learn.content import Exercise, Lesson, Published
+from ui.words.i18n import N_
 
 LESSON = Lesson(
     number="11",
@@ -21,28 +21,28 @@ LESSON = Lesson(
     ),
     published=(
         Published(
-            "weights",
-            N_("Weights per GPU"),
-            N_("a direct count: 2 bytes × 8 B parameters = 16 GB"),
-            N_("Agrees (ZeRO-3 splits them too)."),
+            key="weights",
+            label=N_("Weights per GPU"),
+            tutorial=N_("a direct count: 2 bytes × 8 B parameters = 16 GB"),
+            why=N_("Agrees (ZeRO-3 splits them too)."),
         ),
         Published(
-            "gradients",
-            N_("Gradients per GPU, ZeRO-2 over 8 GPUs"),
-            N_("a direct count: 16 GB ÷ 8 = 2 GB"),
-            N_("Agrees."),
+            key="gradients",
+            label=N_("Gradients per GPU, ZeRO-2 over 8 GPUs"),
+            tutorial=N_("a direct count: 16 GB ÷ 8 = 2 GB"),
+            why=N_("Agrees."),
         ),
         Published(
-            "optimizer",
-            N_("Optimizer state per GPU, ZeRO-2"),
-            N_("a direct count: 12 bytes × 8 B ÷ 8 = 12 GB"),
-            N_("Agrees."),
+            key="optimizer",
+            label=N_("Optimizer state per GPU, ZeRO-2"),
+            tutorial=N_("a direct count: 12 bytes × 8 B ÷ 8 = 12 GB"),
+            why=N_("Agrees."),
         ),
         Published(
-            "activations",
-            N_("Activations per GPU"),
-            N_('"the term most sensitive to framework behavior"'),
-            N_(
+            key="activations",
+            label=N_("Activations per GPU"),
+            tutorial=N_('"the term most sensitive to framework behavior"'),
+            why=N_(
                 "The engine's activation rule (Korthikanti et al.) gives {activations}; the "
                 "chapter prints no figure and asks for a framework trace."
             ),

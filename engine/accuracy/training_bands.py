@@ -1,0 +1,239 @@
+"""A training prediction's error band: the public runs it is checked on out of sample and
+the band built on them, widened off the fitted ground (docs/model.md, "Training: published
+ceilings and bands"). The published MFU ceilings are engine/training/ground.py's.
+
+**Public checks.** data/measurements/training/public-h100-training.csv: three H100 runs
+(torchtitan's Llama 3.1 8B and 405B, Llama 3 405B as the paper's text gives it), predicted by
+the profile as it is (nothing fitted to them): their MAPE is the profile's out-of-sample error
+on Hopper with FlashAttention.
+
+**Bands.** On the fitted ground (the calibration runs' accelerators, precisions and attention
+kernel, dense models) the band is the larger of the leave-one-run-out and leave-one-table-out
+MAPE. Off it, each difference is named beside the number; on Hopper the band is at least the
+public checks' MAPE; where nothing measured covers the difference (another generation, fp8,
+MoE) the band is a floor, and says so.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from engine.accuracy.bands import Band
+from engine.catalog.profiles import Profile, get_training_profile
+from engine.files import read_bounded
+from engine.report.messages import Message, MessageKind
+from engine.scenarios.training import TrainRun
+from engine.training.ground import ABOVE_CEILING, CEILING_BORROWED, generation_of
+
+PUBLIC_FILE = (
+    Path(__file__).resolve().parents[2] / "data/measurements/training/public-h100-training.csv"
+)
+MAX_PUBLIC_BYTES = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class PublicRun:
+    """One public training run: the layout as `train` takes it, the measured metric."""
+
+    model: str
+    hardware: str
+    fields: dict
+    metric: str
+    value: float
+    source: str
+
+
+def read_public(path: str | Path = PUBLIC_FILE) -> list[PublicRun]:
+    """The public runs of a CSV in the shipped file's columns."""
+    rows = csv.DictReader(io.StringIO(read_bounded(path, MAX_PUBLIC_BYTES).decode("utf-8")))
+    counts = ("gpus", "tp", "pp", "cp", "vp", "zero")
+    out = []
+    for row in rows:
+        fields = {k: int(row[k]) for k in counts}
+        fields |= {
+            "micro_batch_size": int(row["micro_batch"]),
+            "global_batch_size": int(row["global_batch"]),
+            "seq_len": int(row["seq_len"]),
+            "precision": row["precision"],
+            "recompute": row["recompute"],
+            "attention": row["attention"],
+            "first_stage_layers": int(row["first_stage_layers"]) or None,
+            "last_stage_layers": int(row["last_stage_layers"]) or None,
+        }
+        out.append(
+            PublicRun(
+                model=row["model"],
+                hardware=row["hardware"],
+                fields=fields,
+                metric=row["metric"],
+                value=float(row["value"]),
+                source=row["source"],
+            )
+        )
+    return out
+
+
+def public_errors(profile: str | Profile) -> list[float]:
+    """Signed relative error (%) of the profile's prediction of each public run."""
+    from engine.training.train import train  # train's module reads this one
+
+    out = []
+    for run in read_public():
+        r = train(run.model, run.hardware, profile=profile, **run.fields)
+        out.append(100.0 * (r[run.metric] / run.value - 1.0))
+    return out
+
+
+@lru_cache(maxsize=8)
+def _public_mape(name: str) -> float:
+    errors = public_errors(name)
+    return sum(abs(e) for e in errors) / len(errors)
+
+
+def public_mape(profile: str | Profile) -> float:
+    """The profile's MAPE (%) on the public H100 runs (a named profile's is computed once)."""
+    if isinstance(profile, str):
+        return _public_mape(get_training_profile(profile).name)
+    errors = public_errors(profile)
+    return sum(abs(e) for e in errors) / len(errors)
+
+
+BASIS = MessageKind(
+    "train_band_larger_of_both",
+    "the larger of the leave-one-run-out ({row}) and leave-one-table-out ({table}) MAPE on "
+    "{rows} runs of {files}",
+)
+BASIS_ROW = MessageKind(
+    "train_band_row_only", "the leave-one-run-out MAPE on {rows} runs of {files}"
+)
+NOT_MEASURED = MessageKind("train_band_not_measured", "not measured (a hand-set training profile)")
+OFF_GENERATION_MEASURED = MessageKind(
+    "train_off_generation_measured",
+    "{generation} is not the fitted {fitted}: the band is at least the {mape} MAPE on {n} "
+    "public {generation} runs predicted out of sample ({file})",
+)
+OFF_GENERATION = MessageKind(
+    "train_off_generation",
+    "{generation} is not the fitted {fitted} and no run of it at this precision and attention "
+    "kernel is measured: the band is at least the {mape} MAPE of the public Hopper runs, and a "
+    "floor",
+)
+OFF_ATTENTION = MessageKind(
+    "train_off_attention",
+    "the fitted runs used {fitted} attention, not {attention}: the band is a floor",
+)
+OFF_ATTENTION_COVERED = MessageKind(
+    "train_off_attention_covered",
+    "the fitted runs used {fitted} attention, not {attention}: the public Hopper runs' error "
+    "covers it",
+)
+OFF_PRECISION = MessageKind(
+    "train_off_precision",
+    "{precision} was not among the fitted precisions ({fitted}): the band is a floor",
+)
+OFF_MOE = MessageKind(
+    "train_off_moe",
+    "mixture-of-experts models were not in the fitted runs: the band is a floor",
+)
+BAND_KINDS = (
+    ABOVE_CEILING,
+    CEILING_BORROWED,
+    BASIS,
+    BASIS_ROW,
+    NOT_MEASURED,
+    OFF_GENERATION_MEASURED,
+    OFF_GENERATION,
+    OFF_ATTENTION,
+    OFF_ATTENTION_COVERED,
+    OFF_PRECISION,
+    OFF_MOE,
+)
+SIXTEEN_BIT = {"fp16": "16-bit", "bf16": "16-bit"}  # one number format for the GEMMs' rate
+
+
+@lru_cache(maxsize=8)
+def fitted_ground(files: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """The accelerators, 16-bit-or-not precisions and attention kernels of the shipped
+    measurement files a profile was fitted on (empty: none of them shipped)."""
+    from engine.training.measurements import MEASUREMENTS_DIR, read_runs
+
+    runs = [
+        r
+        for f in files
+        if (MEASUREMENTS_DIR / f).is_file()
+        for r in read_runs(MEASUREMENTS_DIR / f)
+    ]
+    return {
+        "generations": tuple(sorted({generation_of(r.hardware) or r.hardware for r in runs})),
+        "precisions": tuple(sorted({SIXTEEN_BIT.get(r.precision, r.precision) for r in runs})),
+        "attention": tuple(sorted({r.attention for r in runs})),
+    }
+
+
+def _base(profile: Profile) -> Band:
+    r = profile.residuals
+    where = {"rows": f"{profile.rows}", "files": ", ".join(profile.fitted_on) or "no file"}
+    if "loo_row_mape_pct" in r and "loo_table_mape_pct" in r:
+        row, table = r["loo_row_mape_pct"], r["loo_table_mape_pct"]
+        basis = BASIS(row=f"{row:.1f} %", table=f"{table:.1f} %", **where)
+        return Band(max(row, table), basis)
+    if "loo_row_mape_pct" in r:
+        return Band(r["loo_row_mape_pct"], BASIS_ROW(**where))
+    return Band(None, NOT_MEASURED())
+
+
+def training_band(run: TrainRun) -> tuple[Band, list[Message]]:
+    """A training prediction's error band (MAPE, %) and why it differs from the fitted
+    ground's (each difference a Message, to show beside the number): the run's profile,
+    accelerator, precision, attention kernel and model (dense or MoE)."""
+    from engine.training.setup import setup  # setup's module reads the train module's
+
+    st = setup(run)
+    return _band(
+        profile=run.profile,
+        hardware=st.hw.id,
+        precision=run.precision,
+        attention=run.attention,
+        moe=bool(st.arch.experts),
+    )
+
+
+def _band(
+    profile: str | Profile, hardware: str, precision: str, attention: str, moe: bool
+) -> tuple[Band, list[Message]]:
+    prof = get_training_profile(profile)
+    band = _base(prof)
+    ground = fitted_ground(tuple(prof.fitted_on))
+    if band.pct is None or not ground["generations"]:
+        return band, []
+    gen = generation_of(hardware) or hardware
+    pct, why = band.pct, []
+    fitted = ", ".join(ground["generations"])
+    measured = gen == "Hopper" and attention == "flash" and precision != "fp8"
+    if gen not in ground["generations"]:
+        mape = public_mape(profile)
+        pct = max(pct, mape)
+        if measured:
+            why.append(
+                OFF_GENERATION_MEASURED(
+                    generation=gen,
+                    fitted=fitted,
+                    mape=f"{mape:.1f} %",
+                    n=f"{len(read_public())}",
+                    file=PUBLIC_FILE.name,
+                )
+            )
+        else:
+            why.append(OFF_GENERATION(generation=gen, fitted=fitted, mape=f"{mape:.1f} %"))
+    if attention not in ground["attention"]:
+        kind = OFF_ATTENTION_COVERED if measured else OFF_ATTENTION
+        why.append(kind(fitted=", ".join(ground["attention"]), attention=attention))
+    if SIXTEEN_BIT.get(precision, precision) not in ground["precisions"]:
+        why.append(OFF_PRECISION(precision=precision, fitted=", ".join(ground["precisions"])))
+    if moe:
+        why.append(OFF_MOE())
+    return Band(pct, band.basis), why

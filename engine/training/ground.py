@@ -1,0 +1,95 @@
+"""Where a training prediction stands: the best MFU published for its GPU generation, the
+ceiling a search result is checked against (docs/model.md, "Training: published ceilings and
+bands").
+
+**Ceilings.** The best 16-bit training MFU published per GPU generation (PaLM's convention,
+recomputation not counted), from sources that are not held back:
+
+- Ampere: 58.2 %, torchtitan's Llama 3 8B with FSDP on 64 A100 (selective checkpointing;
+  github.com/pytorch/torchtitan/blob/main/docs/performance.md, 2024); Korthikanti et al. 2022 report
+  54.2 % for a 530B GPT on 2,240 A100.
+- Hopper: 43 %, the top of the Llama 3 paper's text range, 38-43 % BF16 MFU for Llama 3 405B on
+  8,192-16,384 H100 (Llama Team 2024, §3.3.2); torchtitan's Llama 3.1 8B on 8 or 128 H100
+  reaches 33-39 % (github.com/pytorch/torchtitan/blob/main/docs/performance.md, 2025).
+- Blackwell: none found; Hopper's is used and said so.
+
+A layout predicted above its generation's ceiling is flagged (`above_published_mfu`, and a
+warning): no published run has reached it, so it is an upper bound, not a plan.
+
+The public checks and the bands built on them: engine/accuracy/training_bands.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.report.messages import Message, MessageKind
+
+GENERATIONS = {  # catalogue id -> GPU generation (NVIDIA's architecture names)
+    "A100": "Ampere",
+    "A100-PCIe": "Ampere",
+    "H100": "Hopper",
+    "H100-PCIe": "Hopper",
+    "H100-NVL": "Hopper",
+    "H200": "Hopper",
+    "B200": "Blackwell",
+    "B300": "Blackwell",
+    "GB200": "Blackwell",
+    "GB300": "Blackwell",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Ceiling:
+    """The best published 16-bit training MFU of a generation and where it is published."""
+
+    mfu: float
+    source: str
+
+
+CEILINGS = {
+    "Ampere": Ceiling(0.582, "torchtitan performance.md, 2024"),  # Llama 3 8B, 64 A100
+    "Hopper": Ceiling(0.43, "arXiv 2407.21783 §3.3.2, 2024"),  # Llama 3 405B, 16,384 H100
+}
+FALLBACK = {"Blackwell": "Hopper"}  # no published figure: the nearest older generation's
+
+ABOVE_CEILING = MessageKind(
+    "mfu_above_published",
+    "MFU {mfu} is above the best published {generation} 16-bit training MFU, {ceiling} "
+    "({source}): no public run has reached it; read it as an upper bound",
+)
+CEILING_BORROWED = MessageKind(
+    "mfu_ceiling_borrowed",
+    "no {generation} training MFU is published: the {used} ceiling ({ceiling}) is used",
+)
+
+
+def generation_of(hw_id: str) -> str | None:
+    """The GPU generation of a catalogue accelerator (None: not one of the three)."""
+    return GENERATIONS.get(hw_id)
+
+
+def ceiling_for(hw_id: str, precision: str) -> tuple[Ceiling | None, str | None, str | None]:
+    """(the ceiling, the generation, the generation whose ceiling it is) of a 16-bit run on
+    `hw_id`; (None, ...) for fp8 (no MFU convention shared by the sources) or an accelerator
+    outside the three generations."""
+    gen = generation_of(hw_id)
+    if gen is None or precision == "fp8":
+        return None, gen, None
+    used = gen if gen in CEILINGS else FALLBACK.get(gen)
+    return (CEILINGS.get(used) if used else None), gen, used
+
+
+def ceiling_messages(hw_id: str, precision: str, mfu: float) -> list[Message]:
+    """The warnings of one result: above its generation's ceiling (and whose ceiling)."""
+    ceiling, gen, used = ceiling_for(hw_id, precision)
+    if ceiling is None or not mfu > ceiling.mfu:
+        return []
+    out = [
+        ABOVE_CEILING(
+            mfu=f"{mfu:.1%}", generation=gen, ceiling=f"{ceiling.mfu:.1%}", source=ceiling.source
+        )
+    ]
+    if used != gen:
+        out.append(CEILING_BORROWED(generation=gen, used=used, ceiling=f"{ceiling.mfu:.1%}"))
+    return out

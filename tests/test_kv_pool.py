@@ -1,0 +1,87 @@
+"""The KV pool as each stack sizes it (engine/serving/memory.py): one number per deployment,
+the same in the static batch's memory check, the load simulator and the planner."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from types import SimpleNamespace
+
+import pytest
+
+import engine
+from engine.arrays import SCALAR
+from engine.catalog.profiles import get_profile
+from engine.catalog.scheduler import SchedulerDefaults
+from engine.scenarios.workload import OpenLoop, Workload
+from engine.serving.memory import RULE_CODES, usable_bytes
+
+TUTORIAL = get_profile("tutorial")
+# vLLM as Llama-3.1-405B's long-context deployments ran before chunked prefill was the rule:
+# gpu_memory_utilization 0.9 (reserve 0.1) and max_num_batched_tokens = max_model_len 131,072.
+VLLM_LIKE = replace(
+    TUTORIAL,
+    name="vllm-like",
+    scheduler=SchedulerDefaults(
+        max_batched_tokens=131072, chunked_prefill=False, kv_memory="total"
+    ),
+)
+BIG = {"tp": 8, "precision": "fp8", "kv_precision": "bf16"}
+
+
+def pool_tokens(profile) -> int:
+    dep = engine.Deployment("Llama-3.1-405B", "H100", profile=profile, **BIG)
+    work = Workload(input_tokens=128, output_tokens=128, requests=20, arrivals=OpenLoop(1.0))
+    return engine.serve_load(dep, work)["kv_pool_tokens"]
+
+
+def test_405b_on_8_h100_with_vllm_settings_keeps_room_for_activations_and_graphs():
+    # Per H100: capacity 80 GiB = 85,899,345,920 B; weights 50,735,300,608 B (fp8, TP 8).
+    # Activations at the token budget: 131,072 tokens × (4 · 16,384 + 3 · 53,248 / 8) × 2 B
+    # = 131,072 × 85,504 × 2 = 22,414,360,576 B; CUDA graphs and workspaces 2^30 B.
+    # usable = 0.9 · 85,899,345,920 − 22,414,360,576 − 1,073,741,824 = 53,821,308,928 B;
+    # pool = 3,086,008,320 B; a 16-token block of 126 layers × 1 KV head × 2 × 128 × 2 B is
+    # 1,032,192 B: 2,989 blocks = 47,824 tokens (vLLM reported 79,392 for this deployment;
+    # the capacity rule alone gives 411,920).
+    r = engine.serve(
+        "Llama-3.1-405B",
+        "H100",
+        batch_size=1,
+        input_tokens=128,
+        output_tokens=128,
+        profile=VLLM_LIKE,
+        **BIG,
+    )
+    assert r["usable_memory_bytes"] == pytest.approx(53_821_308_928)
+    assert r["weight_bytes_per_device"] == pytest.approx(50_735_300_608)
+    assert pool_tokens(VLLM_LIKE) == 47_824
+    assert pool_tokens(TUTORIAL) == 411_920  # the tutorial's rule and pages are unchanged
+
+
+def test_each_stacks_rule_by_hand():
+    # 100 GB, reserve 0.1, 40 GB of weights, 5 GB of activations, 1 GB of workspace:
+    # capacity 0.9 · 100 = 90; total (vLLM) 90 − 5 − 1 = 84; free (TensorRT-LLM)
+    # 40 + 0.9 · (100 − 40 − 5 − 1) = 88.6 (GB)
+    def dev(rule):
+        return SimpleNamespace(
+            capacity=100e9, reserve=0.1, workspace=1e9, kv_memory=RULE_CODES[rule]
+        )
+
+    got = {r: usable_bytes(dev(r), weights=40e9, activations=5e9, xp=SCALAR) for r in RULE_CODES}
+    assert got == pytest.approx({"capacity": 90e9, "total": 84e9, "free": 88.6e9})
+
+
+def test_serve_and_load_read_one_pool():
+    trt = replace(TUTORIAL, name="trt-like", scheduler=SchedulerDefaults(kv_memory="free"))
+    kw = {"tp": 8, "precision": "fp8", "profile": trt}
+    static = engine.serve(
+        "Llama-3.1-70B", "H100", batch_size=1, input_tokens=128, output_tokens=128, **kw
+    )
+    dep = engine.Deployment("Llama-3.1-70B", "H100", **kw)
+    work = Workload(input_tokens=128, output_tokens=128, requests=20, arrivals=OpenLoop(1.0))
+    load = engine.serve_load(dep, work)
+    assert load["usable_memory_bytes"] == pytest.approx(static["usable_memory_bytes"])
+    # TensorRT-LLM's share of the free memory: activations of the 2,048-token budget,
+    # 2,048 × (4 · 8,192 + 3 · 28,672 / 8) × 2 B = 178,257,920 B, and 2^30 B of workspace
+    w, capacity = static["weight_bytes_per_device"], static["memory_capacity_bytes"]
+    free = capacity - w - 178_257_920 - 2**30
+    assert static["usable_memory_bytes"] == pytest.approx(w + 0.9 * free)

@@ -1,0 +1,172 @@
+"""The next step from /load, /train and /accuracy (ui/widgets/page_links.py), in AppTest.
+
+Each link is a share-link contract: every name it writes is one its target page declares
+(ui/<page>/link.py), and the target opens on it with no warning, showing the scenario it was
+given. A profile fitted on /accuracy reaches /load and /plan with its values and its band, and
+its numbers there are the engine's for those values (the planner's table equals the one of the
+built-in profile whose values it carries).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs
+
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+import engine
+from tests.conftest import ROOT
+from ui.accuracy import view as av
+from ui.accuracy.link import declare as accuracy_link
+from ui.core.frame import section_key
+from ui.load.link import declare as load_link
+from ui.plan.link import declare as plan_link
+from ui.widgets import page_links
+from ui.words.format import fmt
+
+CAT = engine.default_catalog()
+TEAM = engine.profile_from_values(
+    "team", engine.get_profile("trtllm").values(), band_pct=13.6, ground={"hardware": ("H100",)}
+)
+LOAD = {"model": "Llama-3.1-8B", "hardware": "H100", "tp": "1", "profile": "tutorial"}
+LOAD |= {"input_tokens": "512", "output_tokens": "128", "requests": "300"}
+LOAD |= {"slo_ttft_ms_p90": "800", "slo_tpot_ms_p99": "40", "target_rate": "7", "price": "3.5"}
+
+
+def open_page(page: str, query: dict[str, str], state: dict | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.switch_page(f"pages/{page}.py")
+    at.query_params.update(query)
+    for key, value in (state or {}).items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def links(at: AppTest, page: str) -> list[dict[str, str]]:
+    """The queries of the page links to `page` (last value of each name)."""
+    found = [e for e in at.get("page_link") if e.proto.page == page and e.proto.query_string]
+    return [{k: v[-1] for k, v in parse_qs(e.proto.query_string).items()} for e in found]
+
+
+def opened_without_warnings(page: str, query: dict[str, str], state=None) -> AppTest:
+    """`page` opened on `query`: no exception, no warning, no link value dropped."""
+    at = open_page(page, query, state)
+    assert not [w.value for w in at.warning], [w.value for w in at.warning]
+    return at
+
+
+def team_query() -> dict[str, str]:
+    """TEAM as /accuracy's link carries it."""
+    return page_links.load_query(
+        {"profile": "team"} | TEAM.values() | {"error_band_pct": 13.6, "fitted_hardware": "H100"}
+    )
+
+
+def test_every_name_a_link_writes_is_declared_by_its_target():
+    names = {
+        "load": {p.name for p in load_link(CAT, TEAM)},
+        "plan": {p.name for p in plan_link(CAT, TEAM)},
+        "accuracy": {p.name for p in accuracy_link()},
+    }
+    assert set(page_links.LOAD_NAMES) | set(page_links.PROFILE_NAMES) <= names["load"]
+    assert set(page_links.PLAN_NAMES) | set(page_links.PROFILE_NAMES) <= names["plan"]
+    assert "section" in names["accuracy"]
+
+
+def test_load_links_to_the_planner_with_its_model_hardware_slos_and_plan():
+    at = open_page("load", LOAD)
+    (query,) = links(at, "plan")
+    # /load's p90 TTFT and p99 TPOT are the planner's limits; its price the accelerator's
+    assert query == {
+        "model": "Llama-3.1-8B",
+        "hardware": "H100",
+        "input_tokens": "512",
+        "output_tokens": "128",
+        "ttft_ms": "800",
+        "tpot_ms": "40",
+        "profile": "tutorial",
+        "prices": "H100:3.5",
+        "target_rate": "7",
+    }
+    plan = opened_without_warnings("plan", query)
+    assert plan.selectbox(key="plan:model").value == "Llama-3.1-8B"
+    assert plan.multiselect(key="plan:hardware").value == ["H100"]
+    assert plan.number_input(key="plan:ttft_ms").value == 800
+    assert plan.number_input(key="plan:tpot_ms").value == 40
+    assert plan.number_input(key="plan:target_rate").value == 7
+    assert plan.query_params["prices"] in ("H100:3.5", ["H100:3.5"])
+
+
+def test_a_custom_profile_link_reaches_load_with_its_values_and_band():
+    at = opened_without_warnings("load", LOAD | team_query())
+    assert at.selectbox(key="load:profile").value == "team"
+    shown = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "Error band of profile team: ±13.6%" in shown
+    # the page's run is the engine's with the profile its link carries
+    r = engine.serve_load(
+        "Llama-3.1-8B",
+        "H100",
+        tp=1,
+        profile=TEAM,
+        rate=3.0,
+        requests=300,
+        input_tokens=512,
+        output_tokens=128,
+    )
+    got = {m.label: m.value for m in at.metric}
+    assert got["TTFT p90"] == fmt(r["ttft_ms_p90"] * 1e-3, "s")
+    assert got["TPOT p99"] == fmt(r["tpot_ms_p99"] * 1e-3, "s")
+    for name, value in team_query().items():  # the link it writes back carries them all
+        assert at.query_params[name] in (value, [value]), name
+
+
+def test_a_custom_profile_link_reaches_the_planner_with_the_numbers_of_its_values():
+    base = {"model": "Llama-3.1-8B", "hardware": "H100"}
+    table_open = {section_key("plan", "table"): True}  # drawn only while open
+    team = opened_without_warnings("plan", base | team_query(), table_open)
+    assert team.selectbox(key="plan:profile").value == "team"
+    trtllm = opened_without_warnings("plan", base | {"profile": "trtllm"}, table_open)
+    # the same values as trtllm's: the same ranked table, cell for cell
+    tables = [next(d.value for d in at.dataframe if len(d.value) > 10) for at in (team, trtllm)]
+    # 67 of the 72 (TP 1, 2, 4, 8 × fp16, fp8 × batch 1 … 256) meet TTFT ≤ 2 s and TPOT ≤ 50 ms:
+    # batch 256 on TP 1 and 2 and fp16 batch 128 on TP 1 miss the TTFT; fp16 batch 256 on TP 4
+    # meets it (1.85 s) since trtllm stands for trtllm-1.0
+    assert len(tables[0]) == 67 and tables[0].equals(tables[1])
+    said = " ".join(c.value for c in team.caption).replace("\\", "")
+    assert "profile team" in said and "±13.6%" in said and "edited" not in said
+
+
+def test_the_accuracy_page_links_its_profile_to_load_and_plan():
+    query = {"profile": "team", **{k: f"{v:.6g}" for k, v in TEAM.values().items()}}
+    at = open_page("accuracy", query | {"error_band_pct": "13.6", "fitted_hardware": "H100"})
+    (to_load,) = links(at, "load")
+    (to_plan,) = links(at, "plan")
+    assert to_load == to_plan == team_query()
+    opened_without_warnings("load", to_load)
+    opened_without_warnings("plan", to_plan)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download its parameters (CSV)" in labels
+
+
+def test_a_fitted_profiles_parameters_as_csv():
+    table = av.parameters_csv(TEAM)
+    assert list(table["parameter"]) == list(engine.PROFILE_KEYS)
+    row = table.set_index("parameter").loc["layer_overhead_us"]
+    assert row["value"] == TEAM.values()["layer_overhead_us"] and row["unit"] == "µs"
+    unset = table.set_index("parameter").loc["dispatch_overhead_ms"]
+    assert pd.isna(unset["value"]) and unset["unset_means"] == "the accelerator's catalogued figure"
+    csv = engine.to_csv(table)
+    assert csv.splitlines()[0] == "profile,parameter,value,unit,fitted,unset_means,meaning"
+
+
+def test_train_links_to_load_with_its_model_and_to_the_training_accuracy():
+    at = open_page("train", {"model": "Llama-3.1-8B", "hardware": "A100", "gpus": "16"})
+    (to_load,) = links(at, "load")
+    assert to_load == {"model": "Llama-3.1-8B", "hardware": "A100", "precision": "bf16"}
+    load = opened_without_warnings("load", to_load)
+    assert load.selectbox(key="load:model").value == "Llama-3.1-8B"
+    (to_accuracy,) = links(at, "accuracy")
+    accuracy = opened_without_warnings("accuracy", to_accuracy)
+    assert accuracy.radio(key="accuracy:section").value == "training"
