@@ -233,7 +233,12 @@ def _device(
     latency = hw.interconnect_latency_s if a.link_latency_s is None else a.link_latency_s
     dispatch = hw.dispatch_overhead_s if a.dispatch_overhead_s is None else a.dispatch_overhead_s
     net = hw.network_bandwidth_bytes_per_s
-    net_latency = hw.network_latency_s if a.network_latency_s is None else a.network_latency_s
+    net_latency = a.network_latency_s
+    if net_latency is None and net is not None:
+        # A fitted link latency holds the software cost of a collective (launch, sync) above the
+        # link's own; a transfer between nodes pays that cost too, over the network's latency.
+        software = max(0.0, latency - (hw.interconnect_latency_s or 0.0))
+        net_latency = hw.network_latency_s + software
     return Device(
         peak=peaks[0],
         peak_attn=peaks[1],  # attention runs on 16-bit (or wider) activations
