@@ -57,7 +57,9 @@ from engine.catalog.kernels import (
 )
 from engine.catalog.parse import CatalogError, parse_hardware, parse_model
 from engine.catalog.profiles import (
+    DEFAULT_PROFILE,
     PROFILE_KEYS,
+    TUTORIAL_PROFILE,
     Profile,
     check_profile_name,
     get_profile,
@@ -224,6 +226,7 @@ __all__ = [
     "BUILTIN_FILES",
     "BYTES_PER_PARAM",
     "DEFAULTS",
+    "DEFAULT_PROFILE",
     "ENERGY_FORMULA",
     "ENV_VAR",
     "FLEET_PARTS",
@@ -264,6 +267,7 @@ __all__ = [
     "SPEC_METHODS",
     "TASKS",
     "TRACE_COLUMNS",
+    "TUTORIAL_PROFILE",
     "Architecture",
     "Assumptions",
     "Band",

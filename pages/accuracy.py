@@ -45,7 +45,7 @@ session.choose_fitted()
 texts, engines = session.texts(), session.engines()
 offered = {name: session.profile(name) for name in texts}
 if ss.get(session.PROFILE) not in offered:
-    ss[session.PROFILE] = "tutorial"
+    ss[session.PROFILE] = engine.DEFAULT_PROFILE
 values = {"profile": ss[session.PROFILE], "section": section}
 if section != "serving":
     if section == "training":

@@ -27,7 +27,21 @@ from collections.abc import Iterable
 import engine
 
 UNITS = {  # units and symbols, the same in every language
-    *("token", "tokens", "requests", "request", "images", "us", "µs", "ms", "s", "min", "h", "d"),
+    *(
+        "token",
+        "tokens",
+        "requests",
+        "request",
+        "images",
+        "ns",
+        "us",
+        "µs",
+        "ms",
+        "s",
+        "min",
+        "h",
+        "d",
+    ),
     *("GB", "MB", "kB", "TB", "GiB", "MiB", "FLOP", "FLOPs", "byte", "bytes", "USD"),
 }
 NAMES = {  # people, papers, products, kernels and formats named as their authors write them

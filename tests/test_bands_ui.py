@@ -167,4 +167,4 @@ def test_a_fitted_profile_travels_by_link_with_its_band_and_ground():
     ) == engine.off_ground(profile=TRT, arch=mixtral, hardware="MI300X", precision="fp8")
     bad = {k: [v] for k, v in query.items()} | {"fitted_hardware": ["<b>"]}
     linked, warnings = profiles.profile_from_query(bad)
-    assert linked.name == "tutorial" and "'<b>' is not an id" in warnings[0]
+    assert linked.name == engine.DEFAULT_PROFILE and "'<b>' is not an id" in warnings[0]

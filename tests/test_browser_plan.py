@@ -55,7 +55,7 @@ def test_first_request_draws_fronts_ranked_table_and_csv(fresh_server, chromium,
     chart = page.locator(".js-plotly-plot").filter(has=title).first
     chart.wait_for()
     legend = chart.locator(".legendtext").all_text_contents()
-    assert legend[0] == "±41.3%: profile tutorial's out-of-sample error"  # the error band
+    assert legend[0] == "±24.7%: profile trtllm-1.0's out-of-sample error"  # the default's band
     assert legend[1:] == [
         "NVIDIA A100 80GB SXM fp16",
         "NVIDIA H100 SXM fp16",

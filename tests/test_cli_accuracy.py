@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine.accuracy.measurements import REQUIRED
-from engine.catalog.profiles import get_profile, profile_from_toml
+from engine.catalog.profiles import DEFAULT_PROFILE, get_profile, profile_from_toml
 from engine.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,7 +73,7 @@ def test_validate_tutorial_table_lists_every_row(capsys):
 
 
 def test_validate_trtllm_predicts_every_row_better_than_tutorial(capsys):
-    _, tutorial, _ = run(capsys, "validate", SHIPPED, "--format", "json")
+    _, tutorial, _ = run(capsys, "validate", SHIPPED, "--profile", "tutorial", "--format", "json")
     status, fitted, _ = run(
         capsys, "validate", SHIPPED, "--profile", "trtllm-0.6.1", "--format", "json"
     )
@@ -87,7 +87,8 @@ def test_validate_trtllm_predicts_every_row_better_than_tutorial(capsys):
 
 
 def test_validate_json_rows_carry_prediction_and_error(capsys):
-    status, out, _ = run(capsys, "validate", SHIPPED, "--format", "json")
+    # the tutorial profile: rows 22 and 35 need more than its 90 % of memory
+    status, out, _ = run(capsys, "validate", SHIPPED, "--profile", "tutorial", "--format", "json")
     assert status == 0
     rows = json.loads(out)
     first = rows[0]
@@ -96,6 +97,9 @@ def test_validate_json_rows_carry_prediction_and_error(capsys):
     missing = [r for r in rows if r["predicted"] is None]
     assert [r["row"] for r in missing] == [22, 35]
     assert all(r["reason"].startswith("does not fit") and r["error"] is None for r in missing)
+    # no --profile: the default's, recorded by its name
+    status, out, _ = run(capsys, "validate", SHIPPED, "--format", "json")
+    assert status == 0 and json.loads(out)[0]["profile"] == DEFAULT_PROFILE
 
 
 def test_rows_that_cannot_be_modelled_are_reported_one_by_one(capsys, tmp_path):

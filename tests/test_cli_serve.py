@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import serve
+from engine import DEFAULT_PROFILE, serve
 from engine.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,14 +77,19 @@ def test_serve_profile_flag(capsys):
     code, out, _ = cli(capsys, *SERVE, "--tp", "2", "--profile", "trtllm", "--format", "json")
     r = json.loads(out)
     assert code == 0 and r["profile"] == "trtllm"
-    assert (
-        r["assumptions"]
-        != json.loads(cli(capsys, *SERVE, "--tp", "2", "--format", "json")[1])["assumptions"]
+    tutorial = json.loads(
+        cli(capsys, *SERVE, "--tp", "2", "--profile", "tutorial", "--format", "json")[1]
     )
+    assert tutorial["profile"] == "tutorial" and r["assumptions"] != tutorial["assumptions"]
+    # no --profile: the default, recorded by its name, not the tutorial's
+    default = json.loads(cli(capsys, *SERVE, "--tp", "2", "--format", "json")[1])
+    assert default["profile"] == DEFAULT_PROFILE
+    assert default["assumptions"] != tutorial["assumptions"]
 
 
 def test_ops_csv_has_unit_bearing_headers_and_sums(capsys):
-    code, out, _ = cli(capsys, *OPS, "--format", "csv")
+    # the tutorial profile: full bandwidth, 10 µs per layer (the arithmetic below)
+    code, out, _ = cli(capsys, *OPS, "--profile", "tutorial", "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert code == 0 and {"work_flop", "t_compute_ms", "time_ms", "weight_bytes"} <= set(rows[0])
     names = [r["name"] for r in rows]

@@ -32,7 +32,8 @@ def _validate(objects) -> None:
 
 
 def test_vllm_command_and_manifest_for_70b_on_four_h100s(capsys):
-    assert main([*CLI, "--stack", "vllm"]) == 0
+    # the tutorial profile: vLLM's scheduler defaults and a 10 % reserve
+    assert main([*CLI, "--stack", "vllm", "--profile", "tutorial"]) == 0
     out = capsys.readouterr().out
     command = next(line for line in out.splitlines() if line.startswith("vllm serve"))
     argv = shlex.split(command)
@@ -57,6 +58,7 @@ def test_vllm_command_and_manifest_for_70b_on_four_h100s(capsys):
 def test_the_scheduler_overrides_and_formats_reach_each_stack():
     common = {"tp": 2, "pp": 2, "precision": "fp8", "max_num_seqs": 64}
     common |= {"max_batched_tokens": 4096, "memory_reserve": 0.15}
+    common |= {"profile": engine.TUTORIAL_PROFILE}  # its vLLM scheduler: chunked, on demand
     vllm = engine.launch_plan("Llama-3.1-70B", "H100", stack="vllm", **common)
     a = vllm.launch.argv
     assert _flag(a, "--pipeline-parallel-size") == "2" and _flag(a, "--max-num-seqs") == "64"

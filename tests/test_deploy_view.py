@@ -33,7 +33,13 @@ def test_each_deployment_is_the_serving_models_figure(df):
     )
     for d in DEPS:
         one = engine.serve(
-            "Llama-3.1-70B", d.hardware, tp=d.tp, pp=d.pp, batch_size=8, **TOKENS
+            "Llama-3.1-70B",
+            d.hardware,
+            tp=d.tp,
+            pp=d.pp,
+            batch_size=8,
+            profile=TUTORIAL,  # the frame's (its overrides are the tutorial's own values)
+            **TOKENS,
         ).as_dict()
         row = df[(df["deployment"] == d.text()) & (df["batch_size"] == 8)].iloc[0]
         assert row["devices"] == d.devices

@@ -16,7 +16,15 @@ from ui.words import i18n
 
 REQ_70B = engine.Batch(input_tokens=1024, output_tokens=128)
 REQ_GPT3 = engine.Batch(input_tokens=2048, output_tokens=128)
-A100_70B = engine.Deployment("Llama-3.1-70B", "A100")
+
+
+def dep(model: str, hardware: str) -> engine.Deployment:
+    """The lessons show the tutorial's figures: its profile (efficiency 0.5, full bandwidth,
+    10 µs per layer, 10 % reserve), named (the default is a fitted one)."""
+    return engine.Deployment(model, hardware, profile=engine.TUTORIAL_PROFILE)
+
+
+A100_70B = dep("Llama-3.1-70B", "A100")
 
 
 # --- 09 Where to Invest ---------------------------------------------------------------------
@@ -71,7 +79,7 @@ def test_09_every_generation_is_bandwidth_bound():
     # Chapter §6: "If all three GPUs show memory_bandwidth as the binding constraint, it
     # confirms that the memory wall persists across generations."
     for hw, e_bw in (("A100", -0.998), ("H100", -0.991), ("H200", -0.983)):
-        s = engine.sensitivity(engine.Deployment("Llama-3.1-70B", hw), REQ_70B)
+        s = engine.sensitivity(dep("Llama-3.1-70B", hw), REQ_70B)
         assert s.binding("tpot_ms") == "memory_bandwidth"
         assert round(s.elasticity("memory_bandwidth", "tpot_ms"), 3) == e_bw
 
@@ -83,7 +91,7 @@ def test_10_the_self_check_per_layer_injection_time():
     # Chapter: "If the WSE-3 injection bandwidth is 1.2 TB/s and GPT-3 weights are 350 GB
     # (fp16), what is the minimum per-layer injection time for a 96-layer model?"
     # 350e9 / 96 / 1.2e12 = 3.04 ms; ours counts 174.6e9 params (349.1 GB): 3.03 ms.
-    r = engine.serve(engine.Deployment("GPT-3-175B", "CS-3"), REQ_GPT3)
+    r = engine.serve(dep("GPT-3-175B", "CS-3"), REQ_GPT3)
     assert r["weight_bytes_per_device"] / 1.2e12 * 1e3 == pytest.approx(3.031, abs=0.001)
 
 
@@ -91,11 +99,11 @@ def test_10_the_wall_moves_and_at_1_2_tb_s_the_gpu_is_faster_per_token():
     # Chapter: GPU "Limited by HBM bandwidth (~3.35 TB/s)", WSE-3 "Limited by MemoryX injection
     # bandwidth (~1.2 TB/s)". 349.1 GB / 3.35 TB/s = 104 ms (+KV 10 GB/3.35 TB/s, overhead) =
     # 108.2 ms on an H100 that could hold it; 349.1 GB / 1.2 TB/s + 0.97 ms = 291.9 ms.
-    gpu = engine.serve(engine.Deployment("GPT-3-175B", "H100"), REQ_GPT3)
-    wafer = engine.serve(engine.Deployment("GPT-3-175B", "CS-3"), REQ_GPT3)
+    gpu = engine.serve(dep("GPT-3-175B", "H100"), REQ_GPT3)
+    wafer = engine.serve(dep("GPT-3-175B", "CS-3"), REQ_GPT3)
     assert gpu["tpot_ms"] == pytest.approx(108.2, abs=0.1) and not gpu["fits_in_memory"]
     assert wafer["tpot_ms"] == pytest.approx(291.9, abs=0.1) and wafer["fits_in_memory"]
-    s = engine.sensitivity(engine.Deployment("GPT-3-175B", "CS-3"), REQ_GPT3)
+    s = engine.sensitivity(dep("GPT-3-175B", "CS-3"), REQ_GPT3)
     assert s.binding("tpot_ms") == "weight_stream_bandwidth"
 
 
@@ -104,7 +112,7 @@ def test_10_the_sram_fills_long_before_b_star():
     # B*, SRAM fills up". GPT-3's KV: 2 × 96 × 96 × 128 × 2 B = 4,718,592 B per token, 10.27 GB
     # per sequence of 2,176 tokens; (39.6 − 3.64) GB / 10.27 GB = 3.5: 3 sequences fit, while
     # B* = 62.5e15 × 0.5 / 1.2e12 ≈ 26,000 (the engine: 26,417).
-    d = engine.Deployment("GPT-3-175B", "CS-3")
+    d = dep("GPT-3-175B", "CS-3")
     assert engine.serve(d, REQ_GPT3)["max_batch_size"] == 3
     assert engine.decode_crossover_batch(d, REQ_GPT3) == 26_417
 

@@ -98,7 +98,7 @@ def test_closed_loops_match_the_simulator(model, hardware, tp, profile, n_in, n_
 def test_one_client_is_serve_at_batch_one():
     f, lim = fast(model="Llama-3.1-8B", hardware="H100", tp=1, profile="tutorial")
     a = an.closed_loop(f=f, lim=lim, clients=1.0, n_in=700.0, n_out=150.0)
-    s = serve("Llama-3.1-8B", "H100", input_tokens=700, output_tokens=150)
+    s = serve("Llama-3.1-8B", "H100", input_tokens=700, output_tokens=150, profile="tutorial")
     assert float(a["ttft_s_mean"]) * 1e3 == pytest.approx(s["ttft_ms"], rel=1e-9)
     # every decode step is memory-bound: its time is linear in the context, so the mean step
     # is the step at the mean context
@@ -147,6 +147,7 @@ def test_load_grid_prices_every_deployment_and_rate():
         rates=[1.0, 2.0, 500.0],
         input_tokens=[1000],
         output_tokens=[200, 400],
+        profile="tutorial",  # the fast path below is the tutorial profile's
     )
     # tp 3 divides neither model's heads: left out, and said so
     assert len(df.attrs["skipped"]) == 4 and "tp 3" in df.attrs["skipped"][0]

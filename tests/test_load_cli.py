@@ -12,7 +12,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import load_events, parse_measurements, serve_load, validate
+from engine import (
+    DEFAULT_PROFILE,
+    TUTORIAL_PROFILE,
+    load_events,
+    load_scheduler,
+    parse_measurements,
+    serve_load,
+    validate,
+)
 from engine.accuracy.calibrate import calibrate
 from engine.catalog.profiles import get_profile, profile_from_toml, profile_to_toml
 from engine.catalog.scheduler import DEFAULT_SCHEDULER
@@ -71,6 +79,26 @@ def test_json_has_the_contract_keys_and_equals_the_api(capsys):
         "Llama-3.1-8B", "H100", input_tokens=500, output_tokens=100, rate=5.0, requests=300
     ).as_dict(series=False)
     assert r["ttft_ms_p90"] == pytest.approx(api["ttft_ms_p90"])
+    # the default profile's scheduler (trtllm-1.0: TensorRT-LLM's), as the API's
+    assert r["profile"] == api["profile"] == DEFAULT_PROFILE
+    assert r["scheduler"] == api["scheduler"] == load_scheduler(DEFAULT_PROFILE).as_dict()
+    assert r["scheduler"]["stack"] == "TensorRT-LLM" and r["scheduler"]["max_num_seqs"] == 2048
+    # naming the tutorial profile still gives vLLM's defaults
+    code, out, err = cli(
+        capsys,
+        *LOAD,
+        "--rate",
+        "5",
+        "--requests",
+        "300",
+        "--profile",
+        "tutorial",
+        "--format",
+        "json",
+    )
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["profile"] == TUTORIAL_PROFILE
     assert r["scheduler"]["stack"] == "vLLM" and r["scheduler"]["max_num_seqs"] == 256
 
 
@@ -204,8 +232,11 @@ def test_bad_input_exits_2_with_one_line(capsys, args, message):
 
 def test_a_heavy_run_or_search_is_refused_before_any_work_with_its_figures(capsys):
     # 100,000 requests at once of 1 prompt token and 99,999 output tokens: preempted over and
-    # over; the older estimate let such runs through to 20 times itself (78 s against 30 s)
+    # over; the older estimate let such runs through to 20 times itself (78 s against 30 s).
+    # Preemption is the tutorial profile's vLLM policy (on_demand), so the run names it: the
+    # default trtllm-1.0 reserves whole requests, never preempts, and takes 300,008 events.
     heavy = ["--input-tokens", "1", "--output-tokens", "99999", "--requests", "100000"]
+    heavy += ["--profile", "tutorial"]
     start = time.process_time()
     code, out, err = cli(capsys, *LOAD[:5], *heavy, "--concurrency", "max")
     assert time.process_time() - start < 5
@@ -217,6 +248,7 @@ def test_a_heavy_run_or_search_is_refused_before_any_work_with_its_figures(capsy
         input_tokens=1,
         output_tokens=99_999,
         requests=100_000,
+        profile=TUTORIAL_PROFILE,
     )
     assert f"up to {bound:,} events" in err and f"more than {MAX_EVENTS:,} (about 30 s)" in err
     # a search counts its 14 runs: 14 × the bound of one run of its requests
@@ -380,7 +412,7 @@ def test_rows_under_load_are_read_with_their_concurrency():
 def test_validate_predicts_rows_under_load_with_the_fast_path():
     rows = parse_measurements((HEADER + "\n".join(ROWS) + "\n").encode(), "load.csv")
     df = validate(rows, "tutorial")
-    dep = instance(Deployment("Llama-3.1-70B", "H100", tp=4))
+    dep = instance(Deployment("Llama-3.1-70B", "H100", tp=4, profile=TUTORIAL_PROFILE))
     f, lim = dep.scenario.folded, limits(dep.scenario.folded, dep.scheduler)
     closed = an.closed_loop(f=f, lim=lim, clients=32.0, n_in=1500.0, n_out=300.0)
     top = an.max_throughput(f=f, lim=lim, n_in=1500.0, n_out=300.0)

@@ -16,11 +16,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_serving_operators import TOY, TOY_HW
 
-from engine import serve, serve_load
+from engine import TUTORIAL_PROFILE, serve, serve_load
 from engine.scenarios.trace import trace_from_arrays
 from engine.scenarios.workload import MIN_RATE
 
 ROOT = Path(__file__).resolve().parent.parent
+# The toy (tests/test_serving_operators.py) has 1 GB of memory: under the trtllm-1.0 default its
+# pool rule sets 1 GiB of workspace aside and nothing is left, so the toy runs name the tutorial
+# profile (its figures and 16-token blocks are the ones these tests reason with).
+TOY_PROFILE = {"profile": TUTORIAL_PROFILE}
 L8 = {"model": "Llama-3.1-8B", "hardware": "H100", "input_tokens": 1000, "output_tokens": 200}
 FLOOR = "rate: expected at least 0.0001 requests per second (one every 2.8 hours"
 
@@ -66,7 +70,15 @@ def test_a_max_throughput_wave_completing_at_once_has_a_window_from_the_start():
 
 def test_a_toy_wave_completing_at_once_has_a_window_from_the_start():
     # 10 toy prompts of 9 tokens share one step, then one decode step: all complete at T
-    r = serve_load(TOY, TOY_HW, input_tokens=9, output_tokens=2, concurrency="max", requests=10)
+    r = serve_load(
+        TOY,
+        TOY_HW,
+        input_tokens=9,
+        output_tokens=2,
+        concurrency="max",
+        requests=10,
+        **TOY_PROFILE,
+    )
     assert r["requests_measured"] == 8  # ranks 2 … 9: the first and last are warm-up, drain
     e2e_s = r["e2e_latency_ms_mean"] / 1e3
     assert r["measured_window_s"] == pytest.approx(e2e_s)
@@ -83,7 +95,7 @@ def test_a_trace_arriving_at_once_is_measured_to_its_last_measured_completion():
     # steps, so the drained one (11 tokens) completes after the window and the others in it.
     n = 10
     trace = trace_from_arrays(np.full(n, 5.0), np.full(n, 9), np.arange(2, n + 2))
-    r = serve_load(TOY, TOY_HW, trace=trace)
+    r = serve_load(TOY, TOY_HW, trace=trace, **TOY_PROFILE)
     assert all(math.isfinite(r[k]) for k in WINDOW_METRICS), {k: r[k] for k in WINDOW_METRICS}
     last_measured_s = float(r.per_request["e2e_latency_s"].max())  # every arrival is at 0
     assert r["measured_window_s"] == pytest.approx(last_measured_s)
@@ -98,7 +110,13 @@ def test_a_request_alone_holds_its_block_through_the_window(output_tokens):
     # tokens, at most 11 with its output) fits one 16-token block, held throughout: KV use is
     # one block. (Sampled before each event's admissions and without the last step, it was 0.)
     r = serve_load(
-        TOY, TOY_HW, input_tokens=9, output_tokens=output_tokens, concurrency=1, requests=3
+        TOY,
+        TOY_HW,
+        input_tokens=9,
+        output_tokens=output_tokens,
+        concurrency=1,
+        requests=3,
+        **TOY_PROFILE,
     )
     assert r["requests_measured"] == 1
     assert r["kv_cache_utilisation"] == pytest.approx(1 / r["kv_pool_blocks"])
@@ -151,9 +169,10 @@ def test_at_the_floor_every_request_runs_alone_at_the_batch_1_latency():
 
 
 def test_a_queue_never_formed_averages_zero_queued_not_below():
-    # 16 clients on 256 sequence slots, every prompt fitting the step's budget: each request is
-    # admitted at the event it arrives, so none ever waits. Taken as the requests in the
-    # system less the running ones (two sums of thousands of products) it was −3.6e-15.
+    # 16 clients on 2,048 sequence slots (trtllm-1.0's), every prompt fitting the step's
+    # budget: each request is admitted at the event it arrives, so none ever waits. Taken as
+    # the requests in the system less the running ones (two sums of thousands of products) it
+    # was −3.6e-15.
     r = serve_load(
         "Llama-3.1-8B",
         "H100",
@@ -186,6 +205,7 @@ def test_time_averages_are_never_negative(clients, seed, spread, kv_policy):
         seed=seed,
         length_spread=spread,
         kv_policy=kv_policy,
+        **TOY_PROFILE,
     )
     for key in (
         "mean_running_requests",

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_serving_operators import TOY, TOY_HW
 
-from engine import parse_trace, serve, serve_load
+from engine import TUTORIAL_PROFILE, parse_trace, serve, serve_load
 from engine.catalog.scheduler import SchedulerDefaults
 from engine.load.api import instance
 from engine.load.pool import BlockCounter, last_fitting
@@ -37,7 +37,9 @@ TOY_DECODE_1 = (24.064e-6, 24.096e-6)  # B = 1 at contexts 10, 11: 4064 B, then 
 
 
 def toy(**kw):
-    return serve_load(TOY, TOY_HW, **({"input_tokens": 9} | kw))
+    # the toy's figures are by hand with the tutorial profile (10 µs per layer, full bandwidth,
+    # 0.9 of the memory) and its vLLM scheduler (blocks of 16, 2048 tokens a step)
+    return serve_load(TOY, TOY_HW, **({"input_tokens": 9, "profile": TUTORIAL_PROFILE} | kw))
 
 
 def test_toy_one_request_at_a_time_by_hand():
@@ -49,7 +51,7 @@ def test_toy_one_request_at_a_time_by_hand():
     assert r["tpot_ms_mean"] == pytest.approx(sum(TOY_DECODE_1) / 2 * 1e3)
     assert r["e2e_latency_ms_mean"] == pytest.approx((TOY_PREFILL_9 + sum(TOY_DECODE_1)) * 1e3)
     assert r["queueing_ms_mean"] == 0  # it arrives as its predecessor finishes, at a step end
-    s = serve(TOY, TOY_HW, input_tokens=9, output_tokens=3)
+    s = serve(TOY, TOY_HW, input_tokens=9, output_tokens=3, profile=TUTORIAL_PROFILE)
     assert r["ttft_ms_mean"] == pytest.approx(s["ttft_ms"])  # and so does the serving model
     assert r["tpot_ms_mean"] == pytest.approx(s["tpot_ms"])
 
@@ -77,11 +79,13 @@ def test_toy_kv_pool_size_by_hand():
 
 
 def tiny(**kw):
-    """The toy on a device with room for exactly 10 blocks: 3408 B of weights + 10 · 512 B."""
+    """The toy on a device with room for exactly 10 blocks: 3408 B of weights + 10 · 512 B
+    (the tutorial profile's pool rule and blocks of 16 tokens)."""
     hw = replace(TOY_HW, id="tiny", memory_capacity_bytes=3408.0 + 10 * 512)
     return serve_load(
         TOY,
         hw,
+        profile=TUTORIAL_PROFILE,
         input_tokens=16,
         output_tokens=40,
         concurrency="max",
@@ -194,6 +198,8 @@ def test_bad_scheduler_settings_are_refused():
 
 
 def test_a_run_too_large_is_refused_with_what_to_lower():
+    # the tutorial profile's vLLM scheduler chunks every prompt into 2048-token steps, so 10^12
+    # prompt tokens are far too many events (trtllm-1.0 does not chunk: each prompt is a step)
     with pytest.raises(ValueError, match="lower requests or input_tokens"):
         serve_load(
             "Llama-3.1-8B",
@@ -202,6 +208,7 @@ def test_a_run_too_large_is_refused_with_what_to_lower():
             output_tokens=1,
             rate=1.0,
             requests=100_000,
+            profile=TUTORIAL_PROFILE,
         )
 
 
@@ -219,7 +226,7 @@ def test_traces_are_read_sorted_and_checked():
     t = parse_trace(data, "t.csv")
     assert t.arrival_s.tolist() == [0.0, 0.0, 1.0]  # shifted to 0, stable for equal times
     assert t.input_tokens.tolist() == [200, 300, 100]
-    r = serve_load(TOY, TOY_HW, trace=t)
+    r = serve_load(TOY, TOY_HW, trace=t, profile=TUTORIAL_PROFILE)  # the toy's 1 GB: no workspace
     assert r["mode"] == "trace" and r["requests_measured"] == 3 and r["trace"] == "t.csv"
     bad = b"arrival_s,input_tokens,output_tokens\n0,10,1\n-1,10,1\n0,2.5,1\n0,1\n"
     with pytest.raises(TraceError) as err:

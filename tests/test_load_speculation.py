@@ -111,12 +111,16 @@ def test_the_fast_path_matches_the_simulator_with_speculation():
     f = inst.scenario.folded
     lim = limits(f, inst.scheduler)._replace(spec=inst.spec)
     cap = float(an.capacity(f=f, lim=lim, n_in=1000.0, n_out=200.0)["rate_per_s"])
+    # The default profile's reserve policy and 2,048 sequences run about 400 requests at once
+    # (the KV pool's bound): 2,000 requests are five such waves, and their edges in the measured
+    # window overstate the rate (30.3/s against 27.2/s). 6,000 requests measure the steady
+    # state (27.3/s; 12,000: 27.3/s).
     top = serve_load(
         dep,
         input_tokens=1000,
         output_tokens=200,
         concurrency="max",
-        requests=2000,
+        requests=6000,
         length_spread=0.2,
     )
     assert cap == pytest.approx(top["requests_per_s"], rel=0.05)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_serving_operators import TOY, TOY_HW
 
-from engine import serve
+from engine import DEFAULT_PROFILE, TUTORIAL_PROFILE, serve
 from engine.arrays import SCALAR
 from engine.scenarios.deployment import Deployment
 from engine.serving import inputs as si
@@ -34,8 +34,9 @@ CASES = [  # a dense GQA model, sliding windows, a mixture of experts, MLA on 8 
 ]
 
 
-def folded(model, hardware, tp=1, pp=1, **overrides):
-    p = si.scenario(Deployment(model, hardware, tp=tp, pp=pp, overrides=overrides))
+def folded(model, hardware, tp=1, pp=1, profile=DEFAULT_PROFILE, **overrides):
+    dep = Deployment(model, hardware, tp=tp, pp=pp, profile=profile, overrides=overrides)
+    p = si.scenario(dep)
     return p.folded
 
 
@@ -115,8 +116,9 @@ def test_toy_mixed_step_by_hand():
     #   mlp 2·(768 + 160·3) = 2496; embedding 32·3 = 96; final norm 16 + 32·3 = 112;
     #   lm_head 512 + 80·1 = 592; decode attention 2·(32 + 16 + 16·10) = 416;
     #   chunk attention 2·(2 tokens·(32 Q/O + 16 K/V written + 16 read once)) = 256
-    # = 5664 B at 1 GB/s = 5.664 µs, plus 2 layers · 10 µs: 25.664 µs.
-    f = folded(TOY, TOY_HW)
+    # = 5664 B at 1 GB/s = 5.664 µs, plus 2 layers · 10 µs: 25.664 µs (the tutorial profile's
+    # full bandwidth and 10 µs per layer).
+    f = folded(TOY, TOY_HW, profile=TUTORIAL_PROFILE)
     t = mixed_step_s(
         f,
         SCALAR,

@@ -54,6 +54,9 @@ TOY_HW = HardwareSpec(
 # A GB200 NVL72 built from the B200 entry: the same NVLink 5 per GPU, 72 GPUs in one domain.
 NVL72 = dataclasses.replace(CAT.hardware["B200"], id="GB200-NVL72-test", devices_per_node=72)
 DECODE = {"input_tokens": 1000, "output_tokens": 1000, "batch_size": 32}
+# The toy's by-hand figures take the link at full bandwidth with the accelerator's own latency
+# and the default expert imbalance of 1.2: the tutorial profile's assumptions, named.
+TUTORIAL = engine.TUTORIAL_PROFILE
 
 
 def test_toy_dispatch_and_combine_bytes_by_hand():
@@ -70,6 +73,7 @@ def test_toy_dispatch_and_combine_bytes_by_hand():
         ep=4,
         attention_dp=True,
         expert_imbalance=1.0,
+        profile=TUTORIAL,
     ).set_index("name")
     row = df.loc["dispatch_combine"]
     assert row["bytes"] == pytest.approx(2 * 112)
@@ -81,7 +85,8 @@ def test_toy_dispatch_and_combine_bytes_by_hand():
 def test_toy_expert_parallelism_without_attention_dp_all_reduces():
     # ep 4 alone: every device holds every token, sums the experts' partial outputs: two ring
     # all-reduces of 8·16·2 = 256 B per layer, 2·3/4·256/1e9 = 384 ns + 2·3 µs each
-    df = engine.operators(TOY_MOE, TOY_HW, batch_size=8, context=10, tp=4, ep=4).set_index("name")
+    toy = {"context": 10, "tp": 4, "ep": 4, "profile": TUTORIAL}
+    df = engine.operators(TOY_MOE, TOY_HW, batch_size=8, **toy).set_index("name")
     assert df.loc["all_reduce", "time_ms"] == pytest.approx(2 * 6.384e-3)
     assert "dispatch_combine" not in df.index
     # the rank holds 8/4 = 2 whole experts: 3 matrices of 16×16 at 2 B each, 1,536 B each
@@ -90,7 +95,7 @@ def test_toy_expert_parallelism_without_attention_dp_all_reduces():
     # 8 tokens of top-2 touch 8·(1 − (6/8)^8) = 7.20 experts; the busiest rank reads
     # min(1.2·7.20, 8)/4 = 2 of them (all it holds); 1 token touches 2, the rank 1.2·2/4 = 0.6
     assert routed["weight_bytes"] == pytest.approx(2 * one)
-    one_token = engine.operators(TOY_MOE, TOY_HW, batch_size=1, context=10, tp=4, ep=4)
+    one_token = engine.operators(TOY_MOE, TOY_HW, batch_size=1, **toy)
     touched = one_token.set_index("name").loc["routed_experts", "weight_bytes"]
     assert touched == pytest.approx(0.6 * one)
 

@@ -71,8 +71,8 @@ def test_default_run_shows_the_serving_models_numbers():
     assert next(iter(cards(at))) == "Fits in memory" and cards(at)["Fits in memory"] == "yes"
     assert "Fits: " in text(at.success) and not at.warning and not at.error
     caption = text(at.caption)
-    assert "1 × NVIDIA A100" in caption and "NVLink" in caption and "profile tutorial" in caption
-    assert url(at, "tp") == "1" and url(at, "profile") == "tutorial"
+    assert "1 × NVIDIA A100" in caption and "NVLink" in caption and "profile trtllm-1.0" in caption
+    assert url(at, "tp") == "1" and url(at, "profile") == engine.DEFAULT_PROFILE == "trtllm-1.0"
     assert url(at, "input_tokens") == "1024" and url(at, "output_tokens") == "256"
     assert "context" not in at.query_params and "prompt" not in at.query_params
 
@@ -238,7 +238,7 @@ def test_the_curves_wait_in_their_expander_until_opened(monkeypatch):
 def test_curves_and_their_table_come_from_the_serve_sweep():
     at = open_curves(open_page())
     df = sv.curves(
-        dep=engine.Deployment("Llama-3.1-8B", "A100", precision="fp16", profile="tutorial"),
+        dep=engine.Deployment("Llama-3.1-8B", "A100", precision="fp16"),  # the default profile
         output_tokens=256,
         batches=dl.DEFAULT_BATCHES,
         contexts=dl.DEFAULT_CONTEXTS,
@@ -303,9 +303,15 @@ def test_tutorial_one_step_view_is_a_labelled_choice():
     assert url(at, "tutorial") == "off" and "Tutorial view" not in text(at.subheader)
     at.toggle(key="decode:tutorial").set_value(True).run()
     assert not at.exception and url(at, "tutorial") == "on"
-    # engine.decode at the request's last context, 1024 + 256 = 1280 tokens, one device
+    # engine.decode at the request's last context, 1024 + 256 = 1280 tokens, one device, under
+    # the page's profile (the serving default: the tutorial's view, the page's assumptions)
     d = engine.decode(
-        model="Llama-3.1-8B", hardware="A100", batch_size=1, context=1280, prompt=1024
+        model="Llama-3.1-8B",
+        hardware="A100",
+        batch_size=1,
+        context=1280,
+        prompt=1024,
+        profile=engine.DEFAULT_PROFILE,
     ).as_dict()
     tutorial = {k.removesuffix(" (tutorial)"): v for k, v in cards(at).items() if "(tutorial)" in k}
     assert tutorial == {label: value for label, value, _ in fl.headline_metrics(d)}

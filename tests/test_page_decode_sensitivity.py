@@ -44,7 +44,7 @@ def url(at: AppTest, key: str) -> str:
 
 def test_the_section_shows_the_engines_elasticities_and_synthesis():
     at = open_section({"model": "Llama-3.1-70B", "hardware": "H200", "input_tokens": "1024"})
-    d = engine.Deployment("Llama-3.1-70B", "H200", profile="tutorial")
+    d = engine.Deployment("Llama-3.1-70B", "H200")  # the page's default profile
     req = engine.Batch(input_tokens=1024, output_tokens=256)
     sens = engine.sensitivity(d, req)
     tornado = next(
@@ -73,7 +73,7 @@ def test_the_section_shows_the_engines_elasticities_and_synthesis():
 def test_the_target_is_in_the_link_and_moves_the_synthesis():
     at = open_section({"model": "Llama-3.1-8B", "hardware": "A100", "target_tpot_ms": "5"})
     assert at.number_input(key="decode:target_tpot_ms").value == pytest.approx(5.0)
-    d = engine.Deployment("Llama-3.1-8B", "A100", profile="tutorial")
+    d = engine.Deployment("Llama-3.1-8B", "A100")  # the page's default profile
     syn = engine.synthesis(d, engine.Batch(1024, 256), engine.Target(value=5.0))
     needed = next(
         df.value for df in at.dataframe if "Needed, the rest as given" in df.value.columns

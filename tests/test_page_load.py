@@ -20,7 +20,7 @@ from ui.widgets import page_links
 from ui.words.format import fmt, pct
 
 PAGE = "pages/load.py"
-DEFAULT = {"tp": 4, "profile": "trtllm", "input_tokens": 1500, "output_tokens": 300}
+DEFAULT = {"tp": 4, "profile": "trtllm-1.0", "input_tokens": 1500, "output_tokens": 300}
 SMALL = {"model": "Llama-3.1-8B", "hardware": "H100", "tp": "1", "profile": "tutorial"}
 SMALL |= {"input_tokens": "512", "output_tokens": "128", "requests": "400"}
 
@@ -71,8 +71,8 @@ def test_defaults_show_the_engines_run_search_and_curves():
     shown = text(at.caption)
     assert "TensorRT-LLM" in shown and "max_batched_tokens 8,192" in shown
     # trtllm-1.0.toml: the larger of LOMO 21.92 % and LOAO 24.73 % on its 112 rows
-    assert "Error band of profile trtllm: ±24.7%" in shown
-    assert url(at, "mode") == "open" and url(at, "profile") == "trtllm" and url(at, "tp") == "4"
+    assert "Error band of profile trtllm-1.0: ±24.7%" in shown
+    assert url(at, "mode") == "open" and url(at, "profile") == "trtllm-1.0" and url(at, "tp") == "4"
     for key in ("load_curve_csv", "load_points_csv", "load_search_csv", "load_requests_csv"):
         assert at.download_button(key=key).label.startswith("Download")
     assert "Chrome trace" in at.download_button(key="load_chrome_trace").label
@@ -123,6 +123,7 @@ def test_a_link_reproduces_a_closed_loop_with_an_edited_scheduler():
         input_tokens=512,
         output_tokens=128,
         concurrency=16,
+        profile="tutorial",  # SMALL's profile
         requests=400,
         max_num_seqs=64,
         chunked_prefill=False,
@@ -134,6 +135,7 @@ def test_a_link_reproduces_a_closed_loop_with_an_edited_scheduler():
     m = engine.max_rate(
         "Llama-3.1-8B",
         hw,
+        profile="tutorial",  # SMALL's profile
         input_tokens=512,
         output_tokens=128,
         slo_ttft_ms_p90=500.0,
@@ -261,7 +263,7 @@ def test_decode_and_plan_link_here_with_their_scenario():
     link = next(e for e in at.get("page_link") if e.proto.page == "load" and e.proto.query_string)
     query = {k: v[-1] for k, v in parse_qs(link.proto.query_string).items()}
     assert query["model"] == "Llama-3.1-70B" and query["hardware"] == "H100"
-    assert query["tp"] == "2" and query["profile"] == "tutorial"
+    assert query["tp"] == "2" and query["profile"] == "trtllm-1.0"  # /decode's default
     assert query["input_tokens"] == "1024" and query["output_tokens"] == "256"
     for name, text_value in query.items():
         declared[name].read(text_value)  # /load reads every value
@@ -283,6 +285,7 @@ def test_an_old_link_with_int4_runs_w4a16_with_the_note_and_an_nvfp4_cache_on_b2
     r = engine.serve_load(
         "Llama-3.1-8B",
         "B200",
+        profile="tutorial",  # SMALL's profile
         precision="w4a16",
         kv_precision="nvfp4",
         input_tokens=512,

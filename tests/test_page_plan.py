@@ -113,7 +113,7 @@ def test_must_show_link_draws_one_front_per_accelerator_and_ranks_by_cost():
 def test_link_is_written_back_in_canonical_form_with_every_default():
     at = open_page(MUST_SHOW)
     assert link(at, "tp") == "1,2,4,8" and link(at, "pp") == "1"
-    assert link(at, "precisions") == "fp16,fp8" and link(at, "profile") == "tutorial"
+    assert link(at, "precisions") == "fp16,fp8" and link(at, "profile") == "trtllm-1.0"
     assert link(at, "batches") == "1,2,4,8,16,32,64,128,256"
     assert link(at, "min_tokens_per_s_per_user") == "none"
     # every chosen accelerator's price is recorded: the catalogue's dated list prices
@@ -133,7 +133,7 @@ def test_hostile_values_warn_and_heal_the_link():
         assert f"ignored '{name}'" in warned
     assert "ResNet-50 has no shapes" in warned
     assert link(at, "ttft_ms") == "2000" and link(at, "tp") == "1,2,4,8"
-    assert link(at, "model") == "Llama-3.1-70B" and link(at, "profile") == "tutorial"
+    assert link(at, "model") == "Llama-3.1-70B" and link(at, "profile") == "trtllm-1.0"
 
 
 def test_slo_widgets_move_the_lines_and_the_link():

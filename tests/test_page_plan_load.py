@@ -85,7 +85,7 @@ def test_the_default_scenario_has_a_row_per_deployment_and_a_finite_max_rate():
     price = CAT.hardware[best["hardware"]].price_per_hour_usd
     cost = best["gpus"] * price / (3600 * 10.0 * 256) * 1e6
     assert first["Cost at the target (USD per 1M output tokens)"] == fmt(cost)
-    band = engine.error_band(engine.get_profile("tutorial"))
+    band = engine.error_band(engine.get_profile(engine.DEFAULT_PROFILE))
     assert set(table["Typical error"]) == {f"±{fmt(band.pct, '%')}"}
     # TP 1 at fp16 holds no KV cache on an 80 GB device: last, with why
     assert "does not fit: the weights leave no room for a KV cache" in set(table["Why no max rate"])
@@ -161,7 +161,7 @@ def test_the_check_reports_its_progress_from_this_process(monkeypatch):
 
 def test_the_csv_has_every_deployment_with_units_and_the_error_band():
     table = by_hand()
-    profile = engine.get_profile("tutorial")
+    profile = engine.get_profile(engine.DEFAULT_PROFILE)
     arch = CAT.models["Llama-3.1-70B"].arch
     band = pg.Band(
         profile=profile, arch=arch, hardware=("H100", "A100", "MI300X"), precisions=("fp16", "fp8")
@@ -194,7 +194,7 @@ def test_the_csv_has_every_deployment_with_units_and_the_error_band():
         "profile",
     ):
         assert column in csv.columns, column
-    assert (csv["profile"] == "tutorial").all()
+    assert (csv["profile"] == engine.DEFAULT_PROFILE).all()
     assert csv["error_band_pct"].iloc[0] == engine.error_band(profile).pct
 
 

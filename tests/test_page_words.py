@@ -60,7 +60,7 @@ def test_solve_llm_caption_names_the_mean_context_and_the_binding_operator():
 def test_decode_says_which_operator_binds():
     at = open_page("decode", {"model": "Llama-3.1-70B", "hardware": "H100", "tp": "2"})
     ops = ov.step_table(
-        engine.Deployment("Llama-3.1-70B", "H100", tp=2, profile="tutorial"),
+        engine.Deployment("Llama-3.1-70B", "H100", tp=2),  # the page's default profile
         engine.Batch(input_tokens=1024, output_tokens=256),
     )
     assert ov.binding_text(ops) in [m.value for m in at.markdown]

@@ -19,16 +19,20 @@ from engine.accuracy.bands import error_band, families, off_ground
 from engine.catalog.resolve import default_catalog
 
 STEP = {"batch_size": 1, "input_tokens": 9, "output_tokens": 2}  # one decode step at context 10
+# The by-hand figures are the tutorial profile's (efficiency 0.5, full bandwidth, 10 µs per
+# layer, 10 % reserve, full link bandwidth at the accelerator's own latency): they name it.
+TUTORIAL = {"profile": engine.TUTORIAL_PROFILE}
 
 
 def test_parallel_attention_pays_one_all_reduce_per_layer():
     # TP 2, one token: an all-reduce of 1·8·2 = 16 B takes 2·1/2·16/1e9 + 2·1·1e-6 = 2.016 µs.
     # Sequential blocks: 2 layers · 2 all-reduces = 8.064 µs; parallel (GPT-J, Falcon): 4.032.
-    both = serve(TOY, TOY_HW, tp=2, **STEP)
-    one = serve(replace(TOY, parallel_attention=True, norms_per_layer=1), TOY_HW, tp=2, **STEP)
+    both = serve(TOY, TOY_HW, tp=2, **STEP, **TUTORIAL)
+    parallel = replace(TOY, parallel_attention=True, norms_per_layer=1)
+    one = serve(parallel, TOY_HW, tp=2, **STEP, **TUTORIAL)
     assert both["decode_comm_ms"] == pytest.approx(8.064e-3)
     assert one["decode_comm_ms"] == pytest.approx(4.032e-3)
-    table = operators(replace(TOY, parallel_attention=True), TOY_HW, context=10, tp=2)
+    table = operators(replace(TOY, parallel_attention=True), TOY_HW, context=10, tp=2, **TUTORIAL)
     assert table.set_index("name").loc["all_reduce", "time_ms"] == pytest.approx(2.016e-3)
 
 
@@ -42,13 +46,14 @@ def test_overheads_per_layer_and_per_sequence():
     # Decode step: 4.064 µs of operators + 2 layers · 10 µs = 24.064 µs (tests/test_serve.py);
     # 3 µs per sequence at batch 2 adds 6 µs. Prefill of 2 prompts of 9 tokens: 2 layers ·
     # 30 µs instead of 2 · 10 µs, plus 2 · 3 µs.
-    base = serve(TOY, TOY_HW, **(STEP | {"batch_size": 2}))
+    base = serve(TOY, TOY_HW, **(STEP | {"batch_size": 2}), **TUTORIAL)
     more = serve(
         TOY,
         TOY_HW,
         sequence_overhead_us=3,
         prefill_layer_overhead_us=30,
         **(STEP | {"batch_size": 2}),
+        **TUTORIAL,
     )
     assert more["tpot_ms"] - base["tpot_ms"] == pytest.approx(6e-3)
     assert more["ttft_ms"] - base["ttft_ms"] == pytest.approx(2 * 20e-3 + 6e-3)
@@ -59,16 +64,19 @@ def test_decode_attention_reads_each_kv_head_once_at_its_efficiency():
     # exists, 10·16 = 160 B, and writes 16 B. At kv_bandwidth_efficiency 0.5 those 160 B take
     # as long as 320 B at the achieved bandwidth: 2 layers · 160 B more = +0.32 µs on the
     # 24.064 µs step (tests/test_serve.py); the bytes shown stay the ones that exist.
-    full = operators(TOY, TOY_HW, context=10).set_index("name")
-    slow = operators(TOY, TOY_HW, context=10, kv_bandwidth_efficiency=0.5).set_index("name")
+    full = operators(TOY, TOY_HW, context=10, **TUTORIAL).set_index("name")
+    slow = operators(TOY, TOY_HW, context=10, kv_bandwidth_efficiency=0.5, **TUTORIAL)
+    slow = slow.set_index("name")
     assert full.loc["attention", "kv_bytes"] == slow.loc["attention", "kv_bytes"] == 16 + 160
     assert slow.loc["attention", "t_memory_ms"] - full.loc["attention", "t_memory_ms"] == (
         pytest.approx(160 / 1e9 * 1e3)
     )
-    half = serve(TOY, TOY_HW, kv_bandwidth_efficiency=0.5, **STEP)
+    half = serve(TOY, TOY_HW, kv_bandwidth_efficiency=0.5, **STEP, **TUTORIAL)
     assert half["tpot_ms"] == pytest.approx(24.064e-3 + 2 * 160 / 1e9 * 1e3)
-    assert half["kv_cache_bytes"] == serve(TOY, TOY_HW, **STEP)["kv_cache_bytes"]
-    prefill = operators(TOY, TOY_HW, phase="prefill", context=9, kv_bandwidth_efficiency=0.5)
+    assert half["kv_cache_bytes"] == serve(TOY, TOY_HW, **STEP, **TUTORIAL)["kv_cache_bytes"]
+    prefill = operators(
+        TOY, TOY_HW, phase="prefill", context=9, kv_bandwidth_efficiency=0.5, **TUTORIAL
+    )
     assert prefill.set_index("name").loc["attention", "kv_bytes"] == 9 * 16 + 9 * 16  # as before
 
 
@@ -95,15 +103,16 @@ def test_llama_8b_decode_moves_exactly_its_kv_and_tpot_grows_by_that_share():
 
 
 def test_kv_reuse_still_loads_and_says_it_is_no_longer_used():
-    base = serve(TOY, TOY_HW, **STEP)
-    old = serve(TOY, TOY_HW, kv_reuse=0.0, **STEP)
+    # The tutorial profile's assumptions are the defaults, the ones the file below starts from.
+    base = serve(TOY, TOY_HW, **STEP, **TUTORIAL)
+    old = serve(TOY, TOY_HW, kv_reuse=0.0, **STEP, **TUTORIAL)
     assert old["tpot_ms"] == base["tpot_ms"]
     assert "serving_ignores_kv_reuse" in [w.code for w in old.warnings]
     assert "serving_ignores_kv_reuse" not in [w.code for w in base.warnings]
     toml = 'name = "old"\n[assumptions]\nkv_reuse = 0.4\n'
     profile = engine.profile_from_toml(toml, "old.toml")
     assert profile.values()["kv_reuse"] == 0.4  # kept as the file says, and said to be unused
-    again = serve(TOY, TOY_HW, assumptions=profile.assumptions, **STEP)
+    again = serve(TOY, TOY_HW, assumptions=profile.assumptions, **STEP, **TUTORIAL)
     assert again["tpot_ms"] == base["tpot_ms"]
     assert "serving_ignores_kv_reuse" in [w.code for w in again.warnings]
 
@@ -111,8 +120,8 @@ def test_kv_reuse_still_loads_and_says_it_is_no_longer_used():
 def test_eight_bit_gemms_run_at_their_own_efficiency():
     # Llama-3.1-8B prefill of 8 × 2048 tokens on H100 is compute-bound in its GEMMs: at fp8 the
     # GEMM time scales as 1 / fp8_efficiency, so halving it (0.5 -> 0.25) nearly doubles the
-    # compute part of the TTFT; fp16 ignores it.
-    kw = {"batch_size": 8, "input_tokens": 2048, "output_tokens": 1}
+    # compute part of the TTFT; fp16 ignores it. (The tutorial profile: fp8 GEMMs at 0.5.)
+    kw = {"batch_size": 8, "input_tokens": 2048, "output_tokens": 1} | TUTORIAL
     fp8 = serve("Llama-3.1-8B", "H100", precision="fp8", **kw)["ttft_ms"]
     slow = serve("Llama-3.1-8B", "H100", precision="fp8", fp8_efficiency=0.25, **kw)["ttft_ms"]
     assert 1.6 < slow / fp8 < 2.0
@@ -182,9 +191,9 @@ def test_the_largest_batch_that_fits_fits_and_one_more_does_not(model, hw, tp, t
 def test_max_batch_by_hand_on_the_toy():
     # usable 0.9e9 B − weights 3408 B, one sequence of 11 tokens caches 2 layers · 11 · 16 B
     # = 352 B: floor((9e8 − 3408) / 352) = 2,556,808, capped at MAX_BATCH = 1,000,000
-    assert serve(TOY, TOY_HW, **STEP)["max_batch_size"] == engine.MAX_BATCH
+    assert serve(TOY, TOY_HW, **STEP, **TUTORIAL)["max_batch_size"] == engine.MAX_BATCH
     small = replace(TOY_HW, memory_capacity_bytes=1e4)  # usable 9000 B: (9000 − 3408) / 352
-    assert serve(TOY, small, **STEP)["max_batch_size"] == 15  # 15.9 -> 15
+    assert serve(TOY, small, **STEP, **TUTORIAL)["max_batch_size"] == 15  # 15.9 -> 15
 
 
 def test_a_requests_roofline_point_is_its_own_flops_over_bytes_and_time():

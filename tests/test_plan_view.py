@@ -271,6 +271,7 @@ def test_sweep_rows_equal_the_engines_and_csv_has_the_contract_columns_first():
         input_tokens=1024,
         output_tokens=256,
         precision="fp16",
+        profile="tutorial",  # the sweep's
     )
     row = df[(df["hardware"] == "A100") & (df["tp"] == 8) & (df["batch_size"] == 16)].iloc[0]
     assert row["tpot_ms"] == pytest.approx(one.as_dict()["tpot_ms"])

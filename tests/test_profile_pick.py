@@ -52,7 +52,9 @@ def test_a_built_in_name_in_the_link_is_that_profile():
     # the link's assumption values are the page's (edits), not a new profile
     p, warnings = pk.link_profile({"profile": ["TRTLLM"], "efficiency": ["0.3"]})
     assert p is TRT and warnings == []
-    assert pk.link_profile({})[0] is TUTORIAL
+    # no name: the page's default, the serving default unless the page says (Solve: tutorial)
+    assert pk.link_profile({})[0] is engine.get_profile(engine.DEFAULT_PROFILE)
+    assert pk.link_profile({}, pk.TUTORIAL)[0] is TUTORIAL
 
 
 def test_a_custom_profile_travels_as_its_values():
@@ -102,9 +104,14 @@ def test_a_custom_profile_travels_as_its_values():
         ({"profile": ["<b>x</b>"], "efficiency": ["0.4"]}, "profile name"),
     ],
 )
-def test_a_bad_profile_falls_back_to_tutorial_with_a_warning(query, fragment):
-    p, warnings = pk.link_profile(query)
+def test_a_bad_profile_falls_back_to_the_pages_default_with_a_warning(query, fragment):
+    # the whole-model pages' default is tutorial; the warning names what is used instead
+    p, warnings = pk.link_profile(query, pk.TUTORIAL)
     assert p is TUTORIAL and len(warnings) == 1 and fragment in warnings[0]
+    assert warnings[0].endswith("; tutorial used")
+    # the serving pages fall back to theirs
+    p, warnings = pk.link_profile(query)
+    assert p.name == engine.DEFAULT_PROFILE and warnings[0].endswith(f"; {p.name} used")
 
 
 def test_the_profile_parameter_accepts_built_ins_and_the_custom_one():

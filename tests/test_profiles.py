@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 
 from engine.assumptions import ASSUMPTION_NAMES, DEFAULTS, Assumptions
 from engine.catalog.profiles import (
+    DEFAULT_PROFILE,
     PROFILE_DIR,
+    TUTORIAL_PROFILE,
     Profile,
     builtin_profiles,
     check_profile_name,
@@ -25,7 +27,11 @@ def test_tutorial_profile_is_exactly_the_defaults():
     # The published tutorial figures are computed with DEFAULTS; the file must not drift
     # (10 us must stay exactly 10e-6 s, not 9.999999999999999e-06).
     assert get_profile("tutorial").assumptions == DEFAULTS
-    assert get_profile(None).name == "tutorial"
+    assert TUTORIAL_PROFILE == "tutorial"
+    # no name is the serving default, the current TensorRT-LLM fit, not the tutorial's
+    assert DEFAULT_PROFILE == "trtllm-1.0"
+    assert get_profile(None).name == DEFAULT_PROFILE
+    assert get_profile(None).assumptions != DEFAULTS
 
 
 def test_builtin_profiles_are_listed_tutorial_first():
@@ -117,9 +123,16 @@ def test_serve_resolves_a_profile_name_and_records_it():
     from engine.serving.serve import serve
 
     scenario = {"batch_size": 64, "input_tokens": 128, "output_tokens": 128, "precision": "fp8"}
-    tutorial = serve("Llama-2-7B", "H100", **scenario)
+    tutorial = serve("Llama-2-7B", "H100", profile="tutorial", **scenario)
     fitted = serve("Llama-2-7B", "H100", profile="trtllm", **scenario)
     assert tutorial["profile"] == "tutorial" and fitted["profile"] == "trtllm"
+    # no profile named: the default's, recorded by its name, with its assumptions
+    default = serve("Llama-2-7B", "H100", **scenario)
+    assert default["profile"] == DEFAULT_PROFILE
+    assert (
+        default.assumptions
+        == serve("Llama-2-7B", "H100", profile=DEFAULT_PROFILE, **scenario).assumptions
+    )
     trtllm = get_profile("trtllm").values()
     assert fitted.assumptions["efficiency"] == pytest.approx(trtllm["efficiency"])
     assert fitted.assumptions["layer_overhead_us"] == pytest.approx(trtllm["layer_overhead_us"])

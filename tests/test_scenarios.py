@@ -89,7 +89,10 @@ def test_serve_sweep_operators_and_decode_typed_equal_keywords():
     assert a.equals(b) and len(a) == 8  # 2 accelerators × 2 batches × 2 input lengths
     ops = engine.operators(DEP, context=256)
     assert ops.equals(engine.operators("Llama-3.1-8B", "H100", context=256, **KW))
-    one = Deployment("Llama-3.1-8B", "A100")
+    # The tutorial's decode view takes the tutorial profile when the keyword form names none;
+    # a Deployment always carries a profile (engine.DEFAULT_PROFILE unless named), so the typed
+    # form names the tutorial's to ask for the same view.
+    one = Deployment("Llama-3.1-8B", "A100", profile=engine.TUTORIAL_PROFILE)
     d = engine.decode(one, batch_size=4, context=2048)
     assert (
         d.as_dict() == engine.decode("Llama-3.1-8B", "A100", batch_size=4, context=2048).as_dict()

@@ -21,10 +21,13 @@ import engine
 CAT = engine.load_catalog(use_env=False)
 REQUEST = engine.Batch(input_tokens=1024, output_tokens=128)
 NO_OVERHEAD = {"layer_overhead_us": 0.0, "dispatch_overhead_ms": 0.0}
+# The hand arithmetic below (efficiency 0.5, full bandwidth, 10 µs per layer, 10 % reserve) and
+# the chapter's figures are the tutorial profile's: every deployment here names it.
+TUTORIAL = engine.TUTORIAL_PROFILE
 
 
 def dep(model="Llama-3.1-70B", hardware="H200", **overrides) -> engine.Deployment:
-    return engine.Deployment(model, hardware, catalog=CAT, overrides=overrides)
+    return engine.Deployment(model, hardware, profile=TUTORIAL, catalog=CAT, overrides=overrides)
 
 
 # --- sensitivity --------------------------------------------------------------------------
@@ -185,7 +188,9 @@ def test_cs3_catalogue_figures():
 
 
 def test_gpt3_decode_on_cs3_streams_its_weights_at_the_injection_bandwidth():
-    r = engine.serve(engine.Deployment("GPT-3-175B", "CS-3", catalog=CAT), GPT3_REQUEST)
+    r = engine.serve(
+        engine.Deployment("GPT-3-175B", "CS-3", profile=TUTORIAL, catalog=CAT), GPT3_REQUEST
+    )
     # GPT-3 at fp16: 174.6e9 counted params × 2 B = 349.1 GB, far above 44 GB × 0.9: streamed.
     # One decode step injects them at 1.2 TB/s: 349.137e9 / 1.2e12 = 290.95 ms, plus 96 × 10 µs
     # + 10 µs of overhead = 0.97 ms; the KV cache (SRAM, 21 PB/s) adds ~0.5 µs.
@@ -201,7 +206,9 @@ def test_gpt3_decode_on_cs3_streams_its_weights_at_the_injection_bandwidth():
 
 
 def test_a_model_that_fits_in_sram_is_not_streamed():
-    r = engine.serve(engine.Deployment("Llama-3.1-8B", "CS-3", catalog=CAT), GPT3_REQUEST)
+    r = engine.serve(
+        engine.Deployment("Llama-3.1-8B", "CS-3", profile=TUTORIAL, catalog=CAT), GPT3_REQUEST
+    )
     # 16.1 GB of weights < 39.6 GB usable: read from SRAM at 21 PB/s (0.77 ms), not injected
     # (13 ms at 1.2 TB/s): the step is its overhead (32 × 10 µs + 10 µs) and the SRAM reads.
     assert r["tpot_ms"] < 1.5
@@ -209,7 +216,7 @@ def test_a_model_that_fits_in_sram_is_not_streamed():
 
 
 def test_the_batch_where_compute_takes_over_from_injection():
-    d = engine.Deployment("GPT-3-175B", "CS-3", catalog=CAT)
+    d = engine.Deployment("GPT-3-175B", "CS-3", profile=TUTORIAL, catalog=CAT)
     b_star = engine.decode_crossover_batch(d, GPT3_REQUEST)
     # By hand: injection 2 B/param ÷ 1.2e12 B/s against compute 2 FLOP/param × B ÷ (62.5e15 ×
     # 0.5): B* = 31.25e15 / 1.2e12 = 26,042. The engine adds attention's FLOPs and the SRAM's

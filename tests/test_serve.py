@@ -12,17 +12,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_serving_operators import TOY, TOY_HW
 
-from engine import operators, serve
+from engine import DEFAULT_PROFILE, TUTORIAL_PROFILE, operators, serve
 from engine.catalog.resolve import default_catalog
 
 REQUEST = {"batch_size": 1, "input_tokens": 128, "output_tokens": 128}
+# The by-hand figures (efficiency 0.5, full bandwidth, 10 µs per layer, 10 % reserve, the
+# accelerators' own link latency) are the tutorial profile's: those tests name it.
+TUTORIAL = {"profile": TUTORIAL_PROFILE}
 
 
 def test_toy_decode_step_by_hand():
     # I = 9, O = 2: one decode step at context 10. Its operators move 4064 B at 1 GB/s
     # (tests/test_serving_operators.py), all memory-bound: 4.064 µs, plus 2 layers · 10 µs, no
     # dispatch.
-    r = serve(TOY, TOY_HW, batch_size=1, input_tokens=9, output_tokens=2)
+    r = serve(TOY, TOY_HW, batch_size=1, input_tokens=9, output_tokens=2, **TUTORIAL)
     assert r["tpot_ms"] == pytest.approx(24.064e-3)
     assert r["decode_bytes_per_step"] == pytest.approx(4064)
     assert r["e2e_latency_ms"] == pytest.approx(r["ttft_ms"] + 24.064e-3)
@@ -36,8 +39,9 @@ def test_toy_pipeline_and_tensor_parallel_communication():
     # TP 2: each step adds 2 layers · 2 all-reduces of 2.016 µs (tests/test_serving_operators.py)
     # = 8.064 µs.
     # PP 2: one stage-to-stage send of 16 B: 16 / 1e9 + 1 µs = 1.016 µs per decode step.
-    tp = serve(TOY, TOY_HW, tp=2, batch_size=1, input_tokens=9, output_tokens=2)
-    pp = serve(TOY, TOY_HW, pp=2, batch_size=1, input_tokens=9, output_tokens=2)
+    kw = {"batch_size": 1, "input_tokens": 9, "output_tokens": 2} | TUTORIAL
+    tp = serve(TOY, TOY_HW, tp=2, **kw)
+    pp = serve(TOY, TOY_HW, pp=2, **kw)
     assert tp["decode_comm_ms"] == pytest.approx(8.064e-3)
     assert pp["decode_comm_ms"] == pytest.approx(1.016e-3)
     assert pp["pp_bubble_fraction"] == 0.5 and pp["devices"] == 2
@@ -47,7 +51,7 @@ def test_toy_pipeline_and_tensor_parallel_communication():
 def test_toy_memory_per_device_by_hand():
     # Per layer: norms 2·8·2 = 32 B, qkv 256, o 128, mlp 768 -> 1184 B; the ends: embedding
     # 32·8·2 = 512, final norm 16, untied head 512. KV: 16 B per token per layer, 9 + 2 tokens.
-    kw = {"batch_size": 1, "input_tokens": 9, "output_tokens": 2}
+    kw = {"batch_size": 1, "input_tokens": 9, "output_tokens": 2} | TUTORIAL
     one = serve(TOY, TOY_HW, **kw)
     assert one["weight_bytes_per_device"] == 2 * 1184 + 512 + 16 + 512  # 3408
     assert one["kv_cache_bytes"] == one["kv_cache_bytes_per_device"] == 2 * 11 * 16  # 352
@@ -96,7 +100,7 @@ def test_llama_70b_fp16_needs_two_a100s():
 def test_pcie_communication_weighs_far_more_than_nvlink():
     # Llama-3.1-70B on 4 devices, 256 sequences: the all-reduces carry 256·8192·2 B = 4.2 MB,
     # which PCIe Gen4 (32 GB/s) moves 14x slower than NVLink 4 (450 GB/s)
-    kw = {"tp": 4, "batch_size": 256, "input_tokens": 128, "output_tokens": 128}
+    kw = {"tp": 4, "batch_size": 256, "input_tokens": 128, "output_tokens": 128} | TUTORIAL
     pcie = serve("Llama-3.1-70B", "L40S", **kw)["decode_comm_share"]
     nvlink = serve("Llama-3.1-70B", "H100", **kw)["decode_comm_share"]
     assert pcie > 0.3 and nvlink < 0.15 and pcie > 2.5 * nvlink
@@ -138,16 +142,20 @@ def test_mixtral_touches_two_experts_at_batch_one_and_all_at_256():
 
 
 def test_assumptions_move_the_results_and_are_echoed():
-    base = serve("Llama-3.1-8B", "A100", **REQUEST)
-    slow = serve("Llama-3.1-8B", "A100", bandwidth_efficiency=0.5, memory_reserve=0.5, **REQUEST)
+    base = serve("Llama-3.1-8B", "A100", **REQUEST, **TUTORIAL)
+    slow = serve(
+        "Llama-3.1-8B", "A100", bandwidth_efficiency=0.5, memory_reserve=0.5, **REQUEST, **TUTORIAL
+    )
     assert slow["tpot_ms"] > 1.8 * base["tpot_ms"]  # memory-bound decode: about 2x
     assert slow["usable_memory_bytes"] == pytest.approx(0.5 * 80 * 2**30)
     echoed = slow.as_dict()["assumptions"]
     assert echoed["bandwidth_efficiency"] == 0.5 and echoed["memory_reserve"] == 0.5
     assert echoed["layer_overhead_us"] == 10.0 and echoed["link_latency_us"] is None
     assert base.as_dict()["profile"] == "tutorial"
-    far = serve("Llama-3.1-70B", "H100", tp=4, link_latency_us=100.0, **REQUEST)
-    near = serve("Llama-3.1-70B", "H100", tp=4, **REQUEST)
+    # no profile named: the default's, recorded by name
+    assert serve("Llama-3.1-8B", "A100", **REQUEST).as_dict()["profile"] == DEFAULT_PROFILE
+    far = serve("Llama-3.1-70B", "H100", tp=4, link_latency_us=100.0, **REQUEST, **TUTORIAL)
+    near = serve("Llama-3.1-70B", "H100", tp=4, **REQUEST, **TUTORIAL)
     # 80 layers · 2 all-reduces · one step each · (100 − 0.6) µs more per step: a decode
     # step's message, 8·8192·2 B = 128 KiB, is under 512 KiB on 4 peer-to-peer H100, so the
     # stacks' one-shot all-reduce runs (a ring would pay 2·3 steps)
@@ -223,8 +231,11 @@ def test_kv_linear_up_to_the_window_and_steps_grow_with_context_and_batch(
 
 
 def _step_ms(model, hw, *, phase, batch, context, tp=1, pp=1) -> float:
-    """One forward step from the operator table: Σ total_time_ms (with overhead and comm)."""
-    df = operators(model, hw, phase=phase, batch_size=batch, context=context, tp=tp, pp=pp)
+    """One forward step from the operator table: Σ total_time_ms (with overhead and comm),
+    under the tutorial profile (its 10 µs per layer is checked)."""
+    df = operators(
+        model, hw, phase=phase, batch_size=batch, context=context, tp=tp, pp=pp, **TUTORIAL
+    )
     layers = default_catalog().find_model(model).arch.layers
     overhead = df.set_index("name").loc["overhead", "total_time_ms"]
     assert overhead == pytest.approx(layers * 0.010 + 0.010)  # L · 10 µs + H100's 10 µs
@@ -239,7 +250,16 @@ def test_closed_form_request_equals_the_loop_over_steps(model, tp, pp, tokens):
     # e2e − TTFT = Σ over c = I+1 … I+O−1 of one decode step at context c (crossing the 4096
     # window of Mistral's and Gemma 2's local layers); TTFT = one prefill step of I tokens.
     out = 12
-    r = serve(model, "H100", tp=tp, pp=pp, batch_size=3, input_tokens=tokens, output_tokens=out)
+    r = serve(
+        model,
+        "H100",
+        tp=tp,
+        pp=pp,
+        batch_size=3,
+        input_tokens=tokens,
+        output_tokens=out,
+        **TUTORIAL,
+    )
     kw = {"batch": 3, "tp": tp, "pp": pp}
     loop = sum(
         _step_ms(model, "H100", phase="decode", context=c, **kw)

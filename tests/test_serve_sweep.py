@@ -12,7 +12,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_serving_operators import TOY, TOY_HW
 
-from engine import serve, serve_sweep
+from engine import TUTORIAL_PROFILE, serve, serve_sweep
 from engine.assumptions import ASSUMPTION_NAMES
 from engine.report import frames as grid_columns
 from engine.roofline.sweep import as_list
@@ -68,8 +68,11 @@ def test_every_row_equals_serve():
 
 
 def test_toy_rows_by_hand_and_order():
-    # The last axis varies fastest; O = 2 at I = 9 is the hand-computed step of test_serve.py.
-    df = serve_sweep(TOY, TOY_HW, tp=[1, 2], input_tokens=[9], output_tokens=[1, 2])
+    # The last axis varies fastest; O = 2 at I = 9 is the hand-computed step of test_serve.py,
+    # under the tutorial profile.
+    df = serve_sweep(
+        TOY, TOY_HW, tp=[1, 2], input_tokens=[9], output_tokens=[1, 2], profile=TUTORIAL_PROFILE
+    )
     assert list(zip(df["tp"], df["output_tokens"], strict=True)) == [(1, 1), (1, 2), (2, 1), (2, 2)]
     assert df["tpot_ms"].iloc[1] == pytest.approx(24.064e-3)
     assert math.isnan(df["tpot_ms"].iloc[0])

@@ -125,7 +125,10 @@ def test_the_trace_matches_the_run_it_records():
 
 def test_preemptions_are_marked_on_their_own_track():
     # 70B in fp16 on two H100s: the weights leave a small KV pool, so long requests preempt
+    # under the tutorial profile's vLLM policy (on_demand); the default trtllm-1.0 reserves
+    # whole requests (TensorRT-LLM's GUARANTEED_NO_EVICT) and never preempts
     run = {"input_tokens": 3000, "output_tokens": 1500, "requests": 130, "concurrency": 64}
+    run |= {"profile": engine.TUTORIAL_PROFILE}
     traced = engine.chrome_trace("Llama-3.1-70B", "H100", tp=2, **run)
     marks = [e for e in traced.as_dict()["traceEvents"] if e["ph"] == "i"]
     assert traced.result["preemptions"] > 0

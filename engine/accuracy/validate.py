@@ -19,7 +19,7 @@ import numpy as np
 from engine.accuracy.measurements import Measurement, ape_summary, to_frame
 from engine.accuracy.rows import RowPlan, evaluate, plan_rows
 from engine.assumptions import Assumptions
-from engine.catalog.profiles import Profile, get_profile
+from engine.catalog.profiles import DEFAULT_PROFILE, Profile, get_profile
 from engine.catalog.reader import Catalog
 
 if TYPE_CHECKING:  # pandas loads with the first table, keeping `import engine` fast
@@ -94,7 +94,7 @@ class ServingPredictor:
 
 def validate(
     rows: Iterable[Measurement],
-    profile: str | Profile = "tutorial",
+    profile: str | Profile = DEFAULT_PROFILE,
     *,
     catalog: Catalog | None = None,
 ) -> pd.DataFrame:

@@ -47,7 +47,12 @@ from engine.files import echo, toml_problem
 
 PROFILE_DIR = Path(__file__).resolve().parents[2] / "data" / "profiles"
 TRAINING_PROFILE_DIR = PROFILE_DIR / "training"
-DEFAULT_PROFILE = "tutorial"
+# The serving default everywhere (pages, commands, the Python API): the current TensorRT-LLM
+# profile, fitted on measurements (docs/model.md, "Accuracy"). The tutorial's profile is named
+# where a view shows the tutorial's figures (the whole-model solve, the tutorial's decode view,
+# the lessons).
+TUTORIAL_PROFILE = "tutorial"
+DEFAULT_PROFILE = "trtllm-1.0"
 DEFAULT_TRAINING_PROFILE = "megatron"
 MAX_PROFILE_BYTES = 100_000
 # The assumptions a profile may set (user names and units, as on the CLI and in links).
@@ -289,9 +294,10 @@ def builtin_profiles(directory: Path = PROFILE_DIR) -> dict[str, Profile]:
     for path in sorted(directory.glob("*.toml")):
         profile = profile_from_toml(path.read_bytes(), path.name, origin="built-in")
         found[profile.name] = profile
-    if DEFAULT_PROFILE not in found:
-        raise ValueError(f"{directory}: the {DEFAULT_PROFILE!r} profile is missing")
-    return {DEFAULT_PROFILE: found.pop(DEFAULT_PROFILE)} | found
+    for needed in (TUTORIAL_PROFILE, DEFAULT_PROFILE):
+        if needed not in found:
+            raise ValueError(f"{directory}: the {needed!r} profile is missing")
+    return {TUTORIAL_PROFILE: found.pop(TUTORIAL_PROFILE)} | found
 
 
 # Profiles are named by stack and release; each stack's short name stands for its current
@@ -309,7 +315,7 @@ def _builtin() -> Mapping[str, Profile]:
 
 
 def get_profile(profile: str | Profile | None = None) -> Profile:
-    """A Profile by name (built-in), or the Profile itself; None means `tutorial`."""
+    """A Profile by name (built-in), or the Profile itself; None means DEFAULT_PROFILE."""
     if isinstance(profile, Profile):
         return profile
     known = _builtin()

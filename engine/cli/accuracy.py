@@ -19,6 +19,7 @@ from engine.accuracy.measurements import read_measurements
 from engine.accuracy.validate import summarise, validate
 from engine.assumptions import REGISTRY, make_assumptions
 from engine.catalog.profiles import (
+    DEFAULT_PROFILE,
     MAX_PROFILE_BYTES,
     Profile,
     check_profile_name,
@@ -50,7 +51,11 @@ def add_accuracy_commands(sub) -> None:
     add_serving_flags(p)  # an assumption given here is fixed: set on the start, never fitted
     p = sub.add_parser("validate", help="predicted vs measured for every row of a file")
     p.add_argument("file", metavar="FILE", help="measurements CSV file")
-    p.add_argument("--profile", default="tutorial", help="a profile name or a .toml file")
+    p.add_argument(
+        "--profile",
+        default=DEFAULT_PROFILE,
+        help=f"a profile name or a .toml file (default {DEFAULT_PROFILE})",
+    )
     p.add_argument("--format", choices=["json", "table"], default="table")
 
 

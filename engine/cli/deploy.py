@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 
 from engine.assumptions import ASSUMPTION_NAMES
+from engine.catalog.profiles import DEFAULT_PROFILE
 from engine.catalog.reader import Catalog
 from engine.cli.flags import add_format_flags, add_serving_flags, add_split_flags, split_args
 from engine.cli.load import _profile
@@ -42,7 +43,10 @@ def add_deploy_command(sub, assumption_flags) -> None:
     p.add_argument("--max-batched-tokens", type=int, help="new tokens per step (profile's)")
     p.add_argument("--chunked-prefill", choices=["on", "off"], help="default: the profile's")
     p.add_argument("--block-size", type=int, help="KV block, tokens (default: the profile's)")
-    p.add_argument("--profile", help="named assumptions and scheduler, or a profile .toml file")
+    p.add_argument(
+        "--profile",
+        help=f"named assumptions and scheduler, or a .toml file (default {DEFAULT_PROFILE})",
+    )
     assumption_flags(p)
     add_serving_flags(p)
     p.add_argument("--format", choices=["json", "table"], default="table")

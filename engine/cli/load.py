@@ -32,7 +32,12 @@ import dataclasses
 from pathlib import Path
 
 from engine.assumptions import ASSUMPTION_NAMES
-from engine.catalog.profiles import MAX_PROFILE_BYTES, get_profile, profile_from_toml
+from engine.catalog.profiles import (
+    DEFAULT_PROFILE,
+    MAX_PROFILE_BYTES,
+    get_profile,
+    profile_from_toml,
+)
 from engine.catalog.reader import Catalog
 from engine.catalog.scheduler import KV_POLICIES
 from engine.cli.flags import add_format_flags, add_serving_flags, add_split_flags, split_args
@@ -86,7 +91,10 @@ def add_load_command(sub, assumption_flags) -> None:
     p.add_argument("--chunked-prefill", choices=["on", "off"], help="default: the profile's")
     p.add_argument("--block-size", type=int, help="KV block, tokens (default: the profile's)")
     p.add_argument("--kv-policy", choices=KV_POLICIES, help="default: the profile's")
-    p.add_argument("--profile", help="named assumptions and scheduler, or a profile .toml file")
+    p.add_argument(
+        "--profile",
+        help=f"named assumptions and scheduler, or a .toml file (default {DEFAULT_PROFILE})",
+    )
     add_technique_flags(p)
     p.add_argument(
         "--slo-ttft-ms",
@@ -240,7 +248,7 @@ def _trace(path: str):
 
 def _profile(text: str | None):
     if not text:
-        return "tutorial"
+        return DEFAULT_PROFILE
     if text.endswith(".toml"):
         try:
             data = read_bounded(text, MAX_PROFILE_BYTES, f"--profile {text[:60]!r}")

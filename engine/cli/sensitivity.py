@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 
+from engine.catalog.profiles import DEFAULT_PROFILE
 from engine.catalog.reader import Catalog
 from engine.cli.flags import add_format_flags, add_serving_flags, add_split_flags, split_args
 from engine.cli.model_args import add_model_args, model_from_args
@@ -48,7 +49,7 @@ def add_sensitivity_command(sub, assumption_flags) -> None:
     p.add_argument("--input-tokens", type=int, default=1024, help="prompt tokens (default 1024)")
     p.add_argument("--output-tokens", type=int, default=128, help="tokens generated (default 128)")
     add_format_flags(p)
-    p.add_argument("--profile", help="named assumptions to start from (default tutorial)")
+    p.add_argument("--profile", help=f"named assumptions to start from (default {DEFAULT_PROFILE})")
     assumption_flags(p)
     add_serving_flags(p)
     p.add_argument("--step", type=float, default=DEFAULT_STEP, help="relative ± (default 0.1)")
@@ -63,7 +64,7 @@ def add_sensitivity_command(sub, assumption_flags) -> None:
 
 def _deployment(args: argparse.Namespace, catalog: Catalog) -> Deployment:
     from engine.assumptions import ASSUMPTION_NAMES
-    from engine.catalog.profiles import DEFAULT_PROFILE, get_profile
+    from engine.catalog.profiles import get_profile
 
     overrides = {n: getattr(args, n, None) for n in ASSUMPTION_NAMES}
     profile = get_profile(args.profile) if args.profile else DEFAULT_PROFILE

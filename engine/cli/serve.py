@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 
+from engine.catalog.profiles import DEFAULT_PROFILE
 from engine.catalog.reader import Catalog
 from engine.cli.flags import add_format_flags, add_serving_flags, add_split_flags, split_args
 from engine.cli.model_args import add_model_args, model_from_args
@@ -41,7 +42,7 @@ def _common(p: argparse.ArgumentParser, assumption_flags) -> None:
     add_split_flags(p)
     p.add_argument("--batch-size", type=int, default=1, help="sequences (default 1)")
     add_format_flags(p)
-    p.add_argument("--profile", help="named assumptions to start from (default tutorial)")
+    p.add_argument("--profile", help=f"named assumptions to start from (default {DEFAULT_PROFILE})")
     assumption_flags(p)
     add_serving_flags(p)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.catalog.profiles import Profile, get_profile
+from engine.catalog.profiles import DEFAULT_PROFILE, Profile, get_profile
 from engine.catalog.resolve import resolve_hardware
 from engine.catalog.scheduler import (
     DEFAULT_SCHEDULER,
@@ -236,7 +236,7 @@ def load_events(
     return estimated_events(instance(dep, sched), w)
 
 
-def load_scheduler(profile: object = "tutorial", **overrides: object) -> SchedulerDefaults:
+def load_scheduler(profile: object = DEFAULT_PROFILE, **overrides: object) -> SchedulerDefaults:
     """The scheduler a run with `profile` uses (its `[scheduler]` table, vLLM's defaults
     without one) with the `overrides` that are not None (engine/catalog/scheduler.py
     OVERRIDABLE), checked as a run checks them."""

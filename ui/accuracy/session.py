@@ -76,8 +76,9 @@ def start(link: Link) -> list[str]:
     name = str(accepted.get("profile", profiles.DEFAULT))
     if dropped and not profiles.is_builtin(name):
         linked = engine.get_profile(profiles.DEFAULT)
-        text = _("custom profile {name} not used ({dropped}); tutorial used")
-        warnings.append(text.format(name=repr(name), dropped=", ".join(dropped)))
+        text = _("custom profile {name} not used ({dropped}); {default} used")
+        given = {"name": repr(name), "dropped": ", ".join(dropped), "default": linked.name}
+        warnings.append(text.format(**given))
     else:
         linked, more = profiles.link_profile(raw)
         warnings += more

@@ -35,7 +35,7 @@ def declare(cat: engine.Catalog, custom: engine.Profile | None = None) -> Link:
             *lp.whole_model(),
             *lp.custom_specs(),
             *lp.llm_view(),
-            *profiles.params(custom, skip=profiles.LLM_VIEW),
+            *profiles.params(custom, skip=profiles.LLM_VIEW, default=profiles.TUTORIAL),
             Param(
                 name="deployments",
                 read=deployments,

@@ -1,8 +1,10 @@
 """Profiles in share links and captions: which profile a link names, what it seeds, what counts
 as an edit of it, and how the page says so (pure; the picker is ui/widgets/profile.py).
 
-A profile is a named set of assumptions (docs/model.md, "Accuracy"; `tutorial` by default, so
-the tutorial's published figures hold). Links: `profile=<name>`; a built-in profile's name is
+A profile is a named set of assumptions (docs/model.md, "Accuracy"). The serving pages (/decode,
+/plan, /load, /accuracy) start at `DEFAULT`, engine.DEFAULT_PROFILE (the current TensorRT-LLM
+fit); the tutorial's whole-model pages (Solve, Sweep, Compare) at `TUTORIAL`, so the tutorial's
+published figures hold. Links: `profile=<name>`; a built-in profile's name is
 enough, and the page's assumption parameters (efficiency, layer_overhead_us, ...) are then the
 values on screen, the edits included. A custom profile (fitted on the Accuracy page) travels as
 its parameters, read by `profile_from_query` as on every page, with its measured band and
@@ -24,7 +26,8 @@ from ui.words.data_text import said
 from ui.words.format import sig
 from ui.words.i18n import _
 
-DEFAULT = "tutorial"
+DEFAULT = engine.DEFAULT_PROFILE  # the serving pages' profile
+TUTORIAL = engine.TUTORIAL_PROFILE  # the whole-model pages' profile
 # The whole-model solve's assumptions on the pages' widgets (user names; flop_convention is a
 # counting rule, not a profile's).
 WIDGETS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "activation_fraction")
@@ -65,20 +68,23 @@ def _band(query: Mapping[str, list[str]]) -> dict:
     return out | ({"ground": ground} if ground else {})
 
 
-def profile_from_query(query: Mapping[str, list[str]]) -> tuple[engine.Profile, list[str]]:
+def profile_from_query(
+    query: Mapping[str, list[str]], fallback: str = DEFAULT
+) -> tuple[engine.Profile, list[str]]:
     """The profile a share link names: a built-in by name, or a custom one by its values.
 
     Returns:
-        The profile (tutorial when the link's is unusable) and warnings about what was ignored.
+        The profile (`fallback`, the page's default, when the link's is unusable) and warnings
+        about what was ignored.
     """
-    name = (query.get("profile") or [DEFAULT])[-1]
+    name = (query.get("profile") or [fallback])[-1]
     given = {k: query[k][-1] for k in engine.PROFILE_KEYS if query.get(k)}
     if not given:
         try:
             return engine.get_profile(name), []
         except ValueError as exc:
-            return engine.get_profile(DEFAULT), [
-                _("profile: {reason}; tutorial used").format(reason=exc)
+            return engine.get_profile(fallback), [
+                _("profile: {reason}; {name} used").format(reason=exc, name=fallback)
             ]
     try:
         values = {k: float(v) for k, v in given.items()}
@@ -87,8 +93,8 @@ def profile_from_query(query: Mapping[str, list[str]]) -> tuple[engine.Profile, 
         band = _band(query)
         return engine.profile_from_values(engine.check_profile_name(name), values, **band), []
     except ValueError as exc:
-        return engine.get_profile(DEFAULT), [
-            _("custom profile: {reason}; tutorial used").format(reason=exc)
+        return engine.get_profile(fallback), [
+            _("custom profile: {reason}; {name} used").format(reason=exc, name=fallback)
         ]
 
 
@@ -102,30 +108,33 @@ def is_builtin(name: object) -> bool:
     return str(name).strip().lower() in engine.profile_names()
 
 
-def link_profile(query: Mapping[str, Sequence[str]]) -> tuple[engine.Profile, list[str]]:
+def link_profile(
+    query: Mapping[str, Sequence[str]], fallback: str = DEFAULT
+) -> tuple[engine.Profile, list[str]]:
     """The profile a link names, and warnings about what was not used.
 
     A built-in name gives that profile (the link's assumption values are the page's edits);
-    any other name is a custom profile read from the link's values by profile_from_query.
+    any other name is a custom profile read from the link's values by profile_from_query
+    (`fallback`: the page's default profile, used when the link's is unusable).
     """
-    name = (query.get("profile") or [DEFAULT])[-1]
+    name = (query.get("profile") or [fallback])[-1]
     if is_builtin(name):
         return engine.get_profile(name.strip().lower()), []
-    return profile_from_query({k: list(v) for k, v in query.items()})
+    return profile_from_query({k: list(v) for k, v in query.items()}, fallback)
 
 
-def named(name: object, custom: engine.Profile | None) -> engine.Profile:
-    """The profile called `name`: the custom one, a built-in, else tutorial."""
+def named(name: object, custom: engine.Profile | None, fallback: str = DEFAULT) -> engine.Profile:
+    """The profile called `name`: the custom one, a built-in, else `fallback`."""
     if custom is not None and name == custom.name:
         return custom
-    return engine.get_profile(name if is_builtin(name) else DEFAULT)
+    return engine.get_profile(name if is_builtin(name) else fallback)
 
 
 def seeds(profile: engine.Profile, extra: Sequence[str] = ()) -> dict[str, float | None]:
     """The widget values a profile starts the page at (unset: the tutorial's default, or None
     for the dispatch overhead: the accelerator's catalogued figure); `extra`: more profile
     keys the page has widgets for (e.g. memory_reserve on the LLM view)."""
-    values, base = profile.values(), engine.get_profile(DEFAULT).values()
+    values, base = profile.values(), engine.get_profile(TUTORIAL).values()
     return {name: values.get(name, base.get(name)) for name in (*WIDGETS, *extra)}
 
 

@@ -74,7 +74,7 @@ def declare(cat: engine.Catalog) -> Link:
             lp.batch(),
             *lp.tokens(),
             lp.kv_format(),
-            Param("profile", choice(engine.profile_names()), default="tutorial"),
+            Param("profile", choice(engine.profile_names()), default=engine.DEFAULT_PROFILE),
             Param(
                 name="contexts",
                 read=lambda t: sorted(contexts(t)),

@@ -135,6 +135,7 @@ def _geography_outcome(rows: pd.DataFrame, days: float, price: float) -> Outcome
 
 
 MODEL_BIG, MODEL_SMALL = "Llama-3.1-405B", "Llama-3.1-70B"
+TUTORIAL = engine.TUTORIAL_PROFILE  # the lesson's numbers are the tutorial profile's
 BIG = {"tp": 8, "precision": "fp8"}  # 405 GB of fp8 weights: one 8-GPU node per replica
 SMALL = {"tp": 4, "precision": "fp16"}  # 140 GB of fp16 weights on 4 H100
 STEPS = (1, 4, 8, 16)  # the chapter's K
@@ -150,6 +151,7 @@ def query_s(model: str, layout: dict, k: int) -> float:
         batch_size=1,
         input_tokens=PROMPT,
         output_tokens=k * TOKENS_PER_STEP,
+        profile=TUTORIAL,
         **layout,
     )
     return r["e2e_latency_ms"] / 1e3
@@ -260,7 +262,13 @@ def _reasoning_outcome(rows: pd.DataFrame, qps: float, hard: float) -> Outcome:
     mix = routed(100.0, 0.3)
     k8 = by_k.loc[8]
     first = engine.serve(
-        MODEL_BIG, "H100", batch_size=1, input_tokens=PROMPT, output_tokens=2, **BIG
+        MODEL_BIG,
+        "H100",
+        batch_size=1,
+        input_tokens=PROMPT,
+        output_tokens=2,
+        profile=TUTORIAL,
+        **BIG,
     )
     tpot, ttft = first["tpot_ms"], first["ttft_ms"]
     ours = {
@@ -287,11 +295,11 @@ def _reasoning_outcome(rows: pd.DataFrame, qps: float, hard: float) -> Outcome:
     }
     query = {"model": MODEL_BIG, "hardware": "H100", "tp": "8", "precisions": "fp8"}
     query |= {"input_tokens": str(PROMPT), "output_tokens": str(8 * TOKENS_PER_STEP)}
-    query |= {"target_rate": f"{qps:g}"}
+    query |= {"target_rate": f"{qps:g}", "profile": TUTORIAL}
     command = (
         f"python -m engine serve --model {MODEL_BIG} --hardware H100 --tp 8 --precision fp8 "
         f"--batch-size 1 --input-tokens {PROMPT} --output-tokens {8 * TOKENS_PER_STEP} "
-        "--format table"
+        f"--profile {TUTORIAL} --format table"
     )
     return Outcome(
         ours=ours,

@@ -30,6 +30,8 @@ from ui.words.text import bound
 LLAMA_70B, GPT3 = "Llama-3.1-70B", "GPT-3-175B"
 REQUEST_70B = engine.Batch(input_tokens=1024, output_tokens=128)
 REQUEST_GPT3 = engine.Batch(input_tokens=2048, output_tokens=128)
+# The lessons show the tutorial's numbers: every run, link and command names its profile.
+TUTORIAL = engine.TUTORIAL_PROFILE
 GENERATIONS = ("A100", "H100", "H200")
 WAFER_BATCHES = [1, 2, 3, 4, 8, 16, 64, 128]  # the chapter's table, and where the SRAM fills
 CHART_BATCHES = [4**k for k in range(9)]  # 1 … 65,536: past B*
@@ -53,7 +55,7 @@ def invest(link: Link, cat) -> Outcome:
         target = float(number_input(link, "target_ms", _("ITL target (ms)")))
     with c:
         step = float(number_input(link, "step_pct", _("Perturbation ± (%)"))) / 100.0
-    dep = engine.Deployment(LLAMA_70B, hw, catalog=cat)
+    dep = engine.Deployment(LLAMA_70B, hw, catalog=cat, profile=TUTORIAL)
     each = generations(cat)  # ±10 % on each generation: the picked one's too, unless h differs
     same = step == engine.Perturbation().step
     sens = each[hw] if same else engine.sensitivity(dep, REQUEST_70B, engine.Perturbation(step))
@@ -76,7 +78,9 @@ def invest(link: Link, cat) -> Outcome:
 def generations(cat) -> dict[str, engine.Sensitivity]:
     """The chapter's section 6: Llama-3.1-70B's elasticities on each generation (±10 %)."""
     return {
-        hw: engine.sensitivity(engine.Deployment(LLAMA_70B, hw, catalog=cat), REQUEST_70B)
+        hw: engine.sensitivity(
+            engine.Deployment(LLAMA_70B, hw, catalog=cat, profile=TUTORIAL), REQUEST_70B
+        )
         for hw in GENERATIONS
     }
 
@@ -101,7 +105,7 @@ def _invest_outcome(cat, each: dict[str, engine.Sensitivity], chosen: tuple) -> 
     """The chapter's figures: always its scenario (the A100, ±10 %, 50 ms), whatever is picked
     (`chosen`: the accelerator and target the page's links open)."""
     hw, target = chosen
-    dep = engine.Deployment(LLAMA_70B, "A100", catalog=cat)
+    dep = engine.Deployment(LLAMA_70B, "A100", catalog=cat, profile=TUTORIAL)
     sens = each["A100"]
     syn = engine.synthesis(dep, REQUEST_70B, engine.Target(parameters=("memory_bandwidth",)))
     base = engine.serve(dep, REQUEST_70B)
@@ -132,11 +136,13 @@ def _invest_outcome(cat, each: dict[str, engine.Sensitivity], chosen: tuple) -> 
     }
     answers = {"e_bw": e_bw, "bw_tbps": need / 1e12, "upgrade": 0 if e_flops == 0 else 2}
     query = {"model": LLAMA_70B, "hardware": hw, "batch": "1", "input_tokens": "1024"}
+    query |= {"profile": TUTORIAL}
     query |= {"output_tokens": "128", "target_tpot_ms": f"{target:g}"}
     pages = [(N_("LLM serving, Sensitivity section"), "pages/decode.py", query)]
     command = (
         f"python -m engine sensitivity --model {LLAMA_70B} --hardware {hw} "
-        f"--input-tokens 1024 --output-tokens 128 --target {target:g} --format table"
+        f"--input-tokens 1024 --output-tokens 128 --target {target:g} --profile {TUTORIAL} "
+        "--format table"
     )
     return Outcome(ours=ours, values=values, answers=answers, pages=pages, command=command)
 
@@ -157,8 +163,10 @@ def wafer(link: Link, cat) -> Outcome:
     cs3 = _wafer_spec(cat, tbps)
     request = dataclasses.replace(REQUEST_GPT3, batch_size=batch)
     runs = {
-        "H100": engine.serve(engine.Deployment(GPT3, "H100", catalog=cat), request),
-        "CS-3": engine.serve(engine.Deployment(GPT3, cs3, catalog=cat), request),
+        "H100": engine.serve(
+            engine.Deployment(GPT3, "H100", catalog=cat, profile=TUTORIAL), request
+        ),
+        "CS-3": engine.serve(engine.Deployment(GPT3, cs3, catalog=cat, profile=TUTORIAL), request),
     }
     st.dataframe(_side_by_side(cat, runs), hide_index=True, key="l10_table")
     st.plotly_chart(_by_batch_figure(cat, cs3), key="l10")
@@ -170,7 +178,9 @@ def wafer(link: Link, cat) -> Outcome:
     )
     st.dataframe(table, hide_index=True, key="l10_batches")
     rows = [
-        engine.serve(engine.Deployment(GPT3, cs3, catalog=cat), engine.Batch(2048, 128, b))
+        engine.serve(
+            engine.Deployment(GPT3, cs3, catalog=cat, profile=TUTORIAL), engine.Batch(2048, 128, b)
+        )
         for b in WAFER_BATCHES
     ]
     download_csv(
@@ -184,8 +194,8 @@ def wafer(link: Link, cat) -> Outcome:
 def _by_batch_figure(cat, cs3):
     """TPOT against batch on both: the CS-3's flat injection line until compute takes over
     (B*), the H100's HBM line; marks where the SRAM fills and at B*."""
-    h100 = engine.Deployment(GPT3, "H100", catalog=cat)
-    wafer_dep = engine.Deployment(GPT3, cs3, catalog=cat)
+    h100 = engine.Deployment(GPT3, "H100", catalog=cat, profile=TUTORIAL)
+    wafer_dep = engine.Deployment(GPT3, cs3, catalog=cat, profile=TUTORIAL)
     tpot = {
         name: [engine.serve(d, engine.Batch(2048, 128, b))["tpot_ms"] for b in CHART_BATCHES]
         for name, d in ((cs3.name, wafer_dep), (cat.hardware["H100"].name, h100))
@@ -225,7 +235,9 @@ def _wafer_batches(cat, cs3) -> pd.DataFrame:
     """The chapter's section 5: the CS-3 by batch (bottleneck, throughput, SRAM use, fits)."""
     out = []
     for b in WAFER_BATCHES:
-        r = engine.serve(engine.Deployment(GPT3, cs3, catalog=cat), engine.Batch(2048, 128, b))
+        r = engine.serve(
+            engine.Deployment(GPT3, cs3, catalog=cat, profile=TUTORIAL), engine.Batch(2048, 128, b)
+        )
         out.append(
             {
                 _("Batch"): f"{b:,}",
@@ -241,8 +253,8 @@ def _wafer_batches(cat, cs3) -> pd.DataFrame:
 
 def _wafer_outcome(cat, batch: int) -> Outcome:
     """The chapter's figures at its scenario (batch 1, the catalogue's 1.2 TB/s)."""
-    cs3_dep = engine.Deployment(GPT3, "CS-3", catalog=cat)
-    gpu = engine.serve(engine.Deployment(GPT3, "H100", catalog=cat), REQUEST_GPT3)
+    cs3_dep = engine.Deployment(GPT3, "CS-3", catalog=cat, profile=TUTORIAL)
+    gpu = engine.serve(engine.Deployment(GPT3, "H100", catalog=cat, profile=TUTORIAL), REQUEST_GPT3)
     wafer_r = engine.serve(cs3_dep, REQUEST_GPT3)
     sens = engine.sensitivity(cs3_dep, REQUEST_GPT3, engine.Perturbation(metrics=("tpot_ms",)))
     b_star = engine.decode_crossover_batch(cs3_dep, REQUEST_GPT3)
@@ -279,10 +291,11 @@ def _wafer_outcome(cat, batch: int) -> Outcome:
         "faster": 0 if gpu["tpot_ms"] < wafer_r["tpot_ms"] else 1,
     }
     query = {"model": GPT3, "hardware": "CS-3", "batch": str(batch), "input_tokens": "2048"}
+    query |= {"profile": TUTORIAL}
     query |= {"output_tokens": "128"}
     pages = [(N_("LLM serving"), "pages/decode.py", query)]
     command = (
         f"python -m engine sensitivity --model {GPT3} --hardware CS-3 --batch-size {batch} "
-        "--input-tokens 2048 --output-tokens 128 --format table"
+        f"--input-tokens 2048 --output-tokens 128 --profile {TUTORIAL} --format table"
     )
     return Outcome(ours=ours, values=values, answers=answers, pages=pages, command=command)

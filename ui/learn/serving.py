@@ -142,6 +142,7 @@ def _phases_outcome(cat, hw: str, context: int, precision: str) -> Outcome:
     query = {"model": LLAMA, "hardware": hw, "batch": "1", "input_tokens": str(context)}
     # /decode takes number formats: the lesson's int4 (4-bit weights) is its w4a16
     query |= {"output_tokens": "256", "precision": engine.FORMAT_ALIASES.get(precision, precision)}
+    query |= {"profile": engine.TUTORIAL_PROFILE}  # the lesson's assumptions on the page
     pages = [(_("LLM decode"), "pages/decode.py", query)]
     command = (
         f"python -m engine decode --model {LLAMA} --hardware {hw} --batch-size 1 "
@@ -233,7 +234,7 @@ def _kv_outcome(cat, hw: str, batch: int, kv: str) -> Outcome:
         "llama70": big["max_batch_at_context"],
     }
     query = {"model": LLAMA, "hardware": hw, "batch": str(batch), "input_tokens": "32768"}
-    query |= {"output_tokens": "256", "kv_precision": kv}
+    query |= {"output_tokens": "256", "kv_precision": kv, "profile": engine.TUTORIAL_PROFILE}
     pages = [(_("LLM decode"), "pages/decode.py", query)]
     command = (
         f"python -m engine decode --model {LLAMA} --hardware {hw} --batch-size {batch} "
@@ -316,6 +317,7 @@ def _quant_outcome(cat, precision: str) -> Outcome:
     answers = {"int4": tpot["fp16"] / tpot["int4"], "int8_resnet": lat["int8"] * 1e3}
     query = {"model": LLAMA, "hardware": "H100", "batch": "1", "input_tokens": "2048"}
     query |= {"output_tokens": "256", "precision": engine.FORMAT_ALIASES.get(precision, precision)}
+    query |= {"profile": engine.TUTORIAL_PROFILE}
     solve_query = {"model": "ResNet-50", "hardware": "A100", "batch": "256", "precision": precision}
     pages = [
         (_("LLM decode"), "pages/decode.py", query),

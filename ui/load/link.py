@@ -51,7 +51,7 @@ SCHEDULER = {  # name: (reader: the engine's bounds, engine/catalog/scheduler.py
     "max_batched_tokens": number(1, 1_048_576, whole=True),
     "block_size": number(1, 1024, whole=True),
 }
-DEFAULTS = {"model": "Llama-3.1-70B", "hardware": "H100", "tp": 4, "profile": "trtllm"}
+DEFAULTS = {"model": "Llama-3.1-70B", "hardware": "H100", "tp": 4, "profile": profiles.DEFAULT}
 WORKLOAD = {"input_tokens": 1500, "output_tokens": 300, "rate": 3.0, "concurrency": 32}
 
 

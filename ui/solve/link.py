@@ -26,7 +26,7 @@ def declare(cat: engine.Catalog, custom: engine.Profile | None = None) -> Link:
             lp.precision(),
             *lp.whole_model(),
             *lp.custom_specs(),
-            *profiles.params(custom),
+            *profiles.params(custom, default=profiles.TUTORIAL),
             *lp.tokens(),
         ],
     )

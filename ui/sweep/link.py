@@ -32,6 +32,6 @@ def declare(cat: engine.Catalog, custom: engine.Profile | None = None) -> Link:
             *lp.llm_view(),
             *lp.tokens(),
             *lp.legacy(("context",)),
-            *profiles.params(custom, skip=profiles.LLM_VIEW),
+            *profiles.params(custom, skip=profiles.LLM_VIEW, default=profiles.TUTORIAL),
         ],
     )

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import streamlit as st
 
 import engine
-from ui.core.profiles import DEFAULT, link_profile, named, seeds
+from ui.core.profiles import TUTORIAL, link_profile, named, seeds
 from ui.links.state import SHARED, drawn_index, widget_key
 from ui.words.i18n import _
 
@@ -32,7 +32,7 @@ def start(page: str, extra: Sequence[str] = ()) -> tuple[engine.Profile | None, 
     query = {k: st.query_params.get_all(k) for k in st.query_params}
     warnings: list[str] = []
     if key not in st.session_state and "profile" in query:
-        profile, warnings = link_profile(query)
+        profile, warnings = link_profile(query, TUTORIAL)
         if profile.origin != "built-in":
             st.session_state[CUSTOM] = profile
         st.session_state[key] = profile.name
@@ -41,7 +41,8 @@ def start(page: str, extra: Sequence[str] = ()) -> tuple[engine.Profile | None, 
                 st.session_state[widget_key(page, name)] = value
     elif key not in st.session_state and SHARED + "profile" in st.session_state:
         # the profile chosen on another page: its values for the widgets no page has set yet
-        profile = named(st.session_state[SHARED + "profile"], st.session_state.get(CUSTOM))
+        shared = st.session_state[SHARED + "profile"]
+        profile = named(shared, st.session_state.get(CUSTOM), TUTORIAL)
         for name, value in seeds(profile, extra).items():
             if name not in query and SHARED + name not in st.session_state:
                 st.session_state[widget_key(page, name)] = value
@@ -75,7 +76,7 @@ def options(custom: engine.Profile | None) -> list[str]:
 
 def current(page: str, custom: engine.Profile | None) -> engine.Profile:
     """The profile the page's picker holds."""
-    return named(st.session_state.get(widget_key(page, "profile"), DEFAULT), custom)
+    return named(st.session_state.get(widget_key(page, "profile"), TUTORIAL), custom, TUTORIAL)
 
 
 def _apply(page: str, custom: engine.Profile | None, extra: Sequence[str]) -> None:
@@ -89,7 +90,7 @@ def picker(page: str, custom: engine.Profile | None, extra: Sequence[str] = ()) 
     offered = options(custom)
     key = widget_key(page, "profile")
     if st.session_state.get(key) not in offered:
-        st.session_state[key] = DEFAULT
+        st.session_state[key] = TUTORIAL
     st.selectbox(
         _("Profile (assumptions)"),
         offered,
