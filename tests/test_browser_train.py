@@ -58,5 +58,6 @@ def test_deep_link_first_request_draws_the_breakdowns_and_downloads_the_ranked_c
     assert got["tokens_per_s"].to_numpy() == pytest.approx(df["tokens_per_s"].to_numpy())
     loo = engine.get_training_profile("megatron").residuals["loo_row_mape_pct"]
     assert set(got["profile_loo_row_mape_pct"]) == {loo}
+    assert got["hfu_fraction"].to_numpy() == pytest.approx(df["hfu"].to_numpy())  # unit said
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()

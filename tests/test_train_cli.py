@@ -166,6 +166,9 @@ def test_train_csv_and_table(capsys):
     rows = list(csv.DictReader(io.StringIO(out)))
     assert code == 0 and len(rows) == 1 and float(rows[0]["step_time_s"]) > 0
     assert "overlap_fraction" in rows[0]  # the assumptions flattened
+    # unitless columns say so in the CSV (the JSON keeps mfu and hfu)
+    assert 0 < float(rows[0]["mfu_fraction"]) <= float(rows[0]["hfu_fraction"]) < 1
+    assert "mfu" not in rows[0] and "hfu" not in rows[0]
     code, out, _ = cli(capsys, *TRAIN)
     assert code == 0 and "tokens_per_s_per_gpu" in out
 
@@ -181,6 +184,7 @@ def test_train_search_json_csv_and_table(capsys):
     code, out, _ = cli(capsys, *SEARCH, "--tp", "1,2", "--include-rejected", "--format", "csv")
     table = list(csv.DictReader(io.StringIO(out)))
     assert code == 0 and any(r["reason"] for r in table)
+    assert {"mfu_fraction", "hfu_fraction", "published_mfu_ceiling_fraction"} <= set(table[0])
     code, out, _ = cli(capsys, *SEARCH, "--top", "3")
     assert code == 0 and len(out.splitlines()) == 4  # header + 3
 

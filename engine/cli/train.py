@@ -21,7 +21,7 @@ from engine.assumptions import BY_NAME, TRAINING_NAMES
 from engine.catalog.reader import Catalog
 from engine.cli.model_args import add_model_args, model_from_args
 from engine.cli.output import json_text, table_text
-from engine.report.export import english_frame, key_value_table, write_csv
+from engine.report.export import english_frame, key_value_table, to_csv
 from engine.scenarios.training import (
     ATTENTION_KERNELS,
     RECOMPUTE,
@@ -169,7 +169,7 @@ def cmd_train(args: argparse.Namespace, catalog: Catalog) -> str:
     if args.format == "csv":
         import pandas as pd
 
-        return write_csv(pd.DataFrame([flat])).rstrip("\n")
+        return to_csv(pd.DataFrame([flat])).rstrip("\n")
     return table_text(flat)
 
 
@@ -204,7 +204,7 @@ def cmd_train_search(args: argparse.Namespace, catalog: Catalog) -> str:
     if args.format == "json":
         return json_text(df.to_dict(orient="records"))
     if args.format == "csv":
-        return write_csv(df).rstrip("\n")
+        return to_csv(df).rstrip("\n")
     if args.top < 1:
         raise ValueError("--top must be 1 or more")
     return (

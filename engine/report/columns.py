@@ -150,6 +150,14 @@ DECODE_DERIVED_CSV = {  # display keys computed below whose names already carry 
 }
 
 
+# The training planner's unitless columns (its frames keep their JSON keys): CSV headers that say
+# they are fractions of peak, as the solve's `mfu_fraction`.
+TRAIN_CSV_HEADERS = {
+    "hfu": "hfu_fraction",
+    "published_mfu_ceiling": "published_mfu_ceiling_fraction",
+}
+
+
 def decode_csv_headers() -> dict[str, str]:
     """Display key -> CSV header for every column of a decode sweep."""
     out = dict(DECODE_ID_COLUMNS) | DECODE_DERIVED_CSV

@@ -28,7 +28,7 @@ def csv_headers() -> dict[str, str]:
     out = columns.decode_csv_headers()
     out |= {key: csv for key, _, csv in columns.SOLVE_COLUMNS.values()}
     out |= {key: csv for key, _, csv in columns.ASSUMPTION_COLUMNS.values()}
-    return out | {"warnings": "warning"}
+    return out | columns.TRAIN_CSV_HEADERS | {"warnings": "warning"}
 
 
 @functools.cache
@@ -86,7 +86,8 @@ def key_value_table(mapping: dict[str, object]) -> str:
 
 
 def to_csv(df: pd.DataFrame) -> str:
-    """A solve or decode sweep as CSV text with unit-bearing headers; numbers at full precision."""
+    """A solve, decode sweep or training frame as CSV text with unit-bearing headers; numbers at
+    full precision."""
     return write_csv(df.rename(columns=csv_headers()))
 
 
