@@ -91,7 +91,7 @@ def test_bad_input_is_a_clear_message():
     with pytest.raises(ValueError, match="unknown grid"):
         engine.footprint(CLUSTER, "Atlantis")
     with pytest.raises(ValueError, match="unit_price_usd"):
-        engine.tco(engine.Usage("A100", 8, 1.0))
+        engine.tco(engine.Usage("T4", 8, 1.0))  # no purchase price shipped for the T4
     with pytest.raises(ValueError, match="devices"):
         engine.Usage("H100", 0, 1.0)
 
@@ -107,6 +107,23 @@ def test_shipped_grids_and_defaults_carry_sources():
         assert rows[name]["source"].startswith("https://")
     assert rows["electricity_usd_per_kwh"]["value"] == own.electricity_usd_per_kwh
     assert rows["unit_price_usd[H100]"]["value"] == 30_000
+
+
+def test_capex_is_gpus_times_each_shipped_unit_price_times_the_multiplier():
+    # B200 by hand: 8 GPUs × $40,000 (the top of Huang's $30,000-40,000) × 1.5 = $480,000.
+    own = engine.Ownership()
+    prices = {
+        r["name"][len("unit_price_usd[") : -1]: r["value"]
+        for r in engine.ownership_defaults()
+        if r["name"].startswith("unit_price_usd[")
+    }
+    assert {"H100", "A100", "H200", "B200", "MI300X"} <= set(prices)
+    assert engine.tco(engine.Usage("B200", 8, 1.0))["capex_usd"] == pytest.approx(480_000)
+    for hw, price in prices.items():
+        r = engine.tco(engine.Usage(hw, 8, 1.0))
+        assert r["hardware"] == hw and r["unit_price_usd"] == price > 0
+        assert r["capex_usd"] == pytest.approx(8 * price * own.infrastructure_multiplier)
+        assert r["unit_price_source"].startswith("https://")
 
 
 def test_cli_json_keys(capsys):
