@@ -190,10 +190,12 @@ def decode(
     the serving model).
 
     Args:
-        deployment: a Deployment on one device, or (the keyword form) the model, a catalogue id
-            ("Llama-3.1-8B") or spec, with the accelerator second ("A100") and the Deployment's
-            other fields as keywords: precision (weights; picks the peak), kv_precision (the
-            KV cache's; None: the same), profile (the tutorial's by default) or assumptions,
+        deployment: a Deployment on one device (its own profile: the serving default,
+            DEFAULT_PROFILE, unless it names one), or (the keyword form) the model, a catalogue
+            id ("Llama-3.1-8B") or spec, with the accelerator second ("A100") and the
+            Deployment's other fields as keywords: precision (weights; picks the peak),
+            kv_precision (the KV cache's; None: the same), profile (here the tutorial's by
+            default) or assumptions,
             catalog, assumptions by user name (activation_fraction and flop_convention are not
             used: giving one adds a warning).
         batch_size: concurrent sequences B (1 to MAX_BATCH, engine/checks.py).
