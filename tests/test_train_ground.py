@@ -19,19 +19,19 @@ PROFILE = engine.get_training_profile("megatron")
 def test_the_best_searched_mfu_is_believable_or_flagged(model, gpus, batch, seq):
     df = engine.train_search(model, "H100", gpus=gpus, global_batch_size=batch, seq_len=seq)
     best = df.iloc[0]
-    assert best["published_mfu_ceiling"] == 0.43  # Hopper: Llama 3's text, 38-43 %
+    assert best["published_mfu_ceiling"] == 0.39  # Hopper: the top of torchtitan's 33-39 %
     assert best["mfu"] <= 0.55 or best["above_published_mfu"]
-    assert (df["above_published_mfu"] == (df["mfu"] > 0.43)).all()
+    assert (df["above_published_mfu"] == (df["mfu"] > 0.39)).all()
 
 
 def test_a_result_above_the_ceiling_says_so_and_one_below_does_not():
     kw = dict(gpus=8, global_batch_size=128, seq_len=4096, micro_batch_size=1, zero=1)
     high = engine.train("Llama-3.1-8B", "H100", **kw)
-    assert high["mfu"] > 0.43 and high["above_published_mfu"]
+    assert high["mfu"] > 0.39 and high["above_published_mfu"]
     said = [w for w in high.warnings if w.code == "mfu_above_published"]
-    assert len(said) == 1 and "43.0%" in str(said[0]) and "arXiv 2407.21783" in str(said[0])
+    assert len(said) == 1 and "39.0%" in str(said[0]) and "torchtitan" in str(said[0])
     low = engine.train("Llama-3.1-8B", "H100", **kw | {"tp": 8})  # 8-way TP of a small model
-    assert low["mfu"] < 0.43 and not low["above_published_mfu"]
+    assert low["mfu"] < 0.39 and not low["above_published_mfu"]
     assert not [w for w in low.warnings if w.code == "mfu_above_published"]
 
 
@@ -50,12 +50,12 @@ def test_ceilings_by_generation_and_precision():
 
 def test_the_public_runs_are_predicted_out_of_sample():
     runs = read_public()
-    assert len(runs) == 3 and all(r.hardware == "H100" for r in runs)
+    assert len(runs) == 2 and all(r.hardware == "H100" for r in runs)
     errors = public_errors("megatron")
-    # Recorded: torchtitan 8B +71.7 % (eager PyTorch at 500 W), torchtitan 405B +20.9 %,
-    # Llama 3 405B (text midpoint 40.5 %) -19.0 %: MAPE 37.2 %.
-    assert errors == pytest.approx([71.7, 20.9, -19.0], abs=0.5)
-    assert public_mape("megatron") == pytest.approx(sum(map(abs, errors)) / 3)
+    # Recorded: torchtitan 8B +71.7 % (eager PyTorch at 500 W), torchtitan 405B +20.9 %:
+    # MAPE (71.7 + 20.9) / 2 = 46.3 %.
+    assert errors == pytest.approx([71.7, 20.9], abs=0.5)
+    assert public_mape("megatron") == pytest.approx(sum(map(abs, errors)) / 2)
 
 
 def test_the_band_on_the_fitted_ground_is_the_larger_leave_one_out_error():

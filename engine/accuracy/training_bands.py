@@ -2,8 +2,8 @@
 the band built on them, widened off the fitted ground (docs/model.md, "Training: published
 ceilings and bands"). The published MFU ceilings are engine/training/ground.py's.
 
-**Public checks.** data/measurements/training/public-h100-training.csv: three H100 runs
-(torchtitan's Llama 3.1 8B and 405B, Llama 3 405B as the paper's text gives it), predicted by
+**Public checks.** data/measurements/training/public-h100-training.csv: two H100 runs
+(torchtitan's Llama 3.1 8B and 405B), predicted by
 the profile as it is (nothing fitted to them): their MAPE is the profile's out-of-sample error
 on Hopper with FlashAttention.
 
