@@ -109,6 +109,8 @@ from engine.load.disagg import fleet_events, serve_load
 from engine.load.grid import load_grid
 from engine.load.plan import load_plan
 from engine.load.results import LoadResult
+from engine.load.search import CONFIRM_ROUNDS as MAX_RATE_CONFIRM_ROUNDS
+from engine.load.search import MAX_RUNS as MAX_RATE_RUNS
 from engine.load.search import MaxRate, max_rate, max_rate_events
 from engine.load.searches import max_rates
 from engine.load.trace_export import ChromeTrace, chrome_trace
@@ -245,6 +247,8 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_LOAD_EVENTS",
     "MAX_MEASUREMENTS_BYTES",
+    "MAX_RATE_CONFIRM_ROUNDS",
+    "MAX_RATE_RUNS",
     "MAX_TOKENS",
     "MAX_TRACE_BYTES",
     "MAX_TRACE_ROWS",

@@ -141,7 +141,7 @@ with head:
         show.fit_and_warnings(r)
     cards(lv.headline(m, r, band))
     if m is not None and m.max_rate_per_s <= 0:
-        st.warning(_("Even a trickle of requests misses the SLOs: relax them, or serve faster."))
+        st.warning(lv.no_rate_words(m))
 if not refused:
     served = r["requests_per_s"] if r is not None else None
     marks |= {"knee": m.max_rate_per_s if m is not None else None, "chosen": w.rate_per_s or served}

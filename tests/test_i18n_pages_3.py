@@ -45,8 +45,8 @@ def numbers(texts: list[str]) -> list[str]:
 
 
 def cells(table) -> list[list]:
-    """A table's cells, its yes/no in Chinese (the only words in them)."""
-    words = {"yes": "是", "no": "否"}
+    """A table's cells, its words in Chinese (yes/no, and the max-rate search's stages)."""
+    words = {"yes": "是", "no": "否", "bisection": "二分查找", "confirmation": "确认"}
     return [[words.get(v, v) if isinstance(v, str) else v for v in row] for row in table]
 
 

@@ -251,13 +251,16 @@ def test_a_heavy_run_or_search_is_refused_before_any_work_with_its_figures(capsy
         profile=TUTORIAL_PROFILE,
     )
     assert f"up to {bound:,} events" in err and f"more than {MAX_EVENTS:,} (about 30 s)" in err
-    # a search counts its 14 runs: 14 × the bound of one run of its requests
-    code, out, err = cli(capsys, *LOAD, "--max-rate", "--requests", "100000")
-    search = 14 * load_events(
-        "Llama-3.1-8B", "H100", input_tokens=500, output_tokens=100, rate=1.0, requests=100_000
-    )
+    # a search counts its 14 runs and 5 rounds of 3 confirmation runs of 6 × its requests
+    # (at most 100,000 each): 14 × the bound of one run + 15 × the bound of a 100,000 run
+    code, out, err = cli(capsys, *LOAD, "--max-rate", "--requests", "20000")
+    kw = {"input_tokens": 500, "output_tokens": 100, "rate": 1.0}
+    one = load_events("Llama-3.1-8B", "H100", requests=20_000, **kw)
+    longer = load_events("Llama-3.1-8B", "H100", requests=100_000, **kw)
     assert code == 2 and err.count("\n") == 1
-    assert f"this search would take up to {search:,} events (14 runs of 100,000" in err
+    search = 14 * one + 5 * 3 * longer
+    assert f"this search would take up to {search:,} events (14 runs of 20,000 requests" in err
+    assert "5 rounds of 3 runs of 100,000 at most" in err and "--confirm-requests" in err
 
 
 def test_max_rate_says_why_no_rate_meets_the_slos(capsys):

@@ -225,9 +225,17 @@ def test_the_typed_bound_counts_a_trace_and_a_search():
         input_tokens=512, output_tokens=128, arrivals=engine.OpenLoop(2.0), requests=1000
     )
     one = engine.load_events(d, w)
-    assert engine.max_rate_events(d, w) == 14 * one  # at most 14 runs of its requests
+    longer = engine.load_events(d, replace(w, requests=6000))
+    # at most 14 bisection runs of its requests, then 5 rounds of 3 seeds' runs 6 times as long
+    assert engine.max_rate_events(d, w) == 14 * one + 5 * 3 * longer
+    assert engine.max_rate_events(d, w, confirm_seeds=0) == 14 * one  # no confirmation
+    two = engine.load_events(d, replace(w, requests=2000))
+    assert (
+        engine.max_rate_events(d, w, confirm_seeds=1, confirm_requests=2000) == 14 * one + 5 * two
+    )
     kw = {"input_tokens": 512, "output_tokens": 128, "profile": "tutorial"}
-    assert engine.max_rate_events("Llama-3.1-8B", "H100", **kw) == 14 * one  # 1,000 each
+    # 1,000 requests each by default
+    assert engine.max_rate_events("Llama-3.1-8B", "H100", **kw) == 14 * one + 5 * 3 * longer
     assert engine.load_events("Llama-3.1-8B", "H100", rate=2.0, requests=1000, **kw) == one
 
 
@@ -240,7 +248,9 @@ def test_the_older_three_figure_form_still_answers_as_before():
     assert engine.load_events(2000, 1500, 2048) > base
     assert engine.load_events(1000, 6000, 2048) > base
     assert engine.load_events(1000, 1500, 8192) < base
-    assert engine.max_rate_events(1500, 2048) == 14 * base  # at most 14 runs of 1,000
+    longer = engine.load_events(6000, 1500, 2048)
+    # at most 14 runs of 1,000, then 5 rounds of 3 confirmation runs of 6,000
+    assert engine.max_rate_events(1500, 2048) == 14 * base + 5 * 3 * longer
 
 
 @pytest.mark.parametrize(

@@ -15,14 +15,15 @@
 prints one simulated run (JSON keys: `LoadResult.as_dict()`, a contract; `--timeseries` adds
 the time series). With `--max-rate --slo-ttft-ms-p90 X --slo-tpot-ms-p99 Y` it searches the
 highest rate meeting both (key `max_rate_per_s`, with a `reason` when no rate does;
-`--target-rate R` adds the replicas and the cost per million output tokens).
+`--target-rate R` adds the replicas and the cost per million output tokens; the answer is
+confirmed on `--confirm-seeds` runs of `--confirm-requests` requests, key `confirmation_runs`).
 `--replicas` simulates N replicas behind `--router`; `--prefill-workers`/`--decode-workers`
 disaggregated prefill and decode workers (engine/load/disagg.py; key `kv_transfer_ms_mean`).
 
 Its bound: a command whose simulations can take more than MAX_EVENTS events (2,000,000, about
 30 s of CPU at the slowest rate measured: docs/model.md, "The work a run takes") is refused
-before any work, with its figures; a search counts its 14 runs. Bad input raises ValueError,
-which engine/cli/main.py turns into one line on stderr and exit status 2.
+before any work, with its figures; a search counts its 14 runs and its confirmation runs. Bad
+input raises ValueError, which engine/cli/main.py turns into one line on stderr and exit status 2.
 """
 
 from __future__ import annotations
@@ -47,10 +48,11 @@ from engine.cli.parallel import add_execution_flags, execution_from
 from engine.files import read_bounded
 from engine.load.api import EVENT_US, MAX_EVENTS
 from engine.load.disagg import serve_load
-from engine.load.search import MAX_RUNS, MaxRate, max_rate, max_rate_events
+from engine.load.search import CONFIRM_ROUNDS, MAX_RUNS, MaxRate, max_rate, max_rate_events
 from engine.load.trace_export import ChromeTrace, chrome_trace
 from engine.scenarios.deployment import Deployment
 from engine.scenarios.fleet import ROUTERS, Disaggregated, Replicas
+from engine.scenarios.requests import CONFIRM_FACTOR, CONFIRM_SEEDS, RateSearch
 from engine.scenarios.service import DEFAULT_TPOT_MS, DEFAULT_TTFT_MS
 from engine.scenarios.speculation import METHODS
 from engine.scenarios.trace import MAX_TRACE_BYTES, parse_trace
@@ -122,6 +124,16 @@ def add_load_command(sub, assumption_flags) -> None:
         help="--max-rate: p99 TPOT limit, ms (default 100)",
     )
     p.add_argument("--target-rate", type=float, help="--max-rate: requests/s to plan replicas for")
+    p.add_argument(
+        "--confirm-seeds",
+        type=int,
+        help=f"--max-rate: seeds the answer is confirmed on, 0 for none (default {CONFIRM_SEEDS})",
+    )
+    p.add_argument(
+        "--confirm-requests",
+        type=int,
+        help=f"--max-rate: requests per confirmation run (default {CONFIRM_FACTOR} × --requests)",
+    )
     p.add_argument("--timeseries", action="store_true", help="JSON: add the run's time series")
     add_fleet_flags(p)
     add_execution_flags(p)
@@ -306,19 +318,33 @@ def _write_trace(traced: ChromeTrace, path: str):
 
 
 def no_rate_reason(m: MaxRate) -> str:
-    """Why no rate meets the SLOs: even the lowest rate tried misses them, by these figures."""
+    """Why no rate meets the SLOs: even the lowest rate tried misses them, by these figures;
+    or the bisection's answer and the rates below it missed them on the confirmation runs."""
+    if m.confirmations:
+        rate, seed, requests, ttft, tpot, _ = min(row for row in m.confirmations if not row[-1])
+        return (
+            f"no rate is confirmed: the bisection's {m.bisection_rate_per_s:.4g} requests/s met "
+            f"the SLOs on {m.search_requests:,} requests, but down to {rate:.4g} requests/s a "
+            f"run of {requests:,} requests misses them (seed {seed}: {_misses(m, ttft, tpot)}); "
+            "relax the SLOs, or serve faster (more devices, a faster accelerator or a lower "
+            "precision)"
+        )
     rate, ttft, tpot, _ = min(m.tried)
+    return (
+        f"no rate meets the SLOs: even the lowest rate tried, {rate:.4g} requests/s, misses "
+        f"them ({_misses(m, ttft, tpot)}); relax the SLOs, or serve faster (more devices, a "
+        "faster accelerator or a lower precision)"
+    )
+
+
+def _misses(m: MaxRate, ttft: float, tpot: float) -> str:
+    """Which SLOs a run with these percentiles misses, by its figures."""
     misses = []
     if m.slo.ttft_ms is not None and not ttft <= m.slo.ttft_ms:
         misses.append(f"p90 TTFT {ttft:,.4g} ms against {m.slo.ttft_ms:,g} ms")
     if m.slo.tpot_ms is not None and not tpot <= m.slo.tpot_ms:
         misses.append(f"p99 TPOT {tpot:,.4g} ms against {m.slo.tpot_ms:,g} ms")
-    why = "; ".join(misses) or "no request ran within the KV pool, or the queue grew"
-    return (
-        f"no rate meets the SLOs: even the lowest rate tried, {rate:.4g} requests/s, misses "
-        f"them ({why}); relax the SLOs, or serve faster (more devices, a faster accelerator "
-        "or a lower precision)"
-    )
+    return "; ".join(misses) or "no request ran within the KV pool, or the queue grew"
 
 
 def cmd_load(args: argparse.Namespace, catalog: Catalog) -> str:
@@ -340,13 +366,24 @@ def cmd_load(args: argparse.Namespace, catalog: Catalog) -> str:
                 "--max-rate searches the rate: give no --rate, --concurrency or --trace"
             )
         tokens = {"input_tokens": args.input_tokens, "output_tokens": args.output_tokens}
-        events = max_rate_events(model, args.hardware, **tokens, **kw)
+        confirm = {
+            k: v
+            for k, v in (
+                ("confirm_seeds", args.confirm_seeds),
+                ("confirm_requests", args.confirm_requests),
+            )
+            if v is not None
+        }
+        events = max_rate_events(model, args.hardware, **tokens, **confirm, **kw)
         if events > MAX_EVENTS:
+            how = RateSearch(**confirm)
             raise ValueError(
                 f"--max-rate: this search would take up to {events:,} events ({MAX_RUNS} runs "
-                f"of {args.requests:,} requests at most), about {events * EVENT_US / 1e6:,.0f} s "
-                f"of CPU, more than {MAX_EVENTS:,} (about {MAX_EVENTS * EVENT_US / 1e6:,.0f} s): "
-                "lower --requests, --input-tokens or --output-tokens"
+                f"of {args.requests:,} requests and {CONFIRM_ROUNDS} rounds of "
+                f"{how.confirm_seeds} runs of {how.confirm_count(args.requests):,} at most), about "
+                f"{events * EVENT_US / 1e6:,.0f} s of CPU, more than {MAX_EVENTS:,} (about "
+                f"{MAX_EVENTS * EVENT_US / 1e6:,.0f} s): lower --requests, --confirm-requests, "
+                "--confirm-seeds, --input-tokens or --output-tokens"
             )
         found = max_rate(
             model,
@@ -355,6 +392,7 @@ def cmd_load(args: argparse.Namespace, catalog: Catalog) -> str:
             slo_tpot_ms_p99=args.slo_tpot_ms_p99,
             target_rate=args.target_rate,
             execution=execution_from(args),
+            **confirm,
             **tokens,
             **kw,
         )
@@ -369,6 +407,10 @@ def cmd_load(args: argparse.Namespace, catalog: Catalog) -> str:
         if args.target_rate is not None:
             raise ValueError(
                 "--target-rate plans replicas from --max-rate's answer: add --max-rate"
+            )
+        if args.confirm_seeds is not None or args.confirm_requests is not None:
+            raise ValueError(
+                "--confirm-seeds and --confirm-requests confirm --max-rate's answer: add --max-rate"
             )
         concurrency = args.concurrency
         if concurrency is not None and concurrency.strip().lower() != "max":

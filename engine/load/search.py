@@ -6,11 +6,15 @@ bisects on the simulator: a rate passes when the measured p90 TTFT and p99 TPOT 
 editable, None to drop it) are within the SLOs and the queue does not grow through the
 measured window. Every run uses the same seed, so the arrivals of two rates are the same
 draws, scaled (common random numbers: the pass/fail line is sharp). The search stops when the
-bracket is within `tolerance` of its top, or after MAX_RUNS simulations. With several workers
-(an Execution) each round also simulates, on the other workers, the rates the search would need
-after either outcome of the next one (`_frontier`): the path, and so the answer, is the serial
-one; `max_rate_events` bounds that path (the speculative runs, at most workers − 1 a round, run
-beside it on the other workers).
+bracket is within `tolerance` of its top, or after MAX_RUNS simulations. Its answer is then
+confirmed (`_confirm`): rerun on several seeds with runs several times longer, and lowered by
+CONFIRM_STEP a round until every one of them passes, so that rerunning the answer holds (one
+short sample's percentiles are noisy, and near saturation a longer run drifts). With several
+workers (an Execution) each round of the bisection also simulates, on the other workers, the
+rates the search would need after either outcome of the next one (`_frontier`): the path, and
+so the answer, is the serial one; `max_rate_events` bounds that path (the speculative runs, at
+most workers − 1 a round, run beside it on the other workers). A confirmation round's seeds run
+side by side on the workers.
 
 Replicas for a target rate: ⌈target / max rate⌉; cost per million output tokens at that rate:
 replicas · devices · price per accelerator-hour / (3600 · target · mean output tokens) · 10⁶
@@ -31,12 +35,15 @@ from engine.load.results import LoadResult
 from engine.scenarios.bind import bind
 from engine.scenarios.deployment import Deployment, HardwareRef, ModelRef
 from engine.scenarios.execution import Execution
-from engine.scenarios.requests import RateSearch
+from engine.scenarios.requests import CONFIRM_SEEDS, RateSearch
 from engine.scenarios.service import SLO, Scheduler
-from engine.scenarios.workload import MAX_RATE, MIN_RATE, OpenLoop, Workload
+from engine.scenarios.workload import MAX_RATE, MAX_SEED, MIN_RATE, OpenLoop, Workload
 
 MAX_RUNS = 14
 SEARCH_REQUESTS = 1000
+CONFIRM_ROUNDS = 5  # confirmation rounds at most, each rate CONFIRM_STEP times the last
+CONFIRM_STEP = 0.95
+CONFIRM_KEYS = ("rate_per_s", "seed", "requests", "ttft_ms_p90", "tpot_ms_p99", "passed")
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,10 @@ class MaxRate:
     saturation_rate_per_s: float  # the analytic capacity
     tried: tuple = ()  # (rate, p90 TTFT ms, p99 TPOT ms, passed)
     plan: dict = field(default_factory=dict)  # replicas and cost for a target rate
+    bisection_rate_per_s: float | None = None  # the bisection's answer, before confirmation
+    search_requests: int | None = None  # requests in each of the bisection's runs
+    search_seed: int | None = None  # the seed of every bisection run
+    confirmations: tuple = ()  # (rate, seed, requests, p90 TTFT ms, p99 TPOT ms, passed)
 
     def as_dict(self) -> dict[str, object]:
         head = {
@@ -61,6 +72,12 @@ class MaxRate:
             "rates_tried": [
                 dict(zip(("rate_per_s", "ttft_ms_p90", "tpot_ms_p99", "passed"), t, strict=True))
                 for t in self.tried
+            ],
+            "bisection_max_rate_per_s": self.bisection_rate_per_s,
+            "search_requests": self.search_requests,
+            "search_seed": self.search_seed,
+            "confirmation_runs": [
+                dict(zip(CONFIRM_KEYS, t, strict=True)) for t in self.confirmations
             ],
         }
         run = self.at_max.as_dict(series=False) if self.at_max is not None else {}
@@ -148,20 +165,26 @@ def _simulate_at(job: tuple) -> LoadResult:
 
 
 def search_rate(
-    inst: Instance, w: Workload, slo: SLO, tolerance: float, execution: Execution | None = None
+    inst: Instance,
+    w: Workload,
+    slo: SLO,
+    how: RateSearch | None = None,
+    execution: Execution | None = None,
 ) -> MaxRate:
     """Bisection on the simulator from the analytic bracket (see the module docstring), its
     simulations on `execution`'s workers: each round runs the next rates the serial search
-    could need (engine/load/parallel.py), so every worker count gives the serial answer."""
+    could need (engine/load/parallel.py), so every worker count gives the serial answer. The
+    answer is then confirmed on `how.confirm_seeds` longer runs (`_confirm`)."""
+    how = how or RateSearch()
     guess, cap = _analytic(inst, w, slo)
     start = guess if guess > 0 else cap / 4
 
     def path(known: dict) -> tuple[float, list]:
-        return _path(known=known, start=start, cap=cap, tolerance=tolerance)
+        return _path(known=known, start=start, cap=cap, tolerance=how.tolerance)
 
     known: dict[float, bool] = {}
     runs: dict[float, LoadResult] = {}
-    with Runner(execution, total=MAX_RUNS) as runner:
+    with Runner(execution, total=MAX_RUNS + how.confirm_seeds) as runner:
         while True:
             try:
                 lo, tried = path(known)
@@ -171,15 +194,55 @@ def search_rate(
             jobs = [(inst, w, slo, rate) for rate in rates]
             for rate, r in zip(rates, runner.map(_simulate_at, jobs), strict=True):
                 runs[rate], known[rate] = r, passes(r, slo)
+        at_max = runs.get(lo) if lo > 0 else None
+        rate, confirmations = lo, ()
+        if lo > 0 and how.confirm_seeds > 0:
+            longer = confirm_workloads(w, how)
+            rate, at_max, confirmations = _confirm(
+                runner=runner, inst=inst, ws=longer, slo=slo, rate=lo
+            )
     rows = [(t, runs[t]["ttft_ms_p90"], runs[t]["tpot_ms_p99"], known[t]) for t in tried]
     return MaxRate(
-        max_rate_per_s=lo,
+        max_rate_per_s=rate,
         slo=slo,
-        at_max=runs.get(lo) if lo > 0 else None,
+        at_max=at_max,
         analytic_max_rate_per_s=guess,
         saturation_rate_per_s=cap,
         tried=tuple(rows),
+        bisection_rate_per_s=lo,
+        search_requests=w.requests,
+        search_seed=w.seed,
+        confirmations=confirmations,
     )
+
+
+def confirm_workloads(w: Workload, how: RateSearch) -> list[Workload]:
+    """The confirmation runs' workloads: `w` with `how.confirm_count` requests, seeded from
+    `w.seed` on (the first seed is the search's own)."""
+    n = how.confirm_count(w.requests)
+    return [
+        replace(w, requests=n, seed=(w.seed + k) % (MAX_SEED + 1)) for k in range(how.confirm_seeds)
+    ]
+
+
+def _confirm(runner: Runner, inst: Instance, ws: list[Workload], slo: SLO, rate: float) -> tuple:
+    """(the highest rate whose longer runs all pass, the first seed's run there, every
+    confirmation run's row), trying the bisection's answer, then CONFIRM_STEP times lower, for
+    CONFIRM_ROUNDS rounds at most; (0, None, rows) when none of them holds. A percentile of one
+    1,000-request sample is noisy and a rate just below saturation drifts over a longer run:
+    the bisection's answer is where its one sample passed, this is where rerunning holds."""
+    rows: list[tuple] = []
+    for _ in range(CONFIRM_ROUNDS):
+        results = runner.map(_simulate_at, [(inst, wk, slo, rate) for wk in ws])
+        ok = [passes(r, slo) for r in results]
+        rows += [
+            (rate, wk.seed, wk.requests, r["ttft_ms_p90"], r["tpot_ms_p99"], good)
+            for wk, r, good in zip(ws, results, ok, strict=True)
+        ]
+        if all(ok):
+            return rate, results[0], tuple(rows)
+        rate *= CONFIRM_STEP
+    return 0.0, None, tuple(rows)
 
 
 def _bracket(run, start: float, cap: float) -> tuple[float, float]:
@@ -207,18 +270,23 @@ def max_rate_events(
     **fields: object,
 ) -> int:
     """An upper bound of the events a `max_rate` search with the same arguments simulates:
-    MAX_RUNS runs, each bounded as `load_events` bounds it (open loop: the rate changes what
-    the runs take, not their bound), so a caller can bound its work beforehand.
+    MAX_RUNS runs and CONFIRM_ROUNDS rounds of confirmation runs, each bounded as
+    `load_events` bounds it (open loop: the rate changes what the runs take, not their bound),
+    so a caller can bound its work beforehand.
 
     The older form `max_rate_events(input_tokens, max_batched_tokens, requests=...)` still
-    answers with MAX_RUNS times the older estimate of `load_events`."""
+    answers with the older estimate of `load_events` for each of those runs."""
     if isinstance(deployment, int | float) and not isinstance(deployment, bool):
         requests = fields.pop("requests", SEARCH_REQUESTS)
         if fields:
             raise ValueError(f"max_rate_events: unexpected {', '.join(sorted(fields))}")
-        return MAX_RUNS * load_events(requests, deployment, workload)
-    dep, w, sched, *_ = _bound(deployment, workload, {"scheduler": scheduler, **fields})
-    return MAX_RUNS * load_events(dep, w.at_rate(1.0), scheduler=sched)
+        longer = RateSearch().confirm_count(requests)
+        confirm = CONFIRM_ROUNDS * CONFIRM_SEEDS * load_events(longer, deployment, workload)
+        return MAX_RUNS * load_events(requests, deployment, workload) + confirm
+    dep, w, sched, _slo, how, _ex = _bound(deployment, workload, {"scheduler": scheduler, **fields})
+    longer = confirm_workloads(w, how or RateSearch())
+    confirm = sum(load_events(dep, wk.at_rate(1.0), scheduler=sched) for wk in longer)
+    return MAX_RUNS * load_events(dep, w.at_rate(1.0), scheduler=sched) + CONFIRM_ROUNDS * confirm
 
 
 def _bound(deployment, workload, given: dict) -> tuple:
@@ -292,7 +360,7 @@ def max_rate(
     dep, w, sched, slo, how, ex = _bound(deployment, workload, given | fields)
     slo, how = slo or SLO(), how or RateSearch()
     inst = instance(dep, sched)
-    result = search_rate(inst=inst, w=w, slo=slo, tolerance=how.tolerance, execution=ex)
+    result = search_rate(inst=inst, w=w, slo=slo, how=how, execution=ex)
     mean_output = float(w.output_tokens)
     return replace(
         result,

@@ -28,7 +28,7 @@ def _one(job: tuple) -> MaxRate:
     """One deployment's search (a module-level function: a worker process imports it)."""
     dep, w, sched, slo, how = job
     inst = instance(dep, sched)
-    found = search_rate(inst=inst, w=w, slo=slo, tolerance=how.tolerance)
+    found = search_rate(inst=inst, w=w, slo=slo, how=how)
     sized = plan(result=found, inst=inst, target_rate=how.target_rate, mean_output=w.output_tokens)
     return replace(found, plan=sized)
 

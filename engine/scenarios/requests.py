@@ -3,7 +3,8 @@
 `Batch`: one static batch (`serve`): B sequences of I input and O output tokens. `BatchGrid`: every
 batch size × input × output (`serve_sweep`). `Traffic`: the request shapes a deployment grid is
 judged at (`load_grid`: open-loop rates; `load_plan`: a target rate), with the gaps' burstiness.
-`RateSearch`: how `max_rate` bisects (its tolerance) and the target traffic it plans replicas for.
+`RateSearch`: how `max_rate` bisects (its tolerance), confirms its answer on longer runs and the
+target traffic it plans replicas for.
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ from engine.checks import MAX_BATCH, MAX_TOKENS, as_list, check_whole, check_who
 from engine.scenarios.bind import Fields
 from engine.scenarios.prefix import KEYWORDS as PREFIX_KEYWORDS
 from engine.scenarios.prefix import Prefix, prefix_of
-from engine.scenarios.workload import MAX_RATE, check_burstiness
+from engine.scenarios.workload import MAX_RATE, MAX_REQUESTS, check_burstiness
+
+CONFIRM_SEEDS = 3  # a max rate is confirmed on this many seeds ...
+CONFIRM_FACTOR = 6  # ... of runs this many times longer than the search's (6,000 requests)
+MAX_CONFIRM_SEEDS = 10
 
 
 def whole_axis(values: object, name: str, high: int) -> tuple[int, ...]:
@@ -131,11 +136,15 @@ class Traffic(Fields):
 
 @dataclass(frozen=True, slots=True)
 class RateSearch(Fields):
-    """`max_rate`'s bisection: stop when the bracket is within `tolerance` of its top; plan
+    """`max_rate`'s search: bisect until the bracket is within `tolerance` of its top, then
+    confirm the answer on `confirm_seeds` longer runs of `confirm_requests` requests each
+    (None: CONFIRM_FACTOR times the search's runs; `confirm_seeds` 0: no confirmation); plan
     replicas and the cost per 1M output tokens for `target_rate` requests/s (None: no plan)."""
 
     tolerance: float = 0.02
     target_rate: float | None = None
+    confirm_seeds: int = CONFIRM_SEEDS
+    confirm_requests: int | None = None
 
     ARG: ClassVar[str] = "search"
 
@@ -146,3 +155,14 @@ class RateSearch(Fields):
                 f"tolerance: expected a fraction from 0.001 to 0.5, got {self.tolerance!r}"
             )
         object.__setattr__(self, "target_rate", check_target(self.target_rate))
+        seeds = check_whole(self.confirm_seeds, "confirm_seeds", high=MAX_CONFIRM_SEEDS, low=0)
+        object.__setattr__(self, "confirm_seeds", seeds)
+        if self.confirm_requests is not None:
+            n = check_whole(self.confirm_requests, "confirm_requests", high=MAX_REQUESTS, low=1)
+            object.__setattr__(self, "confirm_requests", n)
+
+    def confirm_count(self, search_requests: int) -> int:
+        """Requests in each confirmation run of a search whose runs have `search_requests`."""
+        if self.confirm_requests is not None:
+            return self.confirm_requests
+        return min(CONFIRM_FACTOR * search_requests, MAX_REQUESTS)

@@ -8,8 +8,8 @@ Four calls, all the engine's (docs/model.md, "Serving under load"):
 - `checks`: the simulator (`engine.serve_load`) at a few open-loop rates, as fractions of that
   saturation rate: the curves' measured points, and the goodput against rate.
 - `run`: the simulator on the chosen workload (open, closed or max throughput): the timeline.
-- `search`: `engine.max_rate` (bisection on the simulator) with the replicas and the cost for
-  the target rate.
+- `search`: `engine.max_rate` (bisection on the simulator, its answer confirmed on longer runs)
+  with the replicas and the cost for the target rate.
 
 Their results are shared by every session and dropped a minute after their last use
 (SIMULATED, ui/runtime/memo.py).
@@ -275,7 +275,12 @@ def simulate_all(
                 ).format(n=n)
             )
             pts = checks(d=d, sched=sched, w=w, slo=slo, top=top)
-            status.write(_("The highest rate meeting the SLOs (bisection on the simulator)"))
+            status.write(
+                _(
+                    "The highest rate meeting the SLOs (bisection on the simulator, confirmed on "
+                    "longer runs)"
+                )
+            )
             m = search(d=d, sched=sched, w=w, slo=slo, target=target) if np.isfinite(top) else None
         except ValueError as exc:
             status.update(label=_("The simulator refused this scenario"), state="error")

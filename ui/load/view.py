@@ -22,6 +22,8 @@ from ui.words.format import fmt, fmt_all, pct
 from ui.words.i18n import N_, _, message_text
 
 YES_NO = "yes/no"  # a table's unit for a column read as true or false (the fast path's 1.0)
+WORDS = "words"  # a table's unit for a column of English words, shown translated
+STAGES = {"bisection": N_("bisection"), "confirmation": N_("confirmation")}
 CURVE_TABLE = {  # column: (header, unit (YES_NO: true or false; None: as it is), factor)
     "rate_per_s": (N_("Rate (requests/s)"), "", 1.0),
     "stable": (N_("Steady state"), YES_NO, 1.0),
@@ -50,7 +52,10 @@ POINTS_TABLE = {
     "queue_grew": (N_("Queue grew"), YES_NO, 1.0),
 }
 TRIED_TABLE = {
+    "stage": (N_("Stage"), WORDS, 1.0),
     "rate_per_s": (N_("Rate tried (requests/s)"), "", 1.0),
+    "seed": (N_("Seed"), None, 1.0),
+    "requests": (N_("Requests"), None, 1.0),
     "ttft_ms_p90": (N_("TTFT p90"), "s", 1e-3),
     "tpot_ms_p99": (N_("TPOT p99"), "s", 1e-3),
     "passed": (N_("Meets the SLOs"), YES_NO, 1.0),
@@ -136,6 +141,8 @@ def table(df: pd.DataFrame, spec: Mapping) -> pd.DataFrame:
         values = df[column].to_numpy()
         if unit == YES_NO:
             out[_(header)] = yes_no(values)
+        elif unit == WORDS:
+            out[_(header)] = [_(str(v)) for v in values]
         elif unit is None:
             out[_(header)] = list(values)
         else:
@@ -182,10 +189,24 @@ def csv_frame(df: pd.DataFrame, band) -> pd.DataFrame:
 
 
 def tried_frame(m) -> pd.DataFrame:
-    """engine.max_rate's rates tried, in order, and its plan on every row."""
-    rows = m.as_dict()["rates_tried"]
-    plan = {k: v for k, v in m.as_dict().items() if k in PLAN_KEYS}
-    return pd.DataFrame(rows).assign(**plan, max_rate_per_s=m.max_rate_per_s)
+    """engine.max_rate's runs in order: the bisection's rates (on the search's seed and
+    requests), then the confirmation runs; its plan and answer on every row."""
+    found = m.as_dict()
+    bisection = pd.DataFrame(found["rates_tried"]).assign(
+        stage="bisection", seed=m.search_seed, requests=m.search_requests
+    )
+    rows = bisection
+    if found["confirmation_runs"]:
+        confirmation = pd.DataFrame(found["confirmation_runs"]).assign(stage="confirmation")
+        rows = pd.concat([bisection, confirmation], ignore_index=True)
+    plan = {k: v for k, v in found.items() if k in PLAN_KEYS}
+    first = ["stage", "rate_per_s", "seed", "requests"]
+    rows = rows[[c for c in first if c in rows] + [c for c in rows if c not in first]]
+    return rows.assign(
+        **plan,
+        bisection_max_rate_per_s=m.bisection_rate_per_s,
+        max_rate_per_s=m.max_rate_per_s,
+    )
 
 
 PLAN_KEYS = (
@@ -238,6 +259,42 @@ def band_text(band, profile: str) -> str:
     ).format(profile=profile, band=pct(band.pct / 100), basis=message_text(band.basis))
 
 
+def confirmed_words(m, tip: str) -> str:
+    """How the search's answer was found and confirmed (the max-rate card's help)."""
+    runs = m.confirmations
+    if not runs:
+        return _("per replica, simulated (bisection, not confirmed on longer runs); {tip}").format(
+            tip=tip
+        )
+    seeds, requests = len({row[1] for row in runs}), runs[0][2]
+    return _(
+        "per replica, simulated: the bisection's {bisection} requests/s, then the highest rate "
+        "meeting the SLOs on {seeds} seeds of {requests} requests each; {tip}"
+    ).format(
+        bisection=fmt(m.bisection_rate_per_s),
+        seeds=f"{seeds:,}",
+        requests=f"{requests:,}",
+        tip=tip,
+    )
+
+
+def no_rate_words(m) -> str:
+    """Why the search found no rate (its answer is 0): a trickle misses the SLOs, or the
+    bisection's answer and every rate below it tried missed them on the longer runs."""
+    if not m.confirmations:
+        return _("Even a trickle of requests misses the SLOs: relax them, or serve faster.")
+    return _(
+        "No rate is confirmed: the bisection's {bisection} requests/s met the SLOs on its "
+        "{requests} requests, but from there down to {lowest} requests/s at least one of the "
+        "longer runs misses them (the table of rates tried says which). Relax the SLOs, or serve "
+        "faster."
+    ).format(
+        bisection=fmt(m.bisection_rate_per_s),
+        requests=f"{m.search_requests:,}",
+        lowest=fmt(min(row[0] for row in m.confirmations)),
+    )
+
+
 def headline(m, r: Mapping | None, band) -> list[tuple[str, str, str]]:
     """(label, value, help) metric cards: the search's answer, then the chosen run's."""
     tip = (
@@ -255,7 +312,7 @@ def headline(m, r: Mapping | None, band) -> list[tuple[str, str, str]]:
             (
                 _("Max rate within SLOs (requests/s)"),
                 fmt(m.max_rate_per_s) if found else "—",
-                _("per replica, simulated; {tip}").format(tip=tip),
+                confirmed_words(m, tip),
             ),
             (
                 _("Replicas for {rate}").format(rate=fmt(target, "requests/s"))

@@ -23,6 +23,7 @@ import streamlit as st
 
 import engine
 from ui.charts import bands
+from ui.core.budget import LOAD_EVENTS
 from ui.core.downloads import NO_RERUN
 from ui.links.params import Link
 from ui.widgets import page_links
@@ -33,7 +34,7 @@ from ui.words.i18n import _, message_text, ngettext
 from ui.words.text import plain
 
 MAX_DEPLOYMENTS = 2_000  # deployments per fast-path pass on this page (~4 s at most)
-BUDGET_EVENTS = 300_000  # simulated events for the check (/load's budget: a few seconds)
+BUDGET_EVENTS = LOAD_EVENTS  # simulated events for the check (/load's budget)
 SIM_REQUESTS = 1000  # requests per simulated run of the check (the engine's search default)
 MIN_REQUESTS = 100
 TABLE_ROWS = 100
@@ -450,7 +451,7 @@ def _check(cat, key: tuple, a: Ask, best: pd.Series, query: Mapping) -> None:
     budget = engine.load_scheduler(profile).max_batched_tokens
     n = sim_requests(a.input_tokens, budget)
     events = 0 if n is None else engine.max_rate_events(a.input_tokens, budget, requests=n)
-    one = 1 if n is None else engine.load_events(n, a.input_tokens, budget)  # one simulated run
+    longer = engine.RateSearch().confirm_count(n or 1)  # requests per confirmation run
     scenario = (key, a, row, n)
     done = st.session_state.get(SIM_KEY)
     if n is None:
@@ -465,8 +466,17 @@ def _check(cat, key: tuple, a: Ask, best: pd.Series, query: Mapping) -> None:
         key="plan_load_check",
         help=_(
             "engine.max_rate: bisection on simulated runs of {n} requests each (at most {runs} "
-            "runs, about {events} events), from the fast path's bracket."
-        ).format(n=fmt(n), runs=fmt(events // one), events=fmt(events)),
+            "runs), from the fast path's bracket, then its answer confirmed on {seeds} seeds of "
+            "{longer} requests each, 5 % lower a round until every run meets the SLOs (at most "
+            "{rounds} rounds); about {events} events at most."
+        ).format(
+            n=fmt(n),
+            runs=fmt(engine.MAX_RATE_RUNS),
+            seeds=fmt(engine.RateSearch().confirm_seeds),
+            longer=fmt(longer),
+            rounds=fmt(engine.MAX_RATE_CONFIRM_ROUNDS),
+            events=fmt(events),
+        ),
     ):
         bar = st.progress(0.0, text=_("Simulating…"))
 
@@ -494,8 +504,16 @@ def _check(cat, key: tuple, a: Ask, best: pd.Series, query: Mapping) -> None:
             st.caption(
                 _(
                     "The simulator's max rate: p90 TTFT and p99 TPOT measured on {n} simulated "
-                    "requests per rate tried ({tried} rates); the fast path brackets it."
-                ).format(n=fmt(n), tried=fmt(len(result.tried)))
+                    "requests per rate tried ({tried} rates; the fast path brackets them), then "
+                    "on {confirmations} confirmation runs of {longer} requests; {bisection} "
+                    "requests/s before the confirmation."
+                ).format(
+                    n=fmt(n),
+                    tried=fmt(len(result.tried)),
+                    confirmations=fmt(len(result.confirmations)),
+                    longer=fmt(longer),
+                    bisection=fmt(result.bisection_rate_per_s),
+                )
             )
     to_load = dict(query) | {"hardware": row[0], "tp": row[1], "pp": row[2]}
     to_load |= {"precision": row[3], "ep": row[4], "attention_dp": row[5], "target_rate": a.target}
