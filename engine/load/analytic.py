@@ -144,12 +144,24 @@ def mix(f: Folded, lim: Limits, m, pi, c, n_in, n_out) -> Mix:
     (the mass beyond KMAX put at KMAX). What a full step cannot carry waits for the next, so
     π' ≥ π is raised until the steps carry π·c prompt tokens on average."""
     room = np.maximum(lim.tokens - m, 1.0)
-    tokens = [np.minimum(k * c, room) for k in range(KMAX + 2)]
     kk = keys(f=f, n_in=n_in, n_out=n_out, chunk=c, cached=lim.cached)
-    times = [
-        step_s(f=f, m=m, n=tokens[k], chunks=np.minimum(k, np.ceil(room / c)), n_in=n_in, k=kk)
-        for k in range(KMAX + 2)
-    ]
+    k = np.arange(KMAX + 2.0)  # chunks per step, along a new leading axis
+    rows = np.broadcast_shapes(np.shape(c), np.shape(room))
+    tokens = np.minimum(k.reshape((-1,) + (1,) * len(rows)) * c, room)
+    chunks = np.minimum(k.reshape((-1,) + (1,) * len(rows)), np.ceil(room / c))
+    first = step_s(f=f, m=m, n=tokens[0], chunks=chunks[0], n_in=n_in, k=kk)
+    # k = 1 … KMAX + 1 in one call: the same elementwise arithmetic as a call per k
+    lead = (KMAX + 1,) + (1,) * (np.ndim(first) - len(rows))
+    rest = step_s(
+        f=f,
+        m=m,
+        n=tokens[1:].reshape(lead + rows),
+        chunks=chunks[1:].reshape(lead + rows),
+        n_in=n_in,
+        k=kk,
+    )
+    times = [first, *np.broadcast_to(rest, (KMAX + 1, *np.shape(first)))]
+    tokens = list(tokens)
     if lim.spec is not None:  # a step without prompt chunks: a token step of speculative passes
         times[0] = spec_step_s(f=f, lim=lim, m=m, k=kk)
     target = pi * c
