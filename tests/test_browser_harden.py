@@ -124,12 +124,6 @@ NARROW = {  # page: what was found cut or overlapping there at 390 px
 }
 
 
-# A defect this check found and that is not fixed yet: the operator roofline's labels of the
-# prefill operators that share an intensity (mlp, qkv_projection, output_projection and the
-# whole prefill) are drawn on one another at every width.
-KNOWN_OVERLAPS = {"/decode": "the operator roofline's prefill labels"}
-
-
 @pytest.mark.parametrize("width", [390, 800, 1440])
 @pytest.mark.parametrize("path", list(NARROW))
 def test_labels_are_whole_at_phone_and_desktop_widths(server, chromium, path, width):
@@ -143,6 +137,4 @@ def test_labels_are_whole_at_phone_and_desktop_widths(server, chromium, path, wi
     context.close()
     assert not found["wide"], f"{path} scrolls sideways at {width} px"
     cut = found["cut"]
-    if path in KNOWN_OVERLAPS:  # only the overlaps named there; every other check holds
-        cut = [c for c in cut if not c.startswith("labels on one another")]
     assert not cut, f"{path} at {width} px ({NARROW[path]}): {cut}"

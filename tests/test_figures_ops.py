@@ -215,15 +215,48 @@ def test_the_largest_operators_and_each_step_are_labelled_beside_their_points(de
     fig = fo.operator_roofline(ops, fo.roof_values(ops, H100.name), "t")
     notes = [a.text for a in fig.layout.annotations]
     points = pd.DataFrame(fo.operator_points(ops))
+    lines = [note.split("<br>") for note in notes]  # operators at one place share a label
     for phase in ("prefill", "decode"):
         top = points[points["phase"] == phase].nlargest(fo.LABELLED, "share")
         for name in top["name"]:
-            assert name in notes, (phase, name, notes)
+            assert sum(name in note for note in lines) >= 1, (phase, name, notes)
     assert "<b>whole decode step (TPOT)</b>" in notes and "<b>whole prefill (TTFT)</b>" in notes
     for a in fig.layout.annotations:  # an arrow from beside the point: never on top of it
         assert a.showarrow and (a.ax**2 + a.ay**2) ** 0.5 >= 40, a.text
-    stars = [t for t in fig.data if (t.name or "").startswith("Whole")]
-    assert stars and all("text" not in t.mode for t in stars)  # no word sits on a star
+
+
+def _op(name: str, intensity: float, tflops: float, share: float) -> dict:
+    return {
+        "phase": "prefill",
+        "name": name,
+        "share": share,
+        "arithmetic_intensity_flop_per_byte": intensity,
+        "achieved_flop_per_s": tflops * 1e12,
+    }
+
+
+def test_operators_at_one_place_share_a_label_and_the_step_beside_them_goes_the_other_way():
+    # a prefill's GEMMs at one intensity and rate (as /decode's default: mlp, qkv_projection,
+    # output_projection at log10 x 2.83-2.87, y 2.431), the whole prefill 0.04 dex lower
+    gemms = [_op("mlp", 740.0, 270.0, 0.5), _op("qkv", 720.0, 270.0, 0.2)]
+    gemms.append(_op("out", 680.0, 270.0, 0.1))
+    # flop / bytes = 650 FLOP/B; flop / step_s = 247 TFLOP/s (0.04 dex below 270)
+    step = {"phase": "prefill", "flop": 650e12, "bytes": 1e12, "step_s": 650 / 247}
+    notes = fo._labels(gemms, [step], (0.1, 6000.0))
+    assert [a["text"] for a in notes] == ["mlp<br>qkv<br>out", "<b>whole prefill (TTFT)</b>"]
+    shared, star = notes
+    # the step is the lower point: its label goes down (ay > 0: Plotly's pixels grow down),
+    # the operators' up, each 40 px at least
+    assert shared["ay"] <= -fo.APART_PX and star["ay"] >= fo.APART_PX
+    # the step above them instead: the other way round
+    above = fo._labels(gemms, [step | {"step_s": 650 / 300}], (0.1, 6000.0))
+    assert above[0]["ay"] >= fo.APART_PX and above[1]["ay"] <= -fo.APART_PX
+    # operators 1 dex apart keep a label each, and a step 2 dex below them keeps its own place
+    # (EDGE_STEP's, mirrored inwards: 650 FLOP/B is in the right third of the axis)
+    apart = [_op("mlp", 740.0, 270.0, 0.5), _op("attention", 74.0, 27.0, 0.3)]
+    far = fo._labels(apart, [step | {"step_s": 650 / 2.7}], (0.1, 6000.0))
+    assert [a["text"] for a in far] == ["mlp", "attention", "<b>whole prefill (TTFT)</b>"]
+    assert (far[2]["ax"], far[2]["ay"]) == (-fo.EDGE_STEP["prefill"][0], fo.EDGE_STEP["prefill"][1])
 
 
 def test_binding_text_names_the_operator_that_takes_most_of_each_step(deployment):

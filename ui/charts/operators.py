@@ -339,30 +339,74 @@ def _arrow(x: float, y_tflops: float, text: str, offset: tuple[int, int]) -> dic
     }
 
 
+MERGE_DEX = 0.15  # labelled operators this close (in log10 of x and of y) share one label
+NEAR_DEX = 0.3  # a step this close to its phase's first label: the two labels go apart
+APART_PX = 40  # how far up or down each of those two labels then goes
+
+
+def _log_xy(x: float, y: float) -> tuple[float, float]:
+    return float(np.log10(x)), float(np.log10(y))
+
+
+def _label_groups(part: list[dict]) -> list[tuple[dict, list[str]]]:
+    """The labelled operators of a phase as (the point a label's arrow goes to, the names it
+    lists): operators that sit within MERGE_DEX of one another share one label (a prefill's
+    mlp and projections have one intensity and one rate: three labels there were drawn on one
+    another, their arrows to the same point)."""
+    groups: list[tuple[dict, list[str]]] = []
+    for p in part:
+        at = _log_xy(p["arithmetic_intensity_flop_per_byte"], p["achieved_flop_per_s"])
+        for anchor, names in groups:
+            there = _log_xy(
+                anchor["arithmetic_intensity_flop_per_byte"], anchor["achieved_flop_per_s"]
+            )
+            if abs(at[0] - there[0]) <= MERGE_DEX and abs(at[1] - there[1]) <= MERGE_DEX:
+                names.append(str(p["name"]))
+                break
+        else:
+            groups.append((p, [str(p["name"])]))
+    return groups
+
+
+def _apart(group_xy: tuple[float, float], step_xy: tuple[float, float]) -> int | None:
+    """+1 when the step sits close below its phase's first label (that label then goes up and
+    the step's down), -1 when close above, None when they are far apart."""
+    near = all(abs(a - b) <= NEAR_DEX for a, b in zip(group_xy, step_xy, strict=True))
+    if not near:
+        return None
+    return 1 if step_xy[1] <= group_xy[1] else -1
+
+
 def _labels(points: list[dict], steps: list[dict], x_range: tuple[float, float]) -> list[dict]:
-    """The largest few operators of each phase by name and share, and each whole step, each
-    label beside its point with an arrow (so no label covers a point), towards the middle."""
+    """The largest few operators of each phase by name, and each whole step, each label beside
+    its point with an arrow (so no label covers a point), towards the middle; operators at one
+    place share a label, and a step close to its operators' label goes the other way."""
     out = []
+    step_at = {s["phase"]: _log_xy(s["flop"] / s["bytes"], s["flop"] / s["step_s"]) for s in steps}
+    apart: dict[str, int] = {}
     for phase in ("prefill", "decode"):
         part = sorted((p for p in points if p["phase"] == phase), key=lambda p: -p["share"])
         offsets = zip(OFFSETS[phase], EDGE_OFFSETS[phase], strict=True)
-        for p, (offset, edge) in zip(part[:LABELLED], offsets, strict=False):
-            text = html.escape(str(p["name"]))  # its share: the hover and the words
+        groups = _label_groups(part[:LABELLED])
+        for k, ((p, names), (offset, edge)) in enumerate(zip(groups, offsets, strict=False)):
+            text = "<br>".join(html.escape(n) for n in names)  # shares: the hover and the words
             x, y = p["arithmetic_intensity_flop_per_byte"], p["achieved_flop_per_s"] / TFLOPS
-            out.append(
-                _arrow(
-                    x=x,
-                    y_tflops=y,
-                    text=text,
-                    offset=_inward(offset=offset, edge=edge, x=x, x_range=x_range),
-                )
-            )
+            dx, dy = _inward(offset=offset, edge=edge, x=x, x_range=x_range)
+            side = None
+            if k == 0 and phase in step_at:
+                side = _apart(_log_xy(x, p["achieved_flop_per_s"]), step_at[phase])
+            if side is not None:  # this label up (side +1) or down, the step's the other way
+                apart[phase] = side
+                dy = -side * max(abs(dy), APART_PX)
+            out.append(_arrow(x=x, y_tflops=y, text=text, offset=(dx, dy)))
     for s in steps:
         text = _("<b>whole {phase}</b>").format(phase=phase_label(s["phase"]))
         x, y = s["flop"] / s["bytes"], s["flop"] / s["step_s"] / TFLOPS
         phase = s["phase"]
-        where = _inward(offset=STEP_OFFSET[phase], edge=EDGE_STEP[phase], x=x, x_range=x_range)
-        out.append(_arrow(x=x, y_tflops=y, text=text, offset=where))
+        dx, dy = _inward(offset=STEP_OFFSET[phase], edge=EDGE_STEP[phase], x=x, x_range=x_range)
+        if phase in apart:
+            dy = apart[phase] * max(abs(dy), APART_PX)
+        out.append(_arrow(x=x, y_tflops=y, text=text, offset=(dx, dy)))
     return out
 
 
