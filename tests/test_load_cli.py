@@ -63,6 +63,11 @@ KEYS = [
 ]
 
 
+# a search's simulations in this process: a pool of fresh interpreters costs ~3 s of CPU a call
+# (tests/test_parallel.py checks --workers)
+ONE_WORKER = ("--workers", "1")
+
+
 def cli(capsys, *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out, err = capsys.readouterr()
@@ -144,6 +149,7 @@ def test_max_rate_searches_and_plans(capsys):
         capsys,
         *LOAD,
         "--max-rate",
+        *ONE_WORKER,
         "--slo-ttft-ms-p90",
         "150",
         "--slo-tpot-ms-p99",
@@ -160,7 +166,9 @@ def test_max_rate_searches_and_plans(capsys):
     assert r["max_rate_per_s"] > 0 and r["ttft_ms_p90"] <= 150 and r["tpot_ms_p99"] <= 25
     assert r["replicas"] == int(np.ceil(40 / r["max_rate_per_s"]))
     assert r["rates_tried"] and r["slo_ttft_ms_p90"] == 150
-    code, out, _ = cli(capsys, *LOAD, "--max-rate", "--requests", "300", "--format", "table")
+    code, out, _ = cli(
+        capsys, *LOAD, "--max-rate", *ONE_WORKER, "--requests", "300", "--format", "table"
+    )
     assert code == 0 and "max_rate_per_s" in out and "rates_tried" not in out
 
 
@@ -265,7 +273,7 @@ def test_a_heavy_run_or_search_is_refused_before_any_work_with_its_figures(capsy
 
 def test_max_rate_says_why_no_rate_meets_the_slos(capsys):
     slo = ["--slo-ttft-ms-p90", "1", "--slo-tpot-ms-p99", "1", "--requests", "200"]
-    code, out, err = cli(capsys, *LOAD, "--max-rate", *slo, "--format", "json")
+    code, out, err = cli(capsys, *LOAD, "--max-rate", *ONE_WORKER, *slo, "--format", "json")
     assert code == 0, err
     r = json.loads(out)
     assert r["max_rate_per_s"] == 0 and list(r)[:2] == ["max_rate_per_s", "reason"]
@@ -274,9 +282,11 @@ def test_max_rate_says_why_no_rate_meets_the_slos(capsys):
     assert r["reason"].startswith(f"no rate meets the SLOs: even the lowest rate tried, {rate:.4g}")
     assert f"p90 TTFT {ttft:,.4g} ms against 1 ms" in r["reason"]
     assert f"p99 TPOT {tpot:,.4g} ms against 1 ms" in r["reason"]
-    code, out, _ = cli(capsys, *LOAD, "--max-rate", *slo, "--format", "table")
+    code, out, _ = cli(capsys, *LOAD, "--max-rate", *ONE_WORKER, *slo, "--format", "table")
     assert code == 0 and "reason" in out and "even the lowest rate tried" in out
-    code, out, _ = cli(capsys, *LOAD, "--max-rate", "--requests", "200", "--format", "json")
+    code, out, _ = cli(
+        capsys, *LOAD, "--max-rate", *ONE_WORKER, "--requests", "200", "--format", "json"
+    )
     assert json.loads(out)["max_rate_per_s"] > 0 and "reason" not in json.loads(out)
 
 

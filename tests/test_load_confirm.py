@@ -134,8 +134,9 @@ def cli(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-LOAD = ["load", "--model", "Llama-3.1-8B", "--hardware", "H100", "--profile", "tutorial"]
-LOAD += ["--input-tokens", "512", "--output-tokens", "128", "--requests", "300"]
+BASE = ["load", "--model", "Llama-3.1-8B", "--hardware", "H100", "--profile", "tutorial"]
+BASE += ["--input-tokens", "512", "--output-tokens", "128", "--requests", "300"]
+LOAD = [*BASE, "--workers", "1"]  # the search in this process (tests/test_parallel.py: workers)
 
 
 def test_the_cli_flags_reach_the_search_and_are_refused_without_it(capsys):
@@ -149,7 +150,7 @@ def test_the_cli_flags_reach_the_search_and_are_refused_without_it(capsys):
     runs = json.loads(out)["confirmation_runs"]
     assert runs and {(x["seed"], x["requests"]) for x in runs} == {(0, 500)}
     for flag in ("--confirm-seeds", "--confirm-requests"):
-        code, _, err = cli(capsys, *LOAD, "--rate", "2", flag, "1")
+        code, _, err = cli(capsys, *BASE, "--rate", "2", flag, "1")
         assert code == 2 and "confirm --max-rate's answer: add --max-rate" in err
     code, _, err = cli(capsys, *LOAD, "--max-rate", "--confirm-seeds", "-1")
     assert code == 2 and "confirm_seeds" in err and "Traceback" not in err
@@ -169,8 +170,11 @@ def test_the_reported_max_rate_rerun_over_6000_requests_on_three_seeds_meets_its
     model, tp, n_in, n_out, ttft, tpot = DEPLOYMENTS[name]
     shared = ["--model", model, "--hardware", "H100", "--tp", tp, "--input-tokens", n_in]
     shared += ["--output-tokens", n_out, "--format", "json"]
+    one_worker = ["--workers", "1"]  # the search in this process
     slo = ["--slo-ttft-ms-p90", ttft, "--slo-tpot-ms-p99", tpot]
-    code, out, err = cli(capsys, "load", *shared, "--max-rate", *slo, "--requests", "1000")
+    code, out, err = cli(
+        capsys, "load", *shared, "--max-rate", *one_worker, *slo, "--requests", "1000"
+    )
     assert code == 0, err
     rate = json.loads(out)["max_rate_per_s"]
     assert rate > 0
