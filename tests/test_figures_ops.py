@@ -225,7 +225,9 @@ def test_the_largest_operators_and_each_step_are_labelled_beside_their_points(de
         assert a.showarrow and (a.ax**2 + a.ay**2) ** 0.5 >= 40, a.text
 
 
-def _op(name: str, intensity: float, tflops: float, share: float) -> dict:
+def _op(name: str, at: tuple[float, float], share: float) -> dict:
+    """A prefill operator at (FLOP/B, TFLOP/s) taking `share` of its step."""
+    intensity, tflops = at
     return {
         "phase": "prefill",
         "name": name,
@@ -238,8 +240,8 @@ def _op(name: str, intensity: float, tflops: float, share: float) -> dict:
 def test_operators_at_one_place_share_a_label_and_the_step_beside_them_goes_the_other_way():
     # a prefill's GEMMs at one intensity and rate (as /decode's default: mlp, qkv_projection,
     # output_projection at log10 x 2.83-2.87, y 2.431), the whole prefill 0.04 dex lower
-    gemms = [_op("mlp", 740.0, 270.0, 0.5), _op("qkv", 720.0, 270.0, 0.2)]
-    gemms.append(_op("out", 680.0, 270.0, 0.1))
+    gemms = [_op("mlp", (740.0, 270.0), 0.5), _op("qkv", (720.0, 270.0), 0.2)]
+    gemms.append(_op("out", (680.0, 270.0), 0.1))
     # flop / bytes = 650 FLOP/B; flop / step_s = 247 TFLOP/s (0.04 dex below 270)
     step = {"phase": "prefill", "flop": 650e12, "bytes": 1e12, "step_s": 650 / 247}
     notes = fo._labels(gemms, [step], (0.1, 6000.0))
@@ -253,7 +255,7 @@ def test_operators_at_one_place_share_a_label_and_the_step_beside_them_goes_the_
     assert above[0]["ay"] >= fo.APART_PX and above[1]["ay"] <= -fo.APART_PX
     # operators 1 dex apart keep a label each, and a step 2 dex below them keeps its own place
     # (EDGE_STEP's, mirrored inwards: 650 FLOP/B is in the right third of the axis)
-    apart = [_op("mlp", 740.0, 270.0, 0.5), _op("attention", 74.0, 27.0, 0.3)]
+    apart = [_op("mlp", (740.0, 270.0), 0.5), _op("attention", (74.0, 27.0), 0.3)]
     far = fo._labels(apart, [step | {"step_s": 650 / 2.7}], (0.1, 6000.0))
     assert [a["text"] for a in far] == ["mlp", "attention", "<b>whole prefill (TTFT)</b>"]
     assert (far[2]["ax"], far[2]["ay"]) == (-fo.EDGE_STEP["prefill"][0], fo.EDGE_STEP["prefill"][1])

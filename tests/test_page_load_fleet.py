@@ -8,7 +8,7 @@ import dataclasses
 
 import engine
 from tests.test_page_load import SMALL, open_page
-from ui.load import fleet as lf
+from ui.widgets import fleets
 from ui.words.format import fmt
 
 FLEET = SMALL | {"fleet": "on", "prefill_workers": "1", "decode_workers": "1", "rate": "8"}
@@ -23,7 +23,7 @@ def test_the_table_puts_both_fleets_on_the_same_gpus_with_the_engines_figures():
     w = engine.Workload(input_tokens=512, output_tokens=128, arrivals=engine.OpenLoop(8.0))
     w = dataclasses.replace(w, requests=400)
     chosen = {"prefill_workers": 1, "decode_workers": 1, "prefill_tp": 1, "decode_tp": 1}
-    agg, dis = lf.fleets(d, chosen | {"router": "least-outstanding"})
+    agg, dis = fleets.pair(d, chosen | {"router": "least-outstanding"})
     assert agg.replicas == 2 and dis.devices == 2
     slo = engine.SLO(2000.0, 100.0)
     split = engine.serve_load(dis, w, slo=slo)

@@ -21,6 +21,7 @@ from ui.core.frame import section_key
 from ui.plan import grid as pg
 from ui.plan import under_load as pl
 from ui.plan import view as pv
+from ui.widgets import fleets as uw_fleets
 from ui.words.format import fmt
 
 PAGE = "pages/plan.py"
@@ -141,6 +142,45 @@ def test_the_simulator_checks_the_best_deployment_beside_the_fast_path():
     assert rows["Replicas for the target"] == fmt(m.plan["replicas"])
     fast = dict(zip(check["Figure"], check["Fast path (analytic)"], strict=True))
     assert fast["Max rate per replica (requests/s)"] == fmt(m.analytic_max_rate_per_s)
+    # beside it, the same 4 GPUs as 2 aggregated TP2 replicas and as 1 prefill + 1 decode TP2
+    # worker, both at twice the simulator's max rate: engine.serve_load's figures on each
+    side = next(d.value for d in at.dataframe if "Picked" in d.value.columns)
+    d = engine.Deployment("Llama-3.1-70B", "H100", tp=2, precision="fp8")
+    fleets = [
+        engine.Replicas(d, 2, "least-outstanding"),
+        engine.Disaggregated(prefill=d, decode=d, router="least-outstanding"),
+    ]
+    w = engine.Workload(
+        input_tokens=1024,
+        output_tokens=256,
+        arrivals=engine.OpenLoop(2.0 * m.max_rate_per_s),
+        requests=pl.SIM_REQUESTS,
+    )
+    slo = engine.SLO(ttft_ms=2000.0, tpot_ms=50.0)
+    runs = [engine.serve_load(f, w, slo=slo) for f in fleets]
+    assert list(side["GPUs"]) == [4, 4]
+    assert list(side["TTFT p90"]) == [fmt(r["ttft_ms_p90"] * 1e-3, "s") for r in runs]
+    assert list(side["TPOT p99"]) == [fmt(r["tpot_ms_p99"] * 1e-3, "s") for r in runs]
+    assert runs[0]["kv_transfer_ms_mean"] in (None, 0.0) and runs[1]["kv_transfer_ms_mean"] > 0
+    meets = [r["ttft_ms_p90"] <= 2000.0 and r["tpot_ms_p99"] <= 50.0 for r in runs]
+    assert list(side["Meets the SLOs"]) == ["yes" if x else "no" for x in meets]
+    goodput = [r["goodput_requests_per_s"] if x else -1.0 for r, x in zip(runs, meets, strict=True)]
+    picked = [x and g == max(goodput) for x, g in zip(meets, goodput, strict=True)]
+    assert list(side["Picked"]) == ["yes" if x else "no" for x in picked]
+    assert f"Both at twice the simulator's max rate, {fmt(2.0 * m.max_rate_per_s)}" in text(
+        at.caption
+    )
+    assert at.download_button(key="plan_fleet_csv").label == "Download CSV"
+    profile = engine.get_profile(engine.DEFAULT_PROFILE)
+    arch = CAT.models["Llama-3.1-70B"].arch
+    band = pg.Band(profile=profile, arch=arch, hardware=("H100",), precisions=("fp8",))
+    named = [("aggregated", runs[0]), ("disaggregated", runs[1])]
+    frame = pl.fleet_csv_frame(uw_fleets.rows(named, slo), band=band, profile=profile.name)
+    csv = pd.read_csv(io.StringIO(engine.to_csv(frame)))
+    assert list(csv["deployment"]) == ["aggregated", "disaggregated"]
+    assert list(csv["devices_count"]) == [4, 4] and list(csv["picked"]) == picked
+    assert {"ttft_ms_p90", "tpot_ms_p99", "kv_transfer_ms_mean", "error_band_pct"} <= set(csv)
+    assert set(csv["profile"]) == {profile.name}
 
 
 def test_the_check_reports_its_progress_from_this_process(monkeypatch):

@@ -24,9 +24,9 @@ import streamlit as st
 import engine
 from ui.charts import bands
 from ui.core.budget import LOAD_EVENTS
-from ui.core.downloads import NO_RERUN
+from ui.core.downloads import NO_RERUN, download_csv
 from ui.links.params import Link
-from ui.widgets import page_links
+from ui.widgets import fleets, page_links
 from ui.widgets import pickers as widgets
 from ui.widgets.pickers import split_words
 from ui.words.format import fmt, fmt_all, missing
@@ -269,12 +269,22 @@ def simulate(_cat, _key: tuple, a: Ask, row: tuple, requests: int, _progress=Non
     """engine.max_rate for one deployment (hardware, tp, pp, precision, ep, attention DP), with
     the target; `_progress(done, total)` told after each simulated run. In this process (one
     worker): the server's cores are its users'."""
+    search = engine.RateSearch(target_rate=a.target)
+    run_on = engine.Execution(workers=1, progress=_progress)
+    work = _workload(a, requests=requests, rate=None)
+    dep = _deployment(_cat, a, row)
+    return engine.max_rate(dep, work, slo=a.slo, search=search, execution=run_on)
+
+
+def _deployment(cat, a: Ask, row: tuple) -> engine.Deployment:
+    """One deployment of the grid (hardware, tp, pp, precision, ep, attention DP), at the
+    page's price for its accelerator."""
     hw_id, tp, pp, precision, ep, attention_dp = row
-    hw, price = _cat.hardware[hw_id], dict(a.prices).get(hw_id)
+    hw, price = cat.hardware[hw_id], dict(a.prices).get(hw_id)
     hw = dataclasses.replace(hw, price_per_hour_usd=price if price else None)
     g = a.grid
-    dep = engine.Deployment(
-        model=_cat.models[a.model_id],
+    return engine.Deployment(
+        model=cat.models[a.model_id],
         hardware=hw,
         tp=tp,
         pp=pp,
@@ -286,15 +296,67 @@ def simulate(_cat, _key: tuple, a: Ask, row: tuple, requests: int, _progress=Non
         assumptions=g.assumptions,
         overrides=g.overrides,
     )
-    work = engine.Workload(
+
+
+def _workload(a: Ask, requests: int, rate: float | None) -> engine.Workload:
+    """The page's requests, open-loop at `rate` (None: the rate a search sets)."""
+    return engine.Workload(
         input_tokens=a.input_tokens,
         output_tokens=a.output_tokens,
-        arrivals=engine.OpenLoop(burstiness=a.traffic.burstiness),
+        arrivals=engine.OpenLoop(rate, burstiness=a.traffic.burstiness),
         requests=requests,
     )
-    search = engine.RateSearch(target_rate=a.target)
-    run_on = engine.Execution(workers=1, progress=_progress)
-    return engine.max_rate(dep, work, slo=a.slo, search=search, execution=run_on)
+
+
+def _same_gpus(cat, a: Ask, row: tuple, m, how: tuple) -> None:
+    """The best deployment as two replicas against one prefill and one decode worker of its
+    TP (the same GPUs), both simulated at twice its max rate (the traffic two replicas are
+    sized for), the one meeting the SLOs with the higher goodput picked; with its CSV. `how`:
+    (the requests per run, the profile's error band)."""
+    requests, band = how
+    st.subheader(_("Aggregated or disaggregated, same GPUs"))
+    d = _deployment(cat, a, row)
+    chosen = {"prefill_workers": 1, "decode_workers": 1, "prefill_tp": d.tp, "decode_tp": d.tp}
+    chosen |= {"router": "least-outstanding"}
+    w = _workload(a, requests=requests, rate=2.0 * m.max_rate_per_s)
+    try:
+        pair = fleets.pair(d, chosen)
+        events = fleets.events(pair, w, None)
+        if events > BUDGET_EVENTS:
+            raise ValueError(
+                _(
+                    "The two runs would take up to {events} events, more than this page's budget "
+                    "of {budget}: open the deployment on /load."
+                ).format(events=f"{events:,}", budget=f"{BUDGET_EVENTS:,}")
+            )
+        df = fleets.compare(pair, sched=None, w=w, slo=a.slo)
+    except ValueError as exc:
+        st.error(plain(exc), icon="🚫")
+        return
+    st.caption(
+        _(
+            "Both at twice the simulator's max rate, {rate} requests/s ({requests} requests, the "
+            "{router} router), on {gpus} GPUs each; picked: the one meeting p90 TTFT and p99 TPOT "
+            "with the higher goodput. KV transfer: the mean time a prompt's cache adds to its "
+            "first token."
+        ).format(
+            rate=fmt(w.rate_per_s),
+            requests=f"{w.requests:,}",
+            router=_(fleets.ROUTER_LABELS[chosen["router"]]),
+            gpus=f"{int(df['devices'].iloc[0]):,}",
+        )
+    )
+    st.dataframe(fleets.table(df), key="plan_fleet_table", hide_index=True)
+    if not df["picked"].any():
+        st.info(_("Neither meets the SLOs at this rate."))
+    out = fleet_csv_frame(df, band=band, profile=a.grid.profile)
+    download_csv(df=out, filename="plan_aggregated_vs_disaggregated.csv", key="plan_fleet_csv")
+
+
+def fleet_csv_frame(df: pd.DataFrame, band, profile: str) -> pd.DataFrame:
+    """The side by side's CSV: both runs' figures (the engine's keys), whether each meets the
+    SLOs and which is picked, the profile and the error band's columns; unit-bearing names."""
+    return band.columns(df.assign(profile=profile)).rename(columns=CSV_NAMES)
 
 
 def _best_words(row: pd.Series, names: Mapping[str, str], target: float) -> str:
@@ -416,7 +478,7 @@ def section(cat, key: tuple, a: Ask, names: Mapping[str, str], band, query: Mapp
     )
     if served.empty:
         return
-    _check(cat=cat, key=key, a=a, best=served.iloc[0], query=query)
+    _check(cat=cat, key=key, a=a, best=served.iloc[0], query=query, band=band)
     return served.iloc[0]
 
 
@@ -442,7 +504,7 @@ def footprint_usage(best: pd.Series | None, a: Ask | None) -> tuple[engine.Usage
     return usage, what
 
 
-def _check(cat, key: tuple, a: Ask, best: pd.Series, query: Mapping) -> None:
+def _check(cat, key: tuple, a: Ask, best: pd.Series, query: Mapping, band) -> None:
     """The simulator's check of the best deployment (a button; its work bounded first), and
     the link to /load for it."""
     row = (str(best["hardware"]), int(best["tp"]), int(best["pp"]), str(best["precision"]))
@@ -515,6 +577,8 @@ def _check(cat, key: tuple, a: Ask, best: pd.Series, query: Mapping) -> None:
                     bisection=fmt(result.bisection_rate_per_s),
                 )
             )
+            if result.max_rate_per_s > 0:
+                _same_gpus(cat=cat, a=a, row=row, m=result, how=(n, band))
     to_load = dict(query) | {"hardware": row[0], "tp": row[1], "pp": row[2]}
     to_load |= {"precision": row[3], "ep": row[4], "attention_dp": row[5], "target_rate": a.target}
     to_load |= {"slo_ttft_ms_p90": a.slo.ttft_ms, "slo_tpot_ms_p99": a.slo.tpot_ms}
