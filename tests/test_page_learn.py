@@ -17,6 +17,7 @@ from ui.core.frame import share_key
 from ui.learn.lessons import LESSONS
 from ui.learn.link import DEFAULTS, NUMBERS
 from ui.words import i18n
+from ui.words.format import fmt
 
 ROOT = Path(__file__).resolve().parent.parent
 LANGS = ("en", "zh")
@@ -104,7 +105,15 @@ ANSWERS = {
         "fit_batch": 3,
         "faster": 0,  # the H100
     },
-    "11": {"zero3": 25.72, "unsplit": 3},  # activations
+    "11": {
+        "zero3": 25.72,
+        "unsplit": 3,  # activations
+        # the audit: carbon = GPUs × TDP × hours × PUE × g/kWh; the GPUs, TDP and hours cancel:
+        # (1.58 × 820) ÷ (1.06 × 20) = 1,295.6 ÷ 21.2 = 61.11
+        "poland_carbon": (1.58 * 820) / (1.06 * 20),
+        # Young–Daly: T = √(2 × 2/60 h × 4 h) = 0.5164 h; writing: (2/60) ÷ 0.5164 = 6.455 %
+        "self_check": 100 * (2 / 60) / math.sqrt(2 * (2 / 60) * 4),
+    },
     "12": {"chapter_valid": 0, "best8192": 1},  # none (batch < dp); tp 4 × pp 4
 }
 
@@ -312,3 +321,35 @@ def test_the_overview_in_chinese():
     assert not at.exception and at.title[0].value == "屋顶线探索器（Roofline Explorer）"
     labels = [p.proto.label for p in at.main.get("page_link")]
     assert "**课程**" in labels and "**单次求解**" in labels
+
+
+def test_lesson_11_audits_the_chapters_run_domain_by_domain():
+    at = learn({"lesson": "11"})
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "Domain" in d.value.columns)
+    shown = dict(zip(table["Domain"], table["Our figure"], strict=True))
+    run = engine.TrainRun("Llama-3.1-70B", "H100", gpus=512, global_batch_size=2048, seq_len=2048)
+    step = engine.train(run, engine.TrainLayout(tp=8, pp=1, zero=1)).as_dict()
+    assert step["fits_in_memory"] and step["dp"] == 64
+    assert shown["Node: the training step"].startswith(fmt(step["step_time_s"], "s"))
+    # data: tokens/s × 2 bytes a token id
+    assert shown["Data: token ids to the GPUs"] == fmt(2 * step["tokens_per_s"], "B/s")
+    # tokens in 30 days (2,592,000 s) over the matrix products' weights
+    ratio = step["tokens_per_s"] * 2_592_000 / step["matmul_params"]
+    assert shown["Algorithm: tokens per parameter"].startswith(fmt(ratio) + " (")
+    # MTBF = 50,000 h ÷ 512 = 97.66 h; T = √(2 × 120 s × 97.66 h) = √(2 × 0.0333 × 97.66) = 2.55 h
+    mtbf = 50_000 / 512
+    interval = math.sqrt(2 * (120 / 3600) * mtbf)
+    reliability = shown["Fleet: reliability"]
+    assert f"MTBF {fmt(mtbf, 'h')}" in reliability and f"every {fmt(interval, 'h')}" in reliability
+    assert f"{fmt(720 / mtbf)} failures" in reliability
+    # IT energy 512 × 700 W × 720 h = 258.048 MWh; × PUE × g/kWh:
+    # Quebec 258.048 × 1.06 × 20 = 5.47 t; Poland 258.048 × 1.58 × 820 = 334.3 t
+    carbon = shown["Ops: carbon"]
+    assert fmt(258.048 * 1.06 * 20 / 1000, "tCO2e") in carbon
+    assert fmt(258.048 * 1.58 * 820 / 1000, "tCO2e") in carbon
+    words = texts(at)
+    assert "By the formula: √(2 × 2 min × 240 min) = 31.0 min" in words
+    assert fmt(61.11, "×") in "\n".join(
+        at.get("markdown")[i].value for i in range(len(at.markdown))
+    )

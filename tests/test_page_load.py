@@ -159,7 +159,7 @@ def test_bad_link_values_are_named_and_defaults_used():
 def test_the_budget_refuses_a_run_too_long_and_says_how_to_narrow_it():
     at = open_page(SMALL | {"requests": "100000", "input_tokens": "4000"})
     refusal = text(at.error)
-    assert "more than this page's budget of 600,000" in refusal
+    assert "more than this page's budget of 1,000,000" in refusal
     assert (
         "Lower the requests (now 100,000;" in refusal
         and "or the input tokens (now 4,000)" in refusal
@@ -193,7 +193,7 @@ def test_the_heavy_link_is_refused_quickly_with_its_figures_and_nothing_simulate
     assert f"The simulations would take up to {total:,} events" in refusal
     assert f"run {counts['run']:,}, checks {counts['checks']:,}" in refusal
     assert f"up to {lr.seconds(total)} of CPU" in refusal
-    assert "more than this page's budget of 600,000" in refusal
+    assert "more than this page's budget of 1,000,000" in refusal
     assert "or the output tokens (now 99,999)" in refusal
     assert not calls  # nothing simulated: no run, no check, no search
     assert {"load_ttft", "load_tpot", "load_throughput"} <= set(charts(at))  # the fast path

@@ -1,6 +1,8 @@
 """The training lessons' experiments: 6 "Scaling to 1000 GPUs" (engine.scaling_overheads:
 the training step's communication beside failures and checkpoints) and 11 "Training Memory"
-(engine.train's memory per GPU by ZeRO stage), on the general charts of ui.charts.lines."""
+(engine.train's memory per GPU by ZeRO stage), on the general charts of ui.charts.lines, then
+the chapter "Full-stack audit" (one row per domain: engine.train, engine.reliability,
+engine.young_daly_hours, engine.tco and engine.footprint in Quebec and in Poland)."""
 
 from __future__ import annotations
 
@@ -198,7 +200,12 @@ def memory(link: Link, cat) -> Outcome:
             verdict=verdict,
         )
     )
-    return _memory_outcome(runs, zero, recompute)
+    outcome = _memory_outcome(runs, zero, recompute)
+    part = audit(cat)  # the chapter "Full-stack audit", below the memory experiment
+    outcome.ours |= part.ours
+    outcome.values |= part.values
+    outcome.answers |= part.answers
+    return outcome
 
 
 def _memory_outcome(runs: list[dict], zero: str, recompute: str) -> Outcome:
@@ -226,3 +233,167 @@ def _memory_outcome(runs: list[dict], zero: str, recompute: str) -> Outcome:
         pages=[(_("Training planner"), "pages/train.py", query)],
         command=command,
     )
+
+
+# Lesson 11's second part, the chapter "Full-stack audit" (11_full_stack_audit.qmd): the
+# chapter's cluster and run, each domain's figure from the engine's own model of it.
+AUDIT_GPUS = 512  # 64 DGX H100 nodes × 8
+AUDIT_DAYS = 30
+AUDIT_LAYOUT = engine.TrainLayout(tp=8, pp=1, zero=1)  # the chapter's TP 8, PP 1, DP 64
+AUDIT_BATCH = 2048  # sequences of SEQ_LEN tokens per step (the chapter's batch_size=2048)
+TOKEN_BYTES = 2  # bytes a token id takes in the data pipeline (the chapter's figure)
+CHECKPOINT_S = 120.0  # the chapter's checkpoint write time
+CHINCHILLA = 20.0  # tokens per parameter (Hoffmann et al. 2022, as the chapter states it)
+REGIONS = {"Quebec": N_("Quebec"), "Poland": N_("Poland")}
+SELF_CHECK = (4.0, 120.0)  # the chapter's self-check: MTBF 4 h, a 2-minute checkpoint
+
+
+def audit_figures(cat) -> dict:
+    """Every domain's figure for the chapter's run (numbers: the page formats them)."""
+    run = engine.TrainRun(
+        BIG, "H100", gpus=AUDIT_GPUS, global_batch_size=AUDIT_BATCH, seq_len=SEQ_LEN, catalog=cat
+    )
+    step = engine.train(run, AUDIT_LAYOUT).as_dict()
+    hours = AUDIT_DAYS * 24.0
+    usage = engine.Usage("H100", AUDIT_GPUS, hours)
+    regions = {
+        g: (engine.footprint(usage, g, catalog=cat), engine.tco(usage, grid=g, catalog=cat))
+        for g in REGIONS
+    }
+    rel = engine.reliability(AUDIT_GPUS, checkpoint_s=CHECKPOINT_S, job_hours=hours)
+    mtbf, delta_s = SELF_CHECK
+    interval_h = engine.young_daly_hours(delta_s / 3600.0, mtbf)
+    tokens = step["tokens_per_s"] * hours * 3600.0
+    return {
+        "step": step,
+        "demand_bytes_per_s": step["tokens_per_s"] * TOKEN_BYTES,
+        "tokens": tokens,
+        "tokens_per_param": tokens / step["matmul_params"],
+        "reliability": rel,
+        "regions": regions,
+        "self_check_interval_h": interval_h,
+        "self_check_share": delta_s / 3600.0 / interval_h,
+    }
+
+
+def audit(cat) -> Outcome:
+    """The full-stack audit: one row per domain, Quebec against Poland, and the figures the
+    chapter publishes beside ours."""
+    st.subheader(
+        _("The full-stack audit: {model} on {gpus} H100, {days} days").format(
+            model=BIG, gpus=f"{AUDIT_GPUS:,}", days=AUDIT_DAYS
+        )
+    )
+    a = audit_figures(cat)
+    step, rel = a["step"], a["reliability"]
+    (qf, qt), (pf, pt) = a["regions"]["Quebec"], a["regions"]["Poland"]
+    compute_share = step["compute_s"] / step["step_time_s"]
+    comm_share = step["comm_exposed_s"] / step["step_time_s"]
+    lost = rel.checkpoint_loss_hours / rel.job_hours
+    rows = [
+        (
+            N_("Node: the training step"),
+            _("{step} a step; compute {compute}, MFU {mfu}").format(
+                step=fmt(step["step_time_s"], "s"), compute=pct(compute_share), mfu=pct(step["mfu"])
+            ),
+            _("compute"),
+        ),
+        (
+            N_("Data: token ids to the GPUs"),
+            fmt(a["demand_bytes_per_s"], "B/s"),
+            _("not binding"),
+        ),
+        (
+            N_("Algorithm: tokens per parameter"),
+            _("{ratio} ({tokens} tokens in {days} days; Chinchilla: {chinchilla})").format(
+                ratio=fmt(a["tokens_per_param"]),
+                tokens=fmt(a["tokens"]),
+                days=AUDIT_DAYS,
+                chinchilla=fmt(CHINCHILLA),
+            ),
+            _("under-trained") if a["tokens_per_param"] < CHINCHILLA else _("over-trained"),
+        ),
+        (
+            N_("Fleet: communication"),
+            _("{share} of the step exposed (TP {tp}, DP {dp})").format(
+                share=pct(comm_share), tp=step["tp"], dp=step["dp"]
+            ),
+            _("communication"),
+        ),
+        (
+            N_("Fleet: reliability"),
+            _("MTBF {mtbf}; {failures} failures; checkpoint every {interval}; {lost} lost").format(
+                mtbf=fmt(rel.mtbf_hours, "h"),
+                failures=fmt(rel.expected_failures),
+                interval=fmt(rel.checkpoint_interval_hours, "h"),
+                lost=pct(lost),
+            ),
+            _("checkpoints"),
+        ),
+        (
+            N_("Ops: cost of ownership"),
+            _("{quebec} in Quebec, {poland} in Poland").format(
+                quebec=fmt(qt["total_usd"], "USD"), poland=fmt(pt["total_usd"], "USD")
+            ),
+            _("cost"),
+        ),
+        (
+            N_("Ops: carbon"),
+            _("{quebec} in Quebec, {poland} in Poland").format(
+                quebec=fmt(qf["carbon_tco2e"], "tCO2e"), poland=fmt(pf["carbon_tco2e"], "tCO2e")
+            ),
+            _("energy"),
+        ),
+    ]
+    shown = pd.DataFrame(
+        {
+            _("Domain"): [_(r[0]) for r in rows],
+            _("Our figure"): [r[1] for r in rows],
+            _("What binds"): [r[2] for r in rows],
+        }
+    )
+    st.dataframe(shown, hide_index=True, key="l11_audit")
+    csv = pd.DataFrame(
+        {
+            "domain": [r[0] for r in rows],
+            "step_s": step["step_time_s"],
+            "mfu_fraction": step["mfu"],
+            "compute_share_fraction": compute_share,
+            "comm_exposed_share_fraction": comm_share,
+            "data_demand_bytes_per_s": a["demand_bytes_per_s"],
+            "tokens_per_parameter": a["tokens_per_param"],
+            "mtbf_hours": rel.mtbf_hours,
+            "checkpoint_interval_hours": rel.checkpoint_interval_hours,
+            "checkpoint_loss_fraction": lost,
+            "tco_quebec_usd": qt["total_usd"],
+            "tco_poland_usd": pt["total_usd"],
+            "carbon_quebec_tco2e": qf["carbon_tco2e"],
+            "carbon_poland_tco2e": pf["carbon_tco2e"],
+        }
+    )
+    download_csv(csv, "lesson_11_audit.csv", "learn:l11_audit_csv")
+    return _audit_outcome(a)
+
+
+def _audit_outcome(a: dict) -> Outcome:
+    (qf, qt), (pf, pt) = a["regions"]["Quebec"], a["regions"]["Poland"]
+    carbon = pf["carbon_tco2e"] / qf["carbon_tco2e"]
+    cost = pt["total_usd"] / qt["total_usd"] - 1.0
+    ours = {
+        "chinchilla": fmt(a["tokens_per_param"]),
+        "carbon_ratio": fmt(carbon, "×"),
+        "tco_change": pct(cost),
+        "self_check": _("every {interval}, {share} of the time writing").format(
+            interval=fmt(a["self_check_interval_h"], "h"), share=pct(a["self_check_share"])
+        ),
+        "binding": pct(a["step"]["compute_s"] / a["step"]["step_time_s"]),
+    }
+    values = {
+        "pue_quebec": fmt(qf["pue"]),
+        "pue_poland": fmt(pf["pue"]),
+        "g_quebec": fmt(qf["carbon_g_per_kwh"]),
+        "g_poland": fmt(pf["carbon_g_per_kwh"]),
+        "energy_share": pct(qt["power_usd"] / qt["total_usd"]),
+    }
+    answers = {"poland_carbon": carbon, "self_check": 100.0 * a["self_check_share"]}
+    return Outcome(ours=ours, values=values, answers=answers)
