@@ -64,8 +64,9 @@ HEAVY_TRAIN = (
         "gpus_curve=2048&rejected=on",
     ),
 )
-# Three heavy /load links within the page's budget of 300,000 simulated events (ui/load/run.py
-# `events`: the run, six check rates and the max-rate search): 200,000, 210,000 and 225,000.
+# Three heavy /load links within the page's budget of 1,000,000 simulated events (ui/load/run.py
+# `events`: the run, six check rates and the max-rate search with its confirmation runs):
+# 687,430, 696,700 and 660,287.
 TUTORIAL = "tp=1&profile=tutorial"
 HEAVY_LOAD = (
     (

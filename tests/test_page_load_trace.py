@@ -154,7 +154,7 @@ def test_a_trace_over_the_pages_budget_is_refused_before_any_work(monkeypatch):
     d = engine.Deployment("Llama-3.1-8B", "H100", profile="tutorial")
     bound = engine.load_events(d, engine.Workload(arrivals=engine.Replay(engine.parse_trace(data))))
     assert f"This trace would take up to {bound:,} events to simulate" in shown
-    assert "more than this page's budget of 300,000" in shown
+    assert "more than this page's budget of 1,000,000" in shown
     assert "Upload fewer requests (now 70,000)" in shown
     assert not at.metric and not runs  # nothing simulated
     assert took < 15
