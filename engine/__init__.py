@@ -140,14 +140,12 @@ from engine.roofline.sweep import compute_bound_batch, crossover_batch, marginal
 from engine.scenarios.deployment import Deployment, Deployments, check_split
 from engine.scenarios.execution import Execution
 from engine.scenarios.fleet import ROUTERS, Disaggregated, Replicas
+from engine.scenarios.fleet_parts import PARTS as FLEET_PARTS
 from engine.scenarios.fleet_parts import (
-    LLAMA3_SOURCE,
-    LLAMA3_URL,
     RESTART_SOURCE,
     RESTART_URL,
     FleetParts,
 )
-from engine.scenarios.fleet_parts import PARTS as FLEET_PARTS
 from engine.scenarios.prefix import Prefix
 from engine.scenarios.requests import Batch, BatchGrid, RateSearch, Traffic
 from engine.scenarios.sensitivity import METRICS as SENSITIVITY_METRICS
@@ -238,8 +236,6 @@ __all__ = [
     "IGNORED_ASSUMPTIONS",
     "KV_FORMATS",
     "KV_FORMAT_ALIASES",
-    "LLAMA3_SOURCE",
-    "LLAMA3_URL",
     "LOAD_EVENT_US",
     "MAX_BATCH",
     "MAX_CONTEXT",

@@ -23,7 +23,9 @@ def test_reliability_json_is_fleet_reliability(capsys):
     got = json.loads(out)
     want = engine.fleet_reliability(gpus=512).as_dict()
     assert set(got) == set(want)
-    assert got["mtbf_hours"] == pytest.approx(32 * 1296 / 419)  # 98.98 h
+    # only the GPU counted by default, at the tutorial's 50,000 h: 50,000 / 512 = 97.66 h
+    assert got["mtbf_hours"] == pytest.approx(50_000 / 512)
+    assert [p["mttf_hours"] for p in got["parts"]] == [50_000.0] + [None] * 6  # not counted
     assert [p["part"] for p in got["parts"]] == [p.name for p in engine.FLEET_PARTS]
 
 

@@ -1,5 +1,5 @@
 """The fleet's reliability from its parts (`engine.fleet_reliability`): hand arithmetic, the
-published interruption counts it is built from, and properties (hypothesis)."""
+defaults (the tutorial's GPU MTTF, the other parts not counted), and properties (hypothesis)."""
 
 import math
 
@@ -10,40 +10,42 @@ from hypothesis import strategies as st
 import engine
 
 
-def test_the_parts_reproduce_llamas_419_interruptions_in_54_days():
-    # Llama 3 (arXiv 2407.21783, section 3.3.4): 419 unexpected interruptions in a 54-day
-    # snapshot on 16,384 H100 in 2,048 hosts: one every 1,296 h / 419 = 3.093 h.
-    counts = {p.name: p.interruptions for p in engine.FLEET_PARTS}
-    assert sum(counts.values()) == 419
-    assert counts["gpu"] == 148 + 19 + 17 + 6 + 6  # faulty GPU, SRAM, processor, thermal, SDC
-    assert counts["hbm"] == 72
+def test_by_default_only_the_gpu_counts_at_the_tutorials_mttf():
+    # no per-part failure table ships: the GPU at tutorial 06's 50,000 h, the rest not counted
+    assert [p.mttf_hours for p in engine.FLEET_PARTS] == [50_000.0] + [None] * 6
     r = engine.fleet_reliability(gpus=16_384)
     assert r.hosts == 2_048
-    assert r.mtbf_hours == pytest.approx(1296 / 419)
-    assert r.expected_failures == pytest.approx(720 * 419 / 1296)
+    assert r.mtbf_hours == pytest.approx(50_000 / 16_384)  # 3.052 h
+    assert r.expected_failures == pytest.approx(720 * 16_384 / 50_000)
+    assert [p["share"] for p in r.parts] == [1.0] + [0.0] * 6
+    with pytest.raises(ValueError, match="at least one part"):
+        engine.FleetParts(gpu_mttf_hours=None)
 
 
 def test_512_gpus_by_hand():
-    # 512 GPUs in 64 hosts. Per-GPU parts (GPU 196, HBM 72, NIC 7, software 63 = 338 of the
-    # 16,384 GPUs' interruptions) and per-host parts (switch 35, host 43, PSU 3 = 81 of the
-    # 2,048 hosts'): λ = 512·338/(16,384·1,296) + 64·81/(2,048·1,296) = 419 / 41,472 per hour,
-    # MTBF = 98.98 h (the tutorial's GPU-only 50,000 h / 512 = 97.66 h).
+    # 512 GPUs in 64 hosts; the GPU alone counted: λ = 512 / 50,000 per hour, MTBF 97.66 h;
+    # the hosts' switches at 20,000 h each add 64 / 20,000: λ = 0.01024 + 0.0032 = 0.01344
     r = engine.fleet_reliability(gpus=512)
-    assert r.hosts == 64
-    assert r.mtbf_hours == pytest.approx(41_472 / 419)
-    assert r.mtbf_hours == pytest.approx(98.98, abs=0.01)
-    # Young-Daly with δ = 60 s: T = sqrt(2 · (1/60 h) · 98.98 h) = 1.816 h.
-    assert r.checkpoint_interval_hours == pytest.approx(math.sqrt(2 / 60 * 41_472 / 419))
-    assert r.checkpoint_interval_hours == pytest.approx(1.816, abs=0.001)
-    # Over 720 h: 7.274 failures; writes 720 / 1.816 · (1/60) = 6.606 h; rollback 7.274 ·
-    # 1.816 / 2 = 6.606 h (equal at the optimum); restarts 7.274 · 300 s = 0.606 h.
-    assert r.expected_failures == pytest.approx(7.274, abs=0.001)
-    assert r.checkpoint_write_hours == pytest.approx(6.606, abs=0.001)
+    assert r.hosts == 64 and r.mtbf_hours == pytest.approx(97.656, abs=0.001)
+    r = engine.fleet_reliability(gpus=512, switch_mttf_hours=20_000)
+    assert r.mtbf_hours == pytest.approx(1 / 0.01344)
+    assert r.mtbf_hours == pytest.approx(74.405, abs=0.001)
+    # Young-Daly with δ = 60 s: T = sqrt(2 · (1/60 h) · 74.405 h) = 1.575 h.
+    assert r.checkpoint_interval_hours == pytest.approx(math.sqrt(2 / 60 / 0.01344))
+    assert r.checkpoint_interval_hours == pytest.approx(1.575, abs=0.001)
+    # Over 720 h: 720 · 0.01344 = 9.677 failures; writes 720 / 1.575 · (1/60) = 7.619 h;
+    # rollback 9.677 · 1.575 / 2 = 7.619 h (equal at the optimum); restarts 9.677 · 300 s
+    # = 0.806 h.
+    assert r.expected_failures == pytest.approx(9.677, abs=0.001)
+    assert r.checkpoint_write_hours == pytest.approx(7.619, abs=0.001)
     assert r.rollback_hours == pytest.approx(r.checkpoint_write_hours)
-    assert r.restart_hours == pytest.approx(7.274 * 300 / 3600, abs=0.001)
-    assert r.lost_hours == pytest.approx(13.819, abs=0.001)
-    assert r.goodput == pytest.approx(1 - 13.819 / 720, abs=1e-5)
-    assert r.failure_probability == pytest.approx(1 - math.exp(-720 / (41_472 / 419)))
+    assert r.restart_hours == pytest.approx(720 * 0.01344 * 300 / 3600)
+    lost = 2 * r.checkpoint_write_hours + r.restart_hours
+    assert r.lost_hours == pytest.approx(lost) and r.lost_hours == pytest.approx(16.05, abs=0.01)
+    assert r.goodput == pytest.approx(1 - lost / 720)
+    assert r.failure_probability == pytest.approx(1 - math.exp(-720 * 0.01344))
+    shares = {p["part"]: p["share"] for p in r.parts}
+    assert shares["gpu"] == pytest.approx(0.01024 / 0.01344) and shares["hbm"] == 0.0
 
 
 def test_a_small_fleet_by_hand():

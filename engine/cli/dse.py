@@ -42,8 +42,13 @@ def add_dse_commands(sub) -> None:
             f"--{part.name}-mttf-hours",
             type=float,
             default=part.mttf_hours,
-            help=f"one {part.name}'s MTTF, hours (per {part.per}; default "
-            f"{part.mttf_hours:,.0f}: Llama 3's {part.causes})",
+            help=f"one {part.name}'s MTTF, hours (per {part.per}: {part.causes}; default "
+            + (
+                "not counted"
+                if part.mttf_hours is None
+                else f"{part.mttf_hours:,.0f}, the tutorial's"
+            )
+            + ")",
         )
     p.add_argument("--checkpoint-s", type=float, default=60.0, help="write time (default 60)")
     p.add_argument("--restart-s", type=float, default=300.0, help="recovery (default 300)")

@@ -204,7 +204,7 @@ class FleetReliability:
 
     `parts` holds one dict per kind of part: part, per ("gpu" or "host"), units in the
     cluster, mttf_hours (one unit), failures_per_hour (units ÷ MTTF), share (of the fleet's
-    rate) and causes (the root-cause categories of the source it stands for)."""
+    rate) and causes (what the part stands for); mttf_hours None: the part is not counted."""
 
     gpus: int
     hosts: int
@@ -261,7 +261,7 @@ def fleet_reliability(fleet: FleetParts | None = None, /, **fields: object) -> F
             "part": p.name,
             "per": p.per,
             "units": units[p.per],
-            "mttf_hours": fleet.mttf(p.name),
+            "mttf_hours": getattr(fleet, f"{p.name}_mttf_hours"),  # None: not counted
             "failures_per_hour": rates[p.name],
             "share": rates[p.name] / rate,
             "causes": p.causes,

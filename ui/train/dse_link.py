@@ -41,7 +41,7 @@ def pareto_params() -> list[Param]:
 
 def _write_hours(value: object) -> str:
     """An MTTF as the link writes it: shortest form, or every digit where the short one would
-    not read back as the same number (the defaults are counts ÷ interruptions: 108,335.02… h)."""
+    not read back as the same number (a team's MTTF may carry decimals: 108,335.02… h)."""
     short = write_number(value)
     return short if float(short) == float(value) else repr(float(value))
 

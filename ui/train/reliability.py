@@ -18,7 +18,7 @@ from ui.core.frame import source_md
 from ui.links.params import Link
 from ui.widgets.cards import cards
 from ui.widgets.pickers import number_input
-from ui.words.format import fmt, fmt_all, pct
+from ui.words.format import fmt, missing, pct
 from ui.words.i18n import N_, _
 
 PART_WORDS = {  # engine.FLEET_PARTS' names, as shown
@@ -47,7 +47,16 @@ def fleet_of(link: Link, gpus: int, per_host: int) -> engine.FleetParts:
     for i, part in enumerate(engine.FLEET_PARTS):
         name = f"{part.name}_mttf_hours"
         label = f"{_(PART_WORDS[part.name])}, {_(PER_WORDS[part.per])}"
-        values[name] = number_input(link, name, label, where=columns[i % 4], step=1000.0)
+        blank = {} if part.mttf_hours is not None else {"value": None}  # blank: not counted
+        values[name] = number_input(
+            link,
+            name,
+            label,
+            where=columns[i % 4],
+            step=1000.0,
+            placeholder=_("not counted"),
+            **blank,
+        )
     values = {k: float(v) if v is not None else link[k].default for k, v in values.items()}
     return engine.FleetParts(gpus=gpus, gpus_per_host=per_host, **values)
 
@@ -61,7 +70,9 @@ def parts_table(r: engine.FleetReliability) -> pd.DataFrame:
             _("Units"): [
                 f"{int(u):,} {_(PER_WORDS[p])}" for u, p in zip(df["units"], df["per"], strict=True)
             ],
-            _("MTTF of one unit"): fmt_all(df["mttf_hours"].to_numpy(), "h"),
+            _("MTTF of one unit"): [
+                _("not counted") if missing(v) else fmt(v, "h") for v in df["mttf_hours"]
+            ],
             _("Failures per day"): [fmt(v * 24) for v in df["failures_per_hour"]],
             _("Share of failures"): [pct(v) for v in df["share"]],
         }
@@ -114,10 +125,10 @@ def section(link: Link, gpus: int, per_host: int, name: str, fits: bool = True) 
     st.markdown(
         _(
             "A synchronous job stops when any part of the cluster fails. Independent parts add "
-            "their failure rates: fleet rate = Σ units ÷ MTTF. The defaults are the 419 "
-            "unexpected interruptions Meta counted in 54 days of Llama 3 405B pre-training on "
-            "16,384 H100 GPUs (2,048 hosts), by root cause, each turned into one unit's MTTF. "
-            "Checkpoints every √(2 × write time × MTBF) (Young, Daly) lose the least."
+            "their failure rates: fleet rate = Σ units ÷ MTTF. By default only the GPU is "
+            "counted, at the tutorial's MTTF; give each other part's MTTF (your own failure "
+            "records) to count it. Checkpoints every √(2 × write time × MTBF) (Young, Daly) lose "
+            "the least."
         )
     )
     fleet = fleet_of(link, gpus, per_host)
@@ -143,7 +154,7 @@ def section(link: Link, gpus: int, per_host: int, name: str, fits: bool = True) 
             gpus=f"{gpus:,}",
             hosts=f"{r.hosts:,}",
             per_host=per_host,
-            source=source_md("Llama 3, arXiv 2407.21783, §3.3.4 (2024)", engine.LLAMA3_URL),
+            source=source_md("MLSys·im, tutorial 06 (GPU MTTF)", engine.RESTART_URL),
             restart=source_md("MLSys·im ReliabilityModel", engine.RESTART_URL),
             mttf=fmt(TUTORIAL_MTTF_HOURS),
         )
