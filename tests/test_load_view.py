@@ -12,6 +12,7 @@ import pytest
 
 import engine
 from ui.load import view as lv
+from ui.words import tables
 
 KW = {"input_tokens": 512, "output_tokens": 128, "profile": "tutorial"}
 
@@ -70,7 +71,7 @@ def test_every_csv_of_the_page_names_its_units(band):
 
 
 def test_true_and_false_read_as_yes_and_no_in_the_readers_language(grid):
-    table = lv.table(lv.steady_curve(grid), lv.CURVE_TABLE)
+    table = tables.table(lv.steady_curve(grid), lv.CURVE_TABLE)
     assert list(table["Steady state"]) == ["yes", "yes", "no", "no"]  # the fast path's 1.0, 0.0
     assert set(table["Meets the SLOs"]) <= {"yes", "no"}
     assert table["TTFT p50"].iloc[3] == "—"  # past saturation: no figure

@@ -79,16 +79,8 @@ def section(d: engine.Deployment, w: engine.Workload, slo: engine.SLO, how: tupl
         return
     at = dataclasses.replace(w, requests=lr.sim_requests(w))
     try:
-        pair = fleets.pair(d, chosen)
-        events = fleets.events(pair, at, sched)
-        if events > lr.BUDGET_EVENTS:
-            raise ValueError(
-                _(
-                    "The two runs would take up to {events} events, more than this page's budget "
-                    "of {budget}: lower the requests or the tokens."
-                ).format(events=f"{events:,}", budget=f"{lr.BUDGET_EVENTS:,}")
-            )
-        df = fleets.compare(pair, sched=sched, w=at, slo=slo)
+        how = (sched, lr.BUDGET_EVENTS, _("lower the requests or the tokens."))
+        df = fleets.compare_within(fleets.pair(d, chosen), how=how, w=at, slo=slo)
     except ValueError as exc:
         st.error(plain(exc), icon="🚫")
         return

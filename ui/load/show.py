@@ -16,6 +16,7 @@ from ui.load import figures as lf
 from ui.load import run as lr
 from ui.load import view as lv
 from ui.widgets.cards import chart_row
+from ui.words import tables as wt
 from ui.words.i18n import _, message_text
 from ui.words.text import plain
 
@@ -119,7 +120,7 @@ def tables(grid, pts, r, m, band, names: tuple[str, str, object]) -> None:
     model_id, hw_id, d = names
     st.subheader(_("The curve (fast path)"))
     curve = lv.steady_curve(grid)
-    st.dataframe(lv.table(curve, lv.CURVE_TABLE), key="load_curve_table", hide_index=True)
+    st.dataframe(wt.table(curve, lv.CURVE_TABLE), key="load_curve_table", hide_index=True)
     if not curve["stable"].all():
         st.caption(
             _(
@@ -136,7 +137,7 @@ def tables(grid, pts, r, m, band, names: tuple[str, str, object]) -> None:
     )
     if pts is not None and len(pts):
         st.subheader(_("Simulated rates"))
-        st.dataframe(lv.table(pts, lv.POINTS_TABLE), key="load_points_table", hide_index=True)
+        st.dataframe(wt.table(pts, lv.POINTS_TABLE), key="load_points_table", hide_index=True)
         download_csv(
             df=lv.csv_frame(pts, band),
             filename=lv.file_name(kind="rates", d=d, hw_id=hw_id, model_id=model_id),
@@ -147,7 +148,7 @@ def tables(grid, pts, r, m, band, names: tuple[str, str, object]) -> None:
     if m is not None and m.tried:
         st.subheader(_("Max-rate search: the rates tried"))
         tried = lv.tried_frame(m)
-        st.dataframe(lv.table(tried, lv.TRIED_TABLE), key="load_tried_table", hide_index=True)
+        st.dataframe(wt.table(tried, lv.TRIED_TABLE), key="load_tried_table", hide_index=True)
         download_csv(
             df=lv.csv_frame(tried, band),
             filename=lv.file_name(kind="search", d=d, hw_id=hw_id, model_id=model_id),
@@ -192,7 +193,7 @@ def speculation(grid, plain_grid, band, names: tuple[str, str, object]) -> None:
     frame_ = lv.speculation_frame(grid, plain_grid)
     st.plotly_chart(lf.speculation_figure(frame_), key="load_spec_chart", config=PNG)
     st.caption(plain(lv.crossing_text(frame_)))
-    st.dataframe(lv.table(frame_, lv.SPEC_TABLE), key="load_spec_table", hide_index=True)
+    st.dataframe(wt.table(frame_, lv.SPEC_TABLE), key="load_spec_table", hide_index=True)
     download_csv(
         df=lv.csv_frame(frame_, band),
         filename=lv.file_name(kind="speculation", d=d, hw_id=hw_id, model_id=model_id),

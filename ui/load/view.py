@@ -18,11 +18,10 @@ import pandas as pd
 
 from ui.widgets.pickers import split_words
 from ui.words.data_text import said
-from ui.words.format import fmt, fmt_all, pct
+from ui.words.format import fmt, pct
 from ui.words.i18n import N_, _, message_text
+from ui.words.tables import WORDS, YES_NO
 
-YES_NO = "yes/no"  # a table's unit for a column read as true or false (the fast path's 1.0)
-WORDS = "words"  # a table's unit for a column of English words, shown translated
 STAGES = {"bisection": N_("bisection"), "confirmation": N_("confirmation")}
 CURVE_TABLE = {  # column: (header, unit (YES_NO: true or false; None: as it is), factor)
     "rate_per_s": (N_("Rate (requests/s)"), "", 1.0),
@@ -124,30 +123,6 @@ def crossing_text(frame: pd.DataFrame) -> str:
         low=fmt(float(frame["speedup"].iloc[-1])),
         high=fmt(float(frame["speedup"].iloc[0])),
     )
-
-
-def yes_no(values) -> list[str]:
-    """True or false (a bool, or the fast path's 1.0 and 0.0) in the reader's language; "—"
-    where there is no value."""
-    return ["—" if pd.isna(v) else _("yes") if v else _("no") for v in values]
-
-
-def table(df: pd.DataFrame, spec: Mapping) -> pd.DataFrame:
-    """`df`'s columns of `spec` under readable headers, numbers as ui.words.format text."""
-    out = {}
-    for column, (header, unit, factor) in spec.items():
-        if column not in df:
-            continue
-        values = df[column].to_numpy()
-        if unit == YES_NO:
-            out[_(header)] = yes_no(values)
-        elif unit == WORDS:
-            out[_(header)] = [_(str(v)) for v in values]
-        elif unit is None:
-            out[_(header)] = list(values)
-        else:
-            out[_(header)] = fmt_all(np.asarray(values, dtype=float) * factor, unit)
-    return pd.DataFrame(out)
 
 
 # The fast path's figures that need a steady state: past saturation (`stable` false) the queue

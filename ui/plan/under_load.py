@@ -320,16 +320,8 @@ def _same_gpus(cat, a: Ask, row: tuple, m, how: tuple) -> None:
     chosen |= {"router": "least-outstanding"}
     w = _workload(a, requests=requests, rate=2.0 * m.max_rate_per_s)
     try:
-        pair = fleets.pair(d, chosen)
-        events = fleets.events(pair, w, None)
-        if events > BUDGET_EVENTS:
-            raise ValueError(
-                _(
-                    "The two runs would take up to {events} events, more than this page's budget "
-                    "of {budget}: open the deployment on /load."
-                ).format(events=f"{events:,}", budget=f"{BUDGET_EVENTS:,}")
-            )
-        df = fleets.compare(pair, sched=None, w=w, slo=a.slo)
+        how = (None, BUDGET_EVENTS, _("open the deployment on /load."))
+        df = fleets.compare_within(fleets.pair(d, chosen), how=how, w=w, slo=a.slo)
     except ValueError as exc:
         st.error(plain(exc), icon="🚫")
         return

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 import pandas as pd
 
 import engine
 from ui.runtime import memo
-from ui.words.format import fmt_all
+from ui.words import tables
 from ui.words.i18n import N_, _
+from ui.words.tables import YES_NO
 from ui.words.text import plain
 
 ROUTER_LABELS = {
@@ -27,7 +27,6 @@ ROUTER_LABELS = {
     "least-outstanding": N_("least outstanding requests"),
     "prefix-aware": N_("prefix-aware (least outstanding without a shared prefix)"),
 }
-YES_NO = "yes/no"
 TABLE = {  # column: (header, unit (None: as it is; YES_NO: true or false), factor)
     "deployment": (N_("Deployment"), None, 1.0),
     "devices": (N_("GPUs"), None, 1.0),
@@ -76,6 +75,22 @@ def events(fleets, w: engine.Workload, sched: engine.Scheduler | None) -> int:
     return sum(engine.fleet_events(f, w, scheduler=sched) for f in fleets)
 
 
+def compare_within(fleets, how: tuple, w: engine.Workload, slo: engine.SLO) -> pd.DataFrame:
+    """`compare`, once both runs are bounded within the page's budget; `how`: (the scheduler,
+    the budget in events, what to do when over it, translated). ValueError, in the reader's
+    language, when over it (nothing is simulated)."""
+    sched, budget, narrow = how
+    total = events(fleets, w, sched)
+    if total > budget:
+        raise ValueError(
+            _(
+                "The two runs would take up to {events} events, more than this page's budget "
+                "of {budget}: {narrow}"
+            ).format(events=f"{total:,}", budget=f"{budget:,}", narrow=narrow)
+        )
+    return compare(fleets, sched=sched, w=w, slo=slo)
+
+
 @memo.cached(SIMULATED)
 def simulate(fleet, sched: engine.Scheduler | None, w: engine.Workload, slo: engine.SLO):
     """One fleet on the workload (engine.serve_load)."""
@@ -112,15 +127,4 @@ def compare(fleets, sched, w: engine.Workload, slo: engine.SLO) -> pd.DataFrame:
 
 def table(df: pd.DataFrame) -> pd.DataFrame:
     """The comparison's columns of TABLE under readable headers, numbers formatted."""
-    out = {}
-    for column, (header, unit, factor) in TABLE.items():
-        if column not in df:
-            continue
-        values = df[column].to_numpy()
-        if unit == YES_NO:
-            out[_(header)] = [_("yes") if v else _("no") for v in values]
-        elif unit is None:
-            out[_(header)] = list(values)
-        else:
-            out[_(header)] = fmt_all(np.asarray(values, dtype=float) * factor, unit)
-    return pd.DataFrame(out)
+    return tables.table(df, TABLE)
