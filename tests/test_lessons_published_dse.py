@@ -66,10 +66,10 @@ def test_12_the_step_limit_removes_configurations_before_the_front():
 
 def test_full_stack_audit_reliability_figures():
     # 12_full_stack_audit.qmd: 64 DGX H100 (512 GPUs), a 30-day job, checkpoint_time_s=120;
-    # the chapter prints the solver's MTBF but no number in its text. Ours, every part:
-    # λ = 419 / (32 × 1,296) per hour, MTBF = 98.98 h; Young-Daly with δ = 120 s:
-    # sqrt(2 × (120 / 3,600) × 98.98) = 2.569 h; P(≥ 1 failure in 720 h) = 1 − e^(−7.274).
+    # the chapter prints the solver's MTBF but no number in its text. Ours, the GPU counted by
+    # default: λ = 512 / 50,000 per hour, MTBF = 97.66 h; Young-Daly with δ = 120 s:
+    # sqrt(2 × (120 / 3,600) × 97.66) = 2.552 h; P(≥ 1 failure in 720 h) = 1 − e^(−7.373).
     r = engine.fleet_reliability(gpus=512, checkpoint_s=120)
-    assert r.mtbf_hours == pytest.approx(32 * 1296 / 419)
-    assert r.checkpoint_interval_hours == pytest.approx(2.569, abs=0.001)
-    assert r.failure_probability == pytest.approx(0.99931, abs=1e-5)
+    assert r.mtbf_hours == pytest.approx(50_000 / 512)
+    assert r.checkpoint_interval_hours == pytest.approx(2.552, abs=0.001)
+    assert r.failure_probability == pytest.approx(0.99937, abs=1e-5)
