@@ -13,7 +13,7 @@ formulas, defaults and conventions are described in docs/model.md (Williams et a
 """
 
 from engine.accuracy import bands as _bands
-from engine.accuracy.bands import Band, error_band, off_ground
+from engine.accuracy.bands import Band, PredictionBand, error_band, off_ground, prediction_band
 from engine.accuracy.calibrate import (
     FIT_WARNING_KINDS,
     MIN_ROWS_PER_PARAMETER,
@@ -305,6 +305,7 @@ __all__ = [
     "OpenLoop",
     "Ownership",
     "Perturbation",
+    "PredictionBand",
     "Prefix",
     "Profile",
     "RateSearch",
@@ -391,6 +392,7 @@ __all__ = [
     "parse_trace",
     "pipeline_sweep",
     "plan_usage",
+    "prediction_band",
     "prefill_attention_efficiency",
     "prefill_attention_time_s",
     "profile_from_toml",

@@ -123,7 +123,8 @@ def test_train_json_has_the_contract_keys_and_equals_the_api(capsys):
         zero=1,
         recompute="selective",
     ).as_dict()
-    assert list(r) == list(api) and r["step_time_s"] == api["step_time_s"]
+    band = ["error_band_pct", "error_band_basis", "off_calibrated_ground"]
+    assert list(r) == [*api, *band] and r["step_time_s"] == api["step_time_s"]
     assert r["dp"] == 16 and r["micro_batches"] == 16  # 64/(2·2); 512/(16·2)
 
 

@@ -15,6 +15,7 @@ carries (`CARRIED`), said so in its basis.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -149,3 +150,50 @@ def off_ground(
         fitted = ", ".join(ground["families"])
         out.append(NOT_FITTED_FAMILY(families=", ".join(new), fitted=fitted))
     return out
+
+
+EDITED = " (the profile as fitted; edits of its assumptions are not measured)"
+
+
+@dataclass(frozen=True, slots=True)
+class PredictionBand:
+    """What one prediction carries about its error: the profile's Band, why the scenario is off
+    the ground the profile was fitted on (empty: on it) and whether its assumptions were edited
+    from the profile's (the band is then the profile's as fitted)."""
+
+    profile: str
+    band: Band
+    off: tuple[Message, ...] = ()
+    edited: bool = False
+
+    def as_dict(self) -> dict[str, object]:
+        """The keys every export of a prediction carries, in English: `error_band_pct` (None
+        when not measured), `error_band_basis` and `off_calibrated_ground` ('; '-joined, empty
+        on the ground)."""
+        return {
+            "error_band_pct": self.band.pct,
+            "error_band_basis": str(self.band.basis) + (EDITED if self.edited else ""),
+            "off_calibrated_ground": "; ".join(map(str, self.off)),
+        }
+
+
+def prediction_band(
+    profile: Profile,
+    arch: Architecture | None,
+    hardware: str | Iterable[str],
+    precision: str | Iterable[str],
+    *,
+    edited: bool = False,
+) -> PredictionBand:
+    """The band of `profile` for a scenario: every pair of the accelerator ids and precisions
+    given, the reasons of all of them, each once (none for a model without an architecture)."""
+    hws = [hardware] if isinstance(hardware, str) else list(hardware)
+    precisions = [precision] if isinstance(precision, str) else list(precision)
+    off: dict[Message, None] = {}
+    if arch is not None:
+        for hw in hws:
+            for p in precisions:
+                off |= dict.fromkeys(off_ground(profile, arch, hardware=hw, precision=p))
+    return PredictionBand(
+        profile=profile.name, band=error_band(profile), off=tuple(off), edited=edited
+    )

@@ -41,6 +41,7 @@ from engine.catalog.profiles import (
 )
 from engine.catalog.reader import Catalog
 from engine.catalog.scheduler import KV_POLICIES
+from engine.cli.bands import with_band
 from engine.cli.flags import add_format_flags, add_serving_flags, add_split_flags, split_args
 from engine.cli.model_args import add_model_args, model_from_args
 from engine.cli.output import json_text, table_text
@@ -347,6 +348,52 @@ def _misses(m: MaxRate, ttft: float, tpot: float) -> str:
     return "; ".join(misses) or "no request ran within the KV pool, or the queue grew"
 
 
+def _search(args: argparse.Namespace, model, kw: dict) -> dict:
+    """`--max-rate`: the highest rate meeting the SLOs, bounded before it runs."""
+    if args.chrome_trace:
+        raise ValueError(
+            "--chrome-trace writes one run's timeline: give --rate, --concurrency or "
+            "--trace instead of --max-rate"
+        )
+    if args.concurrency is not None or args.trace is not None or args.rate is not None:
+        raise ValueError("--max-rate searches the rate: give no --rate, --concurrency or --trace")
+    tokens = {"input_tokens": args.input_tokens, "output_tokens": args.output_tokens}
+    confirm = {
+        k: v
+        for k, v in (
+            ("confirm_seeds", args.confirm_seeds),
+            ("confirm_requests", args.confirm_requests),
+        )
+        if v is not None
+    }
+    events = max_rate_events(model, args.hardware, **tokens, **confirm, **kw)
+    if events > MAX_EVENTS:
+        how = RateSearch(**confirm)
+        raise ValueError(
+            f"--max-rate: this search would take up to {events:,} events ({MAX_RUNS} runs "
+            f"of {args.requests:,} requests and {CONFIRM_ROUNDS} rounds of "
+            f"{how.confirm_seeds} runs of {how.confirm_count(args.requests):,} at most), about "
+            f"{events * EVENT_US / 1e6:,.0f} s of CPU, more than {MAX_EVENTS:,} (about "
+            f"{MAX_EVENTS * EVENT_US / 1e6:,.0f} s): lower --requests, --confirm-requests, "
+            "--confirm-seeds, --input-tokens or --output-tokens"
+        )
+    found = max_rate(
+        model,
+        args.hardware,
+        slo_ttft_ms_p90=args.slo_ttft_ms_p90,
+        slo_tpot_ms_p99=args.slo_tpot_ms_p99,
+        target_rate=args.target_rate,
+        execution=execution_from(args),
+        **confirm,
+        **tokens,
+        **kw,
+    )
+    result = found.as_dict()
+    if found.max_rate_per_s <= 0:  # the reason beside the 0, before the rest
+        result = {"max_rate_per_s": 0.0, "reason": no_rate_reason(found)} | result
+    return result
+
+
 def cmd_load(args: argparse.Namespace, catalog: Catalog) -> str:
     model = model_from_args(args)
     kw = _common(args, catalog)
@@ -356,94 +403,54 @@ def cmd_load(args: argparse.Namespace, catalog: Catalog) -> str:
             "--max-rate searches one replica's rate: give no --replicas or workers with it"
         )
     if args.max_rate:
-        if args.chrome_trace:
-            raise ValueError(
-                "--chrome-trace writes one run's timeline: give --rate, --concurrency or "
-                "--trace instead of --max-rate"
-            )
-        if args.concurrency is not None or args.trace is not None or args.rate is not None:
-            raise ValueError(
-                "--max-rate searches the rate: give no --rate, --concurrency or --trace"
-            )
-        tokens = {"input_tokens": args.input_tokens, "output_tokens": args.output_tokens}
-        confirm = {
-            k: v
-            for k, v in (
-                ("confirm_seeds", args.confirm_seeds),
-                ("confirm_requests", args.confirm_requests),
-            )
-            if v is not None
-        }
-        events = max_rate_events(model, args.hardware, **tokens, **confirm, **kw)
-        if events > MAX_EVENTS:
-            how = RateSearch(**confirm)
-            raise ValueError(
-                f"--max-rate: this search would take up to {events:,} events ({MAX_RUNS} runs "
-                f"of {args.requests:,} requests and {CONFIRM_ROUNDS} rounds of "
-                f"{how.confirm_seeds} runs of {how.confirm_count(args.requests):,} at most), about "
-                f"{events * EVENT_US / 1e6:,.0f} s of CPU, more than {MAX_EVENTS:,} (about "
-                f"{MAX_EVENTS * EVENT_US / 1e6:,.0f} s): lower --requests, --confirm-requests, "
-                "--confirm-seeds, --input-tokens or --output-tokens"
-            )
-        found = max_rate(
-            model,
-            args.hardware,
-            slo_ttft_ms_p90=args.slo_ttft_ms_p90,
-            slo_tpot_ms_p99=args.slo_tpot_ms_p99,
-            target_rate=args.target_rate,
-            execution=execution_from(args),
-            **confirm,
-            **tokens,
-            **kw,
-        )
-        result = found.as_dict()
-        if found.max_rate_per_s <= 0:  # the reason beside the 0, before the rest
-            result = {"max_rate_per_s": 0.0, "reason": no_rate_reason(found)} | result
+        result = _search(args, model, kw)
     else:
-        if args.workers is not None or args.ray_address is not None:
-            raise ValueError(
-                "--workers and --ray-address run --max-rate's simulations: add --max-rate"
-            )
-        if args.target_rate is not None:
-            raise ValueError(
-                "--target-rate plans replicas from --max-rate's answer: add --max-rate"
-            )
-        if args.confirm_seeds is not None or args.confirm_requests is not None:
-            raise ValueError(
-                "--confirm-seeds and --confirm-requests confirm --max-rate's answer: add --max-rate"
-            )
-        concurrency = args.concurrency
-        if concurrency is not None and concurrency.strip().lower() != "max":
-            try:
-                concurrency = int(concurrency)
-            except ValueError:
-                raise ValueError(
-                    f"--concurrency: expected a whole number of clients or 'max', "
-                    f"got {concurrency[:40]!r}"
-                ) from None
-        trace = _trace(args.trace) if args.trace else None
-        head = (model, args.hardware) if fleet is None else (fleet,)
-        kw = kw if fleet is None else rest
-        if fleet is not None and args.chrome_trace:
-            raise ValueError(
-                "--chrome-trace writes one deployment's timeline: give no --replicas or "
-                "workers with it"
-            )
-        run = (_traced_load if args.chrome_trace else serve_load)(
-            *head,
-            input_tokens=args.input_tokens,
-            output_tokens=args.output_tokens,
-            rate=args.rate,
-            concurrency=concurrency,
-            trace=trace,
-            slo_ttft_ms=args.slo_ttft_ms,
-            slo_tpot_ms=args.slo_tpot_ms,
-            **kw,
-        )
-        if args.chrome_trace:
-            run = _write_trace(run, args.chrome_trace)
-        result = run.as_dict(series=args.timeseries)
+        result = _run(args, model=model, kw=kw, fleet=fleet, rest=rest)
+    profile = get_profile(kw["profile"])
+    result = with_band(result, profile=profile, model=model, args=args, catalog=catalog)
     if args.format == "json":
         return json_text(result)
     shown = {k: v for k, v in result.items() if k not in ("timeseries", "rates_tried")}
     return table_text(shown)
+
+
+def _run(args: argparse.Namespace, model, kw: dict, fleet, rest: dict) -> dict:
+    """One simulated run (a deployment, or a fleet of replicas or workers)."""
+    if args.workers is not None or args.ray_address is not None:
+        raise ValueError("--workers and --ray-address run --max-rate's simulations: add --max-rate")
+    if args.target_rate is not None:
+        raise ValueError("--target-rate plans replicas from --max-rate's answer: add --max-rate")
+    if args.confirm_seeds is not None or args.confirm_requests is not None:
+        raise ValueError(
+            "--confirm-seeds and --confirm-requests confirm --max-rate's answer: add --max-rate"
+        )
+    concurrency = args.concurrency
+    if concurrency is not None and concurrency.strip().lower() != "max":
+        try:
+            concurrency = int(concurrency)
+        except ValueError:
+            raise ValueError(
+                f"--concurrency: expected a whole number of clients or 'max', "
+                f"got {concurrency[:40]!r}"
+            ) from None
+    trace = _trace(args.trace) if args.trace else None
+    head = (model, args.hardware) if fleet is None else (fleet,)
+    kw = kw if fleet is None else rest
+    if fleet is not None and args.chrome_trace:
+        raise ValueError(
+            "--chrome-trace writes one deployment's timeline: give no --replicas or workers with it"
+        )
+    run = (_traced_load if args.chrome_trace else serve_load)(
+        *head,
+        input_tokens=args.input_tokens,
+        output_tokens=args.output_tokens,
+        rate=args.rate,
+        concurrency=concurrency,
+        trace=trace,
+        slo_ttft_ms=args.slo_ttft_ms,
+        slo_tpot_ms=args.slo_tpot_ms,
+        **kw,
+    )
+    if args.chrome_trace:
+        run = _write_trace(run, args.chrome_trace)
+    return run.as_dict(series=args.timeseries)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 
-from engine.catalog.profiles import DEFAULT_PROFILE
+from engine.catalog.profiles import DEFAULT_PROFILE, get_profile
 from engine.catalog.reader import Catalog
+from engine.cli.bands import with_band
 from engine.cli.flags import add_format_flags, add_serving_flags, add_split_flags, split_args
 from engine.cli.model_args import add_model_args, model_from_args
 from engine.cli.output import json_text, table_text
@@ -75,8 +76,9 @@ def _assumption_args(args: argparse.Namespace) -> dict:
 
 
 def cmd_serve(args: argparse.Namespace, catalog: Catalog) -> str:
+    model = model_from_args(args)
     result = serve(
-        model_from_args(args),
+        model,
         args.hardware,
         tp=args.tp,
         pp=args.pp,
@@ -89,6 +91,8 @@ def cmd_serve(args: argparse.Namespace, catalog: Catalog) -> str:
         catalog=catalog,
         **_assumption_args(args),
     ).as_dict()
+    profile = get_profile(args.profile)
+    result = with_band(result, profile=profile, model=model, args=args, catalog=catalog)
     if args.format == "json":
         return json_text(result)
     return table_text(result)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from engine.accuracy.bands import PredictionBand
+from engine.accuracy.training_bands import training_band
 from engine.assumptions import BY_NAME, TRAINING_NAMES
 from engine.catalog.reader import Catalog
 from engine.cli.model_args import add_model_args, model_from_args
@@ -161,7 +163,12 @@ def cmd_train(args: argparse.Namespace, catalog: Catalog) -> str:
         first_stage_layers=args.first_stage_layers,
         last_stage_layers=args.last_stage_layers,
     )
-    result = train(_run(args, catalog, args.gpus), layout).as_dict()
+    run = _run(args, catalog, args.gpus)
+    result = train(run, layout).as_dict()
+    band, why = training_band(run)
+    edited = any(getattr(args, name) is not None for name in TRAINING_NAMES)
+    said = PredictionBand(profile=str(run.profile), band=band, off=tuple(why), edited=edited)
+    result |= said.as_dict()
     if args.format == "json":
         return json_text(result)
     flat = {k: v for k, v in result.items() if k not in ("assumptions", "warnings")}

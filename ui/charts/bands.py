@@ -56,19 +56,11 @@ def note(
     edited: bool = False,
 ) -> Note:
     """The band of `profile` for a scenario (every pair of the hardware ids and precisions
-    given: the reasons of all of them, each once)."""
-    hws = [hardware] if isinstance(hardware, str) else list(hardware)
-    precisions = [precision] if isinstance(precision, str) else list(precision)
-    off: dict[engine.Message, None] = {}
-    if arch is not None:
-        for hw in hws:
-            for p in precisions:
-                off |= dict.fromkeys(
-                    engine.off_ground(profile=profile, arch=arch, hardware=hw, precision=p)
-                )
-    return Note(
-        profile=profile.name, band=engine.error_band(profile), off=tuple(off), edited=edited
+    given: the reasons of all of them, each once): engine.prediction_band, for the page."""
+    found = engine.prediction_band(
+        profile, arch, hardware=hardware, precision=precision, edited=edited
     )
+    return Note(profile=found.profile, band=found.band, off=found.off, edited=found.edited)
 
 
 def sentence(note: Note, value: str = "") -> str:
