@@ -24,46 +24,49 @@ sys.path.insert(0, str(ROOT))
 
 from engine.accuracy.calibrate import fit  # noqa: E402
 from engine.accuracy.measurements import read_measurements  # noqa: E402
-from engine.accuracy.validate import ServingPredictor, summarise, validate  # noqa: E402
+from engine.accuracy.validate import ServingPredictor, fit_parts, summarise, validate  # noqa: E402
 from engine.assumptions import make_assumptions  # noqa: E402
 from engine.catalog.profiles import get_profile  # noqa: E402
 
 DATA = ROOT / "data" / "measurements"
 PROFILES = ("tutorial", "trtllm-0.6.1", "trtllm-1.0", "vllm-mi300x")
-# Each TensorRT-LLM profile: the file it is fitted on, the profile its command starts from and
-# the memory reserve it sets (data/profiles/<name>.toml, `command`).
+# Each TensorRT-LLM profile: the file it is fitted on, the profile its command starts from, the
+# memory reserve it sets and the precisions it keeps (None: all) (data/profiles/<name>.toml,
+# `command`).
 FITS = {
-    "trtllm-0.6.1": ("trtllm-v0.6.1.csv", "tutorial", 0.04),
-    "trtllm-1.0": ("trtllm-v1.0-perf-overview.csv", "trtllm-0.6.1", 0.05),
+    "trtllm-0.6.1": ("trtllm-v0.6.1.csv", "tutorial", 0.04, None),
+    "trtllm-1.0": ("trtllm-v1.0-perf-overview.csv", "trtllm-0.6.1", 0.05, ("fp8",)),
 }
 
 
-def _cell(df, fitted: bool) -> str:
+def _cell(df) -> str:
     ok = df[df["reason"] == ""]
     s = summarise(df)
     ratio = float(np.median(ok["predicted"] / ok["value"])) if len(ok) else float("nan")
-    mark = " (fitted on)" if fitted else ""
+    mark = " (fitted on)" if len(ok) and ok["in_sample"].all() else ""
     return f"{s['mape_pct']:.1f}{mark} ({s['predicted_rows']} of {s['rows']}; ×{ratio:.2f})"
 
 
 def by_file() -> list[str]:
+    """A line per file, or per part of a file where a profile was fitted on some of its rows
+    (engine.accuracy.validate.fit_parts: its fitted precisions, then the others)."""
     lines = [
         "| file | rows | " + " | ".join(f"{p} MAPE % (×median)" for p in PROFILES) + " |",
         "|---|---|" + "---|" * len(PROFILES),
     ]
     for path in sorted(DATA.glob("*.csv")):
         rows = read_measurements([path])
-        cells = [
-            _cell(validate(rows, name), path.name in get_profile(name).fitted_on)
-            for name in PROFILES
-        ]
-        lines.append(f"| {path.name} | {len(rows)} | " + " | ".join(cells) + " |")
+        frames = {name: validate(rows, name) for name in PROFILES}
+        for label, mask in fit_parts(frames):
+            cells = [_cell(df[mask]) for df in frames.values()]
+            name = f"{path.name} ({label})" if label else path.name
+            lines.append(f"| {name} | {int(mask.sum())} | " + " | ".join(cells) + " |")
     return lines
 
 
 def start_of(name: str):
     """The start a shipped TensorRT-LLM profile was fitted from, its reserve fixed."""
-    _, start, reserve = FITS[name]
+    _, start, reserve, _ = FITS[name]
     base = get_profile(start)
     return replace(base, assumptions=make_assumptions(base.assumptions, memory_reserve=reserve))
 
@@ -71,7 +74,10 @@ def start_of(name: str):
 def leave_one_out(name: str, key: str) -> list[str]:
     """Refit `name` without each `key` group and predict that group: MAPE and the median
     predicted ÷ measured, per group and pooled."""
-    rows = list(read_measurements([DATA / FITS[name][0]]))
+    file, _, _, precisions = FITS[name]
+    rows = [
+        m for m in read_measurements([DATA / file]) if not precisions or m.precision in precisions
+    ]
     lines = [
         f"| {name}: held-out {key} | rows | tutorial MAPE % | refit on the rest: MAPE % "
         "| refit: median predicted ÷ measured |",

@@ -34,7 +34,7 @@ from engine.accuracy.measurements import (
 from engine.accuracy.measurements import METRICS as MEASUREMENT_METRICS
 from engine.accuracy.training_bands import BAND_KINDS as _TRAIN_BAND_KINDS
 from engine.accuracy.training_bands import training_band
-from engine.accuracy.validate import summarise, validate
+from engine.accuracy.validate import fit_parts, in_sample, summarise, validate
 from engine.assumptions import DEFAULTS, Assumptions, make_assumptions
 from engine.assumptions import REGISTRY as ASSUMPTIONS
 from engine.catalog.arch import Architecture
@@ -350,6 +350,7 @@ __all__ = [
     "default_catalog",
     "error_band",
     "first_transform_bound",
+    "fit_parts",
     "fit_warnings",
     "fleet_events",
     "fleet_parts_frame",
@@ -361,6 +362,7 @@ __all__ = [
     "get_training_profile",
     "gpt_architecture",
     "grids",
+    "in_sample",
     "kernel_curves",
     "launch_plan",
     "layer_table",

@@ -147,13 +147,16 @@ with right:
             ),
         ]
     )
-    if label in profile.fitted_on:
+    fitted = int(df["in_sample"].sum())
+    if fitted and fitted == summary["predicted_rows"]:
         st.info(plain(av.in_sample_note(profile)))
+    elif fitted:
+        st.info(plain(av.part_sample_note(profile, df)))
     if not summary["predicted_rows"]:
         st.warning(_("The model can predict none of these rows: the table says why for each."))
 sections.profile_section(profile, texts[name])
 sections.charts(df, name, band)
-sections.tables(frames, av.per_file_table(per_file, offered))
+sections.tables(frames, av.per_file_table(per_file))
 st.subheader(_("Every serving profile"))
 st.dataframe(av.profiles_table(offered, engines), hide_index=True, key="acc:profiles")
 table = av.results_table(df)

@@ -138,13 +138,26 @@ def test_ground_lines_and_fitted_table():
     assert fitted.loc["efficiency", "meaning"].startswith("Compute efficiency")
 
 
-def test_per_file_table_marks_the_file_a_profile_was_fitted_on():
+def test_per_file_table_marks_the_rows_a_profile_was_fitted_on():
     df = _frame().assign(ape_pct=[10.0, 20.0, 30.0], error=[0.1, -0.2, 0.3])
     table = av.per_file_table(
-        {SHIPPED.name: {"trtllm": df}, "x.csv": {"trtllm": df}}, {"trtllm": TRT}
+        {SHIPPED.name: {"trtllm": df.assign(in_sample=True)}, "x.csv": {"trtllm": df}}
     )
     # (10 + 20 + 30) / 3 = 20 %
     assert table["trtllm MAPE"].tolist() == ["20% (fitted on) (3 of 3)", "20% (3 of 3)"]
+
+
+def test_per_file_table_splits_a_file_fitted_on_in_part():
+    rows = engine.read_measurements([SHIPPED.parent / "trtllm-v1.0-perf-overview.csv"])
+    frames = {p: engine.validate(rows, p) for p in ("tutorial", "trtllm-1.0")}
+    table = av.per_file_table({"v1.csv": frames}).set_index("file")
+    assert list(table.index) == ["v1.csv (fp8)", "v1.csv (fp4)"]
+    assert table["rows"].tolist() == [112, 216]
+    assert table.loc["v1.csv (fp8)", "trtllm-1.0 MAPE"].endswith("(fitted on) (112 of 112)")
+    assert "fitted on" not in table.loc["v1.csv (fp4)", "trtllm-1.0 MAPE"]
+    assert "fitted on" not in table.loc["v1.csv (fp8)", "tutorial MAPE"]
+    note = av.part_sample_note(engine.get_profile("trtllm-1.0"), frames["trtllm-1.0"])
+    assert note.startswith("trtllm-1.0 was fitted on 112 of these rows (fp8); the other 216 (fp4)")
 
 
 def test_the_training_tables_and_chart():

@@ -180,3 +180,37 @@ def test_docs_accuracy_tables_are_current():
     assert len(tables) > 20
     missing = [line for line in tables if line not in docs]
     assert not missing, missing[:3]
+
+
+V1 = str(ROOT / "data" / "measurements" / "trtllm-v1.0-perf-overview.csv")
+
+
+def test_calibrate_precisions_fits_only_those_rows_and_records_the_flag(capsys):
+    # the 1.0 file: 112 fp8 rows (H100, H200) and 216 fp4 rows (B200, GB200, RTX PRO 6000)
+    status, out, err = run(
+        capsys,
+        "calibrate",
+        V1,
+        "--start",
+        "trtllm-1.0",
+        "--precisions",
+        "FP8",
+        "--fit",
+        "sequence_overhead_us",
+        "--format",
+        "json",
+    )
+    assert status == 0, err
+    fitted = json.loads(out)
+    assert fitted["rows"] == 112
+    assert fitted["ground"]["precisions"] == ["fp8"]
+    assert set(fitted["ground"]["hardware"]) == {"H100", "H200"}
+    assert " --precisions fp8 " in fitted["command"]  # reproducible: the flag is recorded
+    # the shipped profile's recorded command keeps the same rows
+    assert " --precisions fp8 " in get_profile("trtllm-1.0").command
+
+
+def test_calibrate_precisions_naming_no_row_is_refused_with_the_files_precisions(capsys):
+    status, _, err = run(capsys, "calibrate", V1, "--precisions", "fp6")
+    assert status == 2
+    assert "--precisions: no row is in 'fp6' (the files' precisions: fp4, fp8)" in err

@@ -129,38 +129,60 @@ def test_frame_has_the_schema_columns():
 V1 = ROOT / "data" / "measurements" / "trtllm-v1.0-perf-overview.csv"
 
 
-def test_the_v1_file_reads_and_its_unknown_rows_are_reported_not_fatal():
+def test_the_v1_file_reads_and_every_row_is_known():
     rows = read_measurements([V1])
     assert len(rows) == 328  # the page's results, copied unchanged
     assert {m.concurrency for m in rows} == {"max"} and {m.batch_size for m in rows} == {None}
-    found = catalogue_problems(rows, load_catalog())
-    # 328 rows - 112 H100/H200 fp8 (Llama-4-Maverick's 17 among them, now catalogued) = 216
-    # fp4 rows reported, on B200, GB200 and RTX-PRO-6000 (all three catalogued): 216 reported
-    assert len(found) == 216
-    fp4 = [i for i, m in enumerate(rows) if m.precision == "fp4"]
-    assert len(fp4) == 216 and set(fp4) == set(found)
-    assert {rows[i].hardware for i in found} == {"B200", "GB200", "RTX-PRO-6000"}
-    assert all("column 'precision': unknown precision 'fp4'" in t for t in found.values())
+    # 112 H100/H200 fp8 rows and 216 fp4 rows on B200, GB200 and RTX-PRO-6000, all catalogued;
+    # fp4 is read as the serving model's nvfp4
+    assert catalogue_problems(rows, load_catalog()) == {}
+    fp4 = [m for m in rows if m.precision == "fp4"]
+    assert len(fp4) == 216 and {m.hardware for m in fp4} == {"B200", "GB200", "RTX-PRO-6000"}
 
 
 def test_an_unmodelled_format_reads_but_a_typo_does_not():
-    text = f"{HEADER}\n{GOOD.replace('fp16,', 'fp4,fp8')}\n"
-    (m,) = parse_measurements(text.encode(), "mine.csv")
-    assert (m.precision, m.kv_precision) == ("fp4", "fp8")
-    assert list(catalogue_problems([m], load_catalog())) == [0]
+    # fp6 is published (Blackwell's FP6) but not a format the serving model computes: read,
+    # reported and skipped; fp4 is read as nvfp4 and predicted
+    text = f"{HEADER}\n{GOOD.replace('fp16,', 'fp6,fp8')}\n{GOOD.replace('fp16,', 'fp4,fp8')}\n"
+    fp6, fp4 = parse_measurements(text.encode(), "mine.csv")
+    assert (fp6.precision, fp6.kv_precision) == ("fp6", "fp8")
+    assert (fp4.precision, fp4.kv_precision) == ("fp4", "fp8")
+    found = catalogue_problems([fp6, fp4], load_catalog())
+    assert list(found) == [0] and "unknown precision 'fp6'" in found[0]
     with pytest.raises(MeasurementsError, match="unknown precision 'fp13'"):
         parse_measurements(f"{HEADER}\n{GOOD.replace('fp16,', 'fp13,')}\n".encode(), "x.csv")
 
 
-def test_validate_predicts_the_v1_files_known_rows_and_says_why_not_the_others():
+def test_validate_predicts_every_v1_row_and_marks_the_fitted_ones_in_sample():
     import engine
 
-    df = engine.validate(read_measurements([V1]), "trtllm")
-    skipped = df[df["reason"] != ""]
-    assert len(df) - len(skipped) == 112  # the H100/H200 fp8 rows, Llama-4-Maverick's 17 too
-    assert set(skipped["precision"]) == {"fp4"}
-    assert "Llama-4-Maverick" in set(df.loc[df["reason"] == "", "model"])
-    assert skipped["predicted"].isna().all()
+    df = engine.validate(read_measurements([V1]), "trtllm-1.0")
+    assert (df["reason"] == "").all() and df["predicted"].notna().all()
+    assert "Llama-4-Maverick" in set(df["model"])
+    # trtllm-1.0 is fitted on the fp8 rows only (its command's --precisions fp8)
+    assert "--precisions fp8" in engine.get_profile("trtllm-1.0").command
+    fitted = df[df["in_sample"]]
+    assert len(fitted) == engine.get_profile("trtllm-1.0").rows == 112
+    assert set(fitted["precision"]) == {"fp8"}
+    assert set(df.loc[~df["in_sample"], "precision"]) == {"fp4"}
+    # docs/model.md ("What limits it"): out of sample on the fp4 rows, 37.2 % MAPE; B200 25.8 %
+    fp4 = df[~df["in_sample"]]
+    assert fp4["ape_pct"].mean() == pytest.approx(37.2, abs=0.05)
+    assert fp4.loc[fp4["hardware"] == "B200", "ape_pct"].mean() == pytest.approx(25.8, abs=0.05)
+    # another release's profile was fitted on none of them
+    assert not engine.validate(read_measurements([V1]), "trtllm-0.6.1")["in_sample"].any()
+
+
+def test_fit_parts_split_a_file_a_profile_was_fitted_on_in_part():
+    import engine
+
+    rows = read_measurements([V1])
+    frames = {p: engine.validate(rows, p) for p in ("tutorial", "trtllm-1.0")}
+    (fp8, fitted), (fp4, rest) = engine.fit_parts(frames)
+    assert (fp8, fp4) == ("fp8", "fp4")
+    assert (fitted.sum(), rest.sum()) == (112, 216) and not (fitted & rest).any()
+    whole = engine.fit_parts({"tutorial": frames["tutorial"]})
+    assert len(whole) == 1 and whole[0][0] == "" and whole[0][1].all()
 
 
 MOE_HEADER = HEADER + ",concurrency,ep,attention_dp"

@@ -123,11 +123,15 @@ def test_a_fitted_profile_shows_its_cross_validated_errors_beside_the_in_sample_
     # the shipped files in name order: sglang-v0.3, sglang-v0.5, then the three below
     assert per_file.loc[2, "file"] == "trtllm-v0.6.1.csv"
     assert per_file.loc[2, "trtllm-0.6.1 MAPE"] == "16% (fitted on) (56 of 57)"
-    # the TensorRT-LLM 1.0 file: 112 of its 328 rows are H100/H200 fp8 of known models
-    assert per_file.loc[3, "file"] == "trtllm-v1.0-perf-overview.csv"
-    assert per_file.loc[3, "trtllm-0.6.1 MAPE"] == "22.2% (112 of 328)"  # another release
-    assert per_file.loc[4, "file"] == "vllm-mi300x-oci.csv"
-    assert per_file.loc[4, "trtllm-0.6.1 MAPE"] == "21.6% (9 of 9)"  # another stack
+    # the TensorRT-LLM 1.0 file, in two lines: trtllm-1.0 was fitted on its 112 H100/H200 fp8
+    # rows, not on its 216 fp4 rows (docs/model.md's table)
+    assert per_file.loc[3, "file"] == "trtllm-v1.0-perf-overview.csv (fp8)"
+    assert per_file.loc[3, "trtllm-0.6.1 MAPE"] == "22.2% (112 of 112)"  # another release
+    assert per_file.loc[3, "trtllm-1.0 MAPE"] == "17% (fitted on) (112 of 112)"
+    assert per_file.loc[4, "file"] == "trtllm-v1.0-perf-overview.csv (fp4)"
+    assert per_file.loc[4, "trtllm-1.0 MAPE"] == "37.2% (216 of 216)"
+    assert per_file.loc[5, "file"] == "vllm-mi300x-oci.csv"
+    assert per_file.loc[5, "trtllm-0.6.1 MAPE"] == "21.6% (9 of 9)"  # another stack
 
 
 def test_a_profile_without_an_out_of_sample_error_says_so_and_draws_no_band():

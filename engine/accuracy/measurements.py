@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.catalog.formats import ALIASES, FORMATS, check_format, check_kv_format, number_format
 from engine.catalog.reader import Catalog
 from engine.catalog.specs import check_precision
 from engine.files import MAX_UPLOAD_BYTES, FileLimitError, echo, read_bounded, repeated
@@ -94,11 +95,11 @@ DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "measurements"
 MAX_MEASUREMENTS_BYTES = MAX_UPLOAD_BYTES  # refused unread above this (engine/files.py)
 MAX_ROWS = 5_000
 MAX_PROBLEMS = 20  # the first problems are listed; the count says how many more
-# Number formats whose published rows are read but not yet judged or fitted (the serving model
-# computes fp4 as nvfp4, but a fit over TensorRT-LLM 1.0's fp4 rows is not yet credible,
-# docs/model.md "What limits it"): such a row is reported and skipped like a row naming an
-# accelerator the catalogue lacks.
-UNMODELLED_PRECISIONS = ("fp4", "nvfp4", "mxfp4", "fp6", "mxfp6", "w4a16", "w4a8")
+# Number formats that published rows name but the serving model lacks (engine/catalog/
+# formats.py): such a row is read, reported and skipped like a row naming an accelerator the
+# catalogue lacks. The model's own formats (nvfp4, mxfp4, w4a16; fp4 and int4 read as nvfp4 and
+# w4a16) are predicted.
+UNMODELLED_PRECISIONS = ("fp6", "mxfp6", "w4a8")
 _WHOLE = {"tp": 64, "pp": 64, "ep": 64, "batch_size": 1_000_000, "input_tokens": 10_000_000}
 _WHOLE["output_tokens"] = 10_000_000
 
@@ -202,9 +203,17 @@ def _measured(text: str, metric: str) -> tuple[float | None, str | None]:
 
 
 def _precision(text: str) -> str:
-    """A known precision's canonical name, or an unmodelled format's (skipped when predicted)."""
+    """A precision's canonical name, a number format's (or the name read as one, such as fp4),
+    or an unmodelled format's (skipped when predicted); ValueError for anything else."""
     name = text.strip().lower()
-    return name if name in UNMODELLED_PRECISIONS else check_precision(text)
+    if name in UNMODELLED_PRECISIONS:
+        return name
+    try:
+        return check_precision(text)
+    except ValueError:
+        if name in FORMATS or name in ALIASES:
+            return check_format(name)
+        raise
 
 
 def _parse_row(cells: dict[str, str], row: int, file: str) -> tuple[Measurement | None, list]:
@@ -372,8 +381,8 @@ def catalogue_problems(rows: Iterable[Measurement], catalog: Catalog) -> dict[in
         for column, find in (
             ("model", catalog.find_model),
             ("hardware", catalog.find_hardware),
-            ("precision", check_precision),
-            ("kv_precision", check_precision),
+            ("precision", number_format),
+            ("kv_precision", _kv_format),
         ):
             try:
                 find(getattr(m, column))
@@ -381,6 +390,11 @@ def catalogue_problems(rows: Iterable[Measurement], catalog: Catalog) -> dict[in
                 found[i] = f"{m.file} row {m.row}, column {column!r}: {str(exc).strip(chr(34))}"
                 break
     return found
+
+
+def _kv_format(name: str) -> str:
+    """A KV-cache format the serving model computes, or ValueError."""
+    return check_kv_format(name, None)
 
 
 def to_frame(rows: Iterable[Measurement]) -> pd.DataFrame:

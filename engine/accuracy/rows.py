@@ -22,11 +22,11 @@ import numpy as np
 
 from engine.accuracy.measurements import Measurement
 from engine.assumptions import DEFAULTS, Assumptions
+from engine.catalog.formats import check_kv_format, number_format
 from engine.catalog.reader import Catalog
 from engine.catalog.resolve import default_catalog, resolve_model
 from engine.catalog.scheduler import DEFAULT_SCHEDULER, SchedulerDefaults
 from engine.catalog.shapes import Shapes, shapes_of
-from engine.catalog.specs import check_precision
 from engine.load import analytic as load_analytic
 from engine.load.grid import limits
 from engine.serving import inputs as si
@@ -65,8 +65,8 @@ class RowPlan:
 
 
 def _resolve(m: Measurement, catalog: Catalog):
-    check_precision(m.precision)  # a format the model does not compute yet (fp4): skipped
-    check_precision(m.kv_precision)
+    number_format(m.precision)  # a format the model does not compute (fp6): skipped
+    check_kv_format(m.kv_precision, None)
     model = resolve_model(m.model, catalog)
     placed = si.placement(
         model=model, hardware=m.hardware, tp=m.tp, pp=m.pp, catalog=catalog, split=_split(m)

@@ -11,7 +11,7 @@ memory) keeps its place with the reason, so nothing is dropped silently. See doc
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -102,7 +102,8 @@ def validate(
 
     Returns:
         The measurement columns plus `predicted` (the metric's unit), `error` (predicted /
-        measured − 1), `ape_pct` (|error| in %) and `reason` (empty when predicted).
+        measured − 1), `ape_pct` (|error| in %), `reason` (empty when predicted) and
+        `in_sample` (the profile was fitted on the row: `in_sample`).
     """
     rows = list(rows)
     p = get_profile(profile)
@@ -113,7 +114,36 @@ def validate(
     df["ape_pct"] = df["error"].abs() * 100.0
     df["reason"] = [r or "" for r in reasons]
     df["profile"] = p.name
+    df["in_sample"] = in_sample(p, df)
     return df
+
+
+def in_sample(profile: Profile, df: pd.DataFrame) -> np.ndarray:
+    """Per row of a validate frame, True when `profile` was fitted on it: a predicted row of a
+    file it was fitted on, in a precision its fit kept (its ground's precisions; a fit given
+    `--precisions` keeps only some, and predicts the others out of sample)."""
+    kept = profile.ground.get("precisions") or ()
+    fitted = df["file"].isin(profile.fitted_on) & (df["reason"] == "")
+    if kept:
+        fitted &= df["precision"].isin(kept)
+    return fitted.to_numpy(dtype=bool)
+
+
+def fit_parts(frames: Mapping[str, pd.DataFrame]) -> list[tuple[str, np.ndarray]]:
+    """How one file's rows are tabulated, given each profile's validate frame of that file:
+    one part (labelled ''), or, where a profile was fitted on some of the file's rows only,
+    the rows it was fitted on and the others, each labelled by its precisions."""
+    first = next(iter(frames.values()))
+    everything = np.ones(len(first), dtype=bool)
+    for df in frames.values():
+        fitted = df["in_sample"].to_numpy(dtype=bool)
+        rest = ~fitted & (df["reason"] == "").to_numpy()
+        if fitted.any() and rest.any():
+            return [
+                (", ".join(dict.fromkeys(map(str, first.loc[mask, "precision"]))), mask)
+                for mask in (fitted, ~fitted)
+            ]
+    return [("", everything)]
 
 
 def summarise(df: pd.DataFrame, worst: int = 5) -> dict[str, object]:

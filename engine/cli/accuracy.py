@@ -43,6 +43,12 @@ def add_accuracy_commands(sub) -> None:
     p.add_argument("--out", metavar="TOML", help="write the profile there")
     p.add_argument("--format", choices=["json", "table"], default="table")
     p.add_argument(
+        "--precisions",
+        metavar="NAMES",
+        help="fit only the rows in these comma-separated precisions, as the files name them "
+        "(default: every row); `validate` predicts the others out of sample",
+    )
+    p.add_argument(
         "--fit",
         metavar="NAMES",
         help="comma-separated parameters that may be fitted "
@@ -81,6 +87,20 @@ def _fit_list(text: str | None) -> list[str]:
     return names
 
 
+def _rows_in(rows: list, text: str | None) -> tuple[list, list[str]]:
+    """The rows `--precisions` keeps (all when not given), and the precisions it names."""
+    if text is None:
+        return rows, []
+    names = list(dict.fromkeys(n.strip().lower() for n in text.split(",") if n.strip()))
+    kept = [m for m in rows if m.precision in names]
+    if not kept:
+        found = ", ".join(dict.fromkeys(m.precision for m in rows))
+        raise ValueError(
+            f"--precisions: no row is in {echo(text, 40)} (the files' precisions: {found})"
+        )
+    return kept, names
+
+
 def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
     """Fit, optionally write the TOML, and print the parameters and in-sample errors."""
     name = check_profile_name(args.name or (Path(args.out).stem if args.out else "fitted"))
@@ -90,6 +110,8 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
     flags = [f"--{k.replace('_', '-')} {v:g}" for k, v in fixed.items()]
     chosen = _fit_list(args.fit)
     flags += ["--fit", ",".join(chosen)] if args.fit else []
+    rows, precisions = _rows_in(read_measurements(args.files), args.precisions)
+    flags += ["--precisions", ",".join(precisions)] if precisions else []
     command = " ".join(
         ["python -m engine calibrate", *args.files, "--start", args.start, *flags]
         + ["--name", name]
@@ -99,7 +121,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
     if fixed:  # what the user knows of the stack: set, and left out of the fit
         start = replace(start, assumptions=make_assumptions(start.assumptions, **fixed))
     profile = calibrate(
-        read_measurements(args.files),
+        rows,
         start,
         name=name,
         params=[p for p in chosen if p not in fixed],

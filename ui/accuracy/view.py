@@ -129,6 +129,26 @@ def in_sample_note(profile: Profile) -> str:
     ).format(profile=profile.name, band=out, basis=message_text(band.basis))
 
 
+def part_sample_note(profile: Profile, df: pd.DataFrame) -> str:
+    """Beside a MAPE over rows the profile was fitted on in part (engine.validate's
+    `in_sample`): how many it was fitted on, in which precisions, and what the others are."""
+    fitted = df["in_sample"].to_numpy(dtype=bool)
+    out = ~fitted & (df["reason"] == "").to_numpy()
+    band = engine.error_band(profile)
+    return _(
+        "{profile} was fitted on {n} of these rows ({fitted}); the other {m} ({others}) are "
+        "predicted out of sample. Out of sample, its band: {band} ({basis})."
+    ).format(
+        profile=profile.name,
+        n=f"{int(fitted.sum()):,}",
+        fitted=", ".join(dict.fromkeys(map(str, df.loc[fitted, "precision"]))),
+        m=f"{int(out.sum()):,}",
+        others=", ".join(dict.fromkeys(map(str, df.loc[out, "precision"]))),
+        band=error_cells(profile)[BAND],
+        basis=message_text(band.basis),
+    )
+
+
 def profiles_table(profiles: Mapping[str, Profile], engines: Mapping[str, Counter]):
     """Every serving profile on offer: stack and release, scheduler, what it was fitted on,
     its errors in and out of sample and its band."""
@@ -220,24 +240,31 @@ def mape_by(frames: Mapping[str, pd.DataFrame], key: str | None) -> pd.DataFrame
     return table.map(pct).add_suffix(" MAPE").reset_index()
 
 
-def per_file_table(frames: Mapping[str, Mapping[str, pd.DataFrame]], profiles) -> pd.DataFrame:
+def per_file_table(frames: Mapping[str, Mapping[str, pd.DataFrame]]) -> pd.DataFrame:
     """Every profile on every file (docs/model.md's table): MAPE, '(fitted on)' where the
-    profile was fitted on that file, and the rows predicted of the rows given.
+    profile was fitted on those rows, and the rows predicted of the rows given. A file that a
+    profile was fitted on in part is split by precision (engine.fit_parts).
 
     Args:
         frames: file -> profile -> engine.validate's frame.
-        profiles: name -> Profile.
     """
     rows = []
     for file, by_profile in frames.items():
-        row = {_("file"): file, _("rows"): len(next(iter(by_profile.values())))}
-        for name, df in by_profile.items():
-            s = engine.summarise(df)
-            mark = _(" (fitted on)") if file in profiles[name].fitted_on else ""
-            row[f"{name} MAPE"] = _("{mape}{mark} ({predicted} of {rows})").format(
-                mape=pct(s["mape_pct"]), mark=mark, predicted=s["predicted_rows"], rows=s["rows"]
-            )
-        rows.append(row)
+        for label, mask in engine.fit_parts(by_profile):
+            name = _("{file} ({precisions})").format(file=file, precisions=label) if label else file
+            row = {_("file"): name, _("rows"): int(mask.sum())}
+            for profile, df in by_profile.items():
+                part = df[mask]
+                s = engine.summarise(part)
+                ok = part[part["reason"] == ""]
+                mark = _(" (fitted on)") if len(ok) and ok["in_sample"].all() else ""
+                row[f"{profile} MAPE"] = _("{mape}{mark} ({predicted} of {rows})").format(
+                    mape=pct(s["mape_pct"]),
+                    mark=mark,
+                    predicted=s["predicted_rows"],
+                    rows=s["rows"],
+                )
+            rows.append(row)
     return pd.DataFrame(rows)
 
 
