@@ -89,6 +89,11 @@ def test_results_table_carries_units_and_reasons():
     table = av.results_table(_frame())
     assert {"unit", "measured_in_unit", "predicted_in_unit", "error_pct"} <= set(table.columns)
     assert table.loc[0, "unit"] == "tokens/s per GPU" and table.loc[2, "unit"] == "ms"
+    # the tutorial profile was fitted on no row; trtllm-0.6.1 on every row of its file
+    assert not table["in_sample"].any()
+    rows = engine.read_measurements([SHIPPED])
+    fitted = av.results_table(engine.validate(rows[:3], "trtllm-0.6.1"))
+    assert fitted["in_sample"].tolist() == [True, True, True]
 
 
 def test_the_one_formatter_for_percentages():

@@ -298,6 +298,7 @@ def results_table(df: pd.DataFrame) -> pd.DataFrame:
     out["predicted_in_unit"] = df["predicted"]
     out["error_pct"] = df["error"] * 100.0
     out["profile"] = df["profile"]
+    out["in_sample"] = df["in_sample"]  # the profile was fitted on the row
     out["not_predicted_because"] = df["reason"]
     for column in ("engine", "source", "file", "row"):  # provenance last
         out[column] = df[column]
