@@ -214,3 +214,15 @@ def test_calibrate_precisions_naming_no_row_is_refused_with_the_files_precisions
     status, _, err = run(capsys, "calibrate", V1, "--precisions", "fp6")
     assert status == 2
     assert "--precisions: no row is in 'fp6' (the files' precisions: fp4, fp8)" in err
+
+
+def test_validate_table_gives_the_fitted_and_the_other_rows_errors_apart(capsys):
+    # trtllm-1.0 on its own file: fitted on the 112 fp8 rows, the 216 fp4 rows out of sample
+    status, out, _ = run(capsys, "validate", V1, "--profile", "trtllm-1.0")
+    assert status == 0
+    assert "profile trtllm-1.0: 328 of 328 rows predicted" in out
+    assert "mape_pct in sample (fp8, 112 rows): 17.0" in out
+    assert "mape_pct out of sample (fp4, 216 rows): 37.2" in out
+    # a file the profile was fitted on whole has no such lines
+    _, whole, _ = run(capsys, "validate", SHIPPED, "--profile", "trtllm-0.6.1")
+    assert "in sample (" not in whole and "out of sample (" not in whole

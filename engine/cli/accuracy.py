@@ -16,7 +16,7 @@ from pathlib import Path
 
 from engine.accuracy.calibrate import FIT_PARAMS, calibrate, fit_warnings
 from engine.accuracy.measurements import read_measurements
-from engine.accuracy.validate import summarise, validate
+from engine.accuracy.validate import fit_parts, summarise, validate
 from engine.assumptions import REGISTRY, make_assumptions
 from engine.catalog.profiles import (
     DEFAULT_PROFILE,
@@ -192,6 +192,12 @@ def validation_table(df, summary: dict) -> str:
         f"{summary['rows']} rows predicted"
     )
     lines.append(key_value_table(pct))
+    for label, part in fit_parts({summary["profile"]: df}):
+        if label:  # the profile was fitted on some of these rows: each part's error apart
+            ok = part & (df["reason"] == "").to_numpy()
+            kind = "in sample" if df.loc[ok, "in_sample"].all() else "out of sample"
+            mape = df.loc[ok, "ape_pct"].mean()
+            lines.append(f"mape_pct {kind} ({label}, {int(ok.sum())} rows): {mape:.1f}")
     for key in ("hardware", "metric", "model"):
         by = {k: round(v, 1) for k, v in summary[f"mape_pct_by_{key}"].items()}
         lines.append(f"mape_pct by {key}: " + ", ".join(f"{k} {v}" for k, v in by.items()))
