@@ -13,7 +13,14 @@ formulas, defaults and conventions are described in docs/model.md (Williams et a
 """
 
 from engine.accuracy import bands as _bands
-from engine.accuracy.bands import Band, PredictionBand, error_band, off_ground, prediction_band
+from engine.accuracy.bands import (
+    Band,
+    PredictionBand,
+    error_band,
+    held_out_band,
+    off_ground,
+    prediction_band,
+)
 from engine.accuracy.calibrate import (
     FIT_WARNING_KINDS,
     MIN_ROWS_PER_PARAMETER,
@@ -362,6 +369,7 @@ __all__ = [
     "get_training_profile",
     "gpt_architecture",
     "grids",
+    "held_out_band",
     "in_sample",
     "kernel_curves",
     "launch_plan",

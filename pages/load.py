@@ -98,7 +98,7 @@ except ValueError as exc:
     )
     frame.share_link(PAGE, query)
     st.stop()
-band = engine.error_band(engine.get_profile(d.profile))
+band = engine.held_out_band(engine.get_profile(d.profile), d.precision)
 show.notes(d=d, sched=stack, band=band, arch=model.arch)
 if work["mode"] == "trace":  # one run of the file's requests: no rate sweep
     lt.results(d=d, sched=sched, w=w, upload=upload, slo=slo, band=band, names=(model_id, hw_id, d))

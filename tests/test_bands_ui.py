@@ -168,3 +168,23 @@ def test_a_fitted_profile_travels_by_link_with_its_band_and_ground():
     bad = {k: [v] for k, v in query.items()} | {"fitted_hardware": ["<b>"]}
     linked, warnings = profiles.profile_from_query(bad)
     assert linked.name == engine.DEFAULT_PROFILE and "'<b>' is not an id" in warnings[0]
+
+
+def test_each_row_carries_the_band_of_its_own_precision():
+    # trtllm-1.0: 24.7 % on its fitted fp8 rows; 37.2 % measured on the nvfp4 rows its fit left
+    # out. A grid mixing both gives each row its own figure, and the grid's sentence the larger.
+    t10 = engine.get_profile("trtllm-1.0")
+    base, held = engine.error_band(t10).pct, t10.residuals["held_out_nvfp4_mape_pct"]
+    frame = pd.DataFrame(
+        {"hardware": ["H100", "B200", "B200"], "precision": ["fp8", "nvfp4", "fp4"]}
+    )
+    arch = CAT.models["Llama-3.1-70B"].arch
+    note = bands.note(profile=t10, arch=arch, hardware=["H100", "B200"], precision=["fp8", "nvfp4"])
+    assert note.pct == held
+    per_row = bands.row_bands(t10, frame["precision"])
+    assert [b.pct for b in per_row] == [base, held, held]
+    out = bands.with_columns(frame, note, per_row=per_row)
+    assert out["error_band_pct"].tolist() == [base, held, held]
+    assert out["error_band_basis"][0].startswith("the larger of the leave-one-model-out")
+    assert out["error_band_basis"][1].startswith("the MAPE of the 216 nvfp4 rows")
+    assert [bands.short(b) for b in per_row] == ["±24.7%", "±37.2%", "±37.2%"]

@@ -206,6 +206,9 @@ def test_calibrate_precisions_fits_only_those_rows_and_records_the_flag(capsys):
     assert fitted["ground"]["precisions"] == ["fp8"]
     assert set(fitted["ground"]["hardware"]) == {"H100", "H200"}
     assert " --precisions fp8 " in fitted["command"]  # reproducible: the flag is recorded
+    # the rows left out are predicted by the new profile and their error recorded by format
+    assert fitted["residuals"]["held_out_nvfp4_rows"] == 216
+    assert 20 < fitted["residuals"]["held_out_nvfp4_mape_pct"] < 60
     # the shipped profile's recorded command keeps the same rows
     assert " --precisions fp8 " in get_profile("trtllm-1.0").command
 

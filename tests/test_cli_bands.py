@@ -62,7 +62,10 @@ def test_serve_off_the_ground_says_why_beside_the_band(capsys):
     off = d["off_calibrated_ground"]
     assert "B200 was not among the fitted accelerators (H200, H100)" in off
     assert "nvfp4 was not among the fitted precisions (fp8)" in off
-    assert d["error_band_pct"] == pytest.approx(trtllm_band(), rel=1e-12)
+    # nvfp4: the error measured on the fp4 rows the fit left out (the test below)
+    held = engine.get_profile("trtllm-1.0").residuals["held_out_nvfp4_mape_pct"]
+    assert d["error_band_pct"] == pytest.approx(held, rel=1e-12)
+    assert held > trtllm_band()
 
 
 def test_an_edited_assumption_is_said_in_the_basis(capsys):
@@ -138,3 +141,41 @@ def test_prediction_band_lists_each_reason_once():
     assert (
         engine.prediction_band(profile, None, hardware="B200", precision="fp16").off == ()
     )  # no architecture
+
+
+def test_a_prediction_in_a_format_the_fit_left_out_carries_that_formats_measured_error(capsys):
+    # trtllm-1.0 was fitted on the 1.0 file's 112 fp8 rows (band 24.7 %, the larger leave-one-
+    # out MAPE); its recorded command left the 216 fp4 rows out and predicted them: 37.2 % MAPE.
+    # An nvfp4 (or fp4) prediction carries the larger figure, an fp8 one the profile's.
+    profile = engine.get_profile("trtllm-1.0")
+    held = profile.residuals["held_out_nvfp4_mape_pct"]
+    assert held == pytest.approx(37.2, abs=0.05) and profile.residuals["held_out_nvfp4_rows"] == 216
+    for precision in ("nvfp4", "fp4"):
+        d = json_of(
+            capsys,
+            *SERVE,
+            "--model",
+            "Llama-3.1-70B",
+            "--hardware",
+            "B200",
+            "--precision",
+            precision,
+        )
+        assert d["error_band_pct"] == pytest.approx(held, rel=1e-12)
+        assert d["error_band_basis"].startswith(
+            "the MAPE of the 216 nvfp4 rows of trtllm-v1.0-perf-overview.csv that the fit left out"
+        )
+        assert "leave-one-out error, 24.7 %" in d["error_band_basis"]
+    fp8 = json_of(capsys, *SERVE, "--model", "Llama-3.1-70B", "--hardware", "B200")
+    assert fp8["error_band_pct"] == pytest.approx(trtllm_band(), rel=1e-12)
+    # the fp4 rows are also the 1.0 file's rows that validate judges out of sample
+    (v1,) = [p for p in engine.shipped_measurements() if p.name.startswith("trtllm-v1.0")]
+    rows = engine.read_measurements([v1])
+    df = engine.validate(rows, profile)
+    assert df.loc[~df["in_sample"], "ape_pct"].mean() == pytest.approx(held, rel=1e-9)
+
+
+def test_a_profile_without_held_out_rows_keeps_its_band_in_every_format():
+    profile = engine.get_profile("trtllm-0.6.1")
+    for precision in ("fp16", "fp8", "nvfp4", "w4a16"):
+        assert engine.held_out_band(profile, precision) == engine.error_band(profile)

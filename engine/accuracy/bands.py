@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.catalog.arch import Architecture
+from engine.catalog.formats import format_name
 from engine.catalog.profiles import CARRIED_BAND as CARRIED
 from engine.catalog.profiles import Profile
 from engine.report.messages import Message, MessageKind
@@ -78,6 +79,11 @@ BASIS_ONE_PAIR = MessageKind(
     "not measured out of sample ({rows} rows of {files} cover one model on one accelerator)",
 )
 BASIS_HAND_SET = MessageKind("band_hand_set", "not measured (a hand-set profile)")
+BASIS_HELD_OUT = MessageKind(
+    "band_held_out_format",
+    "the MAPE of the {rows} {format} rows of {files} that the fit left out, predicted out of "
+    "sample (above the fitted rows' leave-one-out error, {base} %)",
+)
 
 
 def error_band(profile: Profile) -> Band:
@@ -128,6 +134,7 @@ KINDS = (
     BASIS_SHIPPED,
     BASIS_ONE_PAIR,
     BASIS_HAND_SET,
+    BASIS_HELD_OUT,
     NOT_FITTED_HW,
     NOT_FITTED_PRECISION,
     NOT_FITTED_FAMILY,
@@ -194,6 +201,28 @@ def prediction_band(
         for hw in hws:
             for p in precisions:
                 off |= dict.fromkeys(off_ground(profile, arch, hardware=hw, precision=p))
-    return PredictionBand(
-        profile=profile.name, band=error_band(profile), off=tuple(off), edited=edited
+    band = max(
+        (held_out_band(profile, p) for p in precisions),
+        key=lambda b: -1.0 if b.pct is None else b.pct,
+        default=error_band(profile),
     )
+    return PredictionBand(profile=profile.name, band=band, off=tuple(off), edited=edited)
+
+
+def held_out_band(profile: Profile, precision: str) -> Band:
+    """The band of a prediction in `precision`: the profile's, or, when the fit left out rows
+    in that number format and predicted them (`calibrate --precisions`), their MAPE where it
+    is larger (trtllm-1.0's fp4 rows: fitted on fp8, predicted on nvfp4)."""
+    base = error_band(profile)
+    name = format_name(precision)
+    held = profile.residuals.get(f"held_out_{name}_mape_pct")
+    if held is None or base.pct is None or held <= base.pct:
+        return base
+    rows = profile.residuals.get(f"held_out_{name}_rows", 0.0)
+    basis = BASIS_HELD_OUT(
+        rows=f"{rows:,.0f}",
+        format=name,
+        files=", ".join(profile.fitted_on) or "no file",
+        base=f"{base.pct:.1f}",
+    )
+    return Band(held, basis)

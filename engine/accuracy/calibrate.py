@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,7 @@ from engine.accuracy.bands import families
 from engine.accuracy.measurements import Measurement, ape_summary, describe, read_measurements
 from engine.accuracy.validate import ServingPredictor
 from engine.assumptions import Assumptions
+from engine.catalog.formats import format_name
 from engine.catalog.profiles import Profile, assumptions_from, get_profile, today
 from engine.catalog.reader import Catalog
 from engine.catalog.resolve import resolve_model
@@ -312,6 +314,38 @@ def calibrate(
         extra=extra,
     )
     return finite_or_refused(profile)
+
+
+def with_held_out(
+    profile: Profile, rows: Sequence[Measurement], catalog: Catalog | None = None
+) -> Profile:
+    """`profile` with the errors of the rows of its files its fit left out (`calibrate
+    --precisions`): each number format's MAPE and rows predicted, `held_out_<format>_mape_pct`
+    and `held_out_<format>_rows` (fp4 counted as nvfp4, int4 as w4a16); engine/accuracy/
+    bands.py widens the band of a prediction in that format to it."""
+    predictor = ServingPredictor(catalog, profile.scheduler)
+    extra = held_out_errors(rows, predictor, profile.assumptions)
+    if not extra:
+        return profile
+    return finite_or_refused(replace(profile, residuals={**profile.residuals, **extra}))
+
+
+def held_out_errors(
+    rows: Sequence[Measurement], predictor: Predictor, assumptions: Assumptions
+) -> dict[str, float]:
+    """The MAPE and the count of `rows` predicted under `assumptions`, per number format."""
+    rows = list(rows)
+    if not rows:
+        return {}
+    errors = _errors(predictor(rows, assumptions), rows)
+    out: dict[str, float] = {}
+    for name in dict.fromkeys(format_name(m.precision) for m in rows):
+        mine = [e for m, e in zip(rows, errors, strict=True) if format_name(m.precision) == name]
+        mine = [e for e in mine if np.isfinite(e)]
+        if mine:
+            out[f"held_out_{name}_mape_pct"] = ape_summary(mine)["mape_pct"]
+            out[f"held_out_{name}_rows"] = float(len(mine))
+    return out
 
 
 def finite_or_refused(profile: Profile) -> Profile:

@@ -220,6 +220,13 @@ def number_format(name: object) -> NumberFormat:
     return FORMATS[ALIASES.get(tidy, tidy)]
 
 
+def format_name(name: object) -> str:
+    """The number format a precision name stands for (fp4 -> nvfp4, int4 -> w4a16), or the
+    name tidied when it is not one."""
+    tidy = _clean(name)
+    return ALIASES.get(tidy, tidy)
+
+
 def renamed(name: object) -> bool:
     """True when `name` is one the serving model reads as another format (int4, fp4)."""
     return _clean(name) in ALIASES

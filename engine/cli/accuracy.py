@@ -14,7 +14,7 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
-from engine.accuracy.calibrate import FIT_PARAMS, calibrate, fit_warnings
+from engine.accuracy.calibrate import FIT_PARAMS, calibrate, fit_warnings, with_held_out
 from engine.accuracy.measurements import read_measurements
 from engine.accuracy.validate import fit_parts, summarise, validate
 from engine.assumptions import REGISTRY, make_assumptions
@@ -87,10 +87,11 @@ def _fit_list(text: str | None) -> list[str]:
     return names
 
 
-def _rows_in(rows: list, text: str | None) -> tuple[list, list[str]]:
-    """The rows `--precisions` keeps (all when not given), and the precisions it names."""
+def _rows_in(rows: list, text: str | None) -> tuple[list, list, list[str]]:
+    """The rows `--precisions` keeps (all when not given), those it leaves out, and the
+    precisions it names."""
     if text is None:
-        return rows, []
+        return rows, [], []
     names = list(dict.fromkeys(n.strip().lower() for n in text.split(",") if n.strip()))
     kept = [m for m in rows if m.precision in names]
     if not kept:
@@ -98,7 +99,7 @@ def _rows_in(rows: list, text: str | None) -> tuple[list, list[str]]:
         raise ValueError(
             f"--precisions: no row is in {echo(text, 40)} (the files' precisions: {found})"
         )
-    return kept, names
+    return kept, [m for m in rows if m.precision not in names], names
 
 
 def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
@@ -110,7 +111,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
     flags = [f"--{k.replace('_', '-')} {v:g}" for k, v in fixed.items()]
     chosen = _fit_list(args.fit)
     flags += ["--fit", ",".join(chosen)] if args.fit else []
-    rows, precisions = _rows_in(read_measurements(args.files), args.precisions)
+    rows, held_out, precisions = _rows_in(read_measurements(args.files), args.precisions)
     flags += ["--precisions", ",".join(precisions)] if precisions else []
     command = " ".join(
         ["python -m engine calibrate", *args.files, "--start", args.start, *flags]
@@ -128,6 +129,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
         command=command,
         catalog=catalog,
     )
+    profile = with_held_out(profile, held_out, catalog)
     if args.out:
         profile = replace(profile, scheduler=_kept_scheduler(args.out, profile.scheduler))
         try:

@@ -44,7 +44,7 @@ class Note:
 
     def short(self) -> str:
         """'±13.6%' or 'not measured' (a table cell)."""
-        return _("not measured") if self.pct is None else f"±{fmt(self.pct, '%')}"
+        return short(self.band)
 
 
 def note(
@@ -198,16 +198,34 @@ def reasons_text(reasons: Sequence[engine.Message]) -> str:
     return "; ".join(map(message_text, reasons)) or "—"
 
 
+def row_bands(profile: engine.Profile, precision: Iterable[str]) -> list[engine.Band]:
+    """Per row, the band of a prediction in that row's precision (engine.held_out_band: wider
+    where the profile's fit left that format's rows out and predicted them)."""
+    names = [str(p) for p in precision]
+    said = {p: engine.held_out_band(profile, p) for p in dict.fromkeys(names)}
+    return [said[p] for p in names]
+
+
+def short(band: engine.Band) -> str:
+    """'±13.6%' or 'not measured' (a table cell)."""
+    return _("not measured") if band.pct is None else f"±{fmt(band.pct, '%')}"
+
+
 def with_columns(
-    df: pd.DataFrame, note: Note, off: Sequence[tuple[engine.Message, ...]] | None = None
+    df: pd.DataFrame,
+    note: Note,
+    off: Sequence[tuple[engine.Message, ...]] | None = None,
+    per_row: Sequence[engine.Band] | None = None,
 ) -> pd.DataFrame:
     """`df` with the band's CSV columns (error_band_pct empty when not measured; the words in
-    English); `off`: per row reasons (ground_column), else the note's for every row."""
+    English); `off`: per row reasons (ground_column), else the note's for every row;
+    `per_row`: each row's band (row_bands), else the note's."""
     rows = list(off) if off is not None else [note.off] * len(df)
     reasons = ["; ".join(map(str, said)) for said in rows]
-    basis = str(note.band.basis) + (EDITED_BASIS if note.edited else "")  # the CSV stays English
+    edited = EDITED_BASIS if note.edited else ""
+    found = list(per_row) if per_row is not None else [note.band] * len(df)
     return df.assign(
-        error_band_pct=np.nan if note.pct is None else float(note.pct),
-        error_band_basis=basis,
+        error_band_pct=[np.nan if b.pct is None else float(b.pct) for b in found],
+        error_band_basis=[str(b.basis) + edited for b in found],  # the CSV stays English
         off_calibrated_ground=reasons,
     )

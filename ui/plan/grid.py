@@ -349,7 +349,8 @@ class Band:
             hardware=frame["hardware"],
             precision=frame["precision"],
         )
-        return bands.with_columns(frame, self.note(), off)
+        per_row = bands.row_bands(self.profile, frame["precision"])
+        return bands.with_columns(frame, self.note(), off, per_row=per_row)
 
 
 def price_table(

@@ -206,8 +206,9 @@ def display_table(table: pd.DataFrame, names: Mapping[str, str], band, rows: int
         elif unit is not None:
             values = fmt_all(values.astype(float) * factor, unit)
         out[header] = values
-    note = band.note()
-    out[_("Typical error")] = [note.short()] * len(top)
+    out[_("Typical error")] = [
+        bands.short(b) for b in bands.row_bands(band.profile, top["precision"])
+    ]
     off = bands.ground_column(
         profile=band.profile, arch=band.arch, hardware=top["hardware"], precision=top["precision"]
     )
