@@ -53,6 +53,7 @@ NAMES = {  # people, papers, products, kernels and formats named as their author
     "English",  # the language picker names each language in its own language
     *("Ampere", "Hopper", "Blackwell", "torchtitan"),  # GPU generations; PyTorch's trainer
     *("Chrome", "Perfetto"),  # the trace viewers (chrome://tracing, ui.perfetto.dev)
+    "Chinchilla",  # Hoffmann et al.'s compute-optimal model (20 tokens per parameter)
 }
 LINK_IDS = {  # link parameters, column ids and values a link or a file writes, where taught
     *("tp", "pp", "cp", "vp", "ep", "dp", "gpus", "zero", "recompute", "flash", "prices"),

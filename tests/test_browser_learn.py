@@ -72,6 +72,16 @@ def test_lesson_12_in_chinese_from_its_deep_link(fresh_server, chromium):
     context.close()
 
 
+def test_lesson_11_in_chinese_from_its_deep_link(fresh_server, chromium):
+    context, page = _open(chromium, fresh_server + "/learn?lesson=11&lang=zh")
+    assert page.locator("h1").first.inner_text().startswith("第 11 课：")
+    assert page.locator("[data-testid='stException']").count() == 0
+    text = _main(page)
+    # the full-stack audit beside the chapter's: carbon Poland ÷ Quebec 61.1 × (PUE counts)
+    assert "教程：" in text and "61.1 ×" in text
+    context.close()
+
+
 @pytest.mark.parametrize(("number", "lang"), [("7", "en"), ("7", "zh"), ("8", "en"), ("8", "zh")])
 def test_the_cost_lessons_open_in_both_languages(fresh_server, chromium, number, lang):
     query = f"lesson={number}" + ("&lang=zh" if lang == "zh" else "")

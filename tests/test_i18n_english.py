@@ -43,6 +43,9 @@ STATES = {  # id: (page, link, session state before the run)
     "learn-12": ("pages/learn.py", {"lesson": "12"}, {}),
     "learn-09-sensitivity": ("pages/learn.py", {"lesson": "9"}, {}),
     "learn-10-wafer": ("pages/learn.py", {"lesson": "10"}, {}),
+    "learn-07-footprint": ("pages/learn.py", {"lesson": "7"}, {}),
+    "learn-08-tco": ("pages/learn.py", {"lesson": "8"}, {}),
+    "learn-11-audit": ("pages/learn.py", {"lesson": "11"}, {}),
 }
 
 
