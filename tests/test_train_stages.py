@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import engine
+from engine.training.ground import CEILINGS
 from engine.training.stages import in_flight, layout_ok, stage_layers
 
 LLAMA3 = dict(gpus=16_384, global_batch_size=2048, seq_len=8192, tp=8, pp=16, cp=1)
@@ -76,9 +77,11 @@ def test_llama3_405b_in_its_own_layout_is_accepted_and_fits():
     assert r["fits_in_memory"]
     assert (r["first_stage_layers"], r["stage_layers"], r["last_stage_layers"]) == (7, 8, 7)
     assert r["bubble_fraction"] == pytest.approx(15 / (8 * 16))  # (pp − 1)/(v·m)
-    # The paper's text: 38-43 % BF16 MFU. Full recomputation is not counted in MFU, so the
-    # model sits below; the point is a stated figure in a believable range.
-    assert 0.25 < r["mfu"] < 0.43
+    # A stated figure in a believable range: under the published Hopper ceiling (torchtitan's
+    # 39 %, engine/training/ground.py), so not flagged above it. The run's own published MFU is
+    # kept out of the repository to judge the model out of sample.
+    assert 0.25 < r["mfu"] < CEILINGS["Hopper"].mfu
+    assert r.as_dict()["warnings"] == []  # nothing flagged: not above the ceiling
 
 
 def test_the_refused_layout_of_the_measured_runs_is_accepted():
