@@ -103,7 +103,7 @@ def validate(
     Returns:
         The measurement columns plus `predicted` (the metric's unit), `error` (predicted /
         measured − 1), `ape_pct` (|error| in %), `reason` (empty when predicted) and
-        `in_sample` (the profile was fitted on the row: `in_sample`).
+        `in_sample` (True where the profile was fitted on the row).
     """
     rows = list(rows)
     p = get_profile(profile)

@@ -13,7 +13,7 @@ columns `error_band_pct`, `error_band_basis` and `off_calibrated_ground`. docs/m
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pandas as pd
@@ -28,15 +28,11 @@ FILL_ALPHA = 0.13
 EDITED_BASIS = N_(" (the profile as fitted, not the page's edits)")  # written in English to CSV
 
 
-@dataclass(frozen=True)
-class Note:
-    """A prediction's band: the profile's name, its Band, why the scenario is off the ground
-    it was fitted on (empty: on it) and whether the page's assumptions edit the profile."""
-
-    profile: str
-    band: engine.Band
-    off: tuple[engine.Message, ...] = ()
-    edited: bool = False
+@dataclass(frozen=True, slots=True)
+class Note(engine.PredictionBand):
+    """A prediction's band as a page shows it: engine.PredictionBand's fields (the profile's
+    name, its Band, why the scenario is off the ground it was fitted on, whether the page's
+    assumptions edit the profile), with the figure and its table cell."""
 
     @property
     def pct(self) -> float | None:
@@ -60,7 +56,7 @@ def note(
     found = engine.prediction_band(
         profile, arch, hardware=hardware, precision=precision, edited=edited
     )
-    return Note(profile=found.profile, band=found.band, off=found.off, edited=found.edited)
+    return Note(**{f.name: getattr(found, f.name) for f in fields(found)})
 
 
 def sentence(note: Note, value: str = "") -> str:
