@@ -4,7 +4,8 @@ Targets (docs/model.md, "Serving under load"), each beside a fixed pure-Python r
 loop of one million multiply-adds (the same as bench/bench_serve.py's), so machines and loads
 compare: 10,000 simulated requests in at most 10× the reference; a max-rate search's bisection
 under 2 s and the whole search, its confirmation runs included, under 6 s;
-the analytic fast path over 10,000 configurations under 1 s. Not part of the test run:
+the analytic fast path over 10,000 configurations under 1 s; the disaggregated fast path over
+/plan's largest page of pairs (`PAIRS`) under 10 s. Not part of the test run:
 
     .venv/bin/python bench/bench_load.py [--repeat 3]
 
@@ -89,6 +90,19 @@ GRID = {
     "input_tokens": [500, 2000],
     "output_tokens": [200, 1000],
 }
+# /plan's disaggregated section at its largest common size: 5 accelerators × TP × PP × 2 formats
+PAIRS = {
+    "models": ["Llama-3.1-70B"],
+    "hardware": ["A100", "H100", "H200", "B200", "MI300X"],
+    "tp": [1, 2, 4, 8],
+    "pp": [1, 2],
+    "precisions": ["fp16", "fp8"],
+    "input_tokens": 1024,
+    "output_tokens": 256,
+    "slo_ttft_ms_p90": 2000.0,
+    "slo_tpot_ms_p99": 50.0,
+    "target_rate": 10.0,
+}
 
 
 def reference() -> float:
@@ -146,6 +160,12 @@ def main() -> None:
         f"analytic fast path: {len(df):,} configurations ({len(df.attrs['skipped'])} "
         f"deployments skipped) in {best:.3f} s CPU (median {median:.3f}; target 1 s; "
         f"{len(df) / best:,.0f} configurations/s)"
+    )
+    best, median, df = timed(lambda: engine.load_plan_disaggregated(**PAIRS), args.repeat)
+    print(
+        f"disaggregated fast path: {len(df):,} prefill × decode pairs of "
+        f"{len(PAIRS['hardware']) * len(PAIRS['tp']) * len(PAIRS['pp']) * 2} deployments in "
+        f"{best:.3f} s CPU (median {median:.3f}; {best / ref:.1f}x the reference; target 10 s)"
     )
 
 

@@ -108,11 +108,13 @@ from engine.footprint.model import (
 )
 from engine.load import api as _load_api
 from engine.load import disagg as _load_disagg
+from engine.load import disagg_plan as _disagg_plan
 from engine.load import plan as _load_plan
 from engine.load.api import EVENT_US as LOAD_EVENT_US
 from engine.load.api import MAX_EVENTS as MAX_LOAD_EVENTS
 from engine.load.api import load_events, load_scheduler
 from engine.load.disagg import fleet_events, serve_load
+from engine.load.disagg_plan import load_plan_disaggregated
 from engine.load.grid import load_grid
 from engine.load.plan import load_plan
 from engine.load.results import LoadResult
@@ -209,6 +211,7 @@ MESSAGE_KINDS: tuple[MessageKind, ...] = (
     *_load_api.KINDS,
     _load_disagg.PREFIX_FALLBACK,
     *_load_plan.KINDS,
+    *_disagg_plan.KINDS,
     *REASONS[1:],
     MODEL_FLOPS_DEFINITION,
     *_train_report.KINDS,
@@ -380,6 +383,7 @@ __all__ = [
     "load_grid",
     "load_kernel_curves",
     "load_plan",
+    "load_plan_disaggregated",
     "load_scheduler",
     "make_assumptions",
     "marginal_gain",

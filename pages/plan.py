@@ -12,7 +12,7 @@ from ui.charts import bands
 from ui.core import frame, profiles
 from ui.core.downloads import NO_RERUN
 from ui.links import state
-from ui.plan import cost_front
+from ui.plan import cost_front, disaggregated
 from ui.plan import figures as fp
 from ui.plan import grid as pg
 from ui.plan import inputs as pp
@@ -168,6 +168,9 @@ if opened["load"] is not None:
     )
     with opened["load"]:
         best_load = pl.section(cat=cat, key=key, a=under_load, names=names, band=band, query=query)
+        disaggregated.section(
+            cat=cat, key=key, a=under_load, names=names, band=band, best_aggregated=best_load
+        )
 if opened["prices"] is not None:
     opened["prices"].dataframe(pg.price_table(chosen, prices), key="plan_prices", hide_index=True)
     opened["prices"].caption(_(pv.PRICES_NOTE))

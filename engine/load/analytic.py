@@ -64,6 +64,15 @@ class Limits(NamedTuple):
     window: object  # tokens (INF: none)
     spec: object = None  # speculative decoding (engine/load/speculation.py SpecCost) or None
     cached: object = 0.0  # mean prompt tokens found in the prefix cache (not in n_in)
+    servers: object = 1.0  # workers behind a least-outstanding router, each at rate / servers
+
+
+def pooled(servers, u):
+    """A prompt's queueing behind `servers` workers that each take the next prompt when the
+    router finds them the least loaded, relative to one worker's at the same utilisation u:
+    Sakasegawa's M/M/c wait over M/M/1's, u^(√(2(c+1)) − 2) / c (1 at c = 1)."""
+    exponent = np.sqrt(2.0 * (servers + 1.0)) - 2.0
+    return np.clip(u, 1e-12, 1.0) ** exponent / servers
 
 
 def mean_window(a, b, w):
@@ -260,16 +269,19 @@ def _prompt_wait(lim: Limits, m, rate, tau, n_in, q, t_chunk, steps: Mix, residu
     λ·τ prompts per step) cleared at b per step. A longer prompt holds its steps alone, for s
     seconds (one step of I tokens, or I/b steps of b tokens lasting t_b each): an M/D/1 queue
     of prompts, waiting u·s/(2(1−u)) with u = λ·s, or, when no prompt is in service, the rest
-    of a decode step."""
+    of a decode step. Behind a router of c = `lim.servers` workers (each at λ), the backlog and
+    the M/D/1 wait are scaled by `pooled`(c, u)."""
     room = np.maximum(lim.tokens - m, 1.0)
     per_step = rate * tau
     load = per_step * n_in
     backlog = per_step * n_in * n_in / (2.0 * np.maximum(room - load, 1e-9 * room))
-    short = residual + np.minimum(backlog / room, 1e6) * t_chunk
     full = steps.times[-1]  # a step carrying its whole budget of prompt tokens
     service = np.where(q > 1, n_in / room * full, steps.times[1])
     u = np.minimum(rate * service, 1.0 - 1e-9)
-    long = u * service / (2.0 * (1.0 - u)) + (1.0 - u) * busy * steps.decode / 2.0
+    share = pooled(lim.servers, np.minimum(rate * q * t_chunk, 1.0 - 1e-9))
+    short = residual + np.minimum(backlog / room, 1e6) * t_chunk * share
+    long = u * service / (2.0 * (1.0 - u)) * pooled(lim.servers, u)
+    long = long + (1.0 - u) * busy * steps.decode / 2.0
     return np.where(n_in > room / 2.0, long, short)
 
 
@@ -295,8 +307,14 @@ def open_loop(f: Folded, lim: Limits, rate, n_in, n_out, burstiness=1.0) -> dict
     # the prompts sharing a request's step arrived during the step in which it arrived: a
     # length-biased step, E[τ²]/E[τ] long (so more than the π per step on average)
     t_dec = steps.decode
-    t_chunk = own_step(steps, rate * q * steps.second / steps.mean)
+    others = rate * q * steps.second / steps.mean
+    t_chunk = own_step(steps, others)
     busy = 1.0 - np.exp(-rate * (q * t_chunk + d * tau))  # P(the server is not idle)
+    # behind a router of c workers a prompt finds every one busy with probability about
+    # busy^(√(2(c+1)) − 1) (Sakasegawa's; busy itself at c = 1), and shares a step only then
+    alone = np.clip(busy, 1e-12, 1.0) ** (np.sqrt(2.0 * (lim.servers + 1.0)) - 2.0)
+    t_chunk = np.where(lim.servers > 1, own_step(steps, others * alone), t_chunk)
+    busy = busy * alone
     residual = busy * steps.second / (2.0 * steps.mean)
     before = _prompt_wait(
         lim=lim,
@@ -311,7 +329,7 @@ def open_loop(f: Folded, lim: Limits, rate, n_in, n_out, burstiness=1.0) -> dict
         busy=busy,
     )
     prefill = before + q * t_chunk
-    wait, wait_p = _queue(rate, cap, burstiness)
+    wait, wait_p = _queue(rate=rate, cap=cap, burstiness=burstiness, servers=lim.servers)
     ttft = prefill + wait
     # the prompts that arrive while a request waits for its first token are prefilled during
     # its decode: each adds `extra` (the mean step's excess over a decode step, per prompt)
@@ -339,13 +357,15 @@ def open_loop(f: Folded, lim: Limits, rate, n_in, n_out, burstiness=1.0) -> dict
     )
 
 
-def _queue(rate, cap, burstiness):
+def _queue(rate, cap, burstiness, servers=1.0):
     """Mean wait for a sequence slot and its p-quantile function: M/M/c's probability of
     waiting (Sakasegawa: L_q ≈ u^√(2(c+1)) / (1−u), P_wait = L_q·(1−u)/u, u = λ/λ_sat),
     its exponential wait scaled by Allen–Cunneen's (c_a² + c_s²)/2 with c_a² = 1/b and
-    c_s² = 0 (a slot is held for a nearly fixed time when lengths are fixed)."""
+    c_s² = 0 (a slot is held for a nearly fixed time when lengths are fixed). Behind a router
+    of `servers` workers, each at `rate`, the slots of all of them serve one queue."""
     c = np.maximum(cap["running"], 1.0)
     service = c / cap["rate_per_s"]  # seconds a request holds its slot at saturation
+    c = c * servers  # a router's workers pool their slots
     rho = np.clip(rate / cap["rate_per_s"], 1e-12, 1.0 - 1e-9)
     lq = rho ** np.sqrt(2.0 * (c + 1.0)) / (1.0 - rho)
     pw = np.clip(lq * (1.0 - rho) / rho, 0.0, 1.0)
