@@ -150,7 +150,12 @@ if not refused:
 if d.speculation is not None:
     plain_grid = lr.without_speculation(d=d, sched=sched, w=w, slo=slo, rates=grid["rate_per_s"])
     show.speculation(grid, plain_grid, band=band, names=(model_id, hw_id, d))
-show.tables(grid=grid, pts=pts, r=r, m=m, band=band, names=(model_id, hw_id, d))
+# the tables wait for a click: a table in the first render loads the data grid's code before
+# the first chart paints (bench/first_chart_results.json)
+tables = frame.lazy_expander(_(show.TABLES_TITLE), frame.section_key(PAGE, "tables"))
+if tables is not None:
+    with tables:
+        show.tables(grid=grid, pts=pts, r=r, m=m, band=band, names=(model_id, hw_id, d))
 lf.section(d=d, w=w, slo=slo, how=(sched, chosen_fleet, band))
 show.trace_download(r, run=(d, sched, w, slo), names=(model_id, hw_id, d))
 if model_id != CONFIG_ID:  # the planner takes the catalogue's models

@@ -46,6 +46,8 @@ def test_deep_link_first_request_draws_the_curves_and_downloads_the_curve_csv(
     legend = " | ".join(chart.locator(".legendtext").all_text_contents())
     assert "SLO p90 ≤ 2 s" in legend and "max rate" in legend and "saturation" in legend
     assert chart.locator("path.js-line").count() >= 3  # the p50, p90 and p99 curves drawn
+    # the tables and their CSVs wait in an expander, drawn when it opens
+    page.get_by_text("Tables: the curve, the simulated rates and the search").click()
     with page.expect_download() as info:
         page.get_by_role("button", name="Download the curve CSV").click()
     target = tmp_path / "curve.csv"

@@ -35,7 +35,7 @@ STATES = {  # id: (page, link, session state before the run)
     "train-activations": ("pages/train.py", ACTIVATIONS, {}),
     "train-over-budget": ("pages/train.py", {"tp": "1..16", "pp": "1..16"}, {}),
     "plan-sections-open": ("pages/plan.py", {}, PLAN_OPEN),
-    "load-run-and-search": ("pages/load.py", {}, {}),
+    "load-run-and-search": ("pages/load.py", {}, {"load:tables.open": True}),
     "load-trace": ("pages/load.py", {"mode": "trace"}, {}),
     "load-fleet": ("pages/load.py", FLEET, {}),
     "accuracy": ("pages/accuracy.py", {}, {}),

@@ -22,13 +22,16 @@ NO_FIT = {"model": "Llama-3.1-70B", "gpus": "8", "tp": "1", "pp": "1", "cp": "1"
 NO_FIT |= {"vp": "1", "zero": "0", "recompute": "none"}
 
 
-def both(page: str, query: dict[str, str]) -> tuple[AppTest, AppTest]:
-    """The page in English and in Chinese, from the same link."""
+def both(page: str, query: dict[str, str], state: dict | None = None) -> tuple[AppTest, AppTest]:
+    """The page in English and in Chinese, from the same link (`state`: session state set
+    before the run, e.g. a lazy section opened)."""
     runs = []
     for lang in ("en", "zh"):
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
         at.switch_page(page)
         at.query_params.update({**query, "lang": lang})
+        for key, value in (state or {}).items():
+            at.session_state[key] = value
         at.run()
         assert not at.exception, [e.message for e in at.exception]
         runs.append(at)
@@ -66,7 +69,7 @@ def assert_chinese(texts: list[str], *english: str) -> None:
 
 
 def test_serving_under_load_in_chinese_shows_the_english_runs_numbers():
-    en, zh = both("pages/load.py", LOAD)
+    en, zh = both("pages/load.py", LOAD, state={"load:tables.open": True})
     assert not zh.warning and not zh.error
     title = zh.title[0].value
     assert title.startswith("Llama-3.1-8B 在 NVIDIA H100 SXM 上") and "负载下的推理服务" in title

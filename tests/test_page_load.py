@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from tests.conftest import ROOT
+from ui.core.frame import section_key
 from ui.load import link as ll
 from ui.load import run as lr
 from ui.widgets import page_links
@@ -25,10 +26,17 @@ SMALL = {"model": "Llama-3.1-8B", "hardware": "H100", "tp": "1", "profile": "tut
 SMALL |= {"input_tokens": "512", "output_tokens": "128", "requests": "400"}
 
 
-def open_page(query: dict[str, str] | None = None, page: str = PAGE) -> AppTest:
+TABLES = {section_key("load", "tables"): True}  # the tables' lazy expander, opened
+
+
+def open_page(
+    query: dict[str, str] | None = None, page: str = PAGE, state: dict | None = None
+) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.switch_page(page)
     at.query_params.update(query or {})
+    for key, value in (state or {}).items():
+        at.session_state[key] = value
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at
@@ -56,7 +64,7 @@ def names(fig: dict) -> list[str]:
 
 
 def test_defaults_show_the_engines_run_search_and_curves():
-    at = open_page()
+    at = open_page(state=TABLES)
     r = engine.serve_load("Llama-3.1-70B", "H100", rate=3.0, requests=2000, **DEFAULT)
     m = engine.max_rate("Llama-3.1-70B", "H100", target_rate=20.0, **DEFAULT)
     got = cards(at)
@@ -80,6 +88,10 @@ def test_defaults_show_the_engines_run_search_and_curves():
 
 def test_the_charts_mark_the_slo_the_knee_and_saturation_and_draw_no_unstable_rate():
     at = open_page()
+    # the tables wait in their expander, closed: no data grid before the first chart paints
+    assert not at.dataframe
+    title = "Tables: the curve, the simulated rates and the search, with their CSVs"
+    assert title in [e.label for e in at.expander]
     figs = charts(at)
     assert {"load_ttft", "load_tpot", "load_throughput", "load_timeline"} <= set(figs)
     grid = engine.load_grid(
@@ -201,7 +213,7 @@ def test_the_heavy_link_is_refused_quickly_with_its_figures_and_nothing_simulate
 
 
 def test_tables_read_true_and_false_in_the_readers_language_and_show_no_figure_past_saturation():
-    at = open_page(SMALL | {"requests": "200", "lang": "zh"})
+    at = open_page(SMALL | {"requests": "200", "lang": "zh"}, state=TABLES)
     tables = [t.value for t in at.dataframe]
     curve = next(t for t in tables if "稳态" in t)
     assert set(curve["稳态"]) == {"是", "否"}  # not 1 and 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import engine
-from tests.test_page_load import SMALL, cards, charts, open_page, text, url
+from tests.test_page_load import SMALL, TABLES, cards, charts, open_page, text, url
 from ui.load import view as lv
 from ui.words.format import fmt, pct
 
@@ -43,7 +43,7 @@ def test_speculation_from_the_link_shows_its_accepted_tokens_and_where_it_stops_
 
 def test_a_shared_prefix_shows_its_hit_rate():
     query = SMALL | {"mode": "open", "rate": "2", "requests": "200", "input_tokens": "2000"}
-    at = open_page(query | {"prefix_tokens": "1500", "prefix_share": "1"})
+    at = open_page(query | {"prefix_tokens": "1500", "prefix_share": "1"}, state=TABLES)
     r = engine.serve_load(
         "Llama-3.1-8B",
         "H100",

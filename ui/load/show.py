@@ -17,7 +17,7 @@ from ui.load import run as lr
 from ui.load import view as lv
 from ui.widgets.cards import chart_row
 from ui.words import tables as wt
-from ui.words.i18n import _, message_text
+from ui.words.i18n import N_, _, message_text
 from ui.words.text import plain
 
 PNG = {"toImageButtonOptions": {"format": "png"}}
@@ -113,6 +113,9 @@ def timeline(r, title: str, where=st) -> None:
 
 def _scalar(v) -> bool:
     return v is None or isinstance(v, int | float | str | bool | np.number)
+
+
+TABLES_TITLE = N_("Tables: the curve, the simulated rates and the search, with their CSVs")
 
 
 def tables(grid, pts, r, m, band, names: tuple[str, str, object]) -> None:
