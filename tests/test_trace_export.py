@@ -152,5 +152,73 @@ def test_a_transfer_is_a_span_on_its_own_track_and_the_limit_counts_the_rest():
     span = rec.events[0]
     assert (span["ph"], span["tid"], span["pid"]) == ("X", TRANSFER_TID, 2)
     assert span["ts"] == 1.5e6 and span["dur"] == 2000.0  # µs
-    assert span["args"] == {"request": 7, "bytes": 1.3e9}
+    assert span["args"] == {"request": 7, "bytes": 1.3e9, "to": ""}
     assert len(rec.events) == 2 and rec.dropped == 1
+
+
+FLEET_RUN = {"input_tokens": 1000, "output_tokens": 100, "requests": 120, "rate": 20.0}
+
+
+def spans_by_request(events) -> dict:
+    out = defaultdict(list)
+    for e in events:
+        if e["ph"] in ("b", "e"):
+            out[e["id"]].append(e)
+    return out
+
+
+def test_replicas_are_a_process_each_and_every_request_is_on_the_one_it_was_routed_to():
+    dep = engine.Deployment("Llama-3.1-8B", "H100", tp=1)
+    fleet = engine.Replicas(dep, replicas=3, router="least-outstanding")
+    traced = engine.chrome_trace(fleet, **FLEET_RUN)
+    # the recorders change nothing: serve_load's answer for the fleet, key by key
+    assert traced.result.as_dict() == engine.serve_load(fleet, **FLEET_RUN).as_dict()
+    trace = traced.as_dict()
+    jsonschema.validate(trace, SCHEMA)
+    events = trace["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    assert sorted(names) == [1, 2, 3]
+    assert all(names[k].startswith(f"replica {k}: Llama-3.1-8B on 1× H100") for k in names)
+    spans = spans_by_request(events)
+    assert sorted(spans) == list(range(120))  # every request, by its own index, once
+    for seq in spans.values():
+        assert len({e["pid"] for e in seq}) == 1  # on one replica
+        assert [e["name"] for e in seq if e["ph"] == "b"] == ["queued", "prefill", "decode"]
+    used = {e["pid"] for e in events if e["ph"] == "X"}
+    assert used == {1, 2, 3}  # the router spread the load: every replica stepped
+
+
+def test_a_disaggregated_fleet_traces_its_workers_and_each_prompts_kv_transfer(tmp_path):
+    dep = engine.Deployment("Llama-3.1-8B", "H100", tp=1)
+    fleet = engine.Disaggregated(prefill=dep, decode=dep, prefill_workers=2, decode_workers=1)
+    traced = engine.chrome_trace(fleet, **FLEET_RUN)
+    assert traced.result.as_dict() == engine.serve_load(fleet, **FLEET_RUN).as_dict()
+    events = traced.as_dict()["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    assert names[1].startswith("prefill worker 1:") and names[2].startswith("prefill worker 2:")
+    assert names[3].startswith("decode worker 1:")
+    moves = [e for e in events if e.get("cat") == "transfer"]
+    assert sorted(e["args"]["request"] for e in moves) == list(range(120))  # one per prompt
+    assert {e["pid"] for e in moves} <= {1, 2} and {e["tid"] for e in moves} == {TRANSFER_TID}
+    # 1,000 prompt tokens × 131,072 B per token (Llama-3.1-8B, 32 layers × 8 KV heads × 128 ×
+    # 2 (K and V) × 2 B at fp16 KV); sent whole over NVLink after the prompt: the exposed mean
+    assert {e["args"]["bytes"] for e in moves} == {131_072_000.0}
+    assert {e["args"]["to"] for e in moves} == {"decode worker 1"}
+    mean_ms = sum(e["dur"] for e in moves) / len(moves) / 1e3
+    assert mean_ms == pytest.approx(traced.result["kv_transfer_ms_mean"], rel=1e-9)
+    # each request: queued, prefill on its prefill worker; queued, decode on the decode worker,
+    # which it reaches when its transfer ends
+    end = {e["args"]["request"]: e["ts"] + e["dur"] for e in moves}
+    for i, seq in spans_by_request(events).items():
+        on_decode = [e for e in seq if e["pid"] == 3]
+        assert [e["name"] for e in on_decode if e["ph"] == "b"] == ["queued", "decode"]
+        assert on_decode[0]["ts"] == pytest.approx(end[i])
+    # the CLI writes the same fleet's trace
+    path = tmp_path / "fleet.json"
+    cli = ["load", "--model", "Llama-3.1-8B", "--hardware", "H100", "--input-tokens", "1000"]
+    cli += ["--output-tokens", "100", "--requests", "120", "--rate", "20"]
+    cli += ["--prefill-workers", "2", "--decode-workers", "1", "--chrome-trace", str(path)]
+    assert main([*cli, "--format", "json"]) == 0
+    written = json.loads(path.read_text(encoding="utf-8"))
+    jsonschema.validate(written, SCHEMA)
+    assert len([e for e in written["traceEvents"] if e.get("cat") == "transfer"]) == 120

@@ -142,7 +142,8 @@ def add_load_command(sub, assumption_flags) -> None:
         "--chrome-trace",
         metavar="FILE.json",
         help="write the simulated run's timeline as a Chrome trace (Trace Event Format JSON: "
-        "chrome://tracing, ui.perfetto.dev)",
+        "chrome://tracing, ui.perfetto.dev); a fleet: a process per replica or worker, the KV "
+        "transfers on the prefill workers'",
     )
     assumption_flags(p)
     add_serving_flags(p)
@@ -436,10 +437,6 @@ def _run(args: argparse.Namespace, model, kw: dict, fleet, rest: dict) -> dict:
     trace = _trace(args.trace) if args.trace else None
     head = (model, args.hardware) if fleet is None else (fleet,)
     kw = kw if fleet is None else rest
-    if fleet is not None and args.chrome_trace:
-        raise ValueError(
-            "--chrome-trace writes one deployment's timeline: give no --replicas or workers with it"
-        )
     run = (_traced_load if args.chrome_trace else serve_load)(
         *head,
         input_tokens=args.input_tokens,

@@ -114,11 +114,17 @@ def kv_link(dis: Disaggregated) -> Link:
     return Link(name="network", bandwidth_bytes_per_s=min(bw), latency_s=latency, lanes=lanes)
 
 
-def kv_transfer_s(inst: Instance, prompt_tokens: np.ndarray, link: Link) -> np.ndarray:
-    """Seconds to send each prompt's KV cache (whole, not overlapped) over `link`."""
+def kv_bytes(inst: Instance, prompt_tokens: np.ndarray) -> np.ndarray:
+    """Bytes of each prompt's KV cache, whole model (kv_full × the tokens every layer caches)."""
     f = inst.scenario.folded
     tokens = cached_tokens(f.s, np.asarray(prompt_tokens, dtype=float), xp=np)
-    return float(f.kv_full) * tokens / (link.lanes * link.bandwidth_bytes_per_s) + link.latency_s
+    return float(f.kv_full) * tokens
+
+
+def kv_transfer_s(inst: Instance, prompt_tokens: np.ndarray, link: Link) -> np.ndarray:
+    """Seconds to send each prompt's KV cache (whole, not overlapped) over `link`."""
+    nbytes = kv_bytes(inst, prompt_tokens)
+    return nbytes / (link.lanes * link.bandwidth_bytes_per_s) + link.latency_s
 
 
 def exposed_s(transfer: np.ndarray, prefill: np.ndarray, layers: int, overlap: bool):
@@ -211,8 +217,11 @@ def _unfit(inst, w, slo, problem, extra, devices):
     return dataclasses.replace(out, values=dict(out.values) | {"devices": devices} | extra)
 
 
-def simulate_replicas(rep: Replicas, w: Workload, slo: SLO, sched: Scheduler | None):
-    """`rep.replicas` copies of its deployment behind its router, serving `w`."""
+def simulate_replicas(
+    rep: Replicas, w: Workload, slo: SLO, sched: Scheduler | None, recorders: list | None = None
+):
+    """`rep.replicas` copies of its deployment behind its router, serving `w` (`recorders`:
+    one StepRecorder per replica for a trace, or None)."""
     arrival, n_in, n_out = _requests(w)
     inst = instance(rep.deployment, sched)
     extra = {
@@ -229,7 +238,9 @@ def simulate_replicas(rep: Replicas, w: Workload, slo: SLO, sched: Scheduler | N
     _check_work(works=[work], replicas=[rep.replicas], n=len(n_in), look_all=look_all)
     warm = margin(w.requests)
     window = fleet_window(arrival, warm, warm)
-    pool = Pool(inst=inst, replicas=rep.replicas, router=rep.router, window=window)
+    pool = Pool(
+        inst=inst, replicas=rep.replicas, router=rep.router, window=window, recorders=recorders
+    )
     run = FleetRun.of_pool(pool.route(arrival, n_in, n_out), warm)
     blocks = inst.pool.blocks * rep.replicas
     out = _fleet_result(
@@ -240,8 +251,16 @@ def simulate_replicas(rep: Replicas, w: Workload, slo: SLO, sched: Scheduler | N
     return out
 
 
-def simulate_disaggregated(dis: Disaggregated, w: Workload, slo: SLO, sched: Scheduler | None):
-    """Prefill workers, the KV transfer, decode workers: `w` served disaggregated."""
+def simulate_disaggregated(
+    dis: Disaggregated,
+    w: Workload,
+    slo: SLO,
+    sched: Scheduler | None,
+    recorders: list | None = None,
+):
+    """Prefill workers, the KV transfer, decode workers: `w` served disaggregated
+    (`recorders`: one StepRecorder per prefill worker, then one per decode worker, for a
+    trace; each prefill worker's records its prompts' KV transfers too)."""
     arrival, n_in, n_out = _requests(w)
     pre, dec = instance(dis.prefill, sched), instance(dis.decode, sched)
     link = kv_link(dis)
@@ -275,7 +294,14 @@ def simulate_disaggregated(dis: Disaggregated, w: Workload, slo: SLO, sched: Sch
     _check_work(works=works, replicas=sides, n=len(n_in), look_all=look_all)
     warm = margin(w.requests)
     window, prefill_window = (fleet_window(arrival, warm, warm) for _ in range(2))
-    prefill = Pool(inst=pre, replicas=dis.prefill_workers, router=dis.router, window=prefill_window)
+    pre_rec, dec_rec = (None, None) if recorders is None else _split(recorders, dis)
+    prefill = Pool(
+        inst=pre,
+        replicas=dis.prefill_workers,
+        router=dis.router,
+        window=prefill_window,
+        recorders=pre_rec,
+    )
     prefill.route(arrival, n_in, ones)
     first = prefill.gather("first_token_s")
     admitted = prefill.gather("admitted_s")
@@ -284,9 +310,19 @@ def simulate_disaggregated(dis: Disaggregated, w: Workload, slo: SLO, sched: Sch
     sent = exposed_s(
         transfer=whole, prefill=first - admitted, layers=layers, overlap=dis.kv_overlap
     )
-    decode = Pool(inst=dec, replicas=dis.decode_workers, router=dis.router, window=window)
+    decode = Pool(
+        inst=dec, replicas=dis.decode_workers, router=dis.router, window=window, recorders=dec_rec
+    )
     decode.prefilled = True
     decode.route(first + sent, n_in, n_out)
+    if pre_rec is not None:
+        _record_transfers(
+            recorders=pre_rec,
+            pools=(prefill, decode),
+            end_s=first + sent,
+            seconds=whole,
+            nbytes=kv_bytes(pre, n_in),
+        )
     columns = {name: decode.gather(name) for name in FIELDS}
     columns |= {"arrival_s": np.asarray(arrival, dtype=float), "admitted_s": admitted}
     columns["first_token_s"] = first + sent
@@ -307,6 +343,26 @@ def simulate_disaggregated(dis: Disaggregated, w: Workload, slo: SLO, sched: Sch
     )
 
 
+def _split(recorders: list, dis: Disaggregated) -> tuple[list, list]:
+    if len(recorders) != dis.prefill_workers + dis.decode_workers:
+        raise ValueError("one recorder per prefill worker and per decode worker")
+    return recorders[: dis.prefill_workers], recorders[dis.prefill_workers :]
+
+
+def _record_transfers(recorders: list, pools: tuple, end_s, seconds, nbytes) -> None:
+    """Each request's whole KV transfer on its prefill worker's track, ending when its decode
+    worker has it (sent after the prompt, or overlapped with it: it then starts earlier)."""
+    prefill, decode = pools
+    for g in range(len(end_s)):
+        recorders[int(prefill.replica_of[g])].transfer(
+            start_s=float(end_s[g] - seconds[g]),
+            seconds=float(seconds[g]),
+            request=g,
+            nbytes=float(nbytes[g]),
+            to=f"decode worker {int(decode.replica_of[g]) + 1}",
+        )
+
+
 def serve_load(
     deployment: Deployment | Replicas | Disaggregated | ModelRef | None = None,
     workload: Workload | HardwareRef | None = None,
@@ -320,19 +376,26 @@ def serve_load(
     with open-loop or trace arrivals, the workload, scheduler and SLO given as there."""
     if not isinstance(deployment, Replicas | Disaggregated):
         return api.serve_load(deployment, workload, scheduler=scheduler, slo=slo, **fields)
+    given = {"scheduler": scheduler, "slo": slo, **fields}
+    w, sched, slo = fleet_inputs(deployment, workload, given)
+    if isinstance(deployment, Disaggregated):
+        return simulate_disaggregated(dis=deployment, w=w, slo=slo, sched=sched)
+    return simulate_replicas(rep=deployment, w=w, slo=slo, sched=sched)
+
+
+def fleet_inputs(fleet: Replicas | Disaggregated, workload: object, given: dict) -> tuple:
+    """A fleet's workload, scheduler and SLO from its second argument and the keywords
+    (`given`: scheduler, slo and fields), checked: (Workload, Scheduler or None, SLO)."""
     if workload is not None and not isinstance(workload, Workload):
         raise ValueError(
             f"a fleet's second argument is its Workload, got {type(workload).__name__}: the "
             "accelerator is its deployments'"
         )
-    given = {"scheduler": scheduler, "slo": slo, **fields}
     w, sched, slo = bind((workload, None), given, Workload, Scheduler, SLO)
     if w is None:
         raise ValueError("Workload: give input_tokens, output_tokens")
-    _check_techniques(deployment, w)
-    if isinstance(deployment, Disaggregated):
-        return simulate_disaggregated(dis=deployment, w=w, slo=slo or SLO(), sched=sched)
-    return simulate_replicas(rep=deployment, w=w, slo=slo or SLO(), sched=sched)
+    _check_techniques(fleet, w)
+    return w, sched, slo or SLO()
 
 
 def _check_techniques(fleet: Replicas | Disaggregated, w: Workload) -> None:

@@ -50,9 +50,19 @@ def fleet_window(arrival_s: np.ndarray, warmup: int, drain: int) -> MeasuredWind
 class Pool:
     """`replicas` Simulators of one instance, the requests routed to them at arrival."""
 
-    def __init__(self, inst: Instance, replicas: int, router: str, window: MeasuredWindow):
+    def __init__(
+        self,
+        inst: Instance,
+        replicas: int,
+        router: str,
+        window: MeasuredWindow,
+        recorders: list | None = None,
+    ):
+        """`recorders`: one engine/load/trace_export.py StepRecorder per replica (a trace of
+        the fleet), or None."""
         self.inst, self.router, self.window = inst, router, window
         self.replicas = replicas
+        self.recorders = recorders
         self.sims: list[Simulator] = []
         self.replica_of = self.slot_of = np.zeros(0, dtype=np.int64)
         self.prefilled = False
@@ -62,8 +72,11 @@ class Pool:
         n = len(n_in)
         bound = run_work(self.inst, n_in, n_out, open_loop=True, clients=None)
         self.sims = [
-            self._replica(n, bound.events + n, bound.preemptions) for _ in range(self.replicas)
+            self._replica(n, bound.events + n, bound.preemptions, recorder=rec)
+            for rec in (self.recorders or [None] * self.replicas)
         ]
+        for rec in self.recorders or ():
+            rec.ids = []  # its slots' request indices, in arrival order
         self.replica_of = np.zeros(n, dtype=np.int64)
         self.slot_of = np.zeros(n, dtype=np.int64)
         filled = [0] * self.replicas
@@ -84,6 +97,8 @@ class Pool:
             slot = filled[r]
             filled[r] += 1
             self.replica_of[g], self.slot_of[g] = r, slot
+            if self.recorders:
+                self.recorders[r].ids.append(g)
             table = sims[r].requests
             table.arrival_s[slot] = t
             table.input_tokens[slot] = table.prompt_tokens[slot] = ins[k]
@@ -93,7 +108,7 @@ class Pool:
             sim.close()
         return self
 
-    def _replica(self, n: int, events: int, preemptions: int) -> Simulator:
+    def _replica(self, n: int, events: int, preemptions: int, recorder=None) -> Simulator:
         inst = self.inst
         sim = Simulator(
             inst.scenario.folded,
@@ -107,6 +122,7 @@ class Pool:
             drain=0,
             max_events=events,
             max_preemptions=preemptions,
+            recorder=recorder,
         )
         sim.window = self.window  # shared: the fleet's integrals
         sim.prefilled_arrivals = self.prefilled
