@@ -52,6 +52,7 @@ NAMES = {  # people, papers, products, kernels and formats named as their author
     "Cerebras",  # the wafer-scale maker (lesson 10, the CS-3)
     "English",  # the language picker names each language in its own language
     *("Ampere", "Hopper", "Blackwell", "torchtitan"),  # GPU generations; PyTorch's trainer
+    "llm-foundry",  # MosaicML's training code, whose benchmark tables set the Hopper MFU ceiling
     *("Chrome", "Perfetto"),  # the trace viewers (chrome://tracing, ui.perfetto.dev)
     "Chinchilla",  # Hoffmann et al.'s compute-optimal model (20 tokens per parameter)
 }

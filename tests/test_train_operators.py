@@ -70,7 +70,7 @@ def test_a_split_the_model_refuses_is_named():
 
 
 def test_training_profiles_are_listed_and_error_bands_exported():
-    assert engine.training_profile_names() == ("megatron",)
+    assert engine.training_profile_names() == ("megatron", "llm-foundry-h100")
     assert engine.training_profile_names()[0] not in engine.profile_names()
     band = engine.error_band(engine.get_profile("trtllm"))  # trtllm-1.0.toml: 24.73 % LOAO
     assert isinstance(band, engine.Band) and band.pct == pytest.approx(24.7, abs=0.05)

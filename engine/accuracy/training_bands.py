@@ -139,6 +139,11 @@ OFF_MOE = MessageKind(
     "train_off_moe",
     "mixture-of-experts models were not in the fitted runs: the band is a floor",
 )
+FITTED_ON_GENERATION = MessageKind(
+    "train_profile_for_generation",
+    "training profile {name} is fitted on {rows} {generation} runs ({files}; band {band}): "
+    "choose it for this accelerator",
+)
 BAND_KINDS = (
     ABOVE_CEILING,
     CEILING_BORROWED,
@@ -151,6 +156,7 @@ BAND_KINDS = (
     OFF_ATTENTION_COVERED,
     OFF_PRECISION,
     OFF_MOE,
+    FITTED_ON_GENERATION,
 )
 SIXTEEN_BIT = {"fp16": "16-bit", "bf16": "16-bit"}  # one number format for the GEMMs' rate
 
@@ -202,6 +208,29 @@ def training_band(run: TrainRun) -> tuple[Band, list[Message]]:
     )
 
 
+def fitted_for(generation: str) -> list[Profile]:
+    """The built-in training profiles fitted on runs of `generation` (with their bands)."""
+    from engine.catalog.profiles import training_profile_names
+
+    out = []
+    for name in training_profile_names():
+        prof = get_training_profile(name)
+        ground = fitted_ground(tuple(prof.fitted_on))
+        if generation in ground["generations"] and _base(prof).pct is not None:
+            out.append(prof)
+    return out
+
+
+def _suggest(prof: Profile, generation: str) -> Message:
+    return FITTED_ON_GENERATION(
+        name=prof.name,
+        rows=f"{prof.rows}",
+        generation=generation,
+        files=", ".join(prof.fitted_on),
+        band=f"±{_base(prof).pct:.1f} %",
+    )
+
+
 def _band(
     profile: str | Profile, hardware: str, precision: str, attention: str, moe: bool
 ) -> tuple[Band, list[Message]]:
@@ -229,6 +258,7 @@ def _band(
             )
         else:
             why.append(OFF_GENERATION(generation=gen, fitted=fitted, mape=f"{mape:.1f} %"))
+        why += [_suggest(other, gen) for other in fitted_for(gen) if other.name != prof.name]
     if attention not in ground["attention"]:
         kind = OFF_ATTENTION_COVERED if measured else OFF_ATTENTION
         why.append(kind(fitted=", ".join(ground["attention"]), attention=attention))

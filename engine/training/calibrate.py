@@ -148,7 +148,10 @@ def calibrate(
     )
 
 
-UNITS = {"tflops_per_gpu": "TFLOP/s per GPU"}  # measured metric -> its unit
+UNITS = {  # measured metric -> its unit
+    "tflops_per_gpu": "TFLOP/s per GPU",
+    "tokens_per_s_per_gpu": "tokens/s per GPU",
+}
 
 
 def fit_rows(profile: Profile | str | None = None) -> pd.DataFrame:

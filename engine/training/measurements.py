@@ -15,7 +15,13 @@ filled in here, each rule stated once:
   Table 1 row of that size) and pp = N/8; not interleaved (v = 1: the table does not say).
   ZeRO-3 rows: tp = pp = 1, ZeRO stage 3. Every run uses full recomputation (the rows say so).
 - Attention is unfused (the 2021 code predates FlashAttention, Dao et al. 2022): the score
-  matrices go through memory (engine/training/compute.py).
+  matrices go through memory (engine/training/compute.py). A file with an `attention` column
+  (flash or unfused) says it per row.
+
+The same schema holds MosaicML's llm-foundry benchmark tables (MPT models with FSDP on A100 and
+H100, FlashAttention; data/measurements/README.md): their scheme is PyTorch FSDP's sharding
+strategy (`FSDP`: FULL_SHARD as ZeRO-3, SHARD_GRAD_OP as ZeRO-2), their metric tokens/s per
+GPU.
 
 The paper's TFLOP/s per GPU count the recomputed forward pass (its Eq. 3: 96·B·s·l·h²·(1 + s/
 (6h) + V/(16·l·h))), so they are predicted by `hardware_tflops_per_gpu`, which for these GPT
@@ -46,7 +52,14 @@ MAX_RUNS_BYTES = 1_000_000  # a training measurements file is a few kB
 
 MEASUREMENTS_DIR = Path(__file__).resolve().parents[2] / "data" / "measurements" / "training"
 MEGATRON_FILE = MEASUREMENTS_DIR / "megatron-2104.04473-training.csv"
-METRICS = {"tflops_per_gpu": "hardware_tflops_per_gpu"}  # measured metric -> predicted key
+METRICS = {  # measured metric -> predicted key
+    "tflops_per_gpu": "hardware_tflops_per_gpu",
+    "tokens_per_s_per_gpu": "tokens_per_s_per_gpu",
+}
+# PyTorch FSDP's sharding strategies as ZeRO stages (Zhao et al. 2023, PyTorch FSDP): FULL_SHARD
+# shards parameters, gradients and optimizer state (ZeRO-3), SHARD_GRAD_OP gradients and
+# optimizer state (ZeRO-2)
+FSDP = {"FSDP FULL_SHARD": 3, "FSDP SHARD_GRAD_OP": 2}
 # examples/sc21/run_table_1.sh: model size -> (micro-batch, layers per virtual stage or None)
 SC21_TABLE_1 = {
     1.7: (16, None),
@@ -118,6 +131,9 @@ def _layout(row: dict, layers: int) -> tuple[int, int, int, int, int, str]:
     size, mb = float(row["params_b"]), _int(row["micro_batch"])
     if row["scheme"] == "ZeRO-3":
         return 1, 1, 1, mb, 3, "tp = pp = 1, ZeRO-3"
+    if row["scheme"] in FSDP:
+        zero = FSDP[row["scheme"]]
+        return 1, 1, 1, mb, zero, f"tp = pp = 1, {row['scheme']} read as ZeRO-{zero}"
     if row["tp"].strip():
         tp, pp = int(row["tp"]), int(row["pp"])
         script_mb, per_virtual = SC21_TABLE_1[size]
@@ -188,7 +204,7 @@ def _runs(name: str, rows: list[dict]) -> list[TrainingRun]:
                 seq_len=int(row["seq_len"]),
                 recompute=row["recompute"],
                 zero=zero,
-                attention=ATTENTION_2021,
+                attention=(row.get("attention") or ATTENTION_2021).strip(),
                 metric=row["metric"],
                 value=float(row["value"]),
                 filled=filled,

@@ -20,6 +20,7 @@ PROFILES = (  # the shipped profiles' `description` and their [scheduler] `relea
     N_("fitted from 'trtllm-0.6.1' on 112 measured rows"),
     N_("fitted from 'trtllm-1.0' on 9 measured rows"),
     N_("fitted on 22 measured training runs (megatron-2104.04473-training.csv)"),
+    N_("fitted on 70 measured training runs (llm-foundry-h100-bf16-training.csv)"),
     N_("V1 engine, OpenAI-compatible server"),
     N_("executor defaults"),
 )
