@@ -49,7 +49,7 @@ if ss.get(session.PROFILE) not in offered:
 values = {"profile": ss[session.PROFILE], "section": section}
 if section != "serving":
     if section == "training":
-        sections.training()
+        values["training_profile"] = sections.training(link)
     else:
         kernel_section.show(link)
     values = profile_values(offered[ss[session.PROFILE]]) | values

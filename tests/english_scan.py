@@ -20,6 +20,7 @@ Anything else made of two letters or more is an English word on a Chinese page.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Iterable
@@ -93,8 +94,9 @@ def catalogue_names() -> set[str]:
         names |= set(profile.fitted_on)
     labels = {m.engine for m in engine.read_measurements(engine.shipped_measurements())}
     names |= labels | {label.split(" (")[0] for label in labels}  # a picker shows the first part
-    runs = engine.training_fit_rows()
-    names |= set(runs["table"]) | set(runs["scheme"])  # the paper's tables, as the file names them
+    for name in engine.training_profile_names():  # the sources' tables, as the files name them
+        runs = engine.training_fit_rows(name)
+        names |= set(runs["table"]) | set(runs["scheme"])
     names |= {hw.price_notes for hw in cat.hardware.values() if hw.price_notes}  # provenance
     return {n for n in names if n}
 
@@ -117,7 +119,8 @@ def operator_ids() -> set[str]:
 def english_words(text: str, names: Iterable[str] = (), ids: Iterable[str] = ()) -> list[str]:
     """The English words of `text` (see the module's docstring for what may stay): `names`
     are removed wherever they occur, `ids` are allowed as whole words."""
-    text = URL.sub(" ", text.replace("\\", ""))  # markdown escapes: a\_b is a_b
+    text = URL.sub(" ", html.unescape(text).replace("\\", ""))  # markdown escapes: a\_b is a_b
+    # (entities as a chart's hover shows them: &gt;= is >=)
     text = GLOSS.sub(" ", text)
     text = DOC_SECTION.sub(" ", text)
     text = DOC_SECTION_BEFORE.sub(" ", text)

@@ -40,6 +40,11 @@ STATES = {  # id: (page, link, session state before the run)
     "load-fleet": ("pages/load.py", FLEET, {}),
     "accuracy": ("pages/accuracy.py", {}, {}),
     "accuracy-training": ("pages/accuracy.py", {"section": "training"}, {}),
+    "accuracy-training-hopper": (
+        "pages/accuracy.py",
+        {"section": "training", "training_profile": "llm-foundry-h100"},
+        {},
+    ),
     "learn-12": ("pages/learn.py", {"lesson": "12"}, {}),
     "learn-09-sensitivity": ("pages/learn.py", {"lesson": "9"}, {}),
     "learn-10-wafer": ("pages/learn.py", {"lesson": "10"}, {}),

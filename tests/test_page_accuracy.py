@@ -255,6 +255,25 @@ def test_the_training_profile_has_its_own_section():
     assert metric(at, "MAPE") == "20.2%"  # trtllm-1.0 on 0.6.1's rows, as on the default page
 
 
+def test_the_training_section_shows_the_hopper_profile_from_its_link():
+    at = page({"section": "training", "training_profile": "llm-foundry-h100"})
+    assert not at.exception
+    assert at.radio(key="accuracy:training_profile").value == "llm-foundry-h100"
+    assert "Training profile llm-foundry-h100" in [s.value for s in at.subheader]
+    # llm-foundry-h100.toml: 12.0 % in sample, 12.4 % leaving one run out, 26.9 % one table out
+    assert metric(at, "In sample (MAPE)") == "12%"
+    assert metric(at, "Leave one row out (MAPE)") == "12.4%"
+    assert metric(at, "Leave one table out (MAPE)") == "26.9%"
+    runs = next(d.value for d in at.dataframe if "Scheme" in d.value.columns)
+    assert len(runs) == 70 and runs.columns[-3] == "Predicted (tokens/s per GPU)"
+    assert set(runs["Scheme"]) == {"FSDP FULL_SHARD", "FSDP SHARD_GRAD_OP"}
+    (fig,) = charts(at)
+    assert "profile llm-foundry-h100" in fig["layout"]["title"]["text"]
+    assert param(at, "training_profile") == "llm-foundry-h100"
+    at.radio(key="accuracy:training_profile").set_value("megatron").run()
+    assert metric(at, "Leave one table out (MAPE)") == "21.9%"
+
+
 def test_profile_from_query_by_name_and_by_values():
     p, warnings = profile_from_query({"profile": ["trtllm"]})
     assert p is engine.get_profile("trtllm") and warnings == []

@@ -179,7 +179,7 @@ def metric_figures(df: pd.DataFrame, profile: str, band: engine.Band) -> dict[st
     return out
 
 
-def training_figure(df: pd.DataFrame, band: engine.Band) -> go.Figure:
+def training_figure(df: pd.DataFrame, band: engine.Band, profile: str = "megatron") -> go.Figure:
     """The training runs (engine.training_fit_rows) measured against predicted."""
     text = _(
         "<b>{table}, {scheme}</b>: {layers}-layer h={hidden} on {gpus} {hardware}<br>tp {tp}, "
@@ -215,5 +215,5 @@ def training_figure(df: pd.DataFrame, band: engine.Band) -> go.Figure:
         }
     )
     unit = said(df["unit"].iloc[0]) if len(df) else ""
-    title = _("Training: {unit}, profile megatron").format(unit=unit)
+    title = _("Training: {unit}, profile {name}").format(unit=unit, name=profile)
     return parity_figure(points=points, unit=unit, title=title, band=band)

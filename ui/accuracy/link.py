@@ -5,7 +5,8 @@ assumption of the registry by its CLI name (a custom profile's values; a built-i
 own), a custom profile's measured band and calibrated ground (`error_band_pct`,
 `fitted_hardware`, `fitted_precisions`, `fitted_families`: ui.core.profiles), `measurements`
 (which shipped file the page checks the profile against; an upload is not in the link) and
-`section` (serving, training or kernels), and the kernel curves' accelerator, stack and
+`section` (serving, training or kernels), `training_profile` (the training section's built-in
+profile), and the kernel curves' accelerator, stack and
 operator class (`kernel_hw`, `kernel_stack`, `kernel_op`). A link names a profile the way every
 page does (ui.core.profiles.profile_from_query), so a team profile fitted here opens on the
 other pages with its values and its band. docs/model.md, "Accuracy".
@@ -43,6 +44,11 @@ def declare() -> Link:
             *profiles.band_params(),
             Param("measurements", choice(SHIPPED), default=DEFAULT_FILE),
             Param("section", choice(SECTIONS), default="serving"),
+            Param(
+                "training_profile",
+                choice(engine.training_profile_names()),
+                default=engine.training_profile_names()[0],
+            ),
             *kernel_params(),
         ],
     )

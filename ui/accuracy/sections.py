@@ -173,31 +173,40 @@ def tables(frames: Mapping[str, pd.DataFrame], per_file: pd.DataFrame) -> None:
     st.dataframe(per_file, hide_index=True, key="acc:per_file")
 
 
-def training() -> None:
-    """The megatron training profile: its fitted values, its errors in and out of sample, the
-    runs it was fitted on (table, chart, CSV)."""
-    profile = engine.get_training_profile("megatron")
-    st.subheader(_("Training profile megatron"))
+def training(link) -> str:
+    """A training profile (picked among the built-in ones: the link's `training_profile`): its
+    fitted values, its errors in and out of sample, the runs it was fitted on (table, chart,
+    CSV). Returns the profile's name."""
+    name = st.radio(
+        _("Training profile"),
+        engine.training_profile_names(),
+        key=link.key("training_profile"),
+        horizontal=True,
+    )
+    profile = engine.get_training_profile(name)
+    st.subheader(_("Training profile {name}").format(name=profile.name))
     st.caption(
         _(
             "{description}; command: {command}. docs/model.md, 'The megatron profile and its "
-            "errors'."
+            "errors' and 'Published MFU ceilings and the training band'."
         ).format(description=plain(said(profile.description)), command=plain(profile.command))
     )
     cells = av.training_cells(profile)
     cards([(_(label), value, plain(tip)) for label, (value, tip) in cells.items()])
-    rows = session.training_rows()
+    rows = session.training_rows(profile.name)
     basis = engine.Message("leave_one_row_out", N_("leave one row out"))
     band = engine.Band(profile.residuals.get("loo_row_mape_pct"), basis)
     left, right = st.columns(2)
     left.markdown(_("**Fitted values** (every assumption the training profile sets)"))
     left.dataframe(av.training_values(profile), hide_index=True, key="acc:train_values")
-    right.plotly_chart(figures.training_figure(rows, band), key="acc:train_figure", config=PNG)
+    figure = figures.training_figure(rows, band, profile=profile.name)
+    right.plotly_chart(figure, key="acc:train_figure", config=PNG)
     st.markdown(_("**The {n} runs it was fitted on** (predicted in sample)").format(n=len(rows)))
     st.dataframe(av.training_table(rows), hide_index=True, key="acc:train_rows")
     download_csv(
         df=rows,
-        filename="megatron-fit-rows.csv",
+        filename=f"{profile.name}-fit-rows.csv",
         key="acc:train_csv",
         label=_("Download the runs (CSV)"),
     )
+    return profile.name

@@ -53,17 +53,18 @@ def engine_labels(data: bytes, label: str) -> Counter:
     return Counter(m.engine for m in engine.parse_measurements(data, label))
 
 
-@st.cache_resource(max_entries=1, show_spinner=False)
-def training_rows() -> pd.DataFrame:
-    """The megatron profile's runs with their predictions (read-only; computed once)."""
-    return engine.training_fit_rows("megatron")
+@st.cache_resource(max_entries=4, show_spinner=False)
+def training_rows(name: str) -> pd.DataFrame:
+    """A built-in training profile's runs with their predictions (read-only; computed once)."""
+    return engine.training_fit_rows(name)
 
 
 def start(link: Link) -> list[str]:
     """First run: seed the widgets from the link and take its profile (a built-in by name, a
     custom one by its values, band and ground); returns the link's warnings (each run)."""
     if "acc:link_warnings" in ss:
-        kept = (PROFILE, link.key("measurements"), *(link.key(n) for n in KERNEL_DEFAULTS))
+        kept = (PROFILE, link.key("measurements"), link.key("training_profile"))
+        kept += tuple(link.key(n) for n in KERNEL_DEFAULTS)
         for key in kept:  # kept while another section is shown (Streamlit drops the state
             if key in ss:  # of widgets not drawn)
                 ss[key] = ss[key]
@@ -72,7 +73,8 @@ def start(link: Link) -> list[str]:
     warnings = state.bind(link)
     accepted, _dropped = parse_params(raw, link.params)
     dropped = [k for k in raw if k in link and k not in accepted and k != "profile"]
-    dropped = [k for k in dropped if k not in ("measurements", "section", *KERNEL_DEFAULTS)]
+    own = ("measurements", "section", "training_profile", *KERNEL_DEFAULTS)
+    dropped = [k for k in dropped if k not in own]
     name = str(accepted.get("profile", profiles.DEFAULT))
     if dropped and not profiles.is_builtin(name):
         linked = engine.get_profile(profiles.DEFAULT)

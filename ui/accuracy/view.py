@@ -360,6 +360,8 @@ def training_cells(profile: Profile) -> dict[str, tuple[str, str]]:
         ),
         N_("Leave one table out (MAPE)"): (
             _residual(profile, "loo_table_mape_pct"),
-            _("fit Table 1 and predict Table 2, and back; max {max}").format(max=table_max),
+            _("fit on every table but one and predict that one, for each table; max {max}").format(
+                max=table_max
+            ),
         ),
     }
