@@ -94,6 +94,39 @@ def _public_mape(name: str) -> float:
     return sum(abs(e) for e in errors) / len(errors)
 
 
+# Ampere's public check: llm-foundry's A100 runs (FSDP, FlashAttention, BF16), in the training
+# measurements' schema, fitted by no shipped profile
+AMPERE_FILE = "llm-foundry-a100-bf16-training.csv"
+
+
+@lru_cache(maxsize=8)
+def _ampere_mape(name: str) -> tuple[float, int]:
+    return _ampere_errors(get_training_profile(name))
+
+
+def _ampere_errors(profile: Profile) -> tuple[float, int]:
+    from engine.training.measurements import MEASUREMENTS_DIR, predict, read_runs
+
+    runs = read_runs(MEASUREMENTS_DIR / AMPERE_FILE)
+    predicted = predict(runs, profile.assumptions)
+    errors = [abs(p / r.value - 1.0) * 100.0 for p, r in zip(predicted, runs, strict=True)]
+    return sum(errors) / len(errors), len(errors)
+
+
+def public_check(profile: str | Profile, generation: str) -> tuple[float, int, str] | None:
+    """(MAPE %, runs, file) of a profile on the public 16-bit FlashAttention runs of
+    `generation` that it was not fitted on: torchtitan's H100 runs for Hopper, llm-foundry's
+    A100 runs for Ampere; None for another generation."""
+    prof = get_training_profile(profile)
+    if generation == "Hopper":
+        return public_mape(profile), len(read_public()), PUBLIC_FILE.name
+    if generation == "Ampere" and AMPERE_FILE not in prof.fitted_on:
+        built_in = prof.origin == "built-in"
+        mape, n = _ampere_mape(prof.name) if built_in else _ampere_errors(prof)
+        return mape, n, AMPERE_FILE
+    return None
+
+
 def public_mape(profile: str | Profile) -> float:
     """The profile's MAPE (%) on the public H100 runs (a named profile's is computed once)."""
     if isinstance(profile, str):
@@ -128,8 +161,8 @@ OFF_ATTENTION = MessageKind(
 )
 OFF_ATTENTION_COVERED = MessageKind(
     "train_off_attention_covered",
-    "the fitted runs used {fitted} attention, not {attention}: the public Hopper runs' error "
-    "covers it",
+    "the fitted runs used {fitted} attention, not {attention}: the public {generation} runs' "
+    "error covers it ({mape} MAPE on {n} runs, {file})",
 )
 OFF_PRECISION = MessageKind(
     "train_off_precision",
@@ -242,26 +275,30 @@ def _band(
     gen = generation_of(hardware) or hardware
     pct, why = band.pct, []
     fitted = ", ".join(ground["generations"])
-    measured = gen == "Hopper" and attention == "flash" and precision != "fp8"
+    check = public_check(profile, gen) if attention == "flash" and precision != "fp8" else None
     if gen not in ground["generations"]:
-        mape = public_mape(profile)
-        pct = max(pct, mape)
-        if measured:
+        if check is not None:
+            mape, n, file = check
+            pct = max(pct, mape)
             why.append(
                 OFF_GENERATION_MEASURED(
-                    generation=gen,
-                    fitted=fitted,
-                    mape=f"{mape:.1f} %",
-                    n=f"{len(read_public())}",
-                    file=PUBLIC_FILE.name,
+                    generation=gen, fitted=fitted, mape=f"{mape:.1f} %", n=f"{n}", file=file
                 )
             )
         else:
+            mape = public_mape(profile)
+            pct = max(pct, mape)
             why.append(OFF_GENERATION(generation=gen, fitted=fitted, mape=f"{mape:.1f} %"))
         why += [_suggest(other, gen) for other in fitted_for(gen) if other.name != prof.name]
     if attention not in ground["attention"]:
-        kind = OFF_ATTENTION_COVERED if measured else OFF_ATTENTION
-        why.append(kind(fitted=", ".join(ground["attention"]), attention=attention))
+        fitted_kernels = ", ".join(ground["attention"])
+        if check is not None:
+            mape, n, file = check
+            pct = max(pct, mape)
+            covered = {"generation": gen, "mape": f"{mape:.1f} %", "n": f"{n}", "file": file}
+            why.append(OFF_ATTENTION_COVERED(fitted=fitted_kernels, attention=attention, **covered))
+        else:
+            why.append(OFF_ATTENTION(fitted=fitted_kernels, attention=attention))
     if SIXTEEN_BIT.get(precision, precision) not in ground["precisions"]:
         why.append(OFF_PRECISION(precision=precision, fitted=", ".join(ground["precisions"])))
     if moe:
