@@ -312,9 +312,10 @@ def open_loop(f: Folded, lim: Limits, rate, n_in, n_out, burstiness=1.0) -> dict
     busy = 1.0 - np.exp(-rate * (q * t_chunk + d * tau))  # P(the server is not idle)
     # behind a router of c workers a prompt finds every one busy with probability about
     # busy^(√(2(c+1)) − 1) (Sakasegawa's; busy itself at c = 1), and shares a step only then
-    alone = np.clip(busy, 1e-12, 1.0) ** (np.sqrt(2.0 * (lim.servers + 1.0)) - 2.0)
-    t_chunk = np.where(lim.servers > 1, own_step(steps, others * alone), t_chunk)
-    busy = busy * alone
+    if np.any(np.asarray(lim.servers) > 1):  # (one worker: nothing changes, nothing computed)
+        alone = np.clip(busy, 1e-12, 1.0) ** (np.sqrt(2.0 * (lim.servers + 1.0)) - 2.0)
+        t_chunk = np.where(lim.servers > 1, own_step(steps, others * alone), t_chunk)
+        busy = busy * alone
     residual = busy * steps.second / (2.0 * steps.mean)
     before = _prompt_wait(
         lim=lim,
