@@ -37,9 +37,8 @@ from engine.catalog.profiles import get_profile
 from engine.catalog.shapes import cached_tokens
 from engine.load import disagg_analytic as da
 from engine.load.grid import MAX_GRID_ROWS, limits, placed, ranks, scheduler_of, stack
-from engine.load.plan import _needs, _price_reader, _shapes
+from engine.load.plan import plan_inputs, price_reader, request_shapes, request_tokens
 from engine.report.messages import MessageKind
-from engine.scenarios.bind import bind
 from engine.scenarios.deployment import Deployments, HardwareRef, ModelRef
 from engine.scenarios.requests import Traffic
 from engine.scenarios.service import SLO, Scheduler
@@ -102,20 +101,9 @@ def load_plan_disaggregated(
     import pandas as pd
 
     given = {"traffic": traffic, "scheduler": scheduler, "slo": slo, **fields}
-    grid, traffic, scheduler, slo = bind(
-        (deployments, hardware), given, Deployments, Traffic, Scheduler, SLO
-    )
-    if grid is None or traffic is None:
-        raise ValueError(
-            "load_plan_disaggregated: give models, hardware, input_tokens, output_tokens"
-        )
-    slo = slo or SLO()
-    if grid.speculation is not None or traffic.prefix is not None:
-        raise ValueError(
-            "disaggregated workers are planned without speculative decoding or prefix caching "
-            "(the simulator refuses them for a fleet too)"
-        )
-    n_in, n_out = _shapes(traffic)
+    leading = (deployments, hardware)
+    grid, traffic, scheduler, slo = plan_inputs(leading, given, who="load_plan_disaggregated")
+    n_in, n_out = request_shapes(traffic)
     kept, skipped = placed(grid)
     if not kept:
         raise ValueError("no deployment of the grid can be served: " + "; ".join(skipped[:3]))
@@ -136,7 +124,7 @@ def load_plan_disaggregated(
             pairs=(pi, pj),
             slo=slo,
             target=traffic.target_rate,
-            price_of=_price_reader(prices),
+            price_of=price_reader(prices),
             overlap=bool(kv_overlap),
         )
     cols["reason"] = pd.Categorical.from_codes(cols["reason"], [k() for k in KINDS])
@@ -171,7 +159,7 @@ class _Sides:
             self.alone = np.broadcast_to(da.prefill_alone_s(f=f, lim=lim, n_in=n_in), shape)
             self.kv_bytes = np.broadcast_to(f.kv_full * cached_tokens(f.s, n_in, xp=np), shape)
         room = f.usable > f.weights
-        whole = lim.pool_tokens >= _needs(lim, n_in, n_out)
+        whole = lim.pool_tokens >= request_tokens(lim, n_in, n_out)
         self.fits = np.broadcast_to(room & whole, shape)
 
     def prefill_rate(self, budget_s, servers) -> np.ndarray:

@@ -56,7 +56,7 @@ TOO_SLOW = MessageKind("plan_misses_slos", "misses the SLOs even at a trickle of
 KINDS = (NO_ROOM, NO_REQUEST, TOO_SLOW)  # a row's reason: its index here (-1: none)
 
 
-def _shapes(traffic: Traffic) -> tuple[np.ndarray, np.ndarray]:
+def request_shapes(traffic: Traffic) -> tuple[np.ndarray, np.ndarray]:
     """The request shapes (input × output tokens) along the second axis, shape (1, R)."""
     ii, oo = np.meshgrid(traffic.input_tokens, traffic.output_tokens, indexing="ij")
     return ii.ravel()[None, :].astype(float), oo.ravel()[None, :].astype(float)
@@ -99,25 +99,15 @@ def load_plan(
     import pandas as pd
 
     given = {"traffic": traffic, "scheduler": scheduler, "slo": slo, **fields}
-    grid, traffic, scheduler, slo = bind(
-        (deployments, hardware), given, Deployments, Traffic, Scheduler, SLO
-    )
-    if grid is None or traffic is None:
-        raise ValueError("load_plan: give models, hardware, input_tokens, output_tokens")
-    slo = slo or SLO()
-    if grid.speculation is not None or traffic.prefix is not None:
-        raise ValueError(
-            "load_plan does not model speculative decoding or prefix caching yet: compare "
-            "with load_grid, or simulate one deployment with serve_load or max_rate"
-        )
-    n_in, n_out = _shapes(traffic)
+    grid, traffic, scheduler, slo = plan_inputs((deployments, hardware), given, who="load_plan")
+    n_in, n_out = request_shapes(traffic)
     cells = grid.size * n_in.size
     if cells > MAX_GRID_ROWS:
         raise ValueError(
             f"the grid has {cells:,} cells; at most {MAX_GRID_ROWS:,} are computed "
             "at once (narrow an axis)"
         )
-    price_of = _price_reader(prices)
+    price_of = price_reader(prices)
     kept, skipped = placed(grid)
     if not kept:
         raise ValueError("no deployment of the grid can be served: " + "; ".join(skipped[:3]))
@@ -147,7 +137,23 @@ def load_plan(
     return df
 
 
-def _price_reader(prices: Mapping[str, float | None] | None):
+def plan_inputs(leading: tuple, given: dict, who: str) -> tuple:
+    """A planner's grid, traffic, scheduler and SLO from its leading arguments and keywords,
+    checked: (Deployments, Traffic, Scheduler or None, SLO). `who` names the function in the
+    messages. Speculative decoding and prefix caching are refused (the planners do not model
+    them)."""
+    grid, traffic, scheduler, slo = bind(leading, given, Deployments, Traffic, Scheduler, SLO)
+    if grid is None or traffic is None:
+        raise ValueError(f"{who}: give models, hardware, input_tokens, output_tokens")
+    if grid.speculation is not None or traffic.prefix is not None:
+        raise ValueError(
+            f"{who} does not model speculative decoding or prefix caching yet: compare "
+            "with load_grid, or simulate one deployment with serve_load or max_rate"
+        )
+    return grid, traffic, scheduler, slo or SLO()
+
+
+def price_reader(prices: Mapping[str, float | None] | None):
     given = dict(prices or {})
     for hw_id, value in given.items():
         ok = value is None or (
@@ -169,7 +175,7 @@ def _price_reader(prices: Mapping[str, float | None] | None):
     return price
 
 
-def _needs(lim: an.Limits, n_in, n_out):
+def request_tokens(lim: an.Limits, n_in, n_out):
     """Pool tokens one whole request holds (blocks of its prompt and output; windowed layers
     hold at most their window): the simulator's "does not fit" rule, engine/load/pool.py."""
     whole = np.ceil((n_in + n_out) / lim.block) * lim.block
@@ -183,7 +189,7 @@ def _chunk(kept, sched, n_in, n_out, slo, b, target, price_of) -> dict:
     lim = limits(f, sched, ranks(kept))
     shape = (len(kept), n_in.shape[1])
     room = np.broadcast_to(f.usable > f.weights, shape)
-    whole = np.broadcast_to(lim.pool_tokens >= _needs(lim, n_in, n_out), shape) & room
+    whole = np.broadcast_to(lim.pool_tokens >= request_tokens(lim, n_in, n_out), shape) & room
     with np.errstate(all="ignore"):
         cap = np.broadcast_to(
             an.capacity(f=f, lim=lim, n_in=n_in, n_out=n_out)["rate_per_s"], shape
