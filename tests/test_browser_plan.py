@@ -117,3 +117,23 @@ def check_csv(page, tmp_path) -> None:
         best["batch_size"],
         best["precision"],
     )
+
+
+def test_the_load_section_draws_the_disaggregated_pairs_and_the_pick(fresh_server, chromium):
+    context = chromium.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(fresh_server + MUST_SHOW)
+    wait_idle(page, TIMEOUT_MS)
+    open_section(page, "Under load: replicas and cost for your traffic", TIMEOUT_MS)
+    page.get_by_text("Disaggregated prefill/decode (fast path)").wait_for()
+    # drawn once its pairs are computed (a spinner meanwhile)
+    page.get_by_text("prefill × decode pairs meet the SLOs at the target").wait_for()
+    wait_idle(page, TIMEOUT_MS)
+    main = page.locator("[data-testid='stMain']").inner_text()
+    assert "Picked: " in main  # the cheaper of the best pair and the best aggregated one
+    assert "prefill × decode pairs meet the SLOs at the target" in main
+    # the aggregated ranking and the pairs, each a table
+    assert page.get_by_test_id("stDataFrame").count() >= 2
+    assert page.locator("[data-testid='stException']").count() == 0
+    context.close()
