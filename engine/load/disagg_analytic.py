@@ -5,8 +5,9 @@ planner needs every layout at once. Here, on the arrays of engine/load/analytic.
 
 - **A prefill worker** at x requests/s is a server whose requests produce one token: the
   aggregated open loop with O = 1 (`analytic.open_loop`), so its TTFT is queueing + prefill.
-- **The KV transfer** adds `disagg.exposed_s` of `disagg.kv_transfer_s`'s bytes, with the
-  prompt's compute as the prefill at no load (what layer-wise sending can hide).
+- **The KV transfer** adds `disagg.exposed_s` of `disagg.kv_transfer_s`, both on arrays
+  (`exposed_from`), with the prompt's compute as the prefill at no load (what layer-wise
+  sending can hide).
 - **A decode worker** at y requests/s admits each request prefilled and decodes its O − 1
   remaining tokens with no prompt in its steps. Little's law gives m = y·(O−1)·τ decoders and
   τ = τ_decode(m) (the decode step of analytic.py `step_s` with no prompt tokens); the fixed
@@ -50,24 +51,29 @@ def prefill_alone_s(f: Folded, lim: an.Limits, n_in) -> np.ndarray:
     return prefill_open_loop(f=f, lim=lim, rate=TRICKLE, n_in=n_in)["ttft_s_mean"]
 
 
-def transfer_s(f: Folded, n_in, bandwidth, latency, lanes) -> np.ndarray:
-    """Seconds to send a prompt's whole KV cache: kv_full bytes per token per layer × the
-    tokens every layer caches, over `lanes` devices at `bandwidth` bytes/s each, plus the
-    link's latency (disagg.py `kv_transfer_s` on arrays)."""
-    tokens = cached_tokens(f.s, np.asarray(n_in, dtype=float), xp=np)
-    return f.kv_full * tokens / (lanes * bandwidth) + latency
+def kv_bytes(f: Folded, n_in) -> np.ndarray:
+    """Bytes of a prompt's KV cache, whole model: kv_full bytes per token per layer × the
+    tokens every layer caches (disagg.py `kv_bytes` on arrays)."""
+    return f.kv_full * cached_tokens(f.s, np.asarray(n_in, dtype=float), xp=np)
+
+
+def exposed_from(nbytes, prefill, layers, link: tuple, overlap: bool) -> np.ndarray:
+    """The transfer time a first token waits for: `nbytes` over `link` (bytes/s per device,
+    latency s, lanes: disagg.py `kv_transfer_s` on arrays), less what a layer-wise send hides
+    behind the prompt's `prefill` seconds over `layers` (disagg.py `exposed_s`)."""
+    bandwidth, latency, lanes = link
+    whole = nbytes / (lanes * bandwidth) + latency
+    return exposed_s(transfer=whole, prefill=prefill, layers=layers, overlap=overlap)
 
 
 def exposed_transfer_s(f: Folded, lim: an.Limits, n_in, link: tuple, overlap: bool):
     """The transfer time a prompt's first token waits for; `link`: (bytes/s per device,
     latency s, lanes), arrays broadcasting with the deployments and the request shapes."""
-    bandwidth, latency, lanes = link
-    whole = transfer_s(f=f, n_in=n_in, bandwidth=bandwidth, latency=latency, lanes=lanes)
-    layers = f.s.layers
-    return exposed_s(
-        transfer=whole,
+    return exposed_from(
+        nbytes=kv_bytes(f, n_in),
         prefill=prefill_alone_s(f=f, lim=lim, n_in=n_in),
-        layers=layers,
+        layers=f.s.layers,
+        link=link,
         overlap=overlap,
     )
 

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.catalog.profiles import get_profile
-from engine.catalog.shapes import cached_tokens
 from engine.load import disagg_analytic as da
 from engine.load.grid import MAX_GRID_ROWS, limits, placed, ranks, scheduler_of, stack
 from engine.load.plan import plan_inputs, price_reader, request_shapes, request_tokens
@@ -157,7 +156,7 @@ class _Sides:
         self.shape = shape
         with np.errstate(all="ignore"):
             self.alone = np.broadcast_to(da.prefill_alone_s(f=f, lim=lim, n_in=n_in), shape)
-            self.kv_bytes = np.broadcast_to(f.kv_full * cached_tokens(f.s, n_in, xp=np), shape)
+            self.kv_bytes = np.broadcast_to(da.kv_bytes(f, n_in), shape)
         room = f.usable > f.weights
         whole = lim.pool_tokens >= request_tokens(lim, n_in, n_out)
         self.fits = np.broadcast_to(room & whole, shape)
@@ -250,9 +249,13 @@ def _links(kept) -> tuple:
 def _exposed(side: _Sides, link, lanes, overlap, rows) -> np.ndarray:
     """The exposed transfer (s) of prompts prefilled by deployments `rows` over `link`."""
     bandwidth, latency = link
-    whole = side.kv_bytes[rows] / (lanes * bandwidth[rows]) + latency[rows]
-    layers = np.broadcast_to(side.f.s.layers, (len(side.alone), 1))[rows]
-    return da.exposed_s(transfer=whole, prefill=side.alone[rows], layers=layers, overlap=overlap)
+    return da.exposed_from(
+        nbytes=side.kv_bytes[rows],
+        prefill=side.alone[rows],
+        layers=np.broadcast_to(side.f.s.layers, (len(side.alone), 1))[rows],
+        link=(bandwidth[rows], latency[rows], lanes),
+        overlap=overlap,
+    )
 
 
 def _sized(rate_of, target, first) -> tuple:
@@ -278,11 +281,10 @@ def _columns(kept, side: _Sides, pairs, slo: SLO, target, price_of, overlap) -> 
     nvlink, network, domain = _links(kept)
     with np.errstate(all="ignore"):
         lanes = np.minimum(devices[pi], devices[pj])
+        over_nvlink = _exposed(side, link=nvlink, lanes=lanes, overlap=overlap, rows=pi)
+        over_network = _exposed(side, link=network, lanes=lanes, overlap=overlap, rows=pi)
         # the prefill budget: the SLO less the slower link's exposed transfer a pair may use
-        slow = np.fmax(
-            _exposed(side, link=network, lanes=lanes, overlap=overlap, rows=pi),
-            _exposed(side, link=nvlink, lanes=lanes, overlap=overlap, rows=pi),
-        )
+        slow = np.fmax(over_network, over_nvlink)
         worst = np.zeros(side.shape)
         np.maximum.at(worst, pi, slow)
     budget = np.inf if slo.ttft_ms is None else slo.ttft_ms * 1e-3 - worst
@@ -297,11 +299,7 @@ def _columns(kept, side: _Sides, pairs, slo: SLO, target, price_of, overlap) -> 
     has_net = np.isfinite(network[0][pi])
     link = np.where(inside, 0, np.where(has_net, 1, -1))  # 0 NVLink, 1 network, -1 none
     with np.errstate(all="ignore"):
-        exposed = np.where(
-            inside,
-            _exposed(side, link=nvlink, lanes=lanes, overlap=overlap, rows=pi),
-            _exposed(side, link=network, lanes=lanes, overlap=overlap, rows=pi),
-        )
+        exposed = np.where(inside, over_nvlink, over_network)
         ttft, tpot_at = side.at(
             (r_p, np.nan_to_num(n_p, nan=1.0)), (r_d, np.nan_to_num(n_d, nan=1.0))
         )

@@ -16,7 +16,7 @@ import streamlit as st
 import engine
 from ui.charts import bands
 from ui.core.downloads import download_csv
-from ui.plan.under_load import HASH, TABLE_ROWS, Ask, _resolved
+from ui.plan.under_load import HASH, TABLE_ROWS, Ask, allowed_rows, computed, resolved
 from ui.widgets.pickers import split_words
 from ui.words.format import fmt, fmt_all, missing
 from ui.words.i18n import N_, _, message_text
@@ -43,21 +43,9 @@ def fast_path(_cat, _key: tuple, a: Ask) -> pd.DataFrame:
     """engine.load_plan_disaggregated over the planner's deployments (both sides among them),
     ranked: pairs that serve first, by cost at the target, then GPUs."""
     df = engine.load_plan_disaggregated(
-        _resolved(a.grid, _cat), traffic=a.traffic, slo=a.slo, prices=dict(a.prices)
+        resolved(a.grid, _cat), traffic=a.traffic, slo=a.slo, prices=dict(a.prices)
     )
-    keep = np.ones(len(df), dtype=bool)
-    for side in ("prefill", "decode"):
-        columns = ["hardware", f"{side}_tp", f"{side}_pp", "precision", f"{side}_ep"]
-        columns.append(f"{side}_attention_dp")
-        rows = zip(*(df[c] for c in columns), strict=True)
-        keep &= np.fromiter(
-            (
-                (str(h), int(t), int(p), str(q), int(e), bool(d)) in a.allowed
-                for h, t, p, q, e, d in rows
-            ),
-            dtype=bool,
-            count=len(df),
-        )
+    keep = allowed_rows(df, a, prefix="prefill_") & allowed_rows(df, a, prefix="decode_")
     df = df[keep]
     served = df["max_rate_per_s"].to_numpy() > 0
     order = ["_served", "cost_per_million_output_tokens_usd", "gpus"]
@@ -200,11 +188,10 @@ def section(cat, key: tuple, a: Ask, names: Mapping[str, str], band, best_aggreg
             icon=":material/info:",
         )
         return
-    try:
-        with st.spinner(_("Pairing prefill and decode workers (fast path)…")):
-            table = fast_path(cat, key, a)
-    except ValueError as exc:
-        st.error(_("The load model refused this grid: {error}").format(error=plain(exc)))
+    table = computed(
+        _("Pairing prefill and decode workers (fast path)…"), lambda: fast_path(cat, key, a)
+    )
+    if table is None:
         return
     served = table[table["max_rate_per_s"].to_numpy() > 0]
     best = None if served.empty else served.iloc[0]

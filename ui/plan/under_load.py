@@ -124,7 +124,7 @@ def ask(model_id: str, groups: Sequence, tokens, opts, slo: engine.SLO, prices, 
     return Ask(grid=grid, allowed=allowed, traffic=traffic, slo=slo, prices=priced)
 
 
-def _resolved(grid: engine.Deployments, cat) -> engine.Deployments:
+def resolved(grid: engine.Deployments, cat) -> engine.Deployments:
     """The grid with its ids looked up in the page's catalogue (custom entries included)."""
     return dataclasses.replace(
         grid,
@@ -142,11 +142,18 @@ HASH = {Ask: repr}
 def fast_path(_cat, _key: tuple, a: Ask) -> pd.DataFrame:
     """engine.load_plan over the planner's deployments (read-only rows, kept for reruns)."""
     df = engine.load_plan(
-        _resolved(a.grid, _cat), traffic=a.traffic, slo=a.slo, prices=dict(a.prices)
+        resolved(a.grid, _cat), traffic=a.traffic, slo=a.slo, prices=dict(a.prices)
     )
-    columns = ("hardware", "tp", "pp", "precision", "ep", "attention_dp")
+    return ranked(df[allowed_rows(df, a, prefix="")])
+
+
+def allowed_rows(df: pd.DataFrame, a: Ask, prefix: str) -> np.ndarray:
+    """Which rows' layout (hardware, {prefix}tp, {prefix}pp, precision, {prefix}ep,
+    {prefix}attention_dp) the planner considers (the grid spans more: its axes' product)."""
+    columns = ["hardware", f"{prefix}tp", f"{prefix}pp", "precision", f"{prefix}ep"]
+    columns.append(f"{prefix}attention_dp")
     keys = zip(*(df[c] for c in columns), strict=True)
-    keep = np.fromiter(
+    return np.fromiter(
         (
             (str(h), int(t), int(p), str(q), int(e), bool(d)) in a.allowed
             for h, t, p, q, e, d in keys
@@ -154,7 +161,17 @@ def fast_path(_cat, _key: tuple, a: Ask) -> pd.DataFrame:
         dtype=bool,
         count=len(df),
     )
-    return ranked(df[keep])
+
+
+def computed(spinner: str, compute):
+    """`compute()` behind a spinner; None, with the refusal shown, when the load model refuses
+    the grid."""
+    try:
+        with st.spinner(spinner):
+            return compute()
+    except ValueError as exc:
+        st.error(_("The load model refused this grid: {error}").format(error=plain(exc)))
+        return None
 
 
 def ranked(df: pd.DataFrame) -> pd.DataFrame:
@@ -435,11 +452,10 @@ def section(cat, key: tuple, a: Ask, names: Mapping[str, str], band, query: Mapp
             icon="🚫",
         )
         return
-    try:
-        with st.spinner(_("Serving every deployment under load (fast path)…")):
-            table = fast_path(cat, key, a)
-    except ValueError as exc:
-        st.error(_("The load model refused this grid: {error}").format(error=plain(exc)))
+    table = computed(
+        _("Serving every deployment under load (fast path)…"), lambda: fast_path(cat, key, a)
+    )
+    if table is None:
         return
     served = table[table["max_rate_per_s"].to_numpy() > 0]
     if served.empty:
