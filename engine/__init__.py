@@ -171,7 +171,13 @@ from engine.scenarios.trace import (
     TraceError,
     parse_trace,
 )
-from engine.scenarios.training import Failures, LayoutSpace, TrainLayout, TrainRun
+from engine.scenarios.training import (
+    FP8_RECIPES,
+    Failures,
+    LayoutSpace,
+    TrainLayout,
+    TrainRun,
+)
 from engine.scenarios.workload import ClosedLoop, MaxThroughput, OpenLoop, Replay, Workload
 from engine.serving.inputs import UNUSED, check_devices, check_parallel
 from engine.serving.kernel import WARNING_KINDS
@@ -242,6 +248,7 @@ __all__ = [
     "FLEET_PARTS",
     "FORMATS",
     "FORMAT_ALIASES",
+    "FP8_RECIPES",
     "IDLE_POWER_FRACTION",
     "IGNORED_ASSUMPTIONS",
     "KV_FORMATS",

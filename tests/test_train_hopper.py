@@ -76,8 +76,10 @@ def test_out_of_sample_the_ampere_fit_holds_on_ampere_and_neither_on_fp8():
     # llm-foundry's A100 runs (FSDP, FlashAttention, 2023): 13.8 %
     assert mape(A100, MEGATRON) == pytest.approx(13.8, abs=0.2)
     # fp8 is fitted by neither, and both predict llm-foundry's seven fp8 runs too fast, every
-    # one: recorded 26.6 % MAPE for the Hopper fit (+3.5 to +50.7 %), 88.7 % for megatron
-    for profile, recorded in ((HOPPER, 26.6), (MEGATRON, 88.7)):
+    # one: recorded 16.6 % MAPE for the Hopper fit (+1.5 to +30.4 %), 70.4 % for megatron. With
+    # the fp8 casts priced (delayed scaling, llm-foundry's Transformer Engine default) and the LM
+    # head in bf16 (engine/training/numerics.py): before them, 26.6 % and 88.7 %.
+    for profile, recorded in ((HOPPER, 16.6), (MEGATRON, 70.4)):
         pred = predict(FP8, profile.assumptions)
         assert (pred > np.array([r.value for r in FP8])).all()
         assert mape(FP8, profile) == pytest.approx(recorded, abs=0.2)

@@ -10,8 +10,9 @@ on Hopper with FlashAttention.
 **Bands.** On the fitted ground (the calibration runs' accelerators, precisions and attention
 kernel, dense models) the band is the larger of the leave-one-run-out and leave-one-table-out
 MAPE. Off it, each difference is named beside the number; on Hopper the band is at least the
-public checks' MAPE; where nothing measured covers the difference (another generation, fp8,
-MoE) the band is a floor, and says so.
+public checks' MAPE, and for fp8 under delayed scaling at least the MAPE on llm-foundry's H100
+fp8 runs; where nothing measured covers the difference (another generation, another fp8
+recipe, MoE) the band is a floor, and says so.
 """
 
 from __future__ import annotations
@@ -101,13 +102,14 @@ AMPERE_FILE = "llm-foundry-a100-bf16-training.csv"
 
 @lru_cache(maxsize=8)
 def _ampere_mape(name: str) -> tuple[float, int]:
-    return _ampere_errors(get_training_profile(name))
+    return _file_errors(get_training_profile(name), AMPERE_FILE)
 
 
-def _ampere_errors(profile: Profile) -> tuple[float, int]:
+def _file_errors(profile: Profile, file: str) -> tuple[float, int]:
+    """(MAPE %, runs) of a profile on a shipped training measurements file."""
     from engine.training.measurements import MEASUREMENTS_DIR, predict, read_runs
 
-    runs = read_runs(MEASUREMENTS_DIR / AMPERE_FILE)
+    runs = read_runs(MEASUREMENTS_DIR / file)
     predicted = predict(runs, profile.assumptions)
     errors = [abs(p / r.value - 1.0) * 100.0 for p, r in zip(predicted, runs, strict=True)]
     return sum(errors) / len(errors), len(errors)
@@ -122,9 +124,33 @@ def public_check(profile: str | Profile, generation: str) -> tuple[float, int, s
         return public_mape(profile), len(read_public()), PUBLIC_FILE.name
     if generation == "Ampere" and AMPERE_FILE not in prof.fitted_on:
         built_in = prof.origin == "built-in"
-        mape, n = _ampere_mape(prof.name) if built_in else _ampere_errors(prof)
+        mape, n = _ampere_mape(prof.name) if built_in else _file_errors(prof, AMPERE_FILE)
         return mape, n, AMPERE_FILE
     return None
+
+
+# fp8's check on Hopper: llm-foundry's H100 fp8 runs (FSDP, FlashAttention, Transformer Engine's
+# delayed scaling), in the training measurements' schema, fitted by no shipped profile
+FP8_FILE = "llm-foundry-h100-fp8-training.csv"
+
+
+@lru_cache(maxsize=8)
+def _fp8_mape(name: str) -> tuple[float, int]:
+    return _file_errors(get_training_profile(name), FP8_FILE)
+
+
+def fp8_check(
+    profile: str | Profile, generation: str, recipe: str | None
+) -> tuple[float, int, str] | None:
+    """(MAPE %, runs, file) of a profile on the measured fp8 runs of `generation` under
+    `recipe` that it was not fitted on: llm-foundry's H100 runs (delayed scaling) for Hopper;
+    None otherwise."""
+    prof = get_training_profile(profile)
+    if generation != "Hopper" or recipe != "delayed" or FP8_FILE in prof.fitted_on:
+        return None
+    built_in = prof.origin == "built-in"
+    mape, n = _fp8_mape(prof.name) if built_in else _file_errors(prof, FP8_FILE)
+    return mape, n, FP8_FILE
 
 
 def public_mape(profile: str | Profile) -> float:
@@ -168,6 +194,12 @@ OFF_PRECISION = MessageKind(
     "train_off_precision",
     "{precision} was not among the fitted precisions ({fitted}): the band is a floor",
 )
+OFF_PRECISION_MEASURED = MessageKind(
+    "train_off_precision_measured",
+    "{precision} was not among the fitted precisions ({fitted}): the band is at least the "
+    "{mape} MAPE on {n} {generation} {precision} runs ({recipe} scaling) predicted out of "
+    "sample ({file})",
+)
 OFF_MOE = MessageKind(
     "train_off_moe",
     "mixture-of-experts models were not in the fitted runs: the band is a floor",
@@ -188,6 +220,7 @@ BAND_KINDS = (
     OFF_ATTENTION,
     OFF_ATTENTION_COVERED,
     OFF_PRECISION,
+    OFF_PRECISION_MEASURED,
     OFF_MOE,
     FITTED_ON_GENERATION,
 )
@@ -236,6 +269,7 @@ def training_band(run: TrainRun) -> tuple[Band, list[Message]]:
         profile=run.profile,
         hardware=st.hw.id,
         precision=run.precision,
+        recipe=run.fp8_recipe,
         attention=run.attention,
         moe=bool(st.arch.experts),
     )
@@ -265,7 +299,12 @@ def _suggest(prof: Profile, generation: str) -> Message:
 
 
 def _band(
-    profile: str | Profile, hardware: str, precision: str, attention: str, moe: bool
+    profile: str | Profile,
+    hardware: str,
+    precision: str,
+    recipe: str | None,
+    attention: str,
+    moe: bool,
 ) -> tuple[Band, list[Message]]:
     prof = get_training_profile(profile)
     band = _base(prof)
@@ -300,7 +339,19 @@ def _band(
         else:
             why.append(OFF_ATTENTION(fitted=fitted_kernels, attention=attention))
     if SIXTEEN_BIT.get(precision, precision) not in ground["precisions"]:
-        why.append(OFF_PRECISION(precision=precision, fitted=", ".join(ground["precisions"])))
+        fitted = ", ".join(ground["precisions"])
+        measured = fp8_check(profile, gen, recipe) if attention == "flash" else None
+        if measured is not None:
+            mape, n, file = measured
+            pct = max(pct, mape)
+            where = {"generation": gen, "recipe": recipe, "n": f"{n}", "file": file}
+            why.append(
+                OFF_PRECISION_MEASURED(
+                    precision=precision, fitted=fitted, mape=f"{mape:.1f} %", **where
+                )
+            )
+        else:
+            why.append(OFF_PRECISION(precision=precision, fitted=fitted))
     if moe:
         why.append(OFF_MOE())
     return Band(pct, band.basis), why

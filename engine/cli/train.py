@@ -26,6 +26,8 @@ from engine.cli.output import json_text, table_text
 from engine.report.export import english_frame, key_value_table, to_csv
 from engine.scenarios.training import (
     ATTENTION_KERNELS,
+    DEFAULT_FP8_RECIPE,
+    FP8_RECIPES,
     RECOMPUTE,
     TRAIN_PRECISIONS,
     LayoutSpace,
@@ -70,6 +72,11 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--global-batch-size", type=int, required=True, help="sequences per step")
     p.add_argument("--seq-len", type=int, required=True, help="tokens per sequence")
     p.add_argument("--precision", default="bf16", choices=TRAIN_PRECISIONS)
+    p.add_argument(
+        "--fp8-recipe",
+        choices=FP8_RECIPES,
+        help=f"how fp8 tensors are scaled (--precision fp8 only; default {DEFAULT_FP8_RECIPE})",
+    )
     p.add_argument("--attention", default="flash", choices=ATTENTION_KERNELS)
     p.add_argument("--profile", default="megatron", help="training profile (default megatron)")
     p.add_argument("--token-budget", type=float, default=1e12, help="tokens to train on")
@@ -141,6 +148,7 @@ def _run(args: argparse.Namespace, catalog: Catalog, gpus: object) -> TrainRun:
         global_batch_size=args.global_batch_size,
         seq_len=args.seq_len,
         precision=args.precision,
+        fp8_recipe=args.fp8_recipe,
         attention=args.attention,
         profile=args.profile,
         overrides=overrides,

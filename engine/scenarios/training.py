@@ -4,10 +4,10 @@
 model (a catalogue id, a ModelSpec with shapes or an Architecture) and the accelerator (an id or a
 HardwareSpec); the cluster, `gpus` GPUs (one count for `train`; several for `train_search` and
 `scaling_overheads`, each count a cluster of its own); a step's global batch of
-`global_batch_size` sequences of `seq_len` tokens; the number format of the GEMMs (`precision`)
-and the `attention` kernel; a training profile (its assumptions unless `assumptions` is given)
-with `overrides` by the user names of the assumptions the training model reads
-(engine/assumptions.py TRAINING_NAMES); the catalogue ids are looked up in; and the
+`global_batch_size` sequences of `seq_len` tokens; the number format of the GEMMs (`precision`,
+fp8 under an `fp8_recipe`) and the `attention` kernel; a training profile (its assumptions unless
+`assumptions` is given) with `overrides` by the user names of the assumptions the training model
+reads (engine/assumptions.py TRAINING_NAMES); the catalogue ids are looked up in; and the
 `token_budget` and `price_per_gpu_hour` (USD; None: the catalogue's list price) that the time and
 cost to train are counted against.
 
@@ -51,6 +51,9 @@ from engine.scenarios.deployment import (
 RECOMPUTE = ("none", "selective", "full")  # Korthikanti et al. 2022
 ZERO_STAGES = (0, 1, 2, 3)  # Rajbhandari et al. 2020; 0: plain data parallelism
 TRAIN_PRECISIONS = ("bf16", "fp16", "fp8")  # fp8: GEMMs in fp8, everything else 16-bit
+# fp8 scaling recipes (engine/training/numerics.py); the default for precision fp8
+FP8_RECIPES = ("delayed", "current", "blockwise", "mxfp8")
+DEFAULT_FP8_RECIPE = "delayed"
 ATTENTION_KERNELS = ("flash", "unfused")  # FlashAttention; the score matrices through memory
 MAX_GPUS = 1_000_000
 # Count fields and the most each may be (engine/checks.py gives the message).
@@ -110,6 +113,21 @@ def check_train_precision(value: object) -> str:
     if value not in TRAIN_PRECISIONS:
         known = ", ".join(TRAIN_PRECISIONS)
         raise ValueError(f"training precision must be one of {known}, got {value!r}"[:200])
+    return value
+
+
+def check_fp8_recipe(value: object, precision: str) -> str | None:
+    """The recipe of an fp8 run (None: the default), None for a 16-bit one (a recipe given
+    with a 16-bit precision is refused, not ignored)."""
+    if precision != "fp8":
+        if value is not None:
+            raise ValueError(f"fp8_recipe applies to precision fp8 only, not {precision}")
+        return None
+    if value is None:
+        return DEFAULT_FP8_RECIPE
+    if value not in FP8_RECIPES:
+        known = ", ".join(FP8_RECIPES)
+        raise ValueError(f"fp8_recipe must be one of {known}, got {value!r}"[:200])
     return value
 
 
@@ -176,6 +194,7 @@ class TrainRun(WithAssumptions):
     global_batch_size: int | None = None
     seq_len: int
     precision: str = "bf16"
+    fp8_recipe: str | None = None
     attention: str = "flash"
     profile: str | Profile = DEFAULT_TRAINING_PROFILE
     assumptions: Assumptions | None = None
@@ -194,6 +213,8 @@ class TrainRun(WithAssumptions):
             object.__setattr__(self, "global_batch_size", batch)
         object.__setattr__(self, "seq_len", check_count(self.seq_len, "seq_len"))
         object.__setattr__(self, "precision", check_train_precision(self.precision))
+        recipe = check_fp8_recipe(self.fp8_recipe, self.precision)
+        object.__setattr__(self, "fp8_recipe", recipe)
         object.__setattr__(self, "attention", check_attention(self.attention))
         chosen = get_training_profile(self.profile)  # a Profile is kept, a name normalised
         object.__setattr__(self, "profile", self.profile if chosen is self.profile else chosen.name)

@@ -37,9 +37,13 @@ import numpy as np
 
 from engine.catalog.shapes import Shapes, heads_per_device
 from engine.serving.decode_step import operator_s
+from engine.serving.kernel import Device, Efficiencies, rates
 from engine.serving.operators import Layout, instantiate, templates
+from engine.training.numerics import Numerics
 
 GEMM_BACKWARD = 2.0  # input gradient + weight gradient: two GEMMs the size of the forward
+WIDE_GEMMS = ("lm_head", "router")  # kept in 16 bits by fp8 runs (engine/training/numerics.py)
+WIDE_BYTES = 2.0  # bytes per weight element of a 16-bit GEMM
 SCORE_BYTES_FORWARD = 13.0  # unfused attention: memory traffic per score element, forward
 SCORE_BYTES_BACKWARD = 19.0  # and backward (see the module docstring)
 
@@ -70,6 +74,15 @@ class PassOp(NamedTuple):
     fwd: object  # forward seconds: max of the two (unfused attention: their sum)
     bwd: object  # backward seconds
     backward: object  # backward / forward FLOPs and bytes (2 for a GEMM's two GEMMs)
+    roof: str  # the key of its rate: its class, or "head" (a 16-bit GEMM of an fp8 run)
+
+
+def roofs(dev: Device, eta: Efficiencies) -> dict:
+    """Achievable FLOP/s per operator class (engine.serving.kernel.rates) and "head": a GEMM
+    kept in 16 bits (the LM head and router of an fp8 run) at the 16-bit peak."""
+    return {k: float(v) if np.ndim(v) == 0 else v for k, v in rates(dev, eta).items()} | {
+        "head": dev.peak_attn * eta.gemm
+    }
 
 
 def _unfused(tmpl, s: Shapes, lay: Layout, tokens, seq) -> tuple:
@@ -81,6 +94,40 @@ def _unfused(tmpl, s: Shapes, lay: Layout, tokens, seq) -> tuple:
     return flop, SCORE_BYTES_FORWARD * scores, SCORE_BYTES_BACKWARD * scores
 
 
+def _casts(op, lay: Layout, num: Numerics, bandwidth) -> PassOp:
+    """An fp8 GEMM's quantisation kernels as an operator of their own, `<gemm>_fp8_cast`
+    (engine/training/numerics.py), memory-bound: forward, the GEMM's input and its weights;
+    backward, its output's gradient. The input and output elements are taken as half the
+    GEMM's activation elements each."""
+    elements = op.act_bytes / lay.act_bytes  # in + out, per micro-batch
+    weights = op.weight_bytes / lay.weight_bytes
+    moved = 0.5 * elements * num.quant_act + weights * num.quant_weight
+    back = 0.5 * elements * num.quant_act / np.where(moved > 0, moved, 1.0)  # 0: no such op
+    cast = op._replace(
+        name=f"{op.name}_fp8_cast",
+        cls="other",
+        flop=0.0,
+        flop_per_context=0.0,
+        weight_bytes=0.0,
+        act_bytes=moved,
+        kv_write_bytes=0.0,
+        kv_bytes_per_context=0.0,
+        wasted_flop=0.0,
+    )
+    t = moved / bandwidth
+    return PassOp(
+        op=cast,
+        flop=0.0 * moved,
+        moved=moved,
+        t_compute=0.0 * moved,
+        t_memory=t,
+        fwd=t,
+        bwd=back * t,
+        backward=back,
+        roof="other",
+    )
+
+
 def pass_ops(
     s: Shapes,
     lay: Layout,
@@ -90,7 +137,7 @@ def pass_ops(
     rate_of: dict,
     bandwidth,
     attention_backward: float,
-    unfused: bool = False,
+    num: Numerics,
 ) -> list[PassOp]:
     """Every operator of one micro-batch's forward and backward passes on one device, each on
     its own roofline (arguments as `pass_times`, which sums them)."""
@@ -99,16 +146,20 @@ def pass_ops(
         op = instantiate(tmpl, s, T=tokens, B=tokens, S=seq, xp=np)
         if op.name == "routed_experts":
             op = op._replace(weight_bytes=op.weight_bytes / ep)
+        wide = num.wide_gemms and op.name in WIDE_GEMMS
+        if wide:  # 16-bit weights, at the 16-bit peak
+            op = op._replace(weight_bytes=op.weight_bytes * WIDE_BYTES / lay.weight_bytes)
         flop, moved = op.flop, op.weight_bytes + op.act_bytes + op.kv_write_bytes
         if op.cls == "other" and op.name != "embedding":
             flop, moved = flop / lay.tp, moved / lay.tp  # sequence parallelism: T/tp tokens
-        rate = rate_of[op.cls]
+        roof = "head" if wide else op.cls
+        rate = rate_of[roof]
         t_c, t_m, fwd = operator_s(
             flop=flop, moved_bytes=moved, rate=rate, bandwidth=bandwidth, xp=np
         )
         back = attention_backward if op.cls == "attention" else GEMM_BACKWARD
         bwd = back * fwd
-        if unfused and op.cls == "attention":  # separate kernels: GEMMs, then score traffic
+        if num.unfused and op.cls == "attention":  # separate kernels: GEMMs, then score traffic
             flop, moved, moved_back = _unfused(tmpl=tmpl, s=s, lay=lay, tokens=tokens, seq=seq)
             t_c, t_m, _ = operator_s(
                 flop=flop, moved_bytes=moved, rate=rate, bandwidth=bandwidth, xp=np
@@ -126,8 +177,11 @@ def pass_ops(
                 fwd=fwd,
                 bwd=bwd,
                 backward=back,
+                roof=roof,
             )
         )
+        if num.quant_act and op.cls in ("gemm", "expert") and not wide:
+            out.append(_casts(op=op, lay=lay, num=num, bandwidth=bandwidth))
     return out
 
 
@@ -140,7 +194,7 @@ def pass_times(
     rate_of: dict,
     bandwidth,
     attention_backward: float,
-    unfused: bool = False,
+    num: Numerics,
 ) -> PassTimes:
     """Forward and backward seconds of one micro-batch, `tokens` per device, `seq` per sequence.
 
@@ -148,10 +202,11 @@ def pass_times(
         s, lay: the model's shapes; tp and bytes per element (Layout, pp unused).
         tokens: T = b·s/cp per device; seq: s (the keys a causal prompt attends).
         ep: expert-parallel degree (routed expert weights read: E/ep of them).
-        rate_of: achievable FLOP/s per operator class (engine.serving.kernel.rates).
+        rate_of: achievable FLOP/s per operator class and of a 16-bit GEMM (`roofs`).
         bandwidth: memory bytes/s, the bandwidth efficiency applied.
         attention_backward: backward/forward time of attention (FlashAttention: 2.5).
-        unfused: attention as separate kernels with the scores in memory (see above).
+        num: the fp8 casts and 16-bit LM head, and attention as separate kernels with the
+            scores in memory (see above; engine/training/numerics.py).
     """
     zero = np.zeros(np.shape(tokens))
     acc = {k: zero for k in PassTimes._fields}
@@ -164,7 +219,7 @@ def pass_times(
         rate_of=rate_of,
         bandwidth=bandwidth,
         attention_backward=attention_backward,
-        unfused=unfused,
+        num=num,
     ):
         op, t, t_back = p.op, p.fwd, p.bwd
         if op.layers != "once":

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.catalog.shapes import Shapes, kv_bytes_per_token_layer
-from engine.serving.kernel import Device, Efficiencies, rates
+from engine.serving.kernel import Device, Efficiencies
 from engine.serving.operators import Layout
 from engine.training.collectives import (
     Links,
@@ -36,9 +36,10 @@ from engine.training.collectives import (
     ring_all_reduce_s,
     send_s,
 )
-from engine.training.compute import PassTimes, pass_times, token_flops
+from engine.training.compute import PassTimes, pass_times, roofs, token_flops
 from engine.training.config import DOES_NOT_FIT, Config, reason_codes
 from engine.training.memory import GRADIENT_BYTES, memory_terms, params_on_device
+from engine.training.numerics import Numerics
 from engine.training.stages import StageLayers, stage_layers
 
 ACT_BYTES = 2.0  # activations and their gradients travel in 16 bits
@@ -155,14 +156,7 @@ def _layout(c: Config, weight_bytes: float, a) -> Layout:
 
 
 def evaluate(
-    s: Shapes,
-    c: Config,
-    dev: Device,
-    links: Links,
-    eta: Efficiencies,
-    a,
-    weight_bytes: float,
-    unfused: bool = False,
+    s: Shapes, c: Config, dev: Device, links: Links, eta: Efficiencies, a, num: Numerics
 ) -> dict:
     """Every configuration's step, in SI units (keys: see TrainResult / train_search).
 
@@ -173,11 +167,11 @@ def evaluate(
         links: the in-node link and the network per GPU, efficiencies applied.
         eta: compute efficiency per operator class.
         a: the Assumptions (overlap_fraction, attention_backward_factor).
-        weight_bytes: bytes per weight element a GEMM reads (1 for fp8, else 2).
-        unfused: attention without FlashAttention (scores in memory; compute.py).
+        num: bytes per weight, fp8 casts and the LM head's format, the attention kernel
+            (engine/training/numerics.py; unfused attention: scores in memory, compute.py).
     """
     tokens = c.micro_batch * c.seq_len / c.cp
-    lay = _layout(c=c, weight_bytes=weight_bytes, a=a)
+    lay = _layout(c=c, weight_bytes=num.weight_bytes, a=a)
     imbalance = lay.imbalance
     pt = pass_times(
         s=s,
@@ -185,10 +179,10 @@ def evaluate(
         tokens=tokens,
         seq=c.seq_len,
         ep=c.ep,
-        rate_of=rates(dev, eta),
+        rate_of=roofs(dev, eta),
         bandwidth=dev.bandwidth,
         attention_backward=a.attention_backward_factor,
-        unfused=unfused,
+        num=num,
     )
     recompute = np.select([c.recompute == 2, c.recompute == 1], [pt.layer_fwd, pt.attn_fwd], 0.0)
     passes = 2.0 + (c.recompute == 2)
@@ -248,7 +242,7 @@ def evaluate(
         },
         n_st=n_st,
         stages=stages,
-        unfused=unfused,
+        unfused=num.unfused,
     )
 
 

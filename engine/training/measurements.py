@@ -16,7 +16,8 @@ filled in here, each rule stated once:
   ZeRO-3 rows: tp = pp = 1, ZeRO stage 3. Every run uses full recomputation (the rows say so).
 - Attention is unfused (the 2021 code predates FlashAttention, Dao et al. 2022): the score
   matrices go through memory (engine/training/compute.py). A file with an `attention` column
-  (flash or unfused) says it per row.
+  (flash or unfused) says it per row, an `fp8_recipe` column an fp8 row's scaling recipe
+  (engine/training/numerics.py; empty: delayed, Transformer Engine's default).
 
 The same schema holds MosaicML's llm-foundry benchmark tables (MPT models with FSDP on A100 and
 H100, FlashAttention; data/measurements/README.md): their scheme is PyTorch FSDP's sharding
@@ -42,7 +43,7 @@ from engine.catalog.arch import Architecture
 from engine.catalog.profiles import DEFAULT_TRAINING_PROFILE
 from engine.catalog.shapes import Shapes, shapes_of
 from engine.files import echo, read_bounded, repeated
-from engine.scenarios.training import RECOMPUTE, check_train_precision
+from engine.scenarios.training import RECOMPUTE, check_fp8_recipe, check_train_precision
 from engine.training.config import make_config
 from engine.training.gpt import gpt_architecture
 from engine.training.kernel import evaluate
@@ -88,6 +89,7 @@ class TrainingRun:
     scheme: str
     hardware: str
     precision: str
+    fp8_recipe: str | None  # an fp8 row's scaling recipe (None: 16-bit)
     arch: Architecture
     gpus: int
     tp: int
@@ -194,6 +196,9 @@ def _runs(name: str, rows: list[dict]) -> list[TrainingRun]:
                 scheme=row["scheme"],
                 hardware=row["hardware"],
                 precision=row["precision"],
+                fp8_recipe=check_fp8_recipe(
+                    (row.get("fp8_recipe") or "").strip() or None, row["precision"]
+                ),
                 arch=arch,
                 gpus=int(row["gpus"]),
                 tp=tp,
@@ -220,8 +225,8 @@ def predict(runs: Iterable[TrainingRun], assumptions) -> np.ndarray:
     out = np.full(len(runs), np.nan)
     groups: dict[tuple, list[int]] = {}
     for i, r in enumerate(runs):
-        groups.setdefault((r.hardware, r.precision, r.attention), []).append(i)
-    for (hardware, precision, attention), idx in groups.items():
+        groups.setdefault((r.hardware, r.precision, r.fp8_recipe, r.attention), []).append(i)
+    for (hardware, precision, recipe, attention), idx in groups.items():
         st = fold(
             model=runs[idx[0]].arch,
             hardware=hardware,
@@ -229,6 +234,8 @@ def predict(runs: Iterable[TrainingRun], assumptions) -> np.ndarray:
             assumptions=assumptions,
             profile=DEFAULT_TRAINING_PROFILE,
             catalog=None,
+            fp8_recipe=recipe,
+            attention=attention,
         )
         rs = [runs[i] for i in idx]
         s = Shapes.stack([shapes_of(r.arch) for r in rs])
@@ -252,8 +259,7 @@ def predict(runs: Iterable[TrainingRun], assumptions) -> np.ndarray:
             links=st.links,
             eta=st.eta,
             a=st.assumptions,
-            weight_bytes=st.weight_bytes,
-            unfused=attention == "unfused",
+            num=st.numerics,
         )
         for k, (j, r) in enumerate(zip(idx, rs, strict=True)):
             out[j] = t[METRICS[r.metric]][k]

@@ -22,10 +22,9 @@ import numpy as np
 from engine.scenarios.bind import bind
 from engine.scenarios.deployment import HardwareRef, ModelRef
 from engine.scenarios.training import TrainLayout, TrainRun
-from engine.serving.kernel import rates
 from engine.serving.op_table import layer_labels
 from engine.serving.operators import OP_CLASSES, Layout
-from engine.training.compute import pass_ops
+from engine.training.compute import pass_ops, roofs
 from engine.training.config import REASONS, make_config, reason_codes
 from engine.training.kernel import ACT_BYTES
 from engine.training.setup import Setup, setup
@@ -61,8 +60,8 @@ def _row(p, phase: str, peak_of: dict, rate_of: dict, bandwidth: float, label: s
         "total_time_ms": count * seconds * 1e3,
         "bottleneck": "compute" if t_c > t_m else "memory",
         "arithmetic_intensity_flop_per_byte": flops / moved if moved else float("nan"),
-        "peak_flop_per_s": peak_of[op.cls],
-        "achievable_flop_per_s": rate_of[op.cls],
+        "peak_flop_per_s": peak_of[p.roof],
+        "achievable_flop_per_s": rate_of[p.roof],
         "achievable_bytes_per_s": bandwidth,
     }
 
@@ -105,16 +104,15 @@ def training_operators(
     layout = layout or TrainLayout()
     st = setup(run)
     _check_split(st=st, run=run, layout=layout)
-    rate_of = {k: float(v) for k, v in rates(st.dev, st.eta).items()}
-    peak = st.eta._replace(**dict.fromkeys(OP_CLASSES, 1.0))
-    peak_of = {k: float(v) for k, v in rates(st.dev, peak).items()}
+    rate_of = roofs(st.dev, st.eta)
+    peak_of = roofs(st.dev, st.eta._replace(**dict.fromkeys(OP_CLASSES, 1.0)))
     bandwidth = float(st.dev.bandwidth)
     ops = pass_ops(
         s=st.s,
         lay=Layout(
             tp=float(layout.tp),
             pp=1.0,
-            weight_bytes=st.weight_bytes,
+            weight_bytes=st.numerics.weight_bytes,
             kv_bytes=ACT_BYTES,
             act_bytes=ACT_BYTES,
             imbalance=st.assumptions.expert_imbalance if layout.ep > 1 else 1.0,
@@ -125,7 +123,7 @@ def training_operators(
         rate_of=rate_of,
         bandwidth=bandwidth,
         attention_backward=st.assumptions.attention_backward_factor,
-        unfused=run.attention == "unfused",
+        num=st.numerics,
     )
     labels = layer_labels(st.arch)
     rows = [

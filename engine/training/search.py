@@ -106,7 +106,7 @@ def train_search(
         raise ValueError(f"rank_by must be one of {', '.join(RANKS)}, got {rank_by!r}"[:200])
     st = setup(run)
     cfg = _candidates(st=st, run=run, space=space or LayoutSpace())
-    t = step(st=st, cfg=cfg, attention=run.attention)
+    t = step(st=st, cfg=cfg)
     df = pd.DataFrame(_columns(st=st, run=run, cfg=cfg, t=t))
     return _ranked(df, rank_by, include_rejected)
 
@@ -165,6 +165,7 @@ def _columns(st: Setup, run: TrainRun, cfg: Config, t: dict) -> dict:
         "micro_batches": t["micro_batches"],
         "seq_len": cfg.seq_len,
         "precision": st.precision,
+        "fp8_recipe": st.fp8_recipe,
         "peak_precision": st.peak_precision,
         "recompute": pd.Categorical.from_codes(cfg.recompute.astype(int), RECOMPUTE),
         "zero": cfg.zero.astype(int),

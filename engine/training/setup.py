@@ -18,13 +18,14 @@ from engine.catalog.arch import Architecture
 from engine.catalog.profiles import get_training_profile
 from engine.catalog.resolve import resolve_hardware
 from engine.catalog.shapes import Shapes, shapes_of
-from engine.catalog.specs import BYTES_PER_PARAM, HardwareSpec
+from engine.catalog.specs import HardwareSpec
 from engine.scenarios.training import TrainRun
 from engine.serving.inputs import device_values, efficiencies, llm_architecture
 from engine.serving.kernel import Device, Efficiencies
 from engine.training.collectives import Links
 from engine.training.config import Config
 from engine.training.kernel import evaluate
+from engine.training.numerics import Numerics, numerics
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,13 +37,14 @@ class Setup:
     s: Shapes
     hw: HardwareSpec
     precision: str
+    fp8_recipe: str | None  # None: a 16-bit run
     peak_precision: str
     dev: Device
     links: Links
     eta: Efficiencies
     assumptions: Assumptions
     profile: str
-    weight_bytes: float  # bytes per weight element a GEMM reads
+    numerics: Numerics  # bytes per weight, fp8 casts, the attention kernel
     echo: dict  # the assumptions the training model reads, user names and units
 
 
@@ -69,15 +71,27 @@ def setup(run: TrainRun) -> Setup:
         model=run.model,
         hardware=run.hardware,
         precision=run.precision,
+        fp8_recipe=run.fp8_recipe,
+        attention=run.attention,
         assumptions=make_assumptions(base, **run.overrides_dict),
         profile=profile.name,
         catalog=run.catalog,
     )
 
 
-def fold(model, hardware, precision: str, assumptions: Assumptions, profile: str, catalog) -> Setup:
+def fold(
+    model,
+    hardware,
+    precision: str,
+    assumptions: Assumptions,
+    profile: str,
+    catalog,
+    fp8_recipe: str | None = None,
+    attention: str = "flash",
+) -> Setup:
     """The Setup of a model on an accelerator under checked `assumptions` (`setup`, and the
-    calibration's predictions, which bring their own assumptions)."""
+    calibration's predictions, which bring their own assumptions); `fp8_recipe` checked for
+    `precision` (engine/scenarios/training.py check_fp8_recipe)."""
     name, arch = (
         ("custom", model) if isinstance(model, Architecture) else llm_architecture(model, catalog)
     )
@@ -90,26 +104,20 @@ def fold(model, hardware, precision: str, assumptions: Assumptions, profile: str
         s=shapes_of(arch),
         hw=hw,
         precision=precision,
+        fp8_recipe=fp8_recipe,
         peak_precision=used,
         dev=dev,
         links=links_of(hw, dev, assumptions),
         eta=efficiencies(assumptions),
         assumptions=assumptions,
         profile=profile,
-        weight_bytes=BYTES_PER_PARAM[precision],
+        numerics=numerics(precision=precision, recipe=fp8_recipe, attention=attention, hw=hw),
         echo={k: echo[k] for k in TRAINING_NAMES},
     )
 
 
-def step(st: Setup, cfg: Config, attention: str) -> dict:
+def step(st: Setup, cfg: Config) -> dict:
     """The training kernel's step of every configuration of `cfg` under `st` (arrays by key)."""
     return evaluate(
-        s=st.s,
-        c=cfg,
-        dev=st.dev,
-        links=st.links,
-        eta=st.eta,
-        a=st.assumptions,
-        weight_bytes=st.weight_bytes,
-        unfused=attention == "unfused",
+        s=st.s, c=cfg, dev=st.dev, links=st.links, eta=st.eta, a=st.assumptions, num=st.numerics
     )

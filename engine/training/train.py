@@ -43,6 +43,7 @@ ID_KEYS = (
     "micro_batches",
     "seq_len",
     "precision",
+    "fp8_recipe",
     "peak_precision",
     "recompute",
     "zero",
@@ -125,12 +126,14 @@ def train(
             Architecture, e.g. engine.gpt_architecture(layers=..., hidden=..., heads=...)) with
             `hardware` (an accelerator id or HardwareSpec) and the run's other fields as
             keywords: gpus (in all; dp = gpus / (tp·pp·cp) must be whole), global_batch_size and
-            seq_len (B sequences of s tokens), precision (bf16, fp16 or fp8: fp8 GEMMs,
-            everything else 16-bit), attention (flash, or unfused: the score matrices in memory,
-            as in Megatron-LM before 2022), profile and assumptions (a training profile, its
-            assumptions unless given), catalog, token_budget and price_per_gpu_hour (USD; the
-            catalogue's list price when None) for the time and cost to train, and the
-            assumptions the training model reads by their user names.
+            seq_len (B sequences of s tokens), precision (bf16, fp16 or fp8: fp8 GEMMs but the
+            LM head's, everything else 16-bit) and fp8_recipe (delayed, current, blockwise or
+            mxfp8: how fp8 tensors are scaled; engine/training/numerics.py), attention (flash,
+            or unfused: the score matrices in memory, as in Megatron-LM before 2022), profile
+            and assumptions (a training profile, its assumptions unless given), catalog,
+            token_budget and price_per_gpu_hour (USD; the catalogue's list price when None) for
+            the time and cost to train, and the assumptions the training model reads by their
+            user names.
         layout: a TrainLayout, or its fields as keywords: tp, pp, cp, vp, ep (tensor with
             sequence parallelism, pipeline, context, virtual stages per pipeline stage for
             interleaved 1F1B, expert parallelism for MoE), micro_batch_size (b sequences),
@@ -152,7 +155,7 @@ def train(
     layout = layout or TrainLayout()
     st = setup(run)
     cfg = config(run=run, layout=layout, gpus=gpus)
-    t = {k: v[0] for k, v in step(st=st, cfg=cfg, attention=run.attention).items()}
+    t = {k: v[0] for k, v in step(st=st, cfg=cfg).items()}
     code = int(t["reason_code"])
     if code and code != DOES_NOT_FIT:
         echo = _echo(run=run, layout=layout, gpus=gpus)
@@ -213,6 +216,7 @@ def _result(st: Setup, run: TrainRun, layout: TrainLayout, t: dict, gpus: int) -
         round(t["micro_batches"]),
         run.seq_len,
         st.precision,
+        st.fp8_recipe,
         st.peak_precision,
         layout.recompute,
         layout.zero,

@@ -18,6 +18,7 @@ from ui.train.link import (
     GPT_NAME,
     PRECISIONS,
     RANKS,
+    RECIPE_WORDS,
     RECOMPUTE,
     ZERO,
 )
@@ -90,7 +91,18 @@ def cluster_inputs(link: Link) -> dict:
         _("Precision"),
         PRECISIONS,
         key=link.key("precision"),
-        help=_("fp8: GEMMs at the fp8 peak, everything else 16-bit."),
+        help=_("fp8: GEMMs at the fp8 peak, except the LM head; everything else 16-bit."),
+    )
+    recipe = st.selectbox(
+        _("FP8 scaling recipe"),
+        engine.FP8_RECIPES,
+        key=link.key("fp8_recipe"),
+        format_func=lambda r: _(RECIPE_WORDS[r]),
+        disabled=precision != "fp8",
+        help=_(
+            "How fp8 tensors are scaled; each cast is a memory-bound kernel before the GEMM "
+            "(read with precision fp8 only)."
+        ),
     )
     attention = st.selectbox(
         _("Attention kernel"),
@@ -113,6 +125,7 @@ def cluster_inputs(link: Link) -> dict:
         "global_batch_size": int(batch),
         "seq_len": int(seq),
         "precision": precision,
+        "fp8_recipe": recipe if precision == "fp8" else None,
         "attention": attention,
         "profile": profile,
     }

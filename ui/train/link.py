@@ -3,7 +3,8 @@
 Link parameters, named as the `train-search` CLI's flags: model (a catalogue LLM, `config.json`
 with `model_config=`, or `gpt` with `gpt_shape=L,H,A[,V]`: layers, hidden, heads and the
 vocabulary of a Megatron/GPT-3-style model), hardware, gpus, global_batch_size, seq_len,
-precision (bf16, fp16, fp8), attention (flash, unfused), profile (a training profile); the
+precision (bf16, fp16, fp8), fp8_recipe (delayed, current, blockwise, mxfp8: read with
+precision fp8 only), attention (flash, unfused), profile (a training profile); the
 search's values to try: tp, pp, cp, vp, ep, micro_batch_size (comma lists or ranges), zero and
 recompute (lists); rank_by (tokens_per_s, mfu, cost), token_budget (tokens), price_per_gpu_hour
 (USD; absent: the catalogue's list price); gpus_curve (the GPU counts of the scaling curves),
@@ -40,6 +41,12 @@ GPT_ID = "gpt"  # the model picker's entry for GPT shapes (and the link's `model
 GPT_NAME = N_("GPT-style model by its shapes (L, H, A[, V])")  # translated where shown
 PRECISIONS = ("bf16", "fp16", "fp8")  # the training model's
 ATTENTION = ("flash", "unfused")
+RECIPE_WORDS = {  # engine.FP8_RECIPES as shown (engine/training/numerics.py)
+    "delayed": N_("tensor-wise, delayed scaling (Transformer Engine's default)"),
+    "current": N_("tensor-wise, current scaling"),
+    "blockwise": N_("block-wise (1×128 activations, 128×128 weights)"),
+    "mxfp8": N_("MXFP8 (1×32 blocks; Blackwell, CDNA4)"),
+}
 ATTENTION_WORDS = {"flash": N_("FlashAttention"), "unfused": N_("unfused attention")}  # shown
 RECOMPUTE = ("none", "selective", "full")
 RECOMPUTE_WORDS = {  # a configuration's recomputation, as shown
@@ -154,6 +161,7 @@ def declare(cat: engine.Catalog) -> Link:
                 default=8192,
             ),
             Param("precision", choice(PRECISIONS), default="bf16"),
+            Param("fp8_recipe", choice(engine.FP8_RECIPES), default="delayed"),
             Param("attention", choice(ATTENTION), default="flash"),
             Param("profile", choice(engine.training_profile_names()), default="megatron"),
             *dims,

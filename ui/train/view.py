@@ -14,7 +14,7 @@ import pandas as pd
 
 import engine
 from ui.charts.operators import layers_text, phase_label
-from ui.train.link import ATTENTION_WORDS, RANKS, RECOMPUTE_WORDS
+from ui.train.link import ATTENTION_WORDS, RANKS, RECIPE_WORDS, RECOMPUTE_WORDS
 from ui.words.format import fmt, fmt_all, pct
 from ui.words.i18n import N_, _, message_text
 from ui.words.text import bound
@@ -197,7 +197,9 @@ def caption(
         hardware=hw_name,
         batch=f"{run.global_batch_size:,}",
         seq_len=f"{run.seq_len:,}",
-        precision=run.precision,
+        precision=run.precision
+        if run.fp8_recipe is None
+        else f"{run.precision} ({_(RECIPE_WORDS[run.fp8_recipe])})",
         attention=_(ATTENTION_WORDS[run.attention]),
         profile=run.profile,
         searched=f"{counts[0]:,}",

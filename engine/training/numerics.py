@@ -1,0 +1,109 @@
+"""How a training run's GEMMs hold their numbers: 16-bit, or fp8 under a scaling recipe.
+
+An fp8 GEMM reads 8-bit operands, so before each one the 16-bit tensor it consumes is
+quantised: a scale is chosen (from a history of the tensor's maxima, from its current maximum,
+or per block) and the tensor is cast, once as it is laid out and once transposed, because the
+backward pass multiplies it along the other dimension (Hopper's fp8 tensor cores take K-major
+operands only). The forward pass quantises each GEMM's input and its weights; the backward pass
+the gradient of its output (the weights' transposed copy is already made). Those casts are
+memory-bound kernels of their own: per element they read the 16-bit value and write two 8-bit
+copies, plus whatever the recipe adds. Transformer Engine fuses some casts into the norm or the
+activation before a GEMM; that saving is not modelled, so the cast terms are an upper estimate
+(documented in docs/model.md, "FP8 training").
+
+What stays in 16 bits under every recipe: attention (FlashAttention's products on bf16), the
+norms, the embedding lookup, the LM head (Megatron-LM's output layer and torchtitan's `output`
+are not converted; Transformer Engine's recipes leave them to the framework) and an MoE
+router (Megatron-LM computes it in fp32; taken at the 16-bit rate here). The
+optimizer keeps fp32 master weights and moments as in 16-bit training.
+
+Recipes (bytes moved per quantised element; a tensor of N elements costs N × bytes / HBM
+bandwidth):
+
+- `delayed`: tensor-wise scaling from a history of maxima (Transformer Engine's DelayedScaling,
+  its default; Micikevicius et al. 2022, "FP8 Formats for Deep Learning"): the maximum is
+  taken in the same pass as the cast. 2 read + 1 + 1 written = 4 bytes.
+- `current`: tensor-wise scaling from the tensor's own maximum (Transformer Engine's
+  Float8CurrentScaling, torchtitan's default "tensorwise"): a pass that reads the tensor to find
+  its maximum, then the cast. 4 + 2 = 6 bytes. Its maxima are also reduced across the
+  tensor-parallel group, a latency per tensor that is not modelled.
+- `blockwise`: a scale per 1×128 tile of activations and per 128×128 block of weights, computed
+  in the casting pass (DeepSeek-AI 2024, "DeepSeek-V3 Technical Report", §3.3): 4 bytes plus a
+  4-byte scale per 128 elements for each copy (4 + 2·4/128); weights 4 + 2·4/128².
+- `mxfp8`: the OCP microscaling format, an 8-bit power-of-two scale per 32 elements, which
+  Blackwell's and CDNA4's tensor cores apply inside the GEMM (OCP Microscaling Formats
+  specification v1.0, 2023): 4 + 2·1/32 bytes. Refused on accelerators without block-scaled
+  tensor cores (those that list no MX peak).
+
+The GEMMs themselves run at the accelerator's fp8 peak times the profile's GEMM efficiency
+under every recipe; a block-scaled GEMM's own slowdown on Hopper (scales applied in the main
+loop) is inside that efficiency, not a term of its own.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from engine.catalog.specs import BYTES_PER_PARAM, HardwareSpec
+from engine.scenarios.training import DEFAULT_FP8_RECIPE, FP8_RECIPES
+
+
+class Recipe(NamedTuple):
+    """An fp8 scaling recipe: bytes moved per activation and per weight element quantised."""
+
+    name: str
+    act_bytes: float
+    weight_bytes: float
+    needs_mx: bool  # block scaling inside the tensor cores (Blackwell, CDNA4)
+    label: str
+
+
+CAST = 2.0 + 1.0 + 1.0  # read 16 bits; write the 8-bit copy and its transpose
+RECIPES = {
+    r.name: r
+    for r in (
+        Recipe("delayed", CAST, CAST, False, "tensor-wise, delayed scaling (amax history)"),
+        Recipe("current", CAST + 2.0, CAST + 2.0, False, "tensor-wise, current scaling"),
+        Recipe(
+            "blockwise",
+            CAST + 2.0 * 4.0 / 128.0,
+            CAST + 2.0 * 4.0 / 128.0**2,
+            False,
+            "block-wise (1×128 activations, 128×128 weights)",
+        ),
+        Recipe("mxfp8", CAST + 2.0 / 32.0, CAST + 2.0 / 32.0, True, "MXFP8 (1×32 blocks)"),
+    )
+}
+assert tuple(RECIPES) == FP8_RECIPES  # the run checks the names (engine/scenarios/training.py)
+
+
+class Numerics(NamedTuple):
+    """What the training kernel reads of a run's number formats and attention kernel."""
+
+    weight_bytes: float  # bytes per weight element a GEMM reads (1 for fp8, else 2)
+    quant_act: float = 0.0  # bytes moved per activation element an fp8 GEMM quantises
+    quant_weight: float = 0.0  # bytes moved per weight element quantised (per micro-batch)
+    wide_gemms: bool = False  # the LM head and the router in 16 bits, the other GEMMs in fp8
+    unfused: bool = False  # attention as separate kernels, the scores through memory
+
+
+def numerics(precision: str, recipe: str | None, attention: str, hw: HardwareSpec) -> Numerics:
+    """The kernel's view of a checked run: fp8 brings its recipe's casts and a 16-bit LM head
+    and router.
+    ValueError for `mxfp8` on an accelerator without block-scaled tensor cores."""
+    unfused = attention == "unfused"
+    if precision != "fp8":
+        return Numerics(weight_bytes=BYTES_PER_PARAM[precision], unfused=unfused)
+    r = RECIPES[recipe or DEFAULT_FP8_RECIPE]
+    if r.needs_mx and "mxfp4" not in hw.fp4_peak_flop_per_s:
+        raise ValueError(
+            f"fp8_recipe {r.name}: {hw.id} has no block-scaled (MX) tensor cores; "
+            "use delayed, current or blockwise"
+        )
+    return Numerics(
+        weight_bytes=BYTES_PER_PARAM["fp8"],
+        quant_act=r.act_bytes,
+        quant_weight=r.weight_bytes,
+        wide_gemms=True,
+        unfused=unfused,
+    )
