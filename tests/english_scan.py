@@ -56,6 +56,7 @@ NAMES = {  # people, papers, products, kernels and formats named as their author
     "llm-foundry",  # MosaicML's training code, whose benchmark tables set the Hopper MFU ceiling
     *("Chrome", "Perfetto"),  # the trace viewers (chrome://tracing, ui.perfetto.dev)
     "Chinchilla",  # Hoffmann et al.'s compute-optimal model (20 tokens per parameter)
+    *("Transformer", "Engine"),  # NVIDIA's fp8 training library, whose default recipe is named
 }
 LINK_IDS = {  # link parameters, column ids and values a link or a file writes, where taught
     *("tp", "pp", "cp", "vp", "ep", "dp", "gpus", "zero", "recompute", "flash", "prices"),

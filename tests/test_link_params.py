@@ -27,7 +27,8 @@ LINKS = page_links(CAT)
 # What makes every widget of a page appear: a decoder LLM with shapes (tokens, LLM view).
 CONTEXT = {p: {"model": "Llama-3.1-8B"} for p in ("solve", "sweep", "compare")}
 CONTEXT["sweep"] |= {"view": "decode"}
-CONTEXT["train"] = {"model": "gpt"}  # its GPT-shapes field
+# /train: its GPT-shapes field, on an accelerator with MX tensor cores (the last fp8 recipe's)
+CONTEXT["train"] = {"model": "gpt", "hardware": "B200"}
 # Text and composite parameters: their edges as link text (low, high). Every parameter held by
 # a text widget must have an entry here, so a new one cannot be forgotten.
 TEXT_EDGES = {
