@@ -169,3 +169,58 @@ def test_the_train_page_reads_the_recipe_from_its_link():
     box = next(s for s in at.selectbox if s.label == "FP8 scaling recipe")
     assert box.disabled and not at.error
     assert "bf16, FlashAttention" in text(at.caption) and "scaling" not in text(at.caption)
+
+
+LLAMA_405B_FSDP = dict(gpus=128, tp=8, micro_batch_size=2, global_batch_size=32, seq_len=8192)
+LLAMA_405B_FSDP |= dict(precision="fp8", fp8_recipe="current", recompute="full", zero=3)
+
+
+def test_fp8_param_gather_halves_the_weights_all_gathers_and_their_memory():
+    plain = engine.train("Llama-3.1-405B", "H100", **LLAMA_405B_FSDP)
+    fp8 = engine.train("Llama-3.1-405B", "H100", **LLAMA_405B_FSDP, fp8_param_gather=True)
+    assert plain["fp8_param_gather"] is False and fp8["fp8_param_gather"] is True
+    # the weights held: 1 byte instead of 2 (ZeRO-3: each rank's shard)
+    assert fp8["weight_bytes_per_gpu"] == pytest.approx(plain["weight_bytes_per_gpu"] / 2)
+    assert fp8["gradient_bytes_per_gpu"] == plain["gradient_bytes_per_gpu"]  # still 16-bit
+    # ZeRO-3, one micro-batch, full recomputation: the weights are gathered three times (forward,
+    # recompute, backward) and the gradients reduce-scattered once, each a ring of equal
+    # bytes per weight at 2 bytes: total = 3·ag + rs with ag = rs; in fp8 the gathers halve:
+    # 1.5·ag + rs = (1.5 + 1)/(3 + 1) of the total
+    ratio = fp8["comm_dp_total_s"] / plain["comm_dp_total_s"]
+    assert ratio == pytest.approx(2.5 / 4, rel=1e-3)
+    # recorded (megatron): 13.8 s → 11.1 s per step, exposed data-parallel time 3.8 s → 1.0 s
+    assert plain["step_time_s"] == pytest.approx(13.8, abs=0.05)
+    assert fp8["step_time_s"] == pytest.approx(11.06, abs=0.05)
+    assert fp8["compute_s"] == plain["compute_s"]
+
+
+def test_fp8_param_gather_is_refused_without_fp8_and_named_when_weights_do_not_fit():
+    with pytest.raises(ValueError, match="fp8_param_gather applies to precision fp8 only"):
+        engine.TrainRun("Llama-3.1-8B", "H100", **RUN, fp8_param_gather=True)
+    with pytest.raises(ValueError, match="fp8_param_gather must be true or false"):
+        engine.TrainRun("Llama-3.1-8B", "H100", **RUN, precision="fp8", fp8_param_gather="yes")
+    # ZeRO-2 on 64 GPUs: gradients and optimizer state sharded 64 ways, the weights whole, so the
+    # 70.6 B weights are the largest term: 70.6 GB at 1 byte each
+    r = engine.train(
+        "Llama-3.1-70B",
+        "H100",
+        gpus=64,
+        global_batch_size=64,
+        seq_len=1024,
+        precision="fp8",
+        fp8_param_gather=True,
+        zero=2,
+        recompute="full",
+    )
+    assert r["largest_memory_term"] == "weight"
+    why = next(w for w in r.warnings if w.code == "fp8_weights_do_not_fit")
+    assert why.fields["bytes_per_param"] == "1" and why.fields["params"] == "70.6"
+    assert "the largest term is the fp8 weights" in str(why)
+
+
+def test_the_train_page_reads_fp8_param_gather_from_its_link():
+    at = open_page({"precision": "fp8", "fp8_param_gather": "on", **SMALL})
+    assert "fp8 (tensor-wise, delayed scaling (Transformer Engine's default), weights in fp8)" in (
+        text(at.caption)
+    )
+    assert url(at, "fp8_param_gather") == "on"

@@ -208,7 +208,7 @@ def test_an_object_of_the_wrong_kind_is_refused():
 def _one_value(cls, name: str):
     """A valid value of `cls`'s field `name` (a layout space takes its values as tuples)."""
     values = {"zero": 1, "recompute": "full", "precision": "fp16", "attention": "unfused"}
-    values |= {"fp8_recipe": "current"}
+    values |= {"fp8_recipe": "current", "fp8_param_gather": True}
     values |= {"profile": "megatron", "token_budget": 1e9, "price_per_gpu_hour": 1.5}
     values |= {"gpu_mttf_hours": 1e4, "checkpoint_s": 30.0, "job_hours": 24.0}
     value = values.get(name, 2)
@@ -236,7 +236,7 @@ ROUTED = [
 def test_bind_routes_each_keyword_to_the_object_that_declares_it(kinds, cls, name):
     value = _one_value(cls, name)
     given = {"seq_len": 1024} | {name: value}
-    if name == "fp8_recipe":  # a recipe is an fp8 run's
+    if name in ("fp8_recipe", "fp8_param_gather"):  # an fp8 run's
         given["precision"] = "fp8"
     objects = bind(("Llama-3.1-8B", "H100"), given, *kinds)
     got = objects[kinds.index(cls)]

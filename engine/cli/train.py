@@ -77,6 +77,11 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
         choices=FP8_RECIPES,
         help=f"how fp8 tensors are scaled (--precision fp8 only; default {DEFAULT_FP8_RECIPE})",
     )
+    p.add_argument(
+        "--fp8-param-gather",
+        action="store_true",
+        help="keep the weights in fp8 and all-gather them in fp8 (--precision fp8 only)",
+    )
     p.add_argument("--attention", default="flash", choices=ATTENTION_KERNELS)
     p.add_argument("--profile", default="megatron", help="training profile (default megatron)")
     p.add_argument("--token-budget", type=float, default=1e12, help="tokens to train on")
@@ -149,6 +154,7 @@ def _run(args: argparse.Namespace, catalog: Catalog, gpus: object) -> TrainRun:
         seq_len=args.seq_len,
         precision=args.precision,
         fp8_recipe=args.fp8_recipe,
+        fp8_param_gather=args.fp8_param_gather,
         attention=args.attention,
         profile=args.profile,
         overrides=overrides,

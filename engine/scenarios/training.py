@@ -5,7 +5,8 @@ model (a catalogue id, a ModelSpec with shapes or an Architecture) and the accel
 HardwareSpec); the cluster, `gpus` GPUs (one count for `train`; several for `train_search` and
 `scaling_overheads`, each count a cluster of its own); a step's global batch of
 `global_batch_size` sequences of `seq_len` tokens; the number format of the GEMMs (`precision`,
-fp8 under an `fp8_recipe`) and the `attention` kernel; a training profile (its assumptions unless
+fp8 under an `fp8_recipe`, its weights kept and gathered in fp8 with `fp8_param_gather`) and the
+`attention` kernel; a training profile (its assumptions unless
 `assumptions` is given) with `overrides` by the user names of the assumptions the training model
 reads (engine/assumptions.py TRAINING_NAMES); the catalogue ids are looked up in; and the
 `token_budget` and `price_per_gpu_hour` (USD; None: the catalogue's list price) that the time and
@@ -131,6 +132,14 @@ def check_fp8_recipe(value: object, precision: str) -> str | None:
     return value
 
 
+def check_param_gather(value: object, precision: str) -> None:
+    """`fp8_param_gather`: a bool, and True only for an fp8 run."""
+    if not isinstance(value, bool):
+        raise ValueError(f"fp8_param_gather must be true or false, got {value!r}"[:200])
+    if value and precision != "fp8":
+        raise ValueError(f"fp8_param_gather applies to precision fp8 only, not {precision}")
+
+
 def check_budget(token_budget: object, price: object) -> tuple[float, float | None]:
     """The token budget (1 to 1e17 tokens) and a price per GPU-hour (> 0) if one is given."""
     ok = isinstance(token_budget, int | float) and not isinstance(token_budget, bool)
@@ -195,6 +204,7 @@ class TrainRun(WithAssumptions):
     seq_len: int
     precision: str = "bf16"
     fp8_recipe: str | None = None
+    fp8_param_gather: bool = False
     attention: str = "flash"
     profile: str | Profile = DEFAULT_TRAINING_PROFILE
     assumptions: Assumptions | None = None
@@ -215,6 +225,7 @@ class TrainRun(WithAssumptions):
         object.__setattr__(self, "precision", check_train_precision(self.precision))
         recipe = check_fp8_recipe(self.fp8_recipe, self.precision)
         object.__setattr__(self, "fp8_recipe", recipe)
+        check_param_gather(self.fp8_param_gather, self.precision)
         object.__setattr__(self, "attention", check_attention(self.attention))
         chosen = get_training_profile(self.profile)  # a Profile is kept, a name normalised
         object.__setattr__(self, "profile", self.profile if chosen is self.profile else chosen.name)

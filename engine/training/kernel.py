@@ -111,19 +111,23 @@ def _layer_comm(
     return {"tp": passes * per_pass, "cp": cp, "ep": np.where(c.ep > 1, ep, 0.0)}
 
 
-def _data_parallel(s, c: Config, links: Links, windows: dict, overlap: float, stages) -> dict:
-    """Gradient reduction (and ZeRO's gathers) of the stage holding the most weights: total
-    and exposed seconds per step."""
+def _data_parallel(
+    s, c: Config, links: Links, windows: dict, overlap: float, stages, param_bytes: float
+) -> dict:
+    """Gradient reduction (and ZeRO's gathers of `param_bytes`-byte weights) of the stage
+    holding the most weights: total and exposed seconds per step."""
     dense, experts = params_on_device(s=s, tp=c.tp, pp=c.pp, ep=c.ep, stages=stages)
     group = c.dp * c.cp
     bw, lat = link_for(links, c.tp * c.cp * c.dp)
 
-    def ring(fn):  # dense weights over dp·cp ranks, routed experts over dp·cp/ep
-        out = fn(GRADIENT_BYTES * dense, group, bw, lat)
-        moe = fn(GRADIENT_BYTES * experts, group / c.ep, bw, lat)
+    def ring(fn, nbytes):  # dense weights over dp·cp ranks, routed experts over dp·cp/ep
+        out = fn(nbytes * dense, group, bw, lat)
+        moe = fn(nbytes * experts, group / c.ep, bw, lat)
         return out + np.where(experts > 0, moe, 0.0)
 
-    ar, rs, ag = ring(ring_all_reduce_s), ring(reduce_scatter_s), ring(all_gather_s)
+    ar = ring(ring_all_reduce_s, GRADIENT_BYTES)
+    rs = ring(reduce_scatter_s, GRADIENT_BYTES)
+    ag = ring(all_gather_s, param_bytes)  # the weights
     m, full = c.micro_batches, (c.recompute == 2)
     fwd, bwd, rec = (overlap * windows[k] for k in ("fwd", "bwd", "rec"))
     exposed = [
@@ -217,7 +221,13 @@ def evaluate(
     m = c.micro_batches
     bubble = (c.pp - 1.0) / c.virtual * slot
     dp = _data_parallel(
-        s=s, c=c, links=links, windows=windows, overlap=a.overlap_fraction, stages=stages
+        s=s,
+        c=c,
+        links=links,
+        windows=windows,
+        overlap=a.overlap_fraction,
+        stages=stages,
+        param_bytes=num.param_bytes,
     )
     optimizer = dp["updated_params"] * OPTIMIZER_STEP_BYTES / dev.bandwidth
     step = m * slot + bubble + dp["exposed"] + optimizer
@@ -242,7 +252,7 @@ def evaluate(
         },
         n_st=n_st,
         stages=stages,
-        unfused=num.unfused,
+        num=num,
     )
 
 
@@ -255,7 +265,7 @@ def _metrics(
     parts: dict,
     n_st,
     stages: StageLayers,
-    unfused: bool,
+    num: Numerics,
 ) -> dict:
     """Throughput, FLOPs, utilisation and memory from the step and its parts."""
     flops = token_flops(s, c.seq_len)
@@ -264,7 +274,7 @@ def _metrics(
     )
     tokens_per_s = c.global_batch * c.seq_len / step
     per_gpu = tokens_per_s / c.gpus
-    mem = memory_terms(c=c, s=s, stages=stages, unfused=unfused)
+    mem = memory_terms(c=c, s=s, stages=stages, num=num)
     usable = dev.capacity * (1.0 - dev.reserve)
     total = mem.total
     codes = reason_codes(

@@ -5,7 +5,8 @@ Mixed-precision Adam (Rajbhandari et al. 2020, "ZeRO", §3.1) keeps per paramete
 and variance): 16 bytes. ZeRO shards them over the data-parallel ranks (dp·cp, the ranks that
 hold the same weights; expert weights over their dp·cp/ep replicas): stage 1 the optimizer
 state, stage 2 also the gradients, stage 3 also the weights. fp8 training keeps 16-bit weights
-(the fp8 copies of a GEMM's operands are transient). A device holds the weights of the fullest
+(the fp8 copies of a GEMM's operands are transient), or 1-byte ones with `fp8_param_gather`
+(engine/training/numerics.py). A device holds the weights of the fullest
 pipeline stage of each kind (engine/training/stages.py): its layers split tp ways plus the
 replicated parts, the embedding table on the first stage and the final norm and a vocabulary
 table on the last, routed experts split ep ways.
@@ -37,6 +38,7 @@ import numpy as np
 from engine.catalog.shapes import Shapes
 from engine.serving.operators import Layout, templates
 from engine.training.config import Config
+from engine.training.numerics import Numerics
 from engine.training.stages import StageLayers, in_flight, stage_layers
 
 WEIGHT_BYTES = 2.0  # 16-bit weights per parameter
@@ -124,7 +126,7 @@ def activation_bytes_per_token(s: Shapes, seq) -> tuple:
     return attention + mlp + s.norms_per_layer * 2 * h, SCORE_BYTES * H * seq
 
 
-def _stage_memory(c: Config, s: Shapes, params: tuple, layers, chunks, unfused: bool):
+def _stage_memory(c: Config, s: Shapes, params: tuple, layers, chunks, num: Numerics):
     """MemoryTerms of one stage kind: `params` (dense, experts) it holds, `layers` on it,
     `chunks` micro-batch chunks of activations in flight (each 1/vp of its layers)."""
     dense, experts = params
@@ -136,20 +138,20 @@ def _stage_memory(c: Config, s: Shapes, params: tuple, layers, chunks, unfused: 
         return bytes_per_param * np.where(sharded, shard, whole)
 
     base, scores = activation_bytes_per_token(s, c.seq_len)
-    scores = scores if unfused else 0.0
+    scores = scores if num.unfused else 0.0
     tokens = c.micro_batch * c.seq_len / c.cp
     kept = np.select([c.recompute == 0, c.recompute == 1], [base + scores, base], 2.0 * s.hidden)
     per_layer = tokens * kept / c.tp
     rebuilt = np.where((c.recompute == 2) & (layers > 0), tokens * (base + scores) / c.tp, 0.0)
     return MemoryTerms(
-        weights=held(WEIGHT_BYTES, c.zero >= 3),
+        weights=held(num.param_bytes, c.zero >= 3),
         gradients=held(GRADIENT_BYTES, c.zero >= 2),
         optimizer=held(OPTIMIZER_BYTES, c.zero >= 1),
         activations=per_layer * chunks * layers / c.virtual + rebuilt,
     )
 
 
-def memory_terms(c: Config, s: Shapes, stages: StageLayers, unfused: bool = False) -> MemoryTerms:
+def memory_terms(c: Config, s: Shapes, stages: StageLayers, num: Numerics) -> MemoryTerms:
     """Memory per GPU of each configuration on its most loaded stage: the first stage (the
     most micro-batches in flight), the first middle stage (one fewer) or the last (one, or
     the interleaved warm-up), each with its own layers and end operators; the scores are kept
@@ -164,7 +166,7 @@ def memory_terms(c: Config, s: Shapes, stages: StageLayers, unfused: bool = Fals
             params=params[kind],
             layers=getattr(stages, kind),
             chunks=in_flight(pp=c.pp, vp=v, m=m, stage=position[kind]),
-            unfused=unfused,
+            num=num,
         )
         for kind in StageLayers._fields
     ]

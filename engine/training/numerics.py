@@ -35,6 +35,13 @@ bandwidth):
   specification v1.0, 2023): 4 + 2·1/32 bytes. Refused on accelerators without block-scaled
   tensor cores (those that list no MX peak).
 
+`fp8_param_gather` (Megatron-LM's `--fp8-param-gather`, torchtitan's
+`enable_fsdp_float8_all_gather`): the model's weights are kept in fp8 (the optimizer's fp32
+master copy stays) and the data-parallel all-gathers of weights (ZeRO-1 and 2 after the
+optimizer step, ZeRO-3 before every pass) move 1 byte per weight instead of 2. The gradients'
+reductions stay 16-bit. The weights' casts before each GEMM are still priced (an upper estimate:
+with the weights already in fp8 only their transposed copy is made).
+
 The GEMMs themselves run at the accelerator's fp8 peak times the profile's GEMM efficiency
 under every recipe; a block-scaled GEMM's own slowdown on Hopper (scales applied in the main
 loop) is inside that efficiency, not a term of its own.
@@ -74,6 +81,7 @@ RECIPES = {
         Recipe("mxfp8", CAST + 2.0 / 32.0, CAST + 2.0 / 32.0, True, "MXFP8 (1×32 blocks)"),
     )
 }
+PARAM_GATHER_BYTES = 1.0  # fp8_param_gather: the weights held and all-gathered in fp8
 assert tuple(RECIPES) == FP8_RECIPES  # the run checks the names (engine/scenarios/training.py)
 
 
@@ -84,10 +92,13 @@ class Numerics(NamedTuple):
     quant_act: float = 0.0  # bytes moved per activation element an fp8 GEMM quantises
     quant_weight: float = 0.0  # bytes moved per weight element quantised (per micro-batch)
     wide_gemms: bool = False  # the LM head and the router in 16 bits, the other GEMMs in fp8
+    param_bytes: float = 2.0  # bytes per weight held and all-gathered (1: fp8_param_gather)
     unfused: bool = False  # attention as separate kernels, the scores through memory
 
 
-def numerics(precision: str, recipe: str | None, attention: str, hw: HardwareSpec) -> Numerics:
+def numerics(
+    precision: str, recipe: str | None, attention: str, hw: HardwareSpec, param_gather: bool = False
+) -> Numerics:
     """The kernel's view of a checked run: fp8 brings its recipe's casts and a 16-bit LM head
     and router.
     ValueError for `mxfp8` on an accelerator without block-scaled tensor cores."""
@@ -105,5 +116,6 @@ def numerics(precision: str, recipe: str | None, attention: str, hw: HardwareSpe
         quant_act=r.act_bytes,
         quant_weight=r.weight_bytes,
         wide_gemms=True,
+        param_bytes=PARAM_GATHER_BYTES if param_gather else BYTES_PER_PARAM["bf16"],
         unfused=unfused,
     )

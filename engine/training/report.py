@@ -11,6 +11,7 @@ import numpy as np
 from engine.catalog.specs import HardwareSpec
 from engine.report.messages import Message, MessageKind
 from engine.training.memory import GRADIENT_BYTES, OPTIMIZER_BYTES, WEIGHT_BYTES
+from engine.training.numerics import PARAM_GATHER_BYTES
 
 SECONDS_PER_DAY = 86_400.0
 _BYTES_PER_PARAM = {  # each memory term's bytes per parameter (activations: none)
@@ -54,6 +55,13 @@ MEMORY_SHORTFALL = {
         "{bytes_per_param} B × {params} B parameters on this GPU (ZeRO stage {zero}, tp {tp}, "
         "pp {pp})",
     ),
+    "fp8_weight": MessageKind(
+        "fp8_weights_do_not_fit",
+        "does not fit: {needed} GB per GPU needed, {usable} GB usable ({capacity} less the "
+        "{reserve} memory reserve); the largest term is the fp8 weights, {size} GB = "
+        "{bytes_per_param} B × {params} B parameters on this GPU (ZeRO stage {zero}, tp {tp}, "
+        "pp {pp})",
+    ),
     "gradient": MessageKind(
         "gradients_do_not_fit",
         "does not fit: {needed} GB per GPU needed, {usable} GB usable ({capacity} less the "
@@ -87,6 +95,8 @@ def memory_warning(values: dict, capacity_label: str, reserve: float) -> Message
     term = values["largest_memory_term"]
     size = values[f"{term}_bytes_per_gpu"]
     per_param = _BYTES_PER_PARAM[term]
+    if term == "weight" and values["fp8_param_gather"]:
+        term, per_param = "fp8_weight", PARAM_GATHER_BYTES
     detail = (
         {"bytes_per_param": f"{per_param:g}", "params": f"{size / per_param / 1e9:,.3g}"}
         if per_param

@@ -166,6 +166,7 @@ def _columns(st: Setup, run: TrainRun, cfg: Config, t: dict) -> dict:
         "seq_len": cfg.seq_len,
         "precision": st.precision,
         "fp8_recipe": st.fp8_recipe,
+        "fp8_param_gather": st.fp8_param_gather,
         "peak_precision": st.peak_precision,
         "recompute": pd.Categorical.from_codes(cfg.recompute.astype(int), RECOMPUTE),
         "zero": cfg.zero.astype(int),

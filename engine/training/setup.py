@@ -38,6 +38,7 @@ class Setup:
     hw: HardwareSpec
     precision: str
     fp8_recipe: str | None  # None: a 16-bit run
+    fp8_param_gather: bool
     peak_precision: str
     dev: Device
     links: Links
@@ -73,6 +74,7 @@ def setup(run: TrainRun) -> Setup:
         precision=run.precision,
         fp8_recipe=run.fp8_recipe,
         attention=run.attention,
+        param_gather=run.fp8_param_gather,
         assumptions=make_assumptions(base, **run.overrides_dict),
         profile=profile.name,
         catalog=run.catalog,
@@ -88,6 +90,7 @@ def fold(
     catalog,
     fp8_recipe: str | None = None,
     attention: str = "flash",
+    param_gather: bool = False,
 ) -> Setup:
     """The Setup of a model on an accelerator under checked `assumptions` (`setup`, and the
     calibration's predictions, which bring their own assumptions); `fp8_recipe` checked for
@@ -105,13 +108,20 @@ def fold(
         hw=hw,
         precision=precision,
         fp8_recipe=fp8_recipe,
+        fp8_param_gather=param_gather,
         peak_precision=used,
         dev=dev,
         links=links_of(hw, dev, assumptions),
         eta=efficiencies(assumptions),
         assumptions=assumptions,
         profile=profile,
-        numerics=numerics(precision=precision, recipe=fp8_recipe, attention=attention, hw=hw),
+        numerics=numerics(
+            precision=precision,
+            recipe=fp8_recipe,
+            attention=attention,
+            hw=hw,
+            param_gather=param_gather,
+        ),
         echo={k: echo[k] for k in TRAINING_NAMES},
     )
 

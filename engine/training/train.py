@@ -44,6 +44,7 @@ ID_KEYS = (
     "seq_len",
     "precision",
     "fp8_recipe",
+    "fp8_param_gather",
     "peak_precision",
     "recompute",
     "zero",
@@ -128,7 +129,8 @@ def train(
             keywords: gpus (in all; dp = gpus / (tp·pp·cp) must be whole), global_batch_size and
             seq_len (B sequences of s tokens), precision (bf16, fp16 or fp8: fp8 GEMMs but the
             LM head's, everything else 16-bit) and fp8_recipe (delayed, current, blockwise or
-            mxfp8: how fp8 tensors are scaled; engine/training/numerics.py), attention (flash,
+            mxfp8: how fp8 tensors are scaled; engine/training/numerics.py), fp8_param_gather
+            (the weights held and all-gathered in fp8; default False), attention (flash,
             or unfused: the score matrices in memory, as in Megatron-LM before 2022), profile
             and assumptions (a training profile, its assumptions unless given), catalog,
             token_budget and price_per_gpu_hour (USD; the catalogue's list price when None) for
@@ -217,6 +219,7 @@ def _result(st: Setup, run: TrainRun, layout: TrainLayout, t: dict, gpus: int) -
         run.seq_len,
         st.precision,
         st.fp8_recipe,
+        st.fp8_param_gather,
         st.peak_precision,
         layout.recompute,
         layout.zero,

@@ -104,6 +104,15 @@ def cluster_inputs(link: Link) -> dict:
             "(read with precision fp8 only)."
         ),
     )
+    gather = st.checkbox(
+        _("Weights in fp8, all-gathered in fp8"),
+        key=link.key("fp8_param_gather"),
+        disabled=precision != "fp8",
+        help=_(
+            "Megatron-LM's --fp8-param-gather, torchtitan's fp8 all-gather: 1 byte per weight "
+            "held and gathered by data parallelism (read with precision fp8 only)."
+        ),
+    )
     attention = st.selectbox(
         _("Attention kernel"),
         ATTENTION,
@@ -126,6 +135,7 @@ def cluster_inputs(link: Link) -> dict:
         "seq_len": int(seq),
         "precision": precision,
         "fp8_recipe": recipe if precision == "fp8" else None,
+        "fp8_param_gather": gather and precision == "fp8",
         "attention": attention,
         "profile": profile,
     }

@@ -3,8 +3,9 @@
 Link parameters, named as the `train-search` CLI's flags: model (a catalogue LLM, `config.json`
 with `model_config=`, or `gpt` with `gpt_shape=L,H,A[,V]`: layers, hidden, heads and the
 vocabulary of a Megatron/GPT-3-style model), hardware, gpus, global_batch_size, seq_len,
-precision (bf16, fp16, fp8), fp8_recipe (delayed, current, blockwise, mxfp8: read with
-precision fp8 only), attention (flash, unfused), profile (a training profile); the
+precision (bf16, fp16, fp8), fp8_recipe (delayed, current, blockwise, mxfp8) and
+fp8_param_gather (on: the weights kept and all-gathered in fp8), both read with precision fp8
+only, attention (flash, unfused), profile (a training profile); the
 search's values to try: tp, pp, cp, vp, ep, micro_batch_size (comma lists or ranges), zero and
 recompute (lists); rank_by (tokens_per_s, mfu, cost), token_budget (tokens), price_per_gpu_hour
 (USD; absent: the catalogue's list price); gpus_curve (the GPU counts of the scaling curves),
@@ -162,6 +163,12 @@ def declare(cat: engine.Catalog) -> Link:
             ),
             Param("precision", choice(PRECISIONS), default="bf16"),
             Param("fp8_recipe", choice(engine.FP8_RECIPES), default="delayed"),
+            Param(
+                name="fp8_param_gather",
+                read=read_on_off,
+                write=lambda on: "on" if on else "off",
+                default=False,
+            ),
             Param("attention", choice(ATTENTION), default="flash"),
             Param("profile", choice(engine.training_profile_names()), default="megatron"),
             *dims,

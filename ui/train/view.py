@@ -197,15 +197,22 @@ def caption(
         hardware=hw_name,
         batch=f"{run.global_batch_size:,}",
         seq_len=f"{run.seq_len:,}",
-        precision=run.precision
-        if run.fp8_recipe is None
-        else f"{run.precision} ({_(RECIPE_WORDS[run.fp8_recipe])})",
+        precision=precision_text(run),
         attention=_(ATTENTION_WORDS[run.attention]),
         profile=run.profile,
         searched=f"{counts[0]:,}",
         fits=f"{fits:,}",
         rank_by=_(RANKS[rank_by]),
     )
+
+
+def precision_text(run) -> str:
+    """The run's number format as the caption says it: fp8 with its recipe and weights."""
+    if run.fp8_recipe is None:
+        return run.precision
+    words = [_(RECIPE_WORDS[run.fp8_recipe])]
+    words += [_("weights in fp8")] if run.fp8_param_gather else []
+    return f"{run.precision} ({', '.join(words)})"
 
 
 def file_name(kind: str, s, model_id: str, hw_id: str) -> str:
