@@ -58,28 +58,24 @@ from engine.scenarios.training import DEFAULT_FP8_RECIPE, FP8_RECIPES
 class Recipe(NamedTuple):
     """An fp8 scaling recipe: bytes moved per activation and per weight element quantised."""
 
-    name: str
     act_bytes: float
     weight_bytes: float
-    needs_mx: bool  # block scaling inside the tensor cores (Blackwell, CDNA4)
-    label: str
+    needs_mx: bool = False  # block scaling inside the tensor cores (Blackwell, CDNA4)
 
 
 CAST = 2.0 + 1.0 + 1.0  # read 16 bits; write the 8-bit copy and its transpose
+AMAX_PASS = 2.0  # current scaling: the 16-bit tensor read once more to find its maximum
+BLOCK_SCALES = 2.0 * 4.0  # an fp32 scale for each of the two copies, per block
+MX_SCALES = 2.0 * 1.0  # an 8-bit (E8M0) scale for each of the two copies, per 32 elements
 RECIPES = {
-    r.name: r
-    for r in (
-        Recipe("delayed", CAST, CAST, False, "tensor-wise, delayed scaling (amax history)"),
-        Recipe("current", CAST + 2.0, CAST + 2.0, False, "tensor-wise, current scaling"),
-        Recipe(
-            "blockwise",
-            CAST + 2.0 * 4.0 / 128.0,
-            CAST + 2.0 * 4.0 / 128.0**2,
-            False,
-            "block-wise (1×128 activations, 128×128 weights)",
-        ),
-        Recipe("mxfp8", CAST + 2.0 / 32.0, CAST + 2.0 / 32.0, True, "MXFP8 (1×32 blocks)"),
-    )
+    "delayed": Recipe(act_bytes=CAST, weight_bytes=CAST),
+    "current": Recipe(act_bytes=CAST + AMAX_PASS, weight_bytes=CAST + AMAX_PASS),
+    "blockwise": Recipe(
+        act_bytes=CAST + BLOCK_SCALES / 128.0, weight_bytes=CAST + BLOCK_SCALES / 128.0**2
+    ),
+    "mxfp8": Recipe(
+        act_bytes=CAST + MX_SCALES / 32.0, weight_bytes=CAST + MX_SCALES / 32.0, needs_mx=True
+    ),
 }
 PARAM_GATHER_BYTES = 1.0  # fp8_param_gather: the weights held and all-gathered in fp8
 assert tuple(RECIPES) == FP8_RECIPES  # the run checks the names (engine/scenarios/training.py)
@@ -105,10 +101,11 @@ def numerics(
     unfused = attention == "unfused"
     if precision != "fp8":
         return Numerics(weight_bytes=BYTES_PER_PARAM[precision], unfused=unfused)
-    r = RECIPES[recipe or DEFAULT_FP8_RECIPE]
+    name = recipe or DEFAULT_FP8_RECIPE
+    r = RECIPES[name]
     if r.needs_mx and "mxfp4" not in hw.fp4_peak_flop_per_s:
         raise ValueError(
-            f"fp8_recipe {r.name}: {hw.id} has no block-scaled (MX) tensor cores; "
+            f"fp8_recipe {name}: {hw.id} has no block-scaled (MX) tensor cores; "
             "use delayed, current or blockwise"
         )
     return Numerics(
