@@ -1,9 +1,13 @@
 """MoE training: the busiest expert rank's imbalance in the all-to-all and the expert GEMMs,
-and the published MoE layouts (DeepSeek-V3, Qwen3-235B) accepted."""
+the all-to-all across nodes (NVLink for the peers in a node, the network for the others, the
+serving model's rule), and the published MoE layouts (DeepSeek-V3, Qwen3-235B) accepted."""
 
+import numpy as np
 import pytest
 
 import engine
+from engine.serving.collectives import Fabric, group_all_to_all_s
+from engine.training.collectives import Links, group_all_to_all
 
 BASE = dict(gpus=64, global_batch_size=64, seq_len=4096, tp=1, pp=1, micro_batch_size=1)
 BASE |= dict(zero=1, recompute="full")
@@ -51,3 +55,28 @@ def test_the_published_moe_layouts_are_accepted(model, layout, stages):
     )
     assert (r["first_stage_layers"], r["stage_layers"], r["last_stage_layers"]) == stages
     assert r["comm_ep_s"] > 0 and r["fits_in_memory"]
+
+
+def test_an_expert_all_to_all_across_nodes_splits_between_nvlink_and_the_network():
+    links = Links(node_bw=400e9, node_lat=1e-6, net_bw=50e9, net_lat=3e-6, per_node=8.0)
+    n = 1.6e9  # bytes each device sends
+    a2a = lambda ep, stride: float(group_all_to_all(links, n, ep, stride))  # noqa: E731
+    # inside a node (8 of 8): (p−1)/p·N/bw + α = 7/8 · 1.6e9 / 400e9 + 1 µs
+    assert a2a(8, 1) == pytest.approx(7 / 8 * n / 400e9 + 1e-6)
+    # ep 16 over two nodes: 7/16 of N to the node's peers over NVLink (1.75 ms) while 8/16 go
+    # over the network (16 ms), at once: the slower, plus the network's α
+    assert a2a(16, 1) == pytest.approx(8 / 16 * n / 50e9 + 3e-6)
+    # tp 2 under it: 4 members per node, 12/16 of N over the network
+    assert a2a(16, 2) == pytest.approx(12 / 16 * n / 50e9 + 3e-6)
+    # tp 8: one member per node, everything but its own share over the network
+    assert a2a(16, 8) == pytest.approx(15 / 16 * n / 50e9 + 3e-6)
+
+
+def test_training_and_serving_price_the_expert_all_to_all_with_one_rule():
+    links = Links(node_bw=400e9, node_lat=1e-6, net_bw=50e9, net_lat=3e-6, per_node=8.0)
+    fabric = Fabric(
+        link_bw=400e9, link_lat=1e-6, net_bw=50e9, net_lat=3e-6, domain=8.0, peer=True, switch=True
+    )
+    for ep in (2, 8, 16, 64):
+        serving = group_all_to_all_s(nbytes=1e8, devices=float(ep), fabric=fabric, xp=np)
+        assert float(group_all_to_all(links, 1e8, float(ep), 1.0)) == pytest.approx(serving)

@@ -13,6 +13,11 @@ one node and on the inter-node network (`network`, per GPU) when it spans nodes:
 crosses nodes is bound by its slowest link. Megatron-LM orders ranks tp, cp, ep/dp, pp from the
 fastest-varying: a group of `size` members `stride` ranks apart spans size·stride consecutive
 ranks and fits one node when that is at most the node's devices.
+
+An all-to-all (MoE dispatch and combine) that spans nodes is the serving model's
+(`group_all_to_all_s`): the share for the group's members in a device's own node goes over the
+in-node link while the rest goes over the network, at once, so it costs the slower of the two.
+A node holds per_node/stride of the group's members (at least one).
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ from typing import NamedTuple
 import numpy as np
 
 from engine.serving.collectives import (
+    Fabric,
     all_gather_s,
     all_to_all_s,
+    group_all_to_all_s,
     reduce_scatter_s,
     ring_all_reduce_s,
     send_s,
@@ -33,6 +40,7 @@ __all__ = [
     "Links",
     "all_gather_s",
     "all_to_all_s",
+    "group_all_to_all",
     "link_for",
     "reduce_scatter_s",
     "ring_all_reduce_s",
@@ -57,3 +65,19 @@ def link_for(links: Links, span) -> tuple:
     return np.where(inside, links.node_bw, links.net_bw), np.where(
         inside, links.node_lat, links.net_lat
     )
+
+
+def group_all_to_all(links: Links, nbytes, devices, stride):
+    """All-to-all of `nbytes` per device over a group of `devices` members `stride` ranks
+    apart (arrays over configurations): NVLink for the members in a node, the network for the
+    others, the slower of the two (engine/serving/collectives.py `group_all_to_all_s`)."""
+    fabric = Fabric(
+        link_bw=links.node_bw,
+        link_lat=links.node_lat,
+        net_bw=links.net_bw,
+        net_lat=links.net_lat,
+        domain=np.maximum(np.floor(links.per_node / stride), 1.0),
+        peer=False,
+        switch=False,
+    )
+    return group_all_to_all_s(nbytes=nbytes, devices=devices, fabric=fabric, xp=np)

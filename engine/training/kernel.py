@@ -30,7 +30,7 @@ from engine.serving.operators import Layout
 from engine.training.collectives import (
     Links,
     all_gather_s,
-    all_to_all_s,
+    group_all_to_all,
     link_for,
     reduce_scatter_s,
     ring_all_reduce_s,
@@ -100,14 +100,9 @@ def _layer_comm(
     again = np.where(c.recompute >= 1, 1.0, 0.0)  # recomputed attention needs the blocks again
     cp = (1.0 + again) * _exposed(ring, pt.attn_fwd) + _exposed(2.0 * ring, pt.attn_bwd)
     routed = imbalance * tokens / c.tp * s.experts_per_token * s.hidden * ACT_BYTES
-    bw, lat = link_for(links, c.tp * c.cp * c.ep)
     moe_share = s.moe_layers / s.layers
-    ep = (
-        moe_share
-        * 2.0
-        * passes
-        * all_to_all_s(nbytes=routed, devices=c.ep, bandwidth=bw, latency=lat)
-    )  # dispatch + combine
+    a2a = group_all_to_all(links=links, nbytes=routed, devices=c.ep, stride=c.tp * c.cp)
+    ep = moe_share * 2.0 * passes * a2a  # dispatch + combine
     return {"tp": passes * per_pass, "cp": cp, "ep": np.where(c.ep > 1, ep, 0.0)}
 
 
