@@ -301,6 +301,21 @@ REGISTRY: tuple[Assumption, ...] = (
         models="training",
         low=0.0,
     ),
+    # Megatron-LM's default 1F1B runs an MoE layer's dispatch and combine between its
+    # computations (0); DualPipe (DeepSeek-V3 report, §3.2.1) and Megatron-LM's
+    # --overlap-moe-expert-parallel-comm run them under another micro-batch's compute (up to 1).
+    _fraction(
+        name="expert_overlap",
+        field="expert_overlap",
+        default=0.0,
+        csv="expert_overlap",
+        label=(
+            "Expert all-to-all overlap (share of a layer's compute that hides MoE dispatch and "
+            "combine)"
+        ),
+        models="training",
+        low=0.0,
+    ),
     Assumption(
         name="attention_backward_factor",
         field="attention_backward_factor",
@@ -402,6 +417,7 @@ class Assumptions:
     expert_imbalance: float = 1.2  # the busiest expert rank's tokens over the mean (ep > 1)
     grouped_gemm_tokens: float = 90.0  # n0: n tokens per expert run at n/(n + n0)
     overlap_fraction: float = 1.0
+    expert_overlap: float = 0.0  # share of a layer's compute hiding its MoE all-to-alls
     attention_backward_factor: float = 2.5  # FlashAttention-2: 5 matmuls backward, 2 forward
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 

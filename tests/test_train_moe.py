@@ -80,3 +80,32 @@ def test_training_and_serving_price_the_expert_all_to_all_with_one_rule():
     for ep in (2, 8, 16, 64):
         serving = group_all_to_all_s(nbytes=1e8, devices=float(ep), fabric=fabric, xp=np)
         assert float(group_all_to_all(links, 1e8, float(ep), 1.0)) == pytest.approx(serving)
+
+
+def test_expert_overlap_hides_the_all_to_alls_up_to_the_layers_compute():
+    run = dict(gpus=128, global_batch_size=128, seq_len=4096, tp=1, pp=1, ep=16, zero=1)
+    run |= dict(micro_batch_size=1, recompute="full")
+    steps = {
+        f: engine.train("Qwen3-235B-A22B", "H100", expert_overlap=f, **run) for f in (0, 0.5, 1)
+    }
+    none, half, full = steps[0], steps[0.5], steps[1]
+    assert none.assumptions["expert_overlap"] == 0  # the default, echoed
+    # nothing else moves: the compute, the other traffic
+    for key in ("compute_s", "comm_tp_s", "comm_dp_s", "bubble_s"):
+        assert half[key] == none[key] == full[key], key
+    # exposed = max(0, all-to-all − f·compute of the layers), per layer and micro-batch: the
+    # step loses exactly what the all-to-all column loses
+    assert none["comm_ep_s"] > half["comm_ep_s"] > full["comm_ep_s"] >= 0
+    for r in (half, full):
+        lost = none["comm_ep_s"] - r["comm_ep_s"]
+        assert none["step_time_s"] - r["step_time_s"] == pytest.approx(lost)
+    # while the all-to-all is longer than the compute hiding it, each half of f hides the same
+    if half["comm_ep_s"] > 0 and full["comm_ep_s"] > 0:
+        assert none["comm_ep_s"] - half["comm_ep_s"] == pytest.approx(
+            half["comm_ep_s"] - full["comm_ep_s"]
+        )
+    # and a dense model has no all-to-all to hide
+    dense = dict(gpus=8, global_batch_size=8, seq_len=4096)
+    a = engine.train("Llama-3.1-8B", "H100", expert_overlap=1.0, **dense)
+    b = engine.train("Llama-3.1-8B", "H100", **dense)
+    assert a["step_time_s"] == b["step_time_s"] and a["comm_ep_s"] == 0

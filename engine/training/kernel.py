@@ -84,10 +84,11 @@ def _slowest(c: Config, pt: PassTimes, stages: StageLayers, per_layer, fixed) ->
 
 
 def _layer_comm(
-    s: Shapes, c: Config, links: Links, pt: PassTimes, tokens, passes, imbalance
+    s: Shapes, c: Config, links: Links, pt: PassTimes, tokens, passes, imbalance, overlap
 ) -> dict:
     """Exposed seconds per layer per micro-batch of TP, CP and EP communication; the busiest
-    expert rank receives and returns `imbalance` times the mean routed tokens."""
+    expert rank receives and returns `imbalance` times the mean routed tokens, and `overlap`
+    of the layer's compute (the `expert_overlap` assumption) hides its all-to-alls."""
     act = tokens * s.hidden * ACT_BYTES  # the layer's activations on the TP group
     bw, lat = link_for(links, c.tp)
     per_pass = np.where(s.parallel_attention, 1.0, 2.0) * (
@@ -103,6 +104,8 @@ def _layer_comm(
     moe_share = s.moe_layers / s.layers
     a2a = group_all_to_all(links=links, nbytes=routed, devices=c.ep, stride=c.tp * c.cp)
     ep = moe_share * 2.0 * passes * a2a  # dispatch + combine
+    again = np.where(c.recompute == 2, pt.layer_fwd, 0.0)  # full recomputation's forward
+    ep = _exposed(ep, overlap * (pt.layer_fwd + pt.layer_bwd + again))
     return {"tp": passes * per_pass, "cp": cp, "ep": np.where(c.ep > 1, ep, 0.0)}
 
 
@@ -186,7 +189,14 @@ def evaluate(
     recompute = np.select([c.recompute == 2, c.recompute == 1], [pt.layer_fwd, pt.attn_fwd], 0.0)
     passes = 2.0 + (c.recompute == 2)
     comm = _layer_comm(
-        s=s, c=c, links=links, pt=pt, tokens=tokens, passes=passes, imbalance=imbalance
+        s=s,
+        c=c,
+        links=links,
+        pt=pt,
+        tokens=tokens,
+        passes=passes,
+        imbalance=imbalance,
+        overlap=a.expert_overlap,
     )
     bw, lat = link_for(links, c.tp * c.cp * c.dp * c.pp)
     p2p = np.where(

@@ -81,6 +81,9 @@ ASSUMPTIONS = (  # engine.ASSUMPTIONS' labels and what an unset value stands for
     N_("Expert imbalance (busiest expert-parallel rank's routed tokens over the mean)"),
     N_("Grouped-GEMM overhead n0 (token rows per routed expert: n tokens run at n/(n + n0))"),
     N_("Overlap (share of the overlapping compute that hides data-parallel traffic)"),
+    N_(
+        "Expert all-to-all overlap (share of a layer's compute that hides MoE dispatch and combine)"
+    ),
     N_("Attention backward (× its forward time)"),
     N_("the accelerator's catalogued figure"),
     N_("the compute efficiency η"),
