@@ -42,7 +42,7 @@ from engine.accuracy.measurements import METRICS as MEASUREMENT_METRICS
 from engine.accuracy.training_bands import BAND_KINDS as _TRAIN_BAND_KINDS
 from engine.accuracy.training_bands import training_band
 from engine.accuracy.validate import fit_parts, in_sample, summarise, validate
-from engine.assumptions import DEFAULTS, Assumptions, make_assumptions
+from engine.assumptions import DEFAULTS, TRAINING_NAMES, Assumptions, make_assumptions
 from engine.assumptions import REGISTRY as ASSUMPTIONS
 from engine.catalog.arch import Architecture
 from engine.catalog.formats import ALIASES as FORMAT_ALIASES
@@ -284,6 +284,7 @@ __all__ = [
     "SPEC_METHODS",
     "TASKS",
     "TRACE_COLUMNS",
+    "TRAINING_NAMES",
     "TUTORIAL_PROFILE",
     "Architecture",
     "Assumptions",

@@ -36,6 +36,7 @@ with s.pickers:
             link=link, name="hardware", label=_("Accelerator"), entries=dict(cat.hardware)
         )
         cluster = ti.cluster_inputs(link)
+        overrides = ti.override_inputs(link)
     with model_box:
         model_id, model, extra = ti.model_input(link, cat, cluster["seq_len"])
     dims = ti.search_inputs(link)
@@ -54,6 +55,7 @@ run = engine.TrainRun(
     model,
     hw,
     **cluster,
+    overrides=overrides,
     token_budget=ranking["token_budget"],
     price_per_gpu_hour=ranking["price"],
 )

@@ -12,8 +12,8 @@ from __future__ import annotations
 from engine import ASSUMPTIONS, DEFAULTS
 from ui.links.params import Param, choice, number, write_number
 
-RANGES = {  # user name (the engine's, in its unit): (lowest, highest); serving and tutorial
-    a.name: (a.low, a.high) for a in ASSUMPTIONS if a.low is not None and a.models != "training"
+RANGES = {  # user name (the engine's, in its unit): (lowest, highest)
+    a.name: (a.low, a.high) for a in ASSUMPTIONS if a.low is not None
 }
 # The whole-model solve's defaults (the tutorial's); None: the accelerator's catalogued figure.
 WHOLE_MODEL = {

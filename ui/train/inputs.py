@@ -141,6 +141,18 @@ def cluster_inputs(link: Link) -> dict:
     }
 
 
+def override_inputs(link: Link) -> dict[str, float | None]:
+    """The training profile's assumptions the user overrides (blank: the profile's figure)."""
+    labels = {a.name: a.label for a in engine.ASSUMPTIONS}
+    with st.expander(_("Override the training profile (blank: its figure)")):
+        return {
+            name: number_input(
+                link, name, _(labels[name]), value=None, placeholder=_("profile's figure")
+            )
+            for name in engine.TRAINING_NAMES
+        }
+
+
 def search_inputs(link: Link) -> dict:
     """The values the search tries per dimension."""
     dims = {}

@@ -19,6 +19,7 @@ electricity_usd_per_kwh (ui/widgets/footprint.py); custom_hw, custom_model. Mode
 from __future__ import annotations
 
 import engine
+from ui.links import assumptions
 from ui.links import link_params as lp
 from ui.links.params import (
     Link,
@@ -171,6 +172,7 @@ def declare(cat: engine.Catalog) -> Link:
             ),
             Param("attention", choice(ATTENTION), default="flash"),
             Param("profile", choice(engine.training_profile_names()), default="megatron"),
+            *(assumptions.param(name) for name in engine.TRAINING_NAMES),  # blank: the profile's
             *dims,
             Param(
                 name="zero",
