@@ -60,7 +60,9 @@ def test_the_published_moe_layouts_are_accepted(model, layout, stages):
 def test_an_expert_all_to_all_across_nodes_splits_between_nvlink_and_the_network():
     links = Links(node_bw=400e9, node_lat=1e-6, net_bw=50e9, net_lat=3e-6, per_node=8.0)
     n = 1.6e9  # bytes each device sends
-    a2a = lambda ep, stride: float(group_all_to_all(links, n, ep, stride))  # noqa: E731
+    a2a = lambda ep, stride: float(  # noqa: E731
+        group_all_to_all(links=links, nbytes=n, devices=ep, stride=stride)
+    )
     # inside a node (8 of 8): (p−1)/p·N/bw + α = 7/8 · 1.6e9 / 400e9 + 1 µs
     assert a2a(8, 1) == pytest.approx(7 / 8 * n / 400e9 + 1e-6)
     # ep 16 over two nodes: 7/16 of N to the node's peers over NVLink (1.75 ms) while 8/16 go
@@ -79,7 +81,8 @@ def test_training_and_serving_price_the_expert_all_to_all_with_one_rule():
     )
     for ep in (2, 8, 16, 64):
         serving = group_all_to_all_s(nbytes=1e8, devices=float(ep), fabric=fabric, xp=np)
-        assert float(group_all_to_all(links, 1e8, float(ep), 1.0)) == pytest.approx(serving)
+        ours = group_all_to_all(links=links, nbytes=1e8, devices=float(ep), stride=1.0)
+        assert float(ours) == pytest.approx(serving)
 
 
 def test_expert_overlap_hides_the_all_to_alls_up_to_the_layers_compute():

@@ -109,6 +109,14 @@ def _layer_comm(
     return {"tp": passes * per_pass, "cp": cp, "ep": np.where(c.ep > 1, ep, 0.0)}
 
 
+def _stage_sends(s: Shapes, c: Config, links: Links, tokens):
+    """Seconds per micro-batch slot of a stage's activation and gradient sends to its
+    neighbours (v of each with the interleaved schedule); none without pipelining."""
+    bw, lat = link_for(links, c.tp * c.cp * c.dp * c.pp)
+    one = send_s(tokens * s.hidden * ACT_BYTES / c.tp, bw, lat)
+    return np.where(c.pp > 1, 2.0 * c.virtual * one, 0.0)
+
+
 def _data_parallel(
     s, c: Config, links: Links, windows: dict, overlap: float, stages, param_bytes: float
 ) -> dict:
@@ -174,7 +182,6 @@ def evaluate(
     """
     tokens = c.micro_batch * c.seq_len / c.cp
     lay = _layout(c=c, weight_bytes=num.weight_bytes, a=a)
-    imbalance = lay.imbalance
     pt = pass_times(
         s=s,
         lay=lay,
@@ -195,13 +202,10 @@ def evaluate(
         pt=pt,
         tokens=tokens,
         passes=passes,
-        imbalance=imbalance,
+        imbalance=lay.imbalance,
         overlap=a.expert_overlap,
     )
-    bw, lat = link_for(links, c.tp * c.cp * c.dp * c.pp)
-    p2p = np.where(
-        c.pp > 1, 2.0 * c.virtual * send_s(tokens * s.hidden * ACT_BYTES / c.tp, bw, lat), 0.0
-    )
+    p2p = _stage_sends(s=s, c=c, links=links, tokens=tokens)
     stages = stage_layers(layers=s.layers, pp=c.pp, first=c.first_layers, last=c.last_layers)
     per_layer = (
         pt.layer_fwd
