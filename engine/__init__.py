@@ -41,7 +41,7 @@ from engine.accuracy.measurements import (
 from engine.accuracy.measurements import METRICS as MEASUREMENT_METRICS
 from engine.accuracy.training_bands import BAND_KINDS as _TRAIN_BAND_KINDS
 from engine.accuracy.training_bands import training_band
-from engine.accuracy.validate import fit_parts, in_sample, summarise, validate
+from engine.accuracy.validate import fit_parts, in_sample, overall, summarise, validate
 from engine.assumptions import DEFAULTS, TRAINING_NAMES, Assumptions, make_assumptions
 from engine.assumptions import REGISTRY as ASSUMPTIONS
 from engine.catalog.arch import Architecture
@@ -405,6 +405,7 @@ __all__ = [
     "normalise_id",
     "off_ground",
     "operators",
+    "overall",
     "ownership_defaults",
     "pareto_front",
     "pareto_table",

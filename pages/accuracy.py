@@ -103,9 +103,6 @@ sections.upload_help(expanded=bool(ss.get("acc:errors")))
 # --- engine -----------------------------------------------------------------
 data, label, uploaded = session.in_use()
 frames = {n: session.validated(data, label, t) for n, t in texts.items()}
-per_file = {
-    f: {n: session.validated(d, f, t) for n, t in texts.items()} for f, d in session.files().items()
-}
 df, profile = frames[name], offered[name]
 band, summary = engine.error_band(profile), engine.summarise(frames[name])
 values |= profile_values(profile) | {"measurements": None if uploaded else label}
@@ -156,7 +153,7 @@ with right:
         st.warning(_("The model can predict none of these rows: the table says why for each."))
 sections.profile_section(profile, texts[name])
 sections.charts(df, name, band)
-sections.tables(frames, av.per_file_table(per_file))
+sections.tables(frames, session.per_file_table(texts))
 st.subheader(_("Every serving profile"))
 st.dataframe(av.profiles_table(offered, engines), hide_index=True, key="acc:profiles")
 table = av.results_table(df)

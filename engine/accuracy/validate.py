@@ -146,15 +146,22 @@ def fit_parts(frames: Mapping[str, pd.DataFrame]) -> list[tuple[str, np.ndarray]
     return [("", everything)]
 
 
-def summarise(df: pd.DataFrame, worst: int = 5) -> dict[str, object]:
-    """MAPE overall, per accelerator and per metric, the worst rows, the unpredicted rows."""
+def overall(df: pd.DataFrame) -> dict[str, object]:
+    """The profile, the rows given and predicted, and the error of the predicted rows (MAPE,
+    median and largest, in %): the head of `summarise`, without its per-group breakdowns."""
     ok = df[df["reason"] == ""]
-    out: dict[str, object] = {
+    return {
         "profile": str(df["profile"].iloc[0]) if len(df) else "",
         "rows": len(df),
         "predicted_rows": len(ok),
         **ape_summary(ok["error"]),
     }
+
+
+def summarise(df: pd.DataFrame, worst: int = 5) -> dict[str, object]:
+    """MAPE overall, per accelerator and per metric, the worst rows, the unpredicted rows."""
+    ok = df[df["reason"] == ""]
+    out = overall(df)
     for key in ("hardware", "metric", "model"):
         out[f"mape_pct_by_{key}"] = {
             str(k): float(g["ape_pct"].mean()) for k, g in ok.groupby(key, sort=True)

@@ -19,11 +19,12 @@ import streamlit as st
 
 import engine
 from engine import MeasurementsError, catalogue_problems, profile_from_toml, profile_to_toml
+from ui.accuracy import view
 from ui.accuracy.link import DEFAULT_FILE, KERNEL_DEFAULTS, PAGE
 from ui.core import frame, profiles
 from ui.links import state
 from ui.links.params import Link, parse_params
-from ui.words.i18n import _
+from ui.words.i18n import _, language
 from ui.words.text import plain
 
 ss = st.session_state
@@ -45,6 +46,19 @@ def validated(data: bytes, label: str, profile_toml: str) -> pd.DataFrame:
     """The measurements with the profile's predictions (engine.validate), cached."""
     rows = engine.parse_measurements(data, label)
     return engine.validate(rows, profile_from_toml(profile_toml, "profile", origin="page"))
+
+
+def per_file_table(texts: dict[str, str]) -> pd.DataFrame:
+    """Every profile on offer (name -> TOML) on every file in use, as ui.accuracy.view tabulates
+    it: the same for every run until the files, the profiles or the language change."""
+    return _per_file_table(files(), texts, language())
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _per_file_table(files: dict[str, bytes], texts: dict[str, str], lang: str) -> pd.DataFrame:
+    del lang  # a key only: the table's words are in the session's language
+    frames = {f: {n: validated(d, f, t) for n, t in texts.items()} for f, d in files.items()}
+    return view.per_file_table(frames)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)

@@ -255,7 +255,7 @@ def per_file_table(frames: Mapping[str, Mapping[str, pd.DataFrame]]) -> pd.DataF
             row = {_("file"): name, _("rows"): int(mask.sum())}
             for profile, df in by_profile.items():
                 part = df[mask]
-                s = engine.summarise(part)
+                s = engine.overall(part)
                 ok = part[part["reason"] == ""]
                 mark = _(" (fitted on)") if len(ok) and ok["in_sample"].all() else ""
                 row[f"{profile} MAPE"] = _("{mape}{mark} ({predicted} of {rows})").format(
