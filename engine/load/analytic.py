@@ -50,6 +50,36 @@ BISECTIONS = 30  # halvings of [F(0), τ at the cap]: far below the model's own 
 KMAX = 5  # chunks per step summed exactly (the Poisson tail beyond is put at KMAX)
 
 
+CANDIDATES = 2_048  # elements a call of `highest_ok`'s test evaluates at most per round
+
+
+def highest_ok(ok, hi, halvings: int) -> np.ndarray:
+    """The highest x in [0, hi] that `ok` accepts, on the grid of hi / 2^halvings: what
+    `halvings` bisection steps from [0, hi] give for an `ok` that holds below a threshold and
+    fails above it (0 where it fails at the first grid point).
+
+    Each round tries 2^p − 1 evenly spaced points of the bracket at once, along a new leading
+    axis (p bits of the answer per call of `ok`; p = 1 is bisection), with p as large as keeps a
+    call within CANDIDATES elements (at most 4 bits): a search over a few deployments costs 3
+    calls of `ok` instead of 12, one over thousands the same calls as bisection.
+
+    Args:
+        ok: array of x (a leading axis, then `hi`'s shape) -> bool array of the same shape.
+        hi: the top of each bracket (any shape).
+        halvings: bits of the answer."""
+    hi = np.asarray(hi, dtype=float)
+    bits = int(np.clip(np.log2(CANDIDATES / max(hi.size, 1) + 1.0), 1, 4))
+    lo, width, left = np.zeros_like(hi), hi, halvings
+    while left > 0:
+        p = min(bits, left)
+        width = width / 2.0**p
+        j = np.arange(1.0, 2.0**p).reshape((-1,) + (1,) * hi.ndim)
+        good = np.asarray(ok(lo + j * width), dtype=bool)
+        lo = lo + np.cumprod(good, axis=0).sum(axis=0) * width  # points before the first fail
+        left -= p
+    return lo
+
+
 class Limits(NamedTuple):
     """A scheduler and KV pool as arrays (or floats) over configurations."""
 

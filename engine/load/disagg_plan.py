@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.catalog.profiles import get_profile
+from engine.load import analytic as an
 from engine.load import disagg_analytic as da
 from engine.load.grid import MAX_GRID_ROWS, limits, placed, ranks, scheduler_of, stack
 from engine.load.plan import plan_inputs, price_reader, request_shapes, request_tokens
@@ -196,15 +197,9 @@ class _Sides:
         return np.full(self.shape, da.TRICKLE)
 
     def _bisect(self, saturation, ok) -> np.ndarray:
-        cap = np.broadcast_to(saturation, self.shape)
-        lo, hi = np.zeros(self.shape), cap * (1.0 - 1e-6)
+        hi = np.broadcast_to(saturation, self.shape) * (1.0 - 1e-6)
         with np.errstate(all="ignore"):
-            top_ok = ok(hi)
-            for _ in range(ITERATIONS):
-                mid = (lo + hi) / 2.0
-                good = ok(mid)
-                lo, hi = np.where(good, mid, lo), np.where(good, hi, mid)
-        best = np.where(top_ok, cap * (1.0 - 1e-6), lo)
+            best = np.where(ok(hi), hi, an.highest_ok(ok, hi, ITERATIONS))
         return np.where(self.fits & np.isfinite(best), best, 0.0)
 
     def at(self, prefill: tuple, decode: tuple) -> tuple:

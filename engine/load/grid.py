@@ -297,7 +297,7 @@ def analytic_max_rate(
     """The highest rate whose analytic p90 TTFT and p99 TPOT meet the SLOs (None: not
     applied), by bisection below the saturation rate; 0 where even a trickle misses them."""
     cap = an.capacity(f=f, lim=lim, n_in=n_in, n_out=n_out)["rate_per_s"]
-    lo, hi = np.zeros_like(cap), cap * (1.0 - 1e-6)
+    hi = cap * (1.0 - 1e-6)
 
     def ok(rate):
         with np.errstate(all="ignore"):
@@ -311,9 +311,4 @@ def analytic_max_rate(
             good = good & ~(out["tpot_s_p99"] * 1e3 > slo_tpot_ms_p99)
         return good
 
-    top_ok = ok(hi)
-    for _ in range(iterations):
-        mid = (lo + hi) / 2.0
-        good = ok(mid)
-        lo, hi = np.where(good, mid, lo), np.where(good, hi, mid)
-    return np.where(top_ok, cap * (1.0 - 1e-6), lo)
+    return np.where(ok(hi), hi, an.highest_ok(ok, hi, iterations))
