@@ -15,9 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-
-import pandas as pd
-from scipy.optimize import brentq
+from typing import TYPE_CHECKING
 
 from engine.catalog.resolve import resolve_hardware
 from engine.catalog.specs import RANGES, HardwareSpec
@@ -27,6 +25,9 @@ from engine.scenarios.requests import Batch
 from engine.scenarios.sensitivity import METRICS, PARAMETERS, Perturbation, Target
 from engine.serving import inputs as si
 from engine.serving.serve import serve
+
+if TYPE_CHECKING:  # pandas and scipy load when first used: `import engine` stays quick
+    import pandas as pd
 
 __all__ = ["Sensitivity", "Synthesis", "decode_crossover_batch", "sensitivity", "synthesis"]
 
@@ -181,6 +182,8 @@ class Sensitivity:
     def frame(self) -> pd.DataFrame:
         """One row per parameter × metric under the CSV headers (SENSITIVITY_CSV), with the
         step as a column."""
+        import pandas as pd
+
         df = pd.DataFrame(list(self.rows), columns=list(SENSITIVITY_CSV))
         return df.rename(columns=SENSITIVITY_CSV).assign(step_fraction=self.step)
 
@@ -280,6 +283,8 @@ class Synthesis:
 
     def frame(self) -> pd.DataFrame:
         """One row per parameter under the CSV headers (SYNTHESIS_CSV), with the target."""
+        import pandas as pd
+
         df = pd.DataFrame(list(self.rows), columns=list(SYNTHESIS_CSV))
         return df.rename(columns=SYNTHESIS_CSV).assign(
             target_metric=self.metric, target_value=self.target
@@ -328,6 +333,8 @@ def _solve_scale(case: Case, target: Target, parameter: str) -> float | None:
             low, high = (low, mid) if met else (mid, high)
         return high
     f = lambda x: _meets(case, target, parameter=parameter, scale=math.exp(x))  # noqa: E731
+    from scipy.optimize import brentq
+
     x = brentq(f, math.log(low), math.log(high), xtol=RELATIVE_TOLERANCE / 4)
     return math.exp(x)
 
