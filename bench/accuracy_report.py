@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.accuracy.calibrate import fit  # noqa: E402
 from engine.accuracy.measurements import read_measurements  # noqa: E402
-from engine.accuracy.validate import ServingPredictor, fit_parts, summarise, validate  # noqa: E402
+from engine.accuracy.validate import ServingPredictor, fit_parts, overall, validate  # noqa: E402
 from engine.assumptions import make_assumptions  # noqa: E402
 from engine.catalog.profiles import get_profile  # noqa: E402
 
@@ -41,7 +41,7 @@ FITS = {
 
 def _cell(df) -> str:
     ok = df[df["reason"] == ""]
-    s = summarise(df)
+    s = overall(df)
     ratio = float(np.median(ok["predicted"] / ok["value"])) if len(ok) else float("nan")
     mark = " (fitted on)" if len(ok) and ok["in_sample"].all() else ""
     return f"{s['mape_pct']:.1f}{mark} ({s['predicted_rows']} of {s['rows']}; ×{ratio:.2f})"
