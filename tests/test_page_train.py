@@ -186,33 +186,13 @@ def test_the_training_profiles_assumptions_are_overridden_from_the_page_and_its_
     layout |= {"micro_batch_size": "1", "cp": "1", "vp": "1"}
     query = {"model": "Qwen3-30B-A3B", "gpus": "64", "global_batch_size": "64", "seq_len": "4096"}
     at = open_page(query | layout | {"expert_overlap": "1", "efficiency": "0.6"})
-    want = engine.train(
-        "Qwen3-30B-A3B",
-        "H100",
-        gpus=64,
-        global_batch_size=64,
-        seq_len=4096,
-        tp=1,
-        ep=8,
-        zero=1,
-        recompute="full",
-        expert_overlap=1.0,
-        efficiency=0.6,
-    )
+    run = {"gpus": 64, "global_batch_size": 64, "seq_len": 4096, "tp": 1, "ep": 8, "zero": 1}
+    run |= {"recompute": "full"}  # the link's run, as engine.train takes it
+    want = engine.train("Qwen3-30B-A3B", "H100", **run, expert_overlap=1.0, efficiency=0.6)
     assert cards(at)["Step time"] == fmt(want["step_time_s"], "s")
     assert url(at, "expert_overlap") == "1" and url(at, "efficiency") == "0.6"
     # a value out of range is named and the profile's figure used
     at = open_page(query | layout | {"expert_overlap": "2"})
     assert "ignored 'expert_overlap'" in text(at.warning)
-    plain = engine.train(
-        "Qwen3-30B-A3B",
-        "H100",
-        gpus=64,
-        global_batch_size=64,
-        seq_len=4096,
-        tp=1,
-        ep=8,
-        zero=1,
-        recompute="full",
-    )
+    plain = engine.train("Qwen3-30B-A3B", "H100", **run)
     assert cards(at)["Step time"] == fmt(plain["step_time_s"], "s") != fmt(want["step_time_s"], "s")
