@@ -77,6 +77,24 @@ def link(at: AppTest, key: str) -> str | None:
     return value[-1] if isinstance(value, list) else value
 
 
+def test_the_editors_stay_as_the_link_opened_them_after_a_change():
+    """Closed when the link brings no spec, open when it brings one, and still so after the
+    user's next change (opening by itself drew both editors' 14 fields after every first
+    change: the example spec the closed editor checks counted as a linked one)."""
+    at = open_solve({"model": "Llama-3.1-8B", "hardware": "H100"})
+    assert not at.toggle  # closed: no editor field drawn
+    for batch in (150, 9):
+        at.number_input(key="solve:batch").set_value(batch).run()
+        assert not at.exception and not at.toggle, batch
+    assert link(at, "custom_hw") is None and link(at, "custom_model") is None
+    at = open_solve({"hardware": "Custom-HW", "custom_hw": CHIP})
+    assert at.toggle(key="solve:custom_hw.on").value is True
+    assert "solve:custom_model.name" not in {w.key for w in at.text_input}  # no model: closed
+    at.number_input(key="solve:batch").set_value(150).run()
+    assert at.toggle(key="solve:custom_hw.on").value is True  # still open
+    assert "Lab chip" in at.title[0].value
+
+
 def test_a_typo_keeps_the_last_valid_chip_and_shows_the_error_in_the_main_area():
     at = open_solve({"hardware": "Custom-HW", "custom_hw": CHIP})
     assert "Lab chip" in at.title[0].value and not at.main.error

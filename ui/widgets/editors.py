@@ -36,6 +36,7 @@ def _seed(page: str, name: str, fields: tuple) -> str:
     if store not in st.session_state:  # first page of the session: the link's value
         st.session_state[store] = st.session_state.get(widget_key(page, name)) or ""
         st.session_state[store + ".on"] = bool(st.session_state[store])
+        st.session_state[store + ".linked"] = bool(st.session_state[store])
     last = st.session_state[store]
     try:
         seeded = custom.decode(last, fields)
@@ -55,9 +56,9 @@ def _seed(page: str, name: str, fields: tuple) -> str:
 def _editor(page: str, name: str, fields: tuple, build) -> tuple[str | None, str | None]:
     """One editor; returns (the spec string in use or None, an error message or None)."""
     last = _seed(page, name, fields)
-    box = st.expander(
-        _(TITLES[name]),
-        expanded=bool(last),
+    box = st.expander(  # open at first if the session's link brought a spec; the same all along:
+        _(TITLES[name]),  # a changed `expanded` would make a new widget, reopened or closed
+        expanded=st.session_state[STORE + name + ".linked"],
         key=widget_key(page, f"{name}.open"),
         on_change="rerun",
     )
