@@ -1,30 +1,25 @@
-"""A light Streamlit client for bench/capacity.py: one session over the browser's own protocol.
+"""The light clients of bench/capacity.py and bench/memory_burst.py, and the input they change.
 
-A browser tab talks to a Streamlit server over one WebSocket at `/_stcore/stream`, carrying
-protobuf messages: the tab sends a `BackMsg` (`rerun_script` with the URL's query string, the
-page and the widget values) and the server answers with `ForwardMsg`s (new session, the page's
-elements, query-string updates, ...) ending in `script_finished`. `Session` speaks exactly that,
-with the protobuf classes that ship with Streamlit, so the server does the same work as for a
-browser tab, while the client costs a few milliseconds per rerun instead of a browser's seconds
-of drawing.
-
-Only what a user changes is sent: the server keeps every other widget's value from the previous
-run, as it does for a browser.
+Each client is a `tools.tab.Tab`: one Streamlit session over the browser's own WebSocket
+protocol, holding and sending back every widget value as a browser tab does, so the server does
+the same work as for a browser while the client costs milliseconds per rerun.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
-import websockets
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tools.tab import RunResult, Tab
+
+__all__ = ["RunResult", "Session", "Widget", "change_for"]
+
 CHOICE_WIDGETS = ("selectbox", "multiselect")
-FINISHED_OK = "FINISHED_SUCCESSFULLY"
 
 
 @dataclass(frozen=True)
@@ -37,19 +32,16 @@ class Widget:
     options: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class RunResult:
-    """One script run as the client saw it.
+class Session(Tab):
+    """A client tab that also lists the choice widgets its last run drew."""
 
-    Attributes:
-        seconds: from sending the BackMsg to receiving `script_finished`.
-        query_string: the page's query string after the run (what the address bar would hold).
-        error: empty if the run finished cleanly; else what went wrong.
-    """
-
-    seconds: float
-    query_string: str
-    error: str = ""
+    @property
+    def widgets(self) -> list[Widget]:
+        return [
+            Widget(kind=e.kind, id=e.proto.id, label=e.proto.label, options=tuple(e.proto.options))
+            for e in self.elements
+            if e.kind in CHOICE_WIDGETS
+        ]
 
 
 def change_for(widgets: list[Widget], user: int, turn: int) -> tuple[WidgetState | None, str]:
@@ -61,7 +53,7 @@ def change_for(widgets: list[Widget], user: int, turn: int) -> tuple[WidgetState
     different options so they do not ask for the same scenarios at the same time.
     """
     ranked = sorted(
-        (w for w in widgets if w.kind in CHOICE_WIDGETS and len(w.options) >= 2),
+        (w for w in widgets if len(w.options) >= 2),
         key=lambda w: (not w.label.startswith("Accelerator"), w.kind != "multiselect"),
     )
     if not ranked:
@@ -76,84 +68,3 @@ def change_for(widgets: list[Widget], user: int, turn: int) -> tuple[WidgetState
         count = 2 if widget.label.startswith("Accelerator") else 1
         state.string_array_value.data.extend(widget.options[(first + i) % n] for i in range(count))
     return state, f"{widget.label} ({widget.kind})"
-
-
-class Session:
-    """One simulated browser tab on one page of a Streamlit server."""
-
-    def __init__(self, base_url: str, page: str) -> None:
-        """Args:
-        base_url: the server's http URL, e.g. "http://127.0.0.1:8501".
-        page: the page's URL path without slashes ("" for the entry page, "solve", ...).
-        """
-        self.ws_url = base_url.replace("http://", "ws://", 1) + "/_stcore/stream"
-        self.page_url = f"{base_url}/{page}"
-        self.page = page
-        self.query_string = ""
-        self.widgets: list[Widget] = []
-        self._ws = None
-
-    async def open(self, timeout_s: float) -> RunResult:
-        """Connect and run the page once with its defaults (the first load)."""
-        self._ws = await asyncio.wait_for(
-            websockets.connect(
-                self.ws_url, subprotocols=["streamlit"], max_size=None, ping_interval=None
-            ),
-            timeout_s,
-        )
-        return await self.run(None, timeout_s)
-
-    async def run(self, change: WidgetState | None, timeout_s: float) -> RunResult:
-        """Send one rerun (with `change`, if any) and wait for the script to finish."""
-        msg = BackMsg()
-        client = msg.rerun_script
-        client.query_string = self.query_string
-        client.page_name = self.page
-        query = self.query_string
-        client.context_info.url = self.page_url + (f"?{query}" if query else "")
-        if change is not None:
-            client.widget_states.widgets.append(change)
-        start = time.perf_counter()
-        try:
-            await self._ws.send(msg.SerializeToString())
-            error = await asyncio.wait_for(self._until_finished(), timeout_s)
-        except (TimeoutError, websockets.ConnectionClosed) as exc:
-            error = f"{type(exc).__name__} {exc}".strip()
-        return RunResult(time.perf_counter() - start, self.query_string, error)
-
-    async def _until_finished(self) -> str:
-        """Read ForwardMsgs up to `script_finished`; returns an error description or ""."""
-        problems: list[str] = []
-        widgets: list[Widget] = []
-        while True:
-            fwd = ForwardMsg()
-            fwd.ParseFromString(await self._ws.recv())
-            kind = fwd.WhichOneof("type")
-            if kind == "page_info_changed":
-                self.query_string = fwd.page_info_changed.query_string
-            elif kind == "page_not_found":
-                problems.append(f"page not found: {fwd.page_not_found.page_name!r}")
-            elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                self._read_element(fwd.delta.new_element, widgets, problems)
-            elif kind == "script_finished":
-                status = ForwardMsg.ScriptFinishedStatus.Name(fwd.script_finished)
-                if status != FINISHED_OK:
-                    problems.append(f"script finished with {status}")
-                self.widgets = widgets or self.widgets
-                return "; ".join(problems)
-
-    @staticmethod
-    def _read_element(element, widgets: list[Widget], problems: list[str]) -> None:
-        kind = element.WhichOneof("type")
-        if kind == "exception":
-            problems.append(f"exception on the page: {element.exception.message[:200]}")
-        elif kind in CHOICE_WIDGETS:
-            proto = getattr(element, kind)
-            widgets.append(
-                Widget(kind=kind, id=proto.id, label=proto.label, options=tuple(proto.options))
-            )
-
-    async def close(self) -> None:
-        """Close the WebSocket (the server then ends the session)."""
-        if self._ws is not None:
-            await self._ws.close()

@@ -106,23 +106,22 @@ AFTER = (5, 30, 60, 130, 160, 190)  # seconds after the last client left (TTL 12
 
 
 class Visitor(Session):
-    """A client session that also keeps the page's error messages (a refusal among them)."""
+    """A client session that also reads the page's error messages (a refusal among them)."""
 
-    def __init__(self, base_url: str, page: str) -> None:
-        super().__init__(base_url, page)
-        self.errors: list[str] = []
-
-    def _read_element(self, element, widgets, problems) -> None:
-        if element.WhichOneof("type") == "alert" and element.alert.format == Alert.ERROR:
-            self.errors.append(element.alert.body)
-        Session._read_element(element, widgets, problems)
+    @property
+    def errors(self) -> list[str]:
+        """The error messages its last run drew."""
+        return [
+            e.proto.body
+            for e in self.elements
+            if e.kind == "alert" and e.proto.format == Alert.ERROR
+        ]
 
 
 async def visit(url: str, page: str, query: str, timeout: float) -> Visitor:
     """A client on /page?query after its first run; SystemExit if that run failed, or if a
     heavy link was refused as over its page's budget (the burst would not be heavy)."""
-    session = Visitor(url, page)
-    session.query_string = query
+    session = Visitor(url, page, query)
     result = await session.open(timeout)
     if result.error:
         raise SystemExit(f"/{page}?{query}: {result.error}")
