@@ -1,16 +1,18 @@
 """Many-users load report: the load of tests/test_many_users.py (tools/many_users/) with more users,
-rounds or pauses.
+browsers, rounds or pauses.
 
-Starts its own `streamlit run app.py` on a free loopback port, opens N headless Chromium
-contexts (Debian's /usr/bin/chromium, one Streamlit session each) on different share links of
-the single-solve page, changes each user's batch size R times, checks every page shows its own
-numbers, and prints the figures: client rerun latency p50/p95, websocket round trip, first-load
-time, the server's peak memory (VmHWM / VmRSS) and CPU.
+Starts its own `streamlit run app.py` on a free loopback port and opens N sessions on different
+share links of the single-solve page: `--browsers` of them headless Chromium contexts (Debian's
+/usr/bin/chromium), the others protocol clients (tools/tab.py: the browser's websocket
+protocol, no drawing). It changes each user's batch size R times, checks every page shows its
+own numbers, and prints the figures: Chromium rerun latency p50/p95, websocket round trip,
+first-load time, the server's peak memory (VmHWM / VmRSS) and CPU.
 
 Run: `.venv/bin/python bench/many_users_report.py --sessions 30 --rounds 6` (`--json` for machine-
-readable output). Exit status 1 if any page showed something else than its own scenario or an
-error. On the 2-core reference machine (shared with other work), 20 users × 3 changes took
-3.5-5.5 minutes, most of it the browsers drawing pages; more users scale that about linearly.
+readable output; `--browsers 20` for the all-Chromium load). Exit status 1 if any page showed
+something else than its own scenario or an error. On the 2-core reference machine (shared with
+other work), 20 Chromium users × 3 changes took 3.5-5.5 minutes, most of it the browsers drawing
+pages, and 4 Chromium users among 20 took 35 s; more browsers scale that about linearly.
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ def main() -> int:
     d = ManyUsersConfig()
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sessions", type=int, default=d.sessions, help="simulated users")
+    p.add_argument(
+        "--browsers",
+        type=int,
+        default=d.browsers,
+        help="users drawn in Chromium (the others are protocol clients)",
+    )
     p.add_argument("--rounds", type=int, default=d.rounds, help="batch changes per user")
     p.add_argument(
         "--load-concurrency", type=int, default=d.load_concurrency, help="links opened at once"
@@ -48,12 +56,13 @@ def main() -> int:
     p.add_argument("--run-timeout", type=float, default=None, help="seconds (default: scaled)")
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     a = p.parse_args()
-    if a.sessions < 1 or a.rounds < 0 or a.load_concurrency < 1:
-        p.error("--sessions and --load-concurrency must be ≥ 1, --rounds ≥ 0")
+    if a.sessions < 1 or a.rounds < 0 or a.load_concurrency < 1 or a.browsers < 0:
+        p.error("--sessions and --load-concurrency must be ≥ 1, --rounds and --browsers ≥ 0")
     scale = (a.sessions / d.sessions) * (1 + a.rounds) / (1 + d.rounds)
     config = replace(
         d,
         sessions=a.sessions,
+        browsers=a.browsers,
         rounds=a.rounds,
         load_concurrency=a.load_concurrency,
         think_s=tuple(a.think),

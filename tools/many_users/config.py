@@ -11,7 +11,7 @@ import math
 import os
 import statistics
 from dataclasses import dataclass, field
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode
 
 import engine
 from ui.words.format import fmt
@@ -29,6 +29,9 @@ CHECK_PATIENCE_S = 60.0  # how long a check waits for late elements (never for w
 @dataclass(frozen=True)
 class ManyUsersConfig:
     sessions: int = 20
+    browsers: int = 4  # of the sessions, those drawn in a Chromium context; the others are
+    # protocol clients (tools/tab.py): the server's work per session is the same, a browser's
+    # drawing costs ~10 CPU s per first load and ~1.5 per rerun on these cores
     rounds: int = 3  # batch changes per user after its first load
     load_concurrency: int = 3  # users opening their link at the same moment (all stay open)
     think_s: tuple[float, float] = (0.2, 2.0)  # a user's pause before each change (uniform)
@@ -36,6 +39,12 @@ class ManyUsersConfig:
     step_timeout_s: float = 120.0  # one page load or one rerun
     run_timeout_s: float = 600.0  # the whole load, whatever happens: a hang fails, never blocks
     viewport: tuple[int, int] = (1100, 800)
+
+    def in_browser(self, index: int) -> bool:
+        """Whether user `index` is drawn in Chromium: `browsers` users spread evenly over the
+        arrival order, so browsers open their links among the protocol clients."""
+        n, b = self.sessions, min(self.browsers, self.sessions)
+        return any(index == i * n // b for i in range(b))
 
 
 @dataclass(frozen=True)
@@ -93,6 +102,43 @@ def scenarios(sessions: int, rounds: int) -> list[Scenario]:
     return out
 
 
+def compare(sc: Scenario, batch: int, state: dict) -> tuple[list[str], list[str]]:
+    """(wrong values, pending ones) of a page snapshot for user `sc` at `batch`.
+
+    `state` is what a browser (tools/many_users/js.py STATE_JS) or a protocol client
+    (tools/many_users/client.py) read off the page: title, caption, latency, bottleneck,
+    batch_input, search (the address bar's query, with "?"), errors. A value that is not drawn
+    yet, or a batch field still showing the widget's default, is pending; any other mismatch
+    is wrong (that is what a leak between sessions looks like).
+    """
+    want = sc.expected(batch)
+    query = {k: v[-1] for k, v in parse_qs(state["search"].lstrip("?")).items()}
+    shown = {
+        "title": (state["title"], want["title"], "=="),
+        "latency": (state["latency"], want["latency"], "=="),
+        "caption": (state["caption"], want["caption"], "startswith"),
+        "bottleneck": (state["bottleneck"], want["bottleneck"], "startswith"),
+        "batch field": (state["batch_input"], str(batch), "=="),
+    }
+    for key, value in (
+        ("model", sc.model),
+        ("hardware", sc.hardware),
+        ("batch", str(batch)),
+        ("precision", sc.precision),
+    ):
+        shown[f"URL {key}"] = (query.get(key), value, "==")
+    wrong = [f"errors on the page: {state['errors']}"] if state["errors"] else []
+    pending = []
+    for name, (got, expected, how) in shown.items():
+        if got is None:
+            pending.append(f"{name} missing")
+        elif name == "batch field" and got == BATCH_DEFAULT and expected != got:
+            pending.append(f"batch field shows the default {got!r}, not {expected!r}")
+        elif not (got == expected if how == "==" else got.startswith(expected)):
+            wrong.append(f"{name} shows {got!r}, expected {expected!r}")
+    return wrong, pending
+
+
 def quantile(values: list[float], q: float) -> float:
     if len(values) < 2:
         return values[0] if values else math.nan
@@ -102,8 +148,10 @@ def quantile(values: list[float], q: float) -> float:
 @dataclass
 class Report:
     config: ManyUsersConfig
-    load_s: list[float] = field(default_factory=list)  # goto → first numbers drawn, idle
-    rerun_s: list[float] = field(default_factory=list)  # batch change → new numbers, idle
+    # Chromium users: goto → first numbers drawn, idle; batch change → new numbers, idle
+    load_s: list[float] = field(default_factory=list)
+    rerun_s: list[float] = field(default_factory=list)
+    protocol_reruns: int = 0  # the protocol clients' batch changes with their numbers verified
     server_rerun_s: list[float] = field(default_factory=list)  # rerun request → script finished
     server_load_s: list[float] = field(default_factory=list)  # same, for the first runs
     session_ids: set[str] = field(default_factory=set)  # Streamlit sessions the server opened
@@ -127,14 +175,17 @@ class Report:
 
     def figures(self) -> dict[str, float | int]:
         c, r3 = self.config, lambda x: round(x, 3)
-        runs = len(self.load_s) + len(self.rerun_s)
+        runs = self.frames["rerun requests sent"]  # first loads and changes, every user
+        reruns = len(self.rerun_s) + self.protocol_reruns  # the changes verified
         return {
             "sessions": c.sessions,
+            "browsers": min(c.browsers, c.sessions),
             "rounds_per_session": c.rounds,
             "server_sessions": len(self.session_ids),
             "concurrent_sessions": self.concurrent_sessions,
             "sessions_completed": self.sessions_done,
             "reruns_measured": len(self.rerun_s),
+            "protocol_reruns_verified": self.protocol_reruns,
             "round_trips_measured": len(self.server_rerun_s),
             **{k.replace(" ", "_"): v for k, v in sorted(self.frames.items())},
             "states_verified": self.verified,
@@ -154,9 +205,7 @@ class Report:
             "server_vmhwm_mb": round(self.hwm_mb, 1),
             "server_cpu_s": round(self.server_cpu_s, 1),
             "server_cpu_ms_per_run": round(1e3 * self.server_cpu_s / max(1, runs)),
-            "server_cpu_ms_per_rerun": round(
-                1e3 * self.server_cpu_changes_s / max(1, len(self.rerun_s))
-            ),
+            "server_cpu_ms_per_rerun": round(1e3 * self.server_cpu_changes_s / max(1, reruns)),
             "load_phase_s": round(self.load_phase_s, 1),
             "wall_s": round(self.wall_s, 1),
             "loadavg_before": self.loadavg[0],
@@ -166,24 +215,27 @@ class Report:
     def text(self) -> str:
         f, c = self.figures(), self.config
         lines = [
-            f"load: {f['sessions']} Chromium contexts × {f['rounds_per_session']} batch changes "
+            f"load: {f['sessions']} sessions ({f['browsers']} Chromium contexts, the others "
+            f"protocol clients) × {f['rounds_per_session']} batch changes "
             f"(pause {c.think_s[0]}-{c.think_s[1]} s) in {f['wall_s']} s wall",
             f"  links opened {c.load_concurrency} at a time, all open after "
             f"{f['load_phase_s']} s; {f['concurrent_sessions']} sessions open at once for the "
             f"changes; {f['server_sessions']} distinct server sessions",
-            f"  reruns measured {f['reruns_measured']}, page states verified "
+            f"  reruns measured {f['reruns_measured']} (Chromium) and "
+            f"{f['protocol_reruns_verified']} (protocol clients), page states verified "
             f"{f['states_verified']}, users completed {f['sessions_completed']}, "
             f"errors {f['errors']}",
             f"  checks that waited: for an element not drawn yet "
             f"{f['checks_waiting_for_late_elements']}, for the batch field to replace its "
             f"default '1' {f['checks_seeing_batch_default_first']} (longest wait "
             f"{f['longest_wait_for_late_elements_s']} s)",
-            f"  rerun latency (client, change → numbers drawn, idle): p50 {f['rerun_p50_s']} s, "
+            f"  rerun latency (Chromium, change → numbers drawn, idle): p50 {f['rerun_p50_s']} s, "
             f"p95 {f['rerun_p95_s']} s, max {f['rerun_max_s']} s",
             f"  rerun round trip (websocket, request → script finished, "
             f"{f['round_trips_measured']} measured): "
             f"p50 {f['server_rerun_p50_s']} s, p95 {f['server_rerun_p95_s']} s",
-            f"  first load (client): p50 {f['first_load_p50_s']} s, p95 {f['first_load_p95_s']} s",
+            f"  first load (Chromium): p50 {f['first_load_p50_s']} s, "
+            f"p95 {f['first_load_p95_s']} s",
             f"  server memory: RSS {f['server_rss_before_mb']} MB before, peak RSS "
             f"{f['server_peak_rss_mb']} MB (sampled), VmHWM {f['server_vmhwm_mb']} MB",
             f"  server CPU {f['server_cpu_s']} s (~{f['server_cpu_ms_per_run']} ms per script "

@@ -1,4 +1,5 @@
-"""Run the many-users load: a dedicated server, N browser contexts, the report's figures."""
+"""Run the many-users load: a dedicated server, its users (Chromium contexts and protocol clients),
+the report's figures."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import threading
 import time
 
+from tools.many_users.client import ProtocolUser
 from tools.many_users.config import ManyUsersConfig, Report, scenarios
 from tools.many_users.proc import MemorySampler, StderrDrain, proc_cpu_s, proc_status_mb
 from tools.many_users.user import User
@@ -14,7 +16,11 @@ from tools.server import CHROMIUM, CHROMIUM_ARGS, start_server, stop_server
 
 
 async def _drive(
-    base_url: str, server_pid: int, users: list[User], config: ManyUsersConfig, report: Report
+    base_url: str,
+    server_pid: int,
+    users: list[User | ProtocolUser],
+    config: ManyUsersConfig,
+    report: Report,
 ) -> None:
     """Phase 1: the users open their links, `load_concurrency` at a time (people arriving).
     Phase 2: with every session open, all users change their batch `rounds` times at once."""
@@ -35,7 +41,9 @@ async def _drive(
         report.server_cpu_changes_s = proc_cpu_s(server_pid) - cpu
 
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        browser = None
+        if any(isinstance(u, User) for u in users):
+            browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         start = time.perf_counter()
         try:
             await asyncio.wait_for(both_phases(), timeout=config.run_timeout_s)
@@ -43,14 +51,18 @@ async def _drive(
             report.failures.append(f"the load did not finish within {config.run_timeout_s} s")
         finally:
             await asyncio.gather(*(u.close() for u in users))
-            await browser.close()
+            if browser is not None:
+                await browser.close()
 
 
 def run_many_users(config: ManyUsersConfig | None = None) -> Report:
     """Start a dedicated server, run the users against it, stop it; returns the figures."""
     config = config or ManyUsersConfig()
     report = Report(config)
-    users = [User(sc, config, report) for sc in scenarios(config.sessions, config.rounds)]
+    users = [
+        (User if config.in_browser(sc.index) else ProtocolUser)(sc, config, report)
+        for sc in scenarios(config.sessions, config.rounds)
+    ]
     proc, url = start_server()
     drain = StderrDrain(proc.stderr)
     drain.start()

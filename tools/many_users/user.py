@@ -6,15 +6,14 @@ import asyncio
 import contextlib
 import random
 import time
-from urllib.parse import parse_qs
 
 from tools.many_users.config import (
-    BATCH_DEFAULT,
     BATCH_LABEL,
     CHECK_PATIENCE_S,
     ManyUsersConfig,
     Report,
     Scenario,
+    compare,
 )
 from tools.many_users.js import IDLE_JS, SHOWN_JS, STATE_JS, WATCH_JS
 
@@ -115,33 +114,7 @@ class User:
         return True
 
     def _compare(self, state: dict) -> tuple[list[str], list[str]]:
-        """(wrong values, pending ones) of a STATE_JS snapshot for this user's batch."""
-        want = self.sc.expected(self.batch)
-        query = {k: v[-1] for k, v in parse_qs(state["search"].lstrip("?")).items()}
-        shown = {
-            "title": (state["title"], want["title"], "=="),
-            "latency": (state["latency"], want["latency"], "=="),
-            "caption": (state["caption"], want["caption"], "startswith"),
-            "bottleneck": (state["bottleneck"], want["bottleneck"], "startswith"),
-            "batch field": (state["batch_input"], str(self.batch), "=="),
-        }
-        for key, value in (
-            ("model", self.sc.model),
-            ("hardware", self.sc.hardware),
-            ("batch", str(self.batch)),
-            ("precision", self.sc.precision),
-        ):
-            shown[f"URL {key}"] = (query.get(key), value, "==")
-        wrong = [f"errors on the page: {state['errors']}"] if state["errors"] else []
-        pending = []
-        for name, (got, expected, how) in shown.items():
-            if got is None:
-                pending.append(f"{name} missing")
-            elif name == "batch field" and got == BATCH_DEFAULT and expected != got:
-                pending.append(f"batch field shows the default {got!r}, not {expected!r}")
-            elif not (got == expected if how == "==" else got.startswith(expected)):
-                wrong.append(f"{name} shows {got!r}, expected {expected!r}")
-        return wrong, pending
+        return compare(self.sc, self.batch, state)
 
     async def _guard(self, what: str, step) -> None:
         """Run `step`; a timeout or browser error is recorded with what the page showed."""
