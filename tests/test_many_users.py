@@ -139,7 +139,7 @@ def test_a_protocol_client_reads_its_page_and_catches_another_users_numbers():
         query = urlencode({"model": sc.model, "hardware": sc.hardware, "batch": batch})
         query += "&" + urlencode({"precision": sc.precision, "efficiency": 0.5})
         elements = tuple(e for name, e in sent.items() if name != drop)
-        return tab, RunResult(0.1, query, error, elements)
+        return tab, RunResult(seconds=0.1, query_string=query, error=error, elements=elements)
 
     assert compare(me, me.batches[1], page_state(*run(me, me.batches[1]))) == ([], [])
     wrong, _ = compare(me, me.batches[1], page_state(*run(other, other.batches[1])))

@@ -139,7 +139,9 @@ class Tab:
         except (TimeoutError, websockets.ConnectionClosed) as exc:
             error = f"{type(exc).__name__} {exc}".strip()
         seconds = time.perf_counter() - start
-        return RunResult(seconds, self.query_string, error, self.elements)
+        return RunResult(
+            seconds=seconds, query_string=self.query_string, error=error, elements=self.elements
+        )
 
     async def _until_finished(self) -> str:
         """Read ForwardMsgs up to `script_finished`; returns an error description or ""."""
