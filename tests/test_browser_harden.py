@@ -125,6 +125,27 @@ NARROW = {  # page: what was found cut or overlapping there at 390 px
 
 
 WIDTHS = (1440, 800, 390)  # px; a phone is the narrowest
+# Every chart drawn at its container's width (Plotly relayouts a resized chart on a later frame).
+CHARTS_AT_WIDTH_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].every(el => {
+    const width = el.getBoundingClientRect().width;
+    const svg = el.querySelector('.main-svg');
+    return el._fullLayout && svg && Math.abs(el._fullLayout.width - width) <= 1
+        && Math.abs(svg.width.baseVal.value - width) <= 1;
+})"""
+
+
+def settled_look(tab) -> dict:
+    """CUT_JS once the page has settled at its new width: every chart redrawn at its
+    container's width, then two looks 250 ms apart that agree (at most 8 looks: the last is
+    returned; a resize used to wait a fixed 1.5 s instead)."""
+    tab.wait_for_function(CHARTS_AT_WIDTH_JS, timeout=TIMEOUT_MS, polling=100)
+    seen = None
+    for _ in range(8):
+        tab.wait_for_timeout(250)
+        seen, previous = tab.evaluate(CUT_JS), seen
+        if seen == previous:
+            break
+    return seen
 
 
 @pytest.fixture(scope="session")
@@ -152,8 +173,7 @@ def test_labels_are_whole_at_phone_and_desktop_widths(server, tab, path):
     found = {}
     for width in WIDTHS:
         tab.set_viewport_size({"width": width, "height": 3000})
-        tab.wait_for_timeout(1500)  # the charts' text is laid out after their next frame
-        seen = tab.evaluate(CUT_JS)
+        seen = settled_look(tab)
         problems = ["the page scrolls sideways"] * seen["wide"] + seen["cut"]
         if problems:
             found[f"{width} px"] = problems
