@@ -115,6 +115,17 @@ def wait_idle(page, timeout_ms: int = 60_000) -> None:
         page.wait_for_timeout(250)
 
 
+CHARTS_DRAWN_JS = """() => [...document.querySelectorAll("[data-testid='stPlotlyChart']")]
+    .every(box => { const plot = box.querySelector('.js-plotly-plot');
+                    return !!(plot && plot._fullLayout && plot.querySelector('.main-svg')); })"""
+
+
+def wait_charts(page, timeout_ms: int = 60_000) -> None:
+    """Wait until every chart the page placed is drawn (Plotly's code loads after the page's
+    elements: a chart can still be an empty box when the script is idle)."""
+    page.wait_for_function(CHARTS_DRAWN_JS, timeout=timeout_ms, polling=100)
+
+
 def wait_until(page, condition: Callable[[], bool], timeout_ms: int = 60_000) -> None:
     """Poll `condition()` every 250 ms until it holds or `timeout_ms` has passed; the test's own
     assertion then reports what the page shows. For what an action changes: on a busy machine

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.conftest import wait_idle
+from tests.conftest import wait_charts, wait_idle
 
 pytestmark = pytest.mark.browser
 LINKS = (
@@ -81,7 +81,7 @@ def test_metrics_have_at_most_four_figures_and_no_page_says_none(page, link):
     browser, base = page
     browser.goto(base + link)
     wait_idle(browser)
-    browser.wait_for_timeout(1500)  # late charts
+    wait_charts(browser)
     text = browser.locator("[data-testid='stMain']").inner_text()
     assert not re.search(r"\bNone\b|\bnan\b|\bNaN\b|\binf\b", text), link
     assert browser.locator("[data-testid='stException']").count() == 0, link
@@ -91,7 +91,9 @@ def test_metrics_have_at_most_four_figures_and_no_page_says_none(page, link):
             continue
         for number in NUMBER.findall(value):
             assert significant(number) <= 4, (link, label, value)
-    for figure in browser.evaluate(FIGURES_JS):
+    figures = browser.evaluate(FIGURES_JS)
+    assert len(figures) == browser.locator("[data-testid='stPlotlyChart']").count(), link
+    for figure in figures:
         for ticks in figure["ticks"]:
             values = [tick_value(t) for t in ticks]
             assert values == sorted(set(values)), (link, ticks)  # never "2 5 2 5"
