@@ -187,6 +187,49 @@ def test_vectorised_prediction_equals_serve_row_by_row():
                 assert reason.startswith("does not fit in memory") and np.isnan(value)
 
 
+def test_many_assumptions_at_once_equal_each_alone_exactly():
+    """ServingPredictor.many (the Jacobian's points in one pass) against one call per point, on
+    every shipped row (static batches, closed-loop and max-throughput rows, MoE with expert
+    parallelism), with the MoE terms moved as a fit moves them: equal to the last bit."""
+    from dataclasses import replace
+
+    from engine.accuracy.validate import ServingPredictor
+
+    rows = read_measurements(sorted(SHIPPED.parent.glob("*.csv")))
+    assert any(m.under_load for m in rows) and any(m.ep > 1 for m in rows)
+    for name in ("trtllm-1.0", "vllm"):
+        p = get_profile(name)
+        a = p.assumptions
+        many = [
+            a,
+            replace(a, efficiency=a.efficiency * 1.0001),
+            replace(a, expert_imbalance=1.37),  # remakes the MoE operators
+            replace(a, bandwidth_efficiency=0.61, sequence_overhead_s=3e-6),
+        ]
+        predictor = ServingPredictor(scheduler=p.scheduler)
+        together = predictor.many(rows, many)
+        assert together.shape == (4, len(rows)) and np.isfinite(together).sum() > 300
+        for line, one in zip(together, many, strict=True):
+            np.testing.assert_array_equal(line, predictor(rows, one))
+        assert not np.array_equal(together[0], together[3])  # the points do differ
+
+
+def test_a_fit_with_the_batched_jacobian_is_the_point_by_point_fit():
+    from engine.accuracy.validate import ServingPredictor
+
+    rows = read_measurements([SHIPPED])
+    start = get_profile("trtllm")
+    batched = ServingPredictor(scheduler=start.scheduler)
+
+    def one_by_one(rows, a):  # no `many`: least_squares evaluates each point alone
+        return batched(rows, a)
+
+    a, used, chosen = fit(rows, batched, start)
+    b, used_b, chosen_b = fit(rows, one_by_one, start)
+    assert len(chosen) >= 4 and chosen == chosen_b and (used == used_b).all()
+    assert a == b
+
+
 def test_rows_the_model_cannot_express_keep_their_reason():
     from engine.accuracy.validate import predict
 

@@ -141,12 +141,32 @@ def _snapped(x: np.ndarray, params: Sequence[str]) -> np.ndarray:
 
 def _log_residuals(predictor, rows, log_measured, start, params):
     def residuals(x: np.ndarray) -> np.ndarray:
-        predicted = predictor(rows, _assumptions(start, params, x))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.log(predicted) - log_measured
-        return np.where(np.isfinite(r), r, _PENALTY)
+        return _penalised(predictor(rows, _assumptions(start, params, x)), log_measured)
 
     return residuals
+
+
+def _jacobian_points(predictor, rows, log_measured, start, params):
+    """For least_squares' `workers` (a map-like it calls with its residual function and the
+    points of a finite-difference Jacobian): the residuals at every point in one
+    `predictor.many` call, the same numbers as the residual function's point by point. None
+    when the predictor has no `many` (each point is then its own call)."""
+    many = getattr(predictor, "many", None)
+    if many is None:
+        return None
+
+    def points(_residuals, xs) -> list[np.ndarray]:
+        predicted = many(rows, [_assumptions(start, params, x) for x in xs])
+        return list(_penalised(predicted, log_measured))
+
+    return points
+
+
+def _penalised(predicted: np.ndarray, log_measured: np.ndarray) -> np.ndarray:
+    """log(predicted / measured), _PENALTY where the model cannot express a row."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.log(predicted) - log_measured
+    return np.where(np.isfinite(r), r, _PENALTY)
 
 
 def identifiable(residuals: Callable, x0: np.ndarray, params: Sequence[str]) -> list[str]:
@@ -195,15 +215,21 @@ def fit(
     chosen = identifiable(everything, _start_values(start, params), params)
     if not chosen:
         return start.assumptions, used, []
-    residuals = _log_residuals(
-        predictor=predictor, rows=kept, log_measured=log_measured, start=start, params=chosen
+    given = dict(predictor=predictor, rows=kept, log_measured=log_measured, start=start)
+    x = _least_squares(
+        residuals=_log_residuals(**given, params=chosen),
+        x0=_start_values(start, chosen),
+        params=chosen,
+        workers=_jacobian_points(**given, params=chosen),
     )
-    x = _least_squares(residuals, _start_values(start, chosen), chosen)
     return _assumptions(start, chosen, _rounded(_snapped(x, chosen))), used, chosen
 
 
-def _least_squares(residuals: Callable, x0: np.ndarray, params: Sequence[str]) -> np.ndarray:
-    """Trust-region reflective least squares within FIT_BOUNDS, from x0, deterministic."""
+def _least_squares(
+    residuals: Callable, x0: np.ndarray, params: Sequence[str], workers: Callable | None = None
+) -> np.ndarray:
+    """Trust-region reflective least squares within FIT_BOUNDS, from x0, deterministic
+    (`workers`: how a Jacobian's points are evaluated, `_jacobian_points`)."""
     from scipy.optimize import least_squares  # loaded by the first fit, not by `import engine`
 
     lower, upper = np.array([FIT_BOUNDS[p] for p in params]).T
@@ -217,6 +243,7 @@ def _least_squares(residuals: Callable, x0: np.ndarray, params: Sequence[str]) -
         xtol=1e-10,
         ftol=1e-10,
         max_nfev=400,
+        workers=workers,
     )
     return result.x
 

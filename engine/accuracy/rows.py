@@ -16,7 +16,7 @@ the scheduler of the profile the rows are predicted under (engine/catalog/schedu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -62,6 +62,8 @@ class RowPlan:
     scheduler: SchedulerDefaults = DEFAULT_SCHEDULER
     # the expert imbalance and grouped-GEMM waste the layouts and steps were made with
     moe: tuple[float, float] = (DEFAULTS.expert_imbalance, DEFAULTS.grouped_gemm_tokens)
+    # k -> the plan's rows repeated k times (`tile`), made once per k
+    tiles: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def _resolve(m: Measurement, catalog: Catalog):
@@ -147,49 +149,85 @@ def evaluate(plan: RowPlan, a: Assumptions) -> dict[str, np.ndarray]:
         value (each row's metric, in its unit), fits (bool), memory_per_device_bytes,
         usable_memory_bytes and memory_capacity_bytes.
     """
-    plan = _with_moe(plan, a)
-    n = plan.rows
-    out = {k: np.full(n, np.nan) for k in ("value", *MEMORY_KEYS)}
-    out["fits"] = np.zeros(n, dtype=bool)
+    return {key: column[0] for key, column in evaluate_many(plan, (a,)).items()}
+
+
+def evaluate_many(plan: RowPlan, many: Sequence[Assumptions]) -> dict[str, np.ndarray]:
+    """`evaluate` under each of `many` at once: every output has one line per assumptions
+    (shape: len(many) × rows). The rows are repeated once per assumptions and run through the
+    model in one vectorised pass; each row's arithmetic is elementwise, so each line equals
+    `evaluate(plan, a)` exactly (what a fit's finite-difference Jacobian needs, a few hundred
+    times, in one call per Jacobian)."""
+    k, n = len(many), plan.rows
+    out = {key: np.full((k, n), np.nan) for key in ("value", *MEMORY_KEYS)}
+    out["fits"] = np.zeros((k, n), dtype=bool)
     if not plan.index.size:
         return out
+    tiled = _with_moe(tile(plan, k), many)
     values = [
-        si.format_values(hw=hw, precision=p, a=a, sched=plan.scheduler) for hw, p in plan.groups
+        si.format_values(hw=hw, precision=p, a=a, sched=plan.scheduler)
+        for a in many
+        for hw, p in plan.groups
     ]
-    dev = Device(*(np.array(c)[plan.group_of] for c in zip(*(d for d, _ in values), strict=True)))
-    etas = [si.efficiencies(a, used) for _, used in values]
-    eta = Efficiencies(*(np.array(c)[plan.group_of] for c in zip(*etas, strict=True)))
+    dev = Device(*(np.array(c)[tiled.group_of] for c in zip(*(d for d, _ in values), strict=True)))
+    per_group = [a for a in many for _ in plan.groups]
+    etas = [si.efficiencies(a, used) for a, (_, used) in zip(per_group, values, strict=True)]
+    eta = Efficiencies(*(np.array(c)[tiled.group_of] for c in zip(*etas, strict=True)))
     with np.errstate(all="ignore"):  # one-output-token rows have no decode step (NaN TPOT)
-        folded = fold(s=plan.s, dev=dev, lay=plan.lay, eta=eta, xp=np, steps=plan.steps)
-        t = evaluate_folded(folded, *plan.request, np)
-    metric = np.array(plan.metrics)
-    value = np.full(plan.index.size, np.nan)
+        folded = fold(s=tiled.s, dev=dev, lay=tiled.lay, eta=eta, xp=np, steps=tiled.steps)
+        t = evaluate_folded(folded, *tiled.request, np)
+    metric = np.array(tiled.metrics)
+    value = np.full(metric.size, np.nan)
     for name, (term, scale) in TERMS.items():
         value = np.where(metric == name, np.broadcast_to(t[term], value.shape) * scale, value)
     fits = np.broadcast_to(t["fits_in_memory"], value.shape)
-    if np.isfinite(plan.clients).any():
+    if np.isfinite(tiled.clients).any():
         with np.errstate(all="ignore"):
             value, fits = _under_load(
-                plan=plan, folded=folded, metric=metric, value=value, fits=fits
+                plan=tiled, folded=folded, metric=metric, value=value, fits=fits
             )
-    out["value"][plan.index] = value
-    out["fits"][plan.index] = fits
+    out["value"][:, plan.index] = value.reshape(k, -1)
+    out["fits"][:, plan.index] = fits.reshape(k, -1)
     for key in MEMORY_KEYS:
-        out[key][plan.index] = np.broadcast_to(t[key], value.shape)
+        out[key][:, plan.index] = np.broadcast_to(t[key], value.shape).reshape(k, -1)
     return out
 
 
-def _with_moe(plan: RowPlan, a: Assumptions) -> RowPlan:
-    """The plan with `a`'s expert imbalance and grouped-GEMM waste (its MoE operators remade
-    when they differ from the plan's; a dense row does not read them)."""
-    moe = (a.expert_imbalance, a.grouped_gemm_tokens)
-    if plan.lay is None or moe == plan.moe:
+def tile(plan: RowPlan, k: int) -> RowPlan:
+    """The plan's predictable rows repeated `k` times, one block per assumptions; the groups
+    likewise (block i's rows point to groups i·G … i·G + G − 1)."""
+    if k == 1 or not plan.index.size:
         return plan
+    if k not in plan.tiles:
+        s = plan.s.map(lambda v: np.tile(v, k))
+        lay = Layout(*(np.tile(v, k) for v in plan.lay))
+        plan.tiles[k] = replace(
+            plan,
+            s=s,
+            lay=lay,
+            request=tuple(np.tile(r, k) for r in plan.request),
+            steps=step_lists(s, lay, np),
+            group_of=np.concatenate([plan.group_of + i * len(plan.groups) for i in range(k)]),
+            metrics=plan.metrics * k,
+            clients=np.tile(plan.clients, k),
+            tiles={},
+        )
+    return plan.tiles[k]
+
+
+def _with_moe(plan: RowPlan, many: Sequence[Assumptions]) -> RowPlan:
+    """The plan (its rows in len(many) equal blocks) with each block's expert imbalance and
+    grouped-GEMM waste, its MoE operators remade when they differ from the plan's (a dense row
+    does not read them)."""
+    moe = [(a.expert_imbalance, a.grouped_gemm_tokens) for a in many]
+    if plan.lay is None or all(m == plan.moe for m in moe):
+        return plan
+    per_row = np.repeat(np.array(moe, dtype=float), plan.lay.tp.size // len(many), axis=0)
     lay = plan.lay._replace(
-        imbalance=np.where(plan.lay.ep > 1, a.expert_imbalance, 1.0),
-        expert_rows=np.full_like(plan.lay.tp, a.grouped_gemm_tokens),
+        imbalance=np.where(plan.lay.ep > 1, per_row[:, 0], 1.0),
+        expert_rows=per_row[:, 1] + np.zeros_like(plan.lay.tp),
     )
-    return replace(plan, lay=lay, steps=step_lists(plan.s, lay, np), moe=moe)
+    return replace(plan, lay=lay, steps=step_lists(plan.s, lay, np), moe=moe[0], tiles={})
 
 
 # metric -> the load model's term, its scale to the metric's unit, and whether a max-throughput

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.accuracy.measurements import Measurement, ape_summary, to_frame
-from engine.accuracy.rows import RowPlan, evaluate, plan_rows
+from engine.accuracy.rows import RowPlan, evaluate, evaluate_many, plan_rows
 from engine.assumptions import Assumptions
 from engine.catalog.profiles import DEFAULT_PROFILE, Profile, get_profile
 from engine.catalog.reader import Catalog
@@ -90,6 +90,18 @@ class ServingPredictor:
 
     def __call__(self, rows: Sequence[Measurement], assumptions: Assumptions) -> np.ndarray:
         return predict(rows, assumptions, plan=self._plan(tuple(rows)))[0]
+
+    def many(self, rows: Sequence[Measurement], many: Sequence[Assumptions]) -> np.ndarray:
+        """`self(rows, a)` for each of `many` in one vectorised pass (a line each): a fit's
+        finite-difference Jacobian asks for one point per parameter at once."""
+        plan = self._plan(tuple(rows))
+        result = evaluate_many(plan, many)
+        lines = []
+        for k in range(len(many)):
+            line = {key: column[k] for key, column in result.items()}
+            reasons = _reasons(plan, line)
+            lines.append(np.where([r is None for r in reasons], line["value"], np.nan))
+        return np.array(lines).reshape(len(many), plan.rows)
 
 
 def validate(
