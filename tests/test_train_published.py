@@ -130,3 +130,32 @@ def test_the_training_profile_round_trips_and_stays_apart_from_serving_ones():
     assert "megatron" not in engine.profile_names()  # the serving pages list serving profiles
     with pytest.raises(ValueError, match="serving profile"):
         engine.get_training_profile(engine.get_profile("trtllm"))
+
+
+def test_many_assumptions_at_once_equal_each_alone_and_the_fit_is_unchanged():
+    """predict_many (a fit's Jacobian points in one kernel call per group of runs) against one
+    predict per point, to the last bit, on the paper's runs and llm-foundry's (A100, H100 bf16
+    and fp8); and a fit using it gives the point-by-point fit exactly."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from engine.training.calibrate import fit
+    from engine.training.measurements import MEASUREMENTS_DIR, predict_many
+
+    runs = list(RUNS)
+    for name in ("a100-bf16", "h100-bf16", "h100-fp8"):
+        runs += read_runs(MEASUREMENTS_DIR / f"llm-foundry-{name}-training.csv")
+    a = PROFILE.assumptions
+    many = [
+        a,
+        replace(a, efficiency=a.efficiency * 1.0001),
+        replace(a, overlap_fraction=0.25, network_efficiency=0.5),
+        replace(a, link_efficiency=0.45, layer_overhead_s=3e-5),
+    ]
+    together = predict_many(runs, many)
+    assert together.shape == (4, len(runs)) and np.isfinite(together).all()
+    for line, one in zip(together, many, strict=True):
+        np.testing.assert_array_equal(line, predict(runs, one))
+    assert not np.array_equal(together[0], together[2])
+    assert fit(RUNS) == fit(RUNS, lambda rows, x: predict(rows, x))  # no workers: point by point

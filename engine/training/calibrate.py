@@ -21,7 +21,13 @@ import numpy as np
 
 from engine.assumptions import Assumptions, make_assumptions
 from engine.catalog.profiles import Profile, get_training_profile, today
-from engine.training.measurements import MEASUREMENTS_DIR, TrainingRun, predict, read_runs
+from engine.training.measurements import (
+    MEASUREMENTS_DIR,
+    TrainingRun,
+    predict,
+    predict_many,
+    read_runs,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,6 +66,11 @@ def fit(runs: Sequence[TrainingRun], predictor: Predictor = predict) -> Assumpti
     def residuals(x: np.ndarray) -> np.ndarray:
         return np.log(predictor(runs, _assumptions(x))) - measured
 
+    def jacobian_points(_residuals, xs) -> list[np.ndarray]:
+        """least_squares' `workers`: a finite-difference Jacobian's points in one kernel call
+        per group of runs (`predict_many`: the residuals' numbers, to the last bit)."""
+        return list(np.log(predict_many(runs, [_assumptions(x) for x in xs])) - measured)
+
     lower, upper = np.array([FIT_BOUNDS[p] for p in FIT_PARAMS]).T
     x0 = np.array([START[p] for p in FIT_PARAMS])
     result = least_squares(
@@ -72,6 +83,7 @@ def fit(runs: Sequence[TrainingRun], predictor: Predictor = predict) -> Assumpti
         xtol=1e-10,
         ftol=1e-10,
         max_nfev=500,
+        workers=jacobian_points if predictor is predict else None,
     )
     return _assumptions(np.array([float(f"{v:.6g}") for v in result.x]))
 

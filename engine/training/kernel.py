@@ -286,9 +286,9 @@ def _metrics(
     mem = memory_terms(c=c, s=s, stages=stages, num=num)
     usable = dev.capacity * (1.0 - dev.reserve)
     total = mem.total
-    codes = reason_codes(
-        c=c, s=s, per_node=links.per_node, has_network=bool(np.isfinite(links.net_bw))
-    )
+    # one accelerator per call: its network is catalogued or not (rows may differ in efficiency)
+    has_network = bool(np.isfinite(links.net_bw).all())
+    codes = reason_codes(c=c, s=s, per_node=links.per_node, has_network=has_network)
     codes = np.where((codes == 0) & (total > usable), DOES_NOT_FIT, codes)
     comm = sum(parts[k] for k in ("comm_tp_s", "comm_cp_s", "comm_ep_s", "comm_pp_s", "comm_dp_s"))
     return parts | {

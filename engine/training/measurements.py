@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -221,46 +222,80 @@ def _runs(name: str, rows: list[dict]) -> list[TrainingRun]:
 def predict(runs: Iterable[TrainingRun], assumptions) -> np.ndarray:
     """Each run's metric under `assumptions` (a training profile's), in one kernel call per
     accelerator and precision."""
+    return predict_many(runs, (assumptions,))[0]
+
+
+class _PerRow(NamedTuple):
+    """The assumptions the training kernel reads itself, one value per row (`predict_many`)."""
+
+    overlap_fraction: object
+    expert_overlap: object
+    attention_backward_factor: object
+    expert_imbalance: object
+
+
+def predict_many(runs: Iterable[TrainingRun], many: Sequence) -> np.ndarray:
+    """`predict` under each of `many` assumptions at once (a line each): each group's runs are
+    repeated once per assumptions and go through the kernel in one call. The kernel's arithmetic
+    is elementwise, so every line equals `predict(runs, a)` to the last bit (a fit's
+    finite-difference Jacobian asks for one point per parameter)."""
     runs = list(runs)
-    out = np.full(len(runs), np.nan)
+    k = len(many)
+    out = np.full((k, len(runs)), np.nan)
     groups: dict[tuple, list[int]] = {}
     for i, r in enumerate(runs):
         groups.setdefault((r.hardware, r.precision, r.fp8_recipe, r.attention), []).append(i)
     for (hardware, precision, recipe, attention), idx in groups.items():
-        st = fold(
-            model=runs[idx[0]].arch,
-            hardware=hardware,
-            precision=check_train_precision(precision),
-            assumptions=assumptions,
-            profile=DEFAULT_TRAINING_PROFILE,
-            catalog=None,
-            fp8_recipe=recipe,
-            attention=attention,
-        )
-        rs = [runs[i] for i in idx]
-        s = Shapes.stack([shapes_of(r.arch) for r in rs])
-        cfg = make_config(
-            gpus=[r.gpus for r in rs],
-            tp=[r.tp for r in rs],
-            pp=[r.pp for r in rs],
-            cp=1.0,
-            vp=[r.vp for r in rs],
-            ep=1.0,
-            micro_batch=[r.micro_batch for r in rs],
-            global_batch=[r.global_batch for r in rs],
-            seq_len=[r.seq_len for r in rs],
-            zero=[r.zero for r in rs],
-            recompute=[RECOMPUTE.index(r.recompute) for r in rs],
-        )
+        setups = [
+            fold(
+                model=runs[idx[0]].arch,
+                hardware=hardware,
+                precision=check_train_precision(precision),
+                assumptions=a,
+                profile=DEFAULT_TRAINING_PROFILE,
+                catalog=None,
+                fp8_recipe=recipe,
+                attention=attention,
+            )
+            for a in many
+        ]
+        rs = [runs[i] for i in idx] * k
+        kernel_reads = [_PerRow(*(getattr(a, f) for f in _PerRow._fields)) for a in many]
         t = evaluate(
-            s=s,
-            c=cfg,
-            dev=st.dev,
-            links=st.links,
-            eta=st.eta,
-            a=st.assumptions,
-            num=st.numerics,
+            s=Shapes.stack([shapes_of(r.arch) for r in rs]),
+            c=_config(rs),
+            dev=_per_row([st.dev for st in setups], len(idx)),
+            links=_per_row([st.links for st in setups], len(idx)),
+            eta=_per_row([st.eta for st in setups], len(idx)),
+            a=setups[0].assumptions if k == 1 else _per_row(kernel_reads, len(idx)),
+            num=setups[0].numerics,
         )
-        for k, (j, r) in enumerate(zip(idx, rs, strict=True)):
-            out[j] = t[METRICS[r.metric]][k]
+        for j, (i, r) in enumerate(zip(idx * k, rs, strict=True)):
+            out[j // len(idx), i] = t[METRICS[r.metric]][j]
     return out
+
+
+def _per_row(items: list, rows: int):
+    """A NamedTuple of `items`' type whose every field holds item i's value on rows
+    i·rows … (i + 1)·rows − 1; the item itself when there is one."""
+    if len(items) == 1:
+        return items[0]
+    return type(items[0])(
+        *(np.repeat(np.array(column), rows) for column in zip(*items, strict=True))
+    )
+
+
+def _config(rs: list[TrainingRun]):
+    return make_config(
+        gpus=[r.gpus for r in rs],
+        tp=[r.tp for r in rs],
+        pp=[r.pp for r in rs],
+        cp=1.0,
+        vp=[r.vp for r in rs],
+        ep=1.0,
+        micro_batch=[r.micro_batch for r in rs],
+        global_batch=[r.global_batch for r in rs],
+        seq_len=[r.seq_len for r in rs],
+        zero=[r.zero for r in rs],
+        recompute=[RECOMPUTE.index(r.recompute) for r in rs],
+    )
