@@ -28,16 +28,6 @@ def fresh_server():
     stop_server(proc)
 
 
-@pytest.fixture(scope="module")
-def tab(chromium):
-    """An English browser tab reused from link to link: each `goto` is a new page load and a
-    new server session (a user opening the next link), with the app's scripts already compiled
-    (half the time of a fresh browser context)."""
-    context = chromium.new_context(viewport={"width": 1440, "height": 2000}, locale="en-US")
-    yield context.new_page()
-    context.close()
-
-
 def _open(chromium, url: str, locale: str) -> tuple:
     """A fresh browser context in `locale`, at `url`: (context, page)."""
     context = chromium.new_context(viewport={"width": 1440, "height": 2000}, locale=locale)

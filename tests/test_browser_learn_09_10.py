@@ -32,9 +32,8 @@ def fresh_server():
 
 
 @pytest.mark.parametrize(("number", "lang"), list(TITLES))
-def test_the_lesson_opens_from_its_deep_link(fresh_server, chromium, number, lang):
-    context = chromium.new_context(viewport={"width": 1440, "height": 2000}, locale="en-US")
-    page = context.new_page()
+def test_the_lesson_opens_from_its_deep_link(fresh_server, tab, number, lang):
+    page = tab
     query = f"lesson={number}" + ("&lang=zh" if lang == "zh" else "")
     page.goto(f"{fresh_server}/learn?{query}")
     wait_idle(page, timeout_ms=180_000)  # a fresh server's first request imports everything
@@ -48,4 +47,3 @@ def test_the_lesson_opens_from_its_deep_link(fresh_server, chromium, number, lan
         share = text.split("🔗")[0]  # the share box's URL and the footer's source are ids
         left = english_words(share, catalogue_names())
         assert not left, left
-    context.close()
