@@ -186,3 +186,11 @@ def test_sig_never_prints_none_or_nan(value):
 def test_fmt_all_is_fmt_on_every_value(values, unit):
     # the numpy fast path of a column must print exactly what fmt prints for each value
     assert fmt_all(values, unit) == [fmt(v, unit) for v in values]
+
+
+@given(values=st.lists(st.one_of(finite, st.just(float("nan"))), max_size=20), unit=units)
+def test_fmt_all_formats_repeats_and_signed_zeros_as_fmt(values, unit):
+    # each distinct value is formatted once and its text reused (bit for bit: -0.0 apart)
+    column = values * 3 + [0.0, -0.0, float("nan"), -0.0, 5.0, 5.0]
+    assert fmt_all(column, unit) == [fmt(v, unit) for v in column]
+    assert fmt_all(column, "%") == [fmt(v, "%") for v in column]

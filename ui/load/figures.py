@@ -401,6 +401,7 @@ def timeline_figure(series: dict, title: str) -> go.Figure:
 
 def _step(t, v, name: str, color: str, axis: str, texts: list[str]) -> dict:
     kind = "scattergl" if len(t) > 500 else "scatter"
+    template = _("{name}: {value}")  # translated once, not once per point
     return {
         "type": kind,
         "x": list(t),
@@ -410,7 +411,7 @@ def _step(t, v, name: str, color: str, axis: str, texts: list[str]) -> dict:
         "name": name,
         "yaxis": axis,
         "xaxis": "x",
-        "hovertext": [_("{name}: {value}").format(name=name, value=x) for x in texts],
+        "hovertext": [template.format(name=name, value=x) for x in texts],
         "hoverinfo": "text",
     }
 

@@ -199,11 +199,19 @@ def fmt_all(values: Iterable[object], unit: str = "", *, digits: int = DIGITS) -
     low, high = (1e-15, 1000 if unit == "s" else 1e21) if unit in PREFIXED else (1e-4, 1e6)
     easy &= (mag >= low) & (mag < high)
     if unit == "%" or (unit not in PREFIXED and not easy.all()) or digits > 4:
-        return [fmt(v, unit, digits=digits) for v in x]
+        return _each(x, unit, digits)
     texts = np.empty(len(x), dtype=object)
-    texts[~easy] = [fmt(v, unit, digits=digits) for v in x[~easy]]  # zeros, NaN, extremes
+    texts[~easy] = _each(x[~easy], unit, digits)  # zeros, NaN, extremes
     texts[easy] = _fast(x[easy], unit, digits)
     return texts.tolist()
+
+
+def _each(x: np.ndarray, unit: str, digits: int) -> list[str]:
+    """`fmt` of every value, each distinct one (bit for bit: -0.0 and NaNs apart) formatted
+    once: a run's timeline repeats the same few counts thousands of times."""
+    distinct, back = np.unique(np.ascontiguousarray(x).view(np.int64), return_inverse=True)
+    texts = [fmt(v, unit, digits=digits) for v in distinct.view(np.float64)]
+    return [texts[i] for i in back.ravel()]
 
 
 def _fast(x: np.ndarray, unit: str, digits: int) -> list[str]:
