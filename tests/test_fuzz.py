@@ -244,20 +244,14 @@ def markdown_leaks(at: AppTest) -> list[str]:
     return leaks
 
 
-COMPONENTS: list = []  # AppTest rescans every installed package (1.5 s) unless given this
-
-
 def open_page(page: str, query: dict) -> AppTest:
-    """A fresh session on `page` (as a shared link opens it), run once."""
+    """A fresh session on `page` (as a shared link opens it), run once (the process's one scan
+    for Streamlit components: tests/conftest.py one_component_scan)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    if COMPONENTS:
-        at._bidi_component_manager = COMPONENTS[0]
     if page != "app.py":
         at.switch_page(page)
     at.query_params.update(query)
     at.run()
-    if not COMPONENTS and getattr(at, "_bidi_component_manager", None) is not None:
-        COMPONENTS.append(at._bidi_component_manager)
     return at
 
 
