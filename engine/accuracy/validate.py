@@ -68,10 +68,13 @@ def predict(
         scheduler: the serving stack's scheduler for rows under load (vLLM's if None).
     """
     plan = plan or plan_rows(rows, catalog, scheduler)
-    result = evaluate(plan, assumptions)
+    return _shown(plan, evaluate(plan, assumptions))
+
+
+def _shown(plan: RowPlan, result: dict) -> tuple[np.ndarray, list[str | None]]:
+    """An evaluation's values where the row is predicted (NaN where not), and the reasons."""
     reasons = _reasons(plan, result)
-    value = np.where([r is None for r in reasons], result["value"], np.nan)
-    return value, reasons
+    return np.where([r is None for r in reasons], result["value"], np.nan), reasons
 
 
 class ServingPredictor:
@@ -96,11 +99,9 @@ class ServingPredictor:
         finite-difference Jacobian asks for one point per parameter at once."""
         plan = self._plan(tuple(rows))
         result = evaluate_many(plan, many)
-        lines = []
-        for k in range(len(many)):
-            line = {key: column[k] for key, column in result.items()}
-            reasons = _reasons(plan, line)
-            lines.append(np.where([r is None for r in reasons], line["value"], np.nan))
+        lines = [
+            _shown(plan, {key: c[k] for key, c in result.items()})[0] for k in range(len(many))
+        ]
         return np.array(lines).reshape(len(many), plan.rows)
 
 
