@@ -84,20 +84,21 @@ with left:
         ss["acc:upload_id"] = upload.file_id
         session.take_upload(upload.getvalue(), upload.name)
     sections.upload_problems(ss.get("acc:errors") or [])
-    if st.button(
-        _("Fit a team profile to these measurements"),
-        key="acc:fit",
-        type="primary",
-        help=_(
-            "Fits the model's efficiencies and overheads to the measured rows in use, in a few "
-            "seconds. Only what the rows can tell apart is fitted, and the error is also "
-            "measured on rows each fit has not seen (one model or accelerator left out at a "
-            "time), so the new profile does not flatter itself."
-        ),
-    ):
-        session.fit()
-    sections.fit_note(ss.get(session.FIT_NOTE))
-    st.button(_("Back to the shipped measurements"), key="acc:reset", on_click=session.use_shipped)
+# The actions at the page's width: in the left column their labels were cut at 800 px.
+if st.button(
+    _("Fit a team profile to these measurements"),
+    key="acc:fit",
+    type="primary",
+    help=_(
+        "Fits the model's efficiencies and overheads to the measured rows in use, in a few "
+        "seconds. Only what the rows can tell apart is fitted, and the error is also "
+        "measured on rows each fit has not seen (one model or accelerator left out at a "
+        "time), so the new profile does not flatter itself."
+    ),
+):
+    session.fit()
+sections.fit_note(ss.get(session.FIT_NOTE))
+st.button(_("Back to the shipped measurements"), key="acc:reset", on_click=session.use_shipped)
 sections.upload_help(expanded=bool(ss.get("acc:errors")))
 
 # --- engine -----------------------------------------------------------------

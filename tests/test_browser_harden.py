@@ -76,6 +76,16 @@ CUT_JS = """() => {
         if (r.width > 0 && el.scrollWidth > el.clientWidth + 1)
             cut.push(`${el.innerText.slice(0, 60)} (${el.scrollWidth} > ${el.clientWidth} px)`);
     }
+    // Streamlit cuts a widget's or a button's label with an ellipsis where its column is too
+    // narrow ("Attent…" beside a number field in the sidebar); an option chosen in a select
+    // box or a multiselect may be cut (its list shows it whole).
+    const areas = "[data-testid='stSidebar'] *, [data-testid='stMain'] *";
+    const chosen = "[data-baseweb='select'], [data-testid='stMultiSelectTagsContainer']";
+    for (const el of document.querySelectorAll(areas)) {
+        if (el.closest(chosen) || el.getBoundingClientRect().width === 0) continue;
+        if (getComputedStyle(el).textOverflow === "ellipsis" && el.scrollWidth > el.clientWidth + 1)
+            cut.push(`${el.innerText.slice(0, 60)} (${el.scrollWidth} > ${el.clientWidth} px)`);
+    }
     for (const plot of document.querySelectorAll(".js-plotly-plot")) {
         const box = plot.querySelector(".main-svg").getBoundingClientRect();
         for (const el of plot.querySelectorAll(".gtitle, .annotation, .xtitle, .ytitle")) {
@@ -110,12 +120,14 @@ NARROW = {  # page: what was found cut or overlapping there at 390 px
     "/sweep": "'Latency, batch 1 → 256: 543 µs → 7.24…' (a range in one metric value); at 800 "
     "px its charts two to a row, 226 px each: axis titles and the FLOP note past their edges",
     "/plan": "the Pareto chart's title at 390 px",
-    "/decode": "the step-time ticks and the roofline's labels at 390 px",
+    "/decode": "the step-time ticks and the roofline's labels at 390 px; the sidebar's 'Attent…' "
+    "toggle beside the EP field",
     "/solve": "metric labels and values in quarter-width columns at 800 px ('Ridge, effecti…')",
     "/load": "'Max rate meeting the SLOs (reque…' at 1440 px, the cards and the TTFT and TPOT "
-    "charts' rate axis titles at 800 px",
+    "charts' rate axis titles at 800 px; the sidebar's 'Attent…' toggle beside the EP field",
     "/train": "the cards at 800 px",
-    "/accuracy": "the cards and a chart's axis title at 800 px",
+    "/accuracy": "the cards and a chart's axis title at 800 px; at 800 px too the buttons "
+    "'Fit a team profile to the…' and 'Download its paramet…' in half columns",
     "/learn?lesson=0&lang=zh": "the x-axis subtitle (the FLOP note) at 390 px",
     "/learn?lesson=2": "the gap label on the roof",
     "/learn?lesson=5": "three lines for six legend entries (int4 roofs on the fp16 ones)",
@@ -163,9 +175,10 @@ def tab(chromium):
 
 @pytest.mark.parametrize("path", list(NARROW))
 def test_labels_are_whole_at_phone_and_desktop_widths(server, tab, path):
-    """No metric label or value, heading or page card is cut (scrollWidth ≤ clientWidth; 800 px:
-    a laptop's half screen with the sidebar open), no chart title, axis title or label runs
-    past its chart, no axis ticks overlap, and nothing scrolls sideways, at each width."""
+    """No metric label or value, heading, page card, widget or button label is cut (scrollWidth
+    ≤ clientWidth; 800 px: a laptop's half screen with the sidebar open), no chart title, axis
+    title or label runs past its chart, no axis ticks overlap, and nothing scrolls sideways, at
+    each width."""
     tab.set_viewport_size({"width": WIDTHS[0], "height": 3000})
     tab.goto(server + path)
     wait_idle(tab, TIMEOUT_MS)

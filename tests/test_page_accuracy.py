@@ -307,9 +307,20 @@ def _upload(at: AppTest, name: str, data: bytes) -> AppTest:
 
 
 def _left(at: AppTest, kind: str) -> list[str]:
-    """The texts of the left column's elements of `kind` (where the uploader and fit button
-    are), unescaped."""
+    """The texts of the left column's elements of `kind` (the uploader's), unescaped."""
     return [e.value.replace("\\", "") for e in getattr(at.columns[0], kind)]
+
+
+def _under_fit(at: AppTest, kind: str) -> list:
+    """The page's elements of `kind` between the fit button and the reset button: the fit's
+    note, under its button (both at the page's width, below the uploader's column)."""
+    nodes = list(at.main.children.values())
+    keys = [getattr(node, "key", None) for node in nodes]
+    return [n for n in nodes[keys.index("acc:fit") + 1 : keys.index("acc:reset")] if n.type == kind]
+
+
+def _fit_said(at: AppTest, kind: str) -> list[str]:
+    return [e.value.replace("\\", "") for e in _under_fit(at, kind)]
 
 
 def test_a_1e_306_value_is_refused_under_the_uploader_and_the_fit_never_crashes():
@@ -327,7 +338,7 @@ def test_a_1e_306_value_is_refused_under_the_uploader_and_the_fit_never_crashes(
     # the fit said what it did, on how many rows, under its button
     assert any(
         s.startswith("Profile team fitted on 55 rows of trtllm-v0.6.1.csv in ")
-        for s in _left(at, "success")
+        for s in _fit_said(at, "success")
     )
     # the next step: /load and /plan with the fitted profile, its values and its band
     targets = {
@@ -345,14 +356,14 @@ def test_a_fit_that_makes_no_profile_says_why_under_its_button():
     assert not _left(at, "error") and metric(at, "Rows predicted") == "0 of 1"
     at.button(key="acc:fit").click().run()
     assert not at.exception
-    (status,) = at.columns[0].get("status")
+    (status,) = _under_fit(at, "status")
     assert status.proto.label == "No profile was made"
-    assert _left(at, "error") == [
+    assert _fit_said(at, "error") == [
         "No profile was made: no measurement row can be predicted, so there is nothing to fit"
     ]
     assert at.selectbox(key="accuracy:profile").value == "trtllm-1.0"  # nothing else changed
     at.button(key="acc:reset").click().run()
-    assert not _left(at, "error")
+    assert not _fit_said(at, "error") and not _under_fit(at, "status")
 
 
 def test_the_fit_button_says_what_it_does_in_words_a_user_reads():

@@ -127,22 +127,23 @@ def profile_section(profile: engine.Profile, toml: str) -> None:
     with right:
         st.markdown(_("**Every assumption it sets**"))
         st.dataframe(av.profile_table(profile), hide_index=True, key="acc:values")
-        st.download_button(
-            _("Download the profile (TOML)"),
-            toml,
-            file_name=f"{profile.name}.toml",
-            mime="application/toml",
-            key="acc:toml",
-            icon="⬇️",
-            on_click=NO_RERUN,
-        )
-        download_csv(
-            df=av.parameters_csv(profile),
-            filename=f"{profile.name}-parameters.csv",
-            key="acc:parameters_csv",
-            label=_("Download its parameters (CSV)"),
-        )
-    page_links.profile_links(profile_values(profile))  # full width: a half column cuts them
+    # the downloads and links at the page's width: a half column cuts their labels at 800 px
+    st.download_button(
+        _("Download the profile (TOML)"),
+        toml,
+        file_name=f"{profile.name}.toml",
+        mime="application/toml",
+        key="acc:toml",
+        icon="⬇️",
+        on_click=NO_RERUN,
+    )
+    download_csv(
+        df=av.parameters_csv(profile),
+        filename=f"{profile.name}-parameters.csv",
+        key="acc:parameters_csv",
+        label=_("Download its parameters (CSV)"),
+    )
+    page_links.profile_links(profile_values(profile))
 
 
 def charts(df: pd.DataFrame, profile: str, band: engine.Band) -> None:

@@ -296,19 +296,18 @@ def assumption_inputs(link: Link) -> dict[str, object]:
 
 def split_inputs(link: Link) -> tuple[int, bool]:
     """An MoE model's layout inside the TP devices (the link's `ep` and `attention_dp`,
-    ui.links.link_params.moe_split): expert-parallel ranks, and attention data parallelism."""
-    left, right = st.columns(2)
+    ui.links.link_params.moe_split): expert-parallel ranks, and attention data parallelism. One
+    under the other: beside each other in the sidebar the toggle's label was cut ("Attent…")."""
     ep = number_input(
         link,
         "ep",
         _("EP (expert-parallel ranks)"),
-        where=left,
         help=_(
             "MoE models: the routed experts spread over this many of the TP devices (it must "
             "divide TP and the experts); 1: every device holds a slice of every expert."
         ),
     )
-    on = right.toggle(
+    on = st.toggle(
         _("Attention DP"),
         key=link.key("attention_dp"),
         help=_(
