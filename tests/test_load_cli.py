@@ -84,6 +84,9 @@ def test_json_has_the_contract_keys_and_equals_the_api(capsys):
         "Llama-3.1-8B", "H100", input_tokens=500, output_tokens=100, rate=5.0, requests=300
     ).as_dict(series=False)
     assert r["ttft_ms_p90"] == pytest.approx(api["ttft_ms_p90"])
+    # goodput's SLOs when no flag sets them: the API's defaults, which --help states
+    assert (r["slo_ttft_ms"], r["slo_tpot_ms"]) == (api["slo_ttft_ms"], api["slo_tpot_ms"])
+    assert (r["slo_ttft_ms"], r["slo_tpot_ms"]) == (2000, 100)
     # the default profile's scheduler (trtllm-1.0: TensorRT-LLM's), as the API's
     assert r["profile"] == api["profile"] == DEFAULT_PROFILE
     assert r["scheduler"] == api["scheduler"] == load_scheduler(DEFAULT_PROFILE).as_dict()
@@ -166,6 +169,8 @@ def test_max_rate_searches_and_plans(capsys):
     assert r["max_rate_per_s"] > 0 and r["ttft_ms_p90"] <= 150 and r["tpot_ms_p99"] <= 25
     assert r["replicas"] == int(np.ceil(40 / r["max_rate_per_s"]))
     assert r["rates_tried"] and r["slo_ttft_ms_p90"] == 150
+    # the answer's run counts goodput against the search's limits, the ones given here
+    assert (r["slo_ttft_ms"], r["slo_tpot_ms"]) == (150, 25)
     code, out, _ = cli(
         capsys, *LOAD, "--max-rate", *ONE_WORKER, "--requests", "300", "--format", "table"
     )
@@ -228,6 +233,12 @@ def test_traces_and_profile_files(capsys, tmp_path):
         (["--trace", "/no/such/file.csv"], "cannot read /no/such/file.csv"),
         (["--max-rate", "--rate", "3"], "give no --rate"),
         (["--rate", "3", "--target-rate", "9"], "add --max-rate"),
+        # each mode's SLO flags: given to the other mode they were once ignored, and the
+        # search's answer then reported the p99 limit as the goodput SLO the user had set
+        (["--rate", "3", "--slo-tpot-ms-p99", "50"], "are --max-rate's limits: add --max-rate"),
+        (["--concurrency", "4", "--slo-ttft-ms-p90", "500"], "add --max-rate"),
+        (["--max-rate", "--slo-tpot-ms", "50"], "--max-rate's limits are --slo-ttft-ms-p90"),
+        (["--max-rate", "--slo-ttft-ms", "500"], "one run's goodput SLOs"),
         (["--rate", "1", "--profile", "nope"], "unknown profile"),
         (["--rate", "1", "--efficiency", "7"], "efficiency must be a number from"),
     ],

@@ -102,27 +102,23 @@ def add_load_command(sub, assumption_flags) -> None:
     p.add_argument(
         "--slo-ttft-ms",
         type=float,
-        default=DEFAULT_TTFT_MS,
-        help="per-request TTFT SLO for goodput, ms (default 2000)",
+        help=f"one run's per-request TTFT SLO for goodput, ms (default {DEFAULT_TTFT_MS:g})",
     )
     p.add_argument(
         "--slo-tpot-ms",
         type=float,
-        default=DEFAULT_TPOT_MS,
-        help="per-request TPOT SLO for goodput, ms (default 100)",
+        help=f"one run's per-request TPOT SLO for goodput, ms (default {DEFAULT_TPOT_MS:g})",
     )
     p.add_argument("--max-rate", action="store_true", help="search the highest rate within SLOs")
     p.add_argument(
         "--slo-ttft-ms-p90",
         type=float,
-        default=DEFAULT_TTFT_MS,
-        help="--max-rate: p90 TTFT limit, ms (default 2000)",
+        help=f"--max-rate: p90 TTFT limit, ms (default {DEFAULT_TTFT_MS:g})",
     )
     p.add_argument(
         "--slo-tpot-ms-p99",
         type=float,
-        default=DEFAULT_TPOT_MS,
-        help="--max-rate: p99 TPOT limit, ms (default 100)",
+        help=f"--max-rate: p99 TPOT limit, ms (default {DEFAULT_TPOT_MS:g})",
     )
     p.add_argument("--target-rate", type=float, help="--max-rate: requests/s to plan replicas for")
     p.add_argument(
@@ -358,6 +354,11 @@ def _search(args: argparse.Namespace, model, kw: dict) -> dict:
         )
     if args.concurrency is not None or args.trace is not None or args.rate is not None:
         raise ValueError("--max-rate searches the rate: give no --rate, --concurrency or --trace")
+    if args.slo_ttft_ms is not None or args.slo_tpot_ms is not None:
+        raise ValueError(
+            "--slo-ttft-ms and --slo-tpot-ms are one run's goodput SLOs; --max-rate's limits "
+            "are --slo-ttft-ms-p90 and --slo-tpot-ms-p99 (its answer's run is judged by those)"
+        )
     tokens = {"input_tokens": args.input_tokens, "output_tokens": args.output_tokens}
     confirm = {
         k: v
@@ -381,8 +382,8 @@ def _search(args: argparse.Namespace, model, kw: dict) -> dict:
     found = max_rate(
         model,
         args.hardware,
-        slo_ttft_ms_p90=args.slo_ttft_ms_p90,
-        slo_tpot_ms_p99=args.slo_tpot_ms_p99,
+        slo_ttft_ms_p90=_given(args.slo_ttft_ms_p90, DEFAULT_TTFT_MS),
+        slo_tpot_ms_p99=_given(args.slo_tpot_ms_p99, DEFAULT_TPOT_MS),
         target_rate=args.target_rate,
         execution=execution_from(args),
         **confirm,
@@ -393,6 +394,12 @@ def _search(args: argparse.Namespace, model, kw: dict) -> dict:
     if found.max_rate_per_s <= 0:  # the reason beside the 0, before the rest
         result = {"max_rate_per_s": 0.0, "reason": no_rate_reason(found)} | result
     return result
+
+
+def _given(value: float | None, default: float) -> float:
+    """A flag's value, or its default when it was not given (flags whose default is None so
+    that a flag given to the wrong mode is refused, not ignored)."""
+    return default if value is None else value
 
 
 def cmd_load(args: argparse.Namespace, catalog: Catalog) -> str:
@@ -425,6 +432,11 @@ def _run(args: argparse.Namespace, model, kw: dict, fleet, rest: dict) -> dict:
         raise ValueError(
             "--confirm-seeds and --confirm-requests confirm --max-rate's answer: add --max-rate"
         )
+    if args.slo_ttft_ms_p90 is not None or args.slo_tpot_ms_p99 is not None:
+        raise ValueError(
+            "--slo-ttft-ms-p90 and --slo-tpot-ms-p99 are --max-rate's limits: add --max-rate, "
+            "or give one run's goodput SLOs with --slo-ttft-ms and --slo-tpot-ms"
+        )
     concurrency = args.concurrency
     if concurrency is not None and concurrency.strip().lower() != "max":
         try:
@@ -444,8 +456,8 @@ def _run(args: argparse.Namespace, model, kw: dict, fleet, rest: dict) -> dict:
         rate=args.rate,
         concurrency=concurrency,
         trace=trace,
-        slo_ttft_ms=args.slo_ttft_ms,
-        slo_tpot_ms=args.slo_tpot_ms,
+        slo_ttft_ms=_given(args.slo_ttft_ms, DEFAULT_TTFT_MS),
+        slo_tpot_ms=_given(args.slo_tpot_ms, DEFAULT_TPOT_MS),
         **kw,
     )
     if args.chrome_trace:
