@@ -239,6 +239,10 @@ def test_traces_and_profile_files(capsys, tmp_path):
         (["--concurrency", "4", "--slo-ttft-ms-p90", "500"], "add --max-rate"),
         (["--max-rate", "--slo-tpot-ms", "50"], "--max-rate's limits are --slo-ttft-ms-p90"),
         (["--max-rate", "--slo-ttft-ms", "500"], "one run's goodput SLOs"),
+        # a worker's flags without workers (once ignored: one plain deployment ran)
+        (["--rate", "1", "--kv-overlap", "on"], "--kv-overlap: describe disaggregated workers"),
+        (["--rate", "1", "--replicas", "2", "--prefill-tp", "2"], "add --prefill-workers"),
+        (["--rate", "1", "--decode-precision", "fp8", "--decode-ep", "1"], "--decode-ep"),
         (["--rate", "1", "--profile", "nope"], "unknown profile"),
         (["--rate", "1", "--efficiency", "7"], "efficiency must be a number from"),
     ],

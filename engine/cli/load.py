@@ -171,9 +171,11 @@ def add_fleet_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--kv-overlap",
         choices=["on", "off"],
-        default="off",
         help="disaggregated: send each layer's KV as it is computed (default off)",
     )
+
+
+SIDE_FIELDS = ("tp", "ep", "precision")  # each side's --prefill-X / --decode-X flags
 
 
 def _side(base: Deployment, args: argparse.Namespace, side: str) -> Deployment:
@@ -189,6 +191,19 @@ def fleet_of(args: argparse.Namespace, model, kw: dict) -> tuple[object | None, 
     """(the Replicas or Disaggregated the flags name, or None; the keywords left for the
     workload and scheduler)."""
     disaggregated = args.prefill_workers is not None or args.decode_workers is not None
+    worker_flags = [
+        f"--{name.replace('_', '-')}"
+        for name in (
+            *(f"{side}_{what}" for side in ("prefill", "decode") for what in SIDE_FIELDS),
+            "kv_overlap",
+        )
+        if getattr(args, name) is not None
+    ]
+    if worker_flags and not disaggregated:
+        raise ValueError(
+            f"{', '.join(worker_flags)}: describe disaggregated workers; add --prefill-workers "
+            "or --decode-workers"
+        )
     if not disaggregated and args.replicas is None:
         if args.router is not None:
             raise ValueError("--router routes among --replicas or prefill/decode workers")
@@ -209,7 +224,7 @@ def fleet_of(args: argparse.Namespace, model, kw: dict) -> tuple[object | None, 
         prefill_workers=args.prefill_workers or 1,
         decode_workers=args.decode_workers or 1,
         router=args.router or "least-outstanding",
-        kv_overlap=args.kv_overlap,
+        kv_overlap=args.kv_overlap or "off",
     )
     return fleet, rest
 
