@@ -191,6 +191,11 @@ def test_cli_overrides_and_errors(capsys):
         capsys, "tco", "--hardware", "H100", "--gpus", "2", "--hours", "5", "--format", "csv"
     )
     assert code == 0 and out.splitlines()[0].startswith("hardware,devices,hours,gpu_hours")
+    # the water intensity is footprint's: tco has no water term, so it refuses the flag (it
+    # once took it and printed the same costs)
+    tco = ["tco", "--hardware", "H100", "--gpus", "2", "--hours", "5"]
+    code, out, err = cli(capsys, *tco, "--wue-l-per-kwh", "3")
+    assert code == 2 and out == "" and "`footprint` reports the water" in err
 
 
 GRID = st.builds(

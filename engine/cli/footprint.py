@@ -6,8 +6,9 @@ Both take `--hardware`, `--gpus`, `--hours` (or `--days`), `--utilisation` and a
 `--wue-l-per-kwh` overriding its figures) and `--carbon-usd-per-tco2e`; `tco` also the
 ownership flags (`--unit-price-usd`, `--years`, `--infrastructure-multiplier`,
 `--maintenance-per-year`, `--electricity-usd-per-kwh`), `--rental-usd-per-hour` and `--tokens`
-(for USD per 1M tokens). JSON keys: FootprintResult / TcoResult `as_dict()` (README, a
-contract). docs/model.md, "Footprint and cost of ownership".
+(for USD per 1M tokens), and refuses `--wue-l-per-kwh` (water has no price in it). JSON keys:
+FootprintResult / TcoResult `as_dict()` (README, a contract). docs/model.md, "Footprint and
+cost of ownership".
 """
 
 from __future__ import annotations
@@ -102,6 +103,11 @@ def cmd_footprint(args: argparse.Namespace, catalog: Catalog) -> str:
 
 
 def cmd_tco(args: argparse.Namespace, catalog: Catalog) -> str:
+    if args.wue_l_per_kwh is not None:  # shared with footprint; the cost has no water term
+        raise ValueError(
+            "--wue-l-per-kwh: tco prices energy and carbon, not water; `footprint` reports the "
+            "water used"
+        )
     given = {n: getattr(args, n) for n in OWN_FLAGS if getattr(args, n) is not None}
     own = Ownership(carbon_usd_per_tco2e=args.carbon_usd_per_tco2e, **given)
     r = tco(
