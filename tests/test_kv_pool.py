@@ -53,6 +53,8 @@ def test_405b_on_8_h100_with_vllm_settings_keeps_room_for_activations_and_graphs
     )
     assert r["usable_memory_bytes"] == pytest.approx(53_821_308_928)
     assert r["weight_bytes_per_device"] == pytest.approx(50_735_300_608)
+    # what the rule set aside before the reserve: activations + workspace
+    assert r["runtime_memory_bytes"] == pytest.approx(22_414_360_576 + 1_073_741_824)
     assert pool_tokens(VLLM_LIKE) == 47_824
     assert pool_tokens(TUTORIAL) == 411_920  # the tutorial's rule and pages are unchanged
 
@@ -85,3 +87,27 @@ def test_serve_and_load_read_one_pool():
     w, capacity = static["weight_bytes_per_device"], static["memory_capacity_bytes"]
     free = capacity - w - 178_257_920 - 2**30
     assert static["usable_memory_bytes"] == pytest.approx(w + 0.9 * free)
+
+
+def test_the_runtime_memory_a_rule_sets_aside_is_reported_and_explained_on_decode():
+    # The default profile (TensorRT-LLM's "free" rule, reserve 0.05, budget 8,192 tokens),
+    # Llama-3.1-8B fp16 on one H100: activations 8,192 × (4 · 4,096 + 3 · 14,336) × 2 B
+    # = 8,192 × 59,392 × 2 = 973,078,528 B, + 2^30 B workspace = 2,046,820,352 B;
+    # usable = w + 0.95 · (85,899,345,920 − w − 2,046,820,352), w = 16,060,522,496 B
+    # = 16,060,522,496 + 0.95 · 67,792,003,072 = 80,462,925,414.4 B. Held back in all:
+    # 85,899,345,920 − 80,462,925,414.4 = 5,436,420,505.6 B ("5.44 GB"), not 5 % of the
+    # capacity (4.29 GB), which the page once implied.
+    from ui.decode import view
+
+    r = engine.serve("Llama-3.1-8B", "H100", batch_size=1, input_tokens=100, output_tokens=10)
+    assert r["runtime_memory_bytes"] == pytest.approx(2_046_820_352)
+    assert r["usable_memory_bytes"] == pytest.approx(80_462_925_414.4)
+    text = view.fit_text(r.as_dict(), engine.load_catalog().hardware["H100"])
+    assert "(5.44 GB held back: the stack's activations and workspace, 2.05 GB, and its 5%" in text
+    # the tutorial's capacity rule sets nothing aside: the reserve is all that is held back
+    t = engine.serve(
+        "Llama-3.1-8B", "H100", batch_size=1, input_tokens=100, output_tokens=10, profile=TUTORIAL
+    )
+    assert t["runtime_memory_bytes"] == 0.0
+    text = view.fit_text(t.as_dict(), engine.load_catalog().hardware["H100"])
+    assert text.endswith("(8.59 GB held back: the 10% reserve)")  # 0.1 · 85,899,345,920 B

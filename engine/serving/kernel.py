@@ -262,6 +262,7 @@ class Folded(NamedTuple):
     bubble: object
     roofs: tuple = ()  # (peak, GEMM rate, bandwidth as catalogued, achievable bandwidth)
     experts: ExpertSplit = ExpertSplit()  # how the routed experts are spread
+    runtime: object = 0.0  # activations at the token budget + workspace the stack sets aside
 
 
 def rates(dev: Device, eta: Efficiencies) -> dict[str, object]:
@@ -380,8 +381,8 @@ def fold(s: Shapes, dev: Device, lay: Layout, eta: Efficiencies, xp, steps=None)
     kv_bw = dev.bandwidth * eta.kv_bandwidth  # decode attention's KV reads
     dec = _fold_decode(decode=decode, rate_of=rate_of, bw=(dev.bandwidth, w_bw), kv_bw=kv_bw)
     roofs = (dev.peak, rate_of["gemm"], dev.memory_bandwidth, dev.bandwidth)
-    fixed = _fixed(s=s, dev=dev, lay=lay, decode=decode, xp=xp, streamed=streamed)
-    return Folded(s, *pre, *dec, *fixed, roofs, ExpertSplit(lay.ep, lay.imbalance))
+    *fixed, runtime = _fixed(s=s, dev=dev, lay=lay, decode=decode, xp=xp, streamed=streamed)
+    return Folded(s, *pre, *dec, *fixed, roofs, ExpertSplit(lay.ep, lay.imbalance), runtime)
 
 
 def fabric_of(dev: Device) -> Fabric:
@@ -430,7 +431,8 @@ def streams_weights(s: Shapes, dev: Device, lay: Layout, decode, xp) -> object:
 
 
 def _fixed(s: Shapes, dev: Device, lay: Layout, decode, xp, streamed=False) -> tuple:
-    """Communication, overhead, memory and warnings: the terms no batch or token changes.
+    """Communication, overhead, memory and warnings: the terms no batch or token changes (in
+    Folded's order, then the runtime memory the stack's KV-pool rule sets aside).
     Under attention DP a device caches its own sequences' whole KV: 1/dp of the replica's.
     A device that streams its weights holds one layer's at a time."""
     tp, pp = lay.tp, lay.pp
@@ -454,6 +456,7 @@ def _fixed(s: Shapes, dev: Device, lay: Layout, decode, xp, streamed=False) -> t
         _flags(s=s, dev=dev, lay=lay, xp=xp),
         tp * pp,
         parallel.bubble_fraction(pp),
+        memory.runtime_bytes(dev=dev, activations=activations),
     )
 
 
@@ -491,6 +494,7 @@ def evaluate(f: Folded, B, n_in, n_out, xp) -> dict:
             "memory_per_device_bytes": memory,
             "memory_capacity_bytes": f.capacity,
             "usable_memory_bytes": f.usable,
+            "runtime_memory_bytes": f.runtime + 0.0 * memory,
             "fits_in_memory": fits,
             "max_batch_size": max_batch(f, per_seq, xp),
             "devices": f.devices,

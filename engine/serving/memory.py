@@ -41,12 +41,19 @@ def activation_bytes_per_token(s, lay, xp) -> object:
     return (HIDDEN_BUFFERS * s.hidden + MLP_BUFFERS * width / lay.tp) * lay.act_bytes
 
 
+def runtime_bytes(dev, activations) -> object:
+    """Bytes a stack's rule sets aside for the runtime before the reserve: the activations at
+    the token budget and the workspace (0 under the capacity rule, whose budget and workspace
+    are 0: `rule_values`)."""
+    return activations + dev.workspace
+
+
 def usable_bytes(dev, weights, activations, xp) -> object:
     """Bytes the weights and the KV pool may use on one device under the stack's rule
     (`dev.kv_memory`, a RULE_CODES value; `activations` at the token budget)."""
     share = 1.0 - dev.reserve
     plain = dev.capacity * share
-    runtime = activations + dev.workspace
+    runtime = runtime_bytes(dev=dev, activations=activations)
     total = plain - runtime
     free = weights + share * (dev.capacity - weights - runtime)
     return xp.where(

@@ -76,6 +76,7 @@ METRIC_KEYS = (
     "memory_per_device_bytes",
     "memory_capacity_bytes",
     "usable_memory_bytes",
+    "runtime_memory_bytes",
     "fits_in_memory",
     "max_batch_size",
 )

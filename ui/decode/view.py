@@ -123,11 +123,24 @@ def devices_text(hw, tp: int, pp: int, split: str = "") -> str:
 
 
 def fit_text(r: Mapping, hw) -> str:
-    """The memory verdict per device: needed against usable (capacity less the reserve)."""
+    """The memory verdict per device: needed against usable, and what the stack's rule held
+    back of the capacity (its runtime memory, when it sets one aside, and the reserve)."""
     verdict = _("Fits") if r["fits_in_memory"] else _("Does not fit")
+    held = {
+        "held": fmt(r["memory_capacity_bytes"] - r["usable_memory_bytes"], "B"),
+        "reserve": pct(r["assumptions"]["memory_reserve"]),
+        "runtime": fmt(r["runtime_memory_bytes"], "B"),
+    }
+    if r["runtime_memory_bytes"] > 0:
+        held_back = _(
+            "{held} held back: the stack's activations and workspace, {runtime}, and its "
+            "{reserve} reserve"
+        ).format(**held)
+    else:
+        held_back = _("{held} held back: the {reserve} reserve").format(**held)
     return _(
         "{verdict}: {memory} per device (weights {weights} + KV cache {kv}) against {usable} "
-        "usable of {capacity} ({reserve} reserve)"
+        "usable of {capacity} ({held_back})"
     ).format(
         verdict=verdict,
         memory=fmt(r["memory_per_device_bytes"], "B"),
@@ -135,7 +148,7 @@ def fit_text(r: Mapping, hw) -> str:
         kv=fmt(r["kv_cache_bytes_per_device"], "B"),
         usable=fmt(r["usable_memory_bytes"], "B"),
         capacity=capacity(hw),
-        reserve=pct(r["assumptions"]["memory_reserve"]),
+        held_back=held_back,
     )
 
 
@@ -172,7 +185,11 @@ def headline(r: Mapping) -> list[tuple[str, str, str]]:
             _("shard of the weights"),
         ),
         (_("KV cache per device"), fmt(r["kv_cache_bytes_per_device"], "B"), _("room for I + O")),
-        (_("Reserve per device"), fmt(reserve, "B"), _("capacity held back (memory_reserve)")),
+        (
+            _("Reserve per device"),
+            fmt(reserve, "B"),
+            _("capacity held back: the stack's runtime memory and memory_reserve"),
+        ),
     ]
 
 
