@@ -181,6 +181,20 @@ def test_memory_figure_draws_the_limit_at_usable_memory_and_the_engines_max_batc
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
 
 
+def test_the_memory_limit_names_what_a_stacks_rule_sets_aside():
+    # trtllm-1.0 (the default profile), Llama-3.1-8B fp16 on one A100 80 GB: activations at the
+    # 8,192-token budget 8,192 × (4 · 4,096 + 3 · 14,336) × 2 B = 973,078,528 B, + 2^30 B
+    # workspace = 2.05 GB set aside before the 5 % reserve of what the weights leave free
+    df = curves(profile="trtllm-1.0")
+    assert df["runtime_memory_bytes"].iloc[0] == pytest.approx(2_046_820_352)
+    limit = trace(valid(fl.memory_figure(df, (1, 4096))), "Usable")
+    usable = fmt_bytes(df["usable_memory_bytes"].iloc[0])
+    assert limit.name == (
+        f"Usable {usable}: capacity less 2.05 GB runtime memory and the 5% reserve "
+        "(the fit's limit)"
+    )
+
+
 def test_metrics_say_when_it_does_not_fit():
     r, _ = scenario(model="Llama-3.1-70B", hardware="H100", batch=4, context=8192)
     assert not r["fits_in_memory"]

@@ -247,10 +247,17 @@ def memory_figure(df: pd.DataFrame, current: tuple[int, int], word: str = "conte
     style = {"fill": "toself", "fillcolor": OOM_FILL, "line": {"width": 0}, "hoverinfo": "name"}
     traces = [_trace(*box, _("Out of memory (above the usable memory)"), mode="lines", **style)]
     traces += _context_lines(df=df, column="memory_required_bytes", unit="B", scale=GB, word=word)
-    reserve = pct(float(first["memory_reserve"]))
-    name = _("Usable {usable}: capacity less the {reserve} reserve (the fit's limit)").format(
-        usable=gb(usable * GB), reserve=reserve
-    )
+    held = {"usable": gb(usable * GB), "reserve": pct(float(first["memory_reserve"]))}
+    runtime = float(first.get("runtime_memory_bytes", 0.0))
+    if runtime > 0:  # the stack's rule sets its runtime memory aside before the reserve
+        name = _(
+            "Usable {usable}: capacity less {runtime} runtime memory and the {reserve} reserve "
+            "(the fit's limit)"
+        ).format(runtime=gb(runtime), **held)
+    else:
+        name = _("Usable {usable}: capacity less the {reserve} reserve (the fit's limit)").format(
+            **held
+        )
     traces.append(_line(x=x, y=[usable] * 2, name=name, color=CAPACITY_COLOR, dash="solid"))
     cap = _("Capacity {capacity} ({binary})").format(
         capacity=gb(capacity * GB), binary=fmt_bytes(capacity * GB, binary=True)
