@@ -35,6 +35,7 @@ from engine.scenarios.training import (
     TrainRun,
 )
 from engine.training.gpt import gpt_architecture
+from engine.training.ground import ceiling_messages
 from engine.training.search import RANKS, train_search
 from engine.training.train import train
 
@@ -228,11 +229,22 @@ def cmd_train_search(args: argparse.Namespace, catalog: Catalog) -> str:
         return to_csv(df).rstrip("\n")
     if args.top < 1:
         raise ValueError("--top must be 1 or more")
-    return (
-        df[list(TABLE_COLUMNS)].head(args.top).to_string(index=False)
-        if len(df)
-        else ("no configuration fits (--include-rejected lists why)")
-    )
+    if not len(df):
+        return "no configuration fits (--include-rejected lists why)"
+    shown = df.head(args.top)
+    return "\n".join([shown[list(TABLE_COLUMNS)].to_string(index=False), *_ceiling_lines(shown)])
+
+
+def _ceiling_lines(shown) -> list[str]:
+    """Below the table: the warnings of the best shown row above its generation's published
+    MFU ceiling (the JSON and CSV carry them per row: above_published_mfu)."""
+    above = shown[shown["above_published_mfu"].astype(bool)]
+    if not len(above):
+        return []
+    row = above.loc[above["mfu"].idxmax()]
+    words = ceiling_messages(str(row["hardware"]), str(row["precision"]), float(row["mfu"]))
+    count = f"{len(above)} of the {len(shown)} rows shown are above that ceiling"
+    return [f"warning: {m}" for m in words] + [f"warning: {count}"]
 
 
 def cmd_calibrate_train(args: argparse.Namespace, catalog: Catalog) -> str:
