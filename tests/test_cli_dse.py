@@ -75,6 +75,18 @@ def test_train_pareto_marks_the_engines_front(capsys):
     )
     assert [r["pareto"] for r in rows] == want["pareto"].tolist()
     assert sum(r["pareto"] for r in rows) >= 1
+    # the table: the front, then a warning when some of it is above the best published Hopper
+    # MFU (the JSON's above_published_mfu per row)
+    code, out, _ = cli(capsys, *PARETO, "--max-step-time-s", "100")
+    front = [r for r in rows if r["pareto"]]
+    above = [r for r in front if r["above_published_mfu"]]
+    lines = out.splitlines()
+    assert above  # the A100-fitted default profile puts 3 of the 8 above it (52.3 % best)
+    assert code == 0 and len(lines) == 1 + len(front) + 2
+    assert lines[-2].startswith("warning: MFU ") and "best published Hopper" in lines[-2]
+    assert lines[-1] == (
+        f"warning: {len(above)} of the {len(front)} rows shown are above that ceiling"
+    )
 
 
 def test_train_pareto_refuses_a_bad_objective(capsys):

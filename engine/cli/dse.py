@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 from engine.cli.output import json_text, table_text
-from engine.cli.train import TABLE_COLUMNS, _list, _model_flags, _run
+from engine.cli.train import TABLE_COLUMNS, _list, _model_flags, _run, ceiling_lines
 from engine.explore.pareto import DIRECTIONS, pareto_table
 from engine.report.export import english_frame, write_csv
 from engine.scenarios.fleet_parts import PARTS, FleetParts
@@ -131,4 +131,4 @@ def cmd_train_pareto(args: argparse.Namespace, catalog) -> str:
     ]
     if not len(front):
         return "no configuration meets the limits"
-    return front[shown].to_string(index=False)
+    return "\n".join([front[shown].to_string(index=False), *ceiling_lines(front)])

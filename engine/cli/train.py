@@ -232,10 +232,10 @@ def cmd_train_search(args: argparse.Namespace, catalog: Catalog) -> str:
     if not len(df):
         return "no configuration fits (--include-rejected lists why)"
     shown = df.head(args.top)
-    return "\n".join([shown[list(TABLE_COLUMNS)].to_string(index=False), *_ceiling_lines(shown)])
+    return "\n".join([shown[list(TABLE_COLUMNS)].to_string(index=False), *ceiling_lines(shown)])
 
 
-def _ceiling_lines(shown) -> list[str]:
+def ceiling_lines(shown) -> list[str]:
     """Below the table: the warnings of the best shown row above its generation's published
     MFU ceiling (the JSON and CSV carry them per row: above_published_mfu)."""
     above = shown[shown["above_published_mfu"].astype(bool)]
