@@ -55,7 +55,7 @@ with s.pickers:
 fallback = model is None  # config.json chosen, none valid yet
 model = model or cat.models["Llama-3.1-8B"]
 hw = cat.hardware[hw_id]
-dep = engine.Deployment(
+dep, placement_error = sv.deployment(  # refused as built (ep, attention DP): one device
     model=model,
     hardware=hw,
     **layout,
@@ -65,7 +65,8 @@ dep = engine.Deployment(
     overrides=sv.overrides(overrides),
 )
 request = engine.Batch(input_tokens=input_tokens, output_tokens=output_tokens, batch_size=batch)
-result, placement_error, dep = sv.run(dep, request)  # refused: one device, link too
+result, refused, dep = sv.run(dep, request)  # refused by the model or chip: one device too
+placement_error = placement_error or refused  # the link holds what is shown
 r = result.as_dict()
 sw.show_fallback(devices_note, placement_error, r)
 ops = ov.step_table(dep, request)

@@ -75,6 +75,7 @@ PLAN |= {"attention_efficiency", "expert_efficiency", "link_efficiency"}  # the 
 STRICT |= PLAN  # none of NEVER_VALID is a valid value of any of them
 STRICT |= {"deployments"}  # Compare's multi-device deployments (ui.compare.deployments)
 NAMES += [*sorted(PLAN), "deployments"]
+NAMES += ["ep", "attention_dp"]  # an MoE layout: /decode once raised on ep=2 with tp 1
 # with any of these in a link, `profile` may name a custom profile (ui.core.profiles)
 CUSTOM_PROFILE_KEYS = set(engine.PROFILE_KEYS)
 ODD_KEYS = [*HTML, "", " model", "MODEL", "model[]", "__proto__", "embed", "a" * 300, "x\x00y"]

@@ -7,6 +7,8 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import engine
 from engine.arrays import SCALAR
@@ -70,6 +72,32 @@ def test_each_stacks_rule_by_hand():
 
     got = {r: usable_bytes(dev(r), weights=40e9, activations=5e9, xp=SCALAR) for r in RULE_CODES}
     assert got == pytest.approx({"capacity": 90e9, "total": 84e9, "free": 88.6e9})
+    # 120 GB of weights: nothing is free, and TensorRT-LLM's usable is what the runtime leaves,
+    # 100 − 5 − 1 = 94 GB (the unclamped rule gave 120 + 0.9 · (100 − 120 − 6) = 96.6 GB, and
+    # with 300 GB of weights 300 + 0.9 · (−206) = 114.6 GB usable of 100); vLLM's never goes
+    # below 0
+    big = {r: usable_bytes(dev(r), weights=120e9, activations=5e9, xp=SCALAR) for r in RULE_CODES}
+    assert big == pytest.approx({"capacity": 90e9, "total": 84e9, "free": 94e9})
+    huge = usable_bytes(dev("total"), weights=1e9, activations=95e9, xp=SCALAR)
+    assert huge == 0.0  # 0.9 · 100 − 95 − 1 < 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    capacity=st.floats(1e9, 1e12),
+    reserve=st.floats(0.0, 0.99),
+    weights=st.floats(0.0, 2e12),
+    activations=st.floats(0.0, 1e12),
+    rule=st.sampled_from(sorted(RULE_CODES)),
+)
+def test_usable_memory_is_between_zero_and_the_capacity(
+    capacity, reserve, weights, activations, rule
+):
+    dev = SimpleNamespace(
+        capacity=capacity, reserve=reserve, workspace=2.0**30, kv_memory=RULE_CODES[rule]
+    )
+    got = usable_bytes(dev, weights=weights, activations=activations, xp=SCALAR)
+    assert 0.0 <= got <= capacity * (1 + 1e-12)
 
 
 def test_serve_and_load_read_one_pool():

@@ -125,6 +125,24 @@ def test_a_tp_the_model_refuses_is_explained_and_one_device_used():
     assert_cards(at, expected())
 
 
+@pytest.mark.parametrize(
+    ("query", "reason"),
+    [
+        # refused as the deployment is built (it once escaped as a stack trace): an ep that
+        # does not divide tp, attention DP on one device
+        ({"ep": "2"}, "ep 2 must divide tp 1"),
+        ({"attention_dp": "on"}, "attention_dp needs a group of devices"),
+        ({"model": "Qwen3-235B-A22B", "tp": "8", "ep": "3"}, "ep 3 must divide tp 8"),
+    ],
+)
+def test_a_layout_refused_as_built_is_explained_and_one_device_used(query, reason):
+    at = open_page(query)
+    assert not at.exception
+    assert reason in text(at.error) and "Showing tp = 1, pp = 1 (one device)" in text(at.error)
+    assert_cards(at, expected(model=query.get("model", "Llama-3.1-8B")))
+    assert (url(at, "tp"), url(at, "ep"), url(at, "attention_dp")) == ("1", "1", "off")
+
+
 def test_token_widgets_and_profile():
     at = open_page()
     at.number_input(key="decode:input_tokens").set_value(2048).run()

@@ -6,12 +6,13 @@ one pool. The pool is `usable − weights`. Three rules (engine/catalog/schedule
 KV_MEMORY_RULES; docs/model.md, "The KV pool"), with f = 1 − memory_reserve:
 
 - "capacity": f × capacity (the tutorial's rule: nothing else is set aside);
-- "total", vLLM: f × capacity − activations − workspace. `gpu_memory_utilization` (0.9) is a
-  share of the device's total memory; vLLM profiles one forward pass of
-  `max_num_batched_tokens` dummy tokens and gives the KV cache what is left of that share
-  after the weights, the activation peak and the non-torch memory (vllm/worker/worker.py,
+- "total", vLLM: f × capacity − activations − workspace (at least 0).
+  `gpu_memory_utilization` (0.9) is a share of the device's total memory; vLLM profiles one
+  forward pass of `max_num_batched_tokens` dummy tokens and gives the KV cache what is left of
+  that share after the weights, the activation peak and the non-torch memory (vllm/worker/worker.py,
   `determine_num_available_blocks`; https://docs.vllm.ai/en/stable/configuration/conserving_memory.html);
-- "free", TensorRT-LLM: weights + f × (capacity − weights − activations − workspace).
+- "free", TensorRT-LLM: weights + f × (capacity − weights − activations − workspace); weights
+  beyond capacity − activations − workspace leave nothing free, and usable is that remainder.
   `free_gpu_memory_fraction` (0.9) is a share of the memory still free after the model, its
   activations and workspaces are allocated
   (https://nvidia.github.io/TensorRT-LLM/reference/memory.html).
@@ -54,8 +55,12 @@ def usable_bytes(dev, weights, activations, xp) -> object:
     share = 1.0 - dev.reserve
     plain = dev.capacity * share
     runtime = runtime_bytes(dev=dev, activations=activations)
-    total = plain - runtime
-    free = weights + share * (dev.capacity - weights - runtime)
+    total = xp.maximum(plain - runtime, 0.0)
+    # the share of what is free once the weights and the runtime are in; weights that do not
+    # fit leave nothing free, and the usable memory is what the runtime leaves (never more
+    # than the capacity, as the unclamped rule gave: weights + share × a negative)
+    left = dev.capacity - runtime
+    free = xp.minimum(weights + share * xp.maximum(left - weights, 0.0), xp.maximum(left, 0.0))
     return xp.where(
         dev.kv_memory == RULE_CODES["free"],
         free,

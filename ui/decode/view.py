@@ -57,6 +57,17 @@ def overrides(values: Mapping) -> dict:
     return {k: values[k] for k in OVERRIDES if values.get(k) is not None}
 
 
+def deployment(**fields) -> tuple[engine.Deployment, str | None]:
+    """(the Deployment of `fields`, None), or, when its layout is refused as it is built (an
+    ep that does not divide tp, attention DP on one device), one device's and why."""
+    try:
+        return engine.Deployment(**fields), None
+    except ValueError as exc:
+        one = fields | {"tp": 1, "pp": 1, "ep": 1, "attention_dp": False}
+        reason = _("Devices not used: {reason}. Showing tp = 1, pp = 1 (one device).")
+        return engine.Deployment(**one), reason.format(reason=exc)
+
+
 def run(
     dep: engine.Deployment, request: engine.Batch
 ) -> tuple[engine.ServeResult, str | None, engine.Deployment]:
