@@ -139,3 +139,16 @@ def test_the_runtime_memory_a_rule_sets_aside_is_reported_and_explained_on_decod
     assert t["runtime_memory_bytes"] == 0.0
     text = view.fit_text(t.as_dict(), engine.load_catalog().hardware["H100"])
     assert text.endswith("(8.59 GB held back: the 10% reserve)")  # 0.1 · 85,899,345,920 B
+    # weights beyond the memory: TensorRT-LLM's rule leaves nothing free, so only the runtime
+    # is held back. Qwen3-235B fp16 on one H100 (470 GB of weights): activations 8,192 ×
+    # (4 · 4,096 + 3 · 12,288) × 2 B = 872,415,232 B, + 2^30 B = 1,946,157,056 B ("1.95 GB");
+    # usable 85,899,345,920 − 1,946,157,056 = 83,953,188,864 B ("84 GB"), under the capacity
+    q = engine.serve("Qwen3-235B-A22B", "H100", batch_size=1, input_tokens=100, output_tokens=10)
+    assert not q["fits_in_memory"]
+    assert q["usable_memory_bytes"] == pytest.approx(83_953_188_864)
+    text = view.fit_text(q.as_dict(), engine.load_catalog().hardware["H100"])
+    assert text.startswith("Does not fit: ") and "against 84 GB usable of 80 GiB" in text
+    assert text.endswith(
+        "(1.95 GB held back: the stack's activations and workspace; the weights leave nothing "
+        "free for its 5% reserve)"
+    )

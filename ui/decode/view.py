@@ -142,7 +142,13 @@ def fit_text(r: Mapping, hw) -> str:
         "reserve": pct(r["assumptions"]["memory_reserve"]),
         "runtime": fmt(r["runtime_memory_bytes"], "B"),
     }
-    if r["runtime_memory_bytes"] > 0:
+    reserved = r["memory_capacity_bytes"] - r["usable_memory_bytes"] - r["runtime_memory_bytes"]
+    if r["runtime_memory_bytes"] > 0 and reserved < 1e-9 * r["memory_capacity_bytes"]:
+        held_back = _(  # weights beyond the memory left: nothing free for the reserve to hold
+            "{held} held back: the stack's activations and workspace; the weights leave "
+            "nothing free for its {reserve} reserve"
+        ).format(**held)
+    elif r["runtime_memory_bytes"] > 0:
         held_back = _(
             "{held} held back: the stack's activations and workspace, {runtime}, and its "
             "{reserve} reserve"
