@@ -375,7 +375,10 @@ def test_the_engines_fixed_messages_show_in_chinese_by_their_code(monkeypatch):
     assert i18n.message_text(does_not_fit) == str(does_not_fit)  # outside a run: English
     monkeypatch.setattr(i18n, "language", lambda: "zh")
     # 放不下 = does not fit; 上下文长度 = context length
-    assert i18n.message_text(does_not_fit) == "放不下：每个设备所需内存超过可用内存（容量减去预留）"
+    assert (
+        i18n.message_text(does_not_fit)
+        == "放不下：每个设备所需内存超过可用内存（容量减去服务栈的运行时内存与预留）"
+    )
     assert i18n.message_text(beyond) == "输入 + 输出 token 数超过模型训练时的上下文长度"
     assert i18n.message_text(no_room).startswith("放不下")
     assert str(beyond) == "input + output tokens exceed the model's trained context length"

@@ -69,7 +69,8 @@ WARNING_KINDS = {
     ),
     Warn.DOES_NOT_FIT: MessageKind(
         "does_not_fit",
-        "does not fit: memory per device exceeds the usable memory (capacity less the reserve)",
+        "does not fit: memory per device exceeds the usable memory (capacity less the stack's "
+        "runtime memory and reserve)",
     ),
     Warn.BEYOND_CONTEXT: MessageKind(
         "beyond_trained_context",

@@ -229,9 +229,9 @@ def _line(x: list[float], y: list[float], name: str, color: str, dash: str, widt
 
 def memory_figure(df: pd.DataFrame, current: tuple[int, int], word: str = "context") -> go.Figure:
     """Weights + KV cache (GB) against batch, one line per context: the limit at usable memory
-    (capacity less the reserve: what the fit uses), the out-of-memory region above it shaded,
-    the physical capacity, and the engine's largest batch that fits at current[1]
-    (`max_batch_size`).
+    (capacity less the stack's runtime memory and reserve: what the fit uses), the
+    out-of-memory region above it shaded, the physical capacity, and the engine's largest batch
+    that fits at current[1] (`max_batch_size`).
 
     Args:
         df: the page's serve_sweep curves (ui.decode.view.curves).
