@@ -169,6 +169,15 @@ def test_bad_names_and_steps_are_refused_with_the_known_ones():
         engine.Target(value=-5)
     with pytest.raises(ValueError, match="unknown metric"):
         engine.Target(metric="latency")
+    # a target the request cannot have: one output token has no TPOT (it once reached scipy's
+    # root finder, whose "function value ... is NaN" was the CLI's one line)
+    one = engine.Batch(input_tokens=100, output_tokens=1)
+    with pytest.raises(ValueError, match=r"tpot_ms: undefined for this request \(with one output"):
+        engine.synthesis(engine.Deployment("Llama-3.1-8B", "H100"), one)
+    got = engine.synthesis(
+        engine.Deployment("Llama-3.1-8B", "H100"), one, engine.Target(metric="ttft_ms", value=5)
+    )
+    assert got.metric == "ttft_ms" and got.rows  # a metric the request has is solved
 
 
 # --- weight streaming (Cerebras CS-3) -----------------------------------------------------

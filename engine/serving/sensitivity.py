@@ -348,6 +348,12 @@ def synthesis(deployment: Deployment, batch: Batch, target: Target | None = None
     t = target or Target()
     case = Case.of(deployment, batch)
     base = case.run()
+    if base[t.metric] is None or math.isnan(base[t.metric]):  # no figure can meet it
+        why = " (with one output token no decode step runs)" if batch.output_tokens < 2 else ""
+        raise ValueError(
+            f"target_metric {t.metric}: undefined for this request{why}; give 2 or more output "
+            "tokens, or another target metric"
+        )
     rows = []
     for parameter in t.parameters:
         value = case.value(parameter)
