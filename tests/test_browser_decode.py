@@ -20,6 +20,15 @@ OPERATOR_TRACES = """() => [...document.querySelectorAll('.js-plotly-plot')]
     .map(t => [t.name, [...t.text]]))"""
 
 
+# A chart's legend entries that run past its left or right edge, or that Plotly cut short.
+LEGEND_NOT_WHOLE = """(plot) => { const box = plot.getBoundingClientRect();
+    return [...plot.querySelectorAll('.legendtext')].filter(t => {
+        const r = t.getBoundingClientRect();
+        return r.width > 0 && (r.right > box.right + 1 || r.left < box.left - 1
+            || t.textContent.endsWith('…'));
+    }).map(t => t.textContent); }"""
+
+
 def open_page(owner, url: str, **options):
     """A page of `owner` (a browser or a context) at `url`, with the script run finished."""
     page = owner.new_page(**options)
@@ -61,6 +70,14 @@ def test_deep_link_as_first_request_fits_and_shows_operator_points(fresh_server,
         assert {"qkv_projection", "attention", "mlp", "lm_head"} <= set(names)
     assert chart.locator(".point").count() >= 14  # 7 operators per phase, drawn as markers
     assert page.locator("[data-testid='stException']").count() == 0
+    # on a phone, the memory chart's legend is whole: no entry past the chart's edge or cut
+    # short with an ellipsis (the usable line's ran 60 px past it; the max batch's was cut)
+    page.set_viewport_size({"width": 390, "height": 2400})
+    open_section(page, "Curves against batch and input tokens", TIMEOUT_MS)
+    usable = page.locator(".legendtext", has_text="runtime")
+    usable.first.wait_for()
+    memory = page.locator(".js-plotly-plot").filter(has=usable).first
+    assert page.evaluate(LEGEND_NOT_WHOLE, memory.element_handle()) == []
     context.close()
 
 

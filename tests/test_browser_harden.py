@@ -88,7 +88,8 @@ CUT_JS = """() => {
     }
     for (const plot of document.querySelectorAll(".js-plotly-plot")) {
         const box = plot.querySelector(".main-svg").getBoundingClientRect();
-        for (const el of plot.querySelectorAll(".gtitle, .annotation, .xtitle, .ytitle")) {
+        const words = ".gtitle, .annotation, .xtitle, .ytitle, .legendtext";
+        for (const el of plot.querySelectorAll(words)) {
             const r = el.getBoundingClientRect();
             if (r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1))
                 cut.push(`chart text '${el.textContent.slice(0, 60)}' past the chart's edge`);

@@ -161,7 +161,8 @@ def test_memory_figure_draws_the_limit_at_usable_memory_and_the_engines_max_batc
     usable = first["usable_memory_bytes"] / 1e9  # capacity less the 10% reserve: 77.3 GB
     limit = trace(fig, "Usable")
     assert list(limit.y) == pytest.approx([usable, usable])
-    assert limit.name == "Usable 77.3 GB: capacity less the 10% reserve (the fit's limit)"
+    # wrapped to a phone's legend line (46 columns)
+    assert limit.name == "Usable 77.3 GB: capacity less the 10% reserve<br>(the fit's limit)"
     cap = trace(fig, "Capacity")
     assert list(cap.y) == pytest.approx([capacity, capacity])
     assert cap.name == "Capacity 85.9 GB (80 GiB)"  # 80 x 2**30 B = 85.9e9 B
@@ -190,7 +191,7 @@ def test_the_memory_limit_names_what_a_stacks_rule_sets_aside():
     limit = trace(valid(fl.memory_figure(df, (1, 4096))), "Usable")
     usable = fmt_bytes(df["usable_memory_bytes"].iloc[0])
     assert limit.name == (
-        f"Usable {usable}: capacity less 2.05 GB runtime memory and the 5% reserve "
+        f"Usable {usable}: capacity less 2.05 GB runtime<br>memory and the 5% reserve "
         "(the fit's limit)"
     )
 

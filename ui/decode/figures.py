@@ -18,7 +18,15 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ui.charts.roofline import roof_table, roofline_figure
-from ui.charts.theme import COLORS, GAP_COLOR, WEBGL_POINTS, legend_below, log_axis, wrap_title
+from ui.charts.theme import (
+    COLORS,
+    GAP_COLOR,
+    WEBGL_POINTS,
+    legend_below,
+    log_axis,
+    wrap_lines,
+    wrap_title,
+)
 from ui.words.format import fmt, fmt_all, fmt_bytes, pct
 from ui.words.i18n import N_, _
 
@@ -39,6 +47,10 @@ SPEED_CHARTS = {  # column: (title, y-axis title, ui.words.format unit, factor t
     ),
     "tpot_ms": (N_("Time per output token (TPOT)"), N_("TPOT (ms)"), "s", 1e-3),
 }
+
+
+# a legend entry's line at most (font 11 px): longer ones ran past, or were cut off, on a phone
+LEGEND_COLUMNS = 46
 
 
 def gb(n_bytes: float) -> str:
@@ -258,6 +270,7 @@ def memory_figure(df: pd.DataFrame, current: tuple[int, int], word: str = "conte
         name = _("Usable {usable}: capacity less the {reserve} reserve (the fit's limit)").format(
             **held
         )
+    name = wrap_lines(name, LEGEND_COLUMNS)
     traces.append(_line(x=x, y=[usable] * 2, name=name, color=CAPACITY_COLOR, dash="solid"))
     cap = _("Capacity {capacity} ({binary})").format(
         capacity=gb(capacity * GB), binary=fmt_bytes(capacity * GB, binary=True)
@@ -271,6 +284,7 @@ def memory_figure(df: pd.DataFrame, current: tuple[int, int], word: str = "conte
         name = _("Max batch {batch} at {word} {tokens} (fits in the usable memory)").format(
             batch=f"{most:,}", word=_(word), tokens=f"{current[1]:,}"
         )
+        name = wrap_lines(name, LEGEND_COLUMNS)
         traces.append(
             _line(
                 x=[most] * 2, y=[weights / 3, usable], name=name, color=CAPACITY_COLOR, dash="dot"
