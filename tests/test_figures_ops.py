@@ -220,7 +220,9 @@ def test_the_largest_operators_and_each_step_are_labelled_beside_their_points(de
         top = points[points["phase"] == phase].nlargest(fo.LABELLED, "share")
         for name in top["name"]:
             assert sum(name in note for note in lines) >= 1, (phase, name, notes)
-    assert "<b>whole decode step (TPOT)</b>" in notes and "<b>whole prefill (TTFT)</b>" in notes
+    # a whole step's label, in lines of at most 20 columns (one ran past a phone's chart)
+    assert "<b>whole decode step</b><br><b>(TPOT)</b>" in notes
+    assert "<b>whole prefill (TTFT)</b>" in notes
     for a in fig.layout.annotations:  # an arrow from beside the point: never on top of it
         assert a.showarrow and (a.ax**2 + a.ay**2) ** 0.5 >= 40, a.text
 

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from ui.charts.theme import COLORS, GAP_COLOR, legend_below, log_axis, wrap_title
+from ui.charts.theme import COLORS, GAP_COLOR, legend_below, log_axis, wrap_lines, wrap_title
 from ui.words.format import fmt, pct
 from ui.words.i18n import N_, _
 from ui.words.text import bound
@@ -32,6 +32,9 @@ SYMBOLS = {"prefill": "triangle-up", "decode": "circle", "forward": "triangle-ri
 SYMBOLS["backward"] = "triangle-left"
 PHASE_LABELS = {"prefill": N_("prefill (TTFT)"), "decode": N_("decode step (TPOT)")}
 PHASE_LABELS |= {"forward": N_("forward pass"), "backward": N_("backward pass")}  # training
+# a whole step's label on the chart, a line at most: 'whole decode step (TPOT)' ran 9 px past a
+# phone's chart from a point at its left
+STEP_LABEL_COLUMNS = 20
 # bar segment: (label, the engine's op_class values in it, colour); labels shown through _()
 GROUPS = (
     (N_("attention"), ("attention",), "#1f77b4"),
@@ -312,13 +315,18 @@ def _inward(
     """Where a label sits: `offset` for a point in the middle third of the x range; `edge`, on
     the inner side, for a point in the left or right third (on a 390 px phone a label on the
     outer side was cut at the chart's edge: 'hole decode step (TPOT)')."""
-    lo, hi = np.log10(x_range)
-    where = (np.log10(x) - lo) / (hi - lo) if hi > lo else 0.5
+    where = _where(x, x_range)
     if where < 1 / 3:
         return abs(edge[0]), edge[1]
     if where > 2 / 3:
         return -abs(edge[0]), edge[1]
     return offset
+
+
+def _where(x: float, x_range: tuple[float, float]) -> float:
+    """Where `x` sits along the log x range: 0 at its left end, 1 at its right."""
+    lo, hi = np.log10(x_range)
+    return (np.log10(x) - lo) / (hi - lo) if hi > lo else 0.5
 
 
 def _arrow(x: float, y_tflops: float, text: str, offset: tuple[int, int]) -> dict:
@@ -400,10 +408,15 @@ def _labels(points: list[dict], steps: list[dict], x_range: tuple[float, float])
                 dy = -side * max(abs(dy), APART_PX)
             out.append(_arrow(x=x, y_tflops=y, text=text, offset=(dx, dy)))
     for s in steps:
-        text = _("<b>whole {phase}</b>").format(phase=phase_label(s["phase"]))
+        words = _("whole {phase}").format(phase=phase_label(s["phase"]))
+        lines = wrap_lines(html.escape(words), STEP_LABEL_COLUMNS).split("<br>")
+        text = "<br>".join(f"<b>{line}</b>" for line in lines)
         x, y = s["flop"] / s["bytes"], s["flop"] / s["step_s"] / TFLOPS
         phase = s["phase"]
         dx, dy = _inward(offset=STEP_OFFSET[phase], edge=EDGE_STEP[phase], x=x, x_range=x_range)
+        # a whole step's label grows toward the middle: from a point right of it, a phone's
+        # chart had no room for 'whole forward pass' on the right
+        dx = -abs(dx) if _where(x, x_range) > 0.5 else abs(dx)
         if phase in apart:
             dy = apart[phase] * max(abs(dy), APART_PX)
         out.append(_arrow(x=x, y_tflops=y, text=text, offset=(dx, dy)))
