@@ -129,15 +129,27 @@ def test_scaled_values_share_the_largest_ones_prefix():
 def test_log_ticks_read_as_numbers():
     ticks = log_ticks([0.3, 2000])  # decades 0.1 .. 10,000, and 0.5: 0.3 is > 3x below 1
     assert ticks["ticktext"] == ["0.1", "0.5", "1", "10", "100", "1k", "10k"]
-    # hours lost, 1.8 .. 350 (lesson 6): 200 is labelled above 100 (350 > 3 x 100), 2 and 5
-    # below 10 (1.8 < 10 / 3)
-    assert log_ticks([1.8, 350])["ticktext"] == ["1", "2", "5", "10", "100", "200", "1k"]
+    # hours lost, 1.8 .. 350 (lesson 6): 200 is labelled above 100 (350 > 3 x 100), 2 below
+    # 10 (1.8 < 10 / 3); one tick more at each end, the nearer to it
+    assert log_ticks([1.8, 350])["ticktext"] == ["1", "2", "10", "100", "200", "1k"]
+    # batches 1 .. 65,536 (lesson 10): 50k, not 20k too, whose label sat on 10k's at 390 px
+    assert log_ticks([1, 65536])["ticktext"] == ["1", "10", "100", "1k", "10k", "50k", "100k"]
     # from 50 to 2,000 the decade ticks do: 100 < 3 x 50 and 2,000 < 3 x 1k
     assert log_ticks([50, 2000])["ticktext"] == ["10", "100", "1k", "10k"]
     short = log_ticks([3, 40])  # under two decades: 1-2-5 steps, all labelled
     assert short["ticktext"] == ["1", "2", "5", "10", "20", "50", "100"]
     assert [tick_label(v) for v in (1e6, 2e9, 0.01)] == ["1M", "2G", "0.01"]
     assert log_ticks([None, float("nan"), -1]) == {}
+
+
+@given(low=st.floats(1e-3, 1e3), decades=st.floats(2.01, 9.0))
+def test_log_ticks_label_each_end_within_a_factor_3_and_add_one_tick_at_most(low, decades):
+    high = low * 10**decades
+    ticks = log_ticks([low, high])["tickvals"]
+    for end in (low, high):
+        assert min(max(end / t, t / end) for t in ticks) <= 3 * (1 + 1e-9), (end, ticks)
+    off_decade = [t for t in ticks if abs(math.log10(t) - round(math.log10(t))) > 1e-9]
+    assert len(off_decade) <= 2  # one at each end at most: no two crowd each other
 
 
 units = st.sampled_from(["s", "B", "B/s", "FLOP/s", "J", "W", "tokens/s", "FLOP/B", "", "%"])

@@ -281,9 +281,11 @@ def log_ticks(values: Iterable[float], *, extra: Iterable[float] = ()) -> dict:
     else:
         ticks = [10.0**e for e in range(lo, hi + 1)]
         top, bottom = 10.0 ** math.floor(math.log10(high)), 10.0**lo
-        if high > 3 * top:  # e.g. data to 350: 200 too
-            ticks += [m * top for m in (2, 5) if m * top <= high]
-        if bottom < low < 10 * bottom / 3:  # e.g. data from 1.8 (not from 1, a tick): 2 and 5
-            ticks += [m * bottom for m in (2, 5) if m * bottom >= low]
+        # one more tick at an end, the one nearest the data's end (two were 0.4 decades
+        # apart, '10k' over '20k' on a phone's chart of 1 to 65,536)
+        if high > 3 * top:  # e.g. data to 350: 200; to 65,536: 50k
+            ticks += [5 * top if 5 * top <= high else 2 * top]
+        if bottom < low < 10 * bottom / 3:  # e.g. data from 1.8 (not from 1, a tick): 2
+            ticks += [2 * bottom if 2 * bottom >= low else 5 * bottom]
         ticks = sorted(ticks)
     return {"tickvals": ticks, "ticktext": [tick_label(t) for t in ticks]}
