@@ -64,8 +64,7 @@ def deployment(**fields) -> tuple[engine.Deployment, str | None]:
         return engine.Deployment(**fields), None
     except ValueError as exc:
         one = fields | {"tp": 1, "pp": 1, "ep": 1, "attention_dp": False}
-        reason = _("Devices not used: {reason}. Showing tp = 1, pp = 1 (one device).")
-        return engine.Deployment(**one), reason.format(reason=exc)
+        return engine.Deployment(**one), _one_device(exc)
 
 
 def run(
@@ -80,8 +79,14 @@ def run(
         if dep.tp == dep.pp == dep.ep == 1:
             raise
         one = dataclasses.replace(dep, tp=1, pp=1, ep=1, attention_dp=False)
-        reason = _("Devices not used: {reason}. Showing tp = 1, pp = 1 (one device).")
-        return engine.serve(one, request), reason.format(reason=exc), one
+        return engine.serve(one, request), _one_device(exc), one
+
+
+def _one_device(reason: Exception) -> str:
+    """Why the page shows one device instead of the layout asked for."""
+    return _("Devices not used: {reason}. Showing tp = 1, pp = 1 (one device).").format(
+        reason=reason
+    )
 
 
 def curves(
