@@ -203,6 +203,25 @@ def test_display_and_csv_tables(deployment):
     )
 
 
+def test_a_communication_bound_step_names_only_the_operators_that_show():
+    # Qwen3-235B fp8 on 8 H100, EP 8: the all-reduces take 83.5 % of a decode step, so its
+    # operators take 11.8 % (routed experts), 2.2 % and 1.7 %, at one place; the prefill's
+    # second and third, 2.6 % and 1.4 %. Only the largest of each phase is named (the hover
+    # names every one): five labels once lay over one another there
+    dep = Deployment("Qwen3-235B-A22B", "H100", tp=8, ep=8, precision="fp8")
+    ops = ov.step_table(dep, Batch(input_tokens=1024, output_tokens=256, batch_size=1))
+    points = pd.DataFrame(fo.operator_points(ops))
+    notes = [
+        a.text
+        for a in fo.operator_roofline(ops, fo.roof_values(ops, H100.name), "t").layout.annotations
+    ]
+    for phase in ("prefill", "decode"):
+        part = points[points["phase"] == phase].nlargest(fo.LABELLED, "share")
+        assert part["share"].iloc[0] > fo.MIN_SHARE > part["share"].iloc[1:].max()
+    assert notes[:2] == ["routed_experts", "routed_experts"]  # prefill's, then decode's
+    assert len(notes) == 4  # and the two whole steps
+
+
 def test_figures_pass_plotly_validation(deployment):
     _, ops = deployment  # the builders skip validation for speed: validate here
     roof = fo.roof_values(ops, H100.name)

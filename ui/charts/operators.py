@@ -293,6 +293,7 @@ def _step_traces(steps: list[dict]) -> list[dict]:
 
 
 LABELLED = 3  # operators named on the chart per phase: the largest shares of the step time
+MIN_SHARE = 0.03  # ... each beyond the first with at least this share of it
 # where a label sits, in px from its point (the arrow's tail): never on the point itself
 OFFSETS = {
     "prefill": ((-70, -36), (64, -44), (-64, 40)),
@@ -395,7 +396,10 @@ def _labels(points: list[dict], steps: list[dict], x_range: tuple[float, float])
     for phase in ("prefill", "decode"):
         part = sorted((p for p in points if p["phase"] == phase), key=lambda p: -p["share"])
         offsets = zip(OFFSETS[phase], EDGE_OFFSETS[phase], strict=True)
-        groups = _label_groups(part[:LABELLED])
+        # the largest, and the next ones that take a visible share of the step: a cluster of
+        # 1-2 % operators (a communication-bound MoE step) crowded its labels over each other
+        named = [p for k, p in enumerate(part[:LABELLED]) if k == 0 or p["share"] >= MIN_SHARE]
+        groups = _label_groups(named)
         for k, ((p, names), (offset, edge)) in enumerate(zip(groups, offsets, strict=False)):
             text = "<br>".join(html.escape(n) for n in names)  # shares: the hover and the words
             x, y = p["arithmetic_intensity_flop_per_byte"], p["achieved_flop_per_s"] / TFLOPS
