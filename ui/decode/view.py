@@ -138,16 +138,22 @@ def devices_text(hw, tp: int, pp: int, split: str = "") -> str:
     )
 
 
+def held_back_bytes(r: Mapping) -> float:
+    """Bytes of a device's capacity not usable by weights and KV cache (the stack's runtime
+    memory and the reserve): the fit line's and the "Reserve per device" card's one figure."""
+    return r["memory_capacity_bytes"] - r["usable_memory_bytes"]
+
+
 def fit_text(r: Mapping, hw) -> str:
     """The memory verdict per device: needed against usable, and what the stack's rule held
     back of the capacity (its runtime memory, when it sets one aside, and the reserve)."""
     verdict = _("Fits") if r["fits_in_memory"] else _("Does not fit")
     held = {
-        "held": fmt(r["memory_capacity_bytes"] - r["usable_memory_bytes"], "B"),
+        "held": fmt(held_back_bytes(r), "B"),
         "reserve": pct(r["assumptions"]["memory_reserve"]),
         "runtime": fmt(r["runtime_memory_bytes"], "B"),
     }
-    reserved = r["memory_capacity_bytes"] - r["usable_memory_bytes"] - r["runtime_memory_bytes"]
+    reserved = held_back_bytes(r) - r["runtime_memory_bytes"]
     if r["runtime_memory_bytes"] > 0 and reserved < 1e-9 * r["memory_capacity_bytes"]:
         held_back = _(  # weights beyond the memory left: nothing free for the reserve to hold
             "{held} held back: the stack's activations and workspace; the weights leave "
@@ -178,7 +184,7 @@ def headline(r: Mapping) -> list[tuple[str, str, str]]:
     """(label with unit, value, help) for the metric cards, in rows of 4 (fit first)."""
     fits, n = bool(r["fits_in_memory"]), int(r["devices"])
     mark = "" if fits else _(" — hypothetical")
-    reserve = r["memory_capacity_bytes"] - r["usable_memory_bytes"]
+    reserve = held_back_bytes(r)
     return [
         (
             _("Fits in memory"),
