@@ -6,20 +6,12 @@ numbers the same as the English run's (numbers are formatted the same in every l
 import re
 from pathlib import Path
 
-import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from ui.solve.breakdown import DETAILS_KEY
 
 ROOT = Path(__file__).resolve().parent.parent
 CJK = re.compile(r"[\u3400-\u9fff]")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_resource.clear()
-    st.cache_data.clear()
 
 
 def both(page: str, query: dict[str, str], opened: tuple[str, ...] = ()) -> tuple[AppTest, AppTest]:

@@ -12,13 +12,6 @@ from streamlit.testing.v1 import AppTest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    import streamlit as st
-
-    st.cache_data.clear()
-
-
 def run(page: str, query: dict) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.switch_page(page)

@@ -6,7 +6,6 @@ test pins OUR figure and the page says why. Then the pages themselves in English
 from __future__ import annotations
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import engine
@@ -118,12 +117,6 @@ def test_10_the_sram_fills_long_before_b_star():
 
 
 # --- the pages ------------------------------------------------------------------------------
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_resource.clear()
-    st.cache_data.clear()
 
 
 def learn(query: dict[str, str]) -> AppTest:

@@ -15,13 +15,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "data" / "measurements" / "trtllm-v0.6.1.csv"
 
 
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    import streamlit as st
-
-    st.cache_data.clear()
-
-
 def page(query: dict | None = None, state: dict | None = None) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.switch_page("pages/accuracy.py")

@@ -6,7 +6,6 @@ words (tests/english_scan.py); the grid names shipped are marked for translation
 from __future__ import annotations
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import engine
@@ -20,12 +19,6 @@ from ui.words.format import fmt
 SMALL_TRAIN = {"model": "Llama-3.1-8B", "gpus": "8", "tp": "1", "pp": "1", "vp": "1"}
 SMALL_TRAIN |= {"micro_batch_size": "1", "zero": "1", "recompute": "none"}
 SMALL_TRAIN |= {"global_batch_size": "64", "seq_len": "2048"}
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_resource.clear()
-    st.cache_data.clear()
 
 
 def run(page: str, query: dict, state: dict | None = None) -> AppTest:

@@ -9,7 +9,6 @@ from pathlib import Path
 from urllib.parse import parse_qsl
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import engine
@@ -116,12 +115,6 @@ ANSWERS = {
     },
     "12": {"chapter_valid": 0, "best8192": 1},  # none (batch < dp); tp 4 × pp 4
 }
-
-
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_resource.clear()
-    st.cache_data.clear()
 
 
 def learn(query: dict[str, str]) -> AppTest:

@@ -17,12 +17,6 @@ from ui.words.format import fmt
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(autouse=True)
-def _fresh_caches():
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
 OPENED = (DETAILS_KEY, "solve:table.open")  # the expanders drawn only while open
 
 
