@@ -94,7 +94,8 @@ CUT_JS = """() => {
             if (r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1))
                 cut.push(`chart text '${el.textContent.slice(0, 60)}' past the chart's edge`);
         }
-        const notes = [...plot.querySelectorAll(".annotation")]  // the labels we place
+        // the labels we place: their text boxes (an annotation's group holds its arrow too)
+        const notes = [...plot.querySelectorAll(".annotation-text-g")]
             .map(el => [el.textContent, el.getBoundingClientRect()]).filter(([, r]) => r.width > 0);
         for (let i = 0; i < notes.length; i++)
             for (let j = i + 1; j < notes.length; j++) {
@@ -123,6 +124,10 @@ NARROW = {  # page: what was found cut or overlapping there at 390 px
     "/plan": "the Pareto chart's title at 390 px",
     "/decode": "the step-time ticks and the roofline's labels at 390 px; the sidebar's 'Attent…' "
     "toggle beside the EP field",
+    "/decode?model=Llama-3.1-70B&hardware=H100&tp=4&precision=fp8": "the operator roofline's "
+    "labels on one another at every width (the prefill's GEMMs beside its whole step)",
+    "/decode?model=Qwen3-235B-A22B&hardware=H100&ep=8&attention_dp=on&precision=fp8&lang=zh": "the "
+    "operator roofline's labels on one another at every width (routed experts beside the steps)",
     "/solve": "metric labels and values in quarter-width columns at 800 px ('Ridge, effecti…')",
     "/load": "'Max rate meeting the SLOs (reque…' at 1440 px, the cards and the TTFT and TPOT "
     "charts' rate axis titles at 800 px; the sidebar's 'Attent…' toggle beside the EP field",

@@ -7,6 +7,8 @@ hand; every figure is validated by plotly when it is built (go.Figure(data=..., 
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
@@ -218,7 +220,7 @@ def test_a_communication_bound_step_names_only_the_operators_that_show():
     for phase in ("prefill", "decode"):
         part = points[points["phase"] == phase].nlargest(fo.LABELLED, "share")
         assert part["share"].iloc[0] > fo.MIN_SHARE > part["share"].iloc[1:].max()
-    assert notes[:2] == ["routed_experts", "routed_experts"]  # prefill's, then decode's
+    assert sorted(notes)[-2:] == ["routed_experts", "routed_experts"]  # prefill's, decode's
     assert len(notes) == 4  # and the two whole steps
 
 
@@ -242,8 +244,9 @@ def test_the_largest_operators_and_each_step_are_labelled_beside_their_points(de
     # a whole step's label, in lines of at most 20 columns (one ran past a phone's chart)
     assert "<b>whole decode step</b><br><b>(TPOT)</b>" in notes
     assert "<b>whole prefill (TTFT)</b>" in notes
-    for a in fig.layout.annotations:  # an arrow from beside the point: never on top of it
-        assert a.showarrow and (a.ax**2 + a.ay**2) ** 0.5 >= 40, a.text
+    for a in fig.layout.annotations:  # an arrow from a corner of the plot to its point
+        assert a.showarrow and (a.axref, a.ayref) == ("x", "y"), a.text
+        assert (a.ax, a.ay) != (a.x, a.y), a.text
 
 
 def _op(name: str, at: tuple[float, float], share: float) -> dict:
@@ -258,28 +261,33 @@ def _op(name: str, at: tuple[float, float], share: float) -> dict:
     }
 
 
-def test_operators_at_one_place_share_a_label_and_the_step_beside_them_goes_the_other_way():
+def test_labels_stand_in_two_columns_a_line_apart_at_the_least_plot_height():
     # a prefill's GEMMs at one intensity and rate (as /decode's default: mlp, qkv_projection,
-    # output_projection at log10 x 2.83-2.87, y 2.431), the whole prefill 0.04 dex lower
-    gemms = [_op("mlp", (740.0, 270.0), 0.5), _op("qkv", (720.0, 270.0), 0.2)]
-    gemms.append(_op("out", (680.0, 270.0), 0.1))
+    # output_projection at log10 x 2.83-2.87, y 2.431), the whole prefill 0.04 dex lower, and
+    # a memory-bound operator at 2 FLOP/B: the axes 0.1-6,000 FLOP/B (log10 -1 to 3.78) and
+    # 0.1-2,000 TFLOP/s (-1 to 3.30)
+    ops = [_op("mlp", (740.0, 270.0), 0.5), _op("qkv", (720.0, 270.0), 0.2)]
+    ops += [_op("out", (680.0, 270.0), 0.1), _op("norm", (2.0, 4.0), 0.05)]
     # flop / bytes = 650 FLOP/B; flop / step_s = 247 TFLOP/s (0.04 dex below 270)
     step = {"phase": "prefill", "flop": 650e12, "bytes": 1e12, "step_s": 650 / 247}
-    notes = fo._labels(gemms, [step], (0.1, 6000.0))
-    assert [a["text"] for a in notes] == ["mlp<br>qkv<br>out", "<b>whole prefill (TTFT)</b>"]
-    shared, star = notes
-    # the step is the lower point: its label goes down (ay > 0: Plotly's pixels grow down),
-    # the operators' up, each 40 px at least
-    assert shared["ay"] <= -fo.APART_PX and star["ay"] >= fo.APART_PX
-    # the step above them instead: the other way round
-    above = fo._labels(gemms, [step | {"step_s": 650 / 300}], (0.1, 6000.0))
-    assert above[0]["ay"] >= fo.APART_PX and above[1]["ay"] <= -fo.APART_PX
-    # operators 1 dex apart keep a label each, and a step 2 dex below them keeps its own place
-    # (EDGE_STEP's, mirrored inwards: 650 FLOP/B is in the right third of the axis)
-    apart = [_op("mlp", (740.0, 270.0), 0.5), _op("attention", (74.0, 27.0), 0.3)]
-    far = fo._labels(apart, [step | {"step_s": 650 / 2.7}], (0.1, 6000.0))
-    assert [a["text"] for a in far] == ["mlp", "attention", "<b>whole prefill (TTFT)</b>"]
-    assert (far[2]["ax"], far[2]["ay"]) == (-fo.EDGE_STEP["prefill"][0], fo.EDGE_STEP["prefill"][1])
+    notes = fo._labels(ops, [step], x_range=(0.1, 6000.0), y_range=(0.1, 2000.0))
+    # the three GEMMs share a label (MERGE_DEX); norm (5 %) is not among the largest three
+    assert sorted(a["text"] for a in notes) == ["<b>whole prefill (TTFT)</b>", "mlp<br>qkv<br>out"]
+    # both points are in the right half of the x range: the bottom-right column, from the
+    # lowest point up: the step (247 TFLOP/s) at the bottom, the GEMMs above it
+    assert [a["text"] for a in notes] == ["<b>whole prefill (TTFT)</b>", "mlp<br>qkv<br>out"]
+    dex_y = (math.log10(2000.0) + 1) / fo.PLOT_PX[0]  # 4.30 dex over 250 px: 0.0172 dex a pixel
+    assert notes[0]["ay"] == pytest.approx(-1 + fo.PAD_PX * dex_y)  # 6 px above the bottom
+    # the next label one line (16 px) and a gap (6 px) higher: 22 px, 0.378 dex
+    assert notes[1]["ay"] - notes[0]["ay"] == pytest.approx((fo.LINE_PX + fo.GAP_PX) * dex_y)
+    assert all(a["xanchor"] == "right" and a["yanchor"] == "bottom" for a in notes)
+    assert all(a["ax"] < math.log10(6000.0) for a in notes)  # inside the plot's right edge
+    # a memory-bound operator in the left half: named from the top-left corner, down
+    norm = [_op("norm", (2.0, 4.0), 0.6)]
+    left = fo._labels(norm, [], x_range=(0.1, 6000.0), y_range=(0.1, 2000.0))
+    assert left[0]["xanchor"] == "left" and left[0]["yanchor"] == "top"
+    assert left[0]["ay"] == pytest.approx(math.log10(2000.0) - fo.PAD_PX * dex_y)
+    assert left[0]["ax"] > -1  # inside the plot's left edge
 
 
 def test_binding_text_names_the_operator_that_takes_most_of_each_step(deployment):

@@ -7,8 +7,8 @@ streamlit, no physics. Each operator sits at its own arithmetic intensity and ac
 (FLOPs ÷ its own time), so it lies on the roof of its class; the whole step sits at the step's
 intensity, its open point at the operators' time and its filled point at the step time, the
 dotted gap between them the fixed overhead and communication (docs/model.md, "Serving model").
-The largest few operators of each phase and each whole step are named by labels beside their
-points, with an arrow (a label never covers a point).
+The largest few operators of each phase and each whole step are named by labels in two columns
+in the plot's empty corners (top left, bottom right), each with an arrow to its point.
 Styling follows ui.charts.roofline: one colour per accelerator, solid memory roof, dashed peak
 compute roof, dotted effective roofs, decade ticks.
 """
@@ -294,67 +294,27 @@ def _step_traces(steps: list[dict]) -> list[dict]:
 
 LABELLED = 3  # operators named on the chart per phase: the largest shares of the step time
 MIN_SHARE = 0.03  # ... each beyond the first with at least this share of it
-# where a label sits, in px from its point (the arrow's tail): never on the point itself
-OFFSETS = {
-    "prefill": ((-70, -36), (64, -44), (-64, 40)),
-    "decode": ((64, 40), (-70, 44), (60, -46)),
-}
-STEP_OFFSET = {"prefill": (70, 50), "decode": (-78, -30)}
-STEP_OFFSET |= {"forward": (70, -44), "backward": (-78, 60)}  # training
-# a point in the outer third of the x range: its labels fanned out on its inner side, below
-# the roof (the empty part of a roofline); a decode step sits low, a prefill high
-EDGE_OFFSETS = {"prefill": ((64, 30), (76, 62), (58, 94)), "decode": ((64, 22), (76, 54), (58, 86))}
-EDGE_STEP = {"prefill": (70, -4), "decode": (78, -26)}
-# training: the forward and the backward pass share an intensity (the backward pass is two GEMMs
-# of the forward's size) and nearly a rate, so their labels go apart, one above, one below
-EDGE_STEP |= {"forward": (70, -44), "backward": (70, 60)}
+MERGE_DEX = 0.15  # labelled operators this close (in log10 of x and of y) share one label
+# The labels stand in two columns in the roofline's empty corners, each with an arrow to its
+# point: points in the left half of the x range are named from the top-left corner (above the
+# memory roof: nothing can sit there), the others from the bottom-right (under the compute roof,
+# right of every memory-bound point). Labels placed beside their points lay over one another
+# wherever points crowd (a 70B prefill's GEMMs beside its whole step, at every width), since
+# their pixel distances change with the chart's width and its legend's height.
+LINE_PX = 16  # the height of a label's line at font size 11, with a little to spare
+GAP_PX = 6  # between two labels of a column
+PAD_PX = 6  # between a column and the plot's edge
+PLOT_PX = (250, 260)  # the least plot height and width this chart gets (a 390 px phone's)
 
 
-def _inward(
-    offset: tuple[int, int], edge: tuple[int, int], x: float, x_range: tuple[float, float]
-) -> tuple[int, int]:
-    """Where a label sits: `offset` for a point in the middle third of the x range; `edge`, on
-    the inner side, for a point in the left or right third (on a 390 px phone a label on the
-    outer side was cut at the chart's edge: 'hole decode step (TPOT)')."""
-    where = _where(x, x_range)
-    if where < 1 / 3:
-        return abs(edge[0]), edge[1]
-    if where > 2 / 3:
-        return -abs(edge[0]), edge[1]
-    return offset
+def _log_xy(x: float, y: float) -> tuple[float, float]:
+    return float(np.log10(x)), float(np.log10(y))
 
 
 def _where(x: float, x_range: tuple[float, float]) -> float:
     """Where `x` sits along the log x range: 0 at its left end, 1 at its right."""
     lo, hi = np.log10(x_range)
     return (np.log10(x) - lo) / (hi - lo) if hi > lo else 0.5
-
-
-def _arrow(x: float, y_tflops: float, text: str, offset: tuple[int, int]) -> dict:
-    """A label `offset` px away from the point (x, y), with a thin arrow to it (log axes take
-    log10 positions); the label grows away from its point (left of it: its right end there)."""
-    return {
-        "xanchor": "left" if offset[0] > 0 else "right",
-        "x": float(np.log10(x)),
-        "y": float(np.log10(y_tflops)),
-        "text": text,
-        "showarrow": True,
-        "arrowhead": 0,
-        "arrowwidth": 1,
-        "arrowcolor": GAP_COLOR,
-        "ax": offset[0],
-        "ay": offset[1],
-        "font": {"size": 11},
-    }
-
-
-MERGE_DEX = 0.15  # labelled operators this close (in log10 of x and of y) share one label
-NEAR_DEX = 0.3  # a step this close to its phase's first label: the two labels go apart
-APART_PX = 40  # how far up or down each of those two labels then goes
-
-
-def _log_xy(x: float, y: float) -> tuple[float, float]:
-    return float(np.log10(x)), float(np.log10(y))
 
 
 def _label_groups(part: list[dict]) -> list[tuple[dict, list[str]]]:
@@ -377,54 +337,77 @@ def _label_groups(part: list[dict]) -> list[tuple[dict, list[str]]]:
     return groups
 
 
-def _apart(group_xy: tuple[float, float], step_xy: tuple[float, float]) -> int | None:
-    """+1 when the step sits close below its phase's first label (that label then goes up and
-    the step's down), -1 when close above, None when they are far apart."""
-    near = all(abs(a - b) <= NEAR_DEX for a, b in zip(group_xy, step_xy, strict=True))
-    if not near:
-        return None
-    return 1 if step_xy[1] <= group_xy[1] else -1
-
-
-def _labels(points: list[dict], steps: list[dict], x_range: tuple[float, float]) -> list[dict]:
-    """The largest few operators of each phase by name, and each whole step, each label beside
-    its point with an arrow (so no label covers a point), towards the middle; operators at one
-    place share a label, and a step close to its operators' label goes the other way."""
+def _named(points: list[dict], steps: list[dict]) -> list[tuple[float, float, str]]:
+    """(FLOP/byte, TFLOP/s, label text) of what the chart names: the largest few operators of
+    each phase (operators at one place in one label) and each whole step."""
     out = []
-    step_at = {s["phase"]: _log_xy(s["flop"] / s["bytes"], s["flop"] / s["step_s"]) for s in steps}
-    apart: dict[str, int] = {}
     for phase in ("prefill", "decode"):
         part = sorted((p for p in points if p["phase"] == phase), key=lambda p: -p["share"])
-        offsets = zip(OFFSETS[phase], EDGE_OFFSETS[phase], strict=True)
         # the largest, and the next ones that take a visible share of the step: a cluster of
         # 1-2 % operators (a communication-bound MoE step) crowded its labels over each other
         named = [p for k, p in enumerate(part[:LABELLED]) if k == 0 or p["share"] >= MIN_SHARE]
-        groups = _label_groups(named)
-        for k, ((p, names), (offset, edge)) in enumerate(zip(groups, offsets, strict=False)):
+        for p, names in _label_groups(named):
             text = "<br>".join(html.escape(n) for n in names)  # shares: the hover and the words
             x, y = p["arithmetic_intensity_flop_per_byte"], p["achieved_flop_per_s"] / TFLOPS
-            dx, dy = _inward(offset=offset, edge=edge, x=x, x_range=x_range)
-            side = None
-            if k == 0 and phase in step_at:
-                side = _apart(_log_xy(x, p["achieved_flop_per_s"]), step_at[phase])
-            if side is not None:  # this label up (side +1) or down, the step's the other way
-                apart[phase] = side
-                dy = -side * max(abs(dy), APART_PX)
-            out.append(_arrow(x=x, y_tflops=y, text=text, offset=(dx, dy)))
+            out.append((x, y, text))
     for s in steps:
         words = _("whole {phase}").format(phase=phase_label(s["phase"]))
         lines = wrap_lines(html.escape(words), STEP_LABEL_COLUMNS).split("<br>")
         text = "<br>".join(f"<b>{line}</b>" for line in lines)
-        x, y = s["flop"] / s["bytes"], s["flop"] / s["step_s"] / TFLOPS
-        phase = s["phase"]
-        dx, dy = _inward(offset=STEP_OFFSET[phase], edge=EDGE_STEP[phase], x=x, x_range=x_range)
-        # a whole step's label grows toward the middle: from a point right of it, a phone's
-        # chart had no room for 'whole forward pass' on the right
-        dx = -abs(dx) if _where(x, x_range) > 0.5 else abs(dx)
-        if phase in apart:
-            dy = apart[phase] * max(abs(dy), APART_PX)
-        out.append(_arrow(x=x, y_tflops=y, text=text, offset=(dx, dy)))
+        out.append((s["flop"] / s["bytes"], s["flop"] / s["step_s"] / TFLOPS, text))
     return out
+
+
+def _labels(
+    points: list[dict],
+    steps: list[dict],
+    x_range: tuple[float, float],
+    y_range: tuple[float, float],
+) -> list[dict]:
+    """The named operators and steps, each label in a column in an empty corner of the plot
+    (`x_range` and `y_range`: the axes' ranges, in FLOP/byte and TFLOP/s) with an arrow to its
+    point. A column's labels are LINE_PX a line apart at the least plot height, so they never
+    lie on one another, at any width; the topmost point's label is the top one (the left
+    column) or the lowest point's the bottom one (the right), so arrows seldom cross."""
+    (x_lo, x_hi), (y_lo, y_hi) = np.log10(x_range), np.log10(y_range)
+    dex_y, dex_x = (y_hi - y_lo) / PLOT_PX[0], (x_hi - x_lo) / PLOT_PX[1]
+    named = _named(points, steps)
+    left = sorted((n for n in named if _where(n[0], x_range) < 0.5), key=lambda n: -n[1])
+    right = sorted((n for n in named if _where(n[0], x_range) >= 0.5), key=lambda n: n[1])
+    out, top, bottom = [], y_hi - PAD_PX * dex_y, y_lo + PAD_PX * dex_y
+    for x, y, text in left:  # from the top down
+        tail = (x_lo + PAD_PX * dex_x, top)
+        out.append(_arrow(x=x, y_tflops=y, text=text, tail=tail, corner=("left", "top")))
+        top -= ((text.count("<br>") + 1) * LINE_PX + GAP_PX) * dex_y
+    for x, y, text in right:  # from the bottom up
+        tail = (x_hi - PAD_PX * dex_x, bottom)
+        out.append(_arrow(x=x, y_tflops=y, text=text, tail=tail, corner=("right", "bottom")))
+        bottom += ((text.count("<br>") + 1) * LINE_PX + GAP_PX) * dex_y
+    return out
+
+
+def _arrow(
+    x: float, y_tflops: float, text: str, tail: tuple[float, float], corner: tuple[str, str]
+) -> dict:
+    """A label whose `corner` (xanchor, yanchor) sits at `tail` (log10 of the axes' units),
+    with a thin arrow from it to the point (x, y)."""
+    return {
+        "x": float(np.log10(x)),
+        "y": float(np.log10(y_tflops)),
+        "axref": "x",
+        "ayref": "y",
+        "ax": tail[0],
+        "ay": tail[1],
+        "xanchor": corner[0],
+        "yanchor": corner[1],
+        "align": corner[0],
+        "text": text,
+        "showarrow": True,
+        "arrowhead": 0,
+        "arrowwidth": 1,
+        "arrowcolor": GAP_COLOR,
+        "font": {"size": 11},
+    }
 
 
 def operator_roofline(ops: pd.DataFrame, roof: dict, title: str) -> go.Figure:
@@ -445,16 +428,20 @@ def operator_roofline(ops: pd.DataFrame, roof: dict, title: str) -> go.Figure:
     traces = [*_roof_traces(roof=roof, x_lo=x_lo, x_hi=x_hi, classes=classes), *_step_traces(steps)]
     traces += _operator_traces(points)
     ys = [float(v) for t in traces for v in t["y"]]
+    # a fixed y range (Plotly's autorange would take in the labels, at a range that changes
+    # with the chart's width): the data, and a tenth of a decade either side
+    y_range = (min(ys) / 10**0.1, max(ys) * 10**0.1)
     layout = {
         "title": wrap_title(html.escape(title)),
         "height": 600,
         "xaxis": log_axis(_("Arithmetic intensity (FLOP/byte)"), [x_lo, x_hi])
         | {"range": np.log10([x_lo, x_hi]).tolist()},
-        "yaxis": log_axis(_("Performance per device (TFLOP/s)"), ys),
+        "yaxis": log_axis(_("Performance per device (TFLOP/s)"), ys)
+        | {"range": np.log10(y_range).tolist()},
         "legend": legend_below(),
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
         "hovermode": "closest",
-        "annotations": _labels(points, steps, (x_lo, x_hi)),
+        "annotations": _labels(points, steps, x_range=(x_lo, x_hi), y_range=y_range),
     }
     return go.Figure(data=traces, layout=layout, _validate=False)  # dicts; tests validate
 
