@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from engine.catalog.units import UnitError, quantity, to_si
+from engine.catalog.units import UnitError, tidy, to_si
 
 NONE = "none"
 MAX_TEXT = 300
@@ -186,5 +186,4 @@ def capacity_text(value: object) -> str:
     """The capacity as the catalogue states it, tidied ("80GiB" -> "80 GiB"); "" for a number."""
     if not isinstance(value, str):
         return ""
-    q = quantity(value.strip())  # already read once by the caller, so it parses
-    return f"{q.magnitude:g} {q.units:~}"
+    return tidy(value)  # already read once by the caller, so it parses
