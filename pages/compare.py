@@ -178,7 +178,7 @@ with section:
         )
     )
     csv_name = f"compare_{model_id}_{len(hw_ids)}hw_{precision}.csv"
-    download_csv(raw.assign(profile=label), csv_name, "compare_csv", lazy=True)
+    download_csv(raw.assign(profile=label), csv_name, "compare_csv")
 frame.share_link("compare", query)
 sources = " · ".join(frame.source_md(h.name, h.source) for h in chosen.values())
 st.caption(

@@ -122,7 +122,6 @@ if opened["table"] is not None:
             filename=name,
             key="ops_csv",
             label=_("Download operators CSV"),
-            lazy=True,
         )
 if opened["curves"] is not None:
     with opened["curves"]:
@@ -143,7 +142,7 @@ if opened["curves"] is not None:
             st.plotly_chart(fl.memory_figure(df, now, "input"), key="decode_memory", config=png)
             st.dataframe(sv.curve_table(df), key="decode_table", hide_index=True)
             name = sv.file_name("serve", r, hw_id)
-            download_csv(sv.curve_csv(df, band), name, "decode_csv", lazy=True)
+            download_csv(sv.curve_csv(df, band), name, "decode_csv")
 if opened["sensitivity"] is not None:
     with opened["sensitivity"]:
         stem = sv.file_name("sensitivity", r, hw_id).removesuffix(".csv")

@@ -103,7 +103,7 @@ title = _("Roofline: {hardware}, {precision}").format(hardware=hw.name, precisio
 figure = roofline_figure(points, roofs, overrides["flop_convention"], title=title)
 st.plotly_chart(figure, key="solve_roofline")
 csv_name = f"roofline_{model_id}_{hw_id}_b{batch}_{precision}.csv"
-download_csv(row.assign(profile=label), csv_name, "solve_csv", lazy=True)
+download_csv(row.assign(profile=label), csv_name, "solve_csv")
 # the rest waits for a click: drawn, and computed, only while open (the first chart sooner)
 table = frame.lazy_expander(_(sv.TABLE), frame.section_key(PAGE, "table"))
 if table is not None:

@@ -130,7 +130,7 @@ st.caption(
         note=note
     )
 )
-download_csv(raw, f"sweep_{model_id}_{hw_id}_{precision}.csv", "sweep_csv", lazy=True)
+download_csv(raw, f"sweep_{model_id}_{hw_id}_{precision}.csv", "sweep_csv")
 frame.share_link("sweep", query)
 st.caption(
     _(

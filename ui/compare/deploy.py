@@ -281,7 +281,7 @@ def show(model, deps, refused, cat, *, csv_name: str, profile, changed, **run) -
     st.caption(caption(df, run["tokens"], pk.describe(profile, changed)))
     st.caption(plain(bands.sentence(note, _("Every deployment's figures"))))
     csv = bands.with_columns(csv_table(df, pk.label(profile, changed)), note, off)
-    download_csv(csv, csv_name, "compare_deploy_csv", lazy=True)
+    download_csv(csv, csv_name, "compare_deploy_csv")
     st.subheader(_("One accelerator each"))
 
 

@@ -136,7 +136,6 @@ def tables(grid, pts, r, m, band, names: tuple[str, str, object]) -> None:
         filename=lv.file_name(kind="curve", d=d, hw_id=hw_id, model_id=model_id),
         key="load_curve_csv",
         label=_("Download the curve CSV"),
-        lazy=True,
     )
     if pts is not None and len(pts):
         st.subheader(_("Simulated rates"))
@@ -146,7 +145,6 @@ def tables(grid, pts, r, m, band, names: tuple[str, str, object]) -> None:
             filename=lv.file_name(kind="rates", d=d, hw_id=hw_id, model_id=model_id),
             key="load_points_csv",
             label=_("Download the simulated rates CSV"),
-            lazy=True,
         )
     if m is not None and m.tried:
         st.subheader(_("Max-rate search: the rates tried"))
@@ -157,7 +155,6 @@ def tables(grid, pts, r, m, band, names: tuple[str, str, object]) -> None:
             filename=lv.file_name(kind="search", d=d, hw_id=hw_id, model_id=model_id),
             key="load_search_csv",
             label=_("Download the search CSV"),
-            lazy=True,
         )
     run_tables(r, band, names)
 
@@ -176,7 +173,6 @@ def run_tables(r, band, names: tuple[str, str, object]) -> None:
             filename=lv.file_name(kind="requests", d=d, hw_id=hw_id, model_id=model_id),
             key="load_requests_csv",
             label=_("Download the run's requests CSV"),
-            lazy=True,
         )
         series = lv.csv_frame(lv.series_frame(r), band)
         download_csv(
@@ -184,7 +180,6 @@ def run_tables(r, band, names: tuple[str, str, object]) -> None:
             filename=lv.file_name(kind="timeline", d=d, hw_id=hw_id, model_id=model_id),
             key="load_series_csv",
             label=_("Download the run's timeline CSV"),
-            lazy=True,
         )
 
 
@@ -202,7 +197,6 @@ def speculation(grid, plain_grid, band, names: tuple[str, str, object]) -> None:
         filename=lv.file_name(kind="speculation", d=d, hw_id=hw_id, model_id=model_id),
         key="load_spec_csv",
         label=_("Download the speculation CSV"),
-        lazy=True,
     )
 
 

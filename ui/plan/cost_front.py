@@ -72,4 +72,4 @@ def section(box, table: pd.DataFrame, slo, names: dict[str, str], title: str) ->
         hide_index=True,
     )
     with box:
-        download_csv(rows, "plan_cost_latency_front.csv", "plan_cost_front_csv", lazy=True)
+        download_csv(rows, "plan_cost_latency_front.csv", "plan_cost_front_csv")

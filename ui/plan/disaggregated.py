@@ -207,5 +207,4 @@ def section(cat, key: tuple, a: Ask, names: Mapping[str, str], band, best_aggreg
         csv_frame(table, band),
         filename=f"plan_disaggregated_{a.model_id}_{len(table)}pairs.csv",
         key="plan_disagg_csv",
-        lazy=True,
     )

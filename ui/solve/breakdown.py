@@ -129,7 +129,6 @@ def show_operators(sc: Scenario) -> None:
         filename=name,
         key="solve_ops_csv",
         label=_("Download the operators (CSV)"),
-        lazy=True,
     )
 
 
@@ -155,5 +154,4 @@ def show_layers(sc: Scenario) -> None:
         filename=name,
         key="solve_layers_csv",
         label=_("Download the layers (CSV)"),
-        lazy=True,
     )

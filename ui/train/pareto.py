@@ -137,4 +137,4 @@ def section(link: Link, df: pd.DataFrame, title: str, file_name: str) -> None:
         front = table[table["pareto"]].sort_values(objectives[0], kind="stable")
         st.dataframe(tv.table(front, tv.RANKED), key="train_pareto_table", hide_index=True)
     label = _("Download the Pareto CSV")
-    download_csv(table, file_name, "train_pareto_csv", label=label, lazy=True)
+    download_csv(table, file_name, "train_pareto_csv", label=label)

@@ -152,7 +152,6 @@ def tables(df, best, ops, profile, show_rejected: bool, names: tuple) -> None:
         filename=tv.file_name(kind="ranked", s=s, model_id=model_id, hw_id=hw_id),
         key="train_csv",
         label=_("Download the ranked configurations CSV"),
-        lazy=True,
     )
     rejected = df[df["reason"].notna()]
     if show_rejected and len(rejected):
@@ -164,7 +163,6 @@ def tables(df, best, ops, profile, show_rejected: bool, names: tuple) -> None:
             filename=tv.file_name(kind="rejected", s=s, model_id=model_id, hw_id=hw_id),
             key="train_rejected_csv",
             label=_("Download the rejected configurations CSV"),
-            lazy=True,
         )
     if len(best):
         st.subheader(_("Scaling: the best configuration per GPU count"))
@@ -174,7 +172,6 @@ def tables(df, best, ops, profile, show_rejected: bool, names: tuple) -> None:
             filename=tv.file_name(kind="scaling", s=s, model_id=model_id, hw_id=hw_id),
             key="train_scaling_csv",
             label=_("Download the scaling CSV"),
-            lazy=True,
         )
     if ops is not None:
         st.subheader(_("Operators of a micro-batch"))
@@ -184,7 +181,6 @@ def tables(df, best, ops, profile, show_rejected: bool, names: tuple) -> None:
             filename=tv.file_name(kind="operators", s=s, model_id=model_id, hw_id=hw_id),
             key="train_ops_csv",
             label=_("Download the operators CSV"),
-            lazy=True,
         )
 
 

@@ -143,7 +143,7 @@ def section(
             "flagged, not slowed)."
         ).format(step=pct(step))
     )
-    download_csv(sens.frame(), f"{file_stem}_sensitivity.csv", "sens_csv", lazy=True)
+    download_csv(sens.frame(), f"{file_stem}_sensitivity.csv", "sens_csv")
     st.markdown(
         _(
             "**Inverse roofline**: the smallest figures for an ITL (TPOT) of {target}, each alone."
@@ -159,4 +159,4 @@ def section(
             "the weights and the KV cache."
         ).format(tpot=fmt(syn.baseline * 1e-3, "s"))
     )
-    download_csv(syn.frame(), f"{file_stem}_synthesis.csv", "synth_csv", lazy=True)
+    download_csv(syn.frame(), f"{file_stem}_synthesis.csv", "synth_csv")
