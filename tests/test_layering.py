@@ -463,3 +463,33 @@ def test_the_download_check_catches_a_button_that_reruns():
     bad = ast.parse('st.download_button("CSV", data, key="k")\nst.download_button("x", d)')
     good = ast.parse('st.download_button("CSV", data, key="k", on_click=NO_RERUN)')
     assert download_buttons_that_rerun(bad) == [1, 2] and not download_buttons_that_rerun(good)
+
+
+def bare_expressions(tree: ast.AST) -> list[int]:
+    """Lines of expression statements Streamlit's "magic" would have drawn (not a call, a
+    docstring, a yield or an await): with magic off (.streamlit/config.toml) they show nothing."""
+    quiet = ast.Call | ast.Yield | ast.YieldFrom | ast.Await
+    lines = []
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)  # a statement list (a lambda's body is one expression)
+        for i, n in enumerate(body if isinstance(body, list) else []):
+            if not isinstance(n, ast.Expr) or isinstance(n.value, quiet):
+                continue
+            text = isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+            if not (text and i == 0 and isinstance(node, ast.Module | ast.FunctionDef)):
+                lines.append(n.lineno)
+    return lines
+
+
+@pytest.mark.parametrize(
+    "path", [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))], ids=_rel
+)
+def test_no_page_draws_by_magic(path):
+    assert "magicEnabled = false" in (ROOT / ".streamlit" / "config.toml").read_text()
+    assert not bare_expressions(ast.parse(path.read_text())), _rel(path)
+
+
+def test_the_magic_check_catches_a_bare_expression():
+    bad = ast.parse('"""Doc."""\ndf\nx == 1\n"text"\nif x:\n    total\n')
+    good = ast.parse('"""Doc."""\nst.write(df)\n\ndef f():\n    """Doc."""\n    yield 1\n')
+    assert bare_expressions(bad) == [2, 3, 4, 6] and not bare_expressions(good)
