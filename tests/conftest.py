@@ -21,12 +21,15 @@ without the browser tests); the modules pass with warm caches in file order and 
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import settings
 from xdist.scheduler import LoadScopeScheduling
@@ -51,6 +54,7 @@ __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",
     "ROOT",
+    "chart_spec",
     "free_port",
     "metric",
     "page_links",
@@ -222,6 +226,25 @@ def open_section(page, title: str, timeout_ms: int = 60_000) -> None:
         wait_until(page, lambda: details.get_attribute("open") is not None, 5_000)
         if details.get_attribute("open") is not None:
             return
+
+
+def typed_arrays_as_lists(value):
+    """A figure's JSON with plotly's typed arrays (`{"dtype": "f8", "bdata": base64}`, what a
+    numpy column becomes) read back as lists of numbers, everything else as it is."""
+    if isinstance(value, dict) and set(value) >= {"dtype", "bdata"}:
+        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = value.get("shape")
+        return flat.reshape([int(n) for n in str(shape).split(",")] if shape else -1).tolist()
+    if isinstance(value, dict):
+        return {k: typed_arrays_as_lists(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [typed_arrays_as_lists(v) for v in value]
+    return value
+
+
+def chart_spec(chart) -> dict:
+    """An AppTest plotly_chart's figure (its JSON), typed arrays as lists."""
+    return typed_arrays_as_lists(json.loads(chart.proto.spec))
 
 
 def metric(page, label: str) -> str:

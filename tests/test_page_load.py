@@ -5,7 +5,6 @@ browser routes it. Every expected number comes from the engine (`engine.serve_lo
 
 from __future__ import annotations
 
-import json
 import time
 from urllib.parse import parse_qs
 
@@ -13,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import engine
-from tests.conftest import ROOT
+from tests.conftest import ROOT, chart_spec
 from ui.core.frame import section_key
 from ui.load import link as ll
 from ui.load import run as lr
@@ -51,7 +50,7 @@ def cards(at: AppTest) -> dict[str, str]:
 
 
 def charts(at: AppTest) -> dict[str, dict]:
-    return {c.proto.id.split("-")[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    return {c.proto.id.split("-")[-1]: chart_spec(c) for c in at.get("plotly_chart")}
 
 
 def url(at: AppTest, key: str) -> str:
