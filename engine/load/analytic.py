@@ -178,10 +178,16 @@ class Mix(NamedTuple):
     times: tuple  # a step carrying k = 0 … KMAX + 1 chunks
 
 
-def mix(f: Folded, lim: Limits, m, pi, c, n_in, n_out) -> Mix:
-    """Steps carry K ~ Poisson(π') chunks of c tokens, at most the budget the m decoders leave
-    (the mass beyond KMAX put at KMAX). What a full step cannot carry waits for the next, so
-    π' ≥ π is raised until the steps carry π·c prompt tokens on average."""
+class Steps(NamedTuple):
+    """What a step takes with k = 0 … KMAX + 1 chunks of c tokens beside m decoders."""
+
+    times: tuple  # seconds, per k
+    tokens: tuple  # prompt tokens carried, per k (at most the budget the decoders leave)
+
+
+def step_times(f: Folded, lim: Limits, m, c, n_in, n_out) -> Steps:
+    """The steps of m decoders carrying k = 0 … KMAX + 1 chunks of c tokens (at most the budget
+    the m decoders leave)."""
     room = np.maximum(lim.tokens - m, 1.0)
     kk = keys(f=f, n_in=n_in, n_out=n_out, chunk=c, cached=lim.cached)
     k = np.arange(KMAX + 2.0)  # chunks per step, along a new leading axis
@@ -200,9 +206,16 @@ def mix(f: Folded, lim: Limits, m, pi, c, n_in, n_out) -> Mix:
         k=kk,
     )
     times = [first, *np.broadcast_to(rest, (KMAX + 1, *np.shape(first)))]
-    tokens = list(tokens)
     if lim.spec is not None:  # a step without prompt chunks: a token step of speculative passes
         times[0] = spec_step_s(f=f, lim=lim, m=m, k=kk)
+    return Steps(times=tuple(times), tokens=tuple(tokens))
+
+
+def mixed(steps: Steps, pi, c) -> Mix:
+    """Steps carrying K ~ Poisson(π') chunks (the mass beyond KMAX put at KMAX). What a full
+    step cannot carry waits for the next, so π' ≥ π is raised until the steps carry π·c prompt
+    tokens on average."""
+    times, tokens = steps
     target = pi * c
     lam = pi
     for _ in range(6):  # spill: raise π' until E[carried tokens] = π·c
@@ -214,7 +227,13 @@ def mix(f: Folded, lim: Limits, m, pi, c, n_in, n_out) -> Mix:
     mean = sum(p * t for p, t in zip(probs, times, strict=False))
     second = sum(p * t**2 for p, t in zip(probs, times, strict=False))
     own = sum(p * t for p, t in zip(probs, times[1:], strict=False))
-    return Mix(mean=mean, second=second, decode=times[0], own=own, times=tuple(times))
+    return Mix(mean=mean, second=second, decode=times[0], own=own, times=times)
+
+
+def mix(f: Folded, lim: Limits, m, pi, c, n_in, n_out) -> Mix:
+    """Steps carry K ~ Poisson(π') chunks of c tokens beside m decoders (`step_times`,
+    `mixed`)."""
+    return mixed(step_times(f=f, lim=lim, m=m, c=c, n_in=n_in, n_out=n_out), pi=pi, c=c)
 
 
 def own_step(steps: Mix, others) -> object:
@@ -276,11 +295,16 @@ def capacity(f: Folded, lim: Limits, n_in, n_out) -> dict:
 def _open_tau(f, lim, rate, n_in, n_out, hi):
     """The smallest fixed point τ of the open loop's mean step, by bisection on [0, hi]."""
     d = np.maximum(n_out - 1.0, 0.0)
+    last: dict = {}  # the steps of the last m tried: a prefill worker's (O = 1) m is always 0
 
     def mean_step(tau):
         m = rate * d * tau
-        c, q = _chunk(lim, m, n_in)
-        return mix(f=f, lim=lim, m=m, pi=rate * tau * q, c=c, n_in=n_in, n_out=n_out).mean
+        if "m" not in last or not np.array_equal(last["m"], m):
+            c, q = _chunk(lim, m, n_in)
+            steps = step_times(f=f, lim=lim, m=m, c=c, n_in=n_in, n_out=n_out)
+            last.update(m=m, c=c, q=q, steps=steps)
+        c, q = last["c"], last["q"]
+        return mixed(last["steps"], pi=rate * tau * q, c=c).mean
 
     lo = mean_step(np.zeros_like(hi))  # F(0) ≤ the smallest fixed point
     top = np.maximum(hi, lo)
