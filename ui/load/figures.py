@@ -46,8 +46,11 @@ def band_words(band_pct: float | None, profile: str) -> str:
     )
 
 
-def _stable(curve: pd.DataFrame) -> pd.DataFrame:
-    return curve[curve["stable"].astype(bool) & curve["fits_in_memory"].astype(bool)]
+def _stable(curve: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """`columns` of the curve's steady rates (stable, fitting in memory); only those columns
+    are copied (the curve carries its text columns too)."""
+    keep = (curve["stable"].astype(bool) & curve["fits_in_memory"].astype(bool)).to_numpy()
+    return curve[columns][keep]
 
 
 def _vline(x: float, color: str, dash: str, name: str, y: tuple) -> dict:
@@ -130,7 +133,7 @@ def latency_figure(
     """p50 / p90 / p99 of TTFT or TPOT (ms, log axis) against the open-loop rate: the fast path
     as lines, the simulator as markers, the SLO line, the knee and saturation marked."""
     title, stats = LATENCY[metric]
-    ok = _stable(curve)
+    ok = _stable(curve, ["rate_per_s", *dict.fromkeys(f"{metric}_ms_{s}" for s in ("p50", *stats))])
     x = ok["rate_per_s"].to_numpy(dtype=float)
     traces, ys = [], []
     if band_pct is not None and len(ok):
@@ -203,8 +206,8 @@ def _measured(points: pd.DataFrame | None) -> pd.DataFrame | None:
 def _band(x, lo, hi, name: str) -> dict:
     return {
         "type": "scatter",
-        "x": [*x, *x[::-1]],
-        "y": [*hi, *lo[::-1]],
+        "x": np.concatenate([x, x[::-1]]),
+        "y": np.concatenate([hi, lo[::-1]]),
         "fill": "toself",
         "fillcolor": BAND_FILL,
         "line": {"width": 0},
@@ -272,7 +275,7 @@ def throughput_figure(
     """Completed requests/s and goodput (requests/s meeting every SLO) against the offered
     open-loop rate: the fast path's throughput up to saturation, the simulator's throughput and
     goodput at each checked rate (past saturation too: a throughput that stops rising)."""
-    ok = _stable(curve)
+    ok = _stable(curve, ["rate_per_s", "requests_per_s", "output_tokens_per_s"])
     x = ok["rate_per_s"].to_numpy(dtype=float)
     y = ok["requests_per_s"].to_numpy(dtype=float)
     tokens = fmt_all(ok["output_tokens_per_s"].to_numpy(dtype=float), "tokens/s")
