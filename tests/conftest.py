@@ -27,7 +27,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +47,9 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
 ROOT = Path(__file__).resolve().parent.parent
+SKIP_DIRS = frozenset(  # folders no project file lives in
+    {".venv", ".git", "node_modules", "__pycache__", ".hypothesis", ".pytest_cache"}
+)
 # Property tests check results, not speed (speed is measured in bench/): no per-example
 # deadline, so a busy 2-core CI machine cannot fail them on timing.
 settings.register_profile("repo", deadline=None)
@@ -55,10 +58,12 @@ __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",
     "ROOT",
+    "SKIP_DIRS",
     "chart_spec",
     "free_port",
     "metric",
     "page_links",
+    "repo_files",
     "start_server",
     "stop_server",
 ]
@@ -237,6 +242,21 @@ def open_section(page, title: str, timeout_ms: int = 60_000) -> None:
         wait_until(page, lambda: details.get_attribute("open") is not None, 5_000)
         if details.get_attribute("open") is not None:
             return
+
+
+def repo_files(suffixes: Collection[str], names: Collection[str] = ()) -> list[Path]:
+    """The project's files ending in one of `suffixes` or named one of `names`, sorted, not
+    looking inside the virtualenv, caches or git internals (SKIP_DIRS) at all: walking the
+    virtualenv's files and dropping them after took 2 s of each worker's collection."""
+    found = []
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+        found += [
+            Path(folder, name)
+            for name in files
+            if name in names or any(name.endswith(suffix) for suffix in suffixes)
+        ]
+    return sorted(found)
 
 
 def typed_arrays_as_lists(value):

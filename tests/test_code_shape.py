@@ -20,17 +20,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import repo_files
+
 ROOT = Path(__file__).resolve().parent.parent
-SKIP_DIRS = {".venv", ".git", "node_modules", "__pycache__", ".hypothesis", ".pytest_cache"}
 MAX_FMT_SKIPS = 20
 MAX_POSITIONAL = 3
 MAX_FUNCTION_LINES = 100
 
 
 def python_files() -> list[Path]:
-    return sorted(
-        p for p in ROOT.rglob("*.py") if not SKIP_DIRS & set(p.relative_to(ROOT).parts[:-1])
-    )
+    return repo_files(suffixes=(".py",))
 
 
 FILES = python_files()

@@ -23,12 +23,12 @@ from pathlib import Path
 import pytest
 
 import engine
+from tests.conftest import repo_files
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE_FILES = sorted((ROOT / "engine").rglob("*.py"))
 UI_FILES = sorted([*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py"), ROOT / "app.py"])
 BENCH_FILES = sorted((ROOT / "bench").glob("*.py"))
-SKIP_DIRS = {".venv", ".git", "node_modules", "__pycache__", ".hypothesis", ".pytest_cache"}
 
 
 def _imported_modules(tree: ast.AST) -> list[str]:
@@ -427,9 +427,7 @@ def test_bench_never_imports_tests(path):
 
 def python_files() -> list[Path]:
     """Every Python file of the project (not the virtualenv, caches or git internals)."""
-    return sorted(
-        p for p in ROOT.rglob("*.py") if not SKIP_DIRS & set(p.relative_to(ROOT).parts[:-1])
-    )
+    return repo_files(suffixes=(".py",))
 
 
 def test_file_lists_are_what_they_say():

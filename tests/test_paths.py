@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import repo_files
+
 ROOT = Path(__file__).resolve().parent.parent
-SKIP_DIRS = {".venv", ".git", "node_modules", "__pycache__", ".hypothesis", ".pytest_cache"}
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".cfg", ".sh", ".yml", ".yaml", ".json", ".txt"}
 TEXT_NAMES = {"Dockerfile", "run"}  # run: .ci/run, the CI entry point (a shell script)
 TOP_FOLDERS = (
@@ -48,14 +49,8 @@ CREATED = {  # named by the docs as what the reader makes, so not in a clone
 
 def text_files() -> list[Path]:
     """The repo's text files (not the virtualenv, caches, git internals or binaries)."""
-    return sorted(
-        p
-        for p in ROOT.rglob("*")
-        if not SKIP_DIRS & set(p.relative_to(ROOT).parts[:-1])
-        and p.is_file()
-        and not p.is_symlink()
-        and (p.suffix in TEXT_SUFFIXES or p.name in TEXT_NAMES)
-    )
+    files = repo_files(suffixes=TEXT_SUFFIXES, names=TEXT_NAMES)
+    return [p for p in files if not p.is_symlink()]
 
 
 def named_paths(text: str) -> list[tuple[int, str]]:
