@@ -152,36 +152,48 @@ def all_reduce_algorithm(nbytes, devices, fabric: Fabric, xp):
     """The index in ALGORITHMS of the all-reduce the stacks run (module docstring): the
     custom one-shot or two-shot inside a peer-to-peer domain up to 8 MiB, else NCCL's
     NVLS or ring inside the domain, or ring or tree across nodes (the faster)."""
+    times = _nccl_times(nbytes, devices, fabric, xp=xp)
+    return _pick(nbytes=nbytes, devices=devices, fabric=fabric, nccl_times=times, xp=xp)
+
+
+def _nccl_times(nbytes, devices, fabric: Fabric, xp) -> tuple:
+    """NCCL's candidates: (ring inside the domain, NVLS, ring across nodes, tree)."""
+    bw, lat = fabric.link_bw, fabric.link_lat
+    return (
+        ring_all_reduce_s(nbytes=nbytes, devices=devices, bandwidth=bw, latency=lat),
+        nvls_all_reduce_s(nbytes, bw, lat),
+        spanning_ring_all_reduce_s(nbytes, devices, fabric, xp=xp),
+        tree_all_reduce_s(nbytes, devices, fabric, xp=xp),
+    )
+
+
+def _pick(nbytes, devices, fabric: Fabric, nccl_times: tuple, xp):
+    """`all_reduce_algorithm` given NCCL's candidates' times (`_nccl_times`)."""
+    ring, nvls, spanning, tree = nccl_times
     inside = devices <= fabric.domain
     custom = inside & fabric.peer & (nbytes <= CUSTOM_ALL_REDUCE_MAX_BYTES)
     small = nbytes < xp.where(devices <= 4.0, ONE_SHOT_MAX_BYTES[0], ONE_SHOT_MAX_BYTES[1])
     one = custom & (devices <= ONE_SHOT_MAX_DEVICES) & ((devices <= 2.0) | small)
-    bw, lat = fabric.link_bw, fabric.link_lat
-    ring = ring_all_reduce_s(nbytes=nbytes, devices=devices, bandwidth=bw, latency=lat)
-    nvls = nvls_all_reduce_s(nbytes, bw, lat)
     nccl = xp.where(fabric.switch & (nvls < ring), 3, 0)
-    spanning = spanning_ring_all_reduce_s(nbytes, devices, fabric, xp=xp)
-    tree = tree_all_reduce_s(nbytes, devices, fabric, xp=xp)
     across = xp.where(tree < spanning, 4, 0)
     return xp.where(one, 2, xp.where(custom, 1, xp.where(inside, nccl, across)))
 
 
 def all_reduce_s(nbytes, devices, fabric: Fabric, xp):
     """Seconds of the all-reduce of `nbytes` per device over `devices` that the stacks run
-    (`all_reduce_algorithm`); 0 for one device."""
+    (`all_reduce_algorithm`); 0 for one device. Each candidate is priced once, for the choice
+    and for the time."""
     bw, lat = fabric.link_bw, fabric.link_lat
+    nccl = _nccl_times(nbytes, devices, fabric, xp=xp)
+    ring, nvls, spanning, tree = nccl
     times = (
-        xp.where(
-            devices <= fabric.domain,
-            ring_all_reduce_s(nbytes=nbytes, devices=devices, bandwidth=bw, latency=lat),
-            spanning_ring_all_reduce_s(nbytes, devices, fabric, xp=xp),
-        ),
+        xp.where(devices <= fabric.domain, ring, spanning),
         two_shot_all_reduce_s(nbytes=nbytes, devices=devices, bandwidth=bw, latency=lat),
         one_shot_all_reduce_s(nbytes=nbytes, devices=devices, bandwidth=bw, latency=lat),
-        nvls_all_reduce_s(nbytes, bw, lat),
-        tree_all_reduce_s(nbytes, devices, fabric, xp=xp),
+        nvls,
+        tree,
     )
-    pick = all_reduce_algorithm(nbytes, devices, fabric, xp=xp)
+    pick = _pick(nbytes=nbytes, devices=devices, fabric=fabric, nccl_times=nccl, xp=xp)
     t = times[0]
     for index, time in enumerate(times[1:], 1):
         t = xp.where(pick == index, time, t)
