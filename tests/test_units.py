@@ -81,6 +81,8 @@ def test_any_number_of_twelve_digits_converts_as_pint_does(
         "5 GB/s/s",
         "5 terabyte/s",
         "5 Gb/s",  # not a spelling of the table (pint reads b as a barn)
+        "٣ GB",  # an Arabic-Indic digit: Python's float reads it, pint does not
+        "5\u2003GB",  # an em space
         ". GB",
         "GB",
         "",

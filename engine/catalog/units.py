@@ -52,13 +52,13 @@ PLAIN = (
     | {"W": ("W", 1.0), "kW": ("W", 1e3), "MW": ("W", 1e6)}
     | {"s": ("s", 1.0), "ms": ("s", 1e-3), "us": ("s", 1e-6), "µs": ("s", 1e-6), "ns": ("s", 1e-9)}
 )
-# an unsigned decimal of at most 12 significant digits and a small exponent, then a spelling
-_PLAIN = re.compile(r"(\d*\.?\d*)(?:[eE]([-+]?\d{1,2}))?\s*(\S+)")
+# an unsigned decimal (ASCII digits) with at most a two-digit exponent, then a spelling
+_PLAIN = re.compile(r"(\d*\.?\d*)(?:[eE]([-+]?\d{1,2}))?\s*(\S+)", re.ASCII)
 
 
 def plain(text: str) -> tuple[float, str] | None:
-    """("80", "GiB") read from "80GiB" or "80 GiB" as (80.0, "GiB") when the text is a number of
-    at most 12 significant digits and a spelling in PLAIN; None for anything else."""
+    """(80.0, "GiB") from "80GiB" or "80 GiB": the number and its spelling, when the number has
+    at most 12 significant digits and the spelling is in PLAIN; None for anything else."""
     match = _PLAIN.fullmatch(text.strip())
     if match is None or match[3] not in PLAIN:
         return None
