@@ -58,7 +58,6 @@ __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",
     "ROOT",
-    "SKIP_DIRS",
     "chart_spec",
     "free_port",
     "metric",

@@ -21,11 +21,11 @@ Anything else made of two letters or more is an English word on a Chinese page.
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections.abc import Iterable
 
 import engine
+from tests.conftest import chart_spec
 
 UNITS = {  # units and symbols, the same in every language
     *(
@@ -195,7 +195,7 @@ def shown_texts(at) -> list[tuple[str, str]]:
         out += [("table cell", v) for v in frame.to_numpy().ravel() if isinstance(v, str)]
     for chart in at.get("plotly_chart"):
         where = "chart " + chart.proto.id.split("-")[-1]
-        out += [(where, t) for t in _figure_texts(json.loads(chart.proto.spec))]
+        out += [(where, t) for t in _figure_texts(chart_spec(chart))]
     return [(where, text) for where, text in out if text]
 
 

@@ -4,7 +4,6 @@ the CSVs, and say when the scenario leaves the profile's calibrated ground."""
 
 import base64
 import io
-import json
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import engine
+from tests.conftest import chart_spec
 from ui.charts import bands
 from ui.compare import deploy
 from ui.compare.deployments import read_deployments
@@ -41,7 +41,7 @@ def said(at: AppTest) -> str:
 
 
 def figure(at: AppTest, title: str) -> dict:
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    specs = [chart_spec(c) for c in at.get("plotly_chart")]
     return next(f for f in specs if title in str(f["layout"].get("title", {}).get("text", "")))
 
 

@@ -6,12 +6,11 @@ every number on them is the English run's (numbers are formatted before they are
 
 from __future__ import annotations
 
-import json
 import re
 
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, chart_spec
 
 CJK = re.compile(r"[\u3400-\u9fff]")
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -54,7 +53,7 @@ def cells(table) -> list[list]:
 
 
 def charts(at: AppTest) -> dict[str, dict]:
-    return {c.proto.id.split("-")[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    return {c.proto.id.split("-")[-1]: chart_spec(c) for c in at.get("plotly_chart")}
 
 
 def data(fig: dict) -> list:

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.conftest import chart_spec
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -50,7 +52,7 @@ def test_accuracy_in_chinese_has_the_same_mape_figures_as_in_english():
     profiles = zh.dataframe[-2].value
     assert {"配置档", "软件栈与版本", "调度器", "误差带"} <= set(profiles.columns)
     assert "measured_in_unit" in zh.dataframe[-1].value.columns  # the download's columns
-    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in zh.get("plotly_chart")]
+    titles = [chart_spec(c)["layout"]["title"]["text"] for c in zh.get("plotly_chart")]
     assert titles and all("配置档 trtllm" in t for t in titles)
     assert zh.selectbox(key="accuracy:profile").label == "配置档（推理服务软件栈、版本、调度器）"
     assert zh.query_params["lang"] in ("zh", ["zh"])

@@ -2,13 +2,13 @@
 chosen profile's errors in and out of sample side by side, honest fits with their warnings,
 what file to upload, the training profile, and links that carry a fitted profile's band."""
 
-import json
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import engine
+from tests.conftest import chart_spec
 from ui.core.profiles import profile_from_query
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,7 +35,7 @@ def metric(at: AppTest, label: str) -> str:
 
 
 def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return [chart_spec(c) for c in at.get("plotly_chart")]
 
 
 def test_default_page_shows_the_current_trtllm_profile_on_the_shipped_measurements():

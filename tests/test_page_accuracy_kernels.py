@@ -5,13 +5,13 @@ the link carries the three picks; English and Chinese."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import engine
+from tests.conftest import chart_spec
 from ui.accuracy import kernel_curves as kc
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +31,7 @@ def param(at: AppTest, key: str) -> str | None:
 
 
 def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return [chart_spec(c) for c in at.get("plotly_chart")]
 
 
 def test_the_section_draws_h100_gemm_curves_by_default():

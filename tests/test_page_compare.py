@@ -3,7 +3,6 @@ checked against engine.sweep and engine.crossover_batch, never hard-coded."""
 
 import base64
 import io
-import json
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +12,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import engine
+from tests.conftest import chart_spec
 from ui.links import custom
 from ui.words.format import fmt
 
@@ -39,7 +39,7 @@ def tables(at: AppTest) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 
 
 def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return [chart_spec(c) for c in at.get("plotly_chart")]
 
 
 def arr(value) -> np.ndarray:

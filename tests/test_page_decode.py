@@ -6,13 +6,11 @@ the page's builders format it; the page is opened from the entry file, as a brow
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import engine
-from tests.conftest import ROOT
+from tests.conftest import ROOT, chart_spec
 from ui.core.frame import section_key
 from ui.decode import figures as fl
 from ui.decode import link as dl
@@ -61,7 +59,7 @@ def assert_cards(at: AppTest, r: dict) -> None:
 
 
 def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return [chart_spec(c) for c in at.get("plotly_chart")]
 
 
 def test_default_run_shows_the_serving_models_numbers():

@@ -4,13 +4,11 @@ the elasticity table and its CSV, and the synthesis of the ITL target, all from 
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import engine
-from tests.conftest import ROOT
+from tests.conftest import ROOT, chart_spec
 from ui.core.frame import section_key
 from ui.widgets import sensitivity as ds
 from ui.words.format import fmt, sig
@@ -48,9 +46,9 @@ def test_the_section_shows_the_engines_elasticities_and_synthesis():
     req = engine.Batch(input_tokens=1024, output_tokens=256)
     sens = engine.sensitivity(d, req)
     tornado = next(
-        json.loads(c.proto.spec)
+        chart_spec(c)
         for c in at.get("plotly_chart")
-        if "change when each figure moves" in json.loads(c.proto.spec)["layout"]["title"]["text"]
+        if "change when each figure moves" in chart_spec(c)["layout"]["title"]["text"]
     )
     # the largest bar is on top (plotly draws the last category highest): memory bandwidth
     assert tornado["data"][0]["y"][-1] == "Memory bandwidth"

@@ -5,10 +5,10 @@ the SLOs applied as limits, drawn with the dominated points faded."""
 from __future__ import annotations
 
 import base64
-import json
 
 import numpy as np
 
+from tests.conftest import chart_spec
 from tests.test_page_plan import MUST_SHOW, open_page
 
 
@@ -22,7 +22,7 @@ def values(data) -> np.ndarray:
 def test_the_cost_latency_front_is_not_dominated_and_respects_the_slos():
     at = open_page(MUST_SHOW)
     chart = next(c for c in at.get("plotly_chart") if "Cost against TPOT" in c.proto.spec)
-    spec = json.loads(chart.proto.spec)
+    spec = chart_spec(chart)
     dominated, outside, front = spec["data"]
     assert front["name"] == "Pareto front" and outside["name"] == "outside the SLOs"
     assert dominated["marker"]["opacity"] < 1

@@ -10,6 +10,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import engine
+from tests.conftest import chart_spec
 from ui.core.frame import share_key
 from ui.solve.breakdown import DETAILS_KEY
 from ui.words.format import fmt
@@ -156,7 +157,7 @@ def test_bad_custom_accelerator_is_refused_with_the_field_named():
 
 def test_chart_is_a_log_log_roofline_with_the_gap():
     at = solve_page()
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    specs = [chart_spec(c) for c in at.get("plotly_chart")]
     roof = next(s for s in specs if s["layout"]["title"]["text"].startswith("Roofline"))
     names = [t["name"] for t in roof["data"]]
     assert "Fixed-overhead gap" in names and "Achieved (with overhead)" in names

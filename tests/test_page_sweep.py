@@ -3,7 +3,6 @@ share-link parameter. Numbers are checked against engine.sweep, never hard-coded
 
 import base64
 import io
-import json
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +14,7 @@ from hypothesis import strategies as hs
 from streamlit.testing.v1 import AppTest
 
 import engine
+from tests.conftest import chart_spec
 from ui.links import custom
 from ui.links.link_params import batches as batches_param
 from ui.words.format import MISSING, fmt
@@ -40,7 +40,7 @@ def metric(at: AppTest, label: str) -> str:
 
 
 def charts(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    return [chart_spec(c) for c in at.get("plotly_chart")]
 
 
 def trace(fig: dict, prefix: str) -> dict:

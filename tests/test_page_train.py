@@ -4,12 +4,10 @@ routes it. Every expected number comes from the engine (`engine.train_search`, `
 
 from __future__ import annotations
 
-import json
-
 from streamlit.testing.v1 import AppTest
 
 import engine
-from tests.conftest import ROOT
+from tests.conftest import ROOT, chart_spec
 from ui.train import run as tr
 from ui.words.format import fmt, pct
 
@@ -48,7 +46,7 @@ def cards(at: AppTest) -> dict[str, str]:
 
 
 def charts(at: AppTest) -> dict[str, dict]:
-    return {c.proto.id.split("-")[-1]: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    return {c.proto.id.split("-")[-1]: chart_spec(c) for c in at.get("plotly_chart")}
 
 
 def frame_with(at: AppTest, column: str):

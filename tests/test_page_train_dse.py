@@ -4,9 +4,8 @@ engine.pareto_table's, formatted as the page does; the inputs are share-link par
 
 from __future__ import annotations
 
-import json
-
 import engine
+from tests.conftest import chart_spec
 from tests.test_page_train import cards, open_page, text
 from ui.train import run as tr
 from ui.words.format import fmt, pct
@@ -71,7 +70,7 @@ def test_the_pareto_front_is_the_engines_and_limits_apply():
     words = " ".join(str(m.value) for m in at.markdown)
     assert f"**{front:,}** of the {len(table):,} configurations that fit are on the front" in words
     chart = next(c for c in at.get("plotly_chart") if "Pareto" in c.proto.spec)
-    spec = json.loads(chart.proto.spec)
+    spec = chart_spec(chart)
     names = [t["name"] for t in spec["data"]]
     assert names == ["dominated", "outside the limits", "Pareto front"]
     assert len(spec["data"][2]["customdata"]) == front
