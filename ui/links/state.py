@@ -1,12 +1,12 @@
 """Keep widgets, the session and the share link in step (Streamlit glue around ui.links.params).
 
 On a page's first run (and whenever a widget's state is missing) each widget is seeded from
-the URL if the URL holds a valid value, else from the value the user last chose on another page
-(so model and hardware follow the user between pages), else from the parameter's declared
-default. After the widgets run, `publish` writes the canonical link back into the URL, reading
-each widget's value from its session key `<page>:<name>` (the page passes only what it
-computed), so the address bar is always a link that reproduces the page, in the language it
-was shown in (`lang`, ui.words.i18n).
+the URL if the URL holds a valid value, else from the value the user last set on another page
+(so model and hardware follow the user between pages; another page's default never does),
+else from the parameter's declared default. After the widgets run, `publish` writes the
+canonical link back into the URL, reading each widget's value from its session key
+`<page>:<name>` (the page passes only what it computed), so the address bar is always a link
+that reproduces the page, in the language it was shown in (`lang`, ui.words.i18n).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ui.words.text import plain
 
 SHARED = "shared:"  # session-state prefix of values shared across pages
 NOTES = "notes:"  # session-state prefix: what a link's reader changed, per widget key
+CHOSEN = "chosen:"  # session-state prefix: a shared value the user set on this page (widget key)
 
 
 def raw_query() -> dict[str, list[str]]:
@@ -124,7 +125,31 @@ def publish(
     query = to_query(values, link.params) | i18n.link_value()  # `lang` unless English
     if dict(st.query_params) != query:
         st.query_params.from_dict(query)
-    for name in shared:  # None too: a default (or a switched-off custom spec) is shared
-        if name in values:
+    for name in shared:
+        if name in values and _chosen(link, name, values[name]):
             st.session_state[SHARED + name] = values[name]
     return query
+
+
+def _chosen(link: Link, name: str, value: object) -> bool:
+    """Whether the page's `value` of `name` is the user's to share with the other pages: it
+    differs from this page's own default, or it did once this session (then a value set back,
+    None for a custom spec switched off, is shared too). A page's default is never shared: the
+    tutorial's profile and assumptions, the defaults of Solve, do not become /decode's, /load's
+    or /plan's (whose defaults are the calibrated profile's) because Solve was opened first."""
+    if name not in link:
+        return True
+    key = CHOSEN + link.key(name)
+    if key not in st.session_state and not _same(link[name], value, link[name].default):
+        st.session_state[key] = True
+    return key in st.session_state
+
+
+def _same(p: Param, a: object, b: object) -> bool:
+    """`a` and `b` are the same value of `p` (compared as the link writes them)."""
+    if a is None or b is None:
+        return a is b
+    try:
+        return p.write(a) == p.write(b)
+    except (TypeError, ValueError):
+        return a == b
