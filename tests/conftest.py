@@ -183,14 +183,34 @@ def chromium():
         browser.close()
 
 
-@pytest.fixture(scope="module")
-def tab(chromium):
-    """An English browser tab reused by a module's tests from link to link: each `goto` is a
-    new page load and a new server session (a user opening the next link), with the app's
-    scripts already compiled (about half the time of a fresh browser context)."""
-    context = chromium.new_context(viewport={"width": 1440, "height": 2000}, locale="en-US")
+TAB_VIEWPORT = {"width": 1440, "height": 2000}
+
+
+@pytest.fixture(scope="session")
+def _worker_tab(chromium):
+    """The one English browser tab of this test worker (see `tab`)."""
+    context = chromium.new_context(viewport=TAB_VIEWPORT, locale="en-US")
     yield context.new_page()
     context.close()
+
+
+@pytest.fixture
+def tab(_worker_tab):
+    """An English browser tab at 1440 × 2000 px, light, reduced motion, Playwright's 30 s
+    timeouts: the worker's one tab, reused from test to test and module to module. Each `goto`
+    is a new page load and a new server session, as when a user opens the next link; what a
+    test set on the tab before (its size, its colour scheme, its timeouts) is set back here.
+
+    Measured on the two-core machines (whole machine's CPU, /solve): a fresh browser context
+    and its first page load take about 4.1 CPU s, a new tab in a used context 2.9, the next
+    link in a used tab 1.5 (1.6 more on a server the tab has not visited: another origin,
+    so the app's scripts are fetched and compiled again)."""
+    page = _worker_tab
+    page.set_viewport_size(TAB_VIEWPORT)
+    page.emulate_media(color_scheme="light", reduced_motion="reduce")
+    page.set_default_timeout(30_000)
+    page.set_default_navigation_timeout(30_000)
+    return page
 
 
 def wait_idle(page, timeout_ms: int = 60_000) -> None:

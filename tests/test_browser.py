@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import engine
-from tests.conftest import ROOT, metric, start_server, stop_server, wait_idle
+from tests.conftest import ROOT, metric, start_server, stop_server, wait_idle, wait_until
 from ui.words.format import fmt
 
 pytestmark = pytest.mark.browser
@@ -25,9 +25,9 @@ def fresh_server():
     stop_server(proc)
 
 
-def test_deep_link_as_first_request_shows_the_reference_case(fresh_server, chromium):
-    context = chromium.new_context(viewport={"width": 1400, "height": 2200})
-    page = context.new_page()
+def test_deep_link_as_first_request_shows_the_reference_case(fresh_server, tab):
+    page = tab
+    page.set_viewport_size({"width": 1400, "height": 2200})
     page.goto(fresh_server + REFERENCE)
     wait_idle(page)
     r = engine.solve(model="ResNet-50", hardware="A100", batch_size=1, precision="fp16")
@@ -43,11 +43,11 @@ def test_deep_link_as_first_request_shows_the_reference_case(fresh_server, chrom
     if SHOTS:
         page.wait_for_timeout(4000)  # let the charts finish drawing
         page.screenshot(path=str(ROOT / SHOTS / "solve.png"), full_page=True)
-    context.close()
 
 
-def test_chart_has_roofs_achieved_point_and_overhead_gap(live_server, chromium):
-    page = chromium.new_page(viewport={"width": 1400, "height": 2000})
+def test_chart_has_roofs_achieved_point_and_overhead_gap(live_server, tab):
+    page = tab
+    page.set_viewport_size({"width": 1400, "height": 2000})
     page.goto(live_server + REFERENCE)
     wait_idle(page)
     title = page.locator(".gtitle", has_text="Roofline")
@@ -64,11 +64,11 @@ def test_chart_has_roofs_achieved_point_and_overhead_gap(live_server, chromium):
         assert any(t.startswith(name) for t in legend), (name, legend)
     annotations = " ".join(chart.locator(".annotation-text").all_text_contents())
     assert "gap 515 µs (95%)" in annotations  # 0.5153 ms of fixed overhead
-    page.close()
 
 
-def test_csv_download_parses_and_matches_the_engine(live_server, chromium, tmp_path):
-    page = chromium.new_page(accept_downloads=True, viewport={"width": 1400, "height": 2000})
+def test_csv_download_parses_and_matches_the_engine(live_server, tab, tmp_path):
+    page = tab
+    page.set_viewport_size({"width": 1400, "height": 2000})
     page.goto(live_server + REFERENCE)
     wait_idle(page)
     with page.expect_download() as info:
@@ -81,12 +81,11 @@ def test_csv_download_parses_and_matches_the_engine(live_server, chromium, tmp_p
     assert df["latency_ms"][0] == pytest.approx(expected.latency_s * 1e3)
     assert df["compute_efficiency_fraction"][0] == pytest.approx(0.5)
     assert "flop_convention" in df.columns and "dispatch_overhead_ms" in df.columns
-    page.close()
 
 
-def test_edited_scenario_link_reproduces_in_a_new_browser_context(live_server, chromium):
-    first = chromium.new_context(viewport={"width": 1400, "height": 2000})
-    page = first.new_page()
+def test_edited_scenario_link_reproduces_in_a_new_browser_context(live_server, tab, chromium):
+    page = tab  # the worker's tab; the link is then opened in a browser context of its own
+    page.set_viewport_size({"width": 1400, "height": 2000})
     page.goto(live_server + REFERENCE)
     wait_idle(page)
     batch = page.get_by_label("Batch size (samples)")
@@ -100,7 +99,6 @@ def test_edited_scenario_link_reproduces_in_a_new_browser_context(live_server, c
     assert link.startswith(live_server + "/solve?") and "batch=64" in link
     assert "efficiency=0.5" in link and "flop_convention=catalog" in link
     shown = metric(page, "Latency")
-    first.close()
 
     second = chromium.new_context(viewport={"width": 1400, "height": 2000})
     again = second.new_page()
@@ -115,17 +113,29 @@ def test_edited_scenario_link_reproduces_in_a_new_browser_context(live_server, c
     second.close()
 
 
-def test_screenshots_for_the_readme(live_server, chromium):
-    """One screenshot per page (the README shows them); skipped pages must still render."""
+def test_every_page_opens_from_the_sidebar_and_screenshots_for_the_readme(live_server, tab):
+    """Every page opens from the sidebar's navigation, as a user goes from page to page:
+    Streamlit switches the page in the same tab and session (no page load); each renders
+    without an exception at its own address. With ROOFLINE_SCREENSHOTS, one screenshot per
+    page (the README shows them; solve.png is the deep link's, above)."""
     out = ROOT / SHOTS if SHOTS else None
-    page = chromium.new_page(viewport={"width": 1400, "height": 1800})
-    for path in sorted(p.stem for p in (ROOT / "pages").glob("*.py")):
-        page.goto(f"{live_server}/{path}")
+    page = tab
+    page.set_viewport_size({"width": 1400, "height": 1800})
+    page.goto(live_server + "/")
+    wait_idle(page)
+    titles = {page.title()}  # each page's script sets its own browser title first
+    for stem in sorted(p.stem for p in (ROOT / "pages").glob("[!_]*.py")):
+        page.locator(
+            f"[data-testid='stSidebar'] a[data-testid='stPageLink-NavLink'][href='{stem}']"
+        ).click()
+        page.wait_for_function(f"() => location.pathname === '/{stem}'", timeout=60_000)
+        wait_until(page, lambda: page.title() not in titles)  # this page's script has run
         wait_idle(page)
-        assert page.locator("[data-testid='stException']").count() == 0, path
+        assert page.title() not in titles, (stem, page.title())
+        titles.add(page.title())
+        assert page.locator("[data-testid='stException']").count() == 0, stem
         if out:
             Path(out).mkdir(parents=True, exist_ok=True)
             page.wait_for_timeout(4000)  # let tables and charts finish drawing
-            if path != "solve":
-                page.screenshot(path=str(out / f"{path}.png"), full_page=True)
-    page.close()
+            if stem != "solve":
+                page.screenshot(path=str(out / f"{stem}.png"), full_page=True)

@@ -78,9 +78,9 @@ def _upload(page, path: Path) -> None:
     wait_idle(page, TIMEOUT_MS)
 
 
-def test_a_link_to_the_trtllm_profile_as_the_first_request(fresh_server, chromium):
-    context = chromium.new_context(viewport={"width": 390, "height": 3000})  # a phone
-    page = context.new_page()
+def test_a_link_to_the_trtllm_profile_as_the_first_request(fresh_server, tab):
+    page = tab
+    page.set_viewport_size({"width": 390, "height": 3000})  # a phone
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(fresh_server + "/accuracy?profile=trtllm-0.6.1")
     wait_idle(page, TIMEOUT_MS)
@@ -101,13 +101,12 @@ def test_a_link_to_the_trtllm_profile_as_the_first_request(fresh_server, chromiu
         assert all(re.fullmatch(r"1(0*|k|0k|00k|M)", t) for t in plot["xticks"]), plot
     assert "profile=trtllm-0.6.1" in page.url and "measurements=trtllm-v0.6.1.csv" in page.url
     assert page.locator("[data-testid='stException']").count() == 0
-    context.close()
 
 
-def test_upload_check_and_fit_a_team_profile(fresh_server, chromium, tmp_path):
+def test_upload_check_and_fit_a_team_profile(fresh_server, tab, tmp_path):
     files = _files(tmp_path)
-    context = chromium.new_context(viewport=VIEWPORT)
-    page = context.new_page()
+    page = tab
+    page.set_viewport_size(VIEWPORT)
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(fresh_server + "/accuracy?profile=tutorial")
     wait_idle(page, TIMEOUT_MS)
@@ -149,4 +148,3 @@ def test_upload_check_and_fit_a_team_profile(fresh_server, chromium, tmp_path):
     assert "profile=team" in page.url and "efficiency=" in page.url
     assert "error_band_pct=" in page.url and "fitted_hardware=A100" in page.url
     assert page.locator("[data-testid='stException']").count() == 0
-    context.close()

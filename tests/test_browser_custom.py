@@ -39,10 +39,9 @@ def type_into(page, field, text: str) -> None:
     wait_idle(page)
 
 
-def test_a_datasheet_spelling_is_accepted_and_a_typo_keeps_the_last_valid_chip(
-    live_server, chromium
-):
-    page = chromium.new_page(viewport={"width": 1400, "height": 1600})
+def test_a_datasheet_spelling_is_accepted_and_a_typo_keeps_the_last_valid_chip(live_server, tab):
+    page = tab
+    page.set_viewport_size({"width": 1400, "height": 1600})
     page.goto(solve(live_server, CHIP))
     wait_idle(page)
     title = page.locator(f"{MAIN} h1").first
@@ -71,12 +70,12 @@ def test_a_datasheet_spelling_is_accepted_and_a_typo_keeps_the_last_valid_chip(
     page.get_by_text("Custom accelerator").first.click()  # collapse the editor
     page.wait_for_timeout(300)
     assert error.is_visible()  # the error is in the main area, not in the editor
-    page.close()
 
 
-def test_a_chip_name_with_links_renders_as_text(live_server, chromium):
+def test_a_chip_name_with_links_renders_as_text(live_server, tab):
     chip = CHIP.replace("Lab chip", "[x](http://e.example) www.e.example http://f.example")
-    page = chromium.new_page(viewport={"width": 1400, "height": 1600})
+    page = tab
+    page.set_viewport_size({"width": 1400, "height": 1600})
     page.goto(solve(live_server, chip) + "&precision=fp8")  # fp8: a warning naming the chip
     wait_idle(page)
     main = page.locator(MAIN)
@@ -84,4 +83,3 @@ def test_a_chip_name_with_links_renders_as_text(live_server, chromium):
     hrefs = main.locator("a").evaluate_all("links => links.map(a => a.href)")
     outside = [h for h in hrefs if not h.startswith(live_server)]  # not the heading anchors
     assert not [h for h in outside if "e.example" in h or "f.example" in h], outside
-    page.close()

@@ -29,9 +29,11 @@ LEGEND_NOT_WHOLE = """(plot) => { const box = plot.getBoundingClientRect();
     }).map(t => t.textContent); }"""
 
 
-def open_page(owner, url: str, **options):
-    """A page of `owner` (a browser or a context) at `url`, with the script run finished."""
-    page = owner.new_page(**options)
+def open_page(tab, url: str, viewport: dict | None = None):
+    """The worker's tab (tests/conftest.py `tab`) at `url`, with the script run finished."""
+    page = tab
+    if viewport:
+        page.set_viewport_size(viewport)
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(url)
     wait_idle(page, TIMEOUT_MS)
@@ -47,11 +49,10 @@ def fresh_server():
     stop_server(proc)
 
 
-def test_deep_link_as_first_request_fits_and_shows_operator_points(fresh_server, chromium):
+def test_deep_link_as_first_request_fits_and_shows_operator_points(fresh_server, tab):
     r = engine.serve("Llama-3.1-70B", "H100", tp=2, input_tokens=8192, output_tokens=256)
     assert r["fits_in_memory"]
-    context = chromium.new_context(viewport=VIEWPORT)
-    page = open_page(context, fresh_server + MUST_SHOW)
+    page = open_page(tab, fresh_server + MUST_SHOW, VIEWPORT)
     assert metric(page, "Fits in memory") == "yes"
     verdict = page.locator("[data-testid='stAlertContentSuccess']").first.inner_text()
     verdict = verdict.splitlines()[-1]  # after the icon
@@ -78,21 +79,19 @@ def test_deep_link_as_first_request_fits_and_shows_operator_points(fresh_server,
     usable.first.wait_for()
     memory = page.locator(".js-plotly-plot").filter(has=usable).first
     assert page.evaluate(LEGEND_NOT_WHOLE, memory.element_handle()) == []
-    context.close()
 
 
-def test_one_device_says_it_does_not_fit(fresh_server, chromium):
-    page = open_page(chromium, fresh_server + MUST_SHOW.replace("tp=2", "tp=1"))
+def test_one_device_says_it_does_not_fit(fresh_server, tab):
+    page = open_page(tab, fresh_server + MUST_SHOW.replace("tp=2", "tp=1"))
     assert metric(page, "Fits in memory") == "NO"
     error = page.locator("[data-testid='stAlertContentError']").first.inner_text()
     error = error.splitlines()[-1]  # after the icon
     assert error.startswith("Does not fit: ") and "hypothetical" in error
-    page.close()
 
 
-def test_operators_csv_download_parses_and_sums_to_the_step_times(fresh_server, chromium, tmp_path):
+def test_operators_csv_download_parses_and_sums_to_the_step_times(fresh_server, tab, tmp_path):
     url = fresh_server + MUST_SHOW + "&profile=trtllm"
-    page = open_page(chromium, url, accept_downloads=True, viewport=VIEWPORT)
+    page = open_page(tab, url, VIEWPORT)
     open_section(page, "Operators (table, CSV)", TIMEOUT_MS)  # drawn only while open
     button = page.get_by_role("button", name="Download operators CSV")
     button.wait_for(timeout=TIMEOUT_MS)
@@ -109,4 +108,3 @@ def test_operators_csv_download_parses_and_sums_to_the_step_times(fresh_server, 
     assert totals["prefill"] == pytest.approx(r["ttft_ms"], rel=1e-9)
     assert totals["decode"] == pytest.approx(r["tpot_ms"], rel=1e-9)
     assert {"flop_per_op", "bytes_per_op", "compute_efficiency_fraction"} <= set(df.columns)
-    page.close()

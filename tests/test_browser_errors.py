@@ -34,34 +34,33 @@ def image_client_flags() -> dict[str, str]:
     return {env_name(option): value for option, value in flags.items()}
 
 
-def error_shown(chromium, env: dict[str, str]) -> str:
+def error_shown(tab, env: dict[str, str]) -> str:
     """The text of the exception box the failing page shows, under a server with `env`."""
     proc, url = start_server(env_extra=env, script=SCRIPT)
     try:
-        page = chromium.new_page()
+        page = tab
         page.set_default_timeout(TIMEOUT_MS)
         page.goto(url)
         box = page.locator("[data-testid='stException']").first
         box.wait_for()
         page.wait_for_timeout(500)
         text = box.inner_text()
-        page.close()
         return text
     finally:
         stop_server(proc)
 
 
-def test_the_container_shows_no_traceback_nor_server_path(chromium):
+def test_the_container_shows_no_traceback_nor_server_path(tab):
     env = image_client_flags()
     assert env == {"STREAMLIT_CLIENT_SHOW_ERROR_DETAILS": "none"}
-    text = error_shown(chromium, env)
+    text = error_shown(tab, env)
     assert text.strip()  # the user is told something went wrong
     for detail in ("Traceback", "raises.py", str(ROOT), "cannot write inf", "ValueError"):
         assert detail not in text, (detail, text)
 
 
-def test_a_developer_sees_the_traceback(chromium):
+def test_a_developer_sees_the_traceback(tab):
     """The contrast that makes the test above mean something: the same page under the
     checkout's config shows the traceback, the path and the message."""
-    text = error_shown(chromium, {})
+    text = error_shown(tab, {})
     assert "raises.py" in text and "cannot write inf" in text and "ValueError" in text

@@ -69,11 +69,11 @@ def luminance(css: str) -> float:
     return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
 
 
-@pytest.fixture(scope="module")
-def page(live_server, chromium):
-    context = chromium.new_context(viewport={"width": 1440, "height": 1600})
-    yield context.new_page(), live_server
-    context.close()
+@pytest.fixture
+def page(live_server, tab):
+    """The worker's tab (tests/conftest.py `tab`) at 1440 × 1600 px, and the server."""
+    tab.set_viewport_size({"width": 1440, "height": 1600})
+    return tab, live_server
 
 
 @pytest.mark.parametrize("link", LINKS)
@@ -100,9 +100,10 @@ def test_metrics_have_at_most_four_figures_and_no_page_says_none(page, link):
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_page_and_charts_follow_the_browsers_colour_scheme(chromium, live_server, scheme):
-    context = chromium.new_context(viewport={"width": 390, "height": 1400}, color_scheme=scheme)
-    browser = context.new_page()
+def test_page_and_charts_follow_the_browsers_colour_scheme(tab, live_server, scheme):
+    browser = tab  # the worker's tab, set back to light for the next test (conftest `tab`)
+    browser.set_viewport_size({"width": 390, "height": 1400})
+    browser.emulate_media(color_scheme=scheme)  # what the page reads as the system's choice
     browser.goto(live_server + "/solve")
     wait_idle(browser)
     browser.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
@@ -110,7 +111,6 @@ def test_page_and_charts_follow_the_browsers_colour_scheme(chromium, live_server
         "() => getComputedStyle(document.querySelector('.stApp')).backgroundColor"
     )
     fonts = [f["font"] for f in browser.evaluate(FIGURES_JS)]
-    context.close()
     assert (luminance(background) < 0.3) == (scheme == "dark"), background
     page_lum = luminance(background)
     assert fonts and all(abs(luminance(f) - page_lum) > 0.3 for f in fonts), (background, fonts)

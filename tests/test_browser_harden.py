@@ -25,20 +25,20 @@ def server(shared_server):
     return shared_server  # the worker's server: no test here needs a fresh one
 
 
-def open_page(chromium, url: str, width: int = 1400, height: int = 2400):
-    context = chromium.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    page.goto(url)
-    wait_idle(page, TIMEOUT_MS)
-    return context, page
+def open_page(tab, url: str, width: int = 1400, height: int = 2400):
+    """The worker's tab (tests/conftest.py `tab`) at `url`, `width` × `height` px."""
+    tab.set_viewport_size({"width": width, "height": height})
+    tab.set_default_timeout(TIMEOUT_MS)
+    tab.goto(url)
+    wait_idle(tab, TIMEOUT_MS)
+    return tab
 
 
-def test_plan_hollow_markers_for_configurations_missing_an_slo_are_drawn(server, chromium):
+def test_plan_hollow_markers_for_configurations_missing_an_slo_are_drawn(server, tab):
     # one H100 fp16 front: its fast, small-batch end misses TTFT ≤ 500 ms (hollow), the rest
     # meets both SLOs (filled)
     link = "/plan?model=Llama-3.1-70B&hardware=H100&precisions=fp16&ttft_ms=500&tpot_ms=50"
-    context, page = open_page(chromium, server + link)
+    page = open_page(tab, server + link)
     chart = page.locator(".js-plotly-plot").filter(has=page.locator(".gtitle")).first
     chart.wait_for()
     points = chart.evaluate(POINTS_JS)
@@ -48,15 +48,14 @@ def test_plan_hollow_markers_for_configurations_missing_an_slo_are_drawn(server,
     for p in hollow:  # a visible ring: coloured, at least 1 px wide, opaque, marker-sized
         assert p["stroke"] not in ("none", "rgba(0, 0, 0, 0)") and p["width"] >= 1, p
         assert p["opacity"] > 0.5 and p["w"] >= 6, p
-    context.close()
 
 
-def test_an_oversized_upload_shows_its_true_size_and_the_limit_in_bytes(server, chromium, tmp_path):
+def test_an_oversized_upload_shows_its_true_size_and_the_limit_in_bytes(server, tab, tmp_path):
     """Streamlit refuses a file over its 1 MB (10⁶ bytes) limit in the browser, before it is
     sent, with its own words; the field states our limit in bytes and the file's true size
     shows beside its name (a file that reaches the server over our limit is refused with its
     size in bytes: tests/test_page_links_harden.py)."""
-    context, page = open_page(chromium, server + "/decode?model=config.json")
+    page = open_page(tab, server + "/decode?model=config.json")
     sidebar = page.locator("[data-testid='stSidebar']")
     sidebar.get_by_text("or upload config.json (at most 1,000,000 bytes)").wait_for()
     big = tmp_path / "big.json"
@@ -64,7 +63,6 @@ def test_an_oversized_upload_shows_its_true_size_and_the_limit_in_bytes(server, 
     page.locator("[data-testid='stFileUploaderDropzoneInput']").first.set_input_files(str(big))
     sidebar.get_by_text("5.0MB").wait_for()  # the file's true size, not the limit's
     assert "1.0 MB" not in sidebar.inner_text()  # no size of ours is a rounded megabyte
-    context.close()
 
 
 CUT_JS = """() => {
@@ -167,26 +165,16 @@ def settled_look(tab) -> dict:
     return seen
 
 
-@pytest.fixture(scope="session")
-def tab(chromium):
-    """One tab for the label checks, reused from page to page (its scripts stay compiled: a page
-    opens in about half the time a fresh browser context takes). Each page is opened at the
-    widest width and then resized: the sidebar and main widths and what is found cut are those
-    of a page opened at that width (checked on /solve, /load and /accuracy)."""
-    context = chromium.new_context(viewport={"width": WIDTHS[0], "height": 3000})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    yield page
-    context.close()
-
-
 @pytest.mark.parametrize("path", list(NARROW))
 def test_labels_are_whole_at_phone_and_desktop_widths(server, tab, path):
     """No metric label or value, heading, page card, widget or button label is cut (scrollWidth
     ≤ clientWidth; 800 px: a laptop's half screen with the sidebar open), no chart title, axis
     title or label runs past its chart, no axis ticks overlap, and nothing scrolls sideways, at
-    each width."""
+    each width. The page is opened at the widest width, then resized: the sidebar and main
+    widths and what is found cut are those of a page opened at each width (checked on /solve,
+    /load and /accuracy)."""
     tab.set_viewport_size({"width": WIDTHS[0], "height": 3000})
+    tab.set_default_timeout(TIMEOUT_MS)
     tab.goto(server + path)
     wait_idle(tab, TIMEOUT_MS)
     tab.locator(".js-plotly-plot .main-svg").first.wait_for() if path != "/" else None

@@ -100,8 +100,7 @@ def test_the_browsers_language_is_the_default_and_goes_into_the_link(fresh_serve
     context, page = _open(chromium, fresh_server + "/learn?lesson=5", locale="zh-CN")
     assert page.locator("h1").first.inner_text().startswith("第 5 课：量化")
     page.wait_for_function("() => location.search.includes('lang=zh')", timeout=30_000)
-    context.close()
-    context, page = _open(chromium, fresh_server + "/learn?lesson=5&lang=en", locale="zh-CN")
+    _goto(page, fresh_server + "/learn?lesson=5&lang=en")  # a new session, the same browser
     assert page.locator("h1").first.inner_text().startswith("Lesson 5: Quantization")
     context.close()
 

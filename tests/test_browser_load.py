@@ -29,9 +29,10 @@ def fresh_server():
 
 
 def test_deep_link_first_request_draws_the_curves_and_downloads_the_curve_csv(
-    fresh_server, chromium, tmp_path
+    fresh_server, tab, tmp_path
 ):
-    page = chromium.new_page(viewport=VIEWPORT, accept_downloads=True)
+    page = tab
+    page.set_viewport_size(VIEWPORT)
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(fresh_server + DEEP_LINK)
     wait_idle(page, TIMEOUT_MS)
@@ -72,4 +73,3 @@ def test_deep_link_first_request_draws_the_curves_and_downloads_the_curve_csv(
     assert set(df["error_band_pct"]) == {engine.error_band(engine.get_profile("tutorial")).pct}
     assert page.locator("[data-testid='stException']").count() == 0
     assert "Serving under load" in page.locator("[data-testid='stSidebar']").inner_text()
-    page.close()

@@ -45,9 +45,9 @@ def fresh_server():
     stop_server(proc)
 
 
-def test_first_request_draws_fronts_ranked_table_and_csv(fresh_server, chromium, tmp_path):
-    context = chromium.new_context(viewport=VIEWPORT, accept_downloads=True)
-    page = context.new_page()
+def test_first_request_draws_fronts_ranked_table_and_csv(fresh_server, tab, tmp_path):
+    page = tab
+    page.set_viewport_size(VIEWPORT)
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(fresh_server + MUST_SHOW)
     wait_idle(page, TIMEOUT_MS)
@@ -80,7 +80,6 @@ def test_first_request_draws_fronts_ranked_table_and_csv(fresh_server, chromium,
     )  # the canonical link, every default in it, written back into the address bar
 
     check_csv(page, tmp_path)
-    context.close()
 
 
 def check_csv(page, tmp_path) -> None:
@@ -119,9 +118,9 @@ def check_csv(page, tmp_path) -> None:
     )
 
 
-def test_the_load_section_draws_the_disaggregated_pairs_and_the_pick(fresh_server, chromium):
-    context = chromium.new_context(viewport=VIEWPORT)
-    page = context.new_page()
+def test_the_load_section_draws_the_disaggregated_pairs_and_the_pick(fresh_server, tab):
+    page = tab
+    page.set_viewport_size(VIEWPORT)
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(fresh_server + MUST_SHOW)
     wait_idle(page, TIMEOUT_MS)
@@ -136,4 +135,3 @@ def test_the_load_section_draws_the_disaggregated_pairs_and_the_pick(fresh_serve
     # the aggregated ranking and the pairs, each a table
     assert page.get_by_test_id("stDataFrame").count() >= 2
     assert page.locator("[data-testid='stException']").count() == 0
-    context.close()

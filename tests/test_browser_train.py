@@ -31,9 +31,10 @@ def fresh_server():
 
 
 def test_deep_link_first_request_draws_the_breakdowns_and_downloads_the_ranked_csv(
-    fresh_server, chromium, tmp_path
+    fresh_server, tab, tmp_path
 ):
-    page = chromium.new_page(viewport=VIEWPORT, accept_downloads=True)
+    page = tab
+    page.set_viewport_size(VIEWPORT)
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(fresh_server + DEEP_LINK)
     wait_idle(page, TIMEOUT_MS)
@@ -60,4 +61,3 @@ def test_deep_link_first_request_draws_the_breakdowns_and_downloads_the_ranked_c
     assert set(got["profile_loo_row_mape_pct"]) == {loo}
     assert got["hfu_fraction"].to_numpy() == pytest.approx(df["hfu"].to_numpy())  # unit said
     assert page.locator("[data-testid='stException']").count() == 0
-    page.close()

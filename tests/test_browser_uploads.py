@@ -40,20 +40,19 @@ def trace_file(path, size_bytes: int) -> int:
     return rows
 
 
-def open_trace_page(chromium, server):
-    page = chromium.new_page(viewport=VIEWPORT)
+def open_trace_page(tab, server):
+    page = tab
+    page.set_viewport_size(VIEWPORT)
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(server + TRACE_PAGE)
     wait_idle(page, TIMEOUT_MS)
     return page
 
 
-def test_a_trace_over_the_limit_is_refused_in_the_browser_with_the_reason(
-    server, chromium, tmp_path
-):
+def test_a_trace_over_the_limit_is_refused_in_the_browser_with_the_reason(server, tab, tmp_path):
     """A 1.5 MB trace: between Streamlit's old 2 MB uploader and the server's 1 MB it was sent
     and refused with a 413 the user could not read; now the uploader refuses it, saying why."""
-    page = open_trace_page(chromium, server)
+    page = open_trace_page(tab, server)
     uploader = page.locator("[data-testid='stSidebar'] [data-testid='stFileUploader']").first
     text = uploader.inner_text()
     limit = f"{engine.MAX_TRACE_BYTES:,}"  # 1,000,000: what the engine reads
@@ -68,13 +67,12 @@ def test_a_trace_over_the_limit_is_refused_in_the_browser_with_the_reason(
     body = page.locator("body").inner_text()
     assert "AxiosError" not in body and "413" not in body
     assert page.locator("[data-testid='stException']").count() == 0
-    page.close()
 
 
-def test_a_trace_just_under_the_limit_reaches_the_engine(server, chromium, tmp_path):
+def test_a_trace_just_under_the_limit_reaches_the_engine(server, tab, tmp_path):
     """A trace within 40 bytes of the limit: taken by the uploader, accepted by the server,
     read by the engine (the page names its requests)."""
-    page = open_trace_page(chromium, server)
+    page = open_trace_page(tab, server)
     near = tmp_path / "near.csv"
     rows = trace_file(near, engine.MAX_TRACE_BYTES - 10)
     assert (
@@ -86,4 +84,3 @@ def test_a_trace_just_under_the_limit_reaches_the_engine(server, chromium, tmp_p
     body = page.locator("body").inner_text()
     assert "AxiosError" not in body and "must be" not in body
     assert page.locator("[data-testid='stException']").count() == 0
-    page.close()
