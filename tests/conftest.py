@@ -25,6 +25,7 @@ import base64
 import gc
 import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Collection, Iterator
@@ -63,6 +64,7 @@ __all__ = [
     "metric",
     "page_links",
     "repo_files",
+    "start_fresh_server",
     "start_server",
     "stop_server",
 ]
@@ -129,6 +131,22 @@ def one_component_scan() -> Iterator[None]:
     AppTest.__init__ = init
     yield
     AppTest.__init__ = original
+
+
+_FRESH_PORT: list[int] = []  # this worker's port for the servers its tests start and stop
+
+
+def start_fresh_server(
+    env_extra: dict[str, str] | None = None, script: str = "app.py"
+) -> tuple[subprocess.Popen, str]:
+    """`start_server` on this worker's one port for the servers a test or a module starts and
+    stops (one at a time in a worker): a new process no browser has visited, at the origin
+    the worker's tab already holds the app's scripts for. On another origin the tab fetches
+    and compiles them again, about 1.6 CPU s of its first page load there. The port taken,
+    another is used (and kept)."""
+    proc, url = start_server(env_extra, script, port=_FRESH_PORT[0] if _FRESH_PORT else None)
+    _FRESH_PORT[:] = [int(url.rsplit(":", 1)[1])]
+    return proc, url
 
 
 @pytest.fixture(scope="session")
@@ -210,7 +228,10 @@ def tab(_worker_tab):
     page.emulate_media(color_scheme="light", reduced_motion="reduce")
     page.set_default_timeout(30_000)
     page.set_default_navigation_timeout(30_000)
-    return page
+    yield page
+    # leave the app: a page left open reconnects to the next server on its port (a fresh
+    # server's first session would then be that page's, not the next test's deep link)
+    page.goto("about:blank")
 
 
 def wait_idle(page, timeout_ms: int = 60_000) -> None:

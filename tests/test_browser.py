@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import engine
-from tests.conftest import ROOT, metric, start_server, stop_server, wait_idle, wait_until
+from tests.conftest import ROOT, metric, start_fresh_server, stop_server, wait_idle, wait_until
 from ui.words.format import fmt
 
 pytestmark = pytest.mark.browser
@@ -20,7 +20,7 @@ SHOTS = os.environ.get("ROOFLINE_SCREENSHOTS")  # e.g. docs/screenshots: refresh
 @pytest.fixture(scope="module")
 def fresh_server():
     """A server no browser has visited yet: the deep link below is its very first request."""
-    proc, url = start_server()
+    proc, url = start_fresh_server()
     yield url
     stop_server(proc)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import start_server, stop_server, wait_idle, wait_until
+from tests.conftest import start_fresh_server, stop_server, wait_idle, wait_until
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +46,7 @@ def metric(page, label: str) -> str:
 
 @pytest.fixture()
 def fresh_server():  # each test's first request is its deep link
-    proc, url = start_server()
+    proc, url = start_fresh_server()
     yield url
     stop_server(proc)
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import engine
-from tests.conftest import metric, open_section, start_server, stop_server, wait_idle
+from tests.conftest import metric, open_section, start_fresh_server, stop_server, wait_idle
 from ui.words.format import fmt
 
 pytestmark = pytest.mark.browser
@@ -44,7 +44,7 @@ def open_page(tab, url: str, viewport: dict | None = None):
 @pytest.fixture(scope="module")
 def fresh_server():
     """A server no browser has visited yet: the deep link below is its very first request."""
-    proc, url = start_server()
+    proc, url = start_fresh_server()
     yield url
     stop_server(proc)
 

@@ -13,7 +13,7 @@ import re
 import pytest
 from dockerfile_parse import DockerfileParser
 
-from tests.conftest import ROOT, start_server, stop_server
+from tests.conftest import ROOT, start_fresh_server, stop_server
 
 pytestmark = pytest.mark.browser
 SCRIPT = "tests/fixtures/raises.py"
@@ -36,7 +36,7 @@ def image_client_flags() -> dict[str, str]:
 
 def error_shown(tab, env: dict[str, str]) -> str:
     """The text of the exception box the failing page shows, under a server with `env`."""
-    proc, url = start_server(env_extra=env, script=SCRIPT)
+    proc, url = start_fresh_server(env_extra=env, script=SCRIPT)
     try:
         page = tab
         page.set_default_timeout(TIMEOUT_MS)

@@ -12,7 +12,7 @@ import os
 import pytest
 
 import engine
-from tests.conftest import ROOT, start_server, stop_server, wait_idle, wait_until
+from tests.conftest import ROOT, start_fresh_server, stop_server, wait_idle, wait_until
 
 pytestmark = pytest.mark.browser
 SHOTS = os.environ.get("ROOFLINE_LEARN_SCREENSHOTS")  # e.g. docs/screenshots/learn
@@ -23,7 +23,7 @@ WIDTHS = (1440, 390) if SHOTS else (390,)  # the phone width is always checked
 @pytest.fixture(scope="module")
 def fresh_server():
     """A server no browser has visited yet: the first test's deep link is its first request."""
-    proc, url = start_server()
+    proc, url = start_fresh_server()
     yield url
     stop_server(proc)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import start_server, stop_server, wait_idle
+from tests.conftest import start_fresh_server, stop_server, wait_idle
 from tests.english_scan import catalogue_names, english_words
 
 pytestmark = pytest.mark.browser
@@ -26,7 +26,7 @@ FIGURES = {  # the chapter's figure and ours, as the page writes them
 
 @pytest.fixture(scope="module")
 def fresh_server():
-    proc, url = start_server()
+    proc, url = start_fresh_server()
     yield url
     stop_server(proc)
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import engine
-from tests.conftest import metric, start_server, stop_server, wait_idle
+from tests.conftest import metric, start_fresh_server, stop_server, wait_idle
 from ui.words.format import fmt
 
 pytestmark = pytest.mark.browser
@@ -23,7 +23,7 @@ TIMEOUT_MS = 120_000  # these 2-core machines run other test suites alongside
 @pytest.fixture(scope="module")
 def fresh_server():
     """A server no browser has visited yet: the deep link below is its very first request."""
-    proc, url = start_server()
+    proc, url = start_fresh_server()
     yield url
     stop_server(proc)
 

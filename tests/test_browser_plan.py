@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.conftest import open_section, start_server, stop_server, wait_idle
+from tests.conftest import open_section, start_fresh_server, stop_server, wait_idle
 from tests.test_page_plan import by_hand
 
 pytestmark = pytest.mark.browser
@@ -40,7 +40,7 @@ CONTRACT = [
 @pytest.fixture(scope="module")
 def fresh_server():
     """A server no browser has visited yet: the deep link below is its very first request."""
-    proc, url = start_server()
+    proc, url = start_fresh_server()
     yield url
     stop_server(proc)
 

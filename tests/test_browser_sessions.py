@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from tests.conftest import start_server, stop_server, wait_idle
+from tests.conftest import start_fresh_server, stop_server, wait_idle
 
 pytestmark = pytest.mark.browser
 TTL_S = 2  # server.disconnectedSessionTTL of this server: the sweeper looks every 1 s
@@ -25,7 +25,7 @@ ENDED = "Ended 1 disconnected session(s) past their reconnection time"
 
 
 def test_a_lapsed_session_is_shut_down(chromium):
-    proc, url = start_server({"STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": str(TTL_S)})
+    proc, url = start_fresh_server({"STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": str(TTL_S)})
     log: list[str] = []  # the server's log, read as it is written (the pipe never fills)
     reader = threading.Thread(
         target=lambda: log.extend(line.decode(errors="replace") for line in proc.stderr),

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import engine
-from tests.conftest import metric, start_server, stop_server, wait_idle, wait_until
+from tests.conftest import metric, start_fresh_server, stop_server, wait_idle, wait_until
 from ui.words.format import fmt
 
 pytestmark = pytest.mark.browser
@@ -25,7 +25,7 @@ TIMEOUT_MS = 120_000
 @pytest.fixture(scope="module")
 def fresh_server():
     """A server no browser has visited yet: the deep link below is its very first request."""
-    proc, url = start_server()
+    proc, url = start_fresh_server()
     yield url
     stop_server(proc)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import engine
-from tests.conftest import start_server, stop_server, wait_idle
+from tests.conftest import start_fresh_server, stop_server, wait_idle
 
 pytestmark = pytest.mark.browser
 TRACE_PAGE = "/load?mode=trace&model=Llama-3.1-8B&hardware=H100&profile=tutorial"
@@ -20,7 +20,7 @@ HEADER = "arrival_s,input_tokens,output_tokens\n"
 
 @pytest.fixture(scope="module")
 def server():
-    proc, url = start_server()
+    proc, url = start_fresh_server()
     yield url
     stop_server(proc)
 

@@ -35,15 +35,16 @@ def free_port() -> int:
 
 
 def start_server(
-    env_extra: dict[str, str] | None = None, script: str = "app.py"
+    env_extra: dict[str, str] | None = None, script: str = "app.py", port: int | None = None
 ) -> tuple[subprocess.Popen, str]:
     """Start `streamlit run app.py` (or `script`, relative to the repo root, with the same flags
-    and .streamlit/config.toml) on a free port; returns (process, base URL) once healthy.
+    and .streamlit/config.toml) on `port`, or a free one; returns (process, base URL) once
+    healthy.
 
     Parallel test workers pick ports at the same time: a port taken between `free_port` and
-    the server's bind is retried on another (up to three ports)."""
-    for _ in range(3):
-        port = free_port()
+    the server's bind (or `port`, taken) is retried on another (up to three ports)."""
+    for attempt in range(3):
+        port = port if attempt == 0 and port else free_port()
         proc, url = _launch(port, env_extra, script), f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
