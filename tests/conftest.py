@@ -150,20 +150,20 @@ def start_fresh_server(
 
 
 @pytest.fixture(scope="session")
-def live_server() -> Iterator[str]:
-    """Base URL of a fresh server; its first browser request is a test's deep link."""
+def shared_server() -> Iterator[str]:
+    """Base URL of the worker's one long-lived server, for the browser tests that need no
+    fresh server (the tests of SPLIT_MODULES are shared out one by one; a test whose deep
+    link must be a server's first request starts its own: `start_fresh_server`)."""
     proc, url = start_server()
     yield url
     stop_server(proc)
 
 
 @pytest.fixture(scope="session")
-def shared_server() -> Iterator[str]:
-    """Base URL of one server per worker, shared by the browser tests that need no fresh
-    server (SPLIT_MODULES: their tests are shared out one by one)."""
-    proc, url = start_server()
-    yield url
-    stop_server(proc)
+def live_server(shared_server: str) -> str:
+    """The worker's long-lived server (`shared_server`): one process and one origin whose
+    scripts the worker's tab has compiled, not two."""
+    return shared_server
 
 
 class QuietBrowser:

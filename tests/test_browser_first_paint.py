@@ -40,16 +40,16 @@ LINKS = {
 
 
 @pytest.mark.parametrize("path", list(LINKS))
-def test_a_linked_number_field_is_painted_with_its_value_first(live_server, chromium, path):
-    context = chromium.new_context(viewport={"width": 1400, "height": 2000})
-    context.add_init_script(RECORD_FIRST_VALUES)
-    page = context.new_page()
+def test_a_linked_number_field_is_painted_with_its_value_first(live_server, tab, path):
+    page = tab.context.new_page()  # a tab of its own for the recorder, in the worker's browser
+    page.set_viewport_size({"width": 1400, "height": 2000})
+    page.add_init_script(RECORD_FIRST_VALUES)
     page.goto(live_server + path)
     wait_idle(page)
     for label in LINKS[path]:  # drawn (a heavy page may still be drawing its sidebar)
         page.get_by_label(label, exact=True).wait_for(timeout=60_000)
     first, now = page.evaluate("window.__first"), page.evaluate(NOW)
-    context.close()
+    page.close()
     for label, value in LINKS[path].items():
         assert now.get(label) == value, (label, now)
     lagged = {label: (first[label], now[label]) for label in now if first.get(label) != now[label]}

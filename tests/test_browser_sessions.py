@@ -24,7 +24,7 @@ TTL_S = 2  # server.disconnectedSessionTTL of this server: the sweeper looks eve
 ENDED = "Ended 1 disconnected session(s) past their reconnection time"
 
 
-def test_a_lapsed_session_is_shut_down(chromium):
+def test_a_lapsed_session_is_shut_down(tab):
     proc, url = start_fresh_server({"STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": str(TTL_S)})
     log: list[str] = []  # the server's log, read as it is written (the pipe never fills)
     reader = threading.Thread(
@@ -33,14 +33,13 @@ def test_a_lapsed_session_is_shut_down(chromium):
     )
     reader.start()
     try:
-        context = chromium.new_context()
-        page = context.new_page()
+        page = tab.context.new_page()  # a tab of its own, in the worker's browser
         page.goto(f"{url}/plan")
         wait_idle(page)
         # the grid was computed: its chart comes in after the script's first elements (on a
         # busy machine, after wait_idle's quiet spell), so wait for the chart itself
         page.wait_for_selector(".js-plotly-plot", timeout=120_000)
-        context.close()  # the browser leaves: the session is kept TTL_S s for a reconnect
+        page.close()  # the user leaves: the session is kept TTL_S s for a reconnect
         left = time.monotonic()
         # past the reconnection time and a few sweeper periods at most (it used to sleep 6 s)
         while time.monotonic() < left + TTL_S + 4 and not any(ENDED in line for line in log):
