@@ -58,7 +58,7 @@ groups, skipped = pg.plan(
     moe=(grid["ep"], grid["attention_dp"]),
 )
 rows = pg.row_count(groups, grid["batches"])
-set_values = pp.edits(overrides, profile)
+set_values = profiles.overridden(overrides, profile)
 chosen_profile = profile.name if profile.origin == "built-in" else profile  # a custom one whole
 opts = tuple({"profile": chosen_profile, **set_values}.items())
 df, error = None, None
@@ -146,7 +146,9 @@ st.download_button(
 if meets:  # the cheapest configuration meeting the SLOs, served under load
     best = {k: table[k].iloc[0] for k in ("hardware", "tp", "pp", "ep", "precision")}
     best["attention_dp"] = bool(table["attention_dp"].iloc[0])
-    page_links.load_link(query | best, N_("Serve the cheapest configuration under load"))
+    page_links.load_link(
+        query | best, N_("Serve the cheapest configuration under load"), kept_here=set_values
+    )
 # the tables wait for a click: drawn, and computed, only while open (the first chart sooner)
 opened = frame.lazy_sections(PAGE, pv.SECTIONS)
 if opened["table"] is not None:

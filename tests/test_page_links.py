@@ -170,3 +170,20 @@ def test_train_links_to_load_with_its_model_and_to_the_training_accuracy():
     (to_accuracy,) = links(at, "accuracy")
     accuracy = opened_without_warnings("accuracy", to_accuracy)
     assert accuracy.radio(key="accuracy:section").value == "training"
+
+
+def test_edits_of_a_profile_that_load_cannot_take_are_said_beside_the_link():
+    """/load has no field for a built-in profile's assumptions: a link from /decode or /plan
+    with the profile edited runs the profile as fitted, and the page says which edits stay."""
+    kept = "Not carried to /load: your edits of profile trtllm-1.0"
+    decode = open_page("decode", {"model": "Llama-3.1-8B", "hardware": "H100", "efficiency": "0.6"})
+    assert "efficiency" not in links(decode, "load")[0]  # /load's link has no such name
+    said = [c.value.replace("\\", "") for c in decode.caption if c.value.startswith(kept)]
+    assert said and "(efficiency 0.6)" in said[0]
+    plan = open_page("plan", {"model": "Llama-3.1-8B", "bandwidth_efficiency": "0.5"})
+    said = [c.value.replace("\\", "") for c in plan.caption if c.value.startswith(kept)]
+    assert said and "(bandwidth_efficiency 0.5)" in said[0]
+    # unedited (or set to the profile's own value): nothing to say
+    value = engine.get_profile("trtllm-1.0").values()["efficiency"]
+    same = open_page("decode", {"model": "Llama-3.1-8B", "efficiency": f"{value:.6g}"})
+    assert not [c for c in same.caption if c.value.startswith(kept)]

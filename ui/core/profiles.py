@@ -154,6 +154,17 @@ def edits(profile: engine.Profile, chosen: Mapping[str, object]) -> dict[str, tu
     return out
 
 
+def overridden(overrides: Mapping[str, float | None], profile: engine.Profile) -> dict[str, float]:
+    """The overrides that change the profile: set (None: blank, the profile's), and not the
+    profile's own value (a custom profile's link gives its values to these fields too)."""
+    values = profile.values()
+    return {
+        name: v
+        for name, v in overrides.items()
+        if v is not None and not (name in values and math.isclose(v, values[name], rel_tol=1e-9))
+    }
+
+
 def label(profile: engine.Profile, changed: Mapping[str, tuple]) -> str:
     """'trtllm' or 'trtllm, edited' (the CSV's and the captions' profile name)."""
     return profile.name + (", edited" if changed else "")

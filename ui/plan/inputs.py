@@ -4,7 +4,6 @@ number field takes its range from the link's declaration."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 import streamlit as st
@@ -191,17 +190,6 @@ def profile_input(custom: engine.Profile | None = None) -> engine.Profile:
         ),
     )
     return named(name, custom)
-
-
-def edits(overrides: Mapping[str, float | None], profile: engine.Profile) -> dict[str, float]:
-    """The overrides that change the profile: set, and not the profile's own value (a custom
-    profile's link gives its values to these fields too)."""
-    values = profile.values()
-    return {
-        name: v
-        for name, v in overrides.items()
-        if v is not None and not (name in values and math.isclose(v, values[name], rel_tol=1e-9))
-    }
 
 
 def assumption_inputs(link: Link, profile: engine.Profile) -> dict[str, float | None]:

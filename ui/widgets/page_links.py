@@ -26,7 +26,9 @@ import streamlit as st
 
 import engine
 from ui.core import profiles
+from ui.words.format import sig
 from ui.words.i18n import N_, _
+from ui.words.text import plain
 
 LOAD_PAGE, PLAN_PAGE, ACCURACY_PAGE = "pages/load.py", "pages/plan.py", "pages/accuracy.py"
 LOAD_NAMES = (
@@ -100,9 +102,18 @@ def plan_query(scenario: Mapping[str, object]) -> dict[str, str]:
     return _query(mapped, PLAN_NAMES)
 
 
-def load_link(scenario: Mapping[str, object], label: str = N_("Serve this under load")) -> dict:
+def load_link(
+    scenario: Mapping[str, object],
+    label: str = N_("Serve this under load"),
+    kept_here: Mapping[str, float] | None = None,
+) -> dict:
     """A link to /load opening it on `scenario` (`label`: English, translated here); returns
-    the query it carries."""
+    the query it carries.
+
+    Args:
+        kept_here: the page's edits of a built-in profile's assumptions (name -> value), which
+            /load has no field for: said beside the link, since /load runs the profile as fitted.
+    """
     query = load_query(scenario)
     st.page_link(
         LOAD_PAGE,
@@ -114,6 +125,13 @@ def load_link(scenario: Mapping[str, object], label: str = N_("Serve this under 
             "replicas and cost (docs/model.md, 'Serving under load')."
         ),
     )
+    if kept_here and profiles.is_builtin(query.get("profile", profiles.DEFAULT)):
+        edits = "; ".join(f"{name} {sig(value)}" for name, value in kept_here.items())
+        text = _(
+            "Not carried to /load: your edits of profile {profile} ({edits}). It runs the "
+            "profile as fitted, so its figures can differ from these."
+        )
+        st.caption(plain(text.format(profile=query.get("profile", profiles.DEFAULT), edits=edits)))
     return query
 
 
