@@ -38,6 +38,7 @@ frame.setup_page(N_("Serving under load"))
 base = frame.catalog()
 custom, profile_notes = pk.from_link(PAGE)
 link = declare(base, custom)
+profile_notes += pk.unused_values(link)
 s = scenario.start(link, base)
 cat = s.cat
 with s.pickers:

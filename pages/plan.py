@@ -31,6 +31,7 @@ frame.setup_page("Planner")
 base = frame.catalog()
 custom, profile_notes = pk.from_link(PAGE)
 link = declare(base, custom)
+profile_notes += pk.unused_values(link)
 pp.keep_profile_values()
 s = scenario.start(link, base)
 cat = s.cat

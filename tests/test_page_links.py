@@ -187,3 +187,15 @@ def test_edits_of_a_profile_that_load_cannot_take_are_said_beside_the_link():
     value = engine.get_profile("trtllm-1.0").values()["efficiency"]
     same = open_page("decode", {"model": "Llama-3.1-8B", "efficiency": f"{value:.6g}"})
     assert not [c for c in same.caption if c.value.startswith(kept)]
+
+
+def test_a_built_in_profiles_values_that_load_cannot_use_are_said_not_dropped():
+    # /load has no field for a profile's assumptions: a built-in profile runs as fitted there
+    query = {"model": "Llama-3.1-8B", "tp": "1", "profile": "trtllm-1.0", "efficiency": "0.6"}
+    at = open_page("load", query | {"requests": "300"})
+    text = " ".join(w.value.replace("\\", "") for w in at.warning)
+    assert "efficiency=0.6: not used: profile trtllm-1.0 is built in" in text
+    assert "efficiency" not in at.query_params  # the link is what the page ran
+    # a custom profile's link carries the same names as its own values: used, nothing said
+    at = open_page("load", team_query() | {"model": "Llama-3.1-8B", "tp": "1", "requests": "300"})
+    assert not [w.value for w in at.warning if "not used" in w.value]

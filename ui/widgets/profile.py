@@ -14,7 +14,9 @@ from collections.abc import Sequence
 import streamlit as st
 
 import engine
+from ui.core import profiles
 from ui.core.profiles import TUTORIAL, link_profile, named, seeds
+from ui.links.params import Link
 from ui.links.state import SHARED, drawn_index, widget_key
 from ui.words.i18n import _
 
@@ -67,6 +69,27 @@ def from_link(page: str) -> tuple[engine.Profile | None, list[str]]:
             st.session_state[CUSTOM] = profile
     custom = warnings if any(query.get(k) for k in engine.PROFILE_KEYS) else []
     return st.session_state.get(CUSTOM), custom
+
+
+def unused_values(link: Link) -> list[str]:
+    """A link's assumption values this page cannot use: with a built-in profile, the values of
+    the profile keys the page has no field for (/load has none: it runs a built-in profile as
+    fitted; a custom profile's link carries its values under its own name). Each is said, not
+    dropped without a word (the page's link is then written without them)."""
+    query = {k: st.query_params.get_all(k) for k in st.query_params}
+    if not profiles.is_builtin((query.get("profile") or [link["profile"].default])[-1]):
+        return []
+    names = [k for k in engine.PROFILE_KEYS if query.get(k) and k in link]
+    unused = [k for k in names if link[k].widget == "link"]
+    if not unused:
+        return []
+    values = ", ".join(f"{k}={query[k][-1][:40]}" for k in unused)
+    return [
+        _(
+            "{values}: not used: profile {profile} is built in and runs as fitted here (this "
+            "page has no field for its assumptions)"
+        ).format(values=values, profile=(query.get("profile") or [link["profile"].default])[-1])
+    ]
 
 
 def options(custom: engine.Profile | None) -> list[str]:
