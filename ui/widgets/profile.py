@@ -77,19 +77,18 @@ def unused_values(link: Link) -> list[str]:
     fitted; a custom profile's link carries its values under its own name). Each is said, not
     dropped without a word (the page's link is then written without them)."""
     query = {k: st.query_params.get_all(k) for k in st.query_params}
-    if not profiles.is_builtin((query.get("profile") or [link["profile"].default])[-1]):
-        return []
-    names = [k for k in engine.PROFILE_KEYS if query.get(k) and k in link]
-    unused = [k for k in names if link[k].widget == "link"]
-    if not unused:
+    name = (query.get("profile") or [link["profile"].default])[-1]
+    unused = [
+        k for k in engine.PROFILE_KEYS if query.get(k) and k in link and link[k].widget == "link"
+    ]
+    if not unused or not profiles.is_builtin(name):
         return []
     values = ", ".join(f"{k}={query[k][-1][:40]}" for k in unused)
-    return [
-        _(
-            "{values}: not used: profile {profile} is built in and runs as fitted here (this "
-            "page has no field for its assumptions)"
-        ).format(values=values, profile=(query.get("profile") or [link["profile"].default])[-1])
-    ]
+    text = _(
+        "{values}: not used: profile {profile} is built in and runs as fitted here (this page "
+        "has no field for its assumptions)"
+    )
+    return [text.format(values=values, profile=name.strip().lower())]
 
 
 def options(custom: engine.Profile | None) -> list[str]:
