@@ -125,13 +125,14 @@ def load_link(
             "replicas and cost (docs/model.md, 'Serving under load')."
         ),
     )
-    if kept_here and profiles.is_builtin(query.get("profile", profiles.DEFAULT)):
+    profile = query.get("profile", profiles.DEFAULT)
+    if kept_here and profiles.is_builtin(profile):
         edits = "; ".join(f"{name} {sig(value)}" for name, value in kept_here.items())
         text = _(
             "Not carried to /load: your edits of profile {profile} ({edits}). It runs the "
             "profile as fitted, so its figures can differ from these."
         )
-        st.caption(plain(text.format(profile=query.get("profile", profiles.DEFAULT), edits=edits)))
+        st.caption(plain(text.format(profile=profile, edits=edits)))
     return query
 
 

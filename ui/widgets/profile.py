@@ -17,7 +17,7 @@ import engine
 from ui.core import profiles
 from ui.core.profiles import TUTORIAL, link_profile, named, seeds
 from ui.links.params import Link
-from ui.links.state import SHARED, drawn_index, widget_key
+from ui.links.state import SHARED, drawn_index, raw_query, widget_key
 from ui.words.i18n import _
 
 CUSTOM = "profile.custom"  # session key: the custom profile a link carried (shared by pages)
@@ -31,7 +31,7 @@ def start(page: str, extra: Sequence[str] = ()) -> tuple[engine.Profile | None, 
         (the custom profile in use this session, if any; warnings about the link's profile).
     """
     key = widget_key(page, "profile")
-    query = {k: st.query_params.get_all(k) for k in st.query_params}
+    query = raw_query()
     warnings: list[str] = []
     if key not in st.session_state and "profile" in query:
         profile, warnings = link_profile(query, TUTORIAL)
@@ -61,7 +61,7 @@ def from_link(page: str) -> tuple[engine.Profile | None, list[str]]:
     Returns:
         (the custom profile in use this session, if any; warnings about the link's profile).
     """
-    query = {k: st.query_params.get_all(k) for k in st.query_params}
+    query = raw_query()
     warnings: list[str] = []
     if widget_key(page, "profile") not in st.session_state and "profile" in query:
         profile, warnings = link_profile(query)
@@ -76,7 +76,7 @@ def unused_values(link: Link) -> list[str]:
     the profile keys the page has no field for (/load has none: it runs a built-in profile as
     fitted; a custom profile's link carries its values under its own name). Each is said, not
     dropped without a word (the page's link is then written without them)."""
-    query = {k: st.query_params.get_all(k) for k in st.query_params}
+    query = raw_query()
     name = (query.get("profile") or [link["profile"].default])[-1]
     unused = [
         k for k in engine.PROFILE_KEYS if query.get(k) and k in link and link[k].widget == "link"
