@@ -149,7 +149,7 @@ def test_compare_deployments_csv_carries_the_band():
     note, off = deploy.band_of(model, df, TRT, edited=True)
     csv = bands.with_columns(deploy.csv_table(df, "trtllm, edited"), note, off)
     assert csv["error_band_pct"].round(1).unique().tolist() == [24.7]
-    assert "not the page's edits" in csv["error_band_basis"].iloc[0]
+    assert "edits of its assumptions are not measured" in csv["error_band_basis"].iloc[0]
     assert csv.loc[csv["hardware"] == "MI300X", "off_calibrated_ground"].str.len().min() > 0
 
 

@@ -13,7 +13,7 @@ columns `error_band_pct`, `error_band_basis` and `off_calibrated_ground`. docs/m
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 import pandas as pd
@@ -21,11 +21,10 @@ import plotly.graph_objects as go
 
 import engine
 from ui.words.format import fmt
-from ui.words.i18n import N_, _, message_text
+from ui.words.i18n import _, message_text
 
 GROUP = "error_band"  # the legend group of every band drawn (one click hides them all)
 FILL_ALPHA = 0.13
-EDITED_BASIS = N_(" (the profile as fitted, not the page's edits)")  # written in English to CSV
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,10 +217,10 @@ def with_columns(
     `per_row`: each row's band (row_bands), else the note's."""
     rows = list(off) if off is not None else [note.off] * len(df)
     reasons = ["; ".join(map(str, said)) for said in rows]
-    edited = EDITED_BASIS if note.edited else ""
     found = list(per_row) if per_row is not None else [note.band] * len(df)
+    basis = {b: replace(note, band=b).as_dict()["error_band_basis"] for b in set(found)}
     return df.assign(
         error_band_pct=[np.nan if b.pct is None else float(b.pct) for b in found],
-        error_band_basis=[str(b.basis) + edited for b in found],  # the CSV stays English
+        error_band_basis=[basis[b] for b in found],  # the engine's words: English, as the CLI's
         off_calibrated_ground=reasons,
     )
