@@ -11,7 +11,7 @@ import engine
 from ui.charts import bands
 from ui.charts import operator_table as ov
 from ui.charts import operators as fo
-from ui.core import budget, frame, profiles
+from ui.core import budget, frame
 from ui.core.downloads import download_csv
 from ui.decode import figures as fl
 from ui.decode import inputs as sw
@@ -96,8 +96,7 @@ frame.show_engine_warnings(w for w in result.warnings if w.code != "does_not_fit
 sw.show_headline(r, hw)
 st.caption(plain(sv.band_text(r, band)))
 st.markdown(sv.bounds_text(r))
-edited = profiles.overridden(sv.overrides(overrides), engine.get_profile(profile))
-page_links.load_link(query | shown, N_("Serve this deployment under load"), kept_here=edited)
+page_links.load_link(query | shown, N_("Serve this deployment under load"))
 
 png = {"toImageButtonOptions": {"format": "png"}}
 roof = fo.roof_values(ops, hw.name)

@@ -8,6 +8,7 @@ of an uploaded trace (ui/load/trace.py)."""
 import streamlit as st
 
 import engine
+from ui.charts import bands
 from ui.core import frame, profiles
 from ui.links import state
 from ui.load import fleet as lf
@@ -23,7 +24,8 @@ from ui.load.inputs import (
     technique_inputs,
     workload_inputs,
 )
-from ui.load.link import PAGE, declare
+from ui.load.link import OVERRIDES, PAGE, declare
+from ui.widgets import overrides as overrides_ui
 from ui.widgets import page_links, scenario
 from ui.widgets import pickers as widgets
 from ui.widgets import profile as pk
@@ -39,6 +41,7 @@ base = frame.catalog()
 custom, profile_notes = pk.from_link(PAGE)
 link = declare(base, custom)
 profile_notes += pk.unused_values(link)
+overrides_ui.start_blank(PAGE)
 s = scenario.start(link, base)
 cat = s.cat
 with s.pickers:
@@ -47,6 +50,8 @@ with s.pickers:
         link=link, name="hardware", label=_("Accelerator"), entries=dict(cat.hardware)
     )
     dep = deployment_inputs(link, custom)
+    profile = engine.get_profile(dep["profile"])
+    edits = profiles.overridden(overrides_ui.inputs(link, profile), profile)
     chosen = scheduler_inputs(link, dep["profile"])
     st.markdown(_("**Workload**"))
     work = workload_inputs(link)
@@ -58,9 +63,9 @@ with s.pickers:
     price, target = plan_inputs(link, cat.hardware[hw_id])
     chosen_fleet = lf.fleet_inputs(link, dep["tp"])
 shared = ("model", "precision", "custom_hw", "custom_model")
-profile_values = profiles.link_values(engine.get_profile(dep["profile"]), keys=engine.PROFILE_KEYS)
+profile_values = profiles.link_values(profile, skip=OVERRIDES, keys=engine.PROFILE_KEYS)
 query = state.publish(link, {"model_config": config_text or None} | profile_values, shared)
-to_plan = profile_values | {"model": model_id, "hardware": hw_id, "price": price}
+to_plan = profile_values | edits | {"model": model_id, "hardware": hw_id, "price": price}
 to_plan |= {"input_tokens": work["input_tokens"], "output_tokens": work["output_tokens"]}
 to_plan |= {"slo_ttft_ms_p90": slo.ttft_ms, "slo_tpot_ms_p99": slo.tpot_ms, "target_rate": target}
 to_plan |= {k: query.get(k) for k in ("custom_hw", "custom_model")}
@@ -76,7 +81,7 @@ st.title(
     )
 )
 try:
-    d = engine.Deployment(model, hw, **dep, **spec)  # an ep not dividing tp is refused here
+    d = engine.Deployment(model, hw, **dep, **spec, overrides=edits)  # ep ∤ tp: refused here
     w = lr.workload(work, prefix)
 except ValueError as exc:
     st.error(plain(exc), icon="🚫")
@@ -99,7 +104,9 @@ except ValueError as exc:
     )
     frame.share_link(PAGE, query)
     st.stop()
-band = engine.held_out_band(engine.get_profile(d.profile), d.precision)
+band = bands.note(
+    profile, arch=model.arch, hardware=hw_id, precision=d.precision, edited=bool(edits)
+)
 show.notes(d=d, sched=stack, band=band, arch=model.arch)
 if work["mode"] == "trace":  # one run of the file's requests: no rate sweep
     lt.results(d=d, sched=sched, w=w, upload=upload, slo=slo, band=band, names=(model_id, hw_id, d))

@@ -20,6 +20,7 @@ from ui.plan import under_load as pl
 from ui.plan import view as pv
 from ui.plan.link import ASSUMPTIONS, NONE, PAGE, declare
 from ui.widgets import footprint, page_links, scenario
+from ui.widgets import overrides as overrides_ui
 from ui.widgets import profile as pk
 from ui.words.i18n import N_, _, message_text
 from ui.words.text import plain
@@ -32,7 +33,7 @@ base = frame.catalog()
 custom, profile_notes = pk.from_link(PAGE)
 link = declare(base, custom)
 profile_notes += pk.unused_values(link)
-pp.keep_profile_values()
+overrides_ui.start_blank(PAGE)
 s = scenario.start(link, base)
 cat = s.cat
 llms = {i: m for i, m in cat.models.items() if getattr(m, "arch", None) is not None}
@@ -45,7 +46,7 @@ with s.pickers:
     chosen = {h: cat.hardware[h] for h in grid["hardware"]}
     prices = pp.price_inputs(chosen)
     profile = pp.profile_input(custom)
-    overrides = pp.assumption_inputs(link, profile)
+    overrides = overrides_ui.inputs(link, profile)
 
 # --- engine -----------------------------------------------------------------
 model = cat.models[model_id]
@@ -147,9 +148,7 @@ st.download_button(
 if meets:  # the cheapest configuration meeting the SLOs, served under load
     best = {k: table[k].iloc[0] for k in ("hardware", "tp", "pp", "ep", "precision")}
     best["attention_dp"] = bool(table["attention_dp"].iloc[0])
-    page_links.load_link(
-        query | best, N_("Serve the cheapest configuration under load"), kept_here=set_values
-    )
+    page_links.load_link(query | best, N_("Serve the cheapest configuration under load"))
 # the tables wait for a click: drawn, and computed, only while open (the first chart sooner)
 opened = frame.lazy_sections(PAGE, pv.SECTIONS)
 if opened["table"] is not None:

@@ -5,12 +5,14 @@ every column's unit in its name."""
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import engine
+from ui.charts import bands
 from ui.load import view as lv
 from ui.words import tables
 
@@ -25,7 +27,11 @@ def grid() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def band():
-    return engine.error_band(engine.get_profile("tutorial"))
+    return bands.note(band_profile(), arch=None, hardware="H100", precision="fp16")
+
+
+def band_profile() -> engine.Profile:
+    return engine.get_profile("tutorial")
 
 
 def test_the_fast_path_past_saturation_has_no_steady_state_figures(grid):
@@ -55,6 +61,15 @@ def test_the_curve_csv_writes_empty_cells_and_false_past_saturation(grid, band):
     assert "kv_cache_utilisation" not in df and "kv_cache_utilisation_fraction" in df
     assert df.loc[:1, "kv_cache_utilisation_fraction"].between(0, 1).all()
     assert set(df["error_band_pct"]) == {band.pct}
+    assert "off_calibrated_ground" in df and "edits" not in df["error_band_basis"].iloc[0]
+    # edited on the page: every row's basis says the band is the profile's as fitted, in the
+    # engine's words (the CLI's `load --efficiency ...` writes the same)
+    edited = lv.csv_frame(lv.steady_curve(grid), replace(band, edited=True))
+    said = engine.prediction_band(
+        band_profile(), None, hardware="H100", precision="fp16", edited=True
+    ).as_dict()
+    assert set(edited["error_band_basis"]) == {said["error_band_basis"]}
+    assert said["error_band_basis"].endswith("edits of its assumptions are not measured)")
 
 
 def test_every_csv_of_the_page_names_its_units(band):

@@ -19,6 +19,7 @@ from tests.conftest import ROOT
 from ui.accuracy import view as av
 from ui.accuracy.link import declare as accuracy_link
 from ui.core.frame import section_key
+from ui.decode.link import OVERRIDES as DECODE_OVERRIDES
 from ui.load.link import declare as load_link
 from ui.plan.link import declare as plan_link
 from ui.widgets import page_links
@@ -172,30 +173,47 @@ def test_train_links_to_load_with_its_model_and_to_the_training_accuracy():
     assert accuracy.radio(key="accuracy:section").value == "training"
 
 
-def test_edits_of_a_profile_that_load_cannot_take_are_said_beside_the_link():
-    """/load has no field for a built-in profile's assumptions: a link from /decode or /plan
-    with the profile edited runs the profile as fitted, and the page says which edits stay."""
-    kept = "Not carried to /load: your edits of profile trtllm-1.0"
+def test_a_profile_edited_on_decode_or_plan_is_served_under_load_with_the_same_edits():
+    """/decode's and /plan's overrides of a built-in profile travel to /load, which runs the
+    profile with them (its fields show them), says its band is the profile's as fitted and
+    passes them on to the planner."""
     decode = open_page("decode", {"model": "Llama-3.1-8B", "hardware": "H100", "efficiency": "0.6"})
-    assert "efficiency" not in links(decode, "load")[0]  # /load's link has no such name
-    said = [c.value.replace("\\", "") for c in decode.caption if c.value.startswith(kept)]
-    assert said and "(efficiency 0.6)" in said[0]
+    (to_load,) = links(decode, "load")
+    assert to_load["efficiency"] == "0.6" and to_load["profile"] == "trtllm-1.0"
+    load = opened_without_warnings("load", to_load | {"requests": "300"})
+    assert load.number_input(key="load:efficiency").value == 0.6
+    assert load.query_params["efficiency"] == "0.6"  # its own link keeps the edit
+    edited = "your edits of its assumptions are not measured"
+    assert any(edited in c.value for c in load.caption)
+    assert links(load, "plan")[0]["efficiency"] == "0.6"
     plan = open_page("plan", {"model": "Llama-3.1-8B", "bandwidth_efficiency": "0.5"})
-    said = [c.value.replace("\\", "") for c in plan.caption if c.value.startswith(kept)]
-    assert said and "(bandwidth_efficiency 0.5)" in said[0]
-    # unedited (or set to the profile's own value): nothing to say
-    value = engine.get_profile("trtllm-1.0").values()["efficiency"]
-    same = open_page("decode", {"model": "Llama-3.1-8B", "efficiency": f"{value:.6g}"})
-    assert not [c for c in same.caption if c.value.startswith(kept)]
+    assert links(plan, "load")[0]["bandwidth_efficiency"] == "0.5"
+    # the edit is run, not only shown: the same deployment unedited saturates at a higher rate
+    # (8B fp16 at 1500/300 tokens on one H100: a lower compute efficiency, 0.6 against the
+    # profile's 0.864, slows the prefill that takes most of each request's GPU time)
+    unedited = open_page("load", {k: v for k, v in to_load.items() if k != "efficiency"})
+    assert not any(edited in c.value for c in unedited.caption)
+    label = "Saturation, fast path (requests/s)"
+    rates = [float(next(m.value for m in at.metric if m.label == label)) for at in (load, unedited)]
+    assert rates[0] < rates[1], rates
+
+
+def test_every_override_of_decode_and_plan_is_a_field_on_load():
+    """No edit is left behind on the way to /load: each assumption /decode or the planner lets
+    the user override is one of /load's fields (and the planner's, for /load's link to it)."""
+    load, plan = load_link(CAT, None), plan_link(CAT, None)
+    for name in (*DECODE_OVERRIDES, *page_links.SERVING_OVERRIDES):
+        assert name in load and load[name].widget != "link", name
+        assert name in plan and plan[name].widget != "link", name
 
 
 def test_a_built_in_profiles_values_that_load_cannot_use_are_said_not_dropped():
     # /load has no field for a profile's assumptions: a built-in profile runs as fitted there
-    query = {"model": "Llama-3.1-8B", "tp": "1", "profile": "trtllm-1.0", "efficiency": "0.6"}
-    at = open_page("load", query | {"requests": "300"})
+    query = {"model": "Llama-3.1-8B", "tp": "1", "profile": "trtllm-1.0"}
+    at = open_page("load", query | {"requests": "300", "sequence_overhead_us": "30"})
     text = " ".join(w.value.replace("\\", "") for w in at.warning)
-    assert "efficiency=0.6: not used: profile trtllm-1.0 is built in" in text
-    assert "efficiency" not in at.query_params  # the link is what the page ran
+    assert "sequence_overhead_us=30: not used: profile trtllm-1.0 is built in" in text
+    assert "sequence_overhead_us" not in at.query_params  # the link is what the page ran
     # a custom profile's link carries the same names as its own values: used, nothing said
     at = open_page("load", team_query() | {"model": "Llama-3.1-8B", "tp": "1", "requests": "300"})
     assert not [w.value for w in at.warning if "not used" in w.value]

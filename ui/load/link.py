@@ -5,7 +5,10 @@ Link parameters (a public contract once shipped): model (a catalogue LLM, or `co
 and attention DP inside the tp devices), precision, kv_precision (`same`: the weights'), profile
 (a serving profile: its assumptions and its stack's scheduler; a custom one, fitted on
 /accuracy, by its name with every serving assumption it sets and its band and ground, as every
-page carries one: ui.core.profiles); the scheduler's max_num_seqs,
+page carries one: ui.core.profiles); overrides of the profile's assumptions, as on the planner
+(efficiency, bandwidth_efficiency, attention_efficiency, expert_efficiency, link_efficiency,
+link_latency_us, layer_overhead_us, dispatch_overhead_ms, memory_reserve, dequant_overhead;
+absent: the profile's value); the scheduler's max_num_seqs,
 max_batched_tokens, chunked_prefill (on/off), block_size (absent: the profile's); the workload:
 mode (open: requests arrive at `rate` per second with `burstiness`; closed: `concurrency`
 clients; max: every request queued at once; trace: an uploaded trace, which the link cannot
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import engine
 from ui.core import profiles
+from ui.links import assumptions
 from ui.links import link_params as lp
 from ui.links.params import Link, Param, ParamError, choice, number, write_number
 from ui.widgets import model_config as mc
@@ -51,6 +55,7 @@ SCHEDULER = {  # name: (reader: the engine's bounds, engine/catalog/scheduler.py
     "max_batched_tokens": number(1, 1_048_576, whole=True),
     "block_size": number(1, 1024, whole=True),
 }
+OVERRIDES = assumptions.SERVING_OVERRIDES  # the profile's, edited (blank: the profile's)
 DEFAULTS = {"model": "Llama-3.1-70B", "hardware": "H100", "tp": 4, "profile": profiles.DEFAULT}
 WORKLOAD = {"input_tokens": 1500, "output_tokens": 300, "rate": 3.0, "concurrency": 32}
 
@@ -105,7 +110,10 @@ def declare(cat: engine.Catalog, custom: engine.Profile | None = None) -> Link:
             *lp.moe_split(),
             lp.number_format(),
             lp.kv_format(),
-            *profiles.params(custom, keys=engine.PROFILE_KEYS, default=DEFAULTS["profile"]),
+            *profiles.params(
+                custom, skip=OVERRIDES, keys=engine.PROFILE_KEYS, default=DEFAULTS["profile"]
+            ),
+            *(assumptions.param(name) for name in OVERRIDES),
             *(Param(name, reader, write_number) for name, reader in SCHEDULER.items()),
             Param("chunked_prefill", read_on_off),
             Param("mode", choice(MODES), default="open"),

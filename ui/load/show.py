@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 
 import engine
-from ui.core import frame
+from ui.core import frame, profiles
 from ui.core.downloads import NO_RERUN, download_csv
 from ui.load import figures as lf
 from ui.load import run as lr
@@ -26,6 +26,9 @@ PNG = {"toImageButtonOptions": {"format": "png"}}
 def notes(d, sched, band, arch) -> None:
     """The scheduler in use, the error band and where the scenario leaves calibrated ground."""
     st.caption(plain(lv.scheduler_text(sched.as_dict())))
+    if d.overrides:  # which of the profile's assumptions the page edits, and from what
+        profile = engine.get_profile(d.profile)
+        st.caption(plain(profiles.describe(profile, profiles.edits(profile, d.overrides_dict))))
     st.caption(plain(lv.band_text(band, d.profile_name)))
     reasons = engine.off_ground(
         profile=engine.get_profile(d.profile),

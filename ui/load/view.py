@@ -16,6 +16,9 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+import engine
+from ui.charts import bands
+from ui.core import profiles
 from ui.widgets.pickers import split_words
 from ui.words.data_text import said
 from ui.words.format import fmt, pct
@@ -157,10 +160,10 @@ def steady_curve(grid: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def csv_frame(df: pd.DataFrame, band) -> pd.DataFrame:
-    """A CSV's rows, each with the profile's error band, every column's unit in its name."""
-    out = df.assign(error_band_pct=band.pct, error_band_basis=str(band.basis))
-    return out.rename(columns=CSV_NAMES)
+def csv_frame(df: pd.DataFrame, band: bands.Note) -> pd.DataFrame:
+    """A CSV's rows, each with the scenario's error band (its basis, edited or not, and where
+    it leaves the profile's calibrated ground), every column's unit in its name."""
+    return bands.with_columns(df, band).rename(columns=CSV_NAMES)
 
 
 def tried_frame(m) -> pd.DataFrame:
@@ -222,16 +225,24 @@ def series_frame(result) -> pd.DataFrame:
     return pd.DataFrame({k: np.asarray(v) for k, v in result.timeseries.items()})
 
 
-def band_text(band, profile: str) -> str:
-    """The band in words, for beside every figure."""
+def band_text(band: bands.Note, profile: str) -> str:
+    """The band in words, for beside every figure; said to be the profile's as fitted when the
+    page edits its assumptions."""
+    basis = message_text(band.band.basis)
     if band.pct is None:
-        return _("Error band of profile {profile}: not measured ({basis}).").format(
-            profile=profile, basis=message_text(band.basis)
+        text = _("Error band of profile {profile}: not measured ({basis}).").format(
+            profile=profile, basis=basis
         )
-    return _(
-        "Error band of profile {profile}: ±{band}, {basis}; shaded around the curves and to be "
-        "read around every figure below."
-    ).format(profile=profile, band=pct(band.pct / 100), basis=message_text(band.basis))
+    else:
+        text = _(
+            "Error band of profile {profile}: ±{band}, {basis}; shaded around the curves and to "
+            "be read around every figure below."
+        ).format(profile=profile, band=pct(band.pct / 100), basis=basis)
+    if band.edited:
+        text += " " + _(
+            "The band is the profile's as fitted; your edits of its assumptions are not measured."
+        )
+    return text
 
 
 def confirmed_words(m, tip: str) -> str:
@@ -409,7 +420,7 @@ def caption(d, w, mode: str, hw_name: str, model_name: str) -> str:
         "split": split_words(d.ep, d.attention_dp),
         "precision": d.precision,
         "kv": d.kv_precision or d.precision,
-        "profile": d.profile_name,
+        "profile": profiles.label(engine.get_profile(d.profile), d.overrides_dict),
     }
     if mode == "trace":  # its requests are the file's: said beside the uploader
         return _(

@@ -13,12 +13,11 @@ from ui.core.profiles import DEFAULT, named
 from ui.links import state
 from ui.links.params import MAX_VALUE_CHARS, Link
 from ui.plan import grid as pg
-from ui.plan.link import ASSUMPTIONS, MAX_HARDWARE, NONE, PAGE, PRICE, SWITCHES
+from ui.plan.link import MAX_HARDWARE, NONE, PAGE, PRICE, SWITCHES
 from ui.runtime import memo
 from ui.widgets import pickers as widgets
 from ui.widgets import profile as pk
 from ui.widgets.tokens import token_inputs
-from ui.words.format import fmt
 from ui.words.i18n import N_, _
 from ui.words.text import plain
 
@@ -34,35 +33,11 @@ SLOS = {  # link name: (widget label, help), shown through _()
         N_("Output tokens per second each user sees (= 1000 / TPOT in ms)."),
     ),
 }
-ASSUMPTION_LABELS = {  # name: (label, step); blank = the profile's value; shown through _()
-    "efficiency": (N_("Compute efficiency η (fraction of peak)"), 0.05),
-    "bandwidth_efficiency": (N_("Bandwidth efficiency (fraction of peak)"), 0.05),
-    "attention_efficiency": (N_("Attention compute efficiency (fraction)"), 0.05),
-    "expert_efficiency": (N_("MoE expert compute efficiency (fraction)"), 0.05),
-    "link_efficiency": (N_("Interconnect efficiency (fraction of peak)"), 0.05),
-    "link_latency_us": (N_("Link latency (µs per hop)"), 1.0),
-    "layer_overhead_us": (N_("Layer overhead τ (µs per layer per step)"), 1.0),
-    "dispatch_overhead_ms": (N_("Dispatch overhead d (ms per step)"), 0.005),
-    "memory_reserve": (N_("Memory reserve (fraction of capacity held back)"), 0.05),
-    "dequant_overhead": (
-        N_("Dequantisation overhead δ (w4a16 and emulated formats: extra GEMM time)"),
-        0.05,
-    ),
-}
 
 
 def k(name: str) -> str:
     """The planner's session key of a widget (`plan:<name>`)."""
     return state.widget_key(PAGE, name)
-
-
-def keep_profile_values() -> None:
-    """Before binding: an assumption not in the link starts blank (the profile's value), not
-    at another page's choice (those are relative to the tutorial defaults)."""
-    in_link = set(state.raw_query())
-    for name in ASSUMPTIONS:
-        if k(name) not in st.session_state and name not in in_link:
-            st.session_state[k(name)] = None
 
 
 def workload_inputs(link: Link, llms: Mapping[str, engine.ModelSpec]) -> tuple[str, tuple]:
@@ -190,28 +165,6 @@ def profile_input(custom: engine.Profile | None = None) -> engine.Profile:
         ),
     )
     return named(name, custom)
-
-
-def assumption_inputs(link: Link, profile: engine.Profile) -> dict[str, float | None]:
-    """Overrides of the profile's assumptions (blank: the profile's value, shown greyed)."""
-    values = profile.values()
-    out = {}
-    title = _("Assumptions (profile {profile} unless set)").format(profile=profile.name)
-    with st.expander(title, expanded=False):
-        for name in ASSUMPTIONS:
-            label, step = ASSUMPTION_LABELS[name]
-            base = values.get(name)
-            shown = _("the catalogue's figure") if base is None else fmt(base)
-            out[name] = widgets.number_input(
-                link,
-                name,
-                _(label),
-                value=None,
-                step=step,
-                placeholder=_("profile: {value}").format(value=shown),
-                format="%.3f",
-            )
-    return out
 
 
 def sweep(cat, key: tuple, model_id, groups, batches, tokens, opts):

@@ -50,10 +50,7 @@ PRICE = number(0.0, 1e6)  # USD per accelerator-hour (each price field's range t
 TARGET_RATE = number(0.001, 1e6)  # requests/s under load: /load's target_rate range
 DEFAULT_TARGET_RATE = 10.0
 SWITCHES = ("off", "on")  # attention DP values the planner tries
-# the serving assumptions the planner overrides (blank: the profile's value)
-ASSUMPTIONS = ("efficiency", "bandwidth_efficiency", "attention_efficiency")
-ASSUMPTIONS += ("expert_efficiency", "link_efficiency", "link_latency_us", "layer_overhead_us")
-ASSUMPTIONS += ("dispatch_overhead_ms", "memory_reserve", "dequant_overhead")
+ASSUMPTIONS = assumptions.SERVING_OVERRIDES  # the planner overrides them (blank: the profile's)
 
 
 def _llm_reader(cat: engine.Catalog):

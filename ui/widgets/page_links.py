@@ -3,11 +3,12 @@
 `load_link`: the LLM serving page (/decode), the planner (/plan) and the training planner
 (/train) open the serving-under-load page (/load) on their deployment: model (or its
 config.json), accelerator (or the custom one), tp, pp, ep, attention DP, precision, KV
-precision, profile and the
-request's tokens (the planner adds its percentile SLOs, price and target rate). `plan_link`:
-/load opens the planner on its model, accelerator, tokens, SLOs (its p90 TTFT and p99 TPOT as
-the planner's limits), profile, price and target rate; the planner then searches TP, PP,
-precision and batch. `profile_links`: a profile fitted on /accuracy opens /load and /plan with
+precision, profile, the page's overrides of the profile's assumptions (as /load and the planner
+name them: ui.links.assumptions.SERVING_OVERRIDES) and the request's tokens (the planner adds
+its percentile SLOs, price and target rate). `plan_link`: /load opens the planner on its model,
+accelerator, tokens, SLOs (its p90 TTFT and p99 TPOT as the planner's limits), profile and its
+overrides, price and target rate; the planner then searches TP, PP, precision and batch.
+`profile_links`: a profile fitted on /accuracy opens /load and /plan with
 it. `accuracy_link`: /train opens /accuracy's training section.
 
 A custom profile travels as /accuracy's link carries it (ui.core.profiles): its name, every
@@ -26,9 +27,8 @@ import streamlit as st
 
 import engine
 from ui.core import profiles
-from ui.words.format import sig
+from ui.links.assumptions import SERVING_OVERRIDES
 from ui.words.i18n import N_, _
-from ui.words.text import plain
 
 LOAD_PAGE, PLAN_PAGE, ACCURACY_PAGE = "pages/load.py", "pages/plan.py", "pages/accuracy.py"
 LOAD_NAMES = (
@@ -50,9 +50,10 @@ LOAD_NAMES = (
     "slo_tpot_ms_p99",
     "price",
     "target_rate",
+    *SERVING_OVERRIDES,
 )
 PLAN_NAMES = ("model", "hardware", "input_tokens", "output_tokens", "ttft_ms", "tpot_ms")
-PLAN_NAMES += ("profile", "prices", "target_rate", "custom_hw", "custom_model")
+PLAN_NAMES += ("profile", "prices", "target_rate", "custom_hw", "custom_model", *SERVING_OVERRIDES)
 # A custom profile's values, band and ground (ui.core.profiles): on every page that takes one.
 PROFILE_NAMES = (*engine.PROFILE_KEYS, *(p.name for p in profiles.band_params()))
 CHOICES = {"precision": engine.PRECISIONS}
@@ -102,18 +103,9 @@ def plan_query(scenario: Mapping[str, object]) -> dict[str, str]:
     return _query(mapped, PLAN_NAMES)
 
 
-def load_link(
-    scenario: Mapping[str, object],
-    label: str = N_("Serve this under load"),
-    kept_here: Mapping[str, float] | None = None,
-) -> dict:
+def load_link(scenario: Mapping[str, object], label: str = N_("Serve this under load")) -> dict:
     """A link to /load opening it on `scenario` (`label`: English, translated here); returns
-    the query it carries.
-
-    Args:
-        kept_here: the page's edits of a built-in profile's assumptions (name -> value), which
-            /load has no field for: said beside the link, since /load runs the profile as fitted.
-    """
+    the query it carries."""
     query = load_query(scenario)
     st.page_link(
         LOAD_PAGE,
@@ -125,14 +117,6 @@ def load_link(
             "replicas and cost (docs/model.md, 'Serving under load')."
         ),
     )
-    profile = query.get("profile", profiles.DEFAULT)
-    if kept_here and profiles.is_builtin(profile):
-        edits = "; ".join(f"{name} {sig(value)}" for name, value in kept_here.items())
-        text = _(
-            "Not carried to /load: your edits of profile {profile} ({edits}). It runs the "
-            "profile as fitted, so its figures can differ from these."
-        )
-        st.caption(plain(text.format(profile=profile, edits=edits)))
     return query
 
 
