@@ -71,6 +71,26 @@ def test_the_fast_path_matches_the_simulator_below_saturation(
             assert running == pytest.approx(r["mean_running_requests"], rel=0.1)
 
 
+def test_pipeline_stages_match_the_simulator_at_saturation():
+    """pp = 4 keeps a batch in flight on each stage in both models: the fast path's capacity
+    within 5 % of the simulated max-throughput run, and about pp times that of a single batch
+    through the stages (the earlier model's)."""
+    kw = {"tp": 1, "pp": 4, "profile": "trtllm-1.0", "input_tokens": 1000, "output_tokens": 300}
+    dep = instance(Deployment("Llama-3.1-70B", "H100", tp=1, pp=4, profile="trtllm-1.0"))
+    f = dep.scenario.folded
+    lim = limits(f, dep.scheduler)
+    cap = float(an.capacity(f=f, lim=lim, n_in=1000.0, n_out=300.0)["rate_per_s"])
+    top = serve_load(
+        "Llama-3.1-70B", "H100", **kw, concurrency="max", requests=3000, length_spread=0.2
+    )
+    assert cap == pytest.approx(top["requests_per_s"], rel=0.05)
+    one = float(
+        an.capacity(f=f._replace(micro=1.0), lim=lim, n_in=1000.0, n_out=300.0)["rate_per_s"]
+    )
+    assert 2.5 < cap / one <= 4.0 + 1e-9  # up to pp times: no stage idles, none works faster
+    assert dep.scheduler.max_num_seqs == 4 * 2048  # TensorRT-LLM: max_batch_size × stages
+
+
 @pytest.mark.parametrize(("model", "hardware", "tp", "profile", "n_in", "n_out"), GRID[:4])
 def test_closed_loops_match_the_simulator(model, hardware, tp, profile, n_in, n_out):
     f, lim = fast(model=model, hardware=hardware, tp=tp, profile=profile)

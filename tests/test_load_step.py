@@ -146,6 +146,42 @@ def test_toy_mixed_step_by_hand():
     assert t2 - t == pytest.approx(64e-9)
 
 
+def test_pipeline_stages_each_carry_a_batch():
+    """Under continuous batching a pp-stage deployment keeps pp batches in flight, one per
+    stage: a step of m sequences lasts as long as one batch of m/pp takes to pass every stage
+    (its keys too divided), at most one batch per sequence. By hand, with the same kernel at
+    one batch in flight (`micro` = 1) as the reference."""
+    f = folded("Llama-3.1-70B", "H100", tp=2, pp=4)
+    one = f._replace(micro=1.0)
+    assert f.micro == 4
+    keys = tuple(64 * 3000.0 for _ in windows(f))  # 64 sequences at 3,000 tokens of context
+    quarter = tuple(x / 4 for x in keys)
+    step = decode_step_s(decode_lines(f, 64.0, SCALAR), keys, SCALAR)
+    assert step == pytest.approx(decode_step_s(decode_lines(one, 16.0, SCALAR), quarter, SCALAR))
+    mixed = dict(decode_keys=keys, prefill_keys=keys, prior_keys=zeros(f))
+    got = mixed_step_s(
+        f, SCALAR, decode_seqs=64.0, prefill_tokens=2048.0, prefill_seqs=4.0, done_seqs=2.0, **mixed
+    )
+    want = mixed_step_s(
+        one,
+        SCALAR,
+        decode_seqs=64.0 / 4,
+        decode_keys=quarter,
+        prefill_tokens=2048.0 / 4,
+        prefill_seqs=1.0,  # 68 sequences in 4 batches: a prompt chunk in each
+        done_seqs=0.5,
+        prefill_keys=quarter,
+        prior_keys=zeros(f),
+    )
+    assert got == pytest.approx(want)
+    # two sequences fill two of the four stages' batches: each batch holds one sequence
+    two = tuple(2 * 3000.0 for _ in windows(f))
+    lone = decode_step_s(decode_lines(one, 1.0, SCALAR), tuple(x / 2 for x in two), SCALAR)
+    assert decode_step_s(decode_lines(f, 2.0, SCALAR), two, SCALAR) == pytest.approx(lone)
+    # one whole prompt cannot be split over the stages: its prefill is TTFT, as without PP
+    assert prefill_only(f, 1, 4096) == pytest.approx(prefill_only(one, 1, 4096))
+
+
 def test_chunk_keys_by_hand():
     # positions 4, 5, 6 attend 4 + 5 + 6 = 15 keys; with a window of 5: 4 + 5 + 5 = 14
     assert chunk_keys(prior=3.0, n=3.0, w=math.inf, xp=SCALAR) == 15

@@ -87,10 +87,11 @@ def scheduler_base(profile: object) -> SchedulerDefaults:
 
 
 def per_replica(sched: SchedulerDefaults, ranks: int) -> SchedulerDefaults:
-    """The scheduler of a replica whose `ranks` attention data-parallel ranks each run the
-    stack's scheduler on their own batch (TensorRT-LLM's attention DP, SGLang's DP attention,
-    vLLM's data-parallel engines): `ranks` times its sequences and step tokens, within the
-    engine's limits."""
+    """The scheduler of a replica with `ranks` batches each scheduled with the stack's limits:
+    attention data-parallel ranks (TensorRT-LLM's attention DP, SGLang's DP attention, vLLM's
+    data-parallel engines) times pipeline stages (one batch in flight per stage: TensorRT-LLM
+    admits max_batch_size × micro-batches requests, vLLM ran one scheduler per stage's virtual
+    engine): `ranks` times its sequences and step tokens, within the engine's limits."""
     if ranks <= 1:
         return sched
     return dataclasses.replace(
@@ -106,7 +107,7 @@ def instance(dep: Deployment, scheduler: Scheduler | None = None) -> Instance:
     base = scheduler_base(dep.profile)
     p = si.scenario(dep)
     sched = base if scheduler is None else scheduler.applied_to(base)
-    sched = per_replica(sched, dep.tp if dep.attention_dp else 1)
+    sched = per_replica(sched, (dep.tp if dep.attention_dp else 1) * dep.pp)
     price = resolve_hardware(dep.hardware, dep.catalog).price_per_hour_usd
     return Instance(
         scenario=p,
@@ -348,10 +349,11 @@ def simulate(inst: Instance, w: Workload, slo: SLO, recorder=None) -> results.Lo
     )
 
 
-PP_ONE_BATCH = MessageKind(
-    "pp_one_batch_in_flight",
-    "pp > 1: one batch is in flight at a time (no interleaved micro-batches), so throughput is "
-    "a lower bound, up to pp times higher",
+PP_IN_FLIGHT = MessageKind(
+    "pp_batches_in_flight",
+    "pp = {pp}: {pp} batches are in flight, one on each stage, each scheduled with the stack's "
+    "limits, so the replica runs up to {seqs} sequences and {tokens} tokens a step; a step "
+    "lasts as long as one batch takes to pass every stage",
 )
 PREEMPTIONS = MessageKind(
     "preemptions", "{count} preemptions: the KV pool filled and requests were recomputed"
@@ -373,7 +375,7 @@ RANK_SCHEDULERS = MessageKind(
 KINDS = (
     NO_KV_ROOM,
     POOL_BELOW_ONE_REQUEST,
-    PP_ONE_BATCH,
+    PP_IN_FLIGHT,
     PREEMPTIONS,
     NO_TPOT,
     QUEUE_GREW,
@@ -393,7 +395,14 @@ def _run_warnings(inst, w, sim, values, n_in, n_out) -> list[Message]:
             )
         )
     if inst.scenario.pp > 1:
-        notes.append(PP_ONE_BATCH())
+        sched = inst.scheduler
+        notes.append(
+            PP_IN_FLIGHT(
+                pp=f"{inst.scenario.pp}",
+                seqs=f"{sched.max_num_seqs:,}",
+                tokens=f"{sched.max_batched_tokens:,}",
+            )
+        )
     if int((n_in + n_out).max()) > inst.scenario.folded.s.context_length:
         notes.append(WARNING_KINDS[Warn.BEYOND_CONTEXT]())  # the serving model's words
     if values["preemptions"]:

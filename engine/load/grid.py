@@ -107,8 +107,8 @@ def stack(kept: list[Placed], sched=None) -> Folded:
 
 def limits(f: Folded, sched, ranks=1.0) -> an.Limits:
     """The scheduler and each deployment's KV pool (engine/load/pool.py's rule, on arrays);
-    `ranks`: each deployment's attention data-parallel ranks, whose schedulers each take the
-    stack's limits (api.py `per_replica`)."""
+    `ranks`: each deployment's batches scheduled with the stack's limits (attention DP ranks
+    times pipeline stages: `ranks`, api.py `per_replica`)."""
     block = float(sched.block_size)
     per_block = block * f.kv_dev * f.stage
     blocks = np.floor(np.maximum(f.usable - f.weights, 0.0) / per_block)
@@ -238,8 +238,11 @@ def grid_spec(spec, kept: list[Placed], sched) -> SpecCost | None:
 
 
 def ranks(kept: list[Placed]) -> np.ndarray:
-    """Each deployment's attention data-parallel ranks (1 without attention DP), shape (D, 1)."""
-    return np.array([k.tp if k.split.attention_dp else 1 for k in kept], dtype=float)[:, None]
+    """Each deployment's batches scheduled with the stack's limits (api.py `per_replica`): its
+    attention data-parallel ranks (1 without attention DP) times its pipeline stages, shape
+    (D, 1)."""
+    each = [(k.tp if k.split.attention_dp else 1) * k.pp for k in kept]
+    return np.array(each, dtype=float)[:, None]
 
 
 def id_columns(kept: list[Placed], repeat: int) -> dict:

@@ -39,8 +39,8 @@ class StepPricer:
                 a.count,
                 np.broadcast_to(a.compute0, batches).tolist(),
                 np.broadcast_to(a.memory0, batches).tolist(),
-                a.compute_per_key,
-                a.memory_per_key,
+                np.broadcast_to(a.compute_per_key, batches).tolist(),  # per batch in flight
+                np.broadcast_to(a.memory_per_key, batches).tolist(),
             )
             for a in lines.attention
         ]

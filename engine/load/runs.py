@@ -22,7 +22,9 @@ class Lines:
     def __init__(self, fixed: float, att: list, m: int):
         self.fixed = fixed
         self.attention = [
-            Line(count=c, compute0=c0[m], memory0=m0[m], compute_per_key=ck, memory_per_key=mk)
+            Line(
+                count=c, compute0=c0[m], memory0=m0[m], compute_per_key=ck[m], memory_per_key=mk[m]
+            )
             for c, c0, m0, ck, mk in att
         ]
 

@@ -40,7 +40,7 @@ from engine.load.pricing import StepPricer
 from engine.scenarios.deployment import Deployment
 from engine.scenarios.speculation import Speculation
 from engine.serving import inputs as si
-from engine.serving.decode_step import AttentionLine, DecodeLines, decode_lines
+from engine.serving.decode_step import AttentionLine, DecodeLines, decode_lines, in_flight
 from engine.serving.kernel import Folded
 from engine.serving.step import mixed_step_s
 
@@ -109,17 +109,19 @@ def verify_lines(f: Folded, m, k: int, xp) -> DecodeLines:
         prior_keys=zeros,
     )
     fixed = whole + xp.where(n > 0, f.overhead_decode - f.overhead_prefill, 0.0)
+    mu = in_flight(f, m, xp)  # the batches in flight mixed_step_s priced (pipeline stages)
     lines = []
     for pa, da in zip(f.prefill_attention, f.decode_attention, strict=True):
         count, p_token, p_seq, _, _, _, p_mem_token, p_mem_seq = pa.op
-        compute0, memory0 = p_token * n + p_seq * m, p_mem_token * n + p_mem_seq * m
+        compute0 = (p_token * n + p_seq * m) / mu
+        memory0 = (p_mem_token * n + p_mem_seq * m) / mu
         fixed = fixed - count * xp.maximum(compute0, memory0)  # the lines add it back
         line = AttentionLine(
             count=count,
-            compute0=compute0 + pa.compute_per_key * m * k * (k + 1.0) / 2.0,
-            memory0=memory0 - da.memory_per_key * m,
-            compute_per_key=pa.compute_per_key * (k + 1.0),
-            memory_per_key=da.memory_per_key,
+            compute0=compute0 + pa.compute_per_key * m * k * (k + 1.0) / 2.0 / mu,
+            memory0=memory0 - da.memory_per_key * m / mu,
+            compute_per_key=pa.compute_per_key * (k + 1.0) / mu,
+            memory_per_key=da.memory_per_key / mu,
             window=da.window,
         )
         lines.append(line)
@@ -191,8 +193,8 @@ class SpecPricer(StepPricer):
                 float(a.count),
                 np.broadcast_to(a.compute0, batches).tolist(),
                 np.broadcast_to(a.memory0, batches).tolist(),
-                float(a.compute_per_key),
-                float(a.memory_per_key),
+                np.broadcast_to(a.compute_per_key, batches).tolist(),
+                np.broadcast_to(a.memory_per_key, batches).tolist(),
             )
             for a in lines.attention
         ]

@@ -98,8 +98,20 @@ class DecodeLines(NamedTuple):
     attention: tuple[AttentionLine, ...]
 
 
+def in_flight(f, seqs, xp):
+    """Batches a continuous-batching server keeps in flight in a step of `seqs` sequences: one
+    per pipeline stage (`f.micro`), at most one per sequence, at least one. The stages work on
+    different batches at once, so a step of m sequences lasts as long as one batch of m/μ takes
+    to pass every stage (docs/model.md, "Pipeline stages under load")."""
+    return xp.minimum(xp.maximum(seqs, 1.0), f.micro)
+
+
 def decode_lines(f, m, xp) -> DecodeLines:
-    """The lines of one decode step of m sequences (floats, or arrays over deployments or m)."""
+    """The lines of one decode step of m sequences (floats, or arrays over deployments or m):
+    under pipeline parallelism those of one batch in flight, m/μ sequences (`in_flight`), with
+    the keys still counted over all m (each line's per-key terms divided by μ)."""
+    mu = in_flight(f, m, xp)
+    m = m / mu
     experts = rank_experts(f.s, f.experts, m, xp=xp)
     comm_overhead = comm_s(f.comm, m, xp) + f.overhead_decode + f.overhead_per_seq * m
     fixed = operators_s(f, m, experts=experts, xp=xp, start=comm_overhead)
@@ -110,8 +122,8 @@ def decode_lines(f, m, xp) -> DecodeLines:
             count=a.op.count,
             compute0=compute0,
             memory0=memory0,
-            compute_per_key=a.compute_per_key,
-            memory_per_key=a.memory_per_key,
+            compute_per_key=a.compute_per_key / mu,
+            memory_per_key=a.memory_per_key / mu,
             window=a.window,
         )
         lines.append(line)

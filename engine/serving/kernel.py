@@ -264,6 +264,7 @@ class Folded(NamedTuple):
     roofs: tuple = ()  # (peak, GEMM rate, bandwidth as catalogued, achievable bandwidth)
     experts: ExpertSplit = ExpertSplit()  # how the routed experts are spread
     runtime: object = 0.0  # activations at the token budget + workspace the stack sets aside
+    micro: object = 1.0  # batches in flight under continuous batching: one per pipeline stage
 
 
 def rates(dev: Device, eta: Efficiencies) -> dict[str, object]:
@@ -383,7 +384,8 @@ def fold(s: Shapes, dev: Device, lay: Layout, eta: Efficiencies, xp, steps=None)
     dec = _fold_decode(decode=decode, rate_of=rate_of, bw=(dev.bandwidth, w_bw), kv_bw=kv_bw)
     roofs = (dev.peak, rate_of["gemm"], dev.memory_bandwidth, dev.bandwidth)
     *fixed, runtime = _fixed(s=s, dev=dev, lay=lay, decode=decode, xp=xp, streamed=streamed)
-    return Folded(s, *pre, *dec, *fixed, roofs, ExpertSplit(lay.ep, lay.imbalance), runtime)
+    experts = ExpertSplit(lay.ep, lay.imbalance)
+    return Folded(s, *pre, *dec, *fixed, roofs, experts, runtime, micro=lay.pp)
 
 
 def fabric_of(dev: Device) -> Fabric:

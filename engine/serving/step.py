@@ -31,7 +31,14 @@ from the cache at the decode operator's bytes per key. Floats or numpy arrays th
 
 from __future__ import annotations
 
-from engine.serving.decode_step import attention_s, decode_lines, decode_run_s, decode_step_s
+from engine.arrays import SCALAR
+from engine.serving.decode_step import (
+    attention_s,
+    decode_lines,
+    decode_run_s,
+    decode_step_s,
+    in_flight,
+)
 from engine.serving.kernel import Folded
 from engine.serving.operators import rank_experts
 from engine.serving.parallel import comm_s
@@ -79,6 +86,13 @@ def mixed_step_s(
         prefill_keys: per attention operator, keys attended by the chunks (`chunk_keys`).
         prior_keys: per attention operator, earlier prompt tokens the chunks read from the cache.
     """
+    if xp is not SCALAR or f.micro != 1.0:  # pipeline stages: one batch in flight of the μ
+        mu = in_flight(f, decode_seqs + prefill_seqs, xp)
+        decode_seqs, prefill_tokens = decode_seqs / mu, prefill_tokens / mu
+        prefill_seqs, done_seqs = prefill_seqs / mu, done_seqs / mu
+        decode_keys, prefill_keys, prior_keys = (
+            tuple(x / mu for x in keys) for keys in (decode_keys, prefill_keys, prior_keys)
+        )
     T = decode_seqs + prefill_tokens
     seqs = decode_seqs + done_seqs  # sequences whose last position reaches the LM head
     tau = rank_experts(f.s, f.experts, T, xp=xp)
