@@ -96,6 +96,8 @@ frame.show_engine_warnings(w for w in result.warnings if w.code != "does_not_fit
 sw.show_headline(r, hw)
 st.caption(plain(sv.band_text(r, band)))
 st.markdown(sv.bounds_text(r))
+if pipeline := sv.pipeline_text(r):
+    st.caption(pipeline)
 page_links.load_link(query | shown, N_("Serve this deployment under load"))
 
 png = {"toImageButtonOptions": {"format": "png"}}

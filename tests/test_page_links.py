@@ -217,3 +217,17 @@ def test_a_built_in_profiles_values_that_load_cannot_use_are_said_not_dropped():
     # a custom profile's link carries the same names as its own values: used, nothing said
     at = open_page("load", team_query() | {"model": "Llama-3.1-8B", "tp": "1", "requests": "300"})
     assert not [w.value for w in at.warning if "not used" in w.value]
+
+
+def test_decode_says_a_pipelines_static_batch_idles_and_links_to_load_with_its_stages():
+    """/decode prices a static batch: with pp 4 each device idles 3/4 of the time, which
+    /load's continuous batching does not (a batch on every stage); the page says so beside
+    the bounds, and its link to /load carries the stages."""
+    at = open_page(
+        "decode", {"model": "Llama-3.3-70B", "hardware": "H100", "pp": "4", "precision": "fp8"}
+    )
+    said = [c.value for c in at.caption if c.value.startswith("PP 4:")]
+    assert said and "idles 75% of the time" in said[0]
+    assert links(at, "load")[0]["pp"] == "4"
+    one = open_page("decode", {"model": "Llama-3.1-8B", "hardware": "H100"})
+    assert not [c.value for c in one.caption if c.value.startswith("PP ")]

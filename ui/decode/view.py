@@ -259,6 +259,18 @@ def bounds_text(r: Mapping) -> str:
     )
 
 
+def pipeline_text(r: Mapping) -> str:
+    """Under pipeline parallelism, what the static batch's stages do and what a server does
+    instead (docs/model.md, "Pipeline stages under load"); empty without it."""
+    if r["pp"] <= 1:
+        return ""
+    return _(
+        "PP {pp}: this static batch passes the {pp} stages in turn, so each device idles "
+        "{bubble} of the time. A continuous-batching server keeps a batch on every stage "
+        "instead: serve this deployment under load for its throughput."
+    ).format(pp=r["pp"], bubble=pct(r["pp_bubble_fraction"]))
+
+
 def band(r: Mapping, model, hw_id: str, overrides: Mapping) -> bands.Note:
     """The scenario's error band: its profile's measured out-of-sample error, and why it is off
     the profile's calibrated ground (ui.charts.bands); edited when an override is set."""
