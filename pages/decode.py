@@ -20,6 +20,7 @@ from ui.decode.link import PAGE, declare
 from ui.links import link_params as lp
 from ui.links import state
 from ui.widgets import model_config, page_links, scenario
+from ui.widgets import overrides as overrides_ui
 from ui.widgets import pickers as widgets
 from ui.widgets import sensitivity as sens
 from ui.widgets.cards import chart_row
@@ -47,7 +48,7 @@ with s.pickers:
     curve_batches, curve_inputs = sorted({*batches, batch}), sorted({*contexts, input_tokens})
     if too_much := sv.curve_refusal(curve_batches, curve_inputs):
         budget.refuse(too_much)  # beside the fields; none of the curves is computed
-    overrides = sw.override_inputs(link)
+    overrides = overrides_ui.inputs(link, engine.get_profile(profile))
     tutorial = sw.tutorial_input(link)
     sensitivity_inputs = sens.inputs(link)
 

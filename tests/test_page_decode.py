@@ -174,6 +174,26 @@ def test_overrides_of_the_profile_are_in_the_link():
     assert_cards(at, expected(memory_reserve=0.2))
 
 
+def test_every_override_of_the_planner_and_load_is_on_decode_and_runs():
+    """/decode offers the same overrides as /plan and /load (bandwidth efficiency above all:
+    a decode step reads its weights and KV at it), each the engine's number: the cards are
+    serve()'s with that override, and a memory-bound TPOT scales as the bandwidth's inverse."""
+    query = {"bandwidth_efficiency": "0.8", "link_latency_us": "5", "dequant_overhead": "0.2"}
+    at = open_page(query)
+    assert not at.warning
+    assert at.number_input(key="decode:bandwidth_efficiency").value == pytest.approx(0.8)
+    r = expected(bandwidth_efficiency=0.8, link_latency_us=5.0, dequant_overhead=0.2)
+    assert_cards(at, r)
+    assert all(url(at, k) == v for k, v in query.items())
+    # batch 1 on one A100: every decode operator is memory-bound, so TPOT less its fixed
+    # overheads scales as profile's bandwidth efficiency / 0.8
+    base, fitted = expected(), engine.get_profile("trtllm-1.0").values()["bandwidth_efficiency"]
+    moved = (r["tpot_ms"] - r["decode_overhead_ms"]) / (
+        base["tpot_ms"] - base["decode_overhead_ms"]
+    )
+    assert moved == pytest.approx(fitted / 0.8, rel=0.02)
+
+
 def test_older_links_map_context_and_prompt():
     # context 4096 with a 1024-token prompt: 1024 input tokens, 4096 − 1024 = 3072 output
     at = open_page({"context": "4096", "prompt": "1024", "batch": "2"})

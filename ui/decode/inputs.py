@@ -1,5 +1,6 @@
-"""The serving page's own widgets: devices, tokens, profile, the config.json field, overrides,
-and the headline. Each widget's key is `decode:<param>`, bound to the share link (ui.links.state);
+"""The serving page's own widgets: devices, tokens, profile, the config.json field and the
+headline (the overrides of the profile's assumptions are ui/widgets/overrides.py, as on /plan and
+/load). Each widget's key is `decode:<param>`, bound to the share link (ui.links.state);
 number fields take their ranges from the link's declarations (ui/decode/link.py)."""
 
 from __future__ import annotations
@@ -14,15 +15,8 @@ from ui.links.params import MAX_VALUE_CHARS, Link
 from ui.links.state import show_link_notes
 from ui.widgets.cards import cards
 from ui.widgets.pickers import batch_list_input, number_input, split_inputs
-from ui.words.i18n import N_, _
+from ui.words.i18n import _
 from ui.words.text import plain
-
-OVERRIDES = {  # name: (label, step, format); blank: the profile's figure
-    "efficiency": (N_("Compute efficiency η (fraction of peak)"), 0.05, None),
-    "layer_overhead_us": (N_("Layer overhead τ (µs per layer per step)"), 1.0, None),
-    "dispatch_overhead_ms": (N_("Dispatch overhead d (ms per step)"), 0.005, "%.3f"),
-    "memory_reserve": (N_("Memory reserve (fraction of capacity held back)"), 0.05, "%.2f"),
-}
 
 
 def devices_inputs(link: Link) -> tuple[dict, object]:
@@ -91,23 +85,6 @@ def profile_input(link: Link) -> str:
         format_func=lambda n: profiles.picker_text(engine.get_profile(n)),
         help=_("A named set of efficiencies and overheads (docs/model.md, 'Serving model')."),
     )
-
-
-def override_inputs(link: Link) -> dict[str, object]:
-    """The profile's assumptions the user overrides (blank: the profile's figure)."""
-    out = {}
-    with st.expander(_("Override the profile (blank: its figure)")):
-        for name, (label, step, form) in OVERRIDES.items():
-            out[name] = number_input(
-                link,
-                name,
-                _(label),
-                value=None,
-                step=step,
-                format=form,
-                placeholder=_("profile's figure"),
-            )
-    return out
 
 
 def show_headline(r: dict, hw) -> None:

@@ -4,7 +4,9 @@ model (or `config.json` with `model_config=`), hardware, tp, pp, ep and attentio
 model's expert parallelism and attention DP inside the tp devices), batch, input_tokens,
 output_tokens, kv_precision, profile, contexts and batches (the curves), tutorial (on/off),
 optional overrides of the profile's assumptions (efficiency, memory_reserve,
-layer_overhead_us, dispatch_overhead_ms; blank: the profile's figure), precision, custom_hw,
+layer_overhead_us, dispatch_overhead_ms, bandwidth_efficiency, attention_efficiency,
+expert_efficiency, link_efficiency, link_latency_us, dequant_overhead: the planner's and /load's
+names; blank: the profile's figure), precision, custom_hw,
 custom_model, and the Sensitivity section's target_tpot_ms (50), sensitivity_step_pct (10) and
 sensitivity_metric (tpot_ms). The decode page's older links keep working: `prompt=` and
 `context=` map onto the request shape (ui.links.link_params.legacy_tokens); the written link
@@ -31,10 +33,16 @@ from ui.widgets import model_config as serve_config
 from ui.words.i18n import _
 
 PAGE = "decode"
+EARLIER = (
+    "efficiency",
+    "memory_reserve",
+    "layer_overhead_us",
+    "dispatch_overhead_ms",
+)  # link order
 DEFAULT_CONTEXTS, DEFAULT_BATCHES = [1024, 4096, 16384, 65536], [2**k for k in range(9)]
 TOKENS = number(1, engine.MAX_TOKENS, whole=True)
 DEGREE = number(1, engine.MAX_DEGREE, whole=True)
-OVERRIDES = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "memory_reserve")
+OVERRIDES = assumptions.SERVING_OVERRIDES  # of the profile's assumptions, as on /plan and /load
 
 
 def read_on_off(text: str) -> bool:
@@ -94,6 +102,7 @@ def declare(cat: engine.Catalog) -> Link:
             lp.number_format(),
             assumptions.param("layer_overhead_us"),
             assumptions.param("dispatch_overhead_ms"),
+            *(assumptions.param(n) for n in OVERRIDES if n not in EARLIER),
             *lp.custom_specs(),
             *lp.legacy(),
             *sensitivity_params(),
