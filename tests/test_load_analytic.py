@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine import get_profile as engine_profile
 from engine import load_grid, max_rate, serve, serve_load
 from engine.load import analytic as an
 from engine.load.api import instance
@@ -89,6 +90,21 @@ def test_pipeline_stages_match_the_simulator_at_saturation():
     )
     assert 2.5 < cap / one <= 4.0 + 1e-9  # up to pp times: no stage idles, none works faster
     assert dep.scheduler.max_num_seqs == 4 * 2048  # TensorRT-LLM: max_batch_size × stages
+    assert dep.scheduler.max_batched_tokens == 4 * 8192  # a token budget per batch in flight
+
+
+def test_vllm_keeps_one_sequence_limit_over_its_batches_in_flight():
+    """vLLM's V1 engine feeds a queue of pp batches from one scheduler: each batch has its own
+    token budget, but max_num_seqs bounds them all; TensorRT-LLM bounds each (its profiles say
+    `seqs_per_stage`). The fast path's limits and the simulator's scheduler agree on both."""
+    for profile, seqs in (("vllm", 256), ("trtllm-1.0", 4 * 2048)):
+        dep = instance(Deployment("Llama-3.1-70B", "H100", tp=2, pp=4, profile=profile))
+        base = engine_profile(profile).scheduler
+        assert dep.scheduler.max_num_seqs == seqs
+        assert dep.scheduler.max_batched_tokens == 4 * base.max_batched_tokens
+        grid = limits(dep.scenario.folded, base, stages=4.0)
+        assert float(grid.seqs) == dep.scheduler.max_running
+        assert float(grid.tokens) == dep.scheduler.max_batched_tokens
 
 
 @pytest.mark.parametrize(("model", "hardware", "tp", "profile", "n_in", "n_out"), GRID[:4])

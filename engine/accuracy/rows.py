@@ -244,7 +244,7 @@ def _under_load(plan: RowPlan, folded, metric, value, fits) -> tuple:
     """Rows under load: the closed loop (N clients) or max-throughput fast path; a row fits
     when the KV pool holds one whole request."""
     n_in, n_out = plan.request[1], plan.request[2]
-    lim = limits(folded, plan.scheduler, ranks=plan.lay.pp)  # a batch in flight per stage
+    lim = limits(folded, plan.scheduler, stages=plan.lay.pp)  # a batch in flight per stage
     closed = load_analytic.closed_loop(
         f=folded, lim=lim, clients=np.nan_to_num(plan.clients, nan=1.0), n_in=n_in, n_out=n_out
     )

@@ -74,6 +74,10 @@ class SchedulerDefaults:
     watermark: float = 0.01  # fraction of the KV pool left free when admitting (on_demand)
     sources: tuple[str, ...] = VLLM_SOURCES
     kv_memory: str = "capacity"  # how the KV pool is sized (KV_MEMORY_RULES)
+    # Under pipeline parallelism a batch is in flight per stage, each with its own token budget;
+    # max_num_seqs bounds each of them (TensorRT-LLM: max_batch_size × micro-batches) or all of
+    # them together (False: vLLM's V1 engine, one scheduler feeding a queue of pp batches).
+    seqs_per_stage: bool = False
 
     def __post_init__(self) -> None:
         for name, value in (("stack", self.stack), ("release", self.release)):
@@ -81,6 +85,8 @@ class SchedulerDefaults:
                 raise ValueError(f"{name} must be text of at most 100 characters")
         for name in OVERRIDABLE:
             check_setting(name, getattr(self, name))
+        if not isinstance(self.seqs_per_stage, bool):
+            raise ValueError(f"seqs_per_stage must be true or false, got {self.seqs_per_stage!r}")
         if self.kv_memory not in KV_MEMORY_RULES:
             raise ValueError(
                 f"kv_memory must be one of {', '.join(KV_MEMORY_RULES)}, got {self.kv_memory!r}"

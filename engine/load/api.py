@@ -86,18 +86,21 @@ def scheduler_base(profile: object) -> SchedulerDefaults:
     return found.scheduler or DEFAULT_SCHEDULER
 
 
-def per_replica(sched: SchedulerDefaults, ranks: int) -> SchedulerDefaults:
-    """The scheduler of a replica with `ranks` batches each scheduled with the stack's limits:
-    attention data-parallel ranks (TensorRT-LLM's attention DP, SGLang's DP attention, vLLM's
-    data-parallel engines) times pipeline stages (one batch in flight per stage: TensorRT-LLM
-    admits max_batch_size × micro-batches requests, vLLM ran one scheduler per stage's virtual
-    engine): `ranks` times its sequences and step tokens, within the engine's limits."""
-    if ranks <= 1:
+def per_replica(sched: SchedulerDefaults, ranks: int, stages: int = 1) -> SchedulerDefaults:
+    """The scheduler of a replica that runs `ranks` attention data-parallel ranks, each with the
+    stack's scheduler on its own batch (TensorRT-LLM's attention DP, SGLang's DP attention,
+    vLLM's data-parallel engines), over `stages` pipeline stages, each with a batch in flight
+    under its own token budget: `ranks` × `stages` times the step tokens, and `ranks` times the
+    sequences, times `stages` too where the stack bounds each stage's batch
+    (`seqs_per_stage`: TensorRT-LLM admits max_batch_size × micro-batches requests; vLLM's V1
+    engine keeps one max_num_seqs over its queue of batches), within the engine's limits."""
+    if ranks * stages <= 1:
         return sched
+    seqs = ranks * (stages if sched.seqs_per_stage else 1)
     return dataclasses.replace(
         sched,
-        max_num_seqs=min(sched.max_num_seqs * ranks, MAX_NUM_SEQS),
-        max_batched_tokens=min(sched.max_batched_tokens * ranks, MAX_BATCHED_TOKENS),
+        max_num_seqs=min(sched.max_num_seqs * seqs, MAX_NUM_SEQS),
+        max_batched_tokens=min(sched.max_batched_tokens * ranks * stages, MAX_BATCHED_TOKENS),
     )
 
 
@@ -107,7 +110,7 @@ def instance(dep: Deployment, scheduler: Scheduler | None = None) -> Instance:
     base = scheduler_base(dep.profile)
     p = si.scenario(dep)
     sched = base if scheduler is None else scheduler.applied_to(base)
-    sched = per_replica(sched, (dep.tp if dep.attention_dp else 1) * dep.pp)
+    sched = per_replica(sched, dep.tp if dep.attention_dp else 1, stages=dep.pp)
     price = resolve_hardware(dep.hardware, dep.catalog).price_per_hour_usd
     return Instance(
         scenario=p,
@@ -351,9 +354,9 @@ def simulate(inst: Instance, w: Workload, slo: SLO, recorder=None) -> results.Lo
 
 PP_IN_FLIGHT = MessageKind(
     "pp_batches_in_flight",
-    "pp = {pp}: {pp} batches are in flight, one on each stage, each scheduled with the stack's "
-    "limits, so the replica runs up to {seqs} sequences and {tokens} tokens a step; a step "
-    "lasts as long as one batch takes to pass every stage",
+    "pp = {pp}: {pp} batches are in flight, one on each stage, each with its own token budget, "
+    "so the replica runs up to {seqs} sequences and {tokens} tokens a step; a step lasts as "
+    "long as one batch takes to pass every stage",
 )
 PREEMPTIONS = MessageKind(
     "preemptions", "{count} preemptions: the KV pool filled and requests were recomputed"

@@ -36,7 +36,7 @@ import numpy as np
 from engine.catalog.profiles import get_profile
 from engine.load import analytic as an
 from engine.load import disagg_analytic as da
-from engine.load.grid import MAX_GRID_ROWS, limits, placed, ranks, scheduler_of, stack
+from engine.load.grid import MAX_GRID_ROWS, limits, placed, ranks, scheduler_of, stack, stages
 from engine.load.plan import plan_inputs, price_reader, request_shapes, request_tokens
 from engine.report.messages import MessageKind
 from engine.scenarios.deployment import Deployments, HardwareRef, ModelRef
@@ -115,7 +115,7 @@ def load_plan_disaggregated(
         )
     sched = scheduler_of(grid, scheduler)
     f = stack(kept, sched)
-    lim = limits(f, sched, ranks(kept))
+    lim = limits(f, sched, ranks=ranks(kept), stages=stages(kept))
     side = _Sides(f=f, lim=lim, n_in=n_in, n_out=n_out, b=traffic.burstiness)
     with np.errstate(all="ignore"):  # NaN and inf where a side does not fit, then masked
         cols = _columns(

@@ -105,17 +105,23 @@ def stack(kept: list[Placed], sched=None) -> Folded:
         return fold(s=s, dev=dev, lay=lay, eta=eta, xp=np, steps=step_lists(s, lay, np))
 
 
-def limits(f: Folded, sched, ranks=1.0) -> an.Limits:
+def limits(f: Folded, sched, ranks=1.0, stages=1.0) -> an.Limits:
     """The scheduler and each deployment's KV pool (engine/load/pool.py's rule, on arrays);
-    `ranks`: each deployment's batches scheduled with the stack's limits (attention DP ranks
-    times pipeline stages: `ranks`, api.py `per_replica`)."""
+    `ranks` and `stages`: each deployment's attention data-parallel ranks and pipeline stages,
+    whose batches each take the stack's limits (api.py `per_replica`)."""
     block = float(sched.block_size)
     per_block = block * f.kv_dev * f.stage
     blocks = np.floor(np.maximum(f.usable - f.weights, 0.0) / per_block)
     share = f.s.local_layers / f.s.layers
     return an.Limits(
-        seqs=np.minimum(sched.max_running * ranks, MAX_NUM_SEQS),
-        tokens=np.minimum(sched.max_batched_tokens * ranks, MAX_BATCHED_TOKENS),
+        seqs=np.minimum(
+            np.minimum(
+                sched.max_num_seqs * ranks * (stages if sched.seqs_per_stage else 1.0),
+                sched.max_batched_tokens * ranks * stages,
+            ),
+            MAX_NUM_SEQS,
+        ),
+        tokens=np.minimum(sched.max_batched_tokens * ranks * stages, MAX_BATCHED_TOKENS),
         chunked=sched.chunked_prefill,
         pool_tokens=blocks * block,
         block=block,
@@ -181,7 +187,7 @@ def load_grid(
         raise ValueError("no deployment of the grid can be served: " + "; ".join(skipped[:3]))
     sched = scheduler_of(grid, scheduler)
     f = stack(kept, sched)
-    lim = limits(f, sched, ranks(kept))
+    lim = limits(f, sched, ranks=ranks(kept), stages=stages(kept))
     spec = grid_spec(grid.speculation, kept=kept, sched=sched)
     cached = cached_tokens(traffic.prefix, n_in, lim.block)
     lim = lim._replace(spec=spec, cached=cached)
@@ -238,11 +244,13 @@ def grid_spec(spec, kept: list[Placed], sched) -> SpecCost | None:
 
 
 def ranks(kept: list[Placed]) -> np.ndarray:
-    """Each deployment's batches scheduled with the stack's limits (api.py `per_replica`): its
-    attention data-parallel ranks (1 without attention DP) times its pipeline stages, shape
-    (D, 1)."""
-    each = [(k.tp if k.split.attention_dp else 1) * k.pp for k in kept]
-    return np.array(each, dtype=float)[:, None]
+    """Each deployment's attention data-parallel ranks (1 without attention DP), shape (D, 1)."""
+    return np.array([k.tp if k.split.attention_dp else 1 for k in kept], dtype=float)[:, None]
+
+
+def stages(kept: list[Placed]) -> np.ndarray:
+    """Each deployment's pipeline stages, each with a batch in flight, shape (D, 1)."""
+    return np.array([k.pp for k in kept], dtype=float)[:, None]
 
 
 def id_columns(kept: list[Placed], repeat: int) -> dict:
