@@ -16,6 +16,7 @@ from engine import DEFAULT_PROFILE, TUTORIAL_PROFILE, serve
 from engine.arrays import SCALAR
 from engine.scenarios.deployment import Deployment
 from engine.serving import inputs as si
+from engine.serving.decode_step import operators_s
 from engine.serving.operators import mean_keys
 from engine.serving.step import (
     chunk_keys,
@@ -149,35 +150,46 @@ def test_toy_mixed_step_by_hand():
 def test_pipeline_stages_each_carry_a_batch():
     """Under continuous batching a pp-stage deployment keeps pp batches in flight, one per
     stage: a step of m sequences lasts as long as one batch of m/pp takes to pass every stage
-    (its keys too divided), at most one batch per sequence. By hand, with the same kernel at
-    one batch in flight (`micro` = 1) as the reference."""
-    f = folded("Llama-3.1-70B", "H100", tp=2, pp=4)
+    (its keys too divided), at most one batch per sequence, plus what the fullest stage adds:
+    each batch passes the once-per-step operators (the LM head) on its own, and the host
+    handles every sequence. By hand, against the same kernel with one batch in flight."""
+    f = folded("Llama-3.1-70B", "H100", tp=2, pp=4)  # 80 layers: 20 a stage, none extra
     one = f._replace(micro=1.0)
-    assert f.micro == 4
+    assert f.micro == 4 and f.stage / f.s.layers == 0.25
+    # the once-per-step operators of a batch of 16 (embedding, final norm, LM head), priced by
+    # the kernel: the LM head reads 128,256 × 8,192 / tp 2 fp16 weights = 1.05 GB per device
+    # at 3.35 TB/s × the profile's bandwidth efficiency 0.6115 = 2.05 TB/s: 0.513 ms
+    pairs = zip(one.decode_ops, one.once, strict=True)
+    only = one._replace(decode_ops=tuple(op for op, first in pairs if first))
+    once = operators_s(only, 16.0, experts=0.0, xp=SCALAR)
+    assert once == pytest.approx(128256 * 8192 / 2 * 2 / (3.35e12 * 0.611526), rel=0.03)
+    host = one.overhead_per_seq  # s per sequence per step
     keys = tuple(64 * 3000.0 for _ in windows(f))  # 64 sequences at 3,000 tokens of context
     quarter = tuple(x / 4 for x in keys)
     step = decode_step_s(decode_lines(f, 64.0, SCALAR), keys, SCALAR)
-    assert step == pytest.approx(decode_step_s(decode_lines(one, 16.0, SCALAR), quarter, SCALAR))
-    mixed = dict(decode_keys=keys, prefill_keys=keys, prior_keys=zeros(f))
-    got = mixed_step_s(
-        f, SCALAR, decode_seqs=64.0, prefill_tokens=2048.0, prefill_seqs=4.0, done_seqs=2.0, **mixed
-    )
-    want = mixed_step_s(
-        one,
+    batch = decode_step_s(decode_lines(one, 16.0, SCALAR), quarter, SCALAR)
+    assert step == pytest.approx(batch + 3 * once + 48 * host)  # 4 heads, 64 sequences' host
+    # the simulator's mixed step with no prompt is the same step (the fast path prices it so)
+    none = tuple(0.0 for _ in windows(f))
+    mixed = mixed_step_s(
+        f,
         SCALAR,
-        decode_seqs=64.0 / 4,
-        decode_keys=quarter,
-        prefill_tokens=2048.0 / 4,
-        prefill_seqs=1.0,  # 68 sequences in 4 batches: a prompt chunk in each
-        done_seqs=0.5,
-        prefill_keys=quarter,
-        prior_keys=zeros(f),
+        decode_seqs=64.0,
+        decode_keys=keys,
+        prefill_tokens=0.0,
+        prefill_seqs=0.0,
+        done_seqs=0.0,
+        prefill_keys=none,
+        prior_keys=none,
     )
-    assert got == pytest.approx(want)
+    assert mixed == pytest.approx(step)
     # two sequences fill two of the four stages' batches: each batch holds one sequence
     two = tuple(2 * 3000.0 for _ in windows(f))
     lone = decode_step_s(decode_lines(one, 1.0, SCALAR), tuple(x / 2 for x in two), SCALAR)
-    assert decode_step_s(decode_lines(f, 2.0, SCALAR), two, SCALAR) == pytest.approx(lone)
+    single = operators_s(only, 1.0, experts=0.0, xp=SCALAR)
+    assert decode_step_s(decode_lines(f, 2.0, SCALAR), two, SCALAR) == pytest.approx(
+        lone + single + host
+    )
     # one whole prompt cannot be split over the stages: its prefill is TTFT, as without PP
     assert prefill_only(f, 1, 4096) == pytest.approx(prefill_only(one, 1, 4096))
 

@@ -36,7 +36,7 @@ class StepPricer:
         self.fixed_s = np.broadcast_to(lines.fixed, batches).tolist()
         self.attention = [
             (
-                a.count,
+                np.broadcast_to(a.count, batches).tolist(),  # per batch size: the pipeline's pace
                 np.broadcast_to(a.compute0, batches).tolist(),
                 np.broadcast_to(a.memory0, batches).tolist(),
                 np.broadcast_to(a.compute_per_key, batches).tolist(),  # per batch in flight

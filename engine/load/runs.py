@@ -23,7 +23,11 @@ class Lines:
         self.fixed = fixed
         self.attention = [
             Line(
-                count=c, compute0=c0[m], memory0=m0[m], compute_per_key=ck[m], memory_per_key=mk[m]
+                count=c[m],
+                compute0=c0[m],
+                memory0=m0[m],
+                compute_per_key=ck[m],
+                memory_per_key=mk[m],
             )
             for c, c0, m0, ck, mk in att
         ]

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.arrays import SCALAR
 from engine.catalog.arch import Architecture
 from engine.catalog.resolve import resolve_model
 from engine.load.decoders import DecodeBatch
@@ -40,7 +41,13 @@ from engine.load.pricing import StepPricer
 from engine.scenarios.deployment import Deployment
 from engine.scenarios.speculation import Speculation
 from engine.serving import inputs as si
-from engine.serving.decode_step import AttentionLine, DecodeLines, decode_lines, in_flight
+from engine.serving.decode_step import (
+    AttentionLine,
+    DecodeLines,
+    decode_lines,
+    in_flight,
+    paced,
+)
 from engine.serving.kernel import Folded
 from engine.serving.step import mixed_step_s
 
@@ -110,8 +117,9 @@ def verify_lines(f: Folded, m, k: int, xp) -> DecodeLines:
     )
     fixed = whole + xp.where(n > 0, f.overhead_decode - f.overhead_prefill, 0.0)
     mu = in_flight(f, m, xp)  # the batches in flight mixed_step_s priced (pipeline stages)
+    g = paced(f, mu, xp) if xp is not SCALAR or f.micro != 1.0 else f  # as mixed_step_s did
     lines = []
-    for pa, da in zip(f.prefill_attention, f.decode_attention, strict=True):
+    for pa, da in zip(g.prefill_attention, g.decode_attention, strict=True):
         count, p_token, p_seq, _, _, _, p_mem_token, p_mem_seq = pa.op
         compute0 = (p_token * n + p_seq * m) / mu
         memory0 = (p_mem_token * n + p_mem_seq * m) / mu
@@ -190,7 +198,7 @@ class SpecPricer(StepPricer):
         self.fixed_s = np.broadcast_to(lines.fixed, batches).tolist()
         self.attention = [
             (
-                float(a.count),
+                np.broadcast_to(a.count, batches).tolist(),
                 np.broadcast_to(a.compute0, batches).tolist(),
                 np.broadcast_to(a.memory0, batches).tolist(),
                 np.broadcast_to(a.compute_per_key, batches).tolist(),

@@ -106,14 +106,53 @@ def in_flight(f, seqs, xp):
     return xp.minimum(xp.maximum(seqs, 1.0), f.micro)
 
 
+def paced(f, mu, xp):
+    """A deployment's coefficients for one pipeline cycle of μ batches in flight: the fullest
+    stage sets the pace. Each batch passes the operators that run once per step (the LM head
+    on the last stage, the embedding on the first) on its own, so a cycle runs them μ times;
+    the per-layer work, collectives and per-layer overheads take the fullest stage's share of
+    the layers μ times, ⌈L/pp⌉/L · μ, never less than one pass (docs/model.md, "Pipeline
+    stages under load")."""
+    layers = pace_of_layers(f, mu, xp)
+
+    def scaled(ops, once):
+        return tuple(
+            op._replace(count=op.count * (mu if first else layers))
+            for op, first in zip(ops, once, strict=True)
+        )
+
+    def each_layer(attention):
+        return tuple(a._replace(op=a.op._replace(count=a.op.count * layers)) for a in attention)
+
+    return f._replace(
+        prefill_ops=scaled(f.prefill_ops, f.once_prefill),
+        decode_ops=scaled(f.decode_ops, f.once),
+        prefill_attention=each_layer(f.prefill_attention),
+        decode_attention=each_layer(f.decode_attention),
+        overhead_prefill=f.overhead_prefill * layers,
+        overhead_decode=f.overhead_decode * layers,
+    )
+
+
+def pace_of_layers(f, mu, xp):
+    """The per-layer factor of `paced`: ⌈L/pp⌉/L · μ, at least 1 (the collectives' too)."""
+    return xp.maximum(1.0, mu * f.stage / f.s.layers)
+
+
 def decode_lines(f, m, xp) -> DecodeLines:
     """The lines of one decode step of m sequences (floats, or arrays over deployments or m):
     under pipeline parallelism those of one batch in flight, m/μ sequences (`in_flight`), with
-    the keys still counted over all m (each line's per-key terms divided by μ)."""
+    the keys still counted over all m (each line's per-key terms divided by μ) and the host's
+    per-sequence work over all m (every sequence's token passes through it each step)."""
     mu = in_flight(f, m, xp)
+    per_seq = f.overhead_per_seq * m  # the host handles every sequence's token, whatever batch
     m = m / mu
+    comm = comm_s(f.comm, m, xp)
+    if xp is not SCALAR or f.micro != 1.0:  # pipeline stages: the fullest one sets the pace
+        comm = comm * pace_of_layers(f, mu, xp)
+        f = paced(f, mu, xp)
     experts = rank_experts(f.s, f.experts, m, xp=xp)
-    comm_overhead = comm_s(f.comm, m, xp) + f.overhead_decode + f.overhead_per_seq * m
+    comm_overhead = comm + f.overhead_decode + per_seq
     fixed = operators_s(f, m, experts=experts, xp=xp, start=comm_overhead)
     lines = []
     for a in f.decode_attention:

@@ -265,6 +265,8 @@ class Folded(NamedTuple):
     experts: ExpertSplit = ExpertSplit()  # how the routed experts are spread
     runtime: object = 0.0  # activations at the token budget + workspace the stack sets aside
     micro: object = 1.0  # batches in flight under continuous batching: one per pipeline stage
+    once: tuple = ()  # per decode_ops entry: runs once per step (embedding, final norm, LM head)
+    once_prefill: tuple = ()  # the same, per prefill_ops entry
 
 
 def rates(dev: Device, eta: Efficiencies) -> dict[str, object]:
@@ -385,7 +387,20 @@ def fold(s: Shapes, dev: Device, lay: Layout, eta: Efficiencies, xp, steps=None)
     roofs = (dev.peak, rate_of["gemm"], dev.memory_bandwidth, dev.bandwidth)
     *fixed, runtime = _fixed(s=s, dev=dev, lay=lay, decode=decode, xp=xp, streamed=streamed)
     experts = ExpertSplit(lay.ep, lay.imbalance)
-    return Folded(s, *pre, *dec, *fixed, roofs, experts, runtime, micro=lay.pp)
+    once = tuple(op.layers == "once" for op in decode if op.cls != "attention")
+    once_prefill = tuple(op.layers == "once" for op in prefill if op.cls != "attention")
+    return Folded(
+        s,
+        *pre,
+        *dec,
+        *fixed,
+        roofs,
+        experts,
+        runtime,
+        micro=lay.pp,
+        once=once,
+        once_prefill=once_prefill,
+    )
 
 
 def fabric_of(dev: Device) -> Fabric:

@@ -38,6 +38,8 @@ from engine.serving.decode_step import (
     decode_run_s,
     decode_step_s,
     in_flight,
+    pace_of_layers,
+    paced,
 )
 from engine.serving.kernel import Folded
 from engine.serving.operators import rank_experts
@@ -86,6 +88,8 @@ def mixed_step_s(
         prefill_keys: per attention operator, keys attended by the chunks (`chunk_keys`).
         prior_keys: per attention operator, earlier prompt tokens the chunks read from the cache.
     """
+    host = f.overhead_per_seq * (decode_seqs + prefill_seqs)  # every sequence, every batch
+    pace = 1.0
     if xp is not SCALAR or f.micro != 1.0:  # pipeline stages: one batch in flight of the μ
         mu = in_flight(f, decode_seqs + prefill_seqs, xp)
         decode_seqs, prefill_tokens = decode_seqs / mu, prefill_tokens / mu
@@ -93,11 +97,13 @@ def mixed_step_s(
         decode_keys, prefill_keys, prior_keys = (
             tuple(x / mu for x in keys) for keys in (decode_keys, prefill_keys, prior_keys)
         )
+        pace = pace_of_layers(f, mu, xp)  # the fullest stage sets the pace
+        f = paced(f, mu, xp)
     T = decode_seqs + prefill_tokens
     seqs = decode_seqs + done_seqs  # sequences whose last position reaches the LM head
     tau = rank_experts(f.s, f.experts, T, xp=xp)
     per_layer = xp.where(prefill_tokens > 0, f.overhead_prefill, f.overhead_decode)
-    t = comm_s(f.comm, T, xp) + per_layer + f.overhead_per_seq * (decode_seqs + prefill_seqs)
+    t = comm_s(f.comm, T, xp) * pace + per_layer + host
     for (
         count,
         per_token,
