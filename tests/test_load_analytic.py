@@ -262,3 +262,17 @@ def test_max_rate_is_zero_when_even_one_request_misses():
         max_rate("Llama-3.1-8B", "H100", input_tokens=10, output_tokens=2, tolerance=0.0)
     with pytest.raises(ValueError, match="slo_ttft_ms"):
         max_rate("Llama-3.1-8B", "H100", input_tokens=10, output_tokens=2, slo_ttft_ms_p90=-5)
+
+
+def test_a_run_says_the_limits_of_its_ranks_and_of_its_stages_apart():
+    """Attention DP over 8 ranks and 2 pipeline stages (TensorRT-LLM): the ranks' note gives one
+    stage's limits (8 × 2,048 sequences, at the engine's 16,384 cap; 8 × 8,192 tokens), the
+    stages' note the replica's (twice the tokens: a budget per batch in flight)."""
+    dep = Deployment(
+        "Qwen3-235B-A22B", "H100", tp=8, pp=2, ep=8, attention_dp=True, profile="trtllm-1.0"
+    )
+    r = serve_load(dep, input_tokens=1000, output_tokens=300, rate=2.0, requests=200)
+    said = " | ".join(map(str, r.warnings))
+    assert "each of the 8 ranks schedules its own batch, so the replica runs up to 16,384 " in said
+    assert "sequences and 65,536 tokens a step (8 times" in said
+    assert "pp = 2: 2 batches are in flight" in said and "131,072 tokens a step" in said

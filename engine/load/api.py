@@ -69,6 +69,7 @@ class Instance:
     pool: PoolSize
     price_per_hour_usd: float | None = None  # per accelerator (the catalogue's list price)
     spec: SpecCost | None = None  # speculative decoding and its drafter (None: off)
+    ranks_scheduler: SchedulerDefaults | None = None  # over the attention-DP ranks, one stage's
 
     @property
     def devices(self) -> int:
@@ -110,6 +111,7 @@ def instance(dep: Deployment, scheduler: Scheduler | None = None) -> Instance:
     base = scheduler_base(dep.profile)
     p = si.scenario(dep)
     sched = base if scheduler is None else scheduler.applied_to(base)
+    ranks = per_replica(sched, dep.tp if dep.attention_dp else 1)
     sched = per_replica(sched, dep.tp if dep.attention_dp else 1, stages=dep.pp)
     price = resolve_hardware(dep.hardware, dep.catalog).price_per_hour_usd
     return Instance(
@@ -118,6 +120,7 @@ def instance(dep: Deployment, scheduler: Scheduler | None = None) -> Instance:
         pool=pool_size(p.folded, sched.block_size),
         price_per_hour_usd=price,
         spec=spec_cost(dep),
+        ranks_scheduler=ranks,
     )
 
 
@@ -386,26 +389,17 @@ KINDS = (
 )
 
 
+def _limits_text(sched: SchedulerDefaults) -> dict[str, str]:
+    return {"seqs": f"{sched.max_num_seqs:,}", "tokens": f"{sched.max_batched_tokens:,}"}
+
+
 def _run_warnings(inst, w, sim, values, n_in, n_out) -> list[Message]:
     notes = []
-    if inst.scenario.split.attention_dp:
-        sched = inst.scheduler
-        notes.append(
-            RANK_SCHEDULERS(
-                ranks=f"{inst.scenario.tp}",
-                seqs=f"{sched.max_num_seqs:,}",
-                tokens=f"{sched.max_batched_tokens:,}",
-            )
-        )
-    if inst.scenario.pp > 1:
-        sched = inst.scheduler
-        notes.append(
-            PP_IN_FLIGHT(
-                pp=f"{inst.scenario.pp}",
-                seqs=f"{sched.max_num_seqs:,}",
-                tokens=f"{sched.max_batched_tokens:,}",
-            )
-        )
+    if inst.scenario.split.attention_dp and inst.ranks_scheduler is not None:
+        ranks = f"{inst.scenario.tp}"  # one stage's batches, over the ranks
+        notes.append(RANK_SCHEDULERS(ranks=ranks, **_limits_text(inst.ranks_scheduler)))
+    if inst.scenario.pp > 1:  # the replica's: every stage's batch
+        notes.append(PP_IN_FLIGHT(pp=f"{inst.scenario.pp}", **_limits_text(inst.scheduler)))
     if int((n_in + n_out).max()) > inst.scenario.folded.s.context_length:
         notes.append(WARNING_KINDS[Warn.BEYOND_CONTEXT]())  # the serving model's words
     if values["preemptions"]:
