@@ -34,6 +34,7 @@ UNITS = {  # units and symbols, the same in every language
         "requests",
         "request",
         "images",
+        "ps",
         "ns",
         "us",
         "µs",

@@ -19,8 +19,8 @@ def test_trtllm_band_is_the_larger_cross_validated_mape():
     trtllm = engine.get_profile("trtllm")  # = trtllm-1.0
     band = engine.error_band(trtllm)
     assert isinstance(band, engine.Band)
-    # 24.73 % leaving one accelerator out beats 21.92 % leaving one model out (trtllm-1.0.toml)
-    assert round(band.pct, 1) == 24.7
+    # 23.27 % leaving one accelerator out beats 20.57 % leaving one model out (trtllm-1.0.toml)
+    assert round(band.pct, 1) == 23.3
     # trtllm-0.6.1.toml: 20.86 % leaving a model out beats 20.83 % leaving an accelerator out
     assert round(engine.error_band(engine.get_profile("trtllm-0.6.1")).pct, 1) == 20.9
     assert band.as_dict()["error_band_pct"] == band.pct
@@ -65,7 +65,13 @@ def test_eight_rows_for_six_parameters_warn():
     assert any("8 rows for 6 fitted parameters" in w for w in warnings)  # 8 < 5 × 6
     assert any("no row is sensitive to fp8_efficiency" in w for w in warnings)
     assert any("no leave-one-model-out error" in w for w in warnings)
-    assert engine.fit_warnings(engine.get_profile("trtllm-0.6.1")) == []  # 57 rows ≥ 5 × 10
+    # 57 rows ≥ 5 × 10: no row-count warning; its rows have no mixture of experts, so the
+    # expert terms are not identified (kept at the start profile's), and it says so
+    said = [str(w) for w in engine.fit_warnings(engine.get_profile("trtllm-0.6.1"))]
+    assert said == [
+        "no row is sensitive to expert_efficiency, expert_imbalance: kept at the start "
+        "profile's values"
+    ]
 
 
 def test_band_limits_by_hand():

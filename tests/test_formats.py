@@ -95,14 +95,33 @@ def test_every_fp4_peak_is_plausible_and_above_the_fp8_one():
 # --- must show: w4a16 against fp16, Llama-3.1-70B on 2×H100 --------------------------------
 
 
+@pytest.mark.parametrize("precision", ["fp8", "nvfp4", "w4a16"])
+def test_the_vocabulary_tables_stay_16_bit_when_the_layers_are_quantized(precision):
+    """Quantizers leave the LM head out (TensorRT Model Optimizer's default config, every
+    format), and the embedding is a lookup of 16-bit rows: Llama-3.1-8B's two tables hold
+    2 × 128,256 × 4,096 × 2 B = 2.10 GB in every format, and only the layers shrink."""
+    tables = 2 * 128_256 * 4_096 * 2.0
+    kw = {"input_tokens": 100, "output_tokens": 10, "profile": "tutorial"}
+    half = engine.serve("Llama-3.1-8B", "B200", precision="fp16", **kw)["weight_bytes_per_device"]
+    got = engine.serve("Llama-3.1-8B", "B200", precision=precision, **kw)["weight_bytes_per_device"]
+    # the layers' weights at the format's bytes per weight, scales included (fp8 1, nvfp4
+    # 4.5/8, w4a16 4.125/8) against fp16's 2
+    layers = (half - tables) * number_format(precision).weight_bytes / 2
+    assert got == pytest.approx(layers + tables, rel=2e-3)
+
+
 def test_w4a16_decodes_at_batch_1_at_least_twice_as_fast_as_fp16():
     # Decode at batch 1 reads every weight once per step. Per device (tp 2): 70.55e9 / 2
-    # parameters; fp16 2 B each = 70.55 GB, 21.1 ms at 3.35 TB/s; w4a16 4.125 bits =
-    # 0.515625 B each = 18.19 GB, 5.43 ms: 3.88x less, the KV cache and overheads alike.
+    # parameters; fp16 2 B each = 70.55 GB. w4a16: the layers' 68.45e9 / 2 at 4.125 bits =
+    # 0.515625 B = 17.65 GB, the two vocabulary tables (2 × 128,256 × 8,192 / 2) still 16-bit
+    # = 2.10 GB: 19.75 GB, 3.57x less, the KV cache and overheads alike.
     fp16 = engine.serve(**LLAMA_70B_2XH100, precision="fp16", batch_size=1, **REQUEST)
     w4 = engine.serve(**LLAMA_70B_2XH100, precision="w4a16", batch_size=1, **REQUEST)
+    tables = 2 * 128_256 * 8_192 / 2 * 2.0
+    layers = fp16["weight_bytes_per_device"] - tables
+    assert w4["weight_bytes_per_device"] == pytest.approx(layers * 0.515625 / 2 + tables, rel=1e-5)
     assert fp16["weight_bytes_per_device"] / w4["weight_bytes_per_device"] == pytest.approx(
-        2 / 0.515625, rel=1e-3
+        3.572, rel=1e-3
     )
     assert fp16["tpot_ms"] / w4["tpot_ms"] >= 2.0
     assert w4["decode_bottleneck"] == "memory" and not codes(w4)
@@ -148,15 +167,11 @@ def test_nvfp4_on_h100_runs_emulated_and_says_so_beside_the_number():
     r = engine.serve("Llama-3.1-70B", "H100", tp=2, precision="nvfp4", batch_size=1, **REQUEST)
     assert r["peak_precision"] == "fp16"
     assert {"format_emulated", "peak_fallback"} <= codes(r)
-    # the weights stay 4.5-bit in memory: 70.55e9 / 2 · 0.5625 B per device
-    assert r["weight_bytes_per_device"] == pytest.approx(
-        engine.serve(**LLAMA_70B_2XH100, precision="fp16", batch_size=1, **REQUEST)[
-            "weight_bytes_per_device"
-        ]
-        * 0.5625
-        / 2,
-        rel=1e-3,
-    )
+    # the layers' weights stay 4.5-bit in memory (0.5625 B each), the vocabulary tables 16-bit
+    fp16 = engine.serve(**LLAMA_70B_2XH100, precision="fp16", batch_size=1, **REQUEST)
+    tables = 2 * 128_256 * 8_192 / 2 * 2.0
+    layers = fp16["weight_bytes_per_device"] - tables
+    assert r["weight_bytes_per_device"] == pytest.approx(layers * 0.5625 / 2 + tables, rel=1e-5)
 
 
 def test_an_nvfp4_kv_cache_is_refused_without_fp4_tensor_cores():

@@ -91,7 +91,7 @@ def _serve(k: int) -> dict:
 
 def test_08_k8_takes_6_4_times_k1_not_7_6():
     # "K=8 reasoning steps multiply your serving bill by 7.6x". Ours: a query is TTFT + (50K −
-    # 1) × TPOT = 261.6 ms + 49 × 16.65 ms = 1,077 ms at K = 1 and 261.6 + 399 × 16.65 = 6,905
+    # 1) × TPOT = 261.7 ms + 49 × 16.73 ms = 1,081 ms at K = 1 and 261.7 + 399 × 16.73 = 6,936
     # ms at K = 8: 6.41×. The 2,048-token prefill is 24 % of the K = 1 query and K does not
     # multiply it; the chapter's model (GPT-4, its own TTFT) is not published.
     one, eight = _serve(1), _serve(8)
@@ -104,23 +104,23 @@ def test_08_k8_takes_6_4_times_k1_not_7_6():
 
 def test_08_a_year_at_100_queries_is_15_to_98_million_not_1_2_to_9_1():
     # "quantify how chain-of-thought reasoning multiplies infrastructure cost from $1.2M to
-    # $9.1M annually". Ours: ⌈100 × 1.077 s⌉ = 108 replicas × 8 = 864 H100 at K = 1; ⌈100 ×
-    # 6.905⌉ = 691 × 8 = 5,528 at K = 8. A GPU-year owned: $45,000 / 3 + 5 % × $45,000 +
-    # ~0.7 kW × 8,760 h × 1.12 × $0.07 = $15,000 + $2,250 + $480 = $17,730: $15.3M and $98.0M.
+    # $9.1M annually". Ours: ⌈100 × 1.081 s⌉ = 109 replicas × 8 = 872 H100 at K = 1; ⌈100 ×
+    # 6.936⌉ = 694 × 8 = 5,552 at K = 8. A GPU-year owned: $45,000 / 3 + 5 % × $45,000 +
+    # ~0.7 kW × 8,760 h × 1.12 × $0.07 = $15,000 + $2,250 + $480 = $17,730: $15.5M and $98.4M.
     # The chapter gives one GPU to each query in flight; a 405B model needs 8 per replica.
     rows = lf.reasoning_rows(100.0).set_index("k")
-    assert rows.loc[1, "gpus"] == 8 * math.ceil(100 * _serve(1)["e2e_latency_ms"] / 1e3) == 864
-    assert rows.loc[8, "gpus"] == 5528
-    assert rows.loc[1, "owned_usd_per_year"] == pytest.approx(864 * 17_730, rel=0.001)
-    assert rows.loc[8, "owned_usd_per_year"] == pytest.approx(5528 * 17_730, rel=0.001)
+    assert rows.loc[1, "gpus"] == 8 * math.ceil(100 * _serve(1)["e2e_latency_ms"] / 1e3) == 872
+    assert rows.loc[8, "gpus"] == 5552
+    assert rows.loc[1, "owned_usd_per_year"] == pytest.approx(872 * 17_730, rel=0.001)
+    assert rows.loc[8, "owned_usd_per_year"] == pytest.approx(5552 * 17_730, rel=0.001)
 
 
 def test_08_routing_70_30_each_on_its_own_fleet():
     # "Let's model a 70/30 split." 70 queries/s × 0.717 s (70B fp16 on 4 H100, K = 1) → 51
-    # replicas × 4 = 204 GPUs; 30 × 6.905 s → 208 replicas × 8 = 1,664: 1,868 GPUs, against
-    # 5,528 with every query at K = 8.
+    # replicas × 4 = 204 GPUs; 30 × 6.936 s → 209 replicas × 8 = 1,672: 1,876 GPUs, against
+    # 5,552 with every query at K = 8.
     mix = lf.routed(100.0, 0.3)
-    assert mix["gpus"] == 204 + 1664
+    assert mix["gpus"] == 204 + 1672
     assert (
         mix["owned_usd_per_year"]
         < lf.reasoning_rows(100.0).set_index("k").loc[8]["owned_usd_per_year"]
@@ -131,4 +131,4 @@ def test_08_self_check_is_the_same_arithmetic_at_our_tpot():
     # "If ITL is 5ms and each reasoning step generates 50 tokens ... 8 x 50 x 5ms = 2000ms".
     assert 8 * 50 * 5 == 2000
     tpot = _serve(1)["tpot_ms"]
-    assert 8 * 50 * tpot / 1e3 == pytest.approx(6.66, abs=0.01)  # 16.65 ms per token
+    assert 8 * 50 * tpot / 1e3 == pytest.approx(6.69, abs=0.01)  # 16.73 ms per token

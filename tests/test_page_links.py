@@ -190,7 +190,7 @@ def test_a_profile_edited_on_decode_or_plan_is_served_under_load_with_the_same_e
     assert links(plan, "load")[0]["bandwidth_efficiency"] == "0.5"
     # the edit is run, not only shown: the same deployment unedited saturates at a higher rate
     # (8B fp16 at 1500/300 tokens on one H100: a lower compute efficiency, 0.6 against the
-    # profile's 0.864, slows the prefill that takes most of each request's GPU time)
+    # profile's 0.867, slows the prefill that takes most of each request's GPU time)
     unedited = open_page("load", {k: v for k, v in to_load.items() if k != "efficiency"})
     assert not any(edited in c.value for c in unedited.caption)
     label = "Saturation, fast path (requests/s)"

@@ -36,7 +36,16 @@ import numpy as np
 from engine.catalog.profiles import get_profile
 from engine.load import analytic as an
 from engine.load import disagg_analytic as da
-from engine.load.grid import MAX_GRID_ROWS, limits, placed, ranks, scheduler_of, stack, stages
+from engine.load.grid import (
+    MAX_GRID_ROWS,
+    MAX_RATE_HALVINGS,
+    limits,
+    placed,
+    ranks,
+    scheduler_of,
+    stack,
+    stages,
+)
 from engine.load.plan import plan_inputs, price_reader, request_shapes, request_tokens
 from engine.report.messages import MessageKind
 from engine.scenarios.deployment import Deployments, HardwareRef, ModelRef
@@ -46,7 +55,7 @@ from engine.scenarios.service import SLO, Scheduler
 if TYPE_CHECKING:
     import pandas as pd
 
-ITERATIONS = 12  # bisection steps of each side's max rate (as plan.py's)
+
 MAX_PAIRS = 20_000  # prefill × decode layouts per call, refused above before any work
 NO_ROOM = MessageKind(
     "disagg_plan_no_room", "does not fit: a worker's pool holds less than one request"
@@ -199,7 +208,7 @@ class _Sides:
     def _bisect(self, saturation, ok) -> np.ndarray:
         hi = np.broadcast_to(saturation, self.shape) * (1.0 - 1e-6)
         with np.errstate(all="ignore"):
-            best = np.where(ok(hi), hi, an.highest_ok(ok, hi, ITERATIONS))
+            best = np.where(ok(hi), hi, an.highest_ok(ok, hi, MAX_RATE_HALVINGS))
         return np.where(self.fits & np.isfinite(best), best, 0.0)
 
     def at(self, prefill: tuple, decode: tuple) -> tuple:

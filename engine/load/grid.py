@@ -295,6 +295,11 @@ def _columns(kept, f, out, rate, n_in, n_out, slo_ttft, slo_tpot) -> dict:
     return cols
 
 
+# bisection steps of the fast path's max rate: the bracket [0, saturation] narrowed 2^12 = 4,096
+# times (within 0.025 % of saturation; the load model itself is good to about 10 %)
+MAX_RATE_HALVINGS = 12
+
+
 def analytic_max_rate(
     f: Folded,
     lim: an.Limits,
@@ -303,10 +308,12 @@ def analytic_max_rate(
     slo_ttft_ms_p90,
     slo_tpot_ms_p99,
     burstiness=1.0,
-    iterations: int = 30,
+    iterations: int = MAX_RATE_HALVINGS,
 ) -> np.ndarray:
     """The highest rate whose analytic p90 TTFT and p99 TPOT meet the SLOs (None: not
-    applied), by bisection below the saturation rate; 0 where even a trickle misses them."""
+    applied), by bisection below the saturation rate; 0 where even a trickle misses them.
+    The planner and the max-rate search ask it at the same precision, so both show one
+    number."""
     cap = an.capacity(f=f, lim=lim, n_in=n_in, n_out=n_out)["rate_per_s"]
     hi = cap * (1.0 - 1e-6)
 

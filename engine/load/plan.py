@@ -45,9 +45,6 @@ from engine.scenarios.service import SLO, Scheduler
 if TYPE_CHECKING:
     import pandas as pd
 
-# bisection steps of the max rate: the bracket [0, saturation] narrowed 2^12 = 4,096 times
-# (within 0.025 % of saturation; the load model itself is good to about 10 %)
-ITERATIONS = 12
 CHUNK_CELLS = 8192  # deployments × request shapes per vectorised pass (bounds the memory)
 NO_ROOM = MessageKind("plan_no_kv_room", "does not fit: the weights leave no room for a KV cache")
 NO_REQUEST = MessageKind(
@@ -203,7 +200,6 @@ def _chunk(kept, sched, n_in, n_out, slo, b, target, price_of) -> dict:
             slo_ttft_ms_p90=slo.ttft_ms,
             slo_tpot_ms_p99=slo.tpot_ms,
             burstiness=b,
-            iterations=ITERATIONS,
         )
         best = np.where(whole & np.isfinite(best) & (best > 0), best, 0.0)
         at = an.open_loop(

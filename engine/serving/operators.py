@@ -324,9 +324,14 @@ def experts_touched(s: Shapes, T):
     return E * (1.0 - (1.0 - s.experts_per_token / safe) ** T)
 
 
-def _once(s: Shapes, lay: Layout) -> list[Template]:
-    """Once per step: the embedding lookup, the final norm and the LM head (last token only)."""
+def _once(s: Shapes, lay: Layout, xp) -> list[Template]:
+    """Once per step: the embedding lookup, the final norm and the LM head (last token only).
+    The vocabulary tables stay at the activations' width (16-bit at least) when the layers'
+    weights are quantized: quantizers leave the LM head out (TensorRT Model Optimizer's
+    `_default_disabled_quantizer_cfg` for every format, FP8 to NVFP4 and INT4 AWQ), and the
+    embedding is a lookup of 16-bit rows."""
     h, V, tp, bw, ba = s.hidden, s.vocab, lay.tp, lay.weight_bytes, lay.act_bytes
+    bw = xp.maximum(bw, ba)  # the tables' bytes per element
     table = V * h / tp * bw  # vocabulary-parallel: each device holds V/TP rows
     emb = _static(
         name="embedding",
@@ -394,7 +399,7 @@ def templates(s: Shapes, lay: Layout, xp, phase: str) -> list[Template]:
         _projections(s, loc, xp)
         + _attention(s=s, lay=loc, xp=xp, phase=phase)
         + _ffn(s, loc, xp)
-        + _once(s, loc)
+        + _once(s, loc, xp)
     )
     if xp is not SCALAR or lay.dp != 1.0:
         local = [_shared(op, 1.0 / lay.dp) for op in local]

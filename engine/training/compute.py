@@ -147,7 +147,7 @@ def pass_ops(
         if op.name == "routed_experts":
             op = op._replace(weight_bytes=op.weight_bytes / ep)
         wide = num.wide_gemms and op.name in WIDE_GEMMS
-        if wide:  # 16-bit weights, at the 16-bit peak
+        if wide and op.name != "lm_head":  # 16-bit weights (the LM head's template has them)
             op = op._replace(weight_bytes=op.weight_bytes * WIDE_BYTES / lay.weight_bytes)
         flop, moved = op.flop, op.weight_bytes + op.act_bytes + op.kv_write_bytes
         if op.cls == "other" and op.name != "embedding":
