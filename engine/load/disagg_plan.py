@@ -39,12 +39,10 @@ from engine.load import disagg_analytic as da
 from engine.load.grid import (
     MAX_GRID_ROWS,
     MAX_RATE_HALVINGS,
-    limits,
     placed,
-    ranks,
+    placed_limits,
     scheduler_of,
     stack,
-    stages,
 )
 from engine.load.plan import plan_inputs, price_reader, request_shapes, request_tokens
 from engine.report.messages import MessageKind
@@ -124,7 +122,7 @@ def load_plan_disaggregated(
         )
     sched = scheduler_of(grid, scheduler)
     f = stack(kept, sched)
-    lim = limits(f, sched, ranks=ranks(kept), stages=stages(kept))
+    lim = placed_limits(f, sched, kept)
     side = _Sides(f=f, lim=lim, n_in=n_in, n_out=n_out, b=traffic.burstiness)
     with np.errstate(all="ignore"):  # NaN and inf where a side does not fit, then masked
         cols = _columns(

@@ -187,7 +187,7 @@ def load_grid(
         raise ValueError("no deployment of the grid can be served: " + "; ".join(skipped[:3]))
     sched = scheduler_of(grid, scheduler)
     f = stack(kept, sched)
-    lim = limits(f, sched, ranks=ranks(kept), stages=stages(kept))
+    lim = placed_limits(f, sched, kept)
     spec = grid_spec(grid.speculation, kept=kept, sched=sched)
     cached = cached_tokens(traffic.prefix, n_in, lim.block)
     lim = lim._replace(spec=spec, cached=cached)
@@ -241,6 +241,11 @@ def grid_spec(spec, kept: list[Placed], sched) -> SpecCost | None:
     else:
         drafters = [k._replace(arch=one_layer(k.arch, None)) for k in kept]
     return SpecCost(spec, stack(drafters, sched))
+
+
+def placed_limits(f: Folded, sched, kept: list[Placed]) -> an.Limits:
+    """`limits` of placed deployments: each with its attention-DP ranks and pipeline stages."""
+    return limits(f, sched, ranks=ranks(kept), stages=stages(kept))
 
 
 def ranks(kept: list[Placed]) -> np.ndarray:

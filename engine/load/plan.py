@@ -29,12 +29,10 @@ from engine.load.grid import (
     MAX_GRID_ROWS,
     analytic_max_rate,
     id_columns,
-    limits,
     placed,
-    ranks,
+    placed_limits,
     scheduler_of,
     stack,
-    stages,
 )
 from engine.report.messages import MessageKind
 from engine.scenarios.bind import bind
@@ -184,7 +182,7 @@ def request_tokens(lim: an.Limits, n_in, n_out):
 def _chunk(kept, sched, n_in, n_out, slo, b, target, price_of) -> dict:
     """The columns of some deployments × every request shape (arrays of shape (D, R))."""
     f = stack(kept, sched)
-    lim = limits(f, sched, ranks=ranks(kept), stages=stages(kept))
+    lim = placed_limits(f, sched, kept)
     shape = (len(kept), n_in.shape[1])
     room = np.broadcast_to(f.usable > f.weights, shape)
     whole = np.broadcast_to(lim.pool_tokens >= request_tokens(lim, n_in, n_out), shape) & room
