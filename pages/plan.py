@@ -120,6 +120,8 @@ for kind, words in pv.callouts(table, slo, names).items():
         _("**{callout}:** {words}").format(callout=_(pv.CALLOUTS[kind]), words=plain(words))
     )
 st.caption(plain(bands.sentence(band.note(), _("Every figure here"))))
+if max(grid["pp"]) > 1:
+    st.caption(pv.pipeline_note(max(grid["pp"])))
 if reason is None and table["usd_per_1m_output_tokens"].isna().all():
     st.info(_("No chosen accelerator has a price: set one under Prices to rank by cost."))
 

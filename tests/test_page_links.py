@@ -231,3 +231,14 @@ def test_decode_says_a_pipelines_static_batch_idles_and_links_to_load_with_its_s
     assert links(at, "load")[0]["pp"] == "4"
     one = open_page("decode", {"model": "Llama-3.1-8B", "hardware": "H100"})
     assert not [c.value for c in one.caption if c.value.startswith("PP ")]
+
+
+def test_the_planner_says_its_pp_rows_are_static_batches_and_where_pp_is_priced_under_load():
+    """The planner's table prices a static batch: with PP 4 in its grid, each device idles up
+    to 3/4 of the time there, which its section under load does not (a batch on every stage);
+    the page says so, and says nothing without PP."""
+    at = open_page("plan", {"model": "Llama-3.1-70B", "hardware": "H100", "pp": "1,2,4"})
+    said = [c.value for c in at.caption if c.value.startswith("PP rows here are static")]
+    assert said and "up to 75% at PP 4" in said[0] and "Under load: replicas" in said[0]
+    one = open_page("plan", {"model": "Llama-3.1-70B", "hardware": "H100"})
+    assert not [c.value for c in one.caption if c.value.startswith("PP rows")]

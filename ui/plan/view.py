@@ -215,6 +215,17 @@ def binding_limit(row: pd.Series, slo: Slo) -> str | None:
     return min(headroom, key=headroom.get)
 
 
+def pipeline_note(pp: int) -> str:
+    """What this table's PP rows are: static batches through the stages (docs/model.md,
+    "Pipeline stages under load")."""
+    section = SECTIONS["load"]  # its title, translated where shown
+    return _(
+        "PP rows here are static batches: each passes the stages in turn, so each device idles "
+        "(pp − 1)/pp of the time (up to {idle} at PP {pp}). A continuous-batching server keeps a "
+        "batch on every stage: “{section}” below prices PP that way."
+    ).format(pp=pp, idle=pct((pp - 1) / pp), section=_(section))
+
+
 def describe(row: pd.Series, slo: Slo, names: Mapping[str, str]) -> str:
     """One configuration in words: what it is, what it gives, what binds it (numbers by
     ui.words.format, each with its unit)."""
