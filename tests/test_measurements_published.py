@@ -15,9 +15,7 @@ DATA = ROOT / "data" / "measurements"
 STACKS = {"vllm-v": "vLLM ", "sglang-v": "SGLang "}  # file prefix -> engine column prefix
 PUBLISHED = sorted(p for p in DATA.glob("*.csv") if p.name.startswith(tuple(STACKS)))
 # URL fragments of the results the project keeps back to measure its error out of sample: no
-# shipped row may cite them (NIM benchmarking pages, MLPerf, InferenceMAX/InferenceX,
-# aiconfigurator's samples, ROCm vLLM perf READMEs, Argonne's LLM-Inference-Bench,
-# inference-sim, dgxc-benchmarking and NeMo performance tables).
+# shipped row may cite them (this guard is the one place that names them).
 HELD_BACK = (
     "nim/benchmarking",
     "docs.nvidia.com/nim",
