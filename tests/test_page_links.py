@@ -242,3 +242,13 @@ def test_the_planner_says_its_pp_rows_are_static_batches_and_where_pp_is_priced_
     assert said and "up to 75% at PP 4" in said[0] and "Under load: replicas" in said[0]
     one = open_page("plan", {"model": "Llama-3.1-70B", "hardware": "H100"})
     assert not [c.value for c in one.caption if c.value.startswith("PP rows")]
+
+
+def test_load_says_how_a_pipeline_runs_its_batches_as_a_note_not_a_warning():
+    """A pipeline's batches in flight are how the replica runs, not a problem: /load shows the
+    engine's note as information, with the replica's limits, and warns of nothing about it."""
+    query = {"model": "Llama-3.3-70B", "tp": "1", "pp": "4", "precision": "fp8", "requests": "300"}
+    at = open_page("load", query)
+    notes = [i.value for i in at.info if "batches are in flight" in i.value]
+    assert notes and "up to 8,192 sequences and 32,768 tokens a step" in notes[0]
+    assert not [w.value for w in at.warning if "in flight" in w.value]

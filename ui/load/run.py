@@ -45,6 +45,7 @@ CURVE_TOP = 1.1  # the curve runs to 1.1 × the saturation rate
 SIMULATIONS = {"run": N_("run"), "checks": N_("checks"), "search": N_("search")}  # in a refusal
 QUEUE_GREW = "queue_grew"  # the code of the engine's warning when a run's queue grew
 NO_FIT = ("no_kv_room", "kv_pool_below_one_request")  # its codes when a run does not fit
+LAYOUT = ("attention_dp_schedulers", "pp_batches_in_flight")  # how the replica runs: notes
 # Shared by every session, keyed on the scenario's exact text (memo.fingerprint: spec objects
 # hold read-only mappings, which Streamlit's own hashing cannot copy), each dropped 60 s after
 # its last use; one heavy computation at a time, /train's searches included. A run within the

@@ -49,12 +49,16 @@ def notes(d, sched, band, arch) -> None:
 
 
 def fit_and_warnings(r) -> None:
-    """Why a run does not fit (an error, when it does not), then the engine's other warnings."""
+    """Why a run does not fit (an error, when it does not), how its replica runs its batches
+    (attention DP ranks, pipeline stages: notes, not warnings), then the engine's warnings."""
     fit = [x for x in r.warnings if x.code in lr.NO_FIT]
     if fit:
         said = plain(message_text(fit[0]))
         st.error(f"{said[:1].upper()}{said[1:]}.", icon="🚫")
-    frame.show_engine_warnings(x for x in r.warnings if x not in fit)
+    layout = [x for x in r.warnings if x.code in lr.LAYOUT]
+    for note in dict.fromkeys(layout):
+        st.info(plain(message_text(note)), icon="🧩")
+    frame.show_engine_warnings(x for x in r.warnings if x not in fit and x not in layout)
 
 
 @dataclass(frozen=True)
