@@ -11,6 +11,7 @@ import engine
 from ui.charts import bands
 from ui.core import frame, profiles
 from ui.links import state
+from ui.links.assumptions import SERVING_OVERRIDES
 from ui.load import fleet as lf
 from ui.load import run as lr
 from ui.load import show
@@ -24,7 +25,7 @@ from ui.load.inputs import (
     technique_inputs,
     workload_inputs,
 )
-from ui.load.link import OVERRIDES, PAGE, declare
+from ui.load.link import PAGE, declare
 from ui.widgets import overrides as overrides_ui
 from ui.widgets import page_links, scenario
 from ui.widgets import pickers as widgets
@@ -63,7 +64,7 @@ with s.pickers:
     price, target = plan_inputs(link, cat.hardware[hw_id])
     chosen_fleet = lf.fleet_inputs(link, dep["tp"])
 shared = ("model", "precision", "custom_hw", "custom_model")
-profile_values = profiles.link_values(profile, skip=OVERRIDES, keys=engine.PROFILE_KEYS)
+profile_values = profiles.link_values(profile, skip=SERVING_OVERRIDES, keys=engine.PROFILE_KEYS)
 query = state.publish(link, {"model_config": config_text or None} | profile_values, shared)
 to_plan = profile_values | edits | {"model": model_id, "hardware": hw_id, "price": price}
 to_plan |= {"input_tokens": work["input_tokens"], "output_tokens": work["output_tokens"]}

@@ -12,13 +12,14 @@ from ui.charts import bands
 from ui.core import frame, profiles
 from ui.core.downloads import NO_RERUN
 from ui.links import state
+from ui.links.assumptions import SERVING_OVERRIDES
 from ui.plan import cost_front, disaggregated
 from ui.plan import figures as fp
 from ui.plan import grid as pg
 from ui.plan import inputs as pp
 from ui.plan import under_load as pl
 from ui.plan import view as pv
-from ui.plan.link import ASSUMPTIONS, NONE, PAGE, declare
+from ui.plan.link import NONE, PAGE, declare
 from ui.widgets import footprint, page_links, scenario
 from ui.widgets import overrides as overrides_ui
 from ui.widgets import profile as pk
@@ -82,7 +83,7 @@ band = pg.Band(
 values = {"tp": grid["tp"], "pp": grid["pp"], "ep": grid["ep"], "batches": grid["batches"]}
 values |= {"attention_dp": ["on" if on else "off" for on in grid["attention_dp"]]}
 values |= {name: NONE if v is None else v for name, v in slo.fields().items()}
-values |= profiles.link_values(profile, skip=ASSUMPTIONS, keys=engine.PROFILE_KEYS)
+values |= profiles.link_values(profile, skip=SERVING_OVERRIDES, keys=engine.PROFILE_KEYS)
 query = state.publish(link, values | {"prices": prices or None}, ("model",))
 
 # --- render -----------------------------------------------------------------

@@ -33,12 +33,8 @@ from ui.widgets import model_config as serve_config
 from ui.words.i18n import _
 
 PAGE = "decode"
-EARLIER = (
-    "efficiency",
-    "memory_reserve",
-    "layer_overhead_us",
-    "dispatch_overhead_ms",
-)  # link order
+# the overrides /decode declared first: their place in its links is kept
+EARLIER = ("efficiency", "memory_reserve", "layer_overhead_us", "dispatch_overhead_ms")
 DEFAULT_CONTEXTS, DEFAULT_BATCHES = [1024, 4096, 16384, 65536], [2**k for k in range(9)]
 TOKENS = number(1, engine.MAX_TOKENS, whole=True)
 DEGREE = number(1, engine.MAX_DEGREE, whole=True)

@@ -23,8 +23,8 @@ WHOLE_MODEL = {
     "activation_fraction": DEFAULTS.activation_fraction,
 }
 MEMORY_RESERVE = DEFAULTS.memory_reserve
-# The serving assumptions the pages that run a profile as chosen let the user override (blank:
-# the profile's value): /plan and /load, under these link names (ui/widgets/overrides.py).
+# The serving assumptions the serving pages let the user override (blank: the profile's value):
+# /decode, /plan and /load, under these link names (ui/widgets/overrides.py).
 SERVING_OVERRIDES = ("efficiency", "bandwidth_efficiency", "attention_efficiency")
 SERVING_OVERRIDES += ("expert_efficiency", "link_efficiency", "link_latency_us")
 SERVING_OVERRIDES += ("layer_overhead_us", "dispatch_overhead_ms", "memory_reserve")

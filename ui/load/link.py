@@ -55,7 +55,6 @@ SCHEDULER = {  # name: (reader: the engine's bounds, engine/catalog/scheduler.py
     "max_batched_tokens": number(1, 1_048_576, whole=True),
     "block_size": number(1, 1024, whole=True),
 }
-OVERRIDES = assumptions.SERVING_OVERRIDES  # the profile's, edited (blank: the profile's)
 DEFAULTS = {"model": "Llama-3.1-70B", "hardware": "H100", "tp": 4, "profile": profiles.DEFAULT}
 WORKLOAD = {"input_tokens": 1500, "output_tokens": 300, "rate": 3.0, "concurrency": 32}
 
@@ -111,9 +110,12 @@ def declare(cat: engine.Catalog, custom: engine.Profile | None = None) -> Link:
             lp.number_format(),
             lp.kv_format(),
             *profiles.params(
-                custom, skip=OVERRIDES, keys=engine.PROFILE_KEYS, default=DEFAULTS["profile"]
+                custom,
+                skip=assumptions.SERVING_OVERRIDES,
+                keys=engine.PROFILE_KEYS,
+                default=DEFAULTS["profile"],
             ),
-            *(assumptions.param(name) for name in OVERRIDES),
+            *(assumptions.param(name) for name in assumptions.SERVING_OVERRIDES),
             *(Param(name, reader, write_number) for name, reader in SCHEDULER.items()),
             Param("chunked_prefill", read_on_off),
             Param("mode", choice(MODES), default="open"),

@@ -50,7 +50,6 @@ PRICE = number(0.0, 1e6)  # USD per accelerator-hour (each price field's range t
 TARGET_RATE = number(0.001, 1e6)  # requests/s under load: /load's target_rate range
 DEFAULT_TARGET_RATE = 10.0
 SWITCHES = ("off", "on")  # attention DP values the planner tries
-ASSUMPTIONS = assumptions.SERVING_OVERRIDES  # the planner overrides them (blank: the profile's)
 
 
 def _llm_reader(cat: engine.Catalog):
@@ -130,7 +129,9 @@ def declare(cat: engine.Catalog, custom_profile: engine.Profile | None = None) -
                 default=["fp16", "fp8"],
             ),
             lp.batches(DEFAULT_BATCHES),
-            *profiles.params(custom_profile, skip=ASSUMPTIONS, keys=engine.PROFILE_KEYS),
+            *profiles.params(
+                custom_profile, skip=assumptions.SERVING_OVERRIDES, keys=engine.PROFILE_KEYS
+            ),
             Param("prices", _prices_reader(cat), _write_prices, widget="link"),
             Param(
                 name="target_rate",
@@ -138,7 +139,7 @@ def declare(cat: engine.Catalog, custom_profile: engine.Profile | None = None) -
                 write=write_number,
                 default=DEFAULT_TARGET_RATE,
             ),
-            *(assumptions.param(name) for name in ASSUMPTIONS),
+            *(assumptions.param(name) for name in assumptions.SERVING_OVERRIDES),
             *footprint.params(),
             *lp.custom_specs(),
         ],

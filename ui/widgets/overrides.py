@@ -1,7 +1,7 @@
-"""Overrides of a serving profile's assumptions, on the pages that run a profile as chosen
-(/plan, /load): one blank number field per assumption (blank: the profile's value, shown
+"""Overrides of a serving profile's assumptions, on the serving pages (/decode, /plan, /load):
+one blank number field per assumption (blank: the profile's value, shown
 greyed), bound to the link parameter of the same name (ui.links.assumptions.SERVING_OVERRIDES),
-so a link from /decode or /plan with a profile edited opens /load with the same edits.
+so a link between them with a profile edited opens the next page with the same edits.
 
 A custom profile's link carries its own values under these names too: they fill the fields,
 and `ui.core.profiles.overridden` keeps only the values that differ from the profile's.

@@ -73,8 +73,9 @@ def from_link(page: str) -> tuple[engine.Profile | None, list[str]]:
 
 def unused_values(link: Link) -> list[str]:
     """A link's assumption values this page cannot use: with a built-in profile, the values of
-    the profile keys the page has no field for (/load has none: it runs a built-in profile as
-    fitted; a custom profile's link carries its values under its own name). Each is said, not
+    the profile keys the page has no field for (/load and /plan take the ten overrides and run
+    the profile's other assumptions as fitted; a custom profile's link carries its values under
+    its own name). Each is said, not
     dropped without a word (the page's link is then written without them)."""
     query = raw_query()
     name = (query.get("profile") or [link["profile"].default])[-1]
