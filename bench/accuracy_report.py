@@ -31,11 +31,16 @@ from engine.catalog.profiles import get_profile  # noqa: E402
 DATA = ROOT / "data" / "measurements"
 PROFILES = ("tutorial", "trtllm-0.6.1", "trtllm-1.0", "vllm-mi300x")
 # Each TensorRT-LLM profile: the file it is fitted on, the profile its command starts from, the
-# memory reserve it sets and the precisions it keeps (None: all) (data/profiles/<name>.toml,
-# `command`).
+# assumptions it sets (its memory reserve, its kernel transfer) and the precisions it keeps
+# (None: all) (data/profiles/<name>.toml, `command`).
 FITS = {
-    "trtllm-0.6.1": ("trtllm-v0.6.1.csv", "tutorial", 0.04, None),
-    "trtllm-1.0": ("trtllm-v1.0-perf-overview.csv", "trtllm-0.6.1", 0.05, ("fp8",)),
+    "trtllm-0.6.1": ("trtllm-v0.6.1.csv", "tutorial", {"memory_reserve": 0.04}, None),
+    "trtllm-1.0": (
+        "trtllm-v1.0-perf-overview.csv",
+        "trtllm-0.6.1",
+        {"memory_reserve": 0.05, "kernel_curves": "trtllm", "kernel_reference": "H100"},
+        ("fp8",),
+    ),
 }
 
 
@@ -65,10 +70,10 @@ def by_file() -> list[str]:
 
 
 def start_of(name: str):
-    """The start a shipped TensorRT-LLM profile was fitted from, its reserve fixed."""
-    _, start, reserve, _ = FITS[name]
+    """The start a shipped TensorRT-LLM profile was fitted from, what its command sets fixed."""
+    _, start, fixed, _ = FITS[name]
     base = get_profile(start)
-    return replace(base, assumptions=make_assumptions(base.assumptions, memory_reserve=reserve))
+    return replace(base, assumptions=make_assumptions(base.assumptions, **fixed))
 
 
 def leave_one_out(name: str, key: str) -> list[str]:
@@ -118,7 +123,7 @@ def parameters() -> list[str]:
         for p in PROFILES:
             profile = get_profile(p)
             value = profile.values().get(name)
-            shown = "—" if value is None else f"{value:.4g}"
+            shown = "—" if value is None else value if isinstance(value, str) else f"{value:.4g}"
             cells.append(shown + (" (fitted)" if name in profile.fitted else ""))
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
     return lines

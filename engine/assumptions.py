@@ -18,6 +18,12 @@ from engine.checks import MAX_DEGREE  # noqa: F401  (the limits live in engine/c
 from engine.files import echo
 
 FLOP_CONVENTIONS = ("catalog", "mac2")  # as catalogued | normalise to 2 FLOPs per MAC
+# The stacks whose GEMM curves can move a profile's efficiencies between accelerators ("none":
+# off) and the accelerators their tables measure (engine/catalog/kernels.py `gemm_transfer`;
+# a test checks data/kernels/ measures exactly these).
+KERNEL_STACKS = ("none", "trtllm", "vllm", "sglang")
+KERNEL_ACCELERATORS = ("A100", "H100", "H200", "B200", "B300", "GB200", "GB300", "L40S")
+KERNEL_ACCELERATORS += ("RTX-PRO-6000",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +298,35 @@ REGISTRY: tuple[Assumption, ...] = (
         label="Grouped-GEMM overhead n0 (token rows per routed expert: n tokens run at n/(n + n0))",
         models="serving",
     ),
+    # A profile's GEMM efficiencies are its reference accelerator's; on another one they scale by
+    # the ratio of the two accelerators' GEMM curves in the stack's kernel tables (data/kernels/,
+    # docs/model.md "Kernel transfer"). "none" keeps one efficiency on every accelerator.
+    Assumption(
+        name="kernel_curves",
+        field="kernel_curves",
+        unit="",
+        scale=1,
+        default="none",
+        low=None,
+        high=None,
+        csv="kernel_curves",
+        label="Kernel curves (the stack whose GEMM tables move efficiencies between accelerators)",
+        choices=KERNEL_STACKS,
+        models="serving",
+    ),
+    Assumption(
+        name="kernel_reference",
+        field="kernel_reference",
+        unit="",
+        scale=1,
+        default="H100",
+        low=None,
+        high=None,
+        csv="kernel_reference",
+        label="Kernel reference (the accelerator the profile's GEMM efficiencies were fitted on)",
+        choices=KERNEL_ACCELERATORS,
+        models="serving",
+    ),
     _fraction(
         name="overlap_fraction",
         field="overlap_fraction",
@@ -416,6 +451,8 @@ class Assumptions:
     network_latency_s: float | None = None
     expert_imbalance: float = 1.2  # the busiest expert rank's tokens over the mean (ep > 1)
     grouped_gemm_tokens: float = 90.0  # n0: n tokens per expert run at n/(n + n0)
+    kernel_curves: str = "none"  # the stack whose GEMM curves transfer efficiencies (none: off)
+    kernel_reference: str = "H100"  # the accelerator the GEMM efficiencies are fitted on
     overlap_fraction: float = 1.0
     expert_overlap: float = 0.0  # share of a layer's compute hiding its MoE all-to-alls
     attention_backward_factor: float = 2.5  # FlashAttention-2: 5 matmuls backward, 2 forward

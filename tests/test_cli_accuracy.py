@@ -40,6 +40,9 @@ def test_shipped_trtllm_profile_is_what_calibrate_gives(refit):
     shipped = get_profile("trtllm-0.6.1")
     assert set(refit.values()) == set(shipped.values())
     for name, value in shipped.values().items():
+        if isinstance(value, str):  # a word: the kernel transfer's stack and reference
+            assert refit.values()[name] == value, name
+            continue
         assert refit.values()[name] == pytest.approx(value, rel=1e-3, abs=1e-6), name
     assert refit.rows == shipped.rows == 57
     assert refit.fitted_on == shipped.fitted_on == ("trtllm-v0.6.1.csv",)
@@ -224,8 +227,8 @@ def test_validate_table_gives_the_fitted_and_the_other_rows_errors_apart(capsys)
     status, out, _ = run(capsys, "validate", V1, "--profile", "trtllm-1.0")
     assert status == 0
     assert "profile trtllm-1.0: 328 of 328 rows predicted" in out
-    assert "mape_pct in sample (fp8, 112 rows): 16.1" in out
-    assert "mape_pct out of sample (fp4, 216 rows): 28.5" in out
+    assert "mape_pct in sample (fp8, 112 rows): 16.4" in out
+    assert "mape_pct out of sample (fp4, 216 rows): 22.5" in out
     # a file the profile was fitted on whole has no such lines
     _, whole, _ = run(capsys, "validate", SHIPPED, "--profile", "trtllm-0.6.1")
     assert "in sample (" not in whole and "out of sample (" not in whole

@@ -5,6 +5,7 @@ the same numbers the pages show (engine.prediction_band and engine.training_band
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -13,6 +14,7 @@ from engine.accuracy.bands import EDITED
 from engine.cli.main import main
 
 KEYS = ("error_band_pct", "error_band_basis", "off_calibrated_ground")
+HELD = "held_out_nvfp4_mape_pct"
 SERVE = ["serve", "--batch-size", "8", "--input-tokens", "1000", "--output-tokens", "100"]
 LOAD = ["load", "--model", "Llama-3.1-8B", "--hardware", "H100", "--precision", "fp8"]
 LOAD += ["--input-tokens", "500", "--output-tokens", "50", "--requests", "40", "--rate", "2"]
@@ -33,7 +35,7 @@ def trtllm_band() -> float:
 
 def test_serve_on_the_fitted_ground_carries_the_band_and_no_reason(capsys):
     # trtllm-1.0 is fitted on H100 and H200 fp8 rows of dense and MoE models: 70B fp8 on H100
-    # is on its ground, and its band is the larger of its two leave-one-out MAPEs (23.3 %).
+    # is on its ground, and its band is the larger of its two leave-one-out MAPEs (23.4 %).
     d = json_of(
         capsys,
         *SERVE,
@@ -62,10 +64,12 @@ def test_serve_off_the_ground_says_why_beside_the_band(capsys):
     off = d["off_calibrated_ground"]
     assert "B200 was not among the fitted accelerators (H200, H100)" in off
     assert "nvfp4 was not among the fitted precisions (fp8)" in off
-    # nvfp4: the error measured on the fp4 rows the fit left out (the test below)
+    # nvfp4: the larger of the profile's band and the error measured on the fp4 rows the fit
+    # left out (the test below); with the kernel transfer those rows are 22.5 % off, inside
+    # the fitted band of 23.4 %, so the band stays the profile's
     held = engine.get_profile("trtllm-1.0").residuals["held_out_nvfp4_mape_pct"]
-    assert d["error_band_pct"] == pytest.approx(held, rel=1e-12)
-    assert held > trtllm_band()
+    assert held < trtllm_band()
+    assert d["error_band_pct"] == pytest.approx(trtllm_band(), rel=1e-12)
 
 
 def test_an_edited_assumption_is_said_in_the_basis(capsys):
@@ -144,30 +148,28 @@ def test_prediction_band_lists_each_reason_once():
 
 
 def test_a_prediction_in_a_format_the_fit_left_out_carries_that_formats_measured_error(capsys):
-    # trtllm-1.0 was fitted on the 1.0 file's 112 fp8 rows (band 23.3 %, the larger leave-one-
-    # out MAPE); its recorded command left the 216 fp4 rows out and predicted them: 28.5 % MAPE.
-    # An nvfp4 (or fp4) prediction carries the larger figure, an fp8 one the profile's.
+    # trtllm-1.0 was fitted on the 1.0 file's 112 fp8 rows (band 23.4 %, the larger leave-one-
+    # out MAPE); its recorded command left the 216 fp4 rows out and predicted them: 22.5 % MAPE
+    # (28.5 % before the kernel transfer). A prediction in a left-out format carries the larger
+    # of the two figures: here the band; the same profile with 30 % on those rows, 30 %.
     profile = engine.get_profile("trtllm-1.0")
     held = profile.residuals["held_out_nvfp4_mape_pct"]
-    assert held == pytest.approx(28.5, abs=0.05) and profile.residuals["held_out_nvfp4_rows"] == 216
+    assert held == pytest.approx(22.5, abs=0.05) and profile.residuals["held_out_nvfp4_rows"] == 216
+    base = [*SERVE, "--model", "Llama-3.1-70B", "--hardware", "B200", "--precision"]
     for precision in ("nvfp4", "fp4"):
-        d = json_of(
-            capsys,
-            *SERVE,
-            "--model",
-            "Llama-3.1-70B",
-            "--hardware",
-            "B200",
-            "--precision",
-            precision,
-        )
-        assert d["error_band_pct"] == pytest.approx(held, rel=1e-12)
-        assert d["error_band_basis"].startswith(
+        shipped = json_of(capsys, *base, precision)
+        assert shipped["error_band_pct"] == pytest.approx(trtllm_band(), rel=1e-12)
+        assert shipped["error_band_basis"].startswith("the larger of the leave-one-model-out")
+    worse = replace(profile, name="worse", residuals={**profile.residuals, HELD: 30.0})
+    for precision in ("nvfp4", "fp4"):
+        band = engine.held_out_band(worse, precision)
+        assert band.pct == 30.0
+        basis = str(band.basis)
+        assert basis.startswith(
             "the MAPE of the 216 nvfp4 rows of trtllm-v1.0-perf-overview.csv that the fit left out"
         )
-        assert "leave-one-out error, 23.3 %" in d["error_band_basis"]
-    fp8 = json_of(capsys, *SERVE, "--model", "Llama-3.1-70B", "--hardware", "B200")
-    assert fp8["error_band_pct"] == pytest.approx(trtllm_band(), rel=1e-12)
+        assert "leave-one-out error, 23.4 %" in basis
+    assert engine.held_out_band(worse, "fp8") == engine.error_band(profile)
     # the fp4 rows are also the 1.0 file's rows that validate judges out of sample
     (v1,) = [p for p in engine.shipped_measurements() if p.name.startswith("trtllm-v1.0")]
     rows = engine.read_measurements([v1])

@@ -158,9 +158,21 @@ def test_nvfp4_runs_on_b200_at_its_fp4_peak():
     r = engine.serve("Llama-3.1-70B", "B200", precision="nvfp4", batch_size=64, **REQUEST)
     assert r["peak_precision"] == "nvfp4" and r["peak_flop_per_s"] == pytest.approx(9000e12)
     assert r["kv_precision"] == "fp8" and not codes(r)
-    # prefill of 64 × 1000 tokens is compute-bound: twice fp8's 4500 TFLOP/s, same efficiency
+    # prefill of 64 × 1000 tokens is compute-bound: twice fp8's 4500 TFLOP/s; at the same
+    # efficiency (no kernel transfer) it takes well under 0.6 of fp8's time
+    flat = {"kernel_curves": "none"}
     fp8 = engine.serve("Llama-3.1-70B", "B200", precision="fp8", batch_size=64, **REQUEST)
-    assert r["ttft_ms"] < 0.6 * fp8["ttft_ms"]
+    same = engine.serve(
+        "Llama-3.1-70B", "B200", precision="nvfp4", batch_size=64, **REQUEST, **flat
+    )
+    fp8_same = engine.serve(
+        "Llama-3.1-70B", "B200", precision="fp8", batch_size=64, **REQUEST, **flat
+    )
+    assert same["ttft_ms"] < 0.6 * fp8_same["ttft_ms"]
+    # trtllm-1.0's kernel transfer (docs/model.md): TensorRT-LLM's B200 nvfp4 GEMMs reach 0.534
+    # of H100 fp8's compute fraction, its fp8 ones 0.946: 9000 × 0.534 / (4500 × 0.946) = 1.13,
+    # so the fp4 prefill is faster than fp8's, by less than the peaks say
+    assert 0.6 * fp8["ttft_ms"] < r["ttft_ms"] < fp8["ttft_ms"]
 
 
 def test_nvfp4_on_h100_runs_emulated_and_says_so_beside_the_number():

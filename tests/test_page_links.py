@@ -140,7 +140,10 @@ def test_a_custom_profile_link_reaches_the_planner_with_the_numbers_of_its_value
 
 
 def test_the_accuracy_page_links_its_profile_to_load_and_plan():
-    query = {"profile": "team", **{k: f"{v:.6g}" for k, v in TEAM.values().items()}}
+    query = {
+        "profile": "team",
+        **{k: v if isinstance(v, str) else f"{v:.6g}" for k, v in TEAM.values().items()},
+    }
     at = open_page("accuracy", query | {"error_band_pct": "13.6", "fitted_hardware": "H100"})
     (to_load,) = links(at, "load")
     (to_plan,) = links(at, "plan")

@@ -309,8 +309,8 @@ def test_the_profile_is_named_beside_the_results_and_in_the_csv(monkeypatch):
 def test_choosing_a_profile_seeds_the_assumptions_and_the_llm_views_reserve():
     at = run({"model": "Llama-3.1-8B"})
     at.selectbox(key="sweep:profile").set_value("trtllm").run()
-    # data/profiles/trtllm-1.0.toml (trtllm): efficiency 0.866548, memory_reserve 0.05
-    assert at.number_input(key="sweep:efficiency").value == pytest.approx(0.866548)
+    # data/profiles/trtllm-1.0.toml (trtllm): efficiency 0.866565, memory_reserve 0.05
+    assert at.number_input(key="sweep:efficiency").value == pytest.approx(0.866565)
     assert at.number_input(key="sweep:memory_reserve").value == pytest.approx(0.05)
     assert any(c.value == "Profile trtllm: its assumptions, unedited." for c in at.caption)
     value = at.query_params["profile"]  # a str, or a list when the page wrote it
@@ -330,6 +330,6 @@ def test_a_profile_chosen_on_solve_follows_to_the_sweep_with_all_its_values():
     assert not at.exception
     assert at.selectbox(key="sweep:profile").value == "trtllm"
     # efficiency from Solve's widget; memory_reserve (no widget on Solve) from trtllm-1.0.toml
-    assert at.number_input(key="sweep:efficiency").value == pytest.approx(0.866548)
+    assert at.number_input(key="sweep:efficiency").value == pytest.approx(0.866565)
     assert at.number_input(key="sweep:memory_reserve").value == pytest.approx(0.05)
     assert any(c.value == "Profile trtllm: its assumptions, unedited." for c in at.caption)

@@ -7,6 +7,7 @@ import pytest
 
 import engine
 from ui.core import profiles as pk
+from ui.links import assumptions
 
 TRT = engine.get_profile("trtllm")
 TUTORIAL = engine.get_profile("tutorial")
@@ -25,10 +26,10 @@ def test_tutorial_seeds_the_tutorial_defaults():
 
 
 def test_trtllm_seeds_its_fitted_values():
-    # data/profiles/trtllm-1.0.toml (trtllm): efficiency 0.866548, layer_overhead_us 0.000743291
+    # data/profiles/trtllm-1.0.toml (trtllm): efficiency 0.866565, layer_overhead_us 0
     s = pk.seeds(TRT)
-    assert s["efficiency"] == pytest.approx(0.866548)
-    assert s["layer_overhead_us"] == pytest.approx(0.000743291)
+    assert s["efficiency"] == pytest.approx(0.866565)
+    assert s["layer_overhead_us"] == 0.0
     assert s["dispatch_overhead_ms"] is None and s["activation_fraction"] == pytest.approx(0.1)
 
 
@@ -79,6 +80,8 @@ def test_a_custom_profile_travels_as_its_values():
         "network_efficiency": 1.0,  # the serving model's network and MoE assumptions too
         "expert_imbalance": 1.2,
         "grouped_gemm_tokens": 90.0,
+        "kernel_curves": "none",  # the kernel transfer's words
+        "kernel_reference": "H100",
     }
     assert pk.link_values(p, skip=["memory_reserve"]).keys() == {
         "profile",
@@ -91,6 +94,8 @@ def test_a_custom_profile_travels_as_its_values():
         "network_efficiency",
         "expert_imbalance",
         "grouped_gemm_tokens",
+        "kernel_curves",
+        "kernel_reference",
     }
     assert pk.link_values(TRT) == {"profile": "trtllm"}
 
@@ -127,8 +132,10 @@ def test_the_profile_parameter_accepts_built_ins_and_the_custom_one():
         read("other")
     names = [p.name for p in pk.params(None)]
     band = {"error_band_pct", *pk.GROUND}  # a custom profile's band and ground
-    assert names[0] == "profile" and set(names[1:]) == set(pk.RANGES) | band
-    assert set(pk.RANGES) | set(pk.WIDGETS) == set(engine.PROFILE_KEYS)  # every key has a home
+    words = set(assumptions.WORDS)  # the kernel transfer's stack and reference
+    assert names[0] == "profile" and set(names[1:]) == set(pk.RANGES) | words | band
+    every = set(pk.RANGES) | words | set(pk.WIDGETS)
+    assert every == set(engine.PROFILE_KEYS)  # every key has a home
 
 
 def test_the_llm_views_memory_reserve_is_a_profile_value_too():

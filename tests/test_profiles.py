@@ -104,10 +104,13 @@ def test_custom_profile_travels_in_a_link_as_its_values():
         "network_efficiency": "1",
         "expert_imbalance": "1.2",
         "grouped_gemm_tokens": "90",
+        "kernel_curves": "none",  # words travel as they are
+        "kernel_reference": "H100",
     }
-    back = profile_from_values(
-        "my-team", {k: float(v) for k, v in params.items() if k != "profile"}
-    )
+    words = ("profile", "kernel_curves", "kernel_reference")
+    values = {k: float(v) for k, v in params.items() if k not in words}
+    values |= {k: params[k] for k in words[1:]}
+    back = profile_from_values("my-team", values)
     assert back.assumptions == p.assumptions
     # a built-in profile travels by name only
     assert get_profile("tutorial").link_params() == {"profile": "tutorial"}

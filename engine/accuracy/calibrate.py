@@ -89,6 +89,8 @@ FIT_BOUNDS: Mapping[str, tuple[float, float]] = {
     "expert_imbalance": (1.0, 2.0),
 }
 FIT_PARAMS = tuple(FIT_BOUNDS)
+EXTRA_STARTS = 3  # starts beyond the start profile's values (`_starts`)
+FIT_SEED = 0
 MIN_ROWS_PER_PARAMETER = 5  # fewer rows per fitted parameter: the fit is flagged
 # Start values for parameters a profile may leave unset: "the same as efficiency" (or the
 # layer overhead), or (unset meaning each interconnect's catalogued figure) 1 µs per hop.
@@ -216,13 +218,25 @@ def fit(
     if not chosen:
         return start.assumptions, used, []
     given = dict(predictor=predictor, rows=kept, log_measured=log_measured, start=start)
-    x = _least_squares(
-        residuals=_log_residuals(**given, params=chosen),
-        x0=_start_values(start, chosen),
-        params=chosen,
-        workers=_jacobian_points(**given, params=chosen),
-    )
+    residuals = _log_residuals(**given, params=chosen)
+    workers = _jacobian_points(**given, params=chosen)
+    ends = [
+        _least_squares(residuals=residuals, x0=x0, params=chosen, workers=workers)
+        for x0 in _starts(_start_values(start, chosen), chosen)
+    ]
+    x = min(ends, key=lambda end: float(np.sum(residuals(end) ** 2)))  # the first of equals
     return _assumptions(start, chosen, _rounded(_snapped(x, chosen))), used, chosen
+
+
+def _starts(x0: np.ndarray, params: Sequence[str]) -> list[np.ndarray]:
+    """Where the fit starts: the start profile's values, then EXTRA_STARTS points drawn
+    uniformly within FIT_BOUNDS by a fixed seed (the same on every machine). A least-squares
+    fit ends at the minimum nearest its start; several starts keep one profile's fit and its
+    leave-one-out refits from stopping in a shallower minimum than the others found
+    (docs/model.md, "Profiles")."""
+    lower, upper = np.array([FIT_BOUNDS[p] for p in params]).T
+    draws = np.random.default_rng(FIT_SEED).uniform(size=(EXTRA_STARTS, len(params)))
+    return [x0, *(lower + draws * (upper - lower))]
 
 
 def _least_squares(
@@ -383,7 +397,8 @@ def finite_or_refused(profile: Profile) -> Profile:
             with inf or nan would predict nothing and could not be written as TOML).
     """
     values = profile.values() | dict(profile.residuals)
-    bad = next((k for k, v in values.items() if not math.isfinite(v)), None)
+    numbers = {k: v for k, v in values.items() if not isinstance(v, str)}  # words are checked
+    bad = next((k for k, v in numbers.items() if not math.isfinite(v)), None)
     if bad is None:
         return profile
     worst = f" (worst row: {profile.worst[0]})" if profile.worst else ""

@@ -21,8 +21,10 @@ efficiency curves"):
   small-message algorithm (one-shot, low latency) and its large-message one (two-shot or ring,
   high bandwidth), whichever is faster.
 
-The evaluation functions are pure and take floats or numpy arrays alike. Nothing here is wired
-into the serving model yet.
+The evaluation functions are pure and take floats or numpy arrays alike. The serving model
+reads the GEMM curves through `gemm_transfer`: a profile fitted on one accelerator's kernels
+scales its GEMM efficiencies on another by the ratio of their curves (docs/model.md, "Kernel
+transfer").
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
+from engine.assumptions import KERNEL_ACCELERATORS, KERNEL_STACKS  # noqa: F401 (re-exported)
 from engine.catalog.units import to_si
 
 KERNEL_DIR = Path(__file__).resolve().parents[2] / "data" / "kernels"
@@ -470,3 +474,80 @@ def load_kernel_curves(directory: Path = KERNEL_DIR) -> KernelCurves:
 def kernel_curves() -> KernelCurves:
     """The shipped curves (data/kernels/), read once."""
     return load_kernel_curves()
+
+
+# The kernel curve a weight format's GEMMs run on, then the curves whose efficiency a profile's
+# efficiency for that format stands for when the reference accelerator has no curve of the
+# format itself (engine/serving/inputs.py `efficiencies`: 4-bit floats inherit the 8-bit GEMMs'
+# efficiency, block-scaled fp8 the fp8 GEMMs'). A format absent here has no transfer.
+GEMM_DTYPES = {
+    "fp16": ("bf16",),
+    "bf16": ("bf16",),
+    "fp8": ("fp8",),
+    "fp8-block": ("fp8_block", "fp8"),
+    "int8": ("int8_sq",),
+    "w4a16": ("int4_wo",),
+    "nvfp4": ("nvfp4", "fp8"),
+}
+
+
+class Transfer(NamedTuple):
+    """How a profile's GEMM efficiencies move from its reference accelerator to another: the
+    ratios of their curves' compute and memory fractions (1 where a curve is missing), and the
+    two curves (None: no transfer)."""
+
+    compute: float = 1.0  # η_c(target, format) / η_c(reference, its curve)
+    bandwidth: float = 1.0  # η_m(target, format) / η_m(reference, its curve)
+    target: KernelCurve | None = None
+    reference: KernelCurve | None = None
+
+
+NO_TRANSFER = Transfer()
+
+
+@functools.lru_cache(maxsize=256)
+def gemm_transfer(stack: str, *, reference: str, accelerator: str, fmt: str) -> Transfer:
+    """The Transfer of the weight format `fmt`'s GEMMs from `reference` to `accelerator` in
+    `stack`'s kernel curves: NO_TRANSFER for the stack "none", a format without a curve, an
+    accelerator (or a reference) the stack's tables do not measure."""
+    dtypes = GEMM_DTYPES.get(fmt, ())
+    if stack == "none" or not dtypes:
+        return NO_TRANSFER
+    mine = {c.dtype: c for c in kernel_curves().select(accelerator, stack, "gemm")}
+    theirs = {c.dtype: c for c in kernel_curves().select(reference, stack, "gemm")}
+    target = mine.get(dtypes[0])
+    base = next((theirs[d] for d in dtypes if d in theirs), None)
+    if target is None or base is None:
+        return NO_TRANSFER
+    t, b = target.law, base.law
+    return Transfer(
+        compute=t.eta_compute / b.eta_compute,
+        bandwidth=t.eta_memory / b.eta_memory,
+        target=target,
+        reference=base,
+    )
+
+
+def kernel_transfers(stack: str, reference: str) -> list[dict[str, object]]:
+    """Every accelerator × weight format with a transfer in `stack`'s tables from `reference`
+    (empty for the stack "none"): the ratios and the two curves compared, one dict per row
+    (English ids, as every CSV)."""
+    rows = []
+    for accelerator in KERNEL_ACCELERATORS:
+        for fmt in GEMM_DTYPES:
+            t = gemm_transfer(stack, reference=reference, accelerator=accelerator, fmt=fmt)
+            if t.target is None:
+                continue
+            rows.append(
+                {
+                    "accelerator": accelerator,
+                    "format": fmt,
+                    "curve": t.target.dtype,
+                    "reference_curve": f"{t.reference.accelerator} {t.reference.dtype}",
+                    "compute_ratio": t.compute,
+                    "weight_bandwidth_ratio": t.bandwidth,
+                    "stack_release": t.target.source.version,
+                    "source": t.target.source.url,
+                }
+            )
+    return rows

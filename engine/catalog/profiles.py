@@ -125,7 +125,7 @@ class Profile:
         """Share-link parameters: the name, and for a non-built-in profile its values too."""
         params = {"profile": self.name}
         if self.origin != "built-in":
-            params |= {k: f"{v:.6g}" for k, v in self.values().items()}
+            params |= {k: v if isinstance(v, str) else f"{v:.6g}" for k, v in self.values().items()}
         return params
 
     def as_dict(self) -> dict[str, object]:
@@ -173,11 +173,15 @@ def assumptions_from(
 
 # Unit scales are powers of ten: dividing by 10**n (not multiplying by 10**-n) keeps 10 us
 # exactly 10e-6 s, so the tutorial file gives the very defaults the published figures use.
-def _to_si(value: float, factor: float) -> float:
+def _to_si(value: float | str, factor: float) -> float | str:
+    if isinstance(value, str):  # a word (a choice), unitless
+        return value
     return value / round(1 / factor) if factor < 1 else value * factor
 
 
-def _from_si(value: float, factor: float) -> float:
+def _from_si(value: float | str, factor: float) -> float | str:
+    if isinstance(value, str):
+        return value
     return value * round(1 / factor) if factor < 1 else value / factor
 
 
@@ -259,6 +263,11 @@ def _toml_value(value: object) -> str:
     return "[\n" + "".join(f"  {_toml_value(v)},\n" for v in value) + "]"
 
 
+def _number_or_word(value: float | str) -> float | str:
+    """An assumption as TOML writes it: a word as is, a number as a float."""
+    return value if isinstance(value, str) else float(value)
+
+
 def profile_to_toml(profile: Profile) -> str:
     """The profile as a TOML document that `profile_from_toml` reads back unchanged."""
     training = profile.kind == "training"
@@ -274,7 +283,7 @@ def profile_to_toml(profile: Profile) -> str:
         "",
         "[assumptions]",
     ]
-    lines += [f"{k} = {_toml_value(float(v))}" for k, v in profile.values().items()]
+    lines += [f"{k} = {_toml_value(_number_or_word(v))}" for k, v in profile.values().items()]
     lines += ["", "[fitted_on]", f"files = {_toml_value(list(profile.fitted_on))}"]
     lines += [f"rows = {profile.rows}"]
     lines += [f"parameters = {_toml_value(list(profile.fitted))}"]

@@ -108,7 +108,10 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
     fixed = {
         a.name: getattr(args, a.name) for a in REGISTRY if getattr(args, a.name, None) is not None
     }
-    flags = [f"--{k.replace('_', '-')} {v:g}" for k, v in fixed.items()]
+    flags = [
+        f"--{k.replace('_', '-')} {v if isinstance(v, str) else format(v, 'g')}"
+        for k, v in fixed.items()
+    ]
     chosen = _fit_list(args.fit)
     flags += ["--fit", ",".join(chosen)] if args.fit else []
     rows, held_out, precisions = _rows_in(read_measurements(args.files), args.precisions)

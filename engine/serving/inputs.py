@@ -26,6 +26,7 @@ from engine.catalog.formats import (
     renamed,
     run_on,
 )
+from engine.catalog.kernels import gemm_transfer
 from engine.catalog.profiles import Profile, get_profile
 from engine.catalog.reader import Catalog
 from engine.catalog.resolve import resolve_hardware, resolve_model, resolve_pair
@@ -220,7 +221,15 @@ def format_values(
         sched=sched,
     )
     slowdown = 1.0 + a.dequant_overhead if run.dequantised else 1.0
-    return device._replace(gemm_slowdown=slowdown, format_warnings=int(bits)), run.peak_key
+    moved = gemm_transfer(
+        a.kernel_curves, reference=a.kernel_reference, accelerator=hw.id, fmt=fmt.name
+    )
+    return device._replace(
+        gemm_slowdown=slowdown,
+        format_warnings=int(bits),
+        kernel_compute=moved.compute,
+        kernel_bandwidth=moved.bandwidth,
+    ), run.peak_key
 
 
 def _device(

@@ -147,6 +147,11 @@ class Device(NamedTuple):
     # weight streaming (0: none): weights that exceed the device's usable memory stream in from
     # external memory at this bandwidth, one layer resident at a time (docs/model.md)
     stream_bw: object = 0.0
+    # The profile's GEMM efficiencies moved from its reference accelerator to this one by their
+    # kernel curves (engine/catalog/kernels.py `gemm_transfer`): × the GEMMs' and experts'
+    # FLOP/s, × the bandwidth the weights stream at.
+    kernel_compute: object = 1.0
+    kernel_bandwidth: object = 1.0
 
 
 class Efficiencies(NamedTuple):
@@ -274,9 +279,9 @@ def rates(dev: Device, eta: Efficiencies) -> dict[str, object]:
     wider activations: peak_attn) times its efficiency; the GEMMs' and experts' divided by the
     dequantisation's slowdown when their weights are widened inside the kernel."""
     return {
-        "gemm": dev.peak * eta.gemm / dev.gemm_slowdown,
+        "gemm": dev.peak * eta.gemm * dev.kernel_compute / dev.gemm_slowdown,
         "attention": dev.peak_attn * eta.attention,
-        "expert": dev.peak * eta.expert / dev.gemm_slowdown,
+        "expert": dev.peak * eta.expert * dev.kernel_compute / dev.gemm_slowdown,
         "other": dev.peak * eta.other,
     }
 
@@ -380,7 +385,8 @@ def fold(s: Shapes, dev: Device, lay: Layout, eta: Efficiencies, xp, steps=None)
     prefill, decode = steps or step_lists(s, lay, xp)
     rate_of = rates(dev, eta)
     streamed = streams_weights(s=s, dev=dev, lay=lay, decode=decode, xp=xp)
-    w_bw = xp.where(streamed, dev.stream_bw, dev.bandwidth)  # where the weights come from
+    # where the weights come from, at the bandwidth this accelerator's GEMMs stream them
+    w_bw = xp.where(streamed, dev.stream_bw, dev.bandwidth * dev.kernel_bandwidth)
     pre = _fold_prefill(prefill, rate_of, (dev.bandwidth, w_bw))
     kv_bw = dev.bandwidth * eta.kv_bandwidth  # decode attention's KV reads
     dec = _fold_decode(decode=decode, rate_of=rate_of, bw=(dev.bandwidth, w_bw), kv_bw=kv_bw)

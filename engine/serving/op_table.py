@@ -65,7 +65,12 @@ def _row(op, dev: Device, rates_of: tuple, context: float, label: str, kv_effici
     reads = op.kv_bytes_per_context * x  # each KV head once
     kv = op.kv_write_bytes + reads
     moved = op.weight_bytes + op.act_bytes + kv
-    at_full_bandwidth = moved + reads * (1.0 / kv_efficiency - 1.0)  # slower KV reads, as bytes
+    # slower KV reads, and weights at the bandwidth this accelerator's GEMMs stream them
+    # (kernel.Device.kernel_bandwidth), as bytes at the achieved bandwidth
+    slower = reads * (1.0 / kv_efficiency - 1.0) + op.weight_bytes * (
+        1.0 / dev.kernel_bandwidth - 1.0
+    )
+    at_full_bandwidth = moved + slower
     t_c, t_m, t = operator_s(  # a grouped GEMM's wasted rows take time, not work
         flop=flops + op.wasted_flop,
         moved_bytes=at_full_bandwidth,
@@ -209,7 +214,8 @@ def operators(
     step = step_ops(s, lay, T=tokens, B=float(b), xp=SCALAR, prefill_tokens=prompt)
     eta = si.efficiencies(st.assumptions, used)
     labels, rate_of = layer_labels(arch), rates(dev, eta)
-    peak_of = rates(dev, eta._replace(**dict.fromkeys(OP_CLASSES, 1.0)))
+    datasheet = dev._replace(kernel_compute=1.0)  # the roofs: no efficiency, no transfer
+    peak_of = rates(datasheet, eta._replace(**dict.fromkeys(OP_CLASSES, 1.0)))
     kv_efficiency = eta.kv_bandwidth if phase == "decode" else 1.0
     both = (peak_of, rate_of)
     rows = [

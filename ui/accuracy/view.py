@@ -193,6 +193,11 @@ def fitted_table(profile: Profile) -> pd.DataFrame:
     )
 
 
+def _shown(value: float | str) -> str:
+    """A profile value as the table shows it: a word as is, a number to six digits."""
+    return value if isinstance(value, str) else f"{value:.6g}"
+
+
 def profile_table(profile: Profile) -> pd.DataFrame:
     """Every assumption a profile can set, by user name (with its unit), unset ones said so."""
     values = profile.values()
@@ -200,7 +205,7 @@ def profile_table(profile: Profile) -> pd.DataFrame:
         {
             _("assumption"): list(PROFILE_KEYS),
             _("value"): [
-                f"{values[k]:.6g}" if k in values else said(UNSET[k]) or _("unset")
+                _shown(values[k]) if k in values else said(UNSET[k]) or _("unset")
                 for k in PROFILE_KEYS
             ],
         }

@@ -34,7 +34,8 @@ WIDGETS = ("efficiency", "layer_overhead_us", "dispatch_overhead_ms", "activatio
 LLM_VIEW = ("memory_reserve",)  # the profile key the LLM view of Sweep and Compare has a widget for
 # The other profile keys (in a custom profile's link): every serving assumption of the registry.
 OTHERS = tuple(k for k in engine.PROFILE_KEYS if k not in WIDGETS)
-RANGES = {name: assumptions.RANGES[name] for name in OTHERS}  # ui.links.assumptions' ranges
+# ui.links.assumptions' ranges of the numbers among them (the words: assumptions.WORDS)
+RANGES = {name: assumptions.RANGES[name] for name in OTHERS if name in assumptions.RANGES}
 # A custom profile's band and calibrated ground in its link: parameter -> kind of ground.
 GROUND = {"fitted_hardware": "hardware", "fitted_precisions": "precisions"}
 GROUND |= {"fitted_families": "families"}
@@ -87,10 +88,12 @@ def profile_from_query(
                 _("profile: {reason}; {name} used").format(reason=exc, name=fallback)
             ]
     try:
-        values = {k: float(v) for k, v in given.items()}
+        words = {k: v for k, v in given.items() if k in assumptions.WORDS}
+        values = {k: float(v) for k, v in given.items() if k not in words}
         if not all(math.isfinite(v) for v in values.values()):
             raise ValueError(_("profile values must be finite numbers"))
         band = _band(query)
+        values |= words  # checked by the engine against their options
         return engine.profile_from_values(engine.check_profile_name(name), values, **band), []
     except ValueError as exc:
         return engine.get_profile(fallback), [
@@ -246,3 +249,4 @@ def band_values(profile: engine.Profile) -> dict[str, object]:
         if profile.ground.get(kind):
             out[name] = list(profile.ground[kind])
     return out
+

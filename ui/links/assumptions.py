@@ -15,6 +15,8 @@ from ui.links.params import Param, choice, number, write_number
 RANGES = {  # user name (the engine's, in its unit): (lowest, highest)
     a.name: (a.low, a.high) for a in ASSUMPTIONS if a.low is not None
 }
+# The assumptions that are words (a profile's kernel curves and reference): their options.
+WORDS = {a.name: a.choices for a in ASSUMPTIONS if a.choices and a.name != "flop_convention"}
 # The whole-model solve's defaults (the tutorial's); None: the accelerator's catalogued figure.
 WHOLE_MODEL = {
     "efficiency": DEFAULTS.efficiency,
@@ -33,7 +35,10 @@ FLOP_CONVENTIONS = ("catalog", "mac2")
 
 
 def param(name: str, default: float | None = None, widget: str = "value") -> Param:
-    """The link parameter of assumption `name`, over its range in RANGES."""
+    """The link parameter of assumption `name`, over its range in RANGES (a word: one of its
+    options in WORDS)."""
+    if name in WORDS:
+        return Param(name=name, read=choice(WORDS[name]), default=default, widget=widget)
     lo, hi = RANGES[name]
     return Param(name=name, read=number(lo, hi), write=write_number, default=default, widget=widget)
 

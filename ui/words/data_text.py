@@ -80,6 +80,8 @@ ASSUMPTIONS = (  # engine.ASSUMPTIONS' labels and what an unset value stands for
     N_("Network latency (µs per hop between nodes)"),
     N_("Expert imbalance (busiest expert-parallel rank's routed tokens over the mean)"),
     N_("Grouped-GEMM overhead n0 (token rows per routed expert: n tokens run at n/(n + n0))"),
+    N_("Kernel curves (the stack whose GEMM tables move efficiencies between accelerators)"),
+    N_("Kernel reference (the accelerator the profile's GEMM efficiencies were fitted on)"),
     N_("Overlap (share of the overlapping compute that hides data-parallel traffic)"),
     N_(
         "Expert all-to-all overlap (share of a layer's compute that hides MoE dispatch and combine)"

@@ -1,0 +1,139 @@
+"""Kernel transfer (engine/catalog/kernels.py `gemm_transfer`, docs/model.md "Kernel transfer"):
+a profile's GEMM efficiencies, fitted on its reference accelerator, move to another accelerator
+by the ratio of the two accelerators' GEMM curves in the stack's kernel tables.
+
+The curve parameters quoted below are data/kernels/trtllm.toml's (TensorRT-LLM 1.3.0rc20 GEMM
+tables at aiconfigurator commit 095f58a51c4ca8e61b66ec108d86f223f8d559ce).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import engine
+from engine.assumptions import make_assumptions
+from engine.catalog import kernels as k
+from engine.catalog.profiles import get_profile, profile_from_toml, profile_to_toml
+from engine.serving import inputs as si
+from engine.serving.kernel import rates
+
+H100_FP8 = (0.677057, 0.835216)  # (η_c, η_m) of H100's fp8 GEMMs
+B200_NVFP4 = (0.361703, 0.592352)
+RTX_NVFP4 = (0.581213, 1.0)
+
+
+def test_b200_nvfp4_moves_from_h100_fp8_by_the_ratio_of_their_curves():
+    t = k.gemm_transfer("trtllm", reference="H100", accelerator="B200", fmt="nvfp4")
+    # no nvfp4 curve on H100: the 4-bit GEMMs inherit the 8-bit GEMMs' efficiency, so the
+    # reference is H100's fp8 curve. 0.361703 / 0.677057 = 0.53423; 0.592352 / 0.835216 = 0.70922
+    assert (t.target.dtype, t.reference.dtype) == ("nvfp4", "fp8")
+    assert t.compute == pytest.approx(0.53423, abs=1e-5)
+    assert t.bandwidth == pytest.approx(0.70922, abs=1e-5)
+    assert t.compute == pytest.approx(B200_NVFP4[0] / H100_FP8[0], rel=1e-12)
+
+
+def test_rtx_pro_6000_streams_its_weights_faster_than_h100_relative_to_its_datasheet():
+    t = k.gemm_transfer("trtllm", reference="H100", accelerator="RTX-PRO-6000", fmt="nvfp4")
+    # 1.0 / 0.835216 = 1.19729: its GDDR7 reaches all of its 1,597 GB/s in the tables
+    assert t.bandwidth == pytest.approx(RTX_NVFP4[1] / H100_FP8[1], rel=1e-12)
+    assert t.bandwidth == pytest.approx(1.19729, abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("stack", "reference", "accelerator", "fmt"),
+    [
+        ("none", "H100", "B200", "nvfp4"),  # switched off
+        ("trtllm", "H100", "H100", "fp8"),  # the reference itself: ratio 1 exactly
+        ("trtllm", "H100", "MI300X", "fp8"),  # no table for the accelerator
+        ("trtllm", "H100", "H100-PCIe", "fp8"),  # a variant the tables do not measure
+        ("trtllm", "H100", "B200", "mxfp4"),  # a format without a curve
+        ("trtllm", "H100", "A100", "w4a16"),  # the reference lacks the format's curve
+    ],
+)
+def test_no_curve_no_transfer(stack, reference, accelerator, fmt):
+    t = k.gemm_transfer(stack, reference=reference, accelerator=accelerator, fmt=fmt)
+    assert (t.compute, t.bandwidth) == (1.0, 1.0)
+
+
+def test_every_accelerator_a_reference_can_name_has_serving_stack_tables():
+    measured = {c.accelerator for c in engine.kernel_curves().curves if c.stack != "nccl"}
+    assert set(k.KERNEL_ACCELERATORS) == measured
+
+
+def test_the_deployment_prices_its_gemms_with_the_transfer():
+    """B200 nvfp4 under trtllm-1.0: the GEMM rate is the fp4 peak × fp8_efficiency × the
+    compute transfer, and the weights stream at bandwidth × the bandwidth transfer."""
+    profile = get_profile("trtllm-1.0")
+    a = profile.assumptions
+    assert (a.kernel_curves, a.kernel_reference) == ("trtllm", "H100")
+    hw = engine.hardware("B200") if hasattr(engine, "hardware") else None
+    hw = hw or engine.default_catalog().hardware["B200"]
+    dev, used = si.format_values(hw, "nvfp4", a)
+    eta = si.efficiencies(a, used)
+    t = k.gemm_transfer("trtllm", reference="H100", accelerator="B200", fmt="nvfp4")
+    assert rates(dev, eta)["gemm"] == pytest.approx(9e15 * a.fp8_efficiency * t.compute)
+    assert dev.kernel_bandwidth == t.bandwidth
+    off = make_assumptions(a, kernel_curves="none")
+    plain_dev, _ = si.format_values(hw, "nvfp4", off)
+    assert (plain_dev.kernel_compute, plain_dev.kernel_bandwidth) == (1.0, 1.0)
+
+
+def test_the_transfer_slows_a_b200_nvfp4_decode_and_leaves_h100_fp8_alone():
+    kw = dict(batch_size=64, input_tokens=1024, output_tokens=256, profile="trtllm-1.0")
+    moved = engine.serve("Llama-3.1-8B", "B200", precision="nvfp4", **kw)
+    flat = engine.serve("Llama-3.1-8B", "B200", precision="nvfp4", kernel_curves="none", **kw)
+    # slower GEMMs and weights: a longer decode step (each factor is below 1 on B200 nvfp4)
+    assert moved["tpot_ms"] > flat["tpot_ms"] * 1.05
+    same = engine.serve("Llama-3.1-8B", "H100", precision="fp8", **kw)
+    same_flat = engine.serve("Llama-3.1-8B", "H100", precision="fp8", kernel_curves="none", **kw)
+    assert same["tpot_ms"] == same_flat["tpot_ms"]  # the reference: ratio 1, to the bit
+    assert moved.assumptions["kernel_curves"] == "trtllm"  # recorded with the result
+
+
+def test_a_profile_with_words_writes_and_reads_back_unchanged():
+    profile = get_profile("trtllm-1.0")
+    again = profile_from_toml(profile_to_toml(profile), "again.toml")
+    assert again.assumptions == profile.assumptions
+    assert again.values()["kernel_curves"] == "trtllm"
+
+
+def test_an_unknown_stack_or_reference_is_refused_by_name():
+    with pytest.raises(ValueError, match="Kernel curves"):
+        make_assumptions(kernel_curves="tgi")
+    with pytest.raises(ValueError, match="Kernel reference"):
+        make_assumptions(kernel_reference="MI300X")
+
+
+def test_the_operator_table_sums_to_the_transferred_step():
+    """The operator table prices weights at the transferred bandwidth, like the kernel."""
+    kw = dict(precision="nvfp4", profile="trtllm-1.0")
+    rows = engine.operators("Llama-3.1-8B", "B200", batch_size=32, context=2048, **kw)
+    weights = rows[rows["weight_bytes"] > 0]
+    t = k.gemm_transfer("trtllm", reference="H100", accelerator="B200", fmt="nvfp4")
+    assert t.bandwidth < 1.0
+    memory_bound = weights[weights["bottleneck"] == "memory"]
+    assert not memory_bound.empty
+    row = memory_bound.iloc[0]
+    # its memory time is weights at bandwidth × transfer plus the rest at the bandwidth
+    bw = row["achievable_bytes_per_s"]
+    rest = row["bytes"] - row["weight_bytes"]
+    expected = (row["weight_bytes"] / (bw * t.bandwidth) + rest / bw) * 1e3
+    assert math.isclose(row["t_memory_ms"], expected, rel_tol=1e-9)
+
+
+def test_a_fit_starts_from_the_profile_and_three_seeded_points_within_the_bounds():
+    from engine.accuracy import calibrate as c
+
+    params = ["fp8_efficiency", "expert_imbalance"]
+    x0 = np.array([0.6, 1.5])
+    starts = c._starts(x0, params)
+    assert len(starts) == 1 + c.EXTRA_STARTS == 4 and (starts[0] == x0).all()
+    again = c._starts(x0, params)
+    assert all((a == b).all() for a, b in zip(starts, again, strict=True))  # a fixed seed
+    for x in starts[1:]:
+        for value, name in zip(x, params, strict=True):
+            low, high = c.FIT_BOUNDS[name]
+            assert low <= value <= high
