@@ -51,7 +51,7 @@ if section != "serving":
     if section == "training":
         values["training_profile"] = sections.training(link)
     else:
-        kernel_section.show(link)
+        kernel_section.show(link, offered[ss[session.PROFILE]])
     values = profile_values(offered[ss[session.PROFILE]]) | values
     frame.share_link(PAGE, state.publish(link, values))
     st.stop()

@@ -11,7 +11,7 @@ import engine
 from ui.charts import bands
 from ui.charts import operator_table as ov
 from ui.charts import operators as fo
-from ui.core import budget, frame
+from ui.core import budget, frame, profiles
 from ui.core.downloads import download_csv
 from ui.decode import figures as fl
 from ui.decode import inputs as sw
@@ -96,6 +96,8 @@ if s.custom_model:
 frame.show_engine_warnings(w for w in result.warnings if w.code != "does_not_fit")
 sw.show_headline(r, hw)
 st.caption(plain(sv.band_text(r, band)))
+if moved := profiles.transfer_text(r["hardware"], r["precision"], result.assumptions):
+    st.caption(plain(moved))
 st.markdown(sv.bounds_text(r))
 if pipeline := sv.pipeline_text(r):
     st.caption(pipeline)

@@ -124,6 +124,30 @@ def test_the_operator_table_sums_to_the_transferred_step():
     assert math.isclose(row["t_memory_ms"], expected, rel_tol=1e-9)
 
 
+def _page(path: str, query: dict):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"))
+    at.switch_page(path)
+    at.query_params.update(query)
+    return at.run(timeout=180)
+
+
+@pytest.mark.parametrize("path", ["pages/decode.py", "pages/load.py"])
+def test_the_serving_pages_say_how_the_transfer_moved_the_efficiencies(path):
+    at = _page(path, {"hardware": "B200", "precision": "fp4", "model": "llama-3.1-8b"})
+    assert not at.exception
+    said = [c.value for c in at.caption if c.value.startswith("Kernel transfer")]
+    assert len(said) == 1
+    # 0.361703 / 0.677057 = 0.534; 0.592352 / 0.835216 = 0.709
+    assert "B200 nvfp4 GEMMs reach 0.534× the compute fraction and 0.709×" in said[0]
+    assert "H100 fp8's" in said[0]
+    at = _page(path, {"hardware": "H100", "precision": "fp8", "model": "llama-3.1-8b"})
+    assert not [c.value for c in at.caption if c.value.startswith("Kernel transfer")]
+
+
 def test_a_fit_starts_from_the_profile_and_three_seeded_points_within_the_bounds():
     from engine.accuracy import calibrate as c
 

@@ -46,8 +46,35 @@ def test_the_section_draws_h100_gemm_curves_by_default():
     table = at.dataframe[0].value
     assert list(table["type"]) == [c.dtype for c in expected]
     assert table["source"].str.startswith("https://github.com/ai-dynamo/aiconfigurator/blob/").all()
-    assert [b.label for b in at.get("download_button")] == ["Download the table (CSV)"]
+    labels = [b.label for b in at.get("download_button")]
+    assert labels == ["Download the table (CSV)", "Download the kernel transfer (CSV)"]
     assert (param(at, "kernel_hw"), param(at, "kernel_op")) == ("H100", "gemm")
+
+
+def test_the_section_tabulates_the_profiles_kernel_transfer():
+    at = page({"section": "kernels"})  # the default profile, trtllm-1.0: trtllm, H100
+    assert not at.exception
+    assert "Kernel transfer of profile trtllm-1.0" in [s.value for s in at.subheader]
+    table = at.dataframe[1].value
+    b200 = table[(table["accelerator"] == "B200") & (table["weight format"] == "nvfp4")]
+    # data/kernels/trtllm.toml: B200 nvfp4 η_c 0.361703, η_m 0.592352 over H100 fp8's
+    # 0.677057, 0.835216: 0.534 and 0.709
+    assert list(b200["× GEMM compute fraction"]) == ["0.534 ×"]
+    assert list(b200["× weight bandwidth fraction"]) == ["0.709 ×"]
+    assert list(b200["compared with"]) == ["H100 fp8"]
+    h100 = table[table["accelerator"] == "H100"]
+    assert set(h100["× GEMM compute fraction"]) == {"1 ×"}  # the reference itself
+    csv = kc.transfer_csv(engine.get_profile("trtllm-1.0"))
+    assert list(csv.columns[:3]) == ["profile", "accelerator", "format"]
+    assert len(csv) == len(table)
+
+
+def test_a_profile_without_a_transfer_says_so():
+    at = page({"section": "kernels", "profile": "vllm-mi300x"})
+    assert not at.exception
+    (info,) = [i.value for i in at.info]
+    assert "keeps one GEMM efficiency on every accelerator" in info
+    assert "kernel_curves = none" in info
 
 
 def test_a_link_opens_a_collective_with_its_gpu_counts():

@@ -248,3 +248,29 @@ def csv_table(curves: tuple[engine.KernelCurve, ...]) -> pd.DataFrame:
         }
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def transfer_csv(profile: engine.Profile) -> pd.DataFrame:
+    """The profile's kernel transfer, one row per accelerator and weight format (English ids,
+    as every CSV): the two curves compared and the ratios its GEMM efficiencies take there."""
+    a = profile.assumptions
+    rows = engine.kernel_transfers(a.kernel_curves, a.kernel_reference)
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame.insert(0, "profile", profile.name)
+    return frame
+
+
+def transfer_table(csv: pd.DataFrame) -> pd.DataFrame:
+    """The table shown: the CSV's rows, headers translated, ratios as ×-factors."""
+    return pd.DataFrame(
+        {
+            _("accelerator"): csv["accelerator"],
+            _("weight format"): csv["format"],
+            _("curve"): csv["curve"],
+            _("compared with"): csv["reference_curve"],
+            _("× GEMM compute fraction"): [fmt(v, "×") for v in csv["compute_ratio"]],
+            _("× weight bandwidth fraction"): [fmt(v, "×") for v in csv["weight_bandwidth_ratio"]],
+            _("release"): csv["stack_release"],
+        }
+    )

@@ -63,15 +63,17 @@ def pickers(link: Link, curves: engine.KernelCurves) -> tuple[str, str, str]:
     return hw, stack, op
 
 
-def show(link: Link) -> None:
-    """The section: pickers, the curves, their parameters and errors, the CSV."""
+def show(link: Link, profile: engine.Profile) -> None:
+    """The section: pickers, the curves, their parameters and errors, the CSV; then how
+    `profile` (the page's) moves its GEMM efficiencies between accelerators by them."""
     st.subheader(_("Kernel curves: efficiency by shape, fitted to measured kernels"))
     st.caption(
         _(
             "Each curve is a small roofline with named parameters, fitted by "
             "tools/kernel_fit to aiconfigurator's measured kernel tables and judged on "
-            "shapes the fit never saw (held out). Not yet used by the serving model. "
-            "docs/model.md, 'Kernel efficiency curves'."
+            "shapes the fit never saw (held out). The serving model reads the GEMM curves "
+            "(the kernel transfer below); the attention and collective curves are drawn, not "
+            "yet used. docs/model.md, 'Kernel efficiency curves'."
         )
     )
     curves = engine.kernel_curves()
@@ -97,3 +99,44 @@ def show(link: Link) -> None:
             st.markdown(f"**{plain(curve.dtype)}**: {plain(curve.fit.held_out)}")
             for line in curve.fit.worst:
                 st.markdown(f"- {plain(line)}")
+    transfer(profile)
+
+
+def transfer(profile: engine.Profile) -> None:
+    """The profile's kernel transfer: the ratios its GEMM efficiencies take on each
+    accelerator and weight format, and the CSV; or why it has none."""
+    a = profile.assumptions
+    st.subheader(_("Kernel transfer of profile {profile}").format(profile=plain(profile.name)))
+    csv = kc.transfer_csv(profile)
+    if csv.empty:
+        st.info(
+            _(
+                "Profile {profile} keeps one GEMM efficiency on every accelerator "
+                "(kernel_curves = {stack}, reference {reference})."
+            ).format(
+                profile=plain(profile.name),
+                stack=plain(a.kernel_curves),
+                reference=plain(a.kernel_reference),
+            )
+        )
+        return
+    st.caption(
+        _(
+            "Profile {profile} was fitted on {reference}. On another accelerator its GEMMs "
+            "and routed experts run at its efficiency × the ratio of the two accelerators' "
+            "compute fractions in {stack}'s GEMM tables, and its weights stream at its "
+            "bandwidth efficiency × the ratio of their memory fractions. Where a table is "
+            "missing both are 1. docs/model.md, 'Kernel transfer'."
+        ).format(
+            profile=plain(profile.name),
+            reference=plain(a.kernel_reference),
+            stack=kc.STACK_LABELS.get(a.kernel_curves, a.kernel_curves),
+        )
+    )
+    st.dataframe(kc.transfer_table(csv), hide_index=True, key="acc:transfer_table")
+    download_csv(
+        df=csv,
+        filename=f"kernel_transfer_{profile.name}.csv",
+        key="acc:transfer_csv",
+        label=_("Download the kernel transfer (CSV)"),
+    )

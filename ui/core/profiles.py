@@ -250,3 +250,29 @@ def band_values(profile: engine.Profile) -> dict[str, object]:
             out[name] = list(profile.ground[kind])
     return out
 
+
+def transfer_text(hw_id: str, precision: str, assumptions: Mapping[str, object]) -> str | None:
+    """One sentence for beside a result: how the kernel transfer moved the profile's GEMM
+    efficiencies to this accelerator and format (docs/model.md, "Kernel transfer"); None when
+    it did not (no table, the reference itself, or kernel_curves = none)."""
+    stack, reference = assumptions["kernel_curves"], assumptions["kernel_reference"]
+    fmt_name = engine.FORMAT_ALIASES.get(precision, precision)  # fp4 is nvfp4, int4 w4a16
+    t = engine.gemm_transfer(stack, reference=reference, accelerator=hw_id, fmt=fmt_name)
+    if t.target is None or (t.compute == 1.0 and t.bandwidth == 1.0):
+        return None
+    return _(
+        "Kernel transfer: the profile's GEMM efficiencies were fitted on {reference}. In "
+        "{stack}'s kernel tables ({release}), {hardware} {curve} GEMMs reach {compute}× the "
+        "compute fraction and {bandwidth}× the memory fraction of {reference_curve}'s, so the "
+        "model scales its GEMM efficiency and weight bandwidth by these. docs/model.md, "
+        "'Kernel transfer'."
+    ).format(
+        reference=reference,
+        stack=stack,
+        release=t.target.source.version,
+        hardware=hw_id,
+        curve=t.target.dtype,
+        reference_curve=f"{t.reference.accelerator} {t.reference.dtype}",
+        compute=sig(t.compute),
+        bandwidth=sig(t.bandwidth),
+    )

@@ -30,6 +30,9 @@ def notes(d, sched, band, arch) -> None:
         profile = engine.get_profile(d.profile)
         st.caption(plain(profiles.describe(profile, profiles.edits(profile, d.overrides_dict))))
     st.caption(plain(lv.band_text(band, d.profile_name)))
+    kept = engine.get_profile(d.profile).assumptions.as_dict()
+    if moved := profiles.transfer_text(d.hardware.id, d.precision, kept):
+        st.caption(plain(moved))
     reasons = engine.off_ground(
         profile=engine.get_profile(d.profile),
         arch=arch,
