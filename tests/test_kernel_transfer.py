@@ -8,6 +8,7 @@ tables at aiconfigurator commit 095f58a51c4ca8e61b66ec108d86f223f8d559ce).
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -161,3 +162,22 @@ def test_a_fit_starts_from_the_profile_and_three_seeded_points_within_the_bounds
         for value, name in zip(x, params, strict=True):
             low, high = c.FIT_BOUNDS[name]
             assert low <= value <= high
+
+
+def test_the_cli_lists_a_profiles_transfer_with_the_pages_numbers(capsys):
+    from engine.cli.main import main
+
+    assert main(["list", "transfers", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    b200 = next(r for r in rows if (r["accelerator"], r["format"]) == ("B200", "nvfp4"))
+    t = k.gemm_transfer("trtllm", reference="H100", accelerator="B200", fmt="nvfp4")
+    assert b200["compute_ratio"] == t.compute and b200["weight_bandwidth_ratio"] == t.bandwidth
+    assert b200["profile"] == "trtllm-1.0" and b200["reference_curve"] == "H100 fp8"
+    assert main(["list", "transfers"]) == 0
+    table = capsys.readouterr().out
+    line = next(x for x in table.splitlines() if x.split()[:2] == ["B200", "nvfp4"])
+    assert line.split() == ["B200", "nvfp4", "nvfp4", "H100", "fp8", "0.534x", "0.709x"]
+    assert main(["list", "transfers", "--profile", "vllm-mi300x"]) == 0
+    assert "no kernel transfer (kernel_curves = none)" in capsys.readouterr().out
+    assert main(["list", "transfers", "--profile", "<b>"]) == 2
+    assert "unknown profile" in capsys.readouterr().err

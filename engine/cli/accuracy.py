@@ -65,7 +65,8 @@ def add_accuracy_commands(sub) -> None:
     p.add_argument("--format", choices=["json", "table"], default="table")
 
 
-def _profile_arg(text: str) -> Profile:
+def profile_arg(text: str) -> Profile:
+    """A --profile flag: a built-in name, or a .toml file read with the upload limit."""
     if text.endswith(".toml"):
         path = Path(text)
         data = read_bounded(path, MAX_PROFILE_BYTES, f"--profile {echo(text, 60)}")
@@ -121,7 +122,7 @@ def cmd_calibrate(args: argparse.Namespace, catalog: Catalog) -> str:
         + ["--name", name]
         + (["--out", args.out] if args.out else [])
     )
-    start = _profile_arg(args.start)
+    start = profile_arg(args.start)
     if fixed:  # what the user knows of the stack: set, and left out of the fit
         start = replace(start, assumptions=make_assumptions(start.assumptions, **fixed))
     profile = calibrate(
@@ -164,7 +165,7 @@ def _kept_scheduler(path: str, fitted):
 
 def cmd_validate(args: argparse.Namespace, catalog: Catalog) -> str:
     """Every row with its prediction; exit 2 (ValueError) only if none can be predicted."""
-    df = validate(read_measurements([args.file]), _profile_arg(args.profile), catalog=catalog)
+    df = validate(read_measurements([args.file]), profile_arg(args.profile), catalog=catalog)
     summary = summarise(df)
     if summary["predicted_rows"] == 0:
         reasons = "; ".join(f"row {u['row']}: {u['reason']}" for u in summary["unpredicted"][:5])

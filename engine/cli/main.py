@@ -16,10 +16,12 @@ from collections.abc import Callable
 
 from engine.catalog.arch import param_count
 from engine.catalog.formats import FORMATS, KV_FORMATS, runs_natively
+from engine.catalog.kernels import kernel_transfers
 from engine.catalog.parse import CatalogError
+from engine.catalog.profiles import DEFAULT_PROFILE
 from engine.catalog.reader import Catalog, display_origin, load_catalog
 from engine.catalog.specs import PRECISIONS
-from engine.cli.accuracy import add_accuracy_commands, cmd_calibrate, cmd_validate
+from engine.cli.accuracy import add_accuracy_commands, cmd_calibrate, cmd_validate, profile_arg
 from engine.cli.decode import cmd_decode
 from engine.cli.deploy import add_deploy_command, cmd_deploy
 from engine.cli.dse import add_dse_commands, cmd_reliability, cmd_train_pareto
@@ -102,6 +104,8 @@ def cmd_sweep(args: argparse.Namespace, catalog: Catalog) -> str:
 
 
 def cmd_list(args: argparse.Namespace, catalog: Catalog) -> str:
+    if args.what == "transfers":
+        return _transfers_text(args)
     if args.what == "formats":
         rows = _format_rows()
     elif args.what == "models":
@@ -113,6 +117,35 @@ def cmd_list(args: argparse.Namespace, catalog: Catalog) -> str:
     if args.what == "formats":  # weights and KV caches share names: say which
         return "\n".join(f"{r['kind']:<9} {r['id']:<10} {r['name']}" for r in rows)
     return "\n".join(f"{r['id']:<18} {r['name']}" for r in rows)
+
+
+def _transfers_text(args: argparse.Namespace) -> str:
+    """The profile's kernel transfer (docs/model.md, "Kernel transfer"): per accelerator and
+    weight format, the two GEMM curves compared and the ratios its efficiencies take."""
+    profile = profile_arg(args.profile)
+    a = profile.assumptions
+    rows = [
+        {"profile": profile.name} | r for r in kernel_transfers(a.kernel_curves, a.kernel_reference)
+    ]
+    if args.format == "json":
+        return json_text(rows)
+    if not rows:
+        return (
+            f"profile {profile.name}: no kernel transfer (kernel_curves = {a.kernel_curves}): "
+            "one GEMM efficiency on every accelerator"
+        )
+    head = (
+        f"profile {profile.name}: GEMM efficiencies fitted on {a.kernel_reference}, moved by "
+        f"{a.kernel_curves}'s kernel tables (docs/model.md, 'Kernel transfer')"
+    )
+    columns = f"{'accelerator':<14} {'format':<10} {'curve':<10} {'compared with':<16}"
+    lines = [head, f"{columns} {'compute':>8} {'weights':>8}"]
+    lines += [
+        f"{r['accelerator']:<14} {r['format']:<10} {r['curve']:<10} {r['reference_curve']:<16} "
+        f"{r['compute_ratio']:>7.3f}x {r['weight_bandwidth_ratio']:>7.3f}x"
+        for r in rows
+    ]
+    return "\n".join(lines)
 
 
 def _model_rows(catalog: Catalog) -> list[dict]:
@@ -235,8 +268,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_assumption_flags(p)
     p.add_argument("--format", choices=["json", "table"], default="table")
     p = sub.add_parser("list", help="catalogue entries")
-    p.add_argument("what", choices=["models", "hardware", "formats"])
+    p.add_argument("what", choices=["models", "hardware", "formats", "transfers"])
     p.add_argument("--format", choices=["json", "table"], default="table")
+    p.add_argument(
+        "--profile",
+        default=DEFAULT_PROFILE,
+        help="transfers: the profile whose kernel transfer to list, a name or a .toml file "
+        f"(default {DEFAULT_PROFILE})",
+    )
     add_accuracy_commands(sub)
     add_serve_commands(sub, add_assumption_flags)
     add_train_commands(sub)
