@@ -170,7 +170,7 @@ def test_a_fitted_profile_travels_by_link_with_its_band_and_ground():
 
 
 def test_each_row_carries_the_band_of_its_own_precision():
-    # trtllm-1.0: 23.4 % on its fitted fp8 rows; 22.5 % measured on the nvfp4 rows its fit left
+    # trtllm-1.0: 23.4 % on its fitted fp8 rows; 21.5 % measured on the nvfp4 rows its fit left
     # out, inside that band. Here the same profile with 30 % on them: a grid mixing both
     # formats gives each row its own figure, and the grid's sentence the larger.
     shipped = engine.get_profile("trtllm-1.0")

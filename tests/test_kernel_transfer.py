@@ -181,3 +181,27 @@ def test_the_cli_lists_a_profiles_transfer_with_the_pages_numbers(capsys):
     assert "no kernel transfer (kernel_curves = none)" in capsys.readouterr().out
     assert main(["list", "transfers", "--profile", "<b>"]) == 2
     assert "unknown profile" in capsys.readouterr().err
+
+
+# Every NVSwitch board and NVLink Switch rack in the catalogue: a GPU reaches every other at
+# full NVLink bandwidth (peer to peer) and the switch reduces (NVLink SHARP, NCCL's NVLS), as
+# the H100, H200 and B200 entries already said. GB200 and GB300 lacked both, so their
+# all-reduces ran as rings: Llama-3.1-405B nvfp4 on four GB200s decoded 2.5× the
+# communication of four B200s on the same NVLink 5.
+SWITCHED = ("H100", "H200", "B200", "B300", "GB200", "GB300", "H800", "H20")
+
+
+@pytest.mark.parametrize("hw_id", SWITCHED)
+def test_nvswitch_systems_say_peer_to_peer_and_switch_reduction(hw_id):
+    hw = engine.default_catalog().hardware[hw_id]
+    assert hw.interconnect_peer_to_peer and hw.interconnect_switch_reduction
+
+
+def test_a_gb200_tp4_all_reduce_costs_what_a_b200_one_does():
+    # the same NVLink 5 (900 GB/s per direction, 0.6 µs per hop) and the same switch: the
+    # same collectives, whatever the NVLink domain's size (72 or 8) beyond the four GPUs
+    kw = dict(tp=4, precision="nvfp4", batch_size=256, input_tokens=1000, output_tokens=1000)
+    b200 = engine.serve("Llama-3.1-405B", "B200", **kw)
+    gb200 = engine.serve("Llama-3.1-405B", "GB200", **kw)
+    assert gb200["decode_comm_ms"] == pytest.approx(b200["decode_comm_ms"], rel=1e-12)
+    assert gb200["prefill_comm_ms"] == pytest.approx(b200["prefill_comm_ms"], rel=1e-12)
