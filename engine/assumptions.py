@@ -22,8 +22,17 @@ FLOP_CONVENTIONS = ("catalog", "mac2")  # as catalogued | normalise to 2 FLOPs p
 # off) and the accelerators their tables measure (engine/catalog/kernels.py `gemm_transfer`;
 # a test checks data/kernels/ measures exactly these).
 KERNEL_STACKS = ("none", "trtllm", "vllm", "sglang")
-KERNEL_ACCELERATORS = ("A100", "H100", "H200", "B200", "B300", "GB200", "GB300", "L40S")
-KERNEL_ACCELERATORS += ("RTX-PRO-6000",)
+KERNEL_ACCELERATORS = (
+    "A100",
+    "H100",
+    "H200",
+    "B200",
+    "B300",
+    "GB200",
+    "GB300",
+    "L40S",
+    "RTX-PRO-6000",
+)
 
 
 @dataclass(frozen=True, slots=True)
