@@ -360,6 +360,21 @@ REGISTRY: tuple[Assumption, ...] = (
         models="training",
         low=0.0,
     ),
+    # Megatron-LM runs a layer's tensor-parallel all-gathers and reduce-scatters between its
+    # GEMMs by default (0); with --tp-comm-overlap, Transformer Engine's userbuffers split them
+    # into tp chunks pipelined with the GEMMs that consume or produce them (up to 1).
+    _fraction(
+        name="tp_overlap",
+        field="tp_overlap",
+        default=0.0,
+        csv="tp_overlap",
+        label=(
+            "Tensor-parallel overlap (share of a layer's GEMMs that hides its all-gathers and "
+            "reduce-scatters)"
+        ),
+        models="training",
+        low=0.0,
+    ),
     Assumption(
         name="attention_backward_factor",
         field="attention_backward_factor",
@@ -464,6 +479,7 @@ class Assumptions:
     kernel_reference: str = "H100"  # the accelerator the GEMM efficiencies are fitted on
     overlap_fraction: float = 1.0
     expert_overlap: float = 0.0  # share of a layer's compute hiding its MoE all-to-alls
+    tp_overlap: float = 0.0  # share of a layer's GEMMs hiding its tensor-parallel collectives
     attention_backward_factor: float = 2.5  # FlashAttention-2: 5 matmuls backward, 2 forward
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 

@@ -149,9 +149,12 @@ def test_the_band_is_measured_for_delayed_scaling_on_hopper_and_a_floor_otherwis
     run = dict(**RUN, precision="fp8", profile="llm-foundry-h100")
     band, why = engine.training_band(engine.TrainRun("Llama-3.1-8B", "H100", **run))
     measured = next(w for w in why if w.code == "train_off_precision_measured")
-    # llm-foundry's seven H100 fp8 runs, fitted by no profile: 16.6 % (tests/test_train_hopper.py)
-    assert measured.fields["mape"] == "16.6 %" and measured.fields["n"] == "7"
-    assert band.pct >= 16.6
+    # the larger of two stacks' measured H100 fp8 runs, fitted by no profile: llm-foundry's seven
+    # FSDP runs, 16.6 % (tests/test_train_hopper.py), and MLPerf Training's 17 NeMo runs, 31.1 %
+    # (tests/test_train_mlperf.py): the NeMo runs, whose GEMMs run faster than the fit's
+    assert measured.fields["mape"] == "31.1 %" and measured.fields["n"] == "17"
+    assert "mlperf-training-h100-fp8.csv" in measured.fields["file"]
+    assert band.pct >= 31.1
     _, why = engine.training_band(
         engine.TrainRun("Llama-3.1-8B", "H100", **run | {"fp8_recipe": "current"})
     )

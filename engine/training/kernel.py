@@ -83,18 +83,39 @@ def _slowest(c: Config, pt: PassTimes, stages: StageLayers, per_layer, fixed) ->
     }
 
 
+def _tp_exposed(comm, gemm, tp, overlap):
+    """A pass's tensor-parallel collectives left exposed when `overlap` of them runs under the
+    pass's GEMMs: pipelined in tp chunks (Transformer Engine's userbuffers), the first chunk
+    waits and the GEMMs hide at most their own time, so at overlap 1 what is left is
+    max(comm/tp, comm − gemm); at 0 all of it."""
+    pipelined = np.maximum(comm / tp, comm - gemm)
+    return (1.0 - overlap) * comm + overlap * pipelined
+
+
 def _layer_comm(
-    s: Shapes, c: Config, links: Links, pt: PassTimes, tokens, passes, imbalance, overlap
+    s: Shapes,
+    c: Config,
+    links: Links,
+    pt: PassTimes,
+    tokens,
+    passes,
+    imbalance,
+    overlap,
+    tp_overlap,
 ) -> dict:
     """Exposed seconds per layer per micro-batch of TP, CP and EP communication; the busiest
-    expert rank receives and returns `imbalance` times the mean routed tokens, and `overlap`
-    of the layer's compute (the `expert_overlap` assumption) hides its all-to-alls."""
+    expert rank receives and returns `imbalance` times the mean routed tokens, `overlap` of the
+    layer's compute (the `expert_overlap` assumption) hides its all-to-alls and `tp_overlap`
+    of its GEMMs its tensor-parallel all-gathers and reduce-scatters (`_tp_exposed`)."""
     act = tokens * s.hidden * ACT_BYTES  # the layer's activations on the TP group
     bw, lat = link_for(links, c.tp)
     per_pass = np.where(s.parallel_attention, 1.0, 2.0) * (
         all_gather_s(nbytes=act, devices=c.tp, bandwidth=bw, latency=lat)
         + reduce_scatter_s(nbytes=act, devices=c.tp, bandwidth=bw, latency=lat)
     )
+    fwd = _tp_exposed(per_pass, gemm=pt.layer_fwd - pt.attn_fwd, tp=c.tp, overlap=tp_overlap)
+    bwd = _tp_exposed(per_pass, gemm=pt.layer_bwd - pt.attn_bwd, tp=c.tp, overlap=tp_overlap)
+    tp = (passes - 1.0) * fwd + bwd  # forward, backward, and a full recomputation's forward
     kv_block = tokens * kv_bytes_per_token_layer(s=s, kv_bytes=ACT_BYTES, tp=c.tp, xp=np)[1]
     bw, lat = link_for(links, c.tp * c.cp)
     ring = (c.cp - 1.0) * send_s(kv_block, bw, lat)  # every KV block visits every rank
@@ -106,7 +127,7 @@ def _layer_comm(
     ep = moe_share * 2.0 * passes * a2a  # dispatch + combine
     again = np.where(c.recompute == 2, pt.layer_fwd, 0.0)  # full recomputation's forward
     ep = _exposed(ep, overlap * (pt.layer_fwd + pt.layer_bwd + again))
-    return {"tp": passes * per_pass, "cp": cp, "ep": np.where(c.ep > 1, ep, 0.0)}
+    return {"tp": tp, "cp": cp, "ep": np.where(c.ep > 1, ep, 0.0)}
 
 
 def _stage_sends(s: Shapes, c: Config, links: Links, tokens):
@@ -204,6 +225,7 @@ def evaluate(
         passes=passes,
         imbalance=lay.imbalance,
         overlap=a.expert_overlap,
+        tp_overlap=a.tp_overlap,
     )
     p2p = _stage_sends(s=s, c=c, links=links, tokens=tokens)
     stages = stage_layers(layers=s.layers, pp=c.pp, first=c.first_layers, last=c.last_layers)

@@ -230,6 +230,7 @@ class _PerRow(NamedTuple):
 
     overlap_fraction: object
     expert_overlap: object
+    tp_overlap: object
     attention_backward_factor: object
     expert_imbalance: object
 

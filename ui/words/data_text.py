@@ -86,6 +86,10 @@ ASSUMPTIONS = (  # engine.ASSUMPTIONS' labels and what an unset value stands for
     N_(
         "Expert all-to-all overlap (share of a layer's compute that hides MoE dispatch and combine)"
     ),
+    N_(
+        "Tensor-parallel overlap (share of a layer's GEMMs that hides its all-gathers and "
+        "reduce-scatters)"
+    ),
     N_("Attention backward (× its forward time)"),
     N_("the accelerator's catalogued figure"),
     N_("the compute efficiency η"),
