@@ -28,7 +28,12 @@ from engine.catalog.profiles import Profile, get_training_profile
 from engine.files import read_bounded
 from engine.report.messages import Message, MessageKind
 from engine.scenarios.training import TrainRun
-from engine.training.ground import ABOVE_CEILING, CEILING_BORROWED, generation_of
+from engine.training.ground import (
+    ABOVE_CEILING,
+    ABOVE_FP8_CEILING,
+    CEILING_BORROWED,
+    generation_of,
+)
 
 PUBLIC_FILE = (
     Path(__file__).resolve().parents[2] / "data/measurements/training/public-h100-training.csv"
@@ -244,6 +249,7 @@ FITTED_ON_GENERATION = MessageKind(
 )
 BAND_KINDS = (
     ABOVE_CEILING,
+    ABOVE_FP8_CEILING,
     CEILING_BORROWED,
     BASIS,
     BASIS_ROW,

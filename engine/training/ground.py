@@ -19,6 +19,12 @@ recomputation not counted), from sources that are not held back:
   paper's training results are kept out of the repository to judge the model out of sample.
 - Blackwell: none found; Hopper's is used and said so.
 
+And the best fp8 MFU (the same FLOPs against the fp8 dense peak, 1,979 TFLOP/s on H100), from
+MLPerf Training's H100 runs of NVIDIA's NeMo (data/measurements/training/
+mlperf-training-h100-fp8.csv, the step time of its logs): Hopper 48.4 %, GPT-3 175B on 256
+H100 (v4.1: 2,048 sequences of 2,048 in 18.407 s, 890 tokens/s per GPU at 1.076 TFLOP per
+token); its Llama 3.1 405B runs reach 44.3 %. None elsewhere (Blackwell borrows Hopper's).
+
 A layout predicted above its generation's ceiling is flagged (`above_published_mfu`, and a
 warning): no published run has reached it, so it is an upper bound, not a plan.
 
@@ -57,12 +63,20 @@ CEILINGS = {
     "Ampere": Ceiling(0.6423, "llm-foundry benchmarking/README.md, 2023"),  # MPT-7B, 8 A100
     "Hopper": Ceiling(0.4644, "llm-foundry benchmarking/README.md, 2023"),  # MPT-7B, 8 H100
 }
+FP8_CEILINGS = {  # against the fp8 dense peak
+    "Hopper": Ceiling(0.4841, "MLPerf Training v4.1, NVIDIA's GPT-3 175B on 256 H100"),
+}
 FALLBACK = {"Blackwell": "Hopper"}  # no published figure: the nearest older generation's
 
 ABOVE_CEILING = MessageKind(
     "mfu_above_published",
     "MFU {mfu} is above the best published {generation} 16-bit training MFU, {ceiling} "
     "({source}): no public run has reached it; read it as an upper bound",
+)
+ABOVE_FP8_CEILING = MessageKind(
+    "mfu_above_published_fp8",
+    "MFU {mfu} is above the best published {generation} fp8 training MFU against the fp8 peak, "
+    "{ceiling} ({source}): no public run has reached it; read it as an upper bound",
 )
 CEILING_BORROWED = MessageKind(
     "mfu_ceiling_borrowed",
@@ -76,14 +90,15 @@ def generation_of(hw_id: str) -> str | None:
 
 
 def ceiling_for(hw_id: str, precision: str) -> tuple[Ceiling | None, str | None, str | None]:
-    """(the ceiling, the generation, the generation whose ceiling it is) of a 16-bit run on
-    `hw_id`; (None, ...) for fp8 (no MFU convention shared by the sources) or an accelerator
+    """(the ceiling, the generation, the generation whose ceiling it is) of a run on `hw_id` at
+    `precision` (fp8: the fp8 table; else the 16-bit one); (None, ...) for an accelerator
     outside the three generations."""
     gen = generation_of(hw_id)
-    if gen is None or precision == "fp8":
+    if gen is None:
         return None, gen, None
-    used = gen if gen in CEILINGS else FALLBACK.get(gen)
-    return (CEILINGS.get(used) if used else None), gen, used
+    table = FP8_CEILINGS if precision == "fp8" else CEILINGS
+    used = gen if gen in table else FALLBACK.get(gen)
+    return (table.get(used) if used else None), gen, used
 
 
 def ceiling_messages(hw_id: str, precision: str, mfu: float) -> list[Message]:
@@ -91,10 +106,9 @@ def ceiling_messages(hw_id: str, precision: str, mfu: float) -> list[Message]:
     ceiling, gen, used = ceiling_for(hw_id, precision)
     if ceiling is None or not mfu > ceiling.mfu:
         return []
+    above = ABOVE_FP8_CEILING if precision == "fp8" else ABOVE_CEILING
     out = [
-        ABOVE_CEILING(
-            mfu=f"{mfu:.1%}", generation=gen, ceiling=f"{ceiling.mfu:.1%}", source=ceiling.source
-        )
+        above(mfu=f"{mfu:.1%}", generation=gen, ceiling=f"{ceiling.mfu:.1%}", source=ceiling.source)
     ]
     if used != gen:
         out.append(CEILING_BORROWED(generation=gen, used=used, ceiling=f"{ceiling.mfu:.1%}"))
