@@ -153,7 +153,7 @@ def _fp8_mape(name: str) -> tuple[float, int]:
 
 # fp8's second check on Hopper: MLPerf Training's H100 runs of NVIDIA's NeMo (Megatron-Core,
 # Transformer Engine's delayed scaling, TP overlap), in the public runs' schema
-MLPERF_FILE = PUBLIC_FILE.parent / "mlperf-training-h100-fp8.csv"
+MLPERF_FILE = PUBLIC_FILE.parent / "mlperf-training-hopper-fp8.csv"
 
 
 def mlperf_errors(profile: str | Profile) -> list[float]:

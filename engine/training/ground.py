@@ -21,9 +21,10 @@ recomputation not counted), from sources that are not held back:
 
 And the best fp8 MFU (the same FLOPs against the fp8 dense peak, 1,979 TFLOP/s on H100), from
 MLPerf Training's H100 runs of NVIDIA's NeMo (data/measurements/training/
-mlperf-training-h100-fp8.csv, the step time of its logs): Hopper 48.4 %, GPT-3 175B on 256
-H100 (v4.1: 2,048 sequences of 2,048 in 18.407 s, 890 tokens/s per GPU at 1.076 TFLOP per
-token); its Llama 3.1 405B runs reach 44.3 %. None elsewhere (Blackwell borrows Hopper's).
+mlperf-training-hopper-fp8.csv, the step time of its logs): Hopper 48.9 %, Nebius's Llama 3.1
+405B on 512 H200 (v5.0: 1,152 sequences of 8,192 in 50.014 s, 368.5 tokens/s per GPU at 2.625
+TFLOP per token; the H200's fp8 peak is the H100's); NVIDIA's GPT-3 175B on 256 H100 reaches
+48.4 % (v4.1). None elsewhere (Blackwell borrows Hopper's).
 
 A layout predicted above its generation's ceiling is flagged (`above_published_mfu`, and a
 warning): no published run has reached it, so it is an upper bound, not a plan.
@@ -64,7 +65,7 @@ CEILINGS = {
     "Hopper": Ceiling(0.4644, "llm-foundry benchmarking/README.md, 2023"),  # MPT-7B, 8 H100
 }
 FP8_CEILINGS = {  # against the fp8 dense peak
-    "Hopper": Ceiling(0.4841, "MLPerf Training v4.1, NVIDIA's GPT-3 175B on 256 H100"),
+    "Hopper": Ceiling(0.4889, "MLPerf Training v5.0, Llama 3.1 405B on 512 H200"),
 }
 FALLBACK = {"Blackwell": "Hopper"}  # no published figure: the nearest older generation's
 
