@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 from tests.conftest import chart_spec
+from ui.accuracy.view import pct, signed
 from ui.core.profiles import profile_from_query
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -244,6 +245,16 @@ def test_the_training_profile_has_its_own_section():
     (fig,) = charts(at)
     assert fig["layout"]["xaxis"]["range"] == fig["layout"]["yaxis"]["range"]
     assert param(at, "section") == "training"
+    # the public runs no profile is fitted on, each predicted as engine.training_check_rows does
+    checks = next(d.value for d in at.dataframe if "TP overlap" in d.value.columns)
+    want = engine.training_check_rows("megatron")
+    assert len(checks) == len(want) == 26  # torchtitan's 2 H100 runs, MLPerf's 24 Hopper runs
+    assert list(checks["Error (out of sample)"]) == [signed(v) for v in want["error_pct"]]
+    assert set(checks["Unit"]) == {"s", "tokens/s per GPU", "fraction"}
+    shown = f"MAPE {pct(want['error_pct'].abs().mean())}"
+    assert any(shown in m.value and "26 public runs" in m.value for m in at.markdown)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download the public runs (CSV)" in labels
     at.radio(key="accuracy:section").set_value("serving").run()
     assert metric(at, "MAPE") == "20%"  # trtllm-1.0 on 0.6.1's rows, as on the default page
 

@@ -1,7 +1,8 @@
 """MLPerf Training's Hopper runs of NeMo (GPT-3 175B, v3.0 to v4.1; Llama 3.1 405B, v5.0, on H100
-and H200; data/measurements/training/mlperf-training-hopper-fp8.csv) and the tensor-parallel overlap they
-run with (`tp_overlap`, engine/training/kernel.py `_tp_exposed`): read in the public runs'
-schema, predicted by the shipped profiles out of sample (nothing is fitted to them)."""
+and H200; data/measurements/training/mlperf-training-hopper-fp8.csv) and the tensor-parallel
+overlap they run with (`tp_overlap`, engine/training/kernel.py `_tp_exposed`): read in the
+public runs' schema, predicted by the shipped profiles out of sample (nothing is fitted to
+them)."""
 
 import csv
 

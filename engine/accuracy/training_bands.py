@@ -22,6 +22,7 @@ import io
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.accuracy.bands import Band
 from engine.catalog.profiles import Profile, get_training_profile
@@ -34,6 +35,9 @@ from engine.training.ground import (
     CEILING_BORROWED,
     generation_of,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PUBLIC_FILE = (
     Path(__file__).resolve().parents[2] / "data/measurements/training/public-h100-training.csv"
@@ -90,15 +94,16 @@ def read_public(path: str | Path = PUBLIC_FILE) -> list[PublicRun]:
     return out
 
 
-def public_errors(profile: str | Profile, path: str | Path = PUBLIC_FILE) -> list[float]:
-    """Signed relative error (%) of the profile's prediction of each public run of `path`."""
+def _predicted(run: PublicRun, profile: str | Profile) -> float:
+    """The profile's prediction of a public run's metric (as `train` names it)."""
     from engine.training.train import train  # train's module reads this one
 
-    out = []
-    for run in read_public(path):
-        r = train(run.model, run.hardware, profile=profile, **run.fields)
-        out.append(100.0 * (r[run.metric] / run.value - 1.0))
-    return out
+    return float(train(run.model, run.hardware, profile=profile, **run.fields)[run.metric])
+
+
+def public_errors(profile: str | Profile, path: str | Path = PUBLIC_FILE) -> list[float]:
+    """Signed relative error (%) of the profile's prediction of each public run of `path`."""
+    return [100.0 * (_predicted(run, profile) / run.value - 1.0) for run in read_public(path)]
 
 
 @lru_cache(maxsize=8)
@@ -165,6 +170,39 @@ def mlperf_errors(profile: str | Profile) -> list[float]:
 def _mlperf_mape(name: str) -> tuple[float, int]:
     errors = mlperf_errors(name)
     return sum(abs(e) for e in errors) / len(errors), len(errors)
+
+
+# metric of a public run -> its unit
+CHECK_UNITS = {"step_time_s": "s", "tokens_per_s_per_gpu": "tokens/s per GPU", "mfu": "fraction"}
+CHECK_COLUMNS = ("gpus", "tp", "pp", "cp", "vp", "micro_batch_size", "global_batch_size")
+CHECK_COLUMNS += ("seq_len", "precision", "recompute", "zero")
+
+
+def check_rows(profile: str | Profile) -> pd.DataFrame:
+    """The public runs that check the training profiles out of sample (torchtitan's H100 runs,
+    MLPerf Training's Hopper runs; no shipped profile is fitted on them), each measured against
+    the profile's prediction, with the run's TP overlap and its source: the numbers behind
+    `public_mape` and the fp8 check."""
+    import pandas as pd  # loaded on first use, keeping `import engine` fast
+
+    rows = []
+    for path in (PUBLIC_FILE, MLPERF_FILE):
+        for run in read_public(path):
+            predicted = _predicted(run, profile)
+            rows.append(
+                {"file": path.name, "model": run.model, "hardware": run.hardware}
+                | {k: run.fields[k] for k in CHECK_COLUMNS}
+                | {
+                    "tp_overlap": run.fields.get("tp_overlap", 0.0),
+                    "metric": run.metric,
+                    "unit": CHECK_UNITS[run.metric],
+                    "measured": run.value,
+                    "predicted": predicted,
+                    "error_pct": 100.0 * (predicted / run.value - 1.0),
+                    "source": run.source,
+                }
+            )
+    return pd.DataFrame(rows)
 
 
 def fp8_check(

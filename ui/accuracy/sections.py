@@ -210,4 +210,19 @@ def training(link) -> str:
         key="acc:train_csv",
         label=_("Download the runs (CSV)"),
     )
+    checks = session.training_checks(profile.name)
+    st.markdown(
+        _(
+            "**{n} public runs no training profile is fitted on** (torchtitan's H100 runs and "
+            "MLPerf Training's Hopper runs, each with its own TP overlap; predicted out of "
+            "sample: MAPE {mape})"
+        ).format(n=len(checks), mape=av.pct(checks["error_pct"].abs().mean()))
+    )
+    st.dataframe(av.check_table(checks), hide_index=True, key="acc:train_checks")
+    download_csv(
+        df=checks,
+        filename=f"{profile.name}-check-runs.csv",
+        key="acc:train_checks_csv",
+        label=_("Download the public runs (CSV)"),
+    )
     return profile.name

@@ -73,6 +73,13 @@ def training_rows(name: str) -> pd.DataFrame:
     return engine.training_fit_rows(name)
 
 
+@st.cache_resource(max_entries=4, show_spinner=False)
+def training_checks(name: str) -> pd.DataFrame:
+    """The public runs no built-in training profile is fitted on, predicted by one (read-only;
+    computed once)."""
+    return engine.training_check_rows(name)
+
+
 def start(link: Link) -> list[str]:
     """First run: seed the widgets from the link and take its profile (a built-in by name, a
     custom one by its values, band and ground); returns the link's warnings (each run)."""

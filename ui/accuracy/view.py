@@ -335,6 +335,33 @@ def training_table(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+CHECKS = {  # column of engine.training_check_rows: on-screen header (translated when shown)
+    "model": N_("Model"),
+    "hardware": N_("Accelerator"),
+    "gpus": N_("GPUs"),
+    "tp": "TP",
+    "pp": "PP",
+    "cp": "CP",
+    "vp": N_("Virtual stages"),
+    "micro_batch_size": N_("Micro-batch"),
+    "global_batch_size": N_("Global batch"),
+    "seq_len": N_("Sequence (tokens)"),
+    "precision": N_("Precision"),
+    "tp_overlap": N_("TP overlap"),
+}
+
+
+def check_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The public runs a training profile was not fitted on, measured against predicted."""
+    out = pd.DataFrame({_(header): df[column] for column, header in CHECKS.items()})
+    out[_("Measured")] = fmt_all(df["measured"])
+    out[_("Predicted")] = fmt_all(df["predicted"])
+    out[_("Unit")] = [said(u) for u in df["unit"]]
+    out[_("Error (out of sample)")] = [signed(v) for v in df["error_pct"]]
+    out[_("File")] = df["file"]
+    return out
+
+
 def training_values(profile: Profile) -> pd.DataFrame:
     """Every assumption a training profile sets, with its meaning."""
     values = profile.values()

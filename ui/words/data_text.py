@@ -50,6 +50,7 @@ MEASUREMENTS = (  # engine.MEASUREMENT_COLUMNS' meanings and engine.MEASUREMENT_
     ),
     N_("tokens/s per GPU"),
     N_("TFLOP/s per GPU"),  # the training runs' measured metric (engine/training/calibrate.py)
+    N_("fraction"),  # an MFU's unit (engine/accuracy/training_bands.py CHECK_UNITS)
 )
 ASSUMPTIONS = (  # engine.ASSUMPTIONS' labels and what an unset value stands for
     N_("Compute efficiency η (fraction of peak FLOP/s)"),
