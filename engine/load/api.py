@@ -378,6 +378,15 @@ RANK_SCHEDULERS = MessageKind(
     "attention DP: each of the {ranks} ranks schedules its own batch, so the replica runs up "
     "to {seqs} sequences and {tokens} tokens a step ({ranks} times the stack's per-rank limits)",
 )
+# A max-throughput run measures between its first and last `margin` completions; with fewer
+# than three waves of the replica's concurrency, those fall in the first wave's ramp and drain.
+STEADY_WAVES = 3
+FEW_WAVES = MessageKind(
+    "max_throughput_few_waves",
+    "max throughput: up to {running} requests ran at once, so {requests} requests are fewer "
+    "than three such waves and the run has no steady state (its throughput is read over "
+    "{window} s); simulate at least {need} requests",
+)
 KINDS = (
     NO_KV_ROOM,
     POOL_BELOW_ONE_REQUEST,
@@ -386,6 +395,7 @@ KINDS = (
     NO_TPOT,
     QUEUE_GREW,
     RANK_SCHEDULERS,
+    FEW_WAVES,
 )
 
 
@@ -408,6 +418,15 @@ def _run_warnings(inst, w, sim, values, n_in, n_out) -> list[Message]:
         notes.append(NO_TPOT())
     if w.mode in ("open", "trace") and results.queue_grew(sim):
         notes.append(QUEUE_GREW())
+    running = int(values["max_running_requests"])
+    if w.mode == "max" and STEADY_WAVES * running >= w.requests:
+        need = STEADY_WAVES * running + 1
+        window = f"{values['measured_window_s']:.3g}"
+        notes.append(
+            FEW_WAVES(
+                running=f"{running:,}", requests=f"{w.requests:,}", window=window, need=f"{need:,}"
+            )
+        )
     return notes
 
 
