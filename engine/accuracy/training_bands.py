@@ -283,7 +283,7 @@ OFF_MOE = MessageKind(
 FITTED_ON_GENERATION = MessageKind(
     "train_profile_for_generation",
     "training profile {name} is fitted on {rows} {generation} runs ({files}; band {band}): "
-    "choose it for this accelerator",
+    "choose it for a run of that stack on this accelerator",
 )
 BAND_KINDS = (
     ABOVE_CEILING,
