@@ -49,6 +49,14 @@ def test_the_file_holds_nemos_h100_fp8_runs_with_their_layouts():
     assert r["tokens_per_s_per_gpu"] * r["step_time_s"] / l405.value == pytest.approx(324.0, 1e-3)
 
 
+@pytest.mark.parametrize("profile", ["megatron", "llm-foundry-h100"])
+def test_every_run_is_accepted_and_fits_as_it_ran(profile):
+    # each layout ran, so each is a valid layout that fits in the GPU's memory
+    for run in RUNS:
+        r = engine.train(run.model, run.hardware, profile=profile, **run.fields)
+        assert r["fits_in_memory"], (run.model, run.hardware, run.fields["gpus"])
+
+
 def test_the_405b_runs_stages_are_megatrons_with_the_embedding_and_loss_as_layers():
     # 126 layers, the embedding and the loss each counted as a layer (ASYM_PP_EMBED/LOSS):
     # 128 over 8 stages is 16 each, so 15 + 6 × 16 + 15, the balanced default
