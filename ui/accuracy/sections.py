@@ -211,12 +211,16 @@ def training(link) -> str:
         label=_("Download the runs (CSV)"),
     )
     checks = session.training_checks(profile.name)
+    by_file = checks.groupby("file", sort=False)["error_pct"]
     st.markdown(
         _(
             "**{n} public runs no training profile is fitted on** (torchtitan's H100 runs and "
             "MLPerf Training's Hopper runs, each with its own TP overlap; predicted out of "
             "sample: MAPE {mape})"
-        ).format(n=len(checks), mape=av.pct(checks["error_pct"].abs().mean()))
+        ).format(
+            n=len(checks),
+            mape="; ".join(f"{av.pct(e.abs().mean())} ({name}, {len(e)})" for name, e in by_file),
+        )
     )
     st.dataframe(av.check_table(checks), hide_index=True, key="acc:train_checks")
     download_csv(
