@@ -30,7 +30,7 @@ from engine.checks import MAX_TOKENS, check_whole
 from engine.load import results
 from engine.load.pool import PoolSize, pool_size
 from engine.load.prefix import prefix_cache
-from engine.load.simulate import Simulator
+from engine.load.simulate import STEADY_WAVES, Simulator
 from engine.load.speculation import SpecCost, spec_cost, step_pricer
 from engine.load.workload import draw
 from engine.report.messages import Message, MessageKind
@@ -378,14 +378,11 @@ RANK_SCHEDULERS = MessageKind(
     "attention DP: each of the {ranks} ranks schedules its own batch, so the replica runs up "
     "to {seqs} sequences and {tokens} tokens a step ({ranks} times the stack's per-rank limits)",
 )
-# A max-throughput run measures between its first and last `margin` completions; with fewer
-# than three waves of the replica's concurrency, those fall in the first wave's ramp and drain.
-STEADY_WAVES = 3
 FEW_WAVES = MessageKind(
     "max_throughput_few_waves",
     "max throughput: up to {running} requests ran at once, so {requests} requests are fewer "
-    "than three such waves and the run has no steady state (its throughput is read over "
-    "{window} s); simulate at least {need} requests",
+    "than three such waves and the run has no steady state: it is measured from its start "
+    "({window} s); simulate at least {need} requests for the steady state",
 )
 KINDS = (
     NO_KV_ROOM,

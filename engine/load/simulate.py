@@ -38,6 +38,10 @@ from engine.load.window import MeasuredWindow
 from engine.serving.kernel import Folded
 
 MAX_SERIES = 2000  # time-series points kept (evenly thinned)
+# A max-throughput run measures between its first and last margins of completions; with fewer
+# than this many waves of the most requests it runs at once, those fall in the first wave's ramp
+# and drain, and the run is measured from its start instead (MeasuredWindow.settle).
+STEADY_WAVES = 3
 
 
 class Simulator:
@@ -128,11 +132,20 @@ class Simulator:
         return self
 
     def close(self) -> None:
-        """The run is over: the KV integral to now, and the window settled."""
+        """The run is over: the KV integral to now, and the window settled (`few_waves`)."""
         self.window.add_blocks(self.blocks_held, self.blocks_since_s, self.now_s)
-        self.window.settle()
+        self.window.settle(from_start=self.few_waves())
         if self.recorder is not None:
             self.recorder.finished(self.requests)
+
+    def few_waves(self) -> bool:
+        """A max-throughput run (every request queued at the start) of fewer than STEADY_WAVES
+        waves of the most requests it ran at once: its margins fall in the first wave's ramp
+        and drain, so it has no steady state to measure."""
+        if self.requests.open_loop or self.clients is not None:
+            return False
+        running = max((row[1] for row in self.series), default=0)
+        return STEADY_WAVES * running >= self.requests.count
 
     def advance_to(self, until_s: float) -> None:
         """Events up to `until_s` (a fleet's next arrival, engine/load/router.py): the loop's

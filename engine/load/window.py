@@ -8,7 +8,9 @@ statistics describe the steady state. The window [start_s, end_s]:
   at one instant (a trace whose requests all arrive at once), to the last measured completion;
 - closed loop and max throughput: from the completion of rank `warmup` to that of rank
   requests − drain (set as they come); when those fall in one step (every measured request
-  completes at once, as a max-throughput run's single wave does), from the run's start
+  completes at once, as a max-throughput run's single wave does), or when a max-throughput
+  run has fewer than three waves of what it runs at once (engine/load/simulate.py
+  STEADY_WAVES: its margins fall inside the first wave's ramp and drain), from the run's start
   instead, when the first requests arrive (for that case the integrals are also kept from
   the start).
 
@@ -117,12 +119,14 @@ class MeasuredWindow:
         if self.end_s == INF:
             self.end_s = now_s
 
-    def settle(self) -> None:
+    def settle(self, from_start: bool = False) -> None:
         """After the run. Closed loop and max throughput: the completions are counted by rank,
-        and a window whose edges fell in one step opens at the run's start instead."""
+        and a window whose edges fell in one step, or any window when `from_start` (a
+        max-throughput run of fewer than three waves: no steady state), opens at the run's
+        start instead."""
         if self.open_loop:
             return
-        if self.end_s > self.start_s:
+        if self.end_s > self.start_s and not from_start:
             self.completions = self.end_rank - self.start_rank
             return
         self.start_s = 0.0
