@@ -55,7 +55,7 @@ def test_first_request_draws_fronts_ranked_table_and_csv(fresh_server, tab, tmp_
     chart = page.locator(".js-plotly-plot").filter(has=title).first
     chart.wait_for()
     legend = chart.locator(".legendtext").all_text_contents()
-    assert legend[0] == "±23.4%: profile trtllm-1.0's out-of-sample error"  # the default's band
+    assert legend[0] == "±21.7%: profile trtllm-1.0's out-of-sample error"  # the default's band
     assert legend[1:] == [
         "NVIDIA A100 80GB SXM fp16",
         "NVIDIA H100 SXM fp16",

@@ -238,7 +238,9 @@ def test_max_rate_meets_the_slos_and_plans_replicas():
     # the confirmation keeps it or lowers it 5 % a round (tests/test_load_confirm.py)
     rounds = round(math.log(r.max_rate_per_s / found) / math.log(0.95))
     assert 0 <= rounds < 5 and r.max_rate_per_s == pytest.approx(found * 0.95**rounds)
-    assert r.analytic_max_rate_per_s == pytest.approx(r.max_rate_per_s, rel=0.15)
+    # the fast path's estimate against the simulator's bisection (recorded: 25.40 and 24.45
+    # requests/s, +3.9 %); the confirmation's longer runs then lower the answer (22.07)
+    assert r.analytic_max_rate_per_s == pytest.approx(found, rel=0.05)
     assert r.max_rate_per_s < r.saturation_rate_per_s
     # replicas: ⌈50 / max rate⌉; cost: replicas · 1 device · $/h / (3600 s · 50/s · 200 tokens)
     replicas = math.ceil(50 / r.max_rate_per_s)

@@ -310,10 +310,12 @@ def test_a_max_throughput_run_of_fewer_than_three_waves_is_measured_from_its_sta
     # at the number it asks for, the run measures whole waves and says nothing
     steady = engine.serve_load("Qwen3-235B-A22B", "H100", **run, requests=3 * running + 1)
     assert not [w for w in steady.warnings if w.code == "max_throughput_few_waves"]
-    # the two agree within 10 % (recorded: 17,271 and 17,908 tokens/s), and both are within
-    # 30 % of the published 14,898 tokens/s
-    assert short["output_tokens_per_s"] == pytest.approx(steady["output_tokens_per_s"], rel=0.1)
-    assert steady["output_tokens_per_s"] == pytest.approx(14_898, rel=0.30)
+    # the short run's figure is the first 1,800 completions' from the start, so below the
+    # steady state (recorded: 15,245 and 17,735 tokens/s); both within 30 % of the published
+    # 14,898 tokens/s
+    assert short["output_tokens_per_s"] < steady["output_tokens_per_s"]
+    for r in (short, steady):
+        assert r["output_tokens_per_s"] == pytest.approx(14_898, rel=0.30)
 
 
 def test_the_window_opens_at_the_start_only_for_a_short_max_throughput_run():

