@@ -153,3 +153,30 @@ def test_the_runtime_memory_a_rule_sets_aside_is_reported_and_explained_on_decod
         "(1.95 GB held back: the stack's activations and workspace; the weights leave nothing "
         "free for its 5% reserve)"
     )
+
+
+def test_an_moe_layer_under_attention_dp_holds_every_ranks_tokens():
+    from engine.catalog.resolve import default_catalog, resolve_model
+    from engine.catalog.shapes import shapes_of
+    from engine.serving.memory import activation_bytes_per_token
+
+    s = shapes_of(resolve_model("Qwen3-235B-A22B", default_catalog()).arch)
+    # Qwen3-235B-A22B's config.json: hidden 4,096, 8 routed experts of 1,536 a token
+    assert (s.hidden, s.experts_per_token, s.expert_ffn) == (4096, 8, 1536)
+    one = SimpleNamespace(tp=8.0, dp=1.0, act_bytes=2.0)
+    eight = SimpleNamespace(tp=8.0, dp=8.0, act_bytes=2.0)
+    # by hand, 16-bit activations on one of 8 devices: without attention DP, 4 × 4,096 hidden
+    # buffers and 3 × 8 × 1,536 / 8 of the MLP = 16,384 + 4,608 elements = 41,984 bytes a token;
+    # with it, 8 ranks' tokens gathered: 4 × 4,096 × 8 + 3 × 8 × 1,536 × 8 / 8 = 131,072 +
+    # 36,864 elements = 335,872 bytes, so 2.75 GB at an 8,192-token budget (0.34 GB without)
+    assert activation_bytes_per_token(s, one, SCALAR) == 41_984
+    assert activation_bytes_per_token(s, eight, SCALAR) == 335_872
+    # a dense model's layers gather nothing
+    dense = shapes_of(resolve_model("Llama-3.1-70B", default_catalog()).arch)
+    assert activation_bytes_per_token(dense, eight, SCALAR) == activation_bytes_per_token(
+        dense, replace_dp(eight), SCALAR
+    )
+
+
+def replace_dp(lay):
+    return SimpleNamespace(tp=lay.tp, dp=1.0, act_bytes=lay.act_bytes)
