@@ -30,7 +30,7 @@ from engine.checks import MAX_TOKENS, check_whole
 from engine.load import results
 from engine.load.pool import PoolSize, pool_size
 from engine.load.prefix import prefix_cache
-from engine.load.simulate import STEADY_WAVES, Simulator
+from engine.load.simulate import STEADY_WAVES, Simulator, few_waves
 from engine.load.speculation import SpecCost, spec_cost, step_pricer
 from engine.load.workload import draw
 from engine.report.messages import Message, MessageKind
@@ -415,8 +415,8 @@ def _run_warnings(inst, w, sim, values, n_in, n_out) -> list[Message]:
         notes.append(NO_TPOT())
     if w.mode in ("open", "trace") and results.queue_grew(sim):
         notes.append(QUEUE_GREW())
-    running = int(values["max_running_requests"])
-    if w.mode == "max" and STEADY_WAVES * running >= w.requests:
+    running = int(values["max_running_requests"])  # the series' maximum, as the simulator's
+    if w.mode == "max" and few_waves(running, w.requests):  # measured from the run's start
         need = STEADY_WAVES * running + 1
         window = f"{values['measured_window_s']:.3g}"
         notes.append(

@@ -44,6 +44,12 @@ MAX_SERIES = 2000  # time-series points kept (evenly thinned)
 STEADY_WAVES = 3
 
 
+def few_waves(max_running: int, requests: int) -> bool:
+    """Whether a max-throughput run of `requests` whose most requests at once were
+    `max_running` is shorter than STEADY_WAVES waves (no steady state to measure)."""
+    return STEADY_WAVES * max_running >= requests
+
+
 class Simulator:
     """One run: build it, then `run()`. Its request table, measured window and time series
     are what engine/load/results.py summarises."""
@@ -145,7 +151,7 @@ class Simulator:
         if self.requests.open_loop or self.clients is not None:
             return False
         running = max((row[1] for row in self.series), default=0)
-        return STEADY_WAVES * running >= self.requests.count
+        return few_waves(running, self.requests.count)
 
     def advance_to(self, until_s: float) -> None:
         """Events up to `until_s` (a fleet's next arrival, engine/load/router.py): the loop's
