@@ -70,6 +70,23 @@ def _fraction(name, field, default, csv, label, models="both", none_means="", lo
     )
 
 
+def _word(name, default, label, choices, models):
+    """A word-valued assumption (one of `choices`), named alike in code, links and CSV."""
+    return Assumption(
+        name=name,
+        field=name,
+        unit="",
+        scale=1,
+        default=default,
+        low=None,
+        high=None,
+        csv=name,
+        label=label,
+        choices=choices,
+        models=models,
+    )
+
+
 REGISTRY: tuple[Assumption, ...] = (
     _fraction(
         name="efficiency",
@@ -113,15 +130,9 @@ REGISTRY: tuple[Assumption, ...] = (
         label="Activation traffic α (× weight bytes per extra sample)",
         models="tutorial",
     ),
-    Assumption(
+    _word(
         name="flop_convention",
-        field="flop_convention",
-        unit="",
-        scale=1,
         default="catalog",
-        low=None,
-        high=None,
-        csv="flop_convention",
         label="FLOP convention",
         choices=FLOP_CONVENTIONS,
         models="tutorial",
@@ -310,28 +321,16 @@ REGISTRY: tuple[Assumption, ...] = (
     # A profile's GEMM efficiencies are its reference accelerator's; on another one they scale by
     # the ratio of the two accelerators' GEMM curves in the stack's kernel tables (data/kernels/,
     # docs/model.md "Kernel transfer"). "none" keeps one efficiency on every accelerator.
-    Assumption(
+    _word(
         name="kernel_curves",
-        field="kernel_curves",
-        unit="",
-        scale=1,
         default="none",
-        low=None,
-        high=None,
-        csv="kernel_curves",
         label="Kernel curves (the stack whose GEMM tables move efficiencies between accelerators)",
         choices=KERNEL_STACKS,
         models="serving",
     ),
-    Assumption(
+    _word(
         name="kernel_reference",
-        field="kernel_reference",
-        unit="",
-        scale=1,
         default="H100",
-        low=None,
-        high=None,
-        csv="kernel_reference",
         label="Kernel reference (the accelerator the profile's GEMM efficiencies were fitted on)",
         choices=KERNEL_ACCELERATORS,
         models="serving",
