@@ -12,8 +12,12 @@ import pytest
 import engine
 from engine.accuracy.training_bands import (
     MLPERF_FILE,
+    Check,
     fp8_check,
+    fp8_checks,
     mlperf_errors,
+    own_stack,
+    profile_stack,
     public_errors,
     read_public,
 )
@@ -123,16 +127,47 @@ def test_the_a100_fit_predicts_nemos_hopper_runs_within_8_percent_with_their_ove
     assert np.mean(np.abs(without)) == pytest.approx(14.5, abs=0.1) and (without > 0).sum() == 20
 
 
-def test_the_fp8_band_on_hopper_is_the_larger_of_both_stacks_runs():
-    # megatron: llm-foundry's FSDP runs (70.4 %) outweigh NeMo's (8.8 %)
+def test_the_fp8_band_on_hopper_follows_the_profiles_own_stack():
+    # two stacks' Hopper fp8 runs check the profiles: llm-foundry's seven (FSDP) and MLPerf's 24
+    # (NeMo on Megatron-Core); each profile's band takes its own stack's, the other is reported
+    assert profile_stack("megatron") == "Megatron" and profile_stack("llm-foundry-h100") == "FSDP"
+    checks = {c.stack: round(c.mape, 1) for c in fp8_checks("megatron", "Hopper", "delayed")}
+    assert checks == {"FSDP": 70.4, "Megatron": 8.8}
+    # megatron (Megatron-LM's A100 fit): NeMo's runs, 8.8 %, not the FSDP runs' 70.4 %
     mape, n, file = fp8_check("megatron", "Hopper", "delayed")
-    assert (round(mape, 1), n, file) == (70.4, 7, "llm-foundry-h100-fp8-training.csv")
-    # llm-foundry-h100, fitted on FSDP's slower GEMMs: NeMo's runs 28.0 %, every one slow
+    assert (round(mape, 1), n, file) == (8.8, 24, MLPERF_FILE.name)
+    # llm-foundry-h100 (FSDP's Hopper fit): its own stack's seven runs, 16.6 %; NeMo's 28.0 %,
+    # every one predicted slow, is the other stack's
     mape, n, file = fp8_check("llm-foundry-h100", "Hopper", "delayed")
-    assert (round(mape, 1), n, file) == (28.0, 24, MLPERF_FILE.name)
+    assert (round(mape, 1), n, file) == (16.6, 7, "llm-foundry-h100-fp8-training.csv")
     assert (np.array(mlperf_errors("llm-foundry-h100")) > 0).all()
     assert fp8_check("megatron", "Hopper", "current") is None
     assert fp8_check("megatron", "Blackwell", "delayed") is None
+
+
+def test_without_a_stack_the_fp8_band_is_the_larger_of_all_checks():
+    a, b = Check(70.4, 7, "f.csv", "FSDP"), Check(8.8, 24, "m.csv", "Megatron")
+    assert own_stack([a, b], "Megatron") == (b, [a])
+    assert own_stack([a, b], "FSDP") == (a, [b])
+    # a profile fitted on no shipped file (or on several stacks' files) claims no stack
+    assert own_stack([a, b], None) == (a, []) and own_stack([b], "FSDP") == (b, [])
+    assert own_stack([], "FSDP") == (None, [])
+
+
+def test_the_band_of_megatron_in_fp8_on_hopper_names_the_other_stacks_runs():
+    run = engine.TrainRun(
+        "Llama-3.1-8B", "H100", gpus=8, global_batch_size=128, seq_len=4096, precision="fp8"
+    )
+    band, why = engine.training_band(run)
+    # the larger of the A100 fit's leave-one-table-out MAPE (21.9 %) and NeMo's runs' 8.8 %,
+    # which measure the generation, the kernel and the precision on megatron's own stack
+    assert band.pct == pytest.approx(21.89, abs=0.01)
+    codes = {w.code: w for w in why}
+    assert codes["train_off_generation_measured"].fields["file"] == MLPERF_FILE.name
+    assert codes["train_off_precision_measured"].fields["mape"] == "8.8 %"
+    other = codes["train_other_stack_check"]
+    assert other.fields["mape"] == "70.4 %" and other.fields["stack"] == "FSDP"
+    assert other.fields["own"] == "Megatron" and "train_off_generation" not in codes
 
 
 def test_the_train_page_takes_the_tp_overlap_from_its_link():

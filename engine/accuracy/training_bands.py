@@ -10,8 +10,10 @@ on Hopper with FlashAttention.
 **Bands.** On the fitted ground (the calibration runs' accelerators, precisions and attention
 kernel, dense models) the band is the larger of the leave-one-run-out and leave-one-table-out
 MAPE. Off it, each difference is named beside the number; on Hopper the band is at least the
-public checks' MAPE, and for fp8 under delayed scaling at least the MAPE on llm-foundry's H100
-fp8 runs; where nothing measured covers the difference (another generation, another fp8
+public checks' MAPE, and for fp8 under delayed scaling at least the MAPE on the measured H100
+fp8 runs of the profile's own stack (FILE_STACKS: Megatron's MLPerf runs or FSDP's llm-foundry
+runs; the other stack's error is named beside it, and with no stack of its own a profile takes
+the larger); where nothing measured covers the difference (another generation, another fp8
 recipe, MoE) the band is a floor, and says so.
 """
 
@@ -22,7 +24,7 @@ import io
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from engine.accuracy.bands import Band
 from engine.catalog.profiles import Profile, get_training_profile
@@ -205,28 +207,74 @@ def check_rows(profile: str | Profile) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def fp8_check(
-    profile: str | Profile, generation: str, recipe: str | None
-) -> tuple[float, int, str] | None:
-    """(MAPE %, runs, file) of a profile on the measured fp8 runs of `generation` under
-    `recipe` that it was not fitted on, the larger of two stacks': llm-foundry's H100 runs
-    (FSDP) and MLPerf Training's (NeMo), both delayed scaling, for Hopper; None otherwise."""
+# The training stack each shipped measurement file's runs ran on: Megatron (Megatron-LM's
+# tensor, pipeline and data parallelism; NeMo on Megatron-Core) or FSDP (PyTorch's sharded data
+# parallelism: llm-foundry on Composer, torchtitan). A profile's stack is its fitted files'.
+FILE_STACKS = {
+    "megatron-2104.04473-training.csv": "Megatron",
+    MLPERF_FILE.name: "Megatron",
+    "llm-foundry-a100-bf16-training.csv": "FSDP",
+    "llm-foundry-h100-bf16-training.csv": "FSDP",
+    FP8_FILE: "FSDP",
+    PUBLIC_FILE.name: "FSDP",
+}
+
+
+def profile_stack(profile: str | Profile) -> str | None:
+    """The stack of the runs a profile was fitted on (FILE_STACKS), or None: fitted on no
+    shipped file, or on files of several stacks."""
+    stacks = {FILE_STACKS.get(f) for f in get_training_profile(profile).fitted_on}
+    return stacks.pop() if len(stacks) == 1 else None
+
+
+class Check(NamedTuple):
+    """A profile's error on one set of measured runs it was not fitted on."""
+
+    mape: float  # %
+    runs: int
+    file: str
+    stack: str
+
+
+def fp8_checks(profile: str | Profile, generation: str, recipe: str | None) -> list[Check]:
+    """The profile's errors on the measured fp8 runs of `generation` under `recipe` that it was
+    not fitted on, one per stack: llm-foundry's H100 runs (FSDP) and MLPerf Training's (NeMo on
+    Megatron-Core), both delayed scaling, for Hopper; none otherwise."""
     prof = get_training_profile(profile)
     if generation != "Hopper" or recipe != "delayed":
-        return None
+        return []
     built_in = prof.origin == "built-in"
     checks = []
     if FP8_FILE not in prof.fitted_on:
         mape, n = _fp8_mape(prof.name) if built_in else _file_errors(prof, FP8_FILE)
-        checks.append((mape, n, FP8_FILE))
+        checks.append(Check(mape, n, FP8_FILE, FILE_STACKS[FP8_FILE]))
     if MLPERF_FILE.name not in prof.fitted_on:
         if built_in:
             mape, n = _mlperf_mape(prof.name)
         else:
             errors = mlperf_errors(prof)
             mape, n = sum(abs(e) for e in errors) / len(errors), len(errors)
-        checks.append((mape, n, MLPERF_FILE.name))
-    return max(checks) if checks else None
+        checks.append(Check(mape, n, MLPERF_FILE.name, FILE_STACKS[MLPERF_FILE.name]))
+    return checks
+
+
+def own_stack(checks: list[Check], stack: str | None) -> tuple[Check | None, list[Check]]:
+    """The check that sets a profile's band and the others: the largest error on runs of the
+    profile's own stack, the others reported beside it; without one (or without a stack), the
+    largest of all, as no stack is known to be the run's."""
+    mine = [c for c in checks if c.stack == stack]
+    if not mine:
+        return (max(checks) if checks else None), []
+    return max(mine), [c for c in checks if c.stack != stack]
+
+
+def fp8_check(
+    profile: str | Profile, generation: str, recipe: str | None
+) -> tuple[float, int, str] | None:
+    """(MAPE %, runs, file) of the fp8 check that sets the profile's band (`fp8_checks`,
+    `own_stack`); None where no fp8 run of `generation` under `recipe` is measured."""
+    chosen, _ = own_stack(fp8_checks(profile, generation, recipe), profile_stack(profile))
+    return None if chosen is None else (chosen.mape, chosen.runs, chosen.file)
 
 
 def public_mape(profile: str | Profile) -> float:
@@ -280,6 +328,12 @@ OFF_MOE = MessageKind(
     "train_off_moe",
     "mixture-of-experts models were not in the fitted runs: the band is a floor",
 )
+OTHER_STACK = MessageKind(
+    "train_other_stack_check",
+    "on {n} {generation} {precision} runs of another stack ({stack}: {file}) this profile is "
+    "{mape} off, outside its band, which follows its own stack's runs ({own}): for a run on "
+    "{stack}, choose a profile fitted on it",
+)
 FITTED_ON_GENERATION = MessageKind(
     "train_profile_for_generation",
     "training profile {name} is fitted on {rows} {generation} runs ({files}; band {band}): "
@@ -299,6 +353,7 @@ BAND_KINDS = (
     OFF_PRECISION,
     OFF_PRECISION_MEASURED,
     OFF_MOE,
+    OTHER_STACK,
     FITTED_ON_GENERATION,
 )
 SIXTEEN_BIT = {"fp16": "16-bit", "bf16": "16-bit"}  # one number format for the GEMMs' rate
@@ -391,7 +446,15 @@ def _band(
     gen = generation_of(hardware) or hardware
     pct, why = band.pct, []
     fitted = ", ".join(ground["generations"])
-    check = public_check(profile, gen) if attention == "flash" and precision != "fp8" else None
+    stack = profile_stack(prof)
+    fp8 = precision == "fp8" and attention == "flash"
+    chosen, others = own_stack(fp8_checks(profile, gen, recipe), stack) if fp8 else (None, [])
+    measured = None if chosen is None else (chosen.mape, chosen.runs, chosen.file)
+    if attention == "flash" and precision != "fp8":
+        check = public_check(profile, gen)
+    else:
+        # fp8 runs of the profile's own stack on this generation and kernel measure all three
+        check = measured if chosen is not None and chosen.stack == stack else None
     if gen not in ground["generations"]:
         if check is not None:
             mape, n, file = check
@@ -417,7 +480,6 @@ def _band(
             why.append(OFF_ATTENTION(fitted=fitted_kernels, attention=attention))
     if SIXTEEN_BIT.get(precision, precision) not in ground["precisions"]:
         fitted = ", ".join(ground["precisions"])
-        measured = fp8_check(profile, gen, recipe) if attention == "flash" else None
         if measured is not None:
             mape, n, file = measured
             pct = max(pct, mape)
@@ -429,6 +491,10 @@ def _band(
             )
         else:
             why.append(OFF_PRECISION(precision=precision, fitted=fitted))
+        for other in others:
+            where = {"generation": gen, "precision": precision, "file": other.file, "own": stack}
+            mape = f"{other.mape:.1f} %"
+            why.append(OTHER_STACK(n=f"{other.runs}", stack=other.stack, mape=mape, **where))
     if moe:
         why.append(OFF_MOE())
     return Band(pct, band.basis), why
