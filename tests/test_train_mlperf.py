@@ -146,7 +146,8 @@ def test_the_fp8_band_on_hopper_follows_the_profiles_own_stack():
 
 
 def test_without_a_stack_the_fp8_band_is_the_larger_of_all_checks():
-    a, b = Check(70.4, 7, "f.csv", "FSDP"), Check(8.8, 24, "m.csv", "Megatron")
+    a = Check(mape=70.4, runs=7, file="f.csv", stack="FSDP")
+    b = Check(mape=8.8, runs=24, file="m.csv", stack="Megatron")
     assert own_stack([a, b], "Megatron") == (b, [a])
     assert own_stack([a, b], "FSDP") == (a, [b])
     # a profile fitted on no shipped file (or on several stacks' files) claims no stack

@@ -247,14 +247,15 @@ def fp8_checks(profile: str | Profile, generation: str, recipe: str | None) -> l
     checks = []
     if FP8_FILE not in prof.fitted_on:
         mape, n = _fp8_mape(prof.name) if built_in else _file_errors(prof, FP8_FILE)
-        checks.append(Check(mape, n, FP8_FILE, FILE_STACKS[FP8_FILE]))
+        checks.append(Check(mape=mape, runs=n, file=FP8_FILE, stack=FILE_STACKS[FP8_FILE]))
     if MLPERF_FILE.name not in prof.fitted_on:
         if built_in:
             mape, n = _mlperf_mape(prof.name)
         else:
             errors = mlperf_errors(prof)
             mape, n = sum(abs(e) for e in errors) / len(errors), len(errors)
-        checks.append(Check(mape, n, MLPERF_FILE.name, FILE_STACKS[MLPERF_FILE.name]))
+        stack = FILE_STACKS[MLPERF_FILE.name]
+        checks.append(Check(mape=mape, runs=n, file=MLPERF_FILE.name, stack=stack))
     return checks
 
 
