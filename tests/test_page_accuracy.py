@@ -251,6 +251,9 @@ def test_the_training_profile_has_its_own_section():
     assert len(checks) == len(want) == 26  # torchtitan's 2 H100 runs, MLPerf's 24 Hopper runs
     assert list(checks["Error (out of sample)"]) == [signed(v) for v in want["error_pct"]]
     assert set(checks["Unit"]) == {"s", "tokens/s per GPU", "fraction"}
+    # each run's stack: torchtitan's FSDP, MLPerf's NeMo on Megatron-Core; megatron's own stack
+    assert list(checks["Stack"]) == list(want["stack"]) == ["FSDP"] * 2 + ["Megatron"] * 24
+    assert any("This profile's stack: Megatron" in m.value for m in at.markdown)
     # each file's MAPE with its runs: torchtitan's 2 (46.3 %), MLPerf's 24 (8.8 %)
     mlperf = want[want["file"] == "mlperf-training-hopper-fp8.csv"]["error_pct"].abs().mean()
     shown = f"{pct(mlperf)} (mlperf-training-hopper-fp8.csv, 24)"

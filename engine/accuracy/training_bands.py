@@ -183,8 +183,8 @@ CHECK_COLUMNS += ("seq_len", "precision", "recompute", "zero")
 def check_rows(profile: str | Profile) -> pd.DataFrame:
     """The public runs that check the training profiles out of sample (torchtitan's H100 runs,
     MLPerf Training's Hopper runs; no shipped profile is fitted on them), each measured against
-    the profile's prediction, with the run's TP overlap and its source: the numbers behind
-    `public_mape` and the fp8 check."""
+    the profile's prediction, with its file's stack (FILE_STACKS), the run's TP overlap and its
+    source: the numbers behind `public_mape` and the fp8 check."""
     import pandas as pd  # loaded on first use, keeping `import engine` fast
 
     rows = []
@@ -192,7 +192,8 @@ def check_rows(profile: str | Profile) -> pd.DataFrame:
         for run in read_public(path):
             predicted = _predicted(run, profile)
             rows.append(
-                {"file": path.name, "model": run.model, "hardware": run.hardware}
+                {"file": path.name, "stack": FILE_STACKS[path.name]}
+                | {"model": run.model, "hardware": run.hardware}
                 | {k: run.fields[k] for k in CHECK_COLUMNS}
                 | {
                     "tp_overlap": run.fields.get("tp_overlap", 0.0),

@@ -216,10 +216,12 @@ def training(link) -> str:
         _(
             "**{n} public runs no training profile is fitted on** (torchtitan's H100 runs and "
             "MLPerf Training's Hopper runs, each with its own TP overlap; predicted out of "
-            "sample: MAPE {mape})"
+            "sample: MAPE {mape}). This profile's stack: {stack}; an fp8 band on Hopper follows "
+            "the runs of that stack, and names the other's error beside it"
         ).format(
             n=len(checks),
             mape="; ".join(f"{av.pct(e.abs().mean())} ({name}, {len(e)})" for name, e in by_file),
+            stack=session.training_stack(profile.name),
         )
     )
     st.dataframe(av.check_table(checks), hide_index=True, key="acc:train_checks")

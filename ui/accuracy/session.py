@@ -80,6 +80,12 @@ def training_checks(name: str) -> pd.DataFrame:
     return engine.training_check_rows(name)
 
 
+def training_stack(name: str) -> str:
+    """The stack a built-in training profile was fitted on (engine.training_profile_stack), or
+    what its bands do without one."""
+    return engine.training_profile_stack(name) or _("none known (its bands take both stacks' runs)")
+
+
 def start(link: Link) -> list[str]:
     """First run: seed the widgets from the link and take its profile (a built-in by name, a
     custom one by its values, band and ground); returns the link's warnings (each run)."""

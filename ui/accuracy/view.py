@@ -336,6 +336,7 @@ def training_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 CHECKS = {  # column of engine.training_check_rows: on-screen header (translated when shown)
+    "stack": N_("Stack"),
     "model": N_("Model"),
     "hardware": N_("Accelerator"),
     "gpus": N_("GPUs"),
