@@ -41,6 +41,7 @@ from engine.accuracy.measurements import (
 from engine.accuracy.measurements import METRICS as MEASUREMENT_METRICS
 from engine.accuracy.training_bands import BAND_KINDS as _TRAIN_BAND_KINDS
 from engine.accuracy.training_bands import check_rows as training_check_rows
+from engine.accuracy.training_bands import profile_band as training_profile_band
 from engine.accuracy.training_bands import profile_stack as training_profile_stack
 from engine.accuracy.training_bands import training_band
 from engine.accuracy.validate import fit_parts, in_sample, overall, summarise, validate
@@ -455,6 +456,7 @@ __all__ = [
     "training_check_rows",
     "training_fit_rows",
     "training_operators",
+    "training_profile_band",
     "training_profile_names",
     "training_profile_stack",
     "user_catalog_paths",

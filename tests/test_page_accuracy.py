@@ -244,6 +244,11 @@ def test_the_training_profile_has_its_own_section():
     assert "overlap_fraction" in list(values["assumption"])
     (fig,) = charts(at)
     assert fig["layout"]["xaxis"]["range"] == fig["layout"]["yaxis"]["range"]
+    # the ±lines are the profile's out-of-sample error, its band (as /train's on this ground):
+    # the larger of leaving a run out and a table out, 21.9 %, not the 3.03 % alone
+    names = {t.get("name") for t in fig["data"]}
+    assert "±21.9%: out-of-sample error" in names and "±3.03%: out-of-sample error" not in names
+    assert engine.training_profile_band("megatron").pct == pytest.approx(21.89, abs=0.01)
     assert param(at, "section") == "training"
     # the public runs no profile is fitted on, each predicted as engine.training_check_rows does
     checks = next(d.value for d in at.dataframe if "TP overlap" in d.value.columns)

@@ -380,6 +380,13 @@ def fitted_ground(files: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
     }
 
 
+def profile_band(profile: str | Profile) -> Band:
+    """A training profile's band on its fitted ground (the larger of its leave-one-run-out and
+    leave-one-table-out MAPE; "not measured" for a hand-set profile): what `training_band`
+    widens off that ground."""
+    return _base(get_training_profile(profile))
+
+
 def _base(profile: Profile) -> Band:
     r = profile.residuals
     where = {"rows": f"{profile.rows}", "files": ", ".join(profile.fitted_on) or "no file"}

@@ -20,7 +20,7 @@ from ui.core.downloads import NO_RERUN, download_csv
 from ui.widgets import page_links
 from ui.widgets.cards import cards, chart_row
 from ui.words.data_text import said
-from ui.words.i18n import N_, _, message_text
+from ui.words.i18n import _, message_text
 from ui.words.text import plain
 
 PNG = {"toImageButtonOptions": {"format": "png"}}
@@ -195,8 +195,7 @@ def training(link) -> str:
     cells = av.training_cells(profile)
     cards([(_(label), value, plain(tip)) for label, (value, tip) in cells.items()])
     rows = session.training_rows(profile.name)
-    basis = engine.Message("leave_one_row_out", N_("leave one row out"))
-    band = engine.Band(profile.residuals.get("loo_row_mape_pct"), basis)
+    band = engine.training_profile_band(profile.name)  # its out-of-sample error, as /train's
     left, right = st.columns(2)
     left.markdown(_("**Fitted values** (every assumption the training profile sets)"))
     left.dataframe(av.training_values(profile), hide_index=True, key="acc:train_values")
