@@ -113,6 +113,18 @@ def test_the_charts_mark_the_slo_the_knee_and_saturation_and_draw_no_unstable_ra
     assert all(v < 1e9 for v in p50["y"])
     served = next(t for t in figs["load_throughput"]["data"] if t["name"] == "goodput (simulated)")
     assert len(served["x"]) == len(lr.CHECK_FRACTIONS)
+    # the checks run the page's 2,000 requests (at most CHECK_REQUESTS), the search 1,000 a run:
+    # at 0.85 of saturation (6.02 requests/s) 2,000 requests serve 5.80 with a steady queue,
+    # where 1,000 read 5.32 and a growing one (the window opens before the server has filled)
+    w = engine.Workload(input_tokens=1500, output_tokens=300, arrivals=engine.OpenLoop(1.0))
+    assert lr.sim_requests(w) == 2000 and lr.search_workload(w).requests == 1000
+    simulated = next(
+        t for t in figs["load_throughput"]["data"] if t["name"] == "served (simulated)"
+    )
+    x, y = simulated["x"][3], simulated["y"][3]
+    assert x == pytest.approx(0.85 * top) and y == pytest.approx(x, rel=0.05)
+    p90 = next(t for t in ttft["data"] if t["name"] == "simulated p90")
+    assert any(v == pytest.approx(x) for v in p90["x"])  # its latencies drawn: a steady run
     timeline = figs["load_timeline"]
     assert {"running", "queued", "KV cache in use"} <= set(names(timeline))
 

@@ -38,7 +38,12 @@ from ui.words.text import plain
 
 BUDGET_EVENTS = LOAD_EVENTS  # simulated events per rerun (ui/core/budget.py)
 CHECK_FRACTIONS = (0.25, 0.5, 0.7, 0.85, 1.0, 1.15)  # of the saturation rate
-CHECK_REQUESTS = 1000  # requests per check run and search run (the engine's search default)
+# Requests per check run, at most (the page's when fewer): a run's window opens before the
+# server has filled, so a run of few request lifetimes reads low near saturation (docs/model.md,
+# "What is approximated": 1,000 requests at 0.85 of the default deployment's saturation read
+# 5.32 requests/s served for 6.02 offered and a growing queue, 2,000 read 5.80 and none).
+CHECK_REQUESTS = 2000
+SEARCH_REQUESTS = 1000  # per run of the max-rate search (the engine's search default)
 MIN_REQUESTS = 100  # and at least these
 CURVE_POINTS = 48
 CURVE_TOP = 1.1  # the curve runs to 1.1 × the saturation rate
@@ -146,10 +151,10 @@ def check_rates(top: float) -> list[float]:
     return [top * f for f in CHECK_FRACTIONS] if np.isfinite(top) else []
 
 
-def sim_requests(w: engine.Workload) -> int:
-    """Requests per check run and per run of the max-rate search: the page's, at most
-    CHECK_REQUESTS (the engine's search default), at least MIN_REQUESTS."""
-    return max(min(w.requests, CHECK_REQUESTS), MIN_REQUESTS)
+def sim_requests(w: engine.Workload, most: int = CHECK_REQUESTS) -> int:
+    """Requests per check run (or, `most` = SEARCH_REQUESTS, per run of the max-rate search):
+    the page's, at most `most`, at least MIN_REQUESTS."""
+    return max(min(w.requests, most), MIN_REQUESTS)
 
 
 def _check_workload(w: engine.Workload, rate: float) -> engine.Workload:
@@ -158,7 +163,7 @@ def _check_workload(w: engine.Workload, rate: float) -> engine.Workload:
 
 def search_workload(w: engine.Workload) -> engine.Workload:
     """The requests of every run of the max-rate search (its rate is the search's)."""
-    return dataclasses.replace(w.at_rate(1.0), requests=sim_requests(w))
+    return dataclasses.replace(w.at_rate(1.0), requests=sim_requests(w, SEARCH_REQUESTS))
 
 
 def events(
@@ -188,10 +193,10 @@ def refusal(counts: dict[str, int], w: engine.Workload) -> str | None:
     return _(
         "The simulations would take up to {total} events ({parts}), up to {seconds} of CPU, "
         "more than this page's budget of {budget} ({budget_seconds}). Lower the requests (now "
-        "{requests}; the rate checks and each run of the max-rate search take {each} of them, "
-        "{low} to {high}) or the input tokens (now {input_tokens}) or the output tokens (now "
-        "{output_tokens}), or max_num_seqs, or raise max_batched_tokens; the fast-path curves "
-        "need no simulation."
+        "{requests}; each rate check takes {each} of them, {low} to {high}, and each run of the "
+        "max-rate search {search}, {low} to {search_high}) or the input tokens (now "
+        "{input_tokens}) or the output tokens (now {output_tokens}), or max_num_seqs, or raise "
+        "max_batched_tokens; the fast-path curves need no simulation."
     ).format(
         total=f"{total:,}",
         parts=parts,
@@ -200,8 +205,10 @@ def refusal(counts: dict[str, int], w: engine.Workload) -> str | None:
         budget_seconds=seconds(BUDGET_EVENTS),
         requests=f"{w.requests:,}",
         each=f"{sim_requests(w):,}",
+        search=f"{sim_requests(w, SEARCH_REQUESTS):,}",
         low=f"{MIN_REQUESTS:,}",
         high=f"{CHECK_REQUESTS:,}",
+        search_high=f"{SEARCH_REQUESTS:,}",
         input_tokens=f"{w.input_tokens:,}",
         output_tokens=f"{w.output_tokens:,}",
     )
