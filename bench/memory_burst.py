@@ -66,7 +66,7 @@ HEAVY_TRAIN = (
 )
 # Three heavy /load links within the page's budget of 1,000,000 simulated events (ui/load/run.py
 # `events`: the run, six check rates and the max-rate search with its confirmation runs):
-# 687,430, 696,700 and 660,287.
+# 719,146, 730,126 and 691,145 (with the check runs at 2,000 requests).
 TUTORIAL = "tp=1&profile=tutorial"
 HEAVY_LOAD = (
     (
