@@ -211,6 +211,8 @@ def check_rows(profile: str | Profile) -> pd.DataFrame:
 # The training stack each shipped measurement file's runs ran on: Megatron (Megatron-LM's
 # tensor, pipeline and data parallelism; NeMo on Megatron-Core) or FSDP (PyTorch's sharded data
 # parallelism: llm-foundry on Composer, torchtitan). A profile's stack is its fitted files'.
+# The 2021 paper's file is Megatron's: 16 of its 22 runs are Megatron-LM's PTD-P, the other 6
+# the ZeRO-3 runs its Table 2 compares them with.
 FILE_STACKS = {
     "megatron-2104.04473-training.csv": "Megatron",
     MLPERF_FILE.name: "Megatron",
