@@ -238,6 +238,11 @@ class Check(NamedTuple):
     file: str
     stack: str
 
+    @property
+    def measured(self) -> tuple[float, int, str]:
+        """(MAPE %, runs, file): the form the band's reasons read."""
+        return self.mape, self.runs, self.file
+
 
 def fp8_checks(profile: str | Profile, generation: str, recipe: str | None) -> list[Check]:
     """The profile's errors on the measured fp8 runs of `generation` under `recipe` that it was
@@ -278,7 +283,7 @@ def fp8_check(
     """(MAPE %, runs, file) of the fp8 check that sets the profile's band (`fp8_checks`,
     `own_stack`); None where no fp8 run of `generation` under `recipe` is measured."""
     chosen, _ = own_stack(fp8_checks(profile, generation, recipe), profile_stack(profile))
-    return None if chosen is None else (chosen.mape, chosen.runs, chosen.file)
+    return None if chosen is None else chosen.measured
 
 
 def public_mape(profile: str | Profile) -> float:
@@ -460,7 +465,7 @@ def _band(
     stack = profile_stack(prof)
     fp8 = precision == "fp8" and attention == "flash"
     chosen, others = own_stack(fp8_checks(profile, gen, recipe), stack) if fp8 else (None, [])
-    measured = None if chosen is None else (chosen.mape, chosen.runs, chosen.file)
+    measured = None if chosen is None else chosen.measured
     if attention == "flash" and precision != "fp8":
         check = public_check(profile, gen)
     else:
