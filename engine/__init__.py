@@ -178,6 +178,7 @@ from engine.scenarios.trace import (
 )
 from engine.scenarios.training import (
     FP8_RECIPES,
+    RECOMPUTE_MODULES,
     Failures,
     LayoutSpace,
     TrainLayout,
@@ -279,6 +280,7 @@ __all__ = [
     "POWER_FORMULA",
     "PRECISIONS",
     "PROFILE_KEYS",
+    "RECOMPUTE_MODULES",
     "REGIMES",
     "RESTART_SOURCE",
     "RESTART_URL",

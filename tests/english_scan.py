@@ -58,10 +58,12 @@ NAMES = {  # people, papers, products, kernels and formats named as their author
     *("Chrome", "Perfetto"),  # the trace viewers (chrome://tracing, ui.perfetto.dev)
     "Chinchilla",  # Hoffmann et al.'s compute-optimal model (20 tokens per parameter)
     *("Transformer", "Engine"),  # NVIDIA's fp8 training library, whose default recipe is named
+    "Megatron-Core",  # NVIDIA's training library, whose recompute modules /train names
 }
 LINK_IDS = {  # link parameters, column ids and values a link or a file writes, where taught
     *("tp", "pp", "cp", "vp", "ep", "dp", "gpus", "zero", "recompute", "flash", "prices"),
     *("hfu", "mfu", "max", "unfused"),
+    *("moe", "mlp", "layernorm"),  # recompute_modules values (Megatron-Core's module names)
 }
 # A term glossed after its Chinese, as the field writes it: 分块预填充（chunked prefill）.
 GLOSS = re.compile(r"(?<=[\u3400-\u9fff])（[A-Za-z][A-Za-z -]{1,40}）")

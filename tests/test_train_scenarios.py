@@ -211,8 +211,10 @@ def _one_value(cls, name: str):
     values |= {"fp8_recipe": "current", "fp8_param_gather": True}
     values |= {"profile": "megatron", "token_budget": 1e9, "price_per_gpu_hour": 1.5}
     values |= {"gpu_mttf_hours": 1e4, "checkpoint_s": 30.0, "job_hours": 24.0}
+    values |= {"recompute_modules": ("core_attn",)}  # one set, in a layout and a space alike
     value = values.get(name, 2)
-    return (value,) if cls is engine.LayoutSpace else value
+    one_set = name == "recompute_modules"
+    return (value,) if cls is engine.LayoutSpace and not one_set else value
 
 
 ROUTED = [

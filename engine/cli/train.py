@@ -27,8 +27,10 @@ from engine.report.export import english_frame, key_value_table, to_csv
 from engine.scenarios.training import (
     ATTENTION_KERNELS,
     DEFAULT_FP8_RECIPE,
+    DEFAULT_RECOMPUTE_MODULES,
     FP8_RECIPES,
     RECOMPUTE,
+    RECOMPUTE_MODULES,
     TRAIN_PRECISIONS,
     LayoutSpace,
     TrainLayout,
@@ -93,6 +95,15 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
         p.add_argument(_flag(name), type=float, help=f"{a.label}{unit} (default: the profile's)")
 
 
+def _modules_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--recompute-modules",
+        metavar="M[,M...]",
+        help="what --recompute selective runs again, comma-separated (Megatron-Core's "
+        f"--recompute-modules): {', '.join(RECOMPUTE_MODULES)} (default core_attn)",
+    )
+
+
 def add_train_commands(sub) -> None:
     """Register `train`, `train-search` and `calibrate-train` on `sub` (argparse subparsers)."""
     p = sub.add_parser("train", help="one training step on a configuration of GPUs")
@@ -101,6 +112,7 @@ def add_train_commands(sub) -> None:
     for name in ("tp", "pp", "cp", "vp", "ep", "micro-batch-size"):
         p.add_argument(f"--{name}", type=int, default=1, help="(default 1)")
     p.add_argument("--recompute", default="none", choices=RECOMPUTE)
+    _modules_flag(p)
     p.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3))
     for end in ("first", "last"):
         p.add_argument(
@@ -114,6 +126,7 @@ def add_train_commands(sub) -> None:
     p.add_argument("--gpus", required=True, help="a GPU count or a list: 64,128,256")
     for name in ("tp", "pp", "cp", "vp", "ep", "micro-batch-size", "zero", "recompute"):
         p.add_argument(f"--{name}", help="values to try, comma-separated (default: all)")
+    _modules_flag(p)
     p.add_argument("--rank-by", default="tokens_per_s", choices=tuple(RANKS))
     p.add_argument("--include-rejected", action="store_true", help="list rejected ones too")
     p.add_argument("--top", type=int, default=20, help="rows in the table format (default 20)")
@@ -175,6 +188,7 @@ def cmd_train(args: argparse.Namespace, catalog: Catalog) -> str:
         micro_batch_size=args.micro_batch_size,
         zero=args.zero,
         recompute=args.recompute,
+        recompute_modules=_modules(args),
         first_stage_layers=args.first_stage_layers,
         last_stage_layers=args.last_stage_layers,
     )
@@ -208,6 +222,13 @@ def _list(text: str | None, name: str, word: bool = False) -> list | None:
     return [int(t) for t in items]
 
 
+def _modules(args: argparse.Namespace) -> tuple[str, ...]:
+    text = args.recompute_modules
+    if text is None:
+        return DEFAULT_RECOMPUTE_MODULES
+    return tuple(_list(text, "recompute-modules", word=True))
+
+
 def cmd_train_search(args: argparse.Namespace, catalog: Catalog) -> str:
     space = LayoutSpace(
         **{
@@ -215,6 +236,7 @@ def cmd_train_search(args: argparse.Namespace, catalog: Catalog) -> str:
             for n in ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero")
         },
         recompute=_list(args.recompute, "recompute", word=True),
+        recompute_modules=_modules(args),
     )
     df = train_search(
         _run(args, catalog, _list(args.gpus, "gpus")),

@@ -50,6 +50,18 @@ from engine.scenarios.deployment import (
 )
 
 RECOMPUTE = ("none", "selective", "full")  # Korthikanti et al. 2022
+# What selective recomputation runs again: Megatron-Core's --recompute-modules (default
+# core_attn), each its own bit of the kernel's mask (engine/training/memory.py, compute.py).
+RECOMPUTE_MODULES = (
+    "core_attn",  # the attention core (its score matrices, unfused)
+    "moe_act",  # the routed experts' activation function (its output discarded)
+    "layernorm",  # the two norms before attention and the MLP (their outputs discarded)
+    "mla_up_proj",  # MLA's up-projections and rope (the per-head queries, keys, values)
+    "mlp",  # the dense MLP (its input kept)
+    "moe",  # the MoE layer: router, routed and shared experts, dispatch and combine
+    "shared_experts",  # the MoE layer's shared experts
+)
+DEFAULT_RECOMPUTE_MODULES = ("core_attn",)
 ZERO_STAGES = (0, 1, 2, 3)  # Rajbhandari et al. 2020; 0: plain data parallelism
 TRAIN_PRECISIONS = ("bf16", "fp16", "fp8")  # fp8: GEMMs in fp8, everything else 16-bit
 # fp8 scaling recipes (engine/training/numerics.py); the default for precision fp8
@@ -95,6 +107,24 @@ def check_recompute(value: object) -> str:
     if value not in RECOMPUTE:
         raise ValueError(f"recompute must be one of {', '.join(RECOMPUTE)}, got {value!r}"[:200])
     return value
+
+
+def check_recompute_modules(value: object) -> tuple[str, ...]:
+    """Module names (a list, or one comma-separated string) as a tuple in RECOMPUTE_MODULES'
+    order, at least one, each known."""
+    items = value.split(",") if isinstance(value, str) else as_list(value, "recompute_modules")
+    names = {str(v).strip() for v in items} - {""}
+    unknown = sorted(n for n in names if n not in RECOMPUTE_MODULES)
+    if unknown or not names:
+        known = ", ".join(RECOMPUTE_MODULES)
+        got = ", ".join(unknown) if unknown else "none"
+        raise ValueError(f"recompute_modules must be some of {known}, got {got}"[:240])
+    return tuple(m for m in RECOMPUTE_MODULES if m in names)
+
+
+def modules_mask(modules: tuple[str, ...]) -> int:
+    """The kernel's bit mask of `modules` (bit i: RECOMPUTE_MODULES[i])."""
+    return sum(1 << i for i, m in enumerate(RECOMPUTE_MODULES) if m in modules)
 
 
 def check_attention(value: object) -> str:
@@ -265,8 +295,9 @@ class TrainRun(WithAssumptions):
 @dataclass(frozen=True, slots=True)
 class TrainLayout(Fields):
     """How a run splits its GPUs: tp × pp (× vp virtual stages) × cp × dp, ep out of dp·cp;
-    micro-batches of `micro_batch_size` sequences; a ZeRO stage and a recomputation mode; the
-    layers of the first and the last pipeline stage (Megatron-LM's
+    micro-batches of `micro_batch_size` sequences; a ZeRO stage and a recomputation mode (with
+    selective, the modules it runs again: Megatron-Core's --recompute-modules); the layers of
+    the first and the last pipeline stage (Megatron-LM's
     --decoder-first/last-pipeline-num-layers; None: balanced, the ends short first)."""
 
     tp: int = 1
@@ -279,6 +310,7 @@ class TrainLayout(Fields):
     recompute: str = "none"
     first_stage_layers: int | None = None
     last_stage_layers: int | None = None
+    recompute_modules: tuple[str, ...] = DEFAULT_RECOMPUTE_MODULES
 
     ARG: ClassVar[str] = "layout"
 
@@ -290,12 +322,20 @@ class TrainLayout(Fields):
                 object.__setattr__(self, name, check_count(getattr(self, name), name))
         object.__setattr__(self, "zero", check_zero(self.zero))
         object.__setattr__(self, "recompute", check_recompute(self.recompute))
+        modules = check_recompute_modules(self.recompute_modules)
+        if self.recompute != "selective" and modules != DEFAULT_RECOMPUTE_MODULES:
+            raise ValueError(
+                "recompute_modules applies to recompute selective (Megatron-Core's "
+                f"--recompute-granularity selective), not {self.recompute}"
+            )
+        object.__setattr__(self, "recompute_modules", modules)
 
 
 @dataclass(frozen=True, slots=True)
 class LayoutSpace(Fields):
     """The layouts `train_search` tries: every combination of the values of each field (one or
-    several, sorted; None: the search's defaults, every ZeRO stage, every recomputation mode)."""
+    several, sorted; None: the search's defaults, every ZeRO stage, every recomputation mode);
+    `recompute_modules`, one set, is what its selective layouts run again."""
 
     tp: tuple[int, ...] | None = None
     pp: tuple[int, ...] | None = None
@@ -305,6 +345,7 @@ class LayoutSpace(Fields):
     micro_batch_size: tuple[int, ...] | None = None
     zero: tuple[int, ...] | None = None
     recompute: tuple[str, ...] | None = None
+    recompute_modules: tuple[str, ...] = DEFAULT_RECOMPUTE_MODULES
 
     ARG: ClassVar[str] = "space"
 
@@ -319,6 +360,8 @@ class LayoutSpace(Fields):
         if self.recompute is not None:
             modes = {check_recompute(r) for r in as_list(self.recompute, "recompute")}
             object.__setattr__(self, "recompute", tuple(m for m in RECOMPUTE if m in modes))
+        modules = check_recompute_modules(self.recompute_modules)
+        object.__setattr__(self, "recompute_modules", modules)
 
 
 @dataclass(frozen=True, slots=True)

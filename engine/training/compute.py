@@ -60,6 +60,13 @@ class PassTimes(NamedTuple):
     first_bwd: np.ndarray
     last_fwd: np.ndarray
     last_bwd: np.ndarray
+    # the forward seconds of a mean layer's parts that selective recomputation modules run again
+    norm_fwd: np.ndarray  # layernorm: the layer's norms
+    up_fwd: np.ndarray  # mla_up_proj: MLA's up-projection GEMMs
+    act_fwd: np.ndarray  # moe_act: the routed experts' activation function (memory-bound)
+    mlp_fwd: np.ndarray  # mlp: the dense MLP (and its fp8 casts)
+    moe_fwd: np.ndarray  # moe: router, routed and shared experts (and their fp8 casts)
+    shared_fwd: np.ndarray  # shared_experts: the shared experts (and their fp8 casts)
 
 
 class PassOp(NamedTuple):
@@ -210,6 +217,7 @@ def pass_times(
     """
     zero = np.zeros(np.shape(tokens))
     acc = {k: zero for k in PassTimes._fields}
+    acc["up_fwd"] = tokens * up_projection_flops(s, lay.tp) / rate_of["gemm"] + zero
     for p in pass_ops(
         s=s,
         lay=lay,
@@ -229,11 +237,41 @@ def pass_times(
             if op.cls == "attention":
                 acc["attn_fwd"] = acc["attn_fwd"] + share * t
                 acc["attn_bwd"] = acc["attn_bwd"] + share * t_back
+            for f in _module_fields(op.name):
+                acc[f] = acc[f] + share * t
+            if op.name == "routed_experts":  # reads the gate and up, writes the activation:
+                # ffn_matrices·width·2 bytes per routed pair, pairs = FLOPs / (2·m·h·width)
+                acc["act_fwd"] = acc["act_fwd"] + share * op.flop * lay.act_bytes / (
+                    2.0 * s.hidden * bandwidth
+                )
         else:
             end = "first" if op.name == "embedding" else "last"
             acc[f"{end}_fwd"] = acc[f"{end}_fwd"] + t
             acc[f"{end}_bwd"] = acc[f"{end}_bwd"] + t_back
     return PassTimes(**acc)
+
+
+# The operators (and their fp8 casts) each selective recompute module runs again: PassTimes field
+MODULE_OPS = {
+    "norm_fwd": ("norm",),
+    "mlp_fwd": ("mlp",),
+    "moe_fwd": ("router", "routed_experts", "shared_experts"),
+    "shared_fwd": ("shared_experts",),
+}
+
+
+def _module_fields(name: str) -> list[str]:
+    """The PassTimes fields an operator named `name` (or its fp8 cast) adds its forward to."""
+    base = name.removesuffix("_fp8_cast")
+    return [f for f, ops in MODULE_OPS.items() if base in ops]
+
+
+def up_projection_flops(s: Shapes, tp) -> object:
+    """FLOPs per token of MLA's up-projections on one device: the query's from its latent (when
+    the query is compressed) and the keys' and values' from theirs (0 without MLA)."""
+    q = np.where(s.q_rank > 0, s.q_rank * s.heads * s.qk_dim, 0.0)
+    kv = s.kv_rank * s.heads * (s.nope_dim + s.v_dim)
+    return np.where(s.mla, 2.0 * (q + kv) / tp, 0.0)
 
 
 class TokenFlops(NamedTuple):
@@ -243,6 +281,10 @@ class TokenFlops(NamedTuple):
     model: object  # 6·N + 6·Σ_layers H·(d_qk + d_v)·keys: forward and backward
     recompute_full: object  # the layers' forward again: 2·(N − head) + attention forward
     recompute_selective: object  # the attention core's forward again
+    recompute_up: object  # MLA's up-projections again (mla_up_proj)
+    recompute_mlp: object  # the dense MLPs again (mlp)
+    recompute_moe: object  # the MoE layers' router, routed and shared experts again (moe)
+    recompute_shared: object  # the shared experts again (shared_experts)
 
 
 def token_flops(s: Shapes, seq) -> TokenFlops:
@@ -251,6 +293,7 @@ def token_flops(s: Shapes, seq) -> TokenFlops:
         tp=1.0, pp=1.0, weight_bytes=1.0, kv_bytes=1.0, act_bytes=1.0
     )  # FLOPs do not depend on bytes: one device, no split
     matmul = head = attention = 0.0
+    parts = dict.fromkeys(MODULE_OPS, 0.0)
     for op in templates(s=s, lay=lay, xp=np, phase="prefill"):
         if op.cls == "attention":  # whole-sequence attention (PaLM), window-capped
             attention = attention + op.count * op.flop_per_key * np.minimum(op.window, seq)
@@ -258,9 +301,15 @@ def token_flops(s: Shapes, seq) -> TokenFlops:
             per_token = op.count * (op.flop_per_token + op.flop_per_seq)
             matmul = matmul + per_token
             head = head + (per_token if op.layers == "once" else 0.0)
+            for f in _module_fields(op.name):
+                parts[f] = parts[f] + per_token
     return TokenFlops(
         matmul_params=matmul / 2.0,
         model=3.0 * (matmul + attention),
         recompute_full=matmul - head + attention,
         recompute_selective=attention,
+        recompute_up=s.layers * up_projection_flops(s, 1.0),
+        recompute_mlp=parts["mlp_fwd"],
+        recompute_moe=parts["moe_fwd"],
+        recompute_shared=parts["shared_fwd"],
     )

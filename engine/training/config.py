@@ -20,6 +20,7 @@ import numpy as np
 
 from engine.catalog.shapes import Shapes
 from engine.report.messages import MessageKind
+from engine.scenarios.training import RECOMPUTE_MODULES
 from engine.training.stages import layout_ok
 
 # Reason codes (0: valid): REASONS[code] is the rule the configuration breaks.
@@ -60,6 +61,12 @@ REASONS = (
         "first_stage_layers and last_stage_layers need pp > 1 and must leave every other stage "
         "a layer (with pp 2 they add up to the layers)",
     ),
+    MessageKind(
+        "recompute_module_not_in_model",
+        "a recompute module names a part this model lacks (mla_up_proj: multi-head latent "
+        "attention; moe and moe_act: routed experts; shared_experts: shared experts; mlp: a "
+        "dense MLP layer)",
+    ),
     MessageKind("does_not_fit_in_memory", "does not fit in memory"),
 )
 DOES_NOT_FIT = len(REASONS) - 1
@@ -67,7 +74,8 @@ DOES_NOT_FIT = len(REASONS) - 1
 
 class Config(NamedTuple):
     """Configurations as float64 arrays of one length (counts; zero the ZeRO stage; recompute
-    the index in engine/scenarios/training.py RECOMPUTE)."""
+    the index in engine/scenarios/training.py RECOMPUTE, and what selective recomputation runs
+    again a bit mask of its RECOMPUTE_MODULES)."""
 
     gpus: np.ndarray
     tp: np.ndarray
@@ -82,6 +90,7 @@ class Config(NamedTuple):
     recompute: np.ndarray
     first_layers: np.ndarray  # layers given for the first stage (0: balanced)
     last_layers: np.ndarray  # and for the last
+    recompute_modules: np.ndarray  # bit i: RECOMPUTE_MODULES[i] (selective only; 1: core_attn)
 
     @property
     def dp(self) -> np.ndarray:
@@ -93,6 +102,11 @@ class Config(NamedTuple):
         """m, micro-batches per replica per step: B / (dp·b)."""
         return self.global_batch / (self.dp * self.micro_batch)
 
+    def runs_again(self, module: str) -> np.ndarray:
+        """Whether selective recomputation runs `module` again (bool per configuration)."""
+        bit = float(1 << RECOMPUTE_MODULES.index(module))
+        return (self.recompute == 1) & (np.mod(np.floor(self.recompute_modules / bit), 2) == 1)
+
     @property
     def virtual(self) -> np.ndarray:
         """Virtual stages per pipeline stage that count: vp with pp > 1, else 1."""
@@ -101,8 +115,8 @@ class Config(NamedTuple):
 
 def make_config(**columns) -> Config:
     """A Config from numbers or arrays (broadcast to one length); the end stages' layers
-    default to 0 (balanced)."""
-    columns = {"first_layers": 0.0, "last_layers": 0.0} | columns
+    default to 0 (balanced), the recompute modules to core_attn (Megatron-Core's default)."""
+    columns = {"first_layers": 0.0, "last_layers": 0.0, "recompute_modules": 1.0} | columns
     arrays = np.broadcast_arrays(
         *(np.atleast_1d(np.asarray(columns[f], dtype=float)) for f in Config._fields)
     )
@@ -112,6 +126,40 @@ def make_config(**columns) -> Config:
 def _whole_ratio(a, b) -> np.ndarray:
     """a / b is a whole number (exactly, for the integer-valued floats used here)."""
     return np.mod(a, b) == 0
+
+
+# What each recompute module needs the model to have (the others apply to every model)
+MODULE_NEEDS = {
+    "mla_up_proj": "multi-head latent attention",
+    "moe": "routed experts",
+    "moe_act": "routed experts",
+    "shared_experts": "shared experts",
+    "mlp": "a dense MLP layer",
+}
+
+
+def _lacks(s: Shapes) -> dict:
+    """Per module of MODULE_NEEDS: whether the model (each row of `s`) lacks its part."""
+    no_moe = np.asarray(s.moe_layers) == 0
+    return {
+        "mla_up_proj": ~np.asarray(s.mla, dtype=bool),
+        "moe": no_moe,
+        "moe_act": no_moe,
+        "shared_experts": no_moe | (np.asarray(s.shared_experts) == 0),
+        "mlp": np.asarray(s.dense_layers) == 0,
+    }
+
+
+def missing_modules(modules: tuple[str, ...], s: Shapes) -> list[str]:
+    """ "module (needs ...)" for each of `modules` whose part the model `s` lacks."""
+    lacks = _lacks(s)
+    return [f"{m} needs {MODULE_NEEDS[m]}" for m in modules if m in lacks and np.any(lacks[m])]
+
+
+def _module_missing(c: Config, s: Shapes) -> np.ndarray:
+    """A selective recompute module whose part the model lacks."""
+    lacks = _lacks(s)
+    return np.logical_or.reduce([c.runs_again(m) & gone for m, gone in lacks.items()])
 
 
 def reason_codes(c: Config, s: Shapes, per_node=np.inf, has_network=True) -> np.ndarray:
@@ -143,5 +191,6 @@ def reason_codes(c: Config, s: Shapes, per_node=np.inf, has_network=True) -> np.
         (c.ep > 1) & ~ep_ok,
         (c.zero >= 2) & (c.pp > 1),
         ~stages_ok,
+        _module_missing(c, s),
     ]
     return np.select(broken, np.arange(1, len(broken) + 1), 0)

@@ -116,16 +116,25 @@ def _layer_comm(
     fwd = _tp_exposed(per_pass, gemm=pt.layer_fwd - pt.attn_fwd, tp=c.tp, overlap=tp_overlap)
     bwd = _tp_exposed(per_pass, gemm=pt.layer_bwd - pt.attn_bwd, tp=c.tp, overlap=tp_overlap)
     tp = (passes - 1.0) * fwd + bwd  # forward, backward, and a full recomputation's forward
+    # a recomputed MLP or MoE block gathers its input and scatters its output again: the MLP's
+    # half of a pass's collectives
+    mlp_again = (
+        s.dense_layers * c.runs_again("mlp") + s.moe_layers * c.runs_again("moe")
+    ) / s.layers
+    tp = tp + 0.5 * mlp_again * fwd
     kv_block = tokens * kv_bytes_per_token_layer(s=s, kv_bytes=ACT_BYTES, tp=c.tp, xp=np)[1]
     bw, lat = link_for(links, c.tp * c.cp)
     ring = (c.cp - 1.0) * send_s(kv_block, bw, lat)  # every KV block visits every rank
-    again = np.where(c.recompute >= 1, 1.0, 0.0)  # recomputed attention needs the blocks again
+    # recomputed attention needs the blocks again
+    again = np.where((c.recompute == 2) | c.runs_again("core_attn"), 1.0, 0.0)
     cp = (1.0 + again) * _exposed(ring, pt.attn_fwd) + _exposed(2.0 * ring, pt.attn_bwd)
     routed = imbalance * tokens / c.tp * s.experts_per_token * s.hidden * ACT_BYTES
     moe_share = s.moe_layers / s.layers
     a2a = group_all_to_all(links=links, nbytes=routed, devices=c.ep, stride=c.tp * c.cp)
-    ep = moe_share * 2.0 * passes * a2a  # dispatch + combine
-    again = np.where(c.recompute == 2, pt.layer_fwd, 0.0)  # full recomputation's forward
+    moe_again = c.runs_again("moe")  # a recomputed MoE layer dispatches and combines again
+    ep = moe_share * 2.0 * (passes + moe_again) * a2a  # dispatch + combine
+    # a full recomputation's forward, or the recomputed MoE layer's
+    again = np.select([c.recompute == 2, moe_again], [pt.layer_fwd, pt.moe_fwd], 0.0)
     ep = _exposed(ep, overlap * (pt.layer_fwd + pt.layer_bwd + again))
     return {"tp": tp, "cp": cp, "ep": np.where(c.ep > 1, ep, 0.0)}
 
@@ -186,6 +195,23 @@ def _layout(c: Config, weight_bytes: float, a) -> Layout:
     )
 
 
+def recompute_s(c: Config, pt: PassTimes) -> np.ndarray:
+    """Seconds per micro-batch and mean layer that recomputation runs again: full, the layer's
+    forward; selective, the forward of each of its modules (moe includes moe_act's activation
+    and the shared experts)."""
+    moe = c.runs_again("moe")
+    selective = (
+        c.runs_again("core_attn") * pt.attn_fwd
+        + c.runs_again("layernorm") * pt.norm_fwd
+        + c.runs_again("mla_up_proj") * pt.up_fwd
+        + c.runs_again("mlp") * pt.mlp_fwd
+        + moe * pt.moe_fwd
+        + (c.runs_again("moe_act") & ~moe) * pt.act_fwd
+        + (c.runs_again("shared_experts") & ~moe) * pt.shared_fwd
+    )
+    return np.select([c.recompute == 2, c.recompute == 1], [pt.layer_fwd, selective], 0.0)
+
+
 def evaluate(
     s: Shapes, c: Config, dev: Device, links: Links, eta: Efficiencies, a, num: Numerics
 ) -> dict:
@@ -214,7 +240,7 @@ def evaluate(
         attention_backward=a.attention_backward_factor,
         num=num,
     )
-    recompute = np.select([c.recompute == 2, c.recompute == 1], [pt.layer_fwd, pt.attn_fwd], 0.0)
+    recompute = recompute_s(c, pt)
     passes = 2.0 + (c.recompute == 2)
     comm = _layer_comm(
         s=s,
@@ -287,6 +313,19 @@ def evaluate(
     )
 
 
+def _rebuilt(c: Config, flops) -> np.ndarray:
+    """Matrix-product FLOPs per token that selective recomputation runs again (the norms' and
+    the activation's elementwise work is not counted, as in model FLOPs)."""
+    moe = c.runs_again("moe")
+    return (
+        c.runs_again("core_attn") * flops.recompute_selective
+        + c.runs_again("mla_up_proj") * flops.recompute_up
+        + c.runs_again("mlp") * flops.recompute_mlp
+        + moe * flops.recompute_moe
+        + (c.runs_again("shared_experts") & ~moe) * flops.recompute_shared
+    )
+
+
 def _metrics(
     s: Shapes,
     c: Config,
@@ -301,7 +340,7 @@ def _metrics(
     """Throughput, FLOPs, utilisation and memory from the step and its parts."""
     flops = token_flops(s, c.seq_len)
     rebuilt = np.select(
-        [c.recompute == 2, c.recompute == 1], [flops.recompute_full, flops.recompute_selective], 0.0
+        [c.recompute == 2, c.recompute == 1], [flops.recompute_full, _rebuilt(c, flops)], 0.0
     )
     tokens_per_s = c.global_batch * c.seq_len / step
     per_gpu = tokens_per_s / c.gpus

@@ -112,18 +112,31 @@ def params_on_device(s: Shapes, tp, pp, ep, stages: StageLayers | None = None) -
     return dense, experts
 
 
-def activation_bytes_per_token(s: Shapes, seq) -> tuple:
-    """(bytes a layer keeps per token without the scores, the scores' bytes per token), mean
-    over the layers, before any parallel split (Korthikanti et al. 2022)."""
+def activation_bytes_per_token(s: Shapes, seq, c: Config | None = None) -> tuple:
+    """(bytes a mean layer keeps per token without the scores, the scores' bytes per token),
+    before any parallel split (Korthikanti et al. 2022); with `c`, less what each
+    configuration's selective recomputation modules rebuild in the backward pass instead."""
     h, H, d, dv = s.hidden, s.heads, s.qk_dim, s.v_dim
+    again = (lambda m: c.runs_again(m)) if c is not None else (lambda m: False)
     kv = np.where(s.mla, H, s.kv_heads)  # MLA: decompressed per-head keys and values
-    attention = 2 * h + 2 * (H + kv) * d + 2 * kv * dv + 2 * H * dv + h
+    qkv = np.where(again("mla_up_proj"), 0.0, 2 * (H + kv) * d + 2 * kv * dv)
+    latents = np.where(s.mla, 2 * (s.q_rank + s.kv_rank + s.rope_dim), 0.0)  # up-proj inputs
+    norm_out = np.where(again("layernorm"), 0.0, 2 * h)  # attention's first GEMM's input
+    attention = norm_out + qkv + latents + 2 * H * dv + h
     widths = 2 * (s.ffn_matrices - 1.0)
-    dense = 2 * h + widths * s.ffn + 2 * s.ffn + h
-    expert = 2 * h + widths * s.expert_ffn + 2 * s.expert_ffn
-    moe = 2 * h + (s.experts_per_token + s.shared_experts) * expert + h
+    act_out = np.where(again("moe_act"), 0.0, 2 * s.expert_ffn)  # the routed experts' only
+    routed = 2 * h + widths * s.expert_ffn + act_out
+    shared = np.where(
+        again("shared_experts"), 0.0, 2 * h + widths * s.expert_ffn + 2 * s.expert_ffn
+    )
+    moe_body = s.experts_per_token * routed + s.shared_experts * shared + h
+    moe_in = np.where(again("layernorm") & ~again("moe"), 0.0, 2 * h)
+    moe = moe_in + np.where(again("moe"), 0.0, moe_body)
+    dense_in = np.where(again("layernorm") & ~again("mlp"), 0.0, 2 * h)
+    dense = dense_in + np.where(again("mlp"), 0.0, widths * s.ffn + 2 * s.ffn + h)
     mlp = (s.dense_layers * dense + s.moe_layers * moe) / s.layers
-    return attention + mlp + s.norms_per_layer * 2 * h, SCORE_BYTES * H * seq
+    kept = attention + mlp + s.norms_per_layer * 2 * h
+    return kept, SCORE_BYTES * H * seq
 
 
 def _stage_memory(c: Config, s: Shapes, params: tuple, layers, chunks, num: Numerics):
@@ -137,12 +150,16 @@ def _stage_memory(c: Config, s: Shapes, params: tuple, layers, chunks, num: Nume
         shard = dense / group + experts / (group / c.ep)
         return bytes_per_param * np.where(sharded, shard, whole)
 
-    base, scores = activation_bytes_per_token(s, c.seq_len)
+    whole, scores = activation_bytes_per_token(s, c.seq_len)
+    base, _ = activation_bytes_per_token(s, c.seq_len, c)  # selective: its modules rebuilt
     scores = scores if num.unfused else 0.0
     tokens = c.micro_batch * c.seq_len / c.cp
-    kept = np.select([c.recompute == 0, c.recompute == 1], [base + scores, base], 2.0 * s.hidden)
+    selective = base + np.where(c.runs_again("core_attn"), 0.0, scores)
+    kept = np.select(
+        [c.recompute == 0, c.recompute == 1], [whole + scores, selective], 2.0 * s.hidden
+    )
     per_layer = tokens * kept / c.tp
-    rebuilt = np.where((c.recompute == 2) & (layers > 0), tokens * (base + scores) / c.tp, 0.0)
+    rebuilt = np.where((c.recompute == 2) & (layers > 0), tokens * (whole + scores) / c.tp, 0.0)
     return MemoryTerms(
         weights=held(num.param_bytes, c.zero >= 3),
         gradients=held(GRADIENT_BYTES, c.zero >= 2),

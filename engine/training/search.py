@@ -27,6 +27,7 @@ from engine.scenarios.training import (
     ZERO_STAGES,
     LayoutSpace,
     TrainRun,
+    modules_mask,
 )
 from engine.training.config import DOES_NOT_FIT, REASONS, Config, make_config
 from engine.training.ground import ceiling_for
@@ -87,7 +88,8 @@ def train_search(
             fields as keywords, as `train` takes them; `gpus` a GPU count or several.
         space: a LayoutSpace, or its fields as keywords: tp, pp, cp, vp, ep,
             micro_batch_size, zero, recompute, each the values to try (a value or a list);
-            None: `default_candidates`, every ZeRO stage, every recomputation mode.
+            None: `default_candidates`, every ZeRO stage, every recomputation mode; and
+            recompute_modules, what the selective layouts run again (default core_attn).
         rank_by: tokens_per_s (highest first), mfu, or cost (cost_to_train_usd, lowest first;
             needs a price).
         include_rejected: also return the rejected configurations after the ranked ones.
@@ -107,7 +109,9 @@ def train_search(
     st = setup(run)
     cfg = _candidates(st=st, run=run, space=space or LayoutSpace())
     t = step(st=st, cfg=cfg)
-    df = pd.DataFrame(_columns(st=st, run=run, cfg=cfg, t=t))
+    space = space or LayoutSpace()
+    modules = ",".join(space.recompute_modules)
+    df = pd.DataFrame(_columns(st=st, run=run, cfg=cfg, t=t, modules=modules))
     return _ranked(df, rank_by, include_rejected)
 
 
@@ -142,10 +146,11 @@ def _candidates(st: Setup, run: TrainRun, space: LayoutSpace) -> Config:
         seq_len=run.seq_len,
         zero=col["zero"],
         recompute=col["recompute"],
+        recompute_modules=modules_mask(space.recompute_modules),
     )
 
 
-def _columns(st: Setup, run: TrainRun, cfg: Config, t: dict) -> dict:
+def _columns(st: Setup, run: TrainRun, cfg: Config, t: dict, modules: str) -> dict:
     """The frame's columns, in `train`'s key order, from the kernel's arrays."""
     import pandas as pd
 
@@ -169,6 +174,9 @@ def _columns(st: Setup, run: TrainRun, cfg: Config, t: dict) -> dict:
         "fp8_param_gather": st.fp8_param_gather,
         "peak_precision": st.peak_precision,
         "recompute": pd.Categorical.from_codes(cfg.recompute.astype(int), RECOMPUTE),
+        "recompute_modules": pd.Categorical.from_codes(
+            np.where(cfg.recompute == 1, 0, -1).astype(np.int8), [modules]
+        ),
         "zero": cfg.zero.astype(int),
         "attention": run.attention,
         "profile": st.profile,

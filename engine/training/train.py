@@ -15,8 +15,8 @@ from engine.report.messages import MessageKind
 from engine.report.result import Result
 from engine.scenarios.bind import bind
 from engine.scenarios.deployment import HardwareRef, ModelRef
-from engine.scenarios.training import RECOMPUTE, TrainLayout, TrainRun
-from engine.training.config import DOES_NOT_FIT, REASONS, Config, make_config
+from engine.scenarios.training import RECOMPUTE, TrainLayout, TrainRun, modules_mask
+from engine.training.config import DOES_NOT_FIT, REASONS, Config, make_config, missing_modules
 from engine.training.ground import ceiling_for, ceiling_messages
 from engine.training.report import budget, warnings_for
 from engine.training.setup import Setup, setup, step
@@ -47,6 +47,7 @@ ID_KEYS = (
     "fp8_param_gather",
     "peak_precision",
     "recompute",
+    "recompute_modules",
     "zero",
     "attention",
     "profile",
@@ -140,9 +141,12 @@ def train(
             sequence parallelism, pipeline, context, virtual stages per pipeline stage for
             interleaved 1F1B, expert parallelism for MoE), micro_batch_size (b sequences),
             zero (0: gradients all-reduced, Megatron-LM's default; 1, 2 or 3: the ZeRO stage),
-            recompute (none, Megatron-LM's default; selective: the attention core; full) and
-            first_stage_layers, last_stage_layers (the end stages' layers; None: balanced,
-            the end stages one short first when pp does not divide the layers).
+            recompute (none, Megatron-LM's default; selective: the attention core; full),
+            recompute_modules (what selective runs again, Megatron-Core's --recompute-modules:
+            core_attn, its default, moe_act, layernorm, mla_up_proj, mlp, moe,
+            shared_experts) and first_stage_layers, last_stage_layers (the end stages'
+            layers; None: balanced, the end stages one short first when pp does not divide
+            the layers).
             None: every degree 1, ZeRO 0, no recomputation.
 
     Raises:
@@ -156,6 +160,10 @@ def train(
     gpus = run.one_cluster()
     layout = layout or TrainLayout()
     st = setup(run)
+    selective = layout.recompute == "selective"
+    missing = missing_modules(layout.recompute_modules, st.s) if selective else []
+    if missing:
+        raise ValueError(f"recompute_modules: {'; '.join(missing)}, which {st.name} lacks")
     cfg = config(run=run, layout=layout, gpus=gpus)
     t = {k: v[0] for k, v in step(st=st, cfg=cfg).items()}
     code = int(t["reason_code"])
@@ -179,9 +187,16 @@ def config(run: TrainRun, layout: TrainLayout, gpus: int) -> Config:
         seq_len=run.seq_len,
         zero=layout.zero,
         recompute=RECOMPUTE.index(layout.recompute),
+        recompute_modules=modules_mask(layout.recompute_modules),
         first_layers=layout.first_stage_layers or 0,
         last_layers=layout.last_stage_layers or 0,
     )
+
+
+def modules_text(layout: TrainLayout) -> str | None:
+    """The selective recomputation's modules as one comma-separated string (None: not
+    selective), as the CLI's JSON and CSV and the search's column give them."""
+    return ",".join(layout.recompute_modules) if layout.recompute == "selective" else None
 
 
 def _echo(run: TrainRun, layout: TrainLayout, gpus: int) -> str:
@@ -222,6 +237,7 @@ def _result(st: Setup, run: TrainRun, layout: TrainLayout, t: dict, gpus: int) -
         st.fp8_param_gather,
         st.peak_precision,
         layout.recompute,
+        modules_text(layout),
         layout.zero,
         run.attention,
         st.profile,

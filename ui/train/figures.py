@@ -44,14 +44,18 @@ LIMIT_COLOR = "#d62728"
 
 def config_text(r: Mapping) -> str:
     """'tp 8 · pp 4 · cp 1 · vp 5 · ep 1 · dp 2 · micro-batch 1 · ZeRO 1 · selective
-    recomputation', in the reader's language."""
+    recomputation (core_attn, moe_act)', in the reader's language."""
     parts = [f"{k} {int(r[k])}" for k in ("tp", "pp", "cp", "vp", "ep", "dp")]
+    recompute = _(RECOMPUTE_WORDS[str(r["recompute"])])
+    modules = r.get("recompute_modules")  # Megatron-Core's names, a selective row's
+    if isinstance(modules, str):
+        recompute = f"{recompute} ({modules.replace(',', ', ')})"
     return " · ".join(
         [
             *parts,
             _("micro-batch {n}").format(n=int(r["micro_batch_size"])),
             f"ZeRO {int(r['zero'])}",
-            _(RECOMPUTE_WORDS[str(r["recompute"])]),
+            recompute,
         ]
     )
 

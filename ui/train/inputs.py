@@ -16,6 +16,7 @@ from ui.train.link import (
     DIMENSIONS,
     GPT_ID,
     GPT_NAME,
+    MODULE_WORDS,
     PRECISIONS,
     RANKS,
     RECIPE_WORDS,
@@ -167,8 +168,21 @@ def search_inputs(link: Link) -> dict:
             key=link.key("recompute"),
             format_func=lambda m: _(RECOMPUTE_LABELS[m]),
         )
+        each = "; ".join(f"`{m}`: {_(w)}" for m, w in MODULE_WORDS.items())
+        modules = st.multiselect(
+            _("Selective recomputation runs again"),
+            engine.RECOMPUTE_MODULES,
+            key=link.key("recompute_modules"),
+            help=_(
+                "Megatron-Core's `--recompute-modules`, for the selective layouts: each module's "
+                "activations are rebuilt in the backward pass instead of kept (none chosen: "
+                "`core_attn`, its default). A module the model lacks (`mla_up_proj` without "
+                "MLA, `moe` without experts) refuses the selective layouts. {each}."
+            ).format(each=each),
+        )
     dims["zero"] = [int(z) for z in zero] or [0]
     dims["recompute"] = list(modes) or ["none"]
+    dims["recompute_modules"] = tuple(modules) or ("core_attn",)
     return dims
 
 

@@ -5,15 +5,16 @@ with `model_config=`, or `gpt` with `gpt_shape=L,H,A[,V]`: layers, hidden, heads
 vocabulary of a Megatron/GPT-3-style model), hardware, gpus, global_batch_size, seq_len,
 precision (bf16, fp16, fp8), fp8_recipe (delayed, current, blockwise, mxfp8) and
 fp8_param_gather (on: the weights kept and all-gathered in fp8), both read with precision fp8
-only, attention (flash, unfused), profile (a training profile); the
-search's values to try: tp, pp, cp, vp, ep, micro_batch_size (comma lists or ranges), zero and
-recompute (lists); rank_by (tokens_per_s, mfu, cost), token_budget (tokens), price_per_gpu_hour
-(USD; absent: the catalogue's list price); gpus_curve (the GPU counts of the scaling curves),
-rejected (on: list the rejected configurations too), pick (the rank of the configuration shown
-in detail); the footprint section's grid, carbon_g_per_kwh, pue, wue_l_per_kwh,
-carbon_price, unit_price_usd, years, infrastructure_multiplier, maintenance_per_year and
-electricity_usd_per_kwh (ui/widgets/footprint.py); custom_hw, custom_model. Model: docs/model.md,
-"Training step".
+only, attention (flash, unfused), profile (a training profile); the search's values to try:
+tp, pp, cp, vp, ep, micro_batch_size (comma lists or ranges), zero and recompute (lists), and
+recompute_modules (what the selective layouts run again: a list of Megatron-Core's
+--recompute-modules, default core_attn); rank_by (tokens_per_s, mfu, cost), token_budget
+(tokens), price_per_gpu_hour (USD; absent: the catalogue's list price); gpus_curve (the GPU
+counts of the scaling curves), rejected (on: list the rejected configurations too), pick (the
+rank of the configuration shown in detail); the footprint section's grid, carbon_g_per_kwh,
+pue, wue_l_per_kwh, carbon_price, unit_price_usd, years, infrastructure_multiplier,
+maintenance_per_year and electricity_usd_per_kwh (ui/widgets/footprint.py); custom_hw,
+custom_model. Model: docs/model.md, "Training step".
 """
 
 from __future__ import annotations
@@ -55,6 +56,15 @@ RECOMPUTE_WORDS = {  # a configuration's recomputation, as shown
     "none": N_("no recomputation"),
     "selective": N_("selective recomputation"),
     "full": N_("full recomputation"),
+}
+MODULE_WORDS = {  # engine.RECOMPUTE_MODULES (Megatron-Core's names): what each runs again
+    "core_attn": N_("the attention core"),
+    "moe_act": N_("the routed experts' activation"),
+    "layernorm": N_("the norms before attention and the MLP"),
+    "mla_up_proj": N_("MLA's up-projections (DeepSeek)"),
+    "mlp": N_("the dense MLP"),
+    "moe": N_("the whole MoE layer, its all-to-alls too"),
+    "shared_experts": N_("the shared experts"),
 }
 ZERO = ("0", "1", "2", "3")
 RANKS = {"tokens_per_s": N_("tokens/s (highest first)"), "mfu": N_("MFU (highest first)")}
@@ -185,6 +195,12 @@ def declare(cat: engine.Catalog) -> Link:
                 read=listing(choice(RECOMPUTE), max_items=3),
                 write=write_list,
                 default=[*RECOMPUTE],
+            ),
+            Param(
+                name="recompute_modules",
+                read=listing(choice(engine.RECOMPUTE_MODULES), max_items=7),
+                write=write_list,
+                default=["core_attn"],
             ),
             Param("rank_by", choice(tuple(RANKS)), default="tokens_per_s"),
             Param(name="token_budget", read=number(1.0, 1e17), write=write_number, default=1e12),

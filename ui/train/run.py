@@ -60,7 +60,7 @@ SEARCHES = memo.Shared(
 
 def configurations(dims: dict, curve: list[int]) -> tuple[int, int]:
     """(configurations in the search, in the scaling curves): the products of the values."""
-    each = math.prod(len(v) for v in dims.values())
+    each = math.prod(len(v) for k, v in dims.items() if k in DIMENSIONS)
     return each, each * len(curve)
 
 
@@ -69,7 +69,7 @@ def refusal(dims: dict, curve: list[int]) -> str | None:
     search, scaling = configurations(dims, curve)
     if search + scaling <= BUDGET_CONFIGS:
         return None
-    counts = " × ".join(f"{len(v)} {k}" for k, v in dims.items())
+    counts = " × ".join(f"{len(v)} {k}" for k, v in dims.items() if k in DIMENSIONS)
     return _(
         "These searches would evaluate {total} configurations ({counts} = {search}, once for "
         "the search and once for each of the {curve} GPU counts of the scaling curves), more "
@@ -123,7 +123,9 @@ def pick(df: pd.DataFrame, rank: int) -> tuple[pd.Series | None, bool]:
 def config_of(row: pd.Series) -> dict:
     """A search row's configuration as `engine.train`'s keywords."""
     out = {k: int(row[k]) for k in CONFIG_KEYS if k != "recompute"}
-    return out | {"recompute": str(row["recompute"])}
+    modules = row.get("recompute_modules")  # a selective row's, as the search wrote them
+    given = {} if not isinstance(modules, str) else {"recompute_modules": modules.split(",")}
+    return out | {"recompute": str(row["recompute"])} | given
 
 
 def layout_of(row: pd.Series) -> engine.TrainLayout:
