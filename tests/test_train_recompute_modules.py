@@ -125,6 +125,10 @@ def test_modules_need_selective_and_known_names():
     assert engine.TrainLayout(
         recompute="selective", recompute_modules="moe, core_attn"
     ).recompute_modules == ("core_attn", "moe")  # Megatron-Core's order, one each
+    with pytest.raises(
+        ValueError, match=r"which this search does not try \(recompute none, full\)"
+    ):
+        engine.LayoutSpace(recompute=["full", "none"], recompute_modules=("moe",))
 
 
 def test_a_module_the_model_lacks_is_refused():

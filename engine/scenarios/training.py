@@ -361,6 +361,12 @@ class LayoutSpace(Fields):
             modes = {check_recompute(r) for r in as_list(self.recompute, "recompute")}
             object.__setattr__(self, "recompute", tuple(m for m in RECOMPUTE if m in modes))
         modules = check_recompute_modules(self.recompute_modules)
+        tried = RECOMPUTE if self.recompute is None else self.recompute
+        if "selective" not in tried and modules != DEFAULT_RECOMPUTE_MODULES:
+            raise ValueError(
+                "recompute_modules applies to recompute selective, which this search does not "
+                f"try (recompute {', '.join(tried)})"
+            )
         object.__setattr__(self, "recompute_modules", modules)
 
 

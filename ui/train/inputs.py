@@ -182,7 +182,8 @@ def search_inputs(link: Link) -> dict:
         )
     dims["zero"] = [int(z) for z in zero] or [0]
     dims["recompute"] = list(modes) or ["none"]
-    dims["recompute_modules"] = tuple(modules) or ("core_attn",)
+    selective = "selective" in dims["recompute"]  # the modules apply to those layouts only
+    dims["recompute_modules"] = (tuple(modules) if selective else ()) or ("core_attn",)
     return dims
 
 
