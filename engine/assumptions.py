@@ -374,6 +374,25 @@ REGISTRY: tuple[Assumption, ...] = (
         models="training",
         low=0.0,
     ),
+    # An fp8 GEMM's input kept for its backward pass: Transformer Engine keeps its fp8 copy in
+    # the layout the weight-gradient GEMM reads, 1 byte an element (transformer_engine/pytorch/
+    # module/linear.py, "Discard row-wise data since it is not needed in backward pass"); a
+    # stack that keeps the 16-bit input (torchao's Float8Linear without torch.compile) 2.
+    Assumption(
+        name="fp8_saved_bytes",
+        field="fp8_saved_bytes",
+        unit="",
+        scale=1,
+        default=1.0,
+        low=1.0,
+        high=2.0,
+        csv="fp8_saved_bytes",
+        label=(
+            "fp8: bytes per element of a GEMM's input kept for the backward pass "
+            "(1: Transformer Engine's fp8 copy; 2: the 16-bit input)"
+        ),
+        models="training",
+    ),
     Assumption(
         name="attention_backward_factor",
         field="attention_backward_factor",
@@ -479,6 +498,7 @@ class Assumptions:
     overlap_fraction: float = 1.0
     expert_overlap: float = 0.0  # share of a layer's compute hiding its MoE all-to-alls
     tp_overlap: float = 0.0  # share of a layer's GEMMs hiding its tensor-parallel collectives
+    fp8_saved_bytes: float = 1.0  # an fp8 GEMM's input kept for the backward pass, per element
     attention_backward_factor: float = 2.5  # FlashAttention-2: 5 matmuls backward, 2 forward
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 

@@ -2,7 +2,8 @@
 stops keeping for the backward pass (hand arithmetic on DeepSeek-V3's shapes), what it runs
 again (the MLA up-projections' FLOPs, a recomputed MoE layer's second dispatch and combine),
 the default (core_attn) unchanged, and the checks: modules only with selective, only parts the
-model has, names spelled as Megatron-Core spells them."""
+model has, names spelled as Megatron-Core spells them. And what an fp8 run keeps of its GEMMs'
+inputs (`fp8_saved_bytes`: Transformer Engine's 1-byte copies)."""
 
 import json
 import subprocess
@@ -19,8 +20,9 @@ from engine.training.config import make_config
 from engine.training.memory import activation_bytes_per_token
 from engine.training.setup import setup
 
-# DeepSeek-V3 on 2,048 H800 as its report describes the run (PP 16, EP 64, ZeRO-1), fp8
-RUN = dict(global_batch_size=15360, seq_len=4096, gpus=2048, precision="fp8")
+# DeepSeek-V3 on 2,048 H800 as its report describes the run (PP 16, EP 64, ZeRO-1), in bf16
+# (every activation kept at 16 bits) but where fp8 is said
+RUN = dict(global_batch_size=15360, seq_len=4096, gpus=2048, precision="bf16")
 LAYOUT = dict(pp=16, ep=64, micro_batch_size=1, zero=1, recompute="selective")
 DEEPSEEK = ("core_attn", "layernorm", "mla_up_proj", "moe_act")  # the report's §3.2.3
 
@@ -30,8 +32,9 @@ def step(modules=("core_attn",), recompute="selective", **kw):
     return engine.train("DeepSeek-V3", "H800", **RUN, **layout).as_dict()
 
 
-def kept_per_token(modules) -> float:
-    """A mean layer's bytes per token with `modules` rebuilt (engine.training.memory)."""
+def kept_per_token(modules, saved=2.0) -> float:
+    """A mean layer's bytes per token with `modules` rebuilt (engine.training.memory), GEMM
+    inputs kept at `saved` bytes an element."""
     s = setup(TrainRun("DeepSeek-V3", "H800", **RUN)).s
     c = make_config(
         gpus=2048,
@@ -47,7 +50,7 @@ def kept_per_token(modules) -> float:
         recompute=1,
         recompute_modules=modules_mask(modules),
     )
-    return float(activation_bytes_per_token(s, 4096.0, c)[0][0])
+    return float(activation_bytes_per_token(s, 4096.0, c=c, saved=saved)[0][0])
 
 
 # DeepSeek-V3: h 7,168, H 128 heads of 192 (query, key) and 128 (value), latents 1,536
@@ -55,18 +58,19 @@ def kept_per_token(modules) -> float:
 # 8 routed and 1 shared expert of 2,048, gated (3 matrices).
 # attention: 2h + 2(H + H)·192 + 2H·128 + 2(1,536 + 512 + 64) + 2H·128 + h
 #   = 14,336 + 98,304 + 32,768 + 4,224 + 32,768 + 7,168 = 189,568
-# a routed or shared expert: 2h + 2·2·2,048 + 2·2,048 = 26,624
-# MoE layer: 2h + 9·26,624 + h = 261,120; dense layer: 2h + 4·18,432 + 2·18,432 + h = 132,096
+# a routed expert: 2h + 2·2·2,048 + 2·2,048 = 26,624; the shared one reads the norm's output
+# the router keeps: 2·2·2,048 + 2·2,048 = 12,288
+# MoE layer: 2h + 8·26,624 + 12,288 + h = 246,784; dense: 2h + 4·18,432 + 2·18,432 + h = 132,096
 # norms: 2 · 2h = 28,672
-WHOLE = 189_568 + (3 * 132_096 + 58 * 261_120) / 61 + 28_672  # 473,014.56 bytes per token
+WHOLE = 189_568 + (3 * 132_096 + 58 * 246_784) / 61 + 28_672  # 459,383.61 bytes per token
 DROPPED = {
     "core_attn": 0.0,  # FlashAttention keeps no scores
     "mla_up_proj": 2 * (128 + 128) * 192 + 2 * 128 * 128,  # the per-head Q, K, V: 131,072
     "layernorm": 2 * 2 * 7_168,  # the outputs of the two norms: 28,672
     "moe_act": 58 / 61 * 8 * 2 * 2_048,  # the routed experts' activation outputs
     "mlp": 3 / 61 * (132_096 - 2 * 7_168),  # dense layers keep their input only
-    "moe": 58 / 61 * (261_120 - 2 * 7_168),  # MoE layers keep their input only
-    "shared_experts": 58 / 61 * 26_624,
+    "moe": 58 / 61 * (246_784 - 2 * 7_168),  # MoE layers keep their input only
+    "shared_experts": 58 / 61 * 12_288,
 }
 
 
@@ -77,9 +81,9 @@ def test_each_module_drops_what_it_rebuilds(module):
 
 
 def test_deepseeks_modules_keep_three_fifths_of_the_activations():
-    # 473,014.56 − 131,072 − 28,672 − 31,156.46 = 282,114.10 bytes per token: 0.5964
+    # 459,383.61 − 131,072 − 28,672 − 31,156.46 = 268,483.15 bytes per token: 0.5844
     kept = WHOLE - sum(DROPPED[m] for m in DEEPSEEK)
-    assert kept == pytest.approx(282_114.10, abs=0.01)
+    assert kept == pytest.approx(268_483.15, abs=0.01)
     plain, fine = step(), step(DEEPSEEK)
     ratio = fine["activation_bytes_per_gpu"] / plain["activation_bytes_per_gpu"]
     assert ratio == pytest.approx(kept / WHOLE)
@@ -101,11 +105,41 @@ def test_a_recomputed_moe_layer_dispatches_and_combines_again():
     # layer's second forward are 3 of each, against 2: exactly 1.5×
     plain, again = step(), step(("core_attn", "moe"))
     assert again["comm_ep_s"] == pytest.approx(1.5 * plain["comm_ep_s"])
-    # 473,014.56 − 58/61 · 246,784 = 473,014.56 − 234,647.08 = 238,367.48 bytes per token
-    # kept: 0.5039 of them
+    # 459,383.61 − 58/61 · 232,448 = 459,383.61 − 221,016.13 = 238,367.48 bytes per token
+    # kept: 0.5189 of them
     ratio = again["activation_bytes_per_gpu"] / plain["activation_bytes_per_gpu"]
     assert ratio == pytest.approx((WHOLE - DROPPED["moe"]) / WHOLE)
     assert WHOLE - DROPPED["moe"] == pytest.approx(238_367.48, abs=0.01)
+
+
+def test_an_fp8_run_keeps_its_gemms_inputs_as_transformer_engine_does():
+    # fp8_saved_bytes 1: each GEMM keeps its own 1-byte copy of its input, beside any 16-bit
+    # tensor another operator keeps (FlashAttention's output; the router's input):
+    # attention: 2·h (MLA's two down-projections, a copy each) + 131,072 + (2,048 + 2·64)
+    #   + 32,768 + 16,384 (the projection's copy of the output) + h = 203,904
+    # a routed expert: h + 4·2,048 + 2,048 = 17,408; the shared one the same
+    # MoE layer: 2h + 9·17,408 + h = 178,176; dense: h + 4·18,432 + 18,432 + h = 106,496
+    # 203,904 + (3·106,496 + 58·178,176)/61 + 28,672 = 407,226.75 bytes per token: 0.8865
+    assert kept_per_token(("core_attn",), saved=1.0) == pytest.approx(407_226.75, abs=0.01)
+    assert kept_per_token(("core_attn",), saved=2.0) == pytest.approx(WHOLE)
+    fp8 = dict(RUN, precision="fp8")
+    one, two = (
+        engine.train("DeepSeek-V3", "H800", **fp8, **LAYOUT, fp8_saved_bytes=b).as_dict()
+        for b in (1.0, 2.0)
+    )
+    assert one["activation_bytes_per_gpu"] / two["activation_bytes_per_gpu"] == pytest.approx(
+        407_226.75 / WHOLE
+    )
+    assert one["step_time_s"] == two["step_time_s"]  # memory only
+    assert two["activation_bytes_per_gpu"] == step()["activation_bytes_per_gpu"]  # = bf16's
+    # the report's layout with its modules fits at 1 byte (Transformer Engine), not at 2
+    fits = {
+        b: engine.train(
+            "DeepSeek-V3", "H800", **fp8, **LAYOUT, recompute_modules=DEEPSEEK, fp8_saved_bytes=b
+        )["fits_in_memory"]
+        for b in (1.0, 2.0)
+    }
+    assert fits == {1.0: True, 2.0: False}
 
 
 def test_the_default_is_megatron_cores():

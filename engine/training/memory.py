@@ -19,14 +19,17 @@ shapes: attention 2h + 2(H + K)·d_qk + 2K·d_v + 2H·d_v + h (11h for GPT), MLP
 (4h), plus 5·H·s for the scores when attention is unfused (FlashAttention keeps none: without
 recomputation a layer then keeps 34h per token). Tensor parallelism with sequence parallelism
 divides all of it by tp, context parallelism the tokens by cp. Selective recomputation keeps
-everything but the scores; full recomputation keeps each layer's input (2h per token) and
-rebuilds one layer at a time (that layer's activations, once). Stage i (0-based) holds
-min(m, pp − i) micro-batches in flight under 1F1B and, interleaved, Megatron-LM's warm-up plus
-one, min(m·v, 2(pp − i − 1) + (v − 1)·pp + 1) chunks of 1/v of its layers (the first stage:
-v·pp + pp − 1, Korthikanti et al. 2022, §4.2.3). The memory reported is the most loaded stage's
-of the first, the first middle and the last (fewer layers on the first stage, as Llama 3 405B
-put there, can make the second the most loaded). The embedding's output and the logits are not
-counted.
+everything but what its modules rebuild (the scores by default; Megatron-Core's
+--recompute-modules, docs/model.md "Recomputation by module"); full recomputation keeps each
+layer's input (2h per token) and rebuilds one layer at a time (that layer's activations, once).
+An fp8 run keeps each GEMM's input as its own copy at `fp8_saved_bytes` an element (Transformer
+Engine's: 1) beside any 16-bit tensor another operator keeps (docs/model.md, "FP8 training").
+Stage i (0-based) holds min(m, pp − i) micro-batches in flight under 1F1B and, interleaved,
+Megatron-LM's warm-up plus one, min(m·v, 2(pp − i − 1) + (v − 1)·pp + 1) chunks of 1/v of its
+layers (the first stage: v·pp + pp − 1, Korthikanti et al. 2022, §4.2.3). The memory reported is
+the most loaded stage's of the first, the first middle and the last (fewer layers on the first
+stage, as Llama 3 405B put there, can make the second the most loaded). The embedding's output
+and the logits are not counted.
 """
 
 from __future__ import annotations
@@ -112,28 +115,38 @@ def params_on_device(s: Shapes, tp, pp, ep, stages: StageLayers | None = None) -
     return dense, experts
 
 
-def activation_bytes_per_token(s: Shapes, seq, c: Config | None = None) -> tuple:
+def activation_bytes_per_token(s: Shapes, seq, c: Config | None = None, saved=2.0) -> tuple:
     """(bytes a mean layer keeps per token without the scores, the scores' bytes per token),
     before any parallel split (Korthikanti et al. 2022); with `c`, less what each
-    configuration's selective recomputation modules rebuild in the backward pass instead."""
+    configuration's selective recomputation modules rebuild in the backward pass instead.
+    `saved`: bytes per element of a GEMM's input kept for the backward pass (2: the 16-bit
+    tensor; below 2, an fp8 run's own copy, kept beside any 16-bit tensor another operator
+    keeps: the `fp8_saved_bytes` assumption)."""
     h, H, d, dv = s.hidden, s.heads, s.qk_dim, s.v_dim
     again = (lambda m: c.runs_again(m)) if c is not None else (lambda m: False)
+    copy = np.asarray(saved) < 2.0
+
+    def gemm_in(n):  # a GEMM's input of n elements per token, as kept
+        return np.where(copy, saved * n, 2.0 * n)
+
     kv = np.where(s.mla, H, s.kv_heads)  # MLA: decompressed per-head keys and values
-    qkv = np.where(again("mla_up_proj"), 0.0, 2 * (H + kv) * d + 2 * kv * dv)
-    latents = np.where(s.mla, 2 * (s.q_rank + s.kv_rank + s.rope_dim), 0.0)  # up-proj inputs
-    norm_out = np.where(again("layernorm"), 0.0, 2 * h)  # attention's first GEMM's input
-    attention = norm_out + qkv + latents + 2 * H * dv + h
+    qkv = np.where(again("mla_up_proj"), 0.0, 2 * (H + kv) * d + 2 * kv * dv)  # FlashAttention's
+    latents = np.where(s.mla, gemm_in(s.q_rank + s.kv_rank) + 2 * s.rope_dim, 0.0)  # up-projs'
+    downs = np.where(s.mla & copy, 2.0, 1.0)  # MLA's two down-projections: an fp8 copy each
+    norm_out = np.where(again("layernorm"), 0.0, downs * gemm_in(h))  # the first GEMMs' input
+    out = 2 * H * dv + np.where(copy, saved * H * dv, 0.0)  # and the projection's fp8 copy
+    attention = norm_out + qkv + latents + out + h
     widths = 2 * (s.ffn_matrices - 1.0)
-    act_out = np.where(again("moe_act"), 0.0, 2 * s.expert_ffn)  # the routed experts' only
-    routed = 2 * h + widths * s.expert_ffn + act_out
-    shared = np.where(
-        again("shared_experts"), 0.0, 2 * h + widths * s.expert_ffn + 2 * s.expert_ffn
-    )
+    act_out = np.where(again("moe_act"), 0.0, gemm_in(s.expert_ffn))  # the routed experts' only
+    routed = gemm_in(h) + widths * s.expert_ffn + act_out
+    shared_in = np.where(copy, saved * h, 0.0)  # 16-bit: the norm's output the router keeps
+    shared_body = shared_in + widths * s.expert_ffn + gemm_in(s.expert_ffn)
+    shared = np.where(again("shared_experts"), 0.0, shared_body)
     moe_body = s.experts_per_token * routed + s.shared_experts * shared + h
-    moe_in = np.where(again("layernorm") & ~again("moe"), 0.0, 2 * h)
+    moe_in = np.where(again("layernorm") & ~again("moe"), 0.0, 2 * h)  # the router's input
     moe = moe_in + np.where(again("moe"), 0.0, moe_body)
-    dense_in = np.where(again("layernorm") & ~again("mlp"), 0.0, 2 * h)
-    dense = dense_in + np.where(again("mlp"), 0.0, widths * s.ffn + 2 * s.ffn + h)
+    dense_in = np.where(again("mlp"), 2 * h, np.where(again("layernorm"), 0.0, gemm_in(h)))
+    dense = dense_in + np.where(again("mlp"), 0.0, widths * s.ffn + gemm_in(s.ffn) + h)
     mlp = (s.dense_layers * dense + s.moe_layers * moe) / s.layers
     kept = attention + mlp + s.norms_per_layer * 2 * h
     return kept, SCORE_BYTES * H * seq
@@ -150,8 +163,8 @@ def _stage_memory(c: Config, s: Shapes, params: tuple, layers, chunks, num: Nume
         shard = dense / group + experts / (group / c.ep)
         return bytes_per_param * np.where(sharded, shard, whole)
 
-    whole, scores = activation_bytes_per_token(s, c.seq_len)
-    base, _ = activation_bytes_per_token(s, c.seq_len, c)  # selective: its modules rebuilt
+    whole, scores = activation_bytes_per_token(s, c.seq_len, saved=num.saved_bytes)
+    base, _ = activation_bytes_per_token(s, c.seq_len, c=c, saved=num.saved_bytes)  # modules
     scores = scores if num.unfused else 0.0
     tokens = c.micro_batch * c.seq_len / c.cp
     selective = base + np.where(c.runs_again("core_attn"), 0.0, scores)

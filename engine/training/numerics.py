@@ -90,13 +90,20 @@ class Numerics(NamedTuple):
     wide_gemms: bool = False  # the LM head and the router in 16 bits, the other GEMMs in fp8
     param_bytes: float = 2.0  # bytes per weight held and all-gathered (1: fp8_param_gather)
     unfused: bool = False  # attention as separate kernels, the scores through memory
+    saved_bytes: float = 2.0  # per element of a GEMM's input kept for the backward pass
 
 
 def numerics(
-    precision: str, recipe: str | None, attention: str, hw: HardwareSpec, param_gather: bool = False
+    precision: str,
+    recipe: str | None,
+    attention: str,
+    hw: HardwareSpec,
+    param_gather: bool = False,
+    saved_bytes: float = 1.0,
 ) -> Numerics:
-    """The kernel's view of a checked run: fp8 brings its recipe's casts and a 16-bit LM head
-    and router.
+    """The kernel's view of a checked run: fp8 brings its recipe's casts, a 16-bit LM head
+    and router, and its GEMMs' inputs kept for the backward pass at `saved_bytes` an element
+    (the `fp8_saved_bytes` assumption; 16-bit runs keep 2).
     ValueError for `mxfp8` on an accelerator without block-scaled tensor cores."""
     unfused = attention == "unfused"
     if precision != "fp8":
@@ -115,4 +122,5 @@ def numerics(
         wide_gemms=True,
         param_bytes=PARAM_GATHER_BYTES if param_gather else BYTES_PER_PARAM["bf16"],
         unfused=unfused,
+        saved_bytes=saved_bytes,
     )

@@ -121,6 +121,7 @@ def fold(
             attention=attention,
             hw=hw,
             param_gather=param_gather,
+            saved_bytes=assumptions.fp8_saved_bytes,
         ),
         echo={k: echo[k] for k in TRAINING_NAMES},
     )

@@ -91,6 +91,10 @@ ASSUMPTIONS = (  # engine.ASSUMPTIONS' labels and what an unset value stands for
         "Tensor-parallel overlap (share of a layer's GEMMs that hides its all-gathers and "
         "reduce-scatters)"
     ),
+    N_(
+        "fp8: bytes per element of a GEMM's input kept for the backward pass (1: Transformer "
+        "Engine's fp8 copy; 2: the 16-bit input)"
+    ),
     N_("Attention backward (× its forward time)"),
     N_("the accelerator's catalogued figure"),
     N_("the compute efficiency η"),
