@@ -374,6 +374,25 @@ REGISTRY: tuple[Assumption, ...] = (
         models="training",
         low=0.0,
     ),
+    # Gradients held and reduced across the data-parallel ranks: Megatron-LM accumulates and
+    # reduces them in fp32 for bf16 (and so fp8) runs unless --grad-reduce-in-bf16
+    # (megatron/training/arguments.py: "bfloat16 requires gradient accumulation and all-reduce
+    # to be done in fp32"); 2 bytes is bf16 (the shipped profiles' fits and checks).
+    Assumption(
+        name="gradient_bytes",
+        field="gradient_bytes",
+        unit="",
+        scale=1,
+        default=2.0,
+        low=2.0,
+        high=4.0,
+        csv="gradient_bytes",
+        label=(
+            "Gradient bytes per parameter, held and reduced over the data-parallel ranks (2: "
+            "16-bit; 4: fp32, Megatron-LM's default for bf16 runs)"
+        ),
+        models="training",
+    ),
     # An fp8 GEMM's input kept for its backward pass: Transformer Engine keeps its fp8 copy in
     # the layout the weight-gradient GEMM reads, 1 byte an element (transformer_engine/pytorch/
     # module/linear.py, "Discard row-wise data since it is not needed in backward pass"); a
@@ -498,6 +517,7 @@ class Assumptions:
     overlap_fraction: float = 1.0
     expert_overlap: float = 0.0  # share of a layer's compute hiding its MoE all-to-alls
     tp_overlap: float = 0.0  # share of a layer's GEMMs hiding its tensor-parallel collectives
+    gradient_bytes: float = 2.0  # per gradient element held and reduced over data parallelism
     fp8_saved_bytes: float = 1.0  # an fp8 GEMM's input kept for the backward pass, per element
     attention_backward_factor: float = 2.5  # FlashAttention-2: 5 matmuls backward, 2 forward
     _hash: int = field(default=0, init=False, repr=False, compare=False)

@@ -38,14 +38,15 @@ from engine.training.collectives import (
 )
 from engine.training.compute import PassTimes, pass_times, roofs, token_flops
 from engine.training.config import DOES_NOT_FIT, Config, reason_codes
-from engine.training.memory import GRADIENT_BYTES, memory_terms, params_on_device
+from engine.training.memory import memory_terms, params_on_device
 from engine.training.numerics import Numerics
 from engine.training.stages import StageLayers, stage_layers
 
 ACT_BYTES = 2.0  # activations and their gradients travel in 16 bits
-# Bytes the optimizer step moves per parameter it updates: the 16-bit gradient read, the fp32
-# master weight, momentum and variance read and written (2 × 12), the 16-bit weight written.
-OPTIMIZER_STEP_BYTES = 2.0 + 24.0 + 2.0
+# Bytes the optimizer step moves per parameter it updates besides its gradient's read
+# (`gradient_bytes`, 2 by default: 28 in all): the fp32 master weight, momentum and variance read
+# and written (2 × 12), the 16-bit weight written.
+OPTIMIZER_STEP_BYTES = 24.0 + 2.0
 
 
 def _exposed(comm, hidden_by):
@@ -148,10 +149,12 @@ def _stage_sends(s: Shapes, c: Config, links: Links, tokens):
 
 
 def _data_parallel(
-    s, c: Config, links: Links, windows: dict, overlap: float, stages, param_bytes: float
+    s, c: Config, links: Links, windows: dict, overlap: float, stages, num: Numerics
 ) -> dict:
-    """Gradient reduction (and ZeRO's gathers of `param_bytes`-byte weights) of the stage
-    holding the most weights: total and exposed seconds per step."""
+    """Gradient reduction (of `num.grad_bytes`-byte gradients, and ZeRO's gathers of
+    `num.param_bytes`-byte weights) of the stage holding the most weights: total and exposed
+    seconds per step."""
+    grad_bytes, param_bytes = num.grad_bytes, num.param_bytes
     dense, experts = params_on_device(s=s, tp=c.tp, pp=c.pp, ep=c.ep, stages=stages)
     group = c.dp * c.cp
     bw, lat = link_for(links, c.tp * c.cp * c.dp)
@@ -161,8 +164,8 @@ def _data_parallel(
         moe = fn(nbytes * experts, group / c.ep, bw, lat)
         return out + np.where(experts > 0, moe, 0.0)
 
-    ar = ring(ring_all_reduce_s, GRADIENT_BYTES)
-    rs = ring(reduce_scatter_s, GRADIENT_BYTES)
+    ar = ring(ring_all_reduce_s, grad_bytes)
+    rs = ring(reduce_scatter_s, grad_bytes)
     ag = ring(all_gather_s, param_bytes)  # the weights
     m, full = c.micro_batches, (c.recompute == 2)
     fwd, bwd, rec = (overlap * windows[k] for k in ("fwd", "bwd", "rec"))
@@ -284,9 +287,9 @@ def evaluate(
         windows=windows,
         overlap=a.overlap_fraction,
         stages=stages,
-        param_bytes=num.param_bytes,
+        num=num,
     )
-    optimizer = dp["updated_params"] * OPTIMIZER_STEP_BYTES / dev.bandwidth
+    optimizer = dp["updated_params"] * (num.grad_bytes + OPTIMIZER_STEP_BYTES) / dev.bandwidth
     step = m * slot + bubble + dp["exposed"] + optimizer
     return _metrics(
         s=s,

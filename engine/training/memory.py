@@ -1,7 +1,8 @@
 """Memory per GPU in training: weights, gradients, optimizer state and activations.
 
 Mixed-precision Adam (Rajbhandari et al. 2020, "ZeRO", §3.1) keeps per parameter 2 bytes of
-16-bit weights, 2 of 16-bit gradients and 12 of optimizer state (fp32 master weights, momentum
+16-bit weights, 2 of 16-bit gradients (`gradient_bytes`: 4 for fp32 gradients, Megatron-LM's
+default for bf16) and 12 of optimizer state (fp32 master weights, momentum
 and variance): 16 bytes. ZeRO shards them over the data-parallel ranks (dp·cp, the ranks that
 hold the same weights; expert weights over their dp·cp/ep replicas): stage 1 the optimizer
 state, stage 2 also the gradients, stage 3 also the weights. fp8 training keeps 16-bit weights
@@ -45,7 +46,7 @@ from engine.training.numerics import Numerics
 from engine.training.stages import StageLayers, in_flight, stage_layers
 
 WEIGHT_BYTES = 2.0  # 16-bit weights per parameter
-GRADIENT_BYTES = 2.0  # 16-bit gradients
+GRADIENT_BYTES = 2.0  # 16-bit gradients (the `gradient_bytes` assumption's default)
 OPTIMIZER_BYTES = 12.0  # fp32 master weights, Adam momentum and variance
 SCORE_BYTES = 5.0  # per head per key: softmax input and output (2 + 2 bytes) and its mask
 
@@ -175,7 +176,7 @@ def _stage_memory(c: Config, s: Shapes, params: tuple, layers, chunks, num: Nume
     rebuilt = np.where((c.recompute == 2) & (layers > 0), tokens * (whole + scores) / c.tp, 0.0)
     return MemoryTerms(
         weights=held(num.param_bytes, c.zero >= 3),
-        gradients=held(GRADIENT_BYTES, c.zero >= 2),
+        gradients=held(num.grad_bytes, c.zero >= 2),
         optimizer=held(OPTIMIZER_BYTES, c.zero >= 1),
         activations=per_layer * chunks * layers / c.virtual + rebuilt,
     )

@@ -91,6 +91,7 @@ class Numerics(NamedTuple):
     param_bytes: float = 2.0  # bytes per weight held and all-gathered (1: fp8_param_gather)
     unfused: bool = False  # attention as separate kernels, the scores through memory
     saved_bytes: float = 2.0  # per element of a GEMM's input kept for the backward pass
+    grad_bytes: float = 2.0  # per gradient element held and reduced (`gradient_bytes`)
 
 
 def numerics(
@@ -100,14 +101,18 @@ def numerics(
     hw: HardwareSpec,
     param_gather: bool = False,
     saved_bytes: float = 1.0,
+    grad_bytes: float = 2.0,
 ) -> Numerics:
     """The kernel's view of a checked run: fp8 brings its recipe's casts, a 16-bit LM head
     and router, and its GEMMs' inputs kept for the backward pass at `saved_bytes` an element
-    (the `fp8_saved_bytes` assumption; 16-bit runs keep 2).
+    (the `fp8_saved_bytes` assumption; 16-bit runs keep 2); every run holds and reduces its
+    gradients at `grad_bytes` (`gradient_bytes`).
     ValueError for `mxfp8` on an accelerator without block-scaled tensor cores."""
     unfused = attention == "unfused"
     if precision != "fp8":
-        return Numerics(weight_bytes=BYTES_PER_PARAM[precision], unfused=unfused)
+        return Numerics(
+            weight_bytes=BYTES_PER_PARAM[precision], unfused=unfused, grad_bytes=grad_bytes
+        )
     name = recipe or DEFAULT_FP8_RECIPE
     r = RECIPES[name]
     if r.needs_mx and "mxfp4" not in hw.fp4_peak_flop_per_s:
@@ -123,4 +128,5 @@ def numerics(
         param_bytes=PARAM_GATHER_BYTES if param_gather else BYTES_PER_PARAM["bf16"],
         unfused=unfused,
         saved_bytes=saved_bytes,
+        grad_bytes=grad_bytes,
     )

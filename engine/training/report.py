@@ -10,13 +10,12 @@ import numpy as np
 
 from engine.catalog.specs import HardwareSpec
 from engine.report.messages import Message, MessageKind
-from engine.training.memory import GRADIENT_BYTES, OPTIMIZER_BYTES, WEIGHT_BYTES
+from engine.training.memory import OPTIMIZER_BYTES, WEIGHT_BYTES
 from engine.training.numerics import PARAM_GATHER_BYTES
 
 SECONDS_PER_DAY = 86_400.0
-_BYTES_PER_PARAM = {  # each memory term's bytes per parameter (activations: none)
-    "weight": WEIGHT_BYTES,
-    "gradient": GRADIENT_BYTES,
+_BYTES_PER_PARAM = {  # each memory term's bytes per parameter (activations: none; the
+    "weight": WEIGHT_BYTES,  # gradients' are the run's `gradient_bytes`)
     "optimizer": OPTIMIZER_BYTES,
     "activation": None,
 }
@@ -65,7 +64,7 @@ MEMORY_SHORTFALL = {
     "gradient": MessageKind(
         "gradients_do_not_fit",
         "does not fit: {needed} GB per GPU needed, {usable} GB usable ({capacity} less the "
-        "{reserve} memory reserve); the largest term is the 16-bit gradients, {size} GB = "
+        "{reserve} memory reserve); the largest term is the gradients, {size} GB = "
         "{bytes_per_param} B × {params} B parameters on this GPU (ZeRO stage {zero}, tp {tp}, "
         "pp {pp})",
     ),
@@ -90,11 +89,14 @@ def _gb(x: float) -> str:
     return f"{x / 1e9:,.1f}"
 
 
-def memory_warning(values: dict, capacity_label: str, reserve: float) -> Message:
-    """Why a configuration does not fit: the need, the usable memory and the largest term."""
+def memory_warning(
+    values: dict, capacity_label: str, reserve: float, gradient_bytes: float
+) -> Message:
+    """Why a configuration does not fit: the need, the usable memory and the largest term
+    (`gradient_bytes` per gradient, the run's)."""
     term = values["largest_memory_term"]
     size = values[f"{term}_bytes_per_gpu"]
-    per_param = _BYTES_PER_PARAM[term]
+    per_param = gradient_bytes if term == "gradient" else _BYTES_PER_PARAM[term]
     if term == "weight" and values["fp8_param_gather"]:
         term, per_param = "fp8_weight", PARAM_GATHER_BYTES
     detail = (
@@ -140,5 +142,12 @@ def warnings_for(st, values: dict) -> list[Message]:
     if values["pp"] > 1 and values["micro_batches"] < values["pp"]:
         out.append(NEVER_FILLS(micro_batches=f"{values['micro_batches']}", pp=f"{values['pp']}"))
     if not values["fits_in_memory"]:
-        out.append(memory_warning(values, st.hw.capacity_label, st.dev.reserve))
+        out.append(
+            memory_warning(
+                values=values,
+                capacity_label=st.hw.capacity_label,
+                reserve=st.dev.reserve,
+                gradient_bytes=st.numerics.grad_bytes,
+            )
+        )
     return out

@@ -122,6 +122,7 @@ def fold(
             hw=hw,
             param_gather=param_gather,
             saved_bytes=assumptions.fp8_saved_bytes,
+            grad_bytes=assumptions.gradient_bytes,
         ),
         echo={k: echo[k] for k in TRAINING_NAMES},
     )

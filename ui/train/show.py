@@ -32,7 +32,7 @@ SHORTFALL_SENTENCES = {
     "gradients_do_not_fit": N_(
         "No configuration fits on {gpus} GPUs. The closest, {config}, needs {needed} GB per "
         "GPU against {usable} GB usable ({capacity} less the {reserve} memory reserve); its "
-        "largest term is the 16-bit gradients, {size} GB = {bytes_per_param} B × {params} B "
+        "largest term is the gradients, {size} GB = {bytes_per_param} B × {params} B "
         "parameters on this GPU (ZeRO stage {zero}, tp {tp}, pp {pp}). Add GPUs, model "
         "parallelism (tp, pp), ZeRO stages or recomputation."
     ),

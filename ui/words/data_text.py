@@ -92,6 +92,10 @@ ASSUMPTIONS = (  # engine.ASSUMPTIONS' labels and what an unset value stands for
         "reduce-scatters)"
     ),
     N_(
+        "Gradient bytes per parameter, held and reduced over the data-parallel ranks (2: 16-bit; "
+        "4: fp32, Megatron-LM's default for bf16 runs)"
+    ),
+    N_(
         "fp8: bytes per element of a GEMM's input kept for the backward pass (1: Transformer "
         "Engine's fp8 copy; 2: the 16-bit input)"
     ),
