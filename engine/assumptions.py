@@ -70,6 +70,23 @@ def _fraction(name, field, default, csv, label, models="both", none_means="", lo
     )
 
 
+def _bytes(name, default, low, high, label):
+    """A training assumption counted in bytes per element (its name says so), alike in code,
+    links and CSV."""
+    return Assumption(
+        name=name,
+        field=name,
+        unit="",
+        scale=1,
+        default=default,
+        low=low,
+        high=high,
+        csv=name,
+        label=label,
+        models="training",
+    )
+
+
 def _word(name, default, label, choices, models):
     """A word-valued assumption (one of `choices`), named alike in code, links and CSV."""
     return Assumption(
@@ -378,39 +395,29 @@ REGISTRY: tuple[Assumption, ...] = (
     # reduces them in fp32 for bf16 (and so fp8) runs unless --grad-reduce-in-bf16
     # (megatron/training/arguments.py: "bfloat16 requires gradient accumulation and all-reduce
     # to be done in fp32"); 2 bytes is bf16 (the shipped profiles' fits and checks).
-    Assumption(
+    _bytes(
         name="gradient_bytes",
-        field="gradient_bytes",
-        unit="",
-        scale=1,
         default=2.0,
         low=2.0,
         high=4.0,
-        csv="gradient_bytes",
         label=(
             "Gradient bytes per parameter, held and reduced over the data-parallel ranks (2: "
             "16-bit; 4: fp32, Megatron-LM's default for bf16 runs)"
         ),
-        models="training",
     ),
     # An fp8 GEMM's input kept for its backward pass: Transformer Engine keeps its fp8 copy in
     # the layout the weight-gradient GEMM reads, 1 byte an element (transformer_engine/pytorch/
     # module/linear.py, "Discard row-wise data since it is not needed in backward pass"); a
     # stack that keeps the 16-bit input (torchao's Float8Linear without torch.compile) 2.
-    Assumption(
+    _bytes(
         name="fp8_saved_bytes",
-        field="fp8_saved_bytes",
-        unit="",
-        scale=1,
         default=1.0,
         low=1.0,
         high=2.0,
-        csv="fp8_saved_bytes",
         label=(
             "fp8: bytes per element of a GEMM's input kept for the backward pass "
             "(1: Transformer Engine's fp8 copy; 2: the 16-bit input)"
         ),
-        models="training",
     ),
     Assumption(
         name="attention_backward_factor",
