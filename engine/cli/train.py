@@ -48,6 +48,7 @@ TABLE_COLUMNS = (
     "cp",
     "vp",
     "ep",
+    "etp",
     "dp",
     "micro_batch_size",
     "zero",
@@ -95,6 +96,12 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
         p.add_argument(_flag(name), type=float, help=f"{a.label}{unit} (default: the profile's)")
 
 
+ETP_HELP = (
+    "the routed experts' tensor parallelism (Megatron-Core's --expert-tensor-parallel-size; "
+    "MoE, dividing --tp)"
+)
+
+
 def _modules_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--recompute-modules",
@@ -111,6 +118,7 @@ def add_train_commands(sub) -> None:
     p.add_argument("--gpus", type=int, required=True)
     for name in ("tp", "pp", "cp", "vp", "ep", "micro-batch-size"):
         p.add_argument(f"--{name}", type=int, default=1, help="(default 1)")
+    p.add_argument("--etp", type=int, help=ETP_HELP + " (default: --tp)")
     p.add_argument("--recompute", default="none", choices=RECOMPUTE)
     _modules_flag(p)
     p.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3))
@@ -126,6 +134,7 @@ def add_train_commands(sub) -> None:
     p.add_argument("--gpus", required=True, help="a GPU count or a list: 64,128,256")
     for name in ("tp", "pp", "cp", "vp", "ep", "micro-batch-size", "zero", "recompute"):
         p.add_argument(f"--{name}", help="values to try, comma-separated (default: all)")
+    p.add_argument("--etp", help=ETP_HELP + ", values to try (default: each layout's tp)")
     _modules_flag(p)
     p.add_argument("--rank-by", default="tokens_per_s", choices=tuple(RANKS))
     p.add_argument("--include-rejected", action="store_true", help="list rejected ones too")
@@ -185,6 +194,7 @@ def cmd_train(args: argparse.Namespace, catalog: Catalog) -> str:
         cp=args.cp,
         vp=args.vp,
         ep=args.ep,
+        etp=args.etp,
         micro_batch_size=args.micro_batch_size,
         zero=args.zero,
         recompute=args.recompute,
@@ -233,7 +243,7 @@ def cmd_train_search(args: argparse.Namespace, catalog: Catalog) -> str:
     space = LayoutSpace(
         **{
             n: _list(getattr(args, n), n.replace("_", "-"))
-            for n in ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero")
+            for n in ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero", "etp")
         },
         recompute=_list(args.recompute, "recompute", word=True),
         recompute_modules=_modules(args),

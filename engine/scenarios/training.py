@@ -12,11 +12,12 @@ reads (engine/assumptions.py TRAINING_NAMES); the catalogue ids are looked up in
 `token_budget` and `price_per_gpu_hour` (USD; None: the catalogue's list price) that the time and
 cost to train are counted against.
 
-`TrainLayout` splits the GPUs: tp (tensor, with sequence parallelism) × pp (pipeline stages of vp
-virtual stages each, the layers of the first and last given or balanced) × cp (context) × dp,
-with ep (experts, MoE) carved out of dp·cp, micro-batches of `micro_batch_size` sequences, a ZeRO
-stage and a recomputation mode. `LayoutSpace` is the
-layouts `train_search` tries: each field None (the search's defaults), one value or several.
+`TrainLayout` splits the GPUs: tp (tensor, with sequence parallelism) × pp (pipeline stages of
+vp virtual stages each, the layers of the first and last given or balanced) × cp (context) × dp,
+with ep (experts, MoE; their own tensor parallelism etp, tp by default) folded into tp·cp·dp,
+micro-batches of `micro_batch_size` sequences, a ZeRO stage and a recomputation mode.
+`LayoutSpace` is the layouts `train_search` tries: each field None (the search's defaults), one
+value or several.
 `Failures` is how often a GPU fails, how long a checkpoint takes to write and how long the job
 runs (`scaling_overheads`, `reliability`; MLSys·im tutorial 06).
 
@@ -80,6 +81,7 @@ LIMITS = {
     "micro_batch_size": MAX_BATCH,
     "global_batch_size": MAX_BATCH * 1000,
     "seq_len": MAX_TOKENS,
+    "etp": MAX_DEGREE,
     "first_stage_layers": MAX_DEGREE,
     "last_stage_layers": MAX_DEGREE,
 }
@@ -311,13 +313,14 @@ class TrainLayout(Fields):
     first_stage_layers: int | None = None
     last_stage_layers: int | None = None
     recompute_modules: tuple[str, ...] = DEFAULT_RECOMPUTE_MODULES
+    etp: int | None = None  # the experts' tensor parallelism (None: tp, Megatron-Core's default)
 
     ARG: ClassVar[str] = "layout"
 
     def __post_init__(self) -> None:
         for name in LAYOUT_COUNTS:
             object.__setattr__(self, name, check_count(getattr(self, name), name))
-        for name in STAGE_COUNTS:
+        for name in (*STAGE_COUNTS, "etp"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(getattr(self, name), name))
         object.__setattr__(self, "zero", check_zero(self.zero))
@@ -346,11 +349,12 @@ class LayoutSpace(Fields):
     zero: tuple[int, ...] | None = None
     recompute: tuple[str, ...] | None = None
     recompute_modules: tuple[str, ...] = DEFAULT_RECOMPUTE_MODULES
+    etp: tuple[int, ...] | None = None  # None: each layout's tp
 
     ARG: ClassVar[str] = "space"
 
     def __post_init__(self) -> None:
-        for name in LAYOUT_COUNTS:
+        for name in (*LAYOUT_COUNTS, "etp"):
             values = getattr(self, name)
             if values is not None:
                 object.__setattr__(self, name, check_counts(values, name))

@@ -3,7 +3,9 @@
 
 A configuration splits `gpus` GPUs into tp (tensor, with sequence parallelism) × cp (context) ×
 pp (pipeline stages, each holding vp virtual stages when interleaved) × dp (data parallel) =
-gpus, with ep (expert parallel, MoE only) carved out of the dp·cp ranks. A step is a global
+gpus. An MoE layer folds the same tp·cp·dp GPUs of a stage its own way (Megatron-Core's MoE
+parallel folding): etp (the experts' tensor parallelism, tp unless given) × ep (expert
+parallel) × edp (the experts' data parallelism). A step is a global
 batch of B sequences of s tokens: every data-parallel replica runs m = B/(dp·b) micro-batches of
 b sequences. The rules are Megatron-LM's (Narayanan et al. 2021; Korthikanti et al. 2022) and
 DeepSpeed's (ZeRO-2/3 and pipelines do not combine); the layers per stage are balanced with
@@ -51,7 +53,12 @@ REASONS = (
         "seq_len must be divisible by tp (sequence parallelism) and, with cp > 1, by 2·cp",
     ),
     MessageKind(
-        "ep_needs_experts", "ep > 1 needs a mixture of experts, ep dividing the experts and dp·cp"
+        "etp_must_divide_tp",
+        "etp (the experts' tensor parallelism) needs a mixture of experts and must divide tp",
+    ),
+    MessageKind(
+        "ep_needs_experts",
+        "ep > 1 needs a mixture of experts, ep dividing the experts and etp·ep dividing tp·cp·dp",
     ),
     MessageKind(
         "zero_with_pp", "ZeRO-2/3 shard gradients every micro-batch: not combined with pp > 1"
@@ -91,6 +98,7 @@ class Config(NamedTuple):
     first_layers: np.ndarray  # layers given for the first stage (0: balanced)
     last_layers: np.ndarray  # and for the last
     recompute_modules: np.ndarray  # bit i: RECOMPUTE_MODULES[i] (selective only; 1: core_attn)
+    etp: np.ndarray  # the experts' tensor parallelism (0: tp)
 
     @property
     def dp(self) -> np.ndarray:
@@ -101,6 +109,16 @@ class Config(NamedTuple):
     def micro_batches(self) -> np.ndarray:
         """m, micro-batches per replica per step: B / (dp·b)."""
         return self.global_batch / (self.dp * self.micro_batch)
+
+    @property
+    def expert_tp(self) -> np.ndarray:
+        """etp: the experts' tensor parallelism (tp unless given)."""
+        return np.where(self.etp > 0, self.etp, self.tp)
+
+    @property
+    def expert_dp(self) -> np.ndarray:
+        """edp: the ranks holding the same routed experts, tp·cp·dp / (etp·ep)."""
+        return self.tp * self.cp * self.dp / (self.expert_tp * self.ep)
 
     def runs_again(self, module: str) -> np.ndarray:
         """Whether selective recomputation runs `module` again (bool per configuration)."""
@@ -115,8 +133,10 @@ class Config(NamedTuple):
 
 def make_config(**columns) -> Config:
     """A Config from numbers or arrays (broadcast to one length); the end stages' layers
-    default to 0 (balanced), the recompute modules to core_attn (Megatron-Core's default)."""
+    default to 0 (balanced), the recompute modules to core_attn and etp to 0 (tp), Megatron-Core's
+    defaults."""
     columns = {"first_layers": 0.0, "last_layers": 0.0, "recompute_modules": 1.0} | columns
+    columns = {"etp": 0.0} | columns
     arrays = np.broadcast_arrays(
         *(np.atleast_1d(np.asarray(columns[f], dtype=float)) for f in Config._fields)
     )
@@ -179,7 +199,12 @@ def reason_codes(c: Config, s: Shapes, per_node=np.inf, has_network=True) -> np.
     interleave_ok = (c.pp > 1) & _whole_ratio(m, c.pp) & chunks_ok
     seq_ok = _whole_ratio(c.seq_len, c.tp) & ((c.cp == 1) | _whole_ratio(c.seq_len, 2 * c.cp))
     experts = np.asarray(s.experts)
-    ep_ok = (experts > 0) & _whole_ratio(experts, c.ep) & _whole_ratio(dp * c.cp, c.ep)
+    ep_ok = (
+        (experts > 0)
+        & _whole_ratio(experts, c.ep)
+        & _whole_ratio(c.tp * c.cp * dp, c.expert_tp * c.ep)
+    )
+    etp_ok = (experts > 0) & _whole_ratio(c.tp, c.expert_tp)
     broken = [
         (c.gpus > per_node) & (not has_network),
         ~(_whole_ratio(heads, c.tp) & kv_ok),
@@ -188,6 +213,7 @@ def reason_codes(c: Config, s: Shapes, per_node=np.inf, has_network=True) -> np.
         ~_whole_ratio(c.global_batch, dp * c.micro_batch),
         (c.vp > 1) & ~interleave_ok,
         ~seq_ok,
+        (c.etp > 0) & (c.etp != c.tp) & ~etp_ok,
         (c.ep > 1) & ~ep_ok,
         (c.zero >= 2) & (c.pp > 1),
         ~stages_ok,

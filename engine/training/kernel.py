@@ -109,20 +109,22 @@ def _layer_comm(
     layer's compute (the `expert_overlap` assumption) hides its all-to-alls and `tp_overlap`
     of its GEMMs its tensor-parallel all-gathers and reduce-scatters (`_tp_exposed`)."""
     act = tokens * s.hidden * ACT_BYTES  # the layer's activations on the TP group
-    bw, lat = link_for(links, c.tp)
-    per_pass = np.where(s.parallel_attention, 1.0, 2.0) * (
-        all_gather_s(nbytes=act, devices=c.tp, bandwidth=bw, latency=lat)
-        + reduce_scatter_s(nbytes=act, devices=c.tp, bandwidth=bw, latency=lat)
-    )
+    half = _gather_scatter(links=links, nbytes=act, devices=c.tp)  # attention's, or the MLP's
+    # an MoE layer's experts gather and scatter over their etp ranks, on those ranks' tokens
+    etp = c.expert_tp
+    moe_half = _gather_scatter(links=links, nbytes=act * etp / c.tp, devices=etp)
+    moe_share = s.moe_layers / s.layers
+    mlp_half = (1.0 - moe_share) * half + moe_share * moe_half
+    per_pass = np.where(s.parallel_attention, half, half + mlp_half)
     fwd = _tp_exposed(per_pass, gemm=pt.layer_fwd - pt.attn_fwd, tp=c.tp, overlap=tp_overlap)
     bwd = _tp_exposed(per_pass, gemm=pt.layer_bwd - pt.attn_bwd, tp=c.tp, overlap=tp_overlap)
     tp = (passes - 1.0) * fwd + bwd  # forward, backward, and a full recomputation's forward
     # a recomputed MLP or MoE block gathers its input and scatters its output again: the MLP's
     # half of a pass's collectives
-    mlp_again = (
-        s.dense_layers * c.runs_again("mlp") + s.moe_layers * c.runs_again("moe")
+    again = (
+        s.dense_layers * c.runs_again("mlp") * half + s.moe_layers * c.runs_again("moe") * moe_half
     ) / s.layers
-    tp = tp + 0.5 * mlp_again * fwd
+    tp = tp + fwd * again / np.where(per_pass > 0, per_pass, 1.0)
     kv_block = tokens * kv_bytes_per_token_layer(s=s, kv_bytes=ACT_BYTES, tp=c.tp, xp=np)[1]
     bw, lat = link_for(links, c.tp * c.cp)
     ring = (c.cp - 1.0) * send_s(kv_block, bw, lat)  # every KV block visits every rank
@@ -130,14 +132,24 @@ def _layer_comm(
     again = np.where((c.recompute == 2) | c.runs_again("core_attn"), 1.0, 0.0)
     cp = (1.0 + again) * _exposed(ring, pt.attn_fwd) + _exposed(2.0 * ring, pt.attn_bwd)
     routed = imbalance * tokens / c.tp * s.experts_per_token * s.hidden * ACT_BYTES
-    moe_share = s.moe_layers / s.layers
-    a2a = group_all_to_all(links=links, nbytes=routed, devices=c.ep, stride=c.tp * c.cp)
+    # the expert ranks are ordered etp, ep, edp (Megatron-Core's MoE parallel folding): an ep
+    # group's members are etp ranks apart
+    a2a = group_all_to_all(links=links, nbytes=routed, devices=c.ep, stride=etp)
     moe_again = c.runs_again("moe")  # a recomputed MoE layer dispatches and combines again
     ep = moe_share * 2.0 * (passes + moe_again) * a2a  # dispatch + combine
     # a full recomputation's forward, or the recomputed MoE layer's
     again = np.select([c.recompute == 2, moe_again], [pt.layer_fwd, pt.moe_fwd], 0.0)
     ep = _exposed(ep, overlap * (pt.layer_fwd + pt.layer_bwd + again))
     return {"tp": tp, "cp": cp, "ep": np.where(c.ep > 1, ep, 0.0)}
+
+
+def _gather_scatter(links: Links, nbytes, devices):
+    """Seconds of one all-gather and one reduce-scatter of `nbytes` over `devices` neighbouring
+    ranks (sequence parallelism's pair around a block)."""
+    bw, lat = link_for(links, devices)
+    return all_gather_s(nbytes=nbytes, devices=devices, bandwidth=bw, latency=lat) + (
+        reduce_scatter_s(nbytes=nbytes, devices=devices, bandwidth=bw, latency=lat)
+    )
 
 
 def _stage_sends(s: Shapes, c: Config, links: Links, tokens):
@@ -155,13 +167,15 @@ def _data_parallel(
     `num.param_bytes`-byte weights) of the stage holding the most weights: total and exposed
     seconds per step."""
     grad_bytes, param_bytes = num.grad_bytes, num.param_bytes
-    dense, experts = params_on_device(s=s, tp=c.tp, pp=c.pp, ep=c.ep, stages=stages)
+    dense, experts = params_on_device(
+        s=s, tp=c.tp, pp=c.pp, ep=c.ep, stages=stages, etp=c.expert_tp
+    )
     group = c.dp * c.cp
     bw, lat = link_for(links, c.tp * c.cp * c.dp)
 
-    def ring(fn, nbytes):  # dense weights over dp·cp ranks, routed experts over dp·cp/ep
+    def ring(fn, nbytes):  # dense weights over dp·cp ranks, routed experts over edp
         out = fn(nbytes * dense, group, bw, lat)
-        moe = fn(nbytes * experts, group / c.ep, bw, lat)
+        moe = fn(nbytes * experts, c.expert_dp, bw, lat)
         return out + np.where(experts > 0, moe, 0.0)
 
     ar = ring(ring_all_reduce_s, grad_bytes)
@@ -177,7 +191,7 @@ def _data_parallel(
     ]
     total = [ar, rs + ag, m * rs + ag, m * (ag * (2.0 + full) + rs)]
     stage = [c.zero == z for z in range(4)]
-    updated = np.where(c.zero >= 1, dense / group + experts / (group / c.ep), dense + experts)
+    updated = np.where(c.zero >= 1, dense / group + experts / c.expert_dp, dense + experts)
     return {
         "exposed": np.select(stage, exposed),
         "total": np.select(stage, total),
@@ -185,16 +199,29 @@ def _data_parallel(
     }
 
 
-def _layout(c: Config, weight_bytes: float, a) -> Layout:
-    """One device's operator layout: tp ways, 16-bit activations, and with expert parallelism
-    the busiest expert rank's load (`expert_imbalance` times the mean)."""
+def device_layout(tp, etp, ep, weight_bytes: float, imbalance) -> Layout:
+    """One device's operator layout: tp ways, each routed expert etp ways (the serving layout's
+    tp/etp expert ranks among the tp devices: a device computes etp/tp of the routed pairs at
+    1/etp of an expert's width), 16-bit activations, and with expert parallelism the busiest
+    expert rank's load (`imbalance`, the `expert_imbalance` assumption)."""
     return Layout(
-        tp=c.tp,
+        tp=tp,
         pp=1.0,
         weight_bytes=weight_bytes,
         kv_bytes=ACT_BYTES,
         act_bytes=ACT_BYTES,
-        imbalance=np.where(c.ep > 1, a.expert_imbalance, 1.0),
+        ep=tp / etp,
+        imbalance=np.where(ep > 1, imbalance, 1.0),
+    )
+
+
+def _layout(c: Config, weight_bytes: float, a) -> Layout:
+    return device_layout(
+        tp=c.tp,
+        etp=c.expert_tp,
+        ep=c.ep,
+        weight_bytes=weight_bytes,
+        imbalance=a.expert_imbalance,
     )
 
 

@@ -2,15 +2,15 @@
 
 Mixed-precision Adam (Rajbhandari et al. 2020, "ZeRO", §3.1) keeps per parameter 2 bytes of
 16-bit weights, 2 of 16-bit gradients (`gradient_bytes`: 4 for fp32 gradients, Megatron-LM's
-default for bf16) and 12 of optimizer state (fp32 master weights, momentum
-and variance): 16 bytes. ZeRO shards them over the data-parallel ranks (dp·cp, the ranks that
-hold the same weights; expert weights over their dp·cp/ep replicas): stage 1 the optimizer
+default for bf16) and 12 of optimizer state (fp32 master weights, momentum and variance): 16
+bytes. ZeRO shards them over the data-parallel ranks (dp·cp, the ranks that hold the same
+weights; expert weights over their edp = tp·cp·dp/(etp·ep) replicas): stage 1 the optimizer
 state, stage 2 also the gradients, stage 3 also the weights. fp8 training keeps 16-bit weights
 (the fp8 copies of a GEMM's operands are transient), or 1-byte ones with `fp8_param_gather`
-(engine/training/numerics.py). A device holds the weights of the fullest
-pipeline stage of each kind (engine/training/stages.py): its layers split tp ways plus the
-replicated parts, the embedding table on the first stage and the final norm and a vocabulary
-table on the last, routed experts split ep ways.
+(engine/training/numerics.py). A device holds the weights of the fullest pipeline stage of each
+kind (engine/training/stages.py): its layers split tp ways plus the replicated parts, the
+embedding table on the first stage and the final norm and a vocabulary table on the last, routed
+experts split ep ways.
 
 Activations per layer and micro-batch (Korthikanti et al. 2022, "Reducing Activation
 Recomputation in Large Transformer Models", §4): s·b·h·(34 + 5·a·s/h) bytes for a GPT layer
@@ -84,12 +84,14 @@ def _resident(s: Shapes, tp) -> dict:
     return out
 
 
-def stage_params(s: Shapes, tp, pp, ep, stages: StageLayers) -> dict:
+def stage_params(s: Shapes, tp, pp, ep, stages: StageLayers, etp=None) -> dict:
     """(dense, routed-expert) parameters held by a device of each stage kind (first, middle,
-    last): its layers, routed experts split ep ways, and its end: the embedding table on the
-    first stage, the final norm and a vocabulary table (the head, or the tied embedding's copy)
-    on the last, all three on a single stage (the head's table only when not tied)."""
+    last): its layers split tp ways, its routed experts ep ways and each of them etp ways (tp
+    unless given), and its end: the embedding table on the first stage, the final norm and a
+    vocabulary table (the head, or the tied embedding's copy) on the last, all three on a
+    single stage (the head's table only when not tied)."""
     r = _resident(s, tp)
+    experts = r["experts"] * (1.0 if etp is None else tp / etp)  # widths split etp ways
     dense_layer = r["layer"] - r["experts"]
     single = r["embedding"] + r["final_norm"] + r["lm_head"]
     ends = {
@@ -98,17 +100,17 @@ def stage_params(s: Shapes, tp, pp, ep, stages: StageLayers) -> dict:
         "last": np.where(pp > 1, r["final_norm"] + r["embedding"], single),
     }
     return {
-        kind: (n * dense_layer + ends[kind], n * r["experts"] / ep)
+        kind: (n * dense_layer + ends[kind], n * experts / ep)
         for kind, n in zip(StageLayers._fields, stages, strict=True)
     }
 
 
-def params_on_device(s: Shapes, tp, pp, ep, stages: StageLayers | None = None) -> tuple:
+def params_on_device(s: Shapes, tp, pp, ep, stages: StageLayers | None = None, etp=None) -> tuple:
     """(dense, routed-expert) parameters held by a device of the stage holding the most
-    (balanced stages unless `stages` is given)."""
+    (balanced stages unless `stages` is given; experts split etp ways, tp unless given)."""
     if stages is None:
         stages = stage_layers(layers=s.layers, pp=pp, first=0.0, last=0.0)
-    kinds = list(stage_params(s=s, tp=tp, pp=pp, ep=ep, stages=stages).values())
+    kinds = list(stage_params(s=s, tp=tp, pp=pp, ep=ep, stages=stages, etp=etp).values())
     totals = np.stack([np.broadcast_to(d + e, np.shape(pp)) for d, e in kinds])
     pick = np.argmax(totals, axis=0)
     dense = np.choose(pick, [np.broadcast_to(d, np.shape(pp)) for d, _ in kinds])
@@ -159,9 +161,9 @@ def _stage_memory(c: Config, s: Shapes, params: tuple, layers, chunks, num: Nume
     dense, experts = params
     group = c.dp * c.cp
 
-    def held(bytes_per_param, sharded):
+    def held(bytes_per_param, sharded):  # routed experts shard over their edp ranks
         whole = dense + experts
-        shard = dense / group + experts / (group / c.ep)
+        shard = dense / group + experts / c.expert_dp
         return bytes_per_param * np.where(sharded, shard, whole)
 
     whole, scores = activation_bytes_per_token(s, c.seq_len, saved=num.saved_bytes)
@@ -187,7 +189,7 @@ def memory_terms(c: Config, s: Shapes, stages: StageLayers, num: Numerics) -> Me
     most micro-batches in flight), the first middle stage (one fewer) or the last (one, or
     the interleaved warm-up), each with its own layers and end operators; the scores are kept
     only by unfused attention (FlashAttention keeps two numbers per row of them)."""
-    params = stage_params(s=s, tp=c.tp, pp=c.pp, ep=c.ep, stages=stages)
+    params = stage_params(s=s, tp=c.tp, pp=c.pp, ep=c.ep, stages=stages, etp=c.expert_tp)
     m, v = c.micro_batches, c.virtual
     position = {"first": 0.0, "middle": 1.0, "last": c.pp - 1.0}
     terms = [

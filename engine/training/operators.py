@@ -23,10 +23,10 @@ from engine.scenarios.bind import bind
 from engine.scenarios.deployment import HardwareRef, ModelRef
 from engine.scenarios.training import TrainLayout, TrainRun
 from engine.serving.op_table import layer_labels
-from engine.serving.operators import OP_CLASSES, Layout
+from engine.serving.operators import OP_CLASSES
 from engine.training.compute import pass_ops, roofs
 from engine.training.config import REASONS, make_config, reason_codes
-from engine.training.kernel import ACT_BYTES
+from engine.training.kernel import device_layout
 from engine.training.setup import Setup, setup
 
 if TYPE_CHECKING:
@@ -109,13 +109,12 @@ def training_operators(
     bandwidth = float(st.dev.bandwidth)
     ops = pass_ops(
         s=st.s,
-        lay=Layout(
+        lay=device_layout(
             tp=float(layout.tp),
-            pp=1.0,
+            etp=float(layout.etp or layout.tp),
+            ep=float(layout.ep),
             weight_bytes=st.numerics.weight_bytes,
-            kv_bytes=ACT_BYTES,
-            act_bytes=ACT_BYTES,
-            imbalance=st.assumptions.expert_imbalance if layout.ep > 1 else 1.0,
+            imbalance=st.assumptions.expert_imbalance,
         ),
         tokens=np.float64(layout.micro_batch_size * run.seq_len / layout.cp),
         seq=float(run.seq_len),
@@ -153,6 +152,7 @@ def _check_split(st: Setup, run: TrainRun, layout: TrainLayout) -> None:
         cp=layout.cp,
         vp=1,
         ep=layout.ep,
+        etp=layout.etp or 0,
         micro_batch=b,
         global_batch=b * layout.ep,
         seq_len=run.seq_len,

@@ -89,7 +89,8 @@ def train_search(
         space: a LayoutSpace, or its fields as keywords: tp, pp, cp, vp, ep,
             micro_batch_size, zero, recompute, each the values to try (a value or a list);
             None: `default_candidates`, every ZeRO stage, every recomputation mode; and
-            recompute_modules, what the selective layouts run again (default core_attn).
+            recompute_modules, what the selective layouts run again (default core_attn); etp,
+            the experts' tensor parallelism to try (None: each layout's tp).
         rank_by: tokens_per_s (highest first), mfu, or cost (cost_to_train_usd, lowest first;
             needs a price).
         include_rejected: also return the rejected configurations after the ranked ones.
@@ -123,6 +124,7 @@ def _candidates(st: Setup, run: TrainRun, space: LayoutSpace) -> Config:
     for name in LAYOUT_COUNTS:
         given = getattr(space, name)
         axes[name] = defaults[name] if given is None else given
+    axes["etp"] = (0,) if space.etp is None else space.etp  # 0: each layout's tp
     axes["zero"] = ZERO_STAGES if space.zero is None else space.zero
     modes = RECOMPUTE if space.recompute is None else space.recompute
     axes["recompute"] = [RECOMPUTE.index(m) for m in modes]
@@ -141,6 +143,7 @@ def _candidates(st: Setup, run: TrainRun, space: LayoutSpace) -> Config:
         cp=col["cp"],
         vp=col["vp"],
         ep=col["ep"],
+        etp=col["etp"],
         micro_batch=col["micro_batch_size"],
         global_batch=run.global_batch_size,
         seq_len=run.seq_len,
@@ -164,6 +167,7 @@ def _columns(st: Setup, run: TrainRun, cfg: Config, t: dict, modules: str) -> di
         "cp": cfg.cp,
         "vp": cfg.vp,
         "ep": cfg.ep,
+        "etp": cfg.expert_tp,
         "dp": t["dp"],
         "micro_batch_size": cfg.micro_batch,
         "global_batch_size": cfg.global_batch,
@@ -190,6 +194,7 @@ def _columns(st: Setup, run: TrainRun, cfg: Config, t: dict, modules: str) -> di
         "cp",
         "vp",
         "ep",
+        "etp",
         "micro_batch_size",
         "global_batch_size",
         "seq_len",
@@ -234,7 +239,7 @@ def _distinct(df: pd.DataFrame) -> pd.DataFrame:
     """One row per distinct layout: where the ranks holding the same weights are one (dp·cp at
     most 1), every ZeRO stage shards over one rank and is plain data parallelism, so only the
     lowest stage tried is kept."""
-    layout = ["gpus", "tp", "pp", "cp", "vp", "ep", "micro_batch_size", "recompute"]
+    layout = ["gpus", "tp", "pp", "cp", "vp", "ep", "etp", "micro_batch_size", "recompute"]
     alone = (df["dp"] * df["cp"]) <= 1
     key = df[layout].assign(zero=np.where(alone, -1, df["zero"]))
     return df[~key.duplicated(keep="first")]  # the candidates run through zero in order

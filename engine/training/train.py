@@ -37,6 +37,7 @@ ID_KEYS = (
     "cp",
     "vp",
     "ep",
+    "etp",
     "dp",
     "micro_batch_size",
     "global_batch_size",
@@ -139,7 +140,8 @@ def train(
             user names.
         layout: a TrainLayout, or its fields as keywords: tp, pp, cp, vp, ep (tensor with
             sequence parallelism, pipeline, context, virtual stages per pipeline stage for
-            interleaved 1F1B, expert parallelism for MoE), micro_batch_size (b sequences),
+            interleaved 1F1B, expert parallelism for MoE), etp (the routed experts' tensor
+            parallelism, folded with ep into tp·cp·dp; None: tp), micro_batch_size (b sequences),
             zero (0: gradients all-reduced, Megatron-LM's default; 1, 2 or 3: the ZeRO stage),
             recompute (none, Megatron-LM's default; selective: the attention core; full),
             recompute_modules (what selective runs again, Megatron-Core's --recompute-modules:
@@ -182,6 +184,7 @@ def config(run: TrainRun, layout: TrainLayout, gpus: int) -> Config:
         cp=layout.cp,
         vp=layout.vp,
         ep=layout.ep,
+        etp=layout.etp or 0,
         micro_batch=layout.micro_batch_size,
         global_batch=run.global_batch_size,
         seq_len=run.seq_len,
@@ -207,6 +210,7 @@ def _echo(run: TrainRun, layout: TrainLayout, gpus: int) -> str:
         "cp": layout.cp,
         "vp": layout.vp,
         "ep": layout.ep,
+        "etp": layout.etp,
         "micro_batch_size": layout.micro_batch_size,
         "first_stage_layers": layout.first_stage_layers,
         "last_stage_layers": layout.last_stage_layers,
@@ -227,6 +231,7 @@ def _result(st: Setup, run: TrainRun, layout: TrainLayout, t: dict, gpus: int) -
         layout.cp,
         layout.vp,
         layout.ep,
+        layout.etp or layout.tp,
         round(t["dp"]),
         layout.micro_batch_size,
         run.global_batch_size,
