@@ -63,6 +63,7 @@ NAMES = {  # people, papers, products, kernels and formats named as their author
 LINK_IDS = {  # link parameters, column ids and values a link or a file writes, where taught
     *("tp", "pp", "cp", "vp", "ep", "dp", "gpus", "zero", "recompute", "flash", "prices"),
     *("hfu", "mfu", "max", "unfused"),
+    "etp",  # the experts' tensor parallelism (/train's field and link)
     *("moe", "mlp", "layernorm"),  # recompute_modules values (Megatron-Core's module names)
 }
 # A term glossed after its Chinese, as the field writes it: 分块预填充（chunked prefill）.

@@ -42,6 +42,7 @@ TEXT_EDGES = {
     "cp": ("1", "1024"),  # /train's values to try per dimension
     "vp": ("1", "1024"),
     "ep": ("1", "1024"),
+    "etp": ("1", "1024"),  # blank (each layout's tp) is its default
     "micro_batch_size": ("1", str(engine.MAX_BATCH)),
     "gpus_curve": ("1", "1000000"),
     "gpt_shape": ("1,1,1,1", "100000,1000000,100000,1000000"),

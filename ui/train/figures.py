@@ -46,6 +46,9 @@ def config_text(r: Mapping) -> str:
     """'tp 8 · pp 4 · cp 1 · vp 5 · ep 1 · dp 2 · micro-batch 1 · ZeRO 1 · selective
     recomputation (core_attn, moe_act)', in the reader's language."""
     parts = [f"{k} {int(r[k])}" for k in ("tp", "pp", "cp", "vp", "ep", "dp")]
+    etp = r.get("etp")  # the experts' tensor parallelism, said where it is not tp
+    if etp is not None and etp == etp and int(etp) != int(r["tp"]):
+        parts.insert(5, f"etp {int(etp)}")
     recompute = _(RECOMPUTE_WORDS[str(r["recompute"])])
     modules = r.get("recompute_modules")  # Megatron-Core's names, a selective row's
     if isinstance(modules, str):

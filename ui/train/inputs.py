@@ -39,9 +39,10 @@ def list_input(link: Link, name: str, label: str, tip: str) -> list:
     try:
         return param.read(text)
     except ValueError as exc:
+        shown = param.write(param.default) or _("the default")  # blank: etp's, each tp
         st.error(
             _("{name} not used: {error}. Using {default}.").format(
-                name=name, error=plain(exc), default=param.write(param.default)
+                name=name, error=plain(exc), default=shown
             ),
             icon="🚫",
         )
@@ -161,6 +162,16 @@ def search_inputs(link: Link) -> dict:
         tip = _("Comma-separated whole numbers or ranges (1..8, 8..64:8).")
         for name, (label, _default) in DIMENSIONS.items():
             dims[name] = list_input(link=link, name=name, label=_(label), tip=tip)
+        dims["etp"] = list_input(
+            link=link,
+            name="etp",
+            label=_("etp (the experts' tensor parallelism, MoE; blank: each layout's tp)"),
+            tip=_(
+                "Megatron-Core's `--expert-tensor-parallel-size`: an MoE layer splits the same "
+                "GPUs etp × ep × the experts' data parallelism; etp must divide tp. 1 keeps every "
+                "expert whole on a GPU. Comma-separated whole numbers or ranges."
+            ),
+        )
         zero = st.multiselect(_("ZeRO stages"), ZERO, key=link.key("zero"))
         modes = st.multiselect(
             _("Activation recomputation"),

@@ -6,7 +6,8 @@ vocabulary of a Megatron/GPT-3-style model), hardware, gpus, global_batch_size, 
 precision (bf16, fp16, fp8), fp8_recipe (delayed, current, blockwise, mxfp8) and
 fp8_param_gather (on: the weights kept and all-gathered in fp8), both read with precision fp8
 only, attention (flash, unfused), profile (a training profile); the search's values to try:
-tp, pp, cp, vp, ep, micro_batch_size (comma lists or ranges), zero and recompute (lists), and
+tp, pp, cp, vp, ep, micro_batch_size (comma lists or ranges), etp (the routed experts' tensor
+parallelism, a list or range; absent: each layout's tp), zero and recompute (lists), and
 recompute_modules (what the selective layouts run again: a list of Megatron-Core's
 --recompute-modules, default core_attn); rank_by (tokens_per_s, mfu, cost), token_budget
 (tokens), price_per_gpu_hour (USD; absent: the catalogue's list price); gpus_curve (the GPU
@@ -125,6 +126,16 @@ def pick_note(pick: int, ranked: int) -> str | None:
     ).format(pick=f"{pick:,}", ranked=f"{ranked:,}")
 
 
+def read_etp(text: str) -> list[int] | None:
+    """The experts' tensor parallelism to try: whole numbers or ranges, or blank (None: each
+    layout's tp, Megatron-Core's default)."""
+    return _ranges(engine.MAX_DEGREE)(text) if text.strip() else None
+
+
+def write_etp(values) -> str:
+    return "" if values is None else write_ranges(values)
+
+
 def write_gpt_shape(shape) -> str:
     return ",".join(str(int(v)) for v in shape)
 
@@ -184,6 +195,7 @@ def declare(cat: engine.Catalog) -> Link:
             Param("profile", choice(engine.training_profile_names()), default="megatron"),
             *(assumptions.param(name) for name in engine.TRAINING_NAMES),  # blank: the profile's
             *dims,
+            Param(name="etp", read=read_etp, write=write_etp, widget="text"),
             Param(
                 name="zero",
                 read=listing(choice(ZERO), max_items=4),

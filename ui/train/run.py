@@ -33,8 +33,8 @@ from ui.runtime import memo
 from ui.words.i18n import _, message_text
 
 BUDGET_CONFIGS = TRAIN_CONFIGURATIONS  # per rerun (ui/core/budget.py)
-DIMENSIONS = ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero", "recompute")
-CONFIG_KEYS = ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero", "recompute")
+DIMENSIONS = ("tp", "pp", "cp", "vp", "ep", "etp", "micro_batch_size", "zero", "recompute")
+CONFIG_KEYS = ("tp", "pp", "cp", "vp", "ep", "etp", "micro_batch_size", "zero", "recompute")
 NO_FIT = "does_not_fit_in_memory"  # the code of the engine's rule for memory
 # the codes of its warning saying why a configuration does not fit (by its largest term)
 SHORTFALL = (
@@ -60,7 +60,7 @@ SEARCHES = memo.Shared(
 
 def configurations(dims: dict, curve: list[int]) -> tuple[int, int]:
     """(configurations in the search, in the scaling curves): the products of the values."""
-    each = math.prod(len(v) for k, v in dims.items() if k in DIMENSIONS)
+    each = math.prod(len(v) for k, v in dims.items() if k in DIMENSIONS and v is not None)
     return each, each * len(curve)
 
 
@@ -69,7 +69,9 @@ def refusal(dims: dict, curve: list[int]) -> str | None:
     search, scaling = configurations(dims, curve)
     if search + scaling <= BUDGET_CONFIGS:
         return None
-    counts = " × ".join(f"{len(v)} {k}" for k, v in dims.items() if k in DIMENSIONS)
+    counts = " × ".join(
+        f"{len(v)} {k}" for k, v in dims.items() if k in DIMENSIONS and v is not None
+    )
     return _(
         "These searches would evaluate {total} configurations ({counts} = {search}, once for "
         "the search and once for each of the {curve} GPU counts of the scaling curves), more "
