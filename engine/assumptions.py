@@ -391,6 +391,22 @@ REGISTRY: tuple[Assumption, ...] = (
         models="training",
         low=0.0,
     ),
+    # Megatron-LM's hidden and attention dropout (0.1 each by default) keep a 1-byte mask per
+    # element they drop from; Llama-family recipes train without dropout (0: no masks, PyTorch
+    # returning its input: aten/src/ATen/native/Dropout.cpp, _dropout_impl).
+    _fraction(
+        name="dropout",
+        field="dropout",
+        default=0.1,
+        csv="dropout_fraction",
+        label=(
+            "Dropout probability (hidden and attention; above 0 each keeps a 1-byte mask for "
+            "the backward pass, Megatron-LM's default 0.1; 0: none, as Llama-family runs)"
+        ),
+        models="training",
+        low=0.0,
+        high=0.9,
+    ),
     # Gradients held and reduced across the data-parallel ranks: Megatron-LM accumulates and
     # reduces them in fp32 for bf16 (and so fp8) runs unless --grad-reduce-in-bf16
     # (megatron/training/arguments.py: "bfloat16 requires gradient accumulation and all-reduce
@@ -524,6 +540,7 @@ class Assumptions:
     overlap_fraction: float = 1.0
     expert_overlap: float = 0.0  # share of a layer's compute hiding its MoE all-to-alls
     tp_overlap: float = 0.0  # share of a layer's GEMMs hiding its tensor-parallel collectives
+    dropout: float = 0.1  # training: hidden and attention dropout (masks kept when above 0)
     gradient_bytes: float = 2.0  # per gradient element held and reduced over data parallelism
     fp8_saved_bytes: float = 1.0  # an fp8 GEMM's input kept for the backward pass, per element
     attention_backward_factor: float = 2.5  # FlashAttention-2: 5 matmuls backward, 2 forward

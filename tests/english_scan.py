@@ -64,6 +64,7 @@ LINK_IDS = {  # link parameters, column ids and values a link or a file writes, 
     *("tp", "pp", "cp", "vp", "ep", "dp", "gpus", "zero", "recompute", "flash", "prices"),
     *("hfu", "mfu", "max", "unfused"),
     "etp",  # the experts' tensor parallelism (/train's field and link)
+    "dropout",  # a training assumption's link parameter and id (its tables list them)
     *("moe", "mlp", "layernorm"),  # recompute_modules values (Megatron-Core's module names)
 }
 # A term glossed after its Chinese, as the field writes it: 分块预填充（chunked prefill）.

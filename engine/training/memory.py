@@ -17,7 +17,8 @@ Recomputation in Large Transformer Models", §4): s·b·h·(34 + 5·a·s/h) byte
 (16-bit activations, 1-byte dropout masks, the score matrices of a heads), here from the
 shapes: attention 2h + 2(H + K)·d_qk + 2K·d_v + 2H·d_v + h (11h for GPT), MLP 2h + 2(m−1)f +
 2f + h (19h; m = 3 for a gated MLP; an MoE layer per routed and shared expert), norms 2h each
-(4h), plus 5·H·s for the scores when attention is unfused (FlashAttention keeps none: without
+(4h; the two h are dropout's 1-byte masks, none with `dropout` 0), plus 5·H·s for the scores
+when attention is unfused (FlashAttention keeps none: without
 recomputation a layer then keeps 34h per token). Tensor parallelism with sequence parallelism
 divides all of it by tp, context parallelism the tokens by cp. Selective recomputation keeps
 everything but what its modules rebuild (the scores by default; Megatron-Core's
@@ -118,14 +119,19 @@ def params_on_device(s: Shapes, tp, pp, ep, stages: StageLayers | None = None, e
     return dense, experts
 
 
-def activation_bytes_per_token(s: Shapes, seq, c: Config | None = None, saved=2.0) -> tuple:
+def activation_bytes_per_token(
+    s: Shapes, seq, c: Config | None = None, saved=2.0, masks=True
+) -> tuple:
     """(bytes a mean layer keeps per token without the scores, the scores' bytes per token),
     before any parallel split (Korthikanti et al. 2022); with `c`, less what each
     configuration's selective recomputation modules rebuild in the backward pass instead.
     `saved`: bytes per element of a GEMM's input kept for the backward pass (2: the 16-bit
     tensor; below 2, an fp8 run's own copy, kept beside any 16-bit tensor another operator
-    keeps: the `fp8_saved_bytes` assumption)."""
+    keeps: the `fp8_saved_bytes` assumption). `masks`: dropout's 1-byte masks are kept (h per
+    token after attention and after the MLP, one per score element; the `dropout` assumption
+    above 0)."""
     h, H, d, dv = s.hidden, s.heads, s.qk_dim, s.v_dim
+    mask = h * (1.0 if masks else 0.0)  # a block's dropout mask, per token
     again = (lambda m: c.runs_again(m)) if c is not None else (lambda m: False)
     copy = np.asarray(saved) < 2.0
 
@@ -138,21 +144,21 @@ def activation_bytes_per_token(s: Shapes, seq, c: Config | None = None, saved=2.
     downs = np.where(s.mla & copy, 2.0, 1.0)  # MLA's two down-projections: an fp8 copy each
     norm_out = np.where(again("layernorm"), 0.0, downs * gemm_in(h))  # the first GEMMs' input
     out = 2 * H * dv + np.where(copy, saved * H * dv, 0.0)  # and the projection's fp8 copy
-    attention = norm_out + qkv + latents + out + h
+    attention = norm_out + qkv + latents + out + mask
     widths = 2 * (s.ffn_matrices - 1.0)
     act_out = np.where(again("moe_act"), 0.0, gemm_in(s.expert_ffn))  # the routed experts' only
     routed = gemm_in(h) + widths * s.expert_ffn + act_out
     shared_in = np.where(copy, saved * h, 0.0)  # 16-bit: the norm's output the router keeps
     shared_body = shared_in + widths * s.expert_ffn + gemm_in(s.expert_ffn)
     shared = np.where(again("shared_experts"), 0.0, shared_body)
-    moe_body = s.experts_per_token * routed + s.shared_experts * shared + h
+    moe_body = s.experts_per_token * routed + s.shared_experts * shared + mask
     moe_in = np.where(again("layernorm") & ~again("moe"), 0.0, 2 * h)  # the router's input
     moe = moe_in + np.where(again("moe"), 0.0, moe_body)
     dense_in = np.where(again("mlp"), 2 * h, np.where(again("layernorm"), 0.0, gemm_in(h)))
-    dense = dense_in + np.where(again("mlp"), 0.0, widths * s.ffn + gemm_in(s.ffn) + h)
+    dense = dense_in + np.where(again("mlp"), 0.0, widths * s.ffn + gemm_in(s.ffn) + mask)
     mlp = (s.dense_layers * dense + s.moe_layers * moe) / s.layers
     kept = attention + mlp + s.norms_per_layer * 2 * h
-    return kept, SCORE_BYTES * H * seq
+    return kept, (SCORE_BYTES - (0.0 if masks else 1.0)) * H * seq
 
 
 def _stage_memory(c: Config, s: Shapes, params: tuple, layers, chunks, num: Numerics):
@@ -166,8 +172,10 @@ def _stage_memory(c: Config, s: Shapes, params: tuple, layers, chunks, num: Nume
         shard = dense / group + experts / c.expert_dp
         return bytes_per_param * np.where(sharded, shard, whole)
 
-    whole, scores = activation_bytes_per_token(s, c.seq_len, saved=num.saved_bytes)
-    base, _ = activation_bytes_per_token(s, c.seq_len, c=c, saved=num.saved_bytes)  # modules
+    whole, scores = activation_bytes_per_token(s, c.seq_len, saved=num.saved_bytes, masks=num.masks)
+    base, _ = activation_bytes_per_token(
+        s, c.seq_len, c=c, saved=num.saved_bytes, masks=num.masks
+    )  # selective: what its modules rebuild
     scores = scores if num.unfused else 0.0
     tokens = c.micro_batch * c.seq_len / c.cp
     selective = base + np.where(c.runs_again("core_attn"), 0.0, scores)

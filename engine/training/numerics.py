@@ -92,6 +92,7 @@ class Numerics(NamedTuple):
     unfused: bool = False  # attention as separate kernels, the scores through memory
     saved_bytes: float = 2.0  # per element of a GEMM's input kept for the backward pass
     grad_bytes: float = 2.0  # per gradient element held and reduced (`gradient_bytes`)
+    masks: bool = True  # dropout's 1-byte masks kept for the backward pass (`dropout` above 0)
 
 
 def numerics(
@@ -102,16 +103,20 @@ def numerics(
     param_gather: bool = False,
     saved_bytes: float = 1.0,
     grad_bytes: float = 2.0,
+    masks: bool = True,
 ) -> Numerics:
     """The kernel's view of a checked run: fp8 brings its recipe's casts, a 16-bit LM head
     and router, and its GEMMs' inputs kept for the backward pass at `saved_bytes` an element
     (the `fp8_saved_bytes` assumption; 16-bit runs keep 2); every run holds and reduces its
-    gradients at `grad_bytes` (`gradient_bytes`).
+    gradients at `grad_bytes` (`gradient_bytes`) and keeps dropout's masks when `masks`.
     ValueError for `mxfp8` on an accelerator without block-scaled tensor cores."""
     unfused = attention == "unfused"
     if precision != "fp8":
         return Numerics(
-            weight_bytes=BYTES_PER_PARAM[precision], unfused=unfused, grad_bytes=grad_bytes
+            weight_bytes=BYTES_PER_PARAM[precision],
+            unfused=unfused,
+            grad_bytes=grad_bytes,
+            masks=masks,
         )
     name = recipe or DEFAULT_FP8_RECIPE
     r = RECIPES[name]
@@ -129,4 +134,5 @@ def numerics(
         unfused=unfused,
         saved_bytes=saved_bytes,
         grad_bytes=grad_bytes,
+        masks=masks,
     )

@@ -92,6 +92,10 @@ ASSUMPTIONS = (  # engine.ASSUMPTIONS' labels and what an unset value stands for
         "reduce-scatters)"
     ),
     N_(
+        "Dropout probability (hidden and attention; above 0 each keeps a 1-byte mask for the "
+        "backward pass, Megatron-LM's default 0.1; 0: none, as Llama-family runs)"
+    ),
+    N_(
         "Gradient bytes per parameter, held and reduced over the data-parallel ranks (2: 16-bit; "
         "4: fp32, Megatron-LM's default for bf16 runs)"
     ),
