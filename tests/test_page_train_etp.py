@@ -5,7 +5,7 @@ beside the field."""
 from __future__ import annotations
 
 import engine
-from tests.test_page_train import cards, open_page, text, url
+from tests.test_page_train import cards, frame_with, open_page, text, url
 from ui.words.format import fmt
 
 LINK = {"model": "Qwen3-30B-A3B", "hardware": "H100", "gpus": "64", "global_batch_size": "256"}
@@ -24,6 +24,8 @@ def test_the_links_etp_values_are_searched_and_the_best_named():
     assert "ranked 1 of the 2 that fit" in text(at.success)
     assert "ep 8 · etp 1 · dp 32" in text(at.success)
     assert url(at, "etp") == "1,2"
+    table = frame_with(at, "Days to budget")  # the two rows told apart by their etp
+    assert list(table["etp"]) == [1, 2] and list(table["ep"]) == [8, 8]
 
 
 def test_blank_is_each_layouts_tp_and_a_bad_value_is_named():
