@@ -89,3 +89,8 @@ def test_the_search_tries_it_and_the_cli_takes_it():
     assert json.loads(out.stdout)["etp"] == 1
     bad = subprocess.run([*args[:-6], "--etp", "3"], capture_output=True, text=True)
     assert bad.returncode == 2 and "must divide tp" in bad.stderr and "Traceback" not in bad.stderr
+    # the Pareto front's search takes the same flags as train-search
+    pareto = [*args[:3], "train-pareto", *args[4:-6], "--etp", "1,2", "--pp", "1", "--cp", "1"]
+    pareto += ["--vp", "1", "--zero", "1", "--recompute", "full", "--format", "json"]
+    front = json.loads(subprocess.run(pareto, capture_output=True, text=True, check=True).stdout)
+    assert {row["etp"] for row in front} <= {1, 2} and front

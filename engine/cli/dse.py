@@ -14,11 +14,18 @@ from __future__ import annotations
 import argparse
 
 from engine.cli.output import json_text, table_text
-from engine.cli.train import TABLE_COLUMNS, _list, _model_flags, _run, ceiling_lines
+from engine.cli.train import (
+    TABLE_COLUMNS,
+    _list,
+    _model_flags,
+    _run,
+    ceiling_lines,
+    space_flags,
+    space_of,
+)
 from engine.explore.pareto import DIRECTIONS, pareto_table
 from engine.report.export import english_frame, write_csv
 from engine.scenarios.fleet_parts import PARTS, FleetParts
-from engine.scenarios.training import LayoutSpace
 from engine.training.reliability import fleet_reliability
 from engine.training.search import train_search
 
@@ -58,8 +65,7 @@ def add_dse_commands(sub) -> None:
     p = sub.add_parser("train-pareto", help="the Pareto front of the training search")
     _model_flags(p)
     p.add_argument("--gpus", required=True, help="a GPU count or a list: 64,128,256")
-    for name in ("tp", "pp", "cp", "vp", "ep", "micro-batch-size", "zero", "recompute"):
-        p.add_argument(f"--{name}", help="values to try, comma-separated (default: all)")
+    space_flags(p)
     p.add_argument(
         "--objectives",
         default=DEFAULT_OBJECTIVES,
@@ -107,14 +113,7 @@ def objectives_of(text: str) -> dict[str, str]:
 
 def cmd_train_pareto(args: argparse.Namespace, catalog) -> str:
     objectives = objectives_of(args.objectives)  # refused before the search runs
-    space = LayoutSpace(
-        **{
-            n: _list(getattr(args, n), n.replace("_", "-"))
-            for n in ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero")
-        },
-        recompute=_list(args.recompute, "recompute", word=True),
-    )
-    df = train_search(_run(args, catalog, _list(args.gpus, "gpus")), space)
+    df = train_search(_run(args, catalog, _list(args.gpus, "gpus")), space_of(args))
     limits = {}
     for flag, (column, side) in LIMITS.items():
         value = getattr(args, flag)

@@ -132,10 +132,7 @@ def add_train_commands(sub) -> None:
     p = sub.add_parser("train-search", help="every parallel configuration, ranked")
     _model_flags(p)
     p.add_argument("--gpus", required=True, help="a GPU count or a list: 64,128,256")
-    for name in ("tp", "pp", "cp", "vp", "ep", "micro-batch-size", "zero", "recompute"):
-        p.add_argument(f"--{name}", help="values to try, comma-separated (default: all)")
-    p.add_argument("--etp", help=ETP_HELP + ", values to try (default: each layout's tp)")
-    _modules_flag(p)
+    space_flags(p)
     p.add_argument("--rank-by", default="tokens_per_s", choices=tuple(RANKS))
     p.add_argument("--include-rejected", action="store_true", help="list rejected ones too")
     p.add_argument("--top", type=int, default=20, help="rows in the table format (default 20)")
@@ -232,6 +229,26 @@ def _list(text: str | None, name: str, word: bool = False) -> list | None:
     return [int(t) for t in items]
 
 
+def space_flags(p: argparse.ArgumentParser) -> None:
+    """The flags of the layouts a search tries (train-search, train-pareto)."""
+    for name in ("tp", "pp", "cp", "vp", "ep", "micro-batch-size", "zero", "recompute"):
+        p.add_argument(f"--{name}", help="values to try, comma-separated (default: all)")
+    p.add_argument("--etp", help=ETP_HELP + ", values to try (default: each layout's tp)")
+    _modules_flag(p)
+
+
+def space_of(args: argparse.Namespace) -> LayoutSpace:
+    """The LayoutSpace `space_flags` give."""
+    return LayoutSpace(
+        **{
+            n: _list(getattr(args, n), n.replace("_", "-"))
+            for n in ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero", "etp")
+        },
+        recompute=_list(args.recompute, "recompute", word=True),
+        recompute_modules=_modules(args),
+    )
+
+
 def _modules(args: argparse.Namespace) -> tuple[str, ...]:
     text = args.recompute_modules
     if text is None:
@@ -240,14 +257,7 @@ def _modules(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def cmd_train_search(args: argparse.Namespace, catalog: Catalog) -> str:
-    space = LayoutSpace(
-        **{
-            n: _list(getattr(args, n), n.replace("_", "-"))
-            for n in ("tp", "pp", "cp", "vp", "ep", "micro_batch_size", "zero", "etp")
-        },
-        recompute=_list(args.recompute, "recompute", word=True),
-        recompute_modules=_modules(args),
-    )
+    space = space_of(args)
     df = train_search(
         _run(args, catalog, _list(args.gpus, "gpus")),
         space,
