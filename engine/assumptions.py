@@ -73,17 +73,15 @@ def _fraction(name, field, default, csv, label, models="both", none_means="", lo
 def _bytes(name, default, low, high, label):
     """A training assumption counted in bytes per element (its name says so), alike in code,
     links and CSV."""
-    return Assumption(
+    return _fraction(
         name=name,
         field=name,
-        unit="",
-        scale=1,
         default=default,
-        low=low,
-        high=high,
         csv=name,
         label=label,
         models="training",
+        low=low,
+        high=high,
     )
 
 

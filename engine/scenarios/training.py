@@ -296,7 +296,8 @@ class TrainRun(WithAssumptions):
 
 @dataclass(frozen=True, slots=True)
 class TrainLayout(Fields):
-    """How a run splits its GPUs: tp × pp (× vp virtual stages) × cp × dp, ep out of dp·cp;
+    """How a run splits its GPUs: tp × pp (× vp virtual stages) × cp × dp, an MoE layer's
+    etp × ep × edp folded into the same tp·cp·dp (etp None: tp);
     micro-batches of `micro_batch_size` sequences; a ZeRO stage and a recomputation mode (with
     selective, the modules it runs again: Megatron-Core's --recompute-modules); the layers of
     the first and the last pipeline stage (Megatron-LM's
