@@ -178,6 +178,7 @@ from engine.scenarios.trace import (
 )
 from engine.scenarios.training import (
     FP8_RECIPES,
+    PP_SCHEDULES,
     RECOMPUTE_MODULES,
     Failures,
     LayoutSpace,
@@ -278,6 +279,7 @@ __all__ = [
     "MIN_ROWS_PER_PARAMETER",
     "OVERHEAD_REGIME_SHARE",
     "POWER_FORMULA",
+    "PP_SCHEDULES",
     "PRECISIONS",
     "PROFILE_KEYS",
     "RECOMPUTE_MODULES",

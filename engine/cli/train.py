@@ -29,6 +29,7 @@ from engine.scenarios.training import (
     DEFAULT_FP8_RECIPE,
     DEFAULT_RECOMPUTE_MODULES,
     FP8_RECIPES,
+    PP_SCHEDULES,
     RECOMPUTE,
     RECOMPUTE_MODULES,
     TRAIN_PRECISIONS,
@@ -47,6 +48,7 @@ TABLE_COLUMNS = (
     "pp",
     "cp",
     "vp",
+    "pp_schedule",
     "ep",
     "etp",
     "dp",
@@ -102,6 +104,12 @@ ETP_HELP = (
 )
 
 
+SCHEDULE_HELP = (
+    "the pipeline schedule: 1f1b (Megatron-LM's; interleaved with --vp > 1) or dualpipe "
+    "(DeepSeek's: an even --pp, --vp 1, an even number of micro-batches, at least 2·pp)"
+)
+
+
 def _modules_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--recompute-modules",
@@ -122,6 +130,12 @@ def add_train_commands(sub) -> None:
     p.add_argument("--recompute", default="none", choices=RECOMPUTE)
     _modules_flag(p)
     p.add_argument("--zero", type=int, default=0, choices=(0, 1, 2, 3))
+    p.add_argument(
+        "--pp-schedule",
+        default="1f1b",
+        choices=PP_SCHEDULES,
+        help=SCHEDULE_HELP + " (default 1f1b)",
+    )
     for end in ("first", "last"):
         p.add_argument(
             f"--{end}-stage-layers",
@@ -196,6 +210,7 @@ def cmd_train(args: argparse.Namespace, catalog: Catalog) -> str:
         zero=args.zero,
         recompute=args.recompute,
         recompute_modules=_modules(args),
+        pp_schedule=args.pp_schedule,
         first_stage_layers=args.first_stage_layers,
         last_stage_layers=args.last_stage_layers,
     )
@@ -234,6 +249,7 @@ def space_flags(p: argparse.ArgumentParser) -> None:
     for name in ("tp", "pp", "cp", "vp", "ep", "micro-batch-size", "zero", "recompute"):
         p.add_argument(f"--{name}", help="values to try, comma-separated (default: all)")
     p.add_argument("--etp", help=ETP_HELP + ", values to try (default: each layout's tp)")
+    p.add_argument("--pp-schedule", help=SCHEDULE_HELP + ", values to try (default 1f1b)")
     _modules_flag(p)
 
 
@@ -246,6 +262,7 @@ def space_of(args: argparse.Namespace) -> LayoutSpace:
         },
         recompute=_list(args.recompute, "recompute", word=True),
         recompute_modules=_modules(args),
+        pp_schedule=_list(args.pp_schedule, "pp-schedule", word=True) or ("1f1b",),
     )
 
 

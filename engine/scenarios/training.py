@@ -15,9 +15,9 @@ cost to train are counted against.
 `TrainLayout` splits the GPUs: tp (tensor, with sequence parallelism) × pp (pipeline stages of
 vp virtual stages each, the layers of the first and last given or balanced) × cp (context) × dp,
 with ep (experts, MoE; their own tensor parallelism etp, tp by default) folded into tp·cp·dp,
-micro-batches of `micro_batch_size` sequences, a ZeRO stage and a recomputation mode.
-`LayoutSpace` is the layouts `train_search` tries: each field None (the search's defaults), one
-value or several.
+micro-batches of `micro_batch_size` sequences, a ZeRO stage, a recomputation mode and a pipeline
+schedule (1F1B, or DeepSeek's DualPipe). `LayoutSpace` is the layouts `train_search` tries: each
+field None (the search's defaults), one value or several.
 `Failures` is how often a GPU fails, how long a checkpoint takes to write and how long the job
 runs (`scaling_overheads`, `reliability`; MLSys·im tutorial 06).
 
@@ -51,6 +51,10 @@ from engine.scenarios.deployment import (
 )
 
 RECOMPUTE = ("none", "selective", "full")  # Korthikanti et al. 2022
+# Pipeline schedules: Megatron-LM's 1F1B (interleaved with vp > 1; Narayanan et al. 2021) and
+# DeepSeek's DualPipe (DeepSeek-V3 report §3.2.1; github.com/deepseek-ai/DualPipe): each device
+# holds a stage and its mirror, micro-batches enter from both ends.
+PP_SCHEDULES = ("1f1b", "dualpipe")
 # What selective recomputation runs again: Megatron-Core's --recompute-modules (default
 # core_attn), each its own bit of the kernel's mask (engine/training/memory.py, compute.py).
 RECOMPUTE_MODULES = (
@@ -108,6 +112,14 @@ def check_counts(values: object, name: str) -> tuple[int, ...]:
 def check_recompute(value: object) -> str:
     if value not in RECOMPUTE:
         raise ValueError(f"recompute must be one of {', '.join(RECOMPUTE)}, got {value!r}"[:200])
+    return value
+
+
+def check_pp_schedule(value: object) -> str:
+    if value not in PP_SCHEDULES:
+        raise ValueError(
+            f"pp_schedule must be one of {', '.join(PP_SCHEDULES)}, got {value!r}"[:200]
+        )
     return value
 
 
@@ -301,7 +313,8 @@ class TrainLayout(Fields):
     micro-batches of `micro_batch_size` sequences; a ZeRO stage and a recomputation mode (with
     selective, the modules it runs again: Megatron-Core's --recompute-modules); the layers of
     the first and the last pipeline stage (Megatron-LM's
-    --decoder-first/last-pipeline-num-layers; None: balanced, the ends short first)."""
+    --decoder-first/last-pipeline-num-layers; None: balanced, the ends short first); the
+    pipeline schedule (1f1b: Megatron-LM's, interleaved with vp > 1; dualpipe: DeepSeek's)."""
 
     tp: int = 1
     pp: int = 1
@@ -315,6 +328,7 @@ class TrainLayout(Fields):
     last_stage_layers: int | None = None
     recompute_modules: tuple[str, ...] = DEFAULT_RECOMPUTE_MODULES
     etp: int | None = None  # the experts' tensor parallelism (None: tp, Megatron-Core's default)
+    pp_schedule: str = "1f1b"  # or dualpipe (PP_SCHEDULES)
 
     ARG: ClassVar[str] = "layout"
 
@@ -326,6 +340,7 @@ class TrainLayout(Fields):
                 object.__setattr__(self, name, check_count(getattr(self, name), name))
         object.__setattr__(self, "zero", check_zero(self.zero))
         object.__setattr__(self, "recompute", check_recompute(self.recompute))
+        object.__setattr__(self, "pp_schedule", check_pp_schedule(self.pp_schedule))
         modules = check_recompute_modules(self.recompute_modules)
         if self.recompute != "selective" and modules != DEFAULT_RECOMPUTE_MODULES:
             raise ValueError(
@@ -339,7 +354,8 @@ class TrainLayout(Fields):
 class LayoutSpace(Fields):
     """The layouts `train_search` tries: every combination of the values of each field (one or
     several, sorted; None: the search's defaults, every ZeRO stage, every recomputation mode);
-    `recompute_modules`, one set, is what its selective layouts run again."""
+    `recompute_modules`, one set, is what its selective layouts run again; `pp_schedule` the
+    pipeline schedules tried (1F1B only unless asked)."""
 
     tp: tuple[int, ...] | None = None
     pp: tuple[int, ...] | None = None
@@ -351,6 +367,7 @@ class LayoutSpace(Fields):
     recompute: tuple[str, ...] | None = None
     recompute_modules: tuple[str, ...] = DEFAULT_RECOMPUTE_MODULES
     etp: tuple[int, ...] | None = None  # None: each layout's tp
+    pp_schedule: tuple[str, ...] = ("1f1b",)  # the pipeline schedules to try
 
     ARG: ClassVar[str] = "space"
 
@@ -365,6 +382,8 @@ class LayoutSpace(Fields):
         if self.recompute is not None:
             modes = {check_recompute(r) for r in as_list(self.recompute, "recompute")}
             object.__setattr__(self, "recompute", tuple(m for m in RECOMPUTE if m in modes))
+        schedules = {check_pp_schedule(p) for p in as_list(self.pp_schedule, "pp_schedule")}
+        object.__setattr__(self, "pp_schedule", tuple(p for p in PP_SCHEDULES if p in schedules))
         modules = check_recompute_modules(self.recompute_modules)
         tried = RECOMPUTE if self.recompute is None else self.recompute
         if "selective" not in tried and modules != DEFAULT_RECOMPUTE_MODULES:

@@ -67,6 +67,9 @@ class PassTimes(NamedTuple):
     mlp_fwd: np.ndarray  # mlp: the dense MLP (and its fp8 casts)
     moe_fwd: np.ndarray  # moe: router, routed and shared experts (and their fp8 casts)
     shared_fwd: np.ndarray  # shared_experts: the shared experts (and their fp8 casts)
+    # the weight-gradient GEMMs of a mean layer's backward (each as long as its forward GEMM):
+    # what a zero-bubble schedule such as DualPipe moves into the bubble
+    wgrad: np.ndarray
 
 
 class PassOp(NamedTuple):
@@ -237,6 +240,8 @@ def pass_times(
             if op.cls == "attention":
                 acc["attn_fwd"] = acc["attn_fwd"] + share * t
                 acc["attn_bwd"] = acc["attn_bwd"] + share * t_back
+            elif op.cls in ("gemm", "expert"):
+                acc["wgrad"] = acc["wgrad"] + share * t
             for f in _module_fields(op.name):
                 acc[f] = acc[f] + share * t
             if op.name == "routed_experts":  # reads the gate and up, writes the activation:

@@ -7,11 +7,11 @@ gpus. An MoE layer folds the same tp·cp·dp GPUs of a stage its own way (Megatr
 parallel folding): etp (the experts' tensor parallelism, tp unless given) × ep (expert
 parallel) × edp (the experts' data parallelism). A step is a global
 batch of B sequences of s tokens: every data-parallel replica runs m = B/(dp·b) micro-batches of
-b sequences. The rules are Megatron-LM's (Narayanan et al. 2021; Korthikanti et al. 2022) and
-DeepSpeed's (ZeRO-2/3 and pipelines do not combine); the layers per stage are balanced with
-remainders or given for the end stages (engine/training/stages.py). Every rule is evaluated on
-numpy arrays over configurations at once: `reason_codes` gives each its first broken rule
-(0: valid).
+b sequences. The rules are Megatron-LM's (Narayanan et al. 2021; Korthikanti et al. 2022),
+DeepSpeed's (ZeRO-2/3 and pipelines do not combine) and DualPipe's; the layers per stage are
+balanced with remainders or given for the end stages (engine/training/stages.py). Every rule
+is evaluated on numpy arrays over configurations at once: `reason_codes` gives each its first
+broken rule (0: valid).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 
 from engine.catalog.shapes import Shapes
 from engine.report.messages import MessageKind
-from engine.scenarios.training import RECOMPUTE_MODULES
+from engine.scenarios.training import PP_SCHEDULES, RECOMPUTE_MODULES
 from engine.training.stages import layout_ok
 
 # Reason codes (0: valid): REASONS[code] is the rule the configuration breaks.
@@ -47,6 +47,11 @@ REASONS = (
         "vp_needs_pp",
         "vp > 1 needs pp > 1, a layer per virtual stage (an end stage's embedding or head may "
         "fill one) and micro-batches divisible by pp",
+    ),
+    MessageKind(
+        "dualpipe_layout",
+        "DualPipe needs an even pp, vp 1 and an even number of micro-batches, at least 2·pp "
+        "(deepseek-ai/DualPipe's checks)",
     ),
     MessageKind(
         "seq_len_not_divisible",
@@ -99,6 +104,7 @@ class Config(NamedTuple):
     last_layers: np.ndarray  # and for the last
     recompute_modules: np.ndarray  # bit i: RECOMPUTE_MODULES[i] (selective only; 1: core_attn)
     etp: np.ndarray  # the experts' tensor parallelism (0: tp)
+    schedule: np.ndarray  # the pipeline schedule: its index in PP_SCHEDULES (0: 1F1B)
 
     @property
     def dp(self) -> np.ndarray:
@@ -126,6 +132,11 @@ class Config(NamedTuple):
         return (self.recompute == 1) & (np.mod(np.floor(self.recompute_modules / bit), 2) == 1)
 
     @property
+    def dualpipe(self) -> np.ndarray:
+        """Whether the pipeline runs DualPipe (bool per configuration)."""
+        return self.schedule == PP_SCHEDULES.index("dualpipe")
+
+    @property
     def virtual(self) -> np.ndarray:
         """Virtual stages per pipeline stage that count: vp with pp > 1, else 1."""
         return np.where(self.pp > 1, self.vp, 1.0)
@@ -133,10 +144,10 @@ class Config(NamedTuple):
 
 def make_config(**columns) -> Config:
     """A Config from numbers or arrays (broadcast to one length); the end stages' layers
-    default to 0 (balanced), the recompute modules to core_attn and etp to 0 (tp), Megatron-Core's
-    defaults."""
+    default to 0 (balanced), the recompute modules to core_attn, etp to 0 (tp) and the schedule to
+    1F1B, Megatron-Core's defaults."""
     columns = {"first_layers": 0.0, "last_layers": 0.0, "recompute_modules": 1.0} | columns
-    columns = {"etp": 0.0} | columns
+    columns = {"etp": 0.0, "schedule": 0.0} | columns  # 1F1B
     arrays = np.broadcast_arrays(
         *(np.atleast_1d(np.asarray(columns[f], dtype=float)) for f in Config._fields)
     )
@@ -197,6 +208,9 @@ def reason_codes(c: Config, s: Shapes, per_node=np.inf, has_network=True) -> np.
         | ~stages_ok
     )
     interleave_ok = (c.pp > 1) & _whole_ratio(m, c.pp) & chunks_ok
+    dual_ok = (
+        (c.pp > 1) & _whole_ratio(c.pp, 2) & (c.vp == 1) & _whole_ratio(m, 2) & (m >= 2 * c.pp)
+    )
     seq_ok = _whole_ratio(c.seq_len, c.tp) & ((c.cp == 1) | _whole_ratio(c.seq_len, 2 * c.cp))
     experts = np.asarray(s.experts)
     ep_ok = (
@@ -212,6 +226,7 @@ def reason_codes(c: Config, s: Shapes, per_node=np.inf, has_network=True) -> np.
         ~_whole_ratio(c.gpus, c.tp * c.pp * c.cp),
         ~_whole_ratio(c.global_batch, dp * c.micro_batch),
         (c.vp > 1) & ~interleave_ok,
+        c.dualpipe & ~dual_ok,
         ~seq_ok,
         (c.etp > 0) & (c.etp != c.tp) & ~etp_ok,
         (c.ep > 1) & ~ep_ok,

@@ -57,31 +57,45 @@ def _exposed(comm, hidden_by):
 def _slowest(c: Config, pt: PassTimes, stages: StageLayers, per_layer, fixed) -> dict:
     """The slowest stage kind's layers and end operators per micro-batch (forward, backward):
     the first stage's layers and the embedding, the middle stages' layers, or the last stage's
-    layers and the final norm and LM head; one stage (pp = 1) runs all of them. `per_layer`:
-    seconds a layer adds to a micro-batch slot; `fixed`: seconds every stage adds."""
+    layers and the final norm and LM head; one stage (pp = 1) runs all of them. Under DualPipe
+    an end device runs half its micro-batches through the first stage and half through the
+    last: a mean micro-batch of theirs. `per_layer`: seconds a layer adds to a micro-batch
+    slot; `fixed`: seconds every stage adds."""
     one = c.pp == 1
-    ends = {
+    own = {
         "first": (
+            stages.first,
             np.where(one, pt.first_fwd + pt.last_fwd, pt.first_fwd),
             np.where(one, pt.first_bwd + pt.last_bwd, pt.first_bwd),
         ),
-        "middle": (0.0 * pt.first_fwd, 0.0 * pt.first_bwd),
-        "last": (pt.last_fwd, pt.last_bwd),
+        "middle": (stages.middle, 0.0 * pt.first_fwd, 0.0 * pt.first_bwd),
+        "last": (stages.last, pt.last_fwd, pt.last_bwd),
+    }
+    mean = tuple(0.5 * (f + x) for f, x in zip(own["first"], own["last"], strict=True))
+    kinds = {
+        k: tuple(np.where(c.dualpipe & (k != "middle"), d, o) for d, o in zip(mean, v, strict=True))
+        for k, v in own.items()
     }
     slots = np.stack(
-        [
-            getattr(stages, k) * per_layer + ends[k][0] + ends[k][1] + fixed + 0.0 * c.pp
-            for k in StageLayers._fields
-        ]
+        [n * per_layer + fwd + bwd + fixed + 0.0 * c.pp for n, fwd, bwd in kinds.values()]
     )
     pick = np.argmax(slots, axis=0)
-    choose = lambda xs: np.choose(pick, [np.broadcast_to(x, np.shape(c.pp)) for x in xs])  # noqa: E731
-    kinds = StageLayers._fields
+    shape = np.shape(c.pp)
     return {
-        "layers": choose([getattr(stages, k) for k in kinds]),
-        "fwd_end": choose([ends[k][0] for k in kinds]),
-        "bwd_end": choose([ends[k][1] for k in kinds]),
+        key: np.choose(pick, [np.broadcast_to(v[i], shape) for v in kinds.values()])
+        for i, key in enumerate(("layers", "fwd_end", "bwd_end"))
     }
+
+
+def _bubble(c: Config, slot, windows: dict, wgrad):
+    """Seconds of pipeline bubble per step. 1F1B: (pp − 1)/v slots (Narayanan et al. 2021).
+    DualPipe (deepseek-ai/DualPipe's table): (pp/2 − 1)·(F&B + B − 3W), F&B a forward and a
+    backward chunk overlapped (a slot: their compute, their communication hidden beneath it), B
+    a backward chunk (with its recomputation) and W its weight-gradient GEMMs; never negative."""
+    plain = (c.pp - 1.0) / c.virtual * slot
+    backward = windows["bwd"] + windows["rec"]
+    dual = (c.pp / 2.0 - 1.0) * np.maximum(slot + backward - 3.0 * wgrad, 0.0)
+    return np.where(c.dualpipe, dual, plain)
 
 
 def _tp_exposed(comm, gemm, tp, overlap):
@@ -167,9 +181,7 @@ def _data_parallel(
     `num.param_bytes`-byte weights) of the stage holding the most weights: total and exposed
     seconds per step."""
     grad_bytes, param_bytes = num.grad_bytes, num.param_bytes
-    dense, experts = params_on_device(
-        s=s, tp=c.tp, pp=c.pp, ep=c.ep, stages=stages, etp=c.expert_tp
-    )
+    dense, experts = params_on_device(c=c, s=s, stages=stages)
     group = c.dp * c.cp
     bw, lat = link_for(links, c.tp * c.cp * c.dp)
 
@@ -306,7 +318,7 @@ def evaluate(
     layer_comm = n_st * (comm["tp"] + comm["cp"] + comm["ep"])
     slot = compute + layer_comm + overhead + p2p
     m = c.micro_batches
-    bubble = (c.pp - 1.0) / c.virtual * slot
+    bubble = _bubble(c=c, slot=slot, windows=windows, wgrad=n_st * pt.wgrad)
     dp = _data_parallel(
         s=s,
         c=c,
@@ -335,7 +347,7 @@ def evaluate(
             "overhead_s": m * overhead,
             "optimizer_s": optimizer,
             "bubble_s": bubble,
-            "bubble_fraction": (c.pp - 1.0) / (c.virtual * m),
+            "bubble_fraction": bubble / (m * slot),
         },
         n_st=n_st,
         stages=stages,

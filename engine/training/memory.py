@@ -44,7 +44,7 @@ from engine.catalog.shapes import Shapes
 from engine.serving.operators import Layout, templates
 from engine.training.config import Config
 from engine.training.numerics import Numerics
-from engine.training.stages import StageLayers, in_flight, stage_layers
+from engine.training.stages import StageLayers, in_flight
 
 WEIGHT_BYTES = 2.0  # 16-bit weights per parameter
 GRADIENT_BYTES = 2.0  # 16-bit gradients (the `gradient_bytes` assumption's default)
@@ -106,16 +106,30 @@ def stage_params(s: Shapes, tp, pp, ep, stages: StageLayers, etp=None) -> dict:
     }
 
 
-def params_on_device(s: Shapes, tp, pp, ep, stages: StageLayers | None = None, etp=None) -> tuple:
-    """(dense, routed-expert) parameters held by a device of the stage holding the most
-    (balanced stages unless `stages` is given; experts split etp ways, tp unless given)."""
-    if stages is None:
-        stages = stage_layers(layers=s.layers, pp=pp, first=0.0, last=0.0)
-    kinds = list(stage_params(s=s, tp=tp, pp=pp, ep=ep, stages=stages, etp=etp).values())
-    totals = np.stack([np.broadcast_to(d + e, np.shape(pp)) for d, e in kinds])
+def device_params(c: Config, s: Shapes, stages: StageLayers) -> dict:
+    """(dense, routed-expert) parameters a device of each stage kind holds (`stage_params`);
+    under DualPipe a device holds its stage and the mirror one (device i stages i and pp − 1 − i:
+    an end device the first and the last, a middle one two middle stages)."""
+    own = stage_params(s=s, tp=c.tp, pp=c.pp, ep=c.ep, stages=stages, etp=c.expert_tp)
+    ends = tuple(f + x for f, x in zip(own["first"], own["last"], strict=True))
+    mirrored = {"first": ends, "middle": tuple(2.0 * x for x in own["middle"]), "last": ends}
+    return {
+        kind: tuple(
+            np.where(c.dualpipe, d, o) for d, o in zip(mirrored[kind], own[kind], strict=True)
+        )
+        for kind in own
+    }
+
+
+def params_on_device(c: Config, s: Shapes, stages: StageLayers) -> tuple:
+    """(dense, routed-expert) parameters held by the device holding the most
+    (`device_params`)."""
+    kinds = list(device_params(c=c, s=s, stages=stages).values())
+    shape = np.shape(c.pp)
+    totals = np.stack([np.broadcast_to(d + e, shape) for d, e in kinds])
     pick = np.argmax(totals, axis=0)
-    dense = np.choose(pick, [np.broadcast_to(d, np.shape(pp)) for d, _ in kinds])
-    experts = np.choose(pick, [np.broadcast_to(e, np.shape(pp)) for _, e in kinds])
+    dense = np.choose(pick, [np.broadcast_to(d, shape) for d, _ in kinds])
+    experts = np.choose(pick, [np.broadcast_to(e, shape) for _, e in kinds])
     return dense, experts
 
 
@@ -196,17 +210,24 @@ def memory_terms(c: Config, s: Shapes, stages: StageLayers, num: Numerics) -> Me
     """Memory per GPU of each configuration on its most loaded stage: the first stage (the
     most micro-batches in flight), the first middle stage (one fewer) or the last (one, or
     the interleaved warm-up), each with its own layers and end operators; the scores are kept
-    only by unfused attention (FlashAttention keeps two numbers per row of them)."""
-    params = stage_params(s=s, tp=c.tp, pp=c.pp, ep=c.ep, stages=stages, etp=c.expert_tp)
+    only by unfused attention (FlashAttention keeps two numbers per row of them). Under DualPipe
+    every device holds pp + 1 chunks of its two stages' activations (deepseek-ai/DualPipe's
+    table; each chunk the mean of its stages' layers) and both stages' weights."""
+    params = device_params(c=c, s=s, stages=stages)
     m, v = c.micro_batches, c.virtual
     position = {"first": 0.0, "middle": 1.0, "last": c.pp - 1.0}
+    ends = 0.5 * (stages.first + stages.last)
+    dual_layers = {"first": ends, "middle": stages.middle, "last": ends}
+    dual_chunks = np.minimum(m, c.pp + 1.0)
     terms = [
         _stage_memory(
             c=c,
             s=s,
             params=params[kind],
-            layers=getattr(stages, kind),
-            chunks=in_flight(pp=c.pp, vp=v, m=m, stage=position[kind]),
+            layers=np.where(c.dualpipe, dual_layers[kind], getattr(stages, kind)),
+            chunks=np.where(
+                c.dualpipe, dual_chunks, in_flight(pp=c.pp, vp=v, m=m, stage=position[kind])
+            ),
             num=num,
         )
         for kind in StageLayers._fields

@@ -23,6 +23,7 @@ from engine.scenarios.bind import bind
 from engine.scenarios.deployment import HardwareRef, ModelRef
 from engine.scenarios.training import (
     LAYOUT_COUNTS,
+    PP_SCHEDULES,
     RECOMPUTE,
     ZERO_STAGES,
     LayoutSpace,
@@ -90,7 +91,8 @@ def train_search(
             micro_batch_size, zero, recompute, each the values to try (a value or a list);
             None: `default_candidates`, every ZeRO stage, every recomputation mode; and
             recompute_modules, what the selective layouts run again (default core_attn); etp,
-            the experts' tensor parallelism to try (None: each layout's tp).
+            the experts' tensor parallelism to try (None: each layout's tp); pp_schedule, the
+            pipeline schedules to try (default 1f1b only; dualpipe too when named).
         rank_by: tokens_per_s (highest first), mfu, or cost (cost_to_train_usd, lowest first;
             needs a price).
         include_rejected: also return the rejected configurations after the ranked ones.
@@ -125,6 +127,7 @@ def _candidates(st: Setup, run: TrainRun, space: LayoutSpace) -> Config:
         given = getattr(space, name)
         axes[name] = defaults[name] if given is None else given
     axes["etp"] = (0,) if space.etp is None else space.etp  # 0: each layout's tp
+    axes["schedule"] = [PP_SCHEDULES.index(p) for p in space.pp_schedule]
     axes["zero"] = ZERO_STAGES if space.zero is None else space.zero
     modes = RECOMPUTE if space.recompute is None else space.recompute
     axes["recompute"] = [RECOMPUTE.index(m) for m in modes]
@@ -144,6 +147,7 @@ def _candidates(st: Setup, run: TrainRun, space: LayoutSpace) -> Config:
         vp=col["vp"],
         ep=col["ep"],
         etp=col["etp"],
+        schedule=col["schedule"],
         micro_batch=col["micro_batch_size"],
         global_batch=run.global_batch_size,
         seq_len=run.seq_len,
@@ -166,6 +170,7 @@ def _columns(st: Setup, run: TrainRun, cfg: Config, t: dict, modules: str) -> di
         "pp": cfg.pp,
         "cp": cfg.cp,
         "vp": cfg.vp,
+        "pp_schedule": pd.Categorical.from_codes(cfg.schedule.astype(int), PP_SCHEDULES),
         "ep": cfg.ep,
         "etp": cfg.expert_tp,
         "dp": t["dp"],
@@ -239,7 +244,8 @@ def _distinct(df: pd.DataFrame) -> pd.DataFrame:
     """One row per distinct layout: where the ranks holding the same weights are one (dp·cp at
     most 1), every ZeRO stage shards over one rank and is plain data parallelism, so only the
     lowest stage tried is kept."""
-    layout = ["gpus", "tp", "pp", "cp", "vp", "ep", "etp", "micro_batch_size", "recompute"]
+    layout = ["gpus", "tp", "pp", "cp", "vp", "pp_schedule", "ep", "etp", "micro_batch_size"]
+    layout.append("recompute")
     alone = (df["dp"] * df["cp"]) <= 1
     key = df[layout].assign(zero=np.where(alone, -1, df["zero"]))
     return df[~key.duplicated(keep="first")]  # the candidates run through zero in order

@@ -15,7 +15,13 @@ from engine.report.messages import MessageKind
 from engine.report.result import Result
 from engine.scenarios.bind import bind
 from engine.scenarios.deployment import HardwareRef, ModelRef
-from engine.scenarios.training import RECOMPUTE, TrainLayout, TrainRun, modules_mask
+from engine.scenarios.training import (
+    PP_SCHEDULES,
+    RECOMPUTE,
+    TrainLayout,
+    TrainRun,
+    modules_mask,
+)
 from engine.training.config import DOES_NOT_FIT, REASONS, Config, make_config, missing_modules
 from engine.training.ground import ceiling_for, ceiling_messages
 from engine.training.report import budget, warnings_for
@@ -36,6 +42,7 @@ ID_KEYS = (
     "pp",
     "cp",
     "vp",
+    "pp_schedule",
     "ep",
     "etp",
     "dp",
@@ -146,9 +153,10 @@ def train(
             recompute (none, Megatron-LM's default; selective: the attention core; full),
             recompute_modules (what selective runs again, Megatron-Core's --recompute-modules:
             core_attn, its default, moe_act, layernorm, mla_up_proj, mlp, moe,
-            shared_experts) and first_stage_layers, last_stage_layers (the end stages'
+            shared_experts), first_stage_layers, last_stage_layers (the end stages'
             layers; None: balanced, the end stages one short first when pp does not divide
-            the layers).
+            the layers) and pp_schedule (1f1b, Megatron-LM's; dualpipe, DeepSeek's: an even
+            pp, vp 1, an even number of micro-batches at least 2·pp).
             None: every degree 1, ZeRO 0, no recomputation.
 
     Raises:
@@ -193,6 +201,7 @@ def config(run: TrainRun, layout: TrainLayout, gpus: int) -> Config:
         recompute_modules=modules_mask(layout.recompute_modules),
         first_layers=layout.first_stage_layers or 0,
         last_layers=layout.last_stage_layers or 0,
+        schedule=PP_SCHEDULES.index(layout.pp_schedule),
     )
 
 
@@ -230,6 +239,7 @@ def _result(st: Setup, run: TrainRun, layout: TrainLayout, t: dict, gpus: int) -
         layout.pp,
         layout.cp,
         layout.vp,
+        layout.pp_schedule,
         layout.ep,
         layout.etp or layout.tp,
         round(t["dp"]),
