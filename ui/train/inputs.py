@@ -173,6 +173,18 @@ def search_inputs(link: Link) -> dict:
             ),
         )
         zero = st.multiselect(_("ZeRO stages"), ZERO, key=link.key("zero"))
+        schedules = st.multiselect(
+            _("Pipeline schedules"),
+            engine.PP_SCHEDULES,
+            key=link.key("pp_schedule"),
+            help=_(
+                "`1f1b`: Megatron-LM's one-forward-one-backward schedule, interleaved when vp > 1 "
+                "(none chosen: it alone). `dualpipe`: DeepSeek's bidirectional schedule: each GPU "
+                "holds its stage and the mirror one (twice the weights, pp + 1 micro-batches of "
+                "activations) for a bubble of (pp/2 − 1)·(F&B + B − 3W); it needs an even pp, vp 1 "
+                "and an even number of micro-batches, at least 2·pp."
+            ),
+        )
         modes = st.multiselect(
             _("Activation recomputation"),
             RECOMPUTE,
@@ -192,6 +204,7 @@ def search_inputs(link: Link) -> dict:
             ).format(each=each),
         )
     dims["zero"] = [int(z) for z in zero] or [0]
+    dims["pp_schedule"] = tuple(schedules) or ("1f1b",)
     dims["recompute"] = list(modes) or ["none"]
     selective = "selective" in dims["recompute"]  # the modules apply to those layouts only
     dims["recompute_modules"] = (tuple(modules) if selective else ()) or ("core_attn",)

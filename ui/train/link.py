@@ -209,6 +209,12 @@ def declare(cat: engine.Catalog) -> Link:
                 default=[*RECOMPUTE],
             ),
             Param(
+                name="pp_schedule",
+                read=listing(choice(engine.PP_SCHEDULES), max_items=len(engine.PP_SCHEDULES)),
+                write=write_list,
+                default=["1f1b"],
+            ),
+            Param(
                 name="recompute_modules",
                 read=listing(choice(engine.RECOMPUTE_MODULES), max_items=7),
                 write=write_list,

@@ -34,6 +34,7 @@ from ui.words.i18n import _, message_text
 
 BUDGET_CONFIGS = TRAIN_CONFIGURATIONS  # per rerun (ui/core/budget.py)
 DIMENSIONS = ("tp", "pp", "cp", "vp", "ep", "etp", "micro_batch_size", "zero", "recompute")
+DIMENSIONS += ("pp_schedule",)
 CONFIG_KEYS = ("tp", "pp", "cp", "vp", "ep", "etp", "micro_batch_size", "zero", "recompute")
 NO_FIT = "does_not_fit_in_memory"  # the code of the engine's rule for memory
 # the codes of its warning saying why a configuration does not fit (by its largest term)
@@ -76,7 +77,8 @@ def refusal(dims: dict, curve: list[int]) -> str | None:
         "These searches would evaluate {total} configurations ({counts} = {search}, once for "
         "the search and once for each of the {curve} GPU counts of the scaling curves), more "
         "than this page's budget of {budget} (about a second). Give fewer values of tp, pp, cp, "
-        "vp, ep, micro-batch, ZeRO or recompute, or fewer GPU counts on the curves."
+        "vp, ep, micro-batch, ZeRO, recompute or pipeline schedule, or fewer GPU counts on the "
+        "curves."
     ).format(
         total=f"{search + scaling:,}",
         counts=counts,
@@ -127,7 +129,8 @@ def config_of(row: pd.Series) -> dict:
     out = {k: int(row[k]) for k in CONFIG_KEYS if k != "recompute"}
     modules = row.get("recompute_modules")  # a selective row's, as the search wrote them
     given = {} if not isinstance(modules, str) else {"recompute_modules": modules.split(",")}
-    return out | {"recompute": str(row["recompute"])} | given
+    words = {"recompute": str(row["recompute"]), "pp_schedule": str(row["pp_schedule"])}
+    return out | words | given
 
 
 def layout_of(row: pd.Series) -> engine.TrainLayout:

@@ -25,6 +25,7 @@ RANKED = {  # column: (header, unit or None (as is), factor)
     "pp": ("pp", None, 1),
     "cp": ("cp", None, 1),
     "vp": ("vp", None, 1),
+    "pp_schedule": (N_("Schedule"), None, 1),  # the pipeline schedule
     "ep": ("ep", None, 1),
     "etp": ("etp", None, 1),  # the experts' tensor parallelism (tp unless searched)
     "dp": ("dp", None, 1),
@@ -42,7 +43,8 @@ RANKED = {  # column: (header, unit or None (as is), factor)
     "cost_to_train_usd": (N_("Cost to budget (USD)"), "", 1.0),
     "above_published_mfu": (N_("Above published MFU"), None, 1),
 }
-REJECTED = {k: v for k, v in RANKED.items() if k in ("tp", "pp", "cp", "vp", "ep", "etp", "dp")}
+LAYOUT = ("tp", "pp", "cp", "vp", "pp_schedule", "ep", "etp", "dp")
+REJECTED = {k: v for k, v in RANKED.items() if k in LAYOUT}
 REJECTED |= {k: RANKED[k] for k in ("micro_batch_size", "zero", "recompute")}
 REJECTED |= {"memory_per_gpu_bytes": RANKED["memory_per_gpu_bytes"]}
 REJECTED |= {"reason": (N_("Why rejected"), None, 1)}
