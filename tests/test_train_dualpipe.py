@@ -1,7 +1,8 @@
 """DualPipe (DeepSeek-V3 report §3.2.1; github.com/deepseek-ai/DualPipe): each device holds a
 pipeline stage and its mirror, micro-batches enter from both ends; the bubble is
 (pp/2 − 1)·(F&B + B − 3W), both stages' weights are held and every device keeps pp + 1
-micro-batches of activations in flight."""
+micro-batches of activations in flight. DualPipeV, its cut-in-half V: 2·pp stages, device i
+holding stages i and 2·pp − 1 − i, the same formula over the 2·pp stages."""
 
 import json
 import subprocess
@@ -92,6 +93,28 @@ def test_a_device_holds_both_its_stages_weights_and_pp_plus_one_micro_batches():
     assert dual["activation_bytes_per_gpu"] == 5 * 8 * 4096 * 147_456
 
 
+def test_dualpipev_lays_2pp_stages_in_a_v():
+    one, v = llama(pp_schedule="1f1b"), llama(pp_schedule="dualpipev")
+    # 8 stages of 4 layers; device 0 holds stage 0 (the embedding) and stage 7 (the final norm
+    # and the head): 8·218,112,000 + 525,336,576 + 4,096 + 525,336,576 = 2,795,573,248
+    assert v["weight_bytes_per_gpu"] == 2 * 2_795_573_248
+    assert v["stage_layers"] == 4 and v["first_stage_layers"] == v["last_stage_layers"] == 4
+    # S + 1 = 9 chunks of 4 layers in flight (1F1B's first stage: 4 of 8)
+    assert v["activation_bytes_per_gpu"] == 9 * 4 * 4096 * 147_456
+    # a micro-batch passes both of a device's stages, its sends twice 1F1B's
+    assert v["comm_pp_s"] == pytest.approx(2 * one["comm_pp_s"])
+    # bubble (S/2 − 1)·(F&B + B − 3W) over chunks of half a slot: 3·(slot + B − 3W)/2, device
+    # 0's slot carrying 8 layers, the embedding and the head
+    m = 8
+    parts = ("compute_s", "comm_tp_s", "comm_cp_s", "comm_ep_s", "comm_pp_s", "overhead_s")
+    slot = sum(v[k] for k in parts) / m
+    pt = _pass_times(TrainLayout(pp=4, pp_schedule="dualpipev"))
+    backward = 8 * pt.layer_bwd[0] + pt.first_bwd[0] + pt.last_bwd[0]
+    expected = 3 * (slot + backward - 3 * 8 * pt.wgrad[0]) / 2
+    assert v["bubble_s"] == pytest.approx(expected, rel=1e-9)
+    assert v["bubble_s"] < 0.55 * one["bubble_s"]  # 0.150 s against 0.291 s
+
+
 @pytest.mark.parametrize(
     ("layout", "why"),
     [
@@ -109,8 +132,26 @@ def test_the_layouts_dualpipe_refuses(layout, why):
     engine.train("Llama-3.1-8B", "H100", **run, **layout, pp_schedule="1f1b")  # 1F1B takes it
 
 
+@pytest.mark.parametrize(
+    ("layout", "why"),
+    [
+        (dict(pp=1), "no pipeline"),
+        (dict(pp=4, vp=2), "interleaved"),
+        (dict(pp=4, global_batch_size=14), "7 micro-batches, fewer than 2·pp"),
+        (dict(pp=32, gpus=32, global_batch_size=64), "64 stages of 32 layers"),
+    ],
+)
+def test_the_layouts_dualpipev_refuses(layout, why):
+    run = RUN | {k: layout.pop(k) for k in ("gpus", "global_batch_size") if k in layout}
+    with pytest.raises(ValueError, match="DualPipeV needs pp > 1"):
+        engine.train("Llama-3.1-8B", "H100", **run, **layout, pp_schedule="dualpipev")
+    # an odd pp and an odd number of micro-batches DualPipe refuses: pp 3, dp 2, m 6 = 2·pp
+    odd = dict(gpus=6, global_batch_size=12, seq_len=4096, pp=3)
+    assert engine.train("Llama-3.1-8B", "H100", **odd, pp_schedule="dualpipev")["dp"] == 2
+
+
 def test_an_unknown_schedule_is_named():
-    with pytest.raises(ValueError, match="pp_schedule must be one of 1f1b, dualpipe"):
+    with pytest.raises(ValueError, match="pp_schedule must be one of 1f1b, dualpipe, dualpipev"):
         llama(pp_schedule="gpipe")
     with pytest.raises(ValueError, match="pp_schedule must be one of"):
         engine.LayoutSpace(pp_schedule=("1f1b", "zb"))
@@ -136,6 +177,14 @@ def test_dualpipe_never_idles_longer_than_1f1b(pp, extra, mb, tp, recompute):
     assert dual["bubble_s"] == 0.0 or pp > 2  # pp 2: (2/2 − 1) = no bubble
     assert dual["weight_bytes_per_gpu"] > one["weight_bytes_per_gpu"]
     assert dual["compute_s"] <= one["compute_s"] * (1 + 1e-12)
+    # DualPipeV on the same devices: 2·pp stages of half the layers; (pp − 1)·(slot + B − 3W)/2
+    # ≤ (pp − 1)·slot, its own slot; one copy of the weights, fewer activations than DualPipe's
+    v = engine.train("Llama-3.1-8B", "H100", **run, **kw, pp_schedule="dualpipev")
+    parts = ("compute_s", "comm_tp_s", "comm_cp_s", "comm_ep_s", "comm_pp_s", "overhead_s")
+    slot = sum(v[k] for k in parts) / m
+    assert v["bubble_s"] <= (pp - 1) * slot * (1 + 1e-12)
+    assert v["weight_bytes_per_gpu"] < dual["weight_bytes_per_gpu"]
+    assert v["activation_bytes_per_gpu"] <= dual["activation_bytes_per_gpu"]
 
 
 def test_deepseek_v3_with_dualpipe_lands_closer_to_its_published_throughput():

@@ -105,8 +105,9 @@ ETP_HELP = (
 
 
 SCHEDULE_HELP = (
-    "the pipeline schedule: 1f1b (Megatron-LM's; interleaved with --vp > 1) or dualpipe "
-    "(DeepSeek's: an even --pp, --vp 1, an even number of micro-batches, at least 2·pp)"
+    "the pipeline schedule: 1f1b (Megatron-LM's; interleaved with --vp > 1), dualpipe "
+    "(DeepSeek's: an even --pp, --vp 1, an even number of micro-batches, at least 2·pp) or "
+    "dualpipev (its cut-in-half V of 2·pp stages: --vp 1, at least 2·pp micro-batches)"
 )
 
 

@@ -16,8 +16,8 @@ cost to train are counted against.
 vp virtual stages each, the layers of the first and last given or balanced) × cp (context) × dp,
 with ep (experts, MoE; their own tensor parallelism etp, tp by default) folded into tp·cp·dp,
 micro-batches of `micro_batch_size` sequences, a ZeRO stage, a recomputation mode and a pipeline
-schedule (1F1B, or DeepSeek's DualPipe). `LayoutSpace` is the layouts `train_search` tries: each
-field None (the search's defaults), one value or several.
+schedule (1F1B, or DeepSeek's DualPipe or DualPipeV). `LayoutSpace` is the layouts
+`train_search` tries: each field None (the search's defaults), one value or several.
 `Failures` is how often a GPU fails, how long a checkpoint takes to write and how long the job
 runs (`scaling_overheads`, `reliability`; MLSys·im tutorial 06).
 
@@ -51,10 +51,12 @@ from engine.scenarios.deployment import (
 )
 
 RECOMPUTE = ("none", "selective", "full")  # Korthikanti et al. 2022
-# Pipeline schedules: Megatron-LM's 1F1B (interleaved with vp > 1; Narayanan et al. 2021) and
-# DeepSeek's DualPipe (DeepSeek-V3 report §3.2.1; github.com/deepseek-ai/DualPipe): each device
-# holds a stage and its mirror, micro-batches enter from both ends.
-PP_SCHEDULES = ("1f1b", "dualpipe")
+# Pipeline schedules: Megatron-LM's 1F1B (interleaved with vp > 1; Narayanan et al. 2021),
+# DeepSeek's DualPipe (DeepSeek-V3 report §3.2.1; github.com/deepseek-ai/DualPipe: each device
+# holds a stage and its mirror, micro-batches enter from both ends) and its cut-in-half DualPipeV
+# (the same repository; torch.distributed.pipelining's ScheduleDualPipeV: 2·pp stages laid out
+# in a V, device i holding stages i and 2·pp − 1 − i, every micro-batch entering at device 0).
+PP_SCHEDULES = ("1f1b", "dualpipe", "dualpipev")
 # What selective recomputation runs again: Megatron-Core's --recompute-modules (default
 # core_attn), each its own bit of the kernel's mask (engine/training/memory.py, compute.py).
 RECOMPUTE_MODULES = (
@@ -314,7 +316,8 @@ class TrainLayout(Fields):
     selective, the modules it runs again: Megatron-Core's --recompute-modules); the layers of
     the first and the last pipeline stage (Megatron-LM's
     --decoder-first/last-pipeline-num-layers; None: balanced, the ends short first); the
-    pipeline schedule (1f1b: Megatron-LM's, interleaved with vp > 1; dualpipe: DeepSeek's)."""
+    pipeline schedule (1f1b: Megatron-LM's, interleaved with vp > 1; dualpipe: DeepSeek's;
+    dualpipev: its cut-in-half V)."""
 
     tp: int = 1
     pp: int = 1
@@ -328,7 +331,7 @@ class TrainLayout(Fields):
     last_stage_layers: int | None = None
     recompute_modules: tuple[str, ...] = DEFAULT_RECOMPUTE_MODULES
     etp: int | None = None  # the experts' tensor parallelism (None: tp, Megatron-Core's default)
-    pp_schedule: str = "1f1b"  # or dualpipe (PP_SCHEDULES)
+    pp_schedule: str = "1f1b"  # or dualpipe, dualpipev (PP_SCHEDULES)
 
     ARG: ClassVar[str] = "layout"
 

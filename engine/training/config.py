@@ -54,6 +54,11 @@ REASONS = (
         "(deepseek-ai/DualPipe's checks)",
     ),
     MessageKind(
+        "dualpipev_layout",
+        "DualPipeV needs pp > 1, vp 1, at least 2·pp micro-batches and a layer on each of its "
+        "2·pp stages (torch.distributed.pipelining's checks)",
+    ),
+    MessageKind(
         "seq_len_not_divisible",
         "seq_len must be divisible by tp (sequence parallelism) and, with cp > 1, by 2·cp",
     ),
@@ -137,6 +142,22 @@ class Config(NamedTuple):
         return self.schedule == PP_SCHEDULES.index("dualpipe")
 
     @property
+    def dualpipev(self) -> np.ndarray:
+        """Whether the pipeline runs DualPipeV (bool per configuration)."""
+        return self.schedule == PP_SCHEDULES.index("dualpipev")
+
+    @property
+    def mirrored(self) -> np.ndarray:
+        """Whether each device holds two stages, a first half's and its mirror in the second
+        half (DualPipe, DualPipeV)."""
+        return self.dualpipe | self.dualpipev
+
+    @property
+    def stages(self) -> np.ndarray:
+        """Pipeline stages the layers split into: 2·pp under DualPipeV, else pp."""
+        return np.where(self.dualpipev, 2.0 * self.pp, self.pp)
+
+    @property
     def virtual(self) -> np.ndarray:
         """Virtual stages per pipeline stage that count: vp with pp > 1, else 1."""
         return np.where(self.pp > 1, self.vp, 1.0)
@@ -201,13 +222,14 @@ def reason_codes(c: Config, s: Shapes, per_node=np.inf, has_network=True) -> np.
     kv_ok = mla | _whole_ratio(kv, c.tp) | _whole_ratio(c.tp, kv)
     dp, m = c.dp, c.micro_batches
     stages_ok = layout_ok(
-        layers=s.layers, pp=c.pp, vp=1.0, first=c.first_layers, last=c.last_layers
+        layers=s.layers, pp=c.stages, vp=1.0, first=c.first_layers, last=c.last_layers
     )
     chunks_ok = (
         layout_ok(layers=s.layers, pp=c.pp, vp=c.vp, first=c.first_layers, last=c.last_layers)
         | ~stages_ok
     )
     interleave_ok = (c.pp > 1) & _whole_ratio(m, c.pp) & chunks_ok
+    v_ok = (c.pp > 1) & (c.vp == 1) & (m >= 2 * c.pp) & (2 * c.pp <= s.layers)
     dual_ok = (
         (c.pp > 1) & _whole_ratio(c.pp, 2) & (c.vp == 1) & _whole_ratio(m, 2) & (m >= 2 * c.pp)
     )
@@ -227,6 +249,7 @@ def reason_codes(c: Config, s: Shapes, per_node=np.inf, has_network=True) -> np.
         ~_whole_ratio(c.global_batch, dp * c.micro_batch),
         (c.vp > 1) & ~interleave_ok,
         c.dualpipe & ~dual_ok,
+        c.dualpipev & ~v_ok,
         ~seq_ok,
         (c.etp > 0) & (c.etp != c.tp) & ~etp_ok,
         (c.ep > 1) & ~ep_ok,

@@ -55,12 +55,14 @@ def _exposed(comm, hidden_by):
 
 
 def _slowest(c: Config, pt: PassTimes, stages: StageLayers, per_layer, fixed) -> dict:
-    """The slowest stage kind's layers and end operators per micro-batch (forward, backward):
-    the first stage's layers and the embedding, the middle stages' layers, or the last stage's
-    layers and the final norm and LM head; one stage (pp = 1) runs all of them. Under DualPipe
-    an end device runs half its micro-batches through the first stage and half through the
-    last: a mean micro-batch of theirs. `per_layer`: seconds a layer adds to a micro-batch
-    slot; `fixed`: seconds every stage adds."""
+    """The slowest device kind's layers and end operators per micro-batch (forward, backward)
+    and the layers of its fuller stage: the first stage's layers and the embedding, the middle
+    stages' layers, or the last stage's layers and the final norm and LM head; one stage
+    (pp = 1) runs all of them. Each device of a mirrored schedule holds two stages (an end
+    device the first and the last, a middle one two middle stages): under DualPipe a
+    micro-batch passes one of them (half through each: their mean), under DualPipeV both
+    (their sum). `per_layer`: seconds a layer adds to a micro-batch slot; `fixed`: seconds
+    every device adds."""
     one = c.pp == 1
     own = {
         "first": (
@@ -71,31 +73,47 @@ def _slowest(c: Config, pt: PassTimes, stages: StageLayers, per_layer, fixed) ->
         "middle": (stages.middle, 0.0 * pt.first_fwd, 0.0 * pt.first_bwd),
         "last": (stages.last, pt.last_fwd, pt.last_bwd),
     }
-    mean = tuple(0.5 * (f + x) for f, x in zip(own["first"], own["last"], strict=True))
+    share = np.where(c.dualpipev, 1.0, 0.5)  # of the two stages a micro-batch passes
+    pair = {  # a mirrored device's two stages
+        "first": (own["first"], own["last"]),
+        "middle": (own["middle"], own["middle"]),
+        "last": (own["first"], own["last"]),
+    }
     kinds = {
-        k: tuple(np.where(c.dualpipe & (k != "middle"), d, o) for d, o in zip(mean, v, strict=True))
-        for k, v in own.items()
+        k: tuple(
+            np.where(c.mirrored, share * (a + b), o)
+            for a, b, o in zip(*pair[k], own[k], strict=True)
+        )
+        for k in own
+    }
+    fuller = {
+        k: np.where(c.mirrored, np.maximum(pair[k][0][0], pair[k][1][0]), own[k][0]) for k in own
     }
     slots = np.stack(
         [n * per_layer + fwd + bwd + fixed + 0.0 * c.pp for n, fwd, bwd in kinds.values()]
     )
     pick = np.argmax(slots, axis=0)
     shape = np.shape(c.pp)
-    return {
+    out = {
         key: np.choose(pick, [np.broadcast_to(v[i], shape) for v in kinds.values()])
         for i, key in enumerate(("layers", "fwd_end", "bwd_end"))
     }
+    out["stage_layers"] = np.choose(pick, [np.broadcast_to(f, shape) for f in fuller.values()])
+    return out
 
 
 def _bubble(c: Config, slot, windows: dict, wgrad):
     """Seconds of pipeline bubble per step. 1F1B: (pp − 1)/v slots (Narayanan et al. 2021).
-    DualPipe (deepseek-ai/DualPipe's table): (pp/2 − 1)·(F&B + B − 3W), F&B a forward and a
-    backward chunk overlapped (a slot: their compute, their communication hidden beneath it), B
-    a backward chunk (with its recomputation) and W its weight-gradient GEMMs; never negative."""
+    DualPipe and DualPipeV (deepseek-ai/DualPipe's table, S stages): (S/2 − 1)·(F&B + B − 3W),
+    each term a stage's chunk: F&B a forward and a backward chunk overlapped (a slot: their
+    compute, their communication hidden beneath it), B a backward chunk (with its
+    recomputation) and W its weight-gradient GEMMs; never negative. A DualPipe slot is one
+    chunk (S = pp); a DualPipeV slot two (S = 2·pp): (pp − 1)·(slot + B − 3W)/2."""
     plain = (c.pp - 1.0) / c.virtual * slot
     backward = windows["bwd"] + windows["rec"]
-    dual = (c.pp / 2.0 - 1.0) * np.maximum(slot + backward - 3.0 * wgrad, 0.0)
-    return np.where(c.dualpipe, dual, plain)
+    chunks = np.where(c.dualpipev, 2.0, 1.0)  # a stage's chunks in a device's slot
+    dual = (c.stages / 2.0 - 1.0) * np.maximum(slot + backward - 3.0 * wgrad, 0.0) / chunks
+    return np.where(c.mirrored, dual, plain)
 
 
 def _tp_exposed(comm, gemm, tp, overlap):
@@ -168,10 +186,12 @@ def _gather_scatter(links: Links, nbytes, devices):
 
 def _stage_sends(s: Shapes, c: Config, links: Links, tokens):
     """Seconds per micro-batch slot of a stage's activation and gradient sends to its
-    neighbours (v of each with the interleaved schedule); none without pipelining."""
+    neighbours (v of each with the interleaved schedule, two under DualPipeV); none without
+    pipelining."""
     bw, lat = link_for(links, c.tp * c.cp * c.dp * c.pp)
     one = send_s(tokens * s.hidden * ACT_BYTES / c.tp, bw, lat)
-    return np.where(c.pp > 1, 2.0 * c.virtual * one, 0.0)
+    chunks = np.where(c.dualpipev, 2.0, c.virtual)
+    return np.where(c.pp > 1, 2.0 * chunks * one, 0.0)
 
 
 def _data_parallel(
@@ -296,7 +316,7 @@ def evaluate(
         tp_overlap=a.tp_overlap,
     )
     p2p = _stage_sends(s=s, c=c, links=links, tokens=tokens)
-    stages = stage_layers(layers=s.layers, pp=c.pp, first=c.first_layers, last=c.last_layers)
+    stages = stage_layers(layers=s.layers, pp=c.stages, first=c.first_layers, last=c.last_layers)
     per_layer = (
         pt.layer_fwd
         + pt.layer_bwd
@@ -349,7 +369,7 @@ def evaluate(
             "bubble_s": bubble,
             "bubble_fraction": bubble / (m * slot),
         },
-        n_st=n_st,
+        stage_n=slow["stage_layers"],
         stages=stages,
         num=num,
     )
@@ -375,7 +395,7 @@ def _metrics(
     links: Links,
     step,
     parts: dict,
-    n_st,
+    stage_n,
     stages: StageLayers,
     num: Numerics,
 ) -> dict:
@@ -418,7 +438,7 @@ def _metrics(
         "reason_code": codes,
         "peak_flop_per_s": dev.peak + 0.0 * step,
         "matmul_params": flops.matmul_params + 0.0 * step,
-        "stage_layers": n_st + 0.0 * step,
+        "stage_layers": stage_n + 0.0 * step,
         "first_stage_layers": stages.first + 0.0 * step,
         "last_stage_layers": stages.last + 0.0 * step,
     }

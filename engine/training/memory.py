@@ -108,14 +108,14 @@ def stage_params(s: Shapes, tp, pp, ep, stages: StageLayers, etp=None) -> dict:
 
 def device_params(c: Config, s: Shapes, stages: StageLayers) -> dict:
     """(dense, routed-expert) parameters a device of each stage kind holds (`stage_params`);
-    under DualPipe a device holds its stage and the mirror one (device i stages i and pp − 1 − i:
-    an end device the first and the last, a middle one two middle stages)."""
+    under DualPipe and DualPipeV a device holds a stage and its mirror (device i stages i and
+    S − 1 − i of S: an end device the first and the last, a middle one two middle stages)."""
     own = stage_params(s=s, tp=c.tp, pp=c.pp, ep=c.ep, stages=stages, etp=c.expert_tp)
     ends = tuple(f + x for f, x in zip(own["first"], own["last"], strict=True))
     mirrored = {"first": ends, "middle": tuple(2.0 * x for x in own["middle"]), "last": ends}
     return {
         kind: tuple(
-            np.where(c.dualpipe, d, o) for d, o in zip(mirrored[kind], own[kind], strict=True)
+            np.where(c.mirrored, d, o) for d, o in zip(mirrored[kind], own[kind], strict=True)
         )
         for kind in own
     }
@@ -211,22 +211,24 @@ def memory_terms(c: Config, s: Shapes, stages: StageLayers, num: Numerics) -> Me
     most micro-batches in flight), the first middle stage (one fewer) or the last (one, or
     the interleaved warm-up), each with its own layers and end operators; the scores are kept
     only by unfused attention (FlashAttention keeps two numbers per row of them). Under DualPipe
-    every device holds pp + 1 chunks of its two stages' activations (deepseek-ai/DualPipe's
-    table; each chunk the mean of its stages' layers) and both stages' weights."""
+    and DualPipeV (S stages) every device holds S + 1 chunks of its two stages' activations
+    (deepseek-ai/DualPipe's table; each chunk the mean of its stages' layers; at most the m
+    micro-batches' chunks) and both stages' weights."""
     params = device_params(c=c, s=s, stages=stages)
     m, v = c.micro_batches, c.virtual
     position = {"first": 0.0, "middle": 1.0, "last": c.pp - 1.0}
     ends = 0.5 * (stages.first + stages.last)
     dual_layers = {"first": ends, "middle": stages.middle, "last": ends}
-    dual_chunks = np.minimum(m, c.pp + 1.0)
+    passes = np.where(c.dualpipev, 2.0, 1.0)  # chunks of a micro-batch on a device
+    dual_chunks = np.minimum(m * passes, c.stages + 1.0)
     terms = [
         _stage_memory(
             c=c,
             s=s,
             params=params[kind],
-            layers=np.where(c.dualpipe, dual_layers[kind], getattr(stages, kind)),
+            layers=np.where(c.mirrored, dual_layers[kind], getattr(stages, kind)),
             chunks=np.where(
-                c.dualpipe, dual_chunks, in_flight(pp=c.pp, vp=v, m=m, stage=position[kind])
+                c.mirrored, dual_chunks, in_flight(pp=c.pp, vp=v, m=m, stage=position[kind])
             ),
             num=num,
         )

@@ -92,7 +92,7 @@ def train_search(
             None: `default_candidates`, every ZeRO stage, every recomputation mode; and
             recompute_modules, what the selective layouts run again (default core_attn); etp,
             the experts' tensor parallelism to try (None: each layout's tp); pp_schedule, the
-            pipeline schedules to try (default 1f1b only; dualpipe too when named).
+            pipeline schedules to try (default 1f1b only; dualpipe, dualpipev when named).
         rank_by: tokens_per_s (highest first), mfu, or cost (cost_to_train_usd, lowest first;
             needs a price).
         include_rejected: also return the rejected configurations after the ranked ones.

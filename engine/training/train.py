@@ -156,7 +156,8 @@ def train(
             shared_experts), first_stage_layers, last_stage_layers (the end stages'
             layers; None: balanced, the end stages one short first when pp does not divide
             the layers) and pp_schedule (1f1b, Megatron-LM's; dualpipe, DeepSeek's: an even
-            pp, vp 1, an even number of micro-batches at least 2·pp).
+            pp, vp 1, an even number of micro-batches at least 2·pp; dualpipev, its V of 2·pp
+            stages: vp 1, at least 2·pp micro-batches).
             None: every degree 1, ZeRO 0, no recomputation.
 
     Raises:
