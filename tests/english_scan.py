@@ -59,13 +59,13 @@ NAMES = {  # people, papers, products, kernels and formats named as their author
     "Chinchilla",  # Hoffmann et al.'s compute-optimal model (20 tokens per parameter)
     *("Transformer", "Engine"),  # NVIDIA's fp8 training library, whose default recipe is named
     "Megatron-Core",  # NVIDIA's training library, whose recompute modules /train names
-    "DualPipe",  # DeepSeek's pipeline schedule, named in /train's detail
+    *("DualPipe", "DualPipeV"),  # DeepSeek's pipeline schedules, named in /train's detail
 }
 LINK_IDS = {  # link parameters, column ids and values a link or a file writes, where taught
     *("tp", "pp", "cp", "vp", "ep", "dp", "gpus", "zero", "recompute", "flash", "prices"),
     *("hfu", "mfu", "max", "unfused"),
     "etp",  # the experts' tensor parallelism (/train's field and link)
-    "dualpipe",  # a pipeline schedule (/train's field and link pp_schedule)
+    *("dualpipe", "dualpipev"),  # pipeline schedules (/train's field and link pp_schedule)
     "dropout",  # a training assumption's link parameter and id (its tables list them)
     *("moe", "mlp", "layernorm"),  # recompute_modules values (Megatron-Core's module names)
 }

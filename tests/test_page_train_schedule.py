@@ -37,3 +37,11 @@ def test_the_default_is_1f1b_and_a_bad_value_is_named():
     bad = open_page(LINK | {"pp_schedule": "gpipe"})
     assert "ignored 'pp_schedule'" in text(bad.warning)
     assert cards(bad)["Step time"] == fmt(one["step_time_s"], "s")
+
+
+def test_dualpipev_is_named_in_the_detail():
+    at = open_page(LINK | {"pp_schedule": "dualpipev,1f1b"})
+    v = engine.train("Llama-3.1-8B", "H100", pp_schedule="dualpipev", **RUN)
+    assert cards(at)["Step time"] == fmt(v["step_time_s"], "s")  # 0.94 s against 1.08 s
+    assert "vp 1 · DualPipeV · ep 1" in text(at.success)
+    assert url(at, "pp_schedule") == "dualpipev,1f1b"  # as given

@@ -39,6 +39,7 @@ MEMORY_PARTS = (
     (N_("optimizer state"), "optimizer_bytes_per_gpu", COLORS[3]),
     (N_("activations"), "activation_bytes_per_gpu", COLORS[4]),
 )
+SCHEDULE_NAMES = {"dualpipe": "DualPipe", "dualpipev": "DualPipeV"}  # their authors' names
 LIMIT_COLOR = "#d62728"
 
 
@@ -49,9 +50,9 @@ def config_text(r: Mapping) -> str:
     etp = r.get("etp")  # the experts' tensor parallelism, said where it is not tp
     if etp is not None and etp == etp and int(etp) != int(r["tp"]):
         parts.insert(5, f"etp {int(etp)}")
-    schedule = r.get("pp_schedule")  # the pipeline schedule, said where it is not 1F1B
-    if schedule is not None and str(schedule) != "1f1b":
-        parts.insert(4, "DualPipe")
+    schedule = SCHEDULE_NAMES.get(str(r.get("pp_schedule")))  # said where it is not 1F1B
+    if schedule is not None:
+        parts.insert(4, schedule)
     recompute = _(RECOMPUTE_WORDS[str(r["recompute"])])
     modules = r.get("recompute_modules")  # Megatron-Core's names, a selective row's
     if isinstance(modules, str):

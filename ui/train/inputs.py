@@ -182,7 +182,10 @@ def search_inputs(link: Link) -> dict:
                 "(none chosen: it alone). `dualpipe`: DeepSeek's bidirectional schedule: each GPU "
                 "holds its stage and the mirror one (twice the weights, pp + 1 micro-batches of "
                 "activations) for a bubble of (pp/2 − 1)·(F&B + B − 3W); it needs an even pp, vp 1 "
-                "and an even number of micro-batches, at least 2·pp."
+                "and an even number of micro-batches, at least 2·pp. `dualpipev`: its cut-in-half "
+                "V (torch.distributed.pipelining's ScheduleDualPipeV): 2·pp stages, GPU i holding "
+                "stages i and 2·pp − 1 − i (one copy of the weights, the first and last stage on "
+                "GPU 0); it needs vp 1 and at least 2·pp micro-batches."
             ),
         )
         modes = st.multiselect(
