@@ -419,6 +419,21 @@ REGISTRY: tuple[Assumption, ...] = (
             "16-bit; 4: fp32, Megatron-LM's default for bf16 runs)"
         ),
     ),
+    # Adam's two moments per parameter: fp32 by default; Megatron-Core's precision-aware
+    # optimizer keeps them in 16 bits (--use-precision-aware-optimizer with --exp-avg-dtype and
+    # --exp-avg-sq-dtype bf16, megatron/training/arguments.py) or 8, as DeepSeek-V3 kept them
+    # in bf16 (report §3.3.3, "Low-Precision Optimizer States"). The fp32 master weight stays.
+    _bytes(
+        name="optimizer_moment_bytes",
+        default=4.0,
+        low=1.0,
+        high=4.0,
+        label=(
+            "Adam moment bytes: each of the momentum and variance per parameter, beside the "
+            "fp32 master weight (4: fp32; 2: bf16, Megatron-Core's precision-aware optimizer "
+            "and DeepSeek-V3)"
+        ),
+    ),
     # An fp8 GEMM's input kept for its backward pass: Transformer Engine keeps its fp8 copy in
     # the layout the weight-gradient GEMM reads, 1 byte an element (transformer_engine/pytorch/
     # module/linear.py, "Discard row-wise data since it is not needed in backward pass"); a
@@ -540,6 +555,7 @@ class Assumptions:
     tp_overlap: float = 0.0  # share of a layer's GEMMs hiding its tensor-parallel collectives
     dropout: float = 0.1  # training: hidden and attention dropout (masks kept when above 0)
     gradient_bytes: float = 2.0  # per gradient element held and reduced over data parallelism
+    optimizer_moment_bytes: float = 4.0  # each of Adam's two moments per parameter
     fp8_saved_bytes: float = 1.0  # an fp8 GEMM's input kept for the backward pass, per element
     attention_backward_factor: float = 2.5  # FlashAttention-2: 5 matmuls backward, 2 forward
     _hash: int = field(default=0, init=False, repr=False, compare=False)

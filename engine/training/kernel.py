@@ -44,9 +44,10 @@ from engine.training.stages import StageLayers, stage_layers
 
 ACT_BYTES = 2.0  # activations and their gradients travel in 16 bits
 # Bytes the optimizer step moves per parameter it updates besides its gradient's read
-# (`gradient_bytes`, 2 by default: 28 in all): the fp32 master weight, momentum and variance read
-# and written (2 × 12), the 16-bit weight written.
-OPTIMIZER_STEP_BYTES = 24.0 + 2.0
+# (`gradient_bytes`, 2 by default) and its state's read and write (the fp32 master weight and
+# Adam's two moments, `optimizer_moment_bytes` each: 2 × 12 by default, 28 in all): the 16-bit
+# weight written.
+WEIGHT_WRITE_BYTES = 2.0
 
 
 def _exposed(comm, hidden_by):
@@ -348,7 +349,8 @@ def evaluate(
         stages=stages,
         num=num,
     )
-    optimizer = dp["updated_params"] * (num.grad_bytes + OPTIMIZER_STEP_BYTES) / dev.bandwidth
+    moved = num.grad_bytes + 2.0 * num.optimizer_bytes + WEIGHT_WRITE_BYTES
+    optimizer = dp["updated_params"] * moved / dev.bandwidth
     step = m * slot + bubble + dp["exposed"] + optimizer
     return _metrics(
         s=s,

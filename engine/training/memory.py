@@ -2,10 +2,11 @@
 
 Mixed-precision Adam (Rajbhandari et al. 2020, "ZeRO", §3.1) keeps per parameter 2 bytes of
 16-bit weights, 2 of 16-bit gradients (`gradient_bytes`: 4 for fp32 gradients, Megatron-LM's
-default for bf16) and 12 of optimizer state (fp32 master weights, momentum and variance): 16
-bytes. ZeRO shards them over the data-parallel ranks (dp·cp, the ranks that hold the same
-weights; expert weights over their edp = tp·cp·dp/(etp·ep) replicas): stage 1 the optimizer
-state, stage 2 also the gradients, stage 3 also the weights. fp8 training keeps 16-bit weights
+default for bf16) and 12 of optimizer state (fp32 master weights, momentum and variance; the
+moments at `optimizer_moment_bytes` each, 2 for bf16 moments: 8): 16 bytes. ZeRO shards them
+over the data-parallel ranks (dp·cp, the ranks that hold the same weights; expert weights over
+their edp = tp·cp·dp/(etp·ep) replicas): stage 1 the optimizer state, stage 2 also the
+gradients, stage 3 also the weights. fp8 training keeps 16-bit weights
 (the fp8 copies of a GEMM's operands are transient), or 1-byte ones with `fp8_param_gather`
 (engine/training/numerics.py). A device holds the weights of the fullest pipeline stage of each
 kind (engine/training/stages.py): its layers split tp ways plus the replicated parts, the
@@ -48,7 +49,6 @@ from engine.training.stages import StageLayers, in_flight
 
 WEIGHT_BYTES = 2.0  # 16-bit weights per parameter
 GRADIENT_BYTES = 2.0  # 16-bit gradients (the `gradient_bytes` assumption's default)
-OPTIMIZER_BYTES = 12.0  # fp32 master weights, Adam momentum and variance
 SCORE_BYTES = 5.0  # per head per key: softmax input and output (2 + 2 bytes) and its mask
 
 
@@ -201,7 +201,7 @@ def _stage_memory(c: Config, s: Shapes, params: tuple, layers, chunks, num: Nume
     return MemoryTerms(
         weights=held(num.param_bytes, c.zero >= 3),
         gradients=held(num.grad_bytes, c.zero >= 2),
-        optimizer=held(OPTIMIZER_BYTES, c.zero >= 1),
+        optimizer=held(num.optimizer_bytes, c.zero >= 1),
         activations=per_layer * chunks * layers / c.virtual + rebuilt,
     )
 

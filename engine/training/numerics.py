@@ -81,6 +81,9 @@ PARAM_GATHER_BYTES = 1.0  # fp8_param_gather: the weights held and all-gathered 
 assert tuple(RECIPES) == FP8_RECIPES  # the run checks the names (engine/scenarios/training.py)
 
 
+MASTER_BYTES = 4.0  # the optimizer's fp32 copy of each weight
+
+
 class Numerics(NamedTuple):
     """What the training kernel reads of a run's number formats and attention kernel."""
 
@@ -92,7 +95,13 @@ class Numerics(NamedTuple):
     unfused: bool = False  # attention as separate kernels, the scores through memory
     saved_bytes: float = 2.0  # per element of a GEMM's input kept for the backward pass
     grad_bytes: float = 2.0  # per gradient element held and reduced (`gradient_bytes`)
+    moment_bytes: float = 4.0  # each of Adam's moments (`optimizer_moment_bytes`)
     masks: bool = True  # dropout's 1-byte masks kept for the backward pass (`dropout` above 0)
+
+    @property
+    def optimizer_bytes(self) -> float:
+        """Optimizer state per parameter: the fp32 master weight and Adam's two moments."""
+        return MASTER_BYTES + 2.0 * self.moment_bytes
 
 
 def numerics(
@@ -104,11 +113,13 @@ def numerics(
     saved_bytes: float = 1.0,
     grad_bytes: float = 2.0,
     masks: bool = True,
+    moment_bytes: float = 4.0,
 ) -> Numerics:
     """The kernel's view of a checked run: fp8 brings its recipe's casts, a 16-bit LM head
     and router, and its GEMMs' inputs kept for the backward pass at `saved_bytes` an element
     (the `fp8_saved_bytes` assumption; 16-bit runs keep 2); every run holds and reduces its
-    gradients at `grad_bytes` (`gradient_bytes`) and keeps dropout's masks when `masks`.
+    gradients at `grad_bytes` (`gradient_bytes`), Adam's moments at `moment_bytes`
+    (`optimizer_moment_bytes`), and keeps dropout's masks when `masks`.
     ValueError for `mxfp8` on an accelerator without block-scaled tensor cores."""
     unfused = attention == "unfused"
     if precision != "fp8":
@@ -117,6 +128,7 @@ def numerics(
             unfused=unfused,
             grad_bytes=grad_bytes,
             masks=masks,
+            moment_bytes=moment_bytes,
         )
     name = recipe or DEFAULT_FP8_RECIPE
     r = RECIPES[name]
@@ -135,4 +147,5 @@ def numerics(
         saved_bytes=saved_bytes,
         grad_bytes=grad_bytes,
         masks=masks,
+        moment_bytes=moment_bytes,
     )

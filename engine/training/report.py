@@ -10,15 +10,10 @@ import numpy as np
 
 from engine.catalog.specs import HardwareSpec
 from engine.report.messages import Message, MessageKind
-from engine.training.memory import OPTIMIZER_BYTES, WEIGHT_BYTES
-from engine.training.numerics import PARAM_GATHER_BYTES
+from engine.training.memory import WEIGHT_BYTES
+from engine.training.numerics import PARAM_GATHER_BYTES, Numerics
 
 SECONDS_PER_DAY = 86_400.0
-_BYTES_PER_PARAM = {  # each memory term's bytes per parameter (activations: none; the
-    "weight": WEIGHT_BYTES,  # gradients' are the run's `gradient_bytes`)
-    "optimizer": OPTIMIZER_BYTES,
-    "activation": None,
-}
 
 
 def budget(values: dict, hw: HardwareSpec, token_budget: float, price: float | None) -> dict:
@@ -89,14 +84,17 @@ def _gb(x: float) -> str:
     return f"{x / 1e9:,.1f}"
 
 
-def memory_warning(
-    values: dict, capacity_label: str, reserve: float, gradient_bytes: float
-) -> Message:
+def memory_warning(values: dict, capacity_label: str, reserve: float, num: Numerics) -> Message:
     """Why a configuration does not fit: the need, the usable memory and the largest term
-    (`gradient_bytes` per gradient, the run's)."""
+    (its bytes per parameter the run's: `gradient_bytes`, the optimizer's state)."""
     term = values["largest_memory_term"]
     size = values[f"{term}_bytes_per_gpu"]
-    per_param = gradient_bytes if term == "gradient" else _BYTES_PER_PARAM[term]
+    per_param = {
+        "weight": WEIGHT_BYTES,
+        "gradient": num.grad_bytes,
+        "optimizer": num.optimizer_bytes,
+        "activation": None,
+    }[term]
     if term == "weight" and values["fp8_param_gather"]:
         term, per_param = "fp8_weight", PARAM_GATHER_BYTES
     detail = (
@@ -147,7 +145,7 @@ def warnings_for(st, values: dict) -> list[Message]:
                 values=values,
                 capacity_label=st.hw.capacity_label,
                 reserve=st.dev.reserve,
-                gradient_bytes=st.numerics.grad_bytes,
+                num=st.numerics,
             )
         )
     return out

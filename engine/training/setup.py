@@ -123,6 +123,7 @@ def fold(
             param_gather=param_gather,
             saved_bytes=assumptions.fp8_saved_bytes,
             grad_bytes=assumptions.gradient_bytes,
+            moment_bytes=assumptions.optimizer_moment_bytes,
             masks=assumptions.dropout > 0,
         ),
         echo={k: echo[k] for k in TRAINING_NAMES},

@@ -100,6 +100,11 @@ ASSUMPTIONS = (  # engine.ASSUMPTIONS' labels and what an unset value stands for
         "4: fp32, Megatron-LM's default for bf16 runs)"
     ),
     N_(
+        "Adam moment bytes: each of the momentum and variance per parameter, beside the fp32 "
+        "master weight (4: fp32; 2: bf16, Megatron-Core's precision-aware optimizer and "
+        "DeepSeek-V3)"
+    ),
+    N_(
         "fp8: bytes per element of a GEMM's input kept for the backward pass (1: Transformer "
         "Engine's fp8 copy; 2: the 16-bit input)"
     ),
