@@ -27,6 +27,9 @@ NO_FIT |= {"zero": "0", "recompute": "none"}
 ACTIVATIONS = {"model": "Llama-3.1-8B", "gpus": "8", "tp": "8", "pp": "1", "zero": "3"}
 ACTIVATIONS |= {"recompute": "none", "micro_batch_size": "16", "seq_len": "32768"}
 ACTIVATIONS |= {"global_batch_size": "128"}  # 309 GB of activations in flight: none fits
+DUALPIPE = {"model": "Llama-3.1-8B", "gpus": "8", "tp": "1", "pp": "4", "cp": "1", "vp": "1"}
+DUALPIPE |= {"global_batch_size": "16", "seq_len": "4096", "zero": "1", "recompute": "none"}
+DUALPIPE |= {"pp_schedule": "dualpipe,dualpipev"}  # the detail names it, its warning is said
 FLEET = {"model": "Llama-3.1-8B", "tp": "1", "fleet": "on", "requests": "400", "rate": "8"}
 PLAN_OPEN = {f"plan:{name}.open": True for name in ("table", "load", "prices", "cost_front")}
 STATES = {  # id: (page, link, session state before the run)
@@ -34,6 +37,7 @@ STATES = {  # id: (page, link, session state before the run)
     "train-nothing-fits": ("pages/train.py", NO_FIT, {}),
     "train-activations": ("pages/train.py", ACTIVATIONS, {}),
     "train-over-budget": ("pages/train.py", {"tp": "1..16", "pp": "1..16"}, {}),
+    "train-dualpipe": ("pages/train.py", DUALPIPE, {}),
     "plan-sections-open": ("pages/plan.py", {}, PLAN_OPEN),
     "load-run-and-search": ("pages/load.py", {}, {"load:tables.open": True}),
     "load-trace": ("pages/load.py", {"mode": "trace"}, {}),

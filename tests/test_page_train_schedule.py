@@ -23,6 +23,7 @@ def test_the_links_schedules_are_searched_and_dualpipe_named():
     assert cards(at)["Step time"] == fmt(dual["step_time_s"], "s")
     assert "ranked 1 of the 2 that fit" in text(at.success)
     assert "vp 1 · DualPipe · ep 1" in text(at.success)
+    assert "pipeline schedule dualpipe: its bubble and memory follow" in text(at.warning)
     assert url(at, "pp_schedule") == "1f1b,dualpipe"
     table = frame_with(at, "Days to budget")
     assert list(table["Schedule"]) == ["dualpipe", "1f1b"]

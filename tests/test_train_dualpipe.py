@@ -230,3 +230,10 @@ def test_the_search_tries_it_and_the_cli_takes_it():
     cmd += ["4096", "--pp", "4", "--pp-schedule", "dualpipe,1f1b", "--format", "csv"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     assert "pp_schedule" in out.splitlines()[0] and ",dualpipe," in out
+
+
+def test_a_schedule_no_measured_run_used_says_so():
+    # the band comes from 1F1B runs: a DualPipe or DualPipeV prediction says it is modelled only
+    codes = {w.code for w in llama(pp_schedule="dualpipev").warnings}
+    assert "schedule_not_measured" in codes
+    assert "schedule_not_measured" not in {w.code for w in llama().warnings}

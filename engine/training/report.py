@@ -127,7 +127,12 @@ NEVER_FILLS = MessageKind(
     "pipeline_never_fills",
     "{micro_batches} micro-batches per step for {pp} pipeline stages: the pipeline never fills",
 )
-KINDS = (*MEMORY_SHORTFALL.values(), NO_PEAK, TP_SPANS_NODES, NEVER_FILLS)
+SCHEDULE_UNMEASURED = MessageKind(
+    "schedule_not_measured",
+    "pipeline schedule {schedule}: its bubble and memory follow the schedule's published table "
+    "(deepseek-ai/DualPipe), not a measured run; the band covers 1F1B runs only",
+)
+KINDS = (*MEMORY_SHORTFALL.values(), NO_PEAK, TP_SPANS_NODES, NEVER_FILLS, SCHEDULE_UNMEASURED)
 
 
 def warnings_for(st, values: dict) -> list[Message]:
@@ -139,6 +144,8 @@ def warnings_for(st, values: dict) -> list[Message]:
         out.append(TP_SPANS_NODES(tp=f"{values['tp']}", per_node=f"{st.hw.devices_per_node}"))
     if values["pp"] > 1 and values["micro_batches"] < values["pp"]:
         out.append(NEVER_FILLS(micro_batches=f"{values['micro_batches']}", pp=f"{values['pp']}"))
+    if values["pp_schedule"] != "1f1b":
+        out.append(SCHEDULE_UNMEASURED(schedule=values["pp_schedule"]))
     if not values["fits_in_memory"]:
         out.append(
             memory_warning(
