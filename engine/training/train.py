@@ -227,7 +227,8 @@ def _echo(run: TrainRun, layout: TrainLayout, gpus: int) -> str:
         "global_batch_size": run.global_batch_size,
         "seq_len": run.seq_len,
     }
-    return ", ".join(f"{k} {v:,}" for k, v in counts.items() if v is not None)
+    text = ", ".join(f"{k} {v:,}" for k, v in counts.items() if v is not None)
+    return text + ("" if layout.pp_schedule == "1f1b" else f", pp_schedule {layout.pp_schedule}")
 
 
 def _result(st: Setup, run: TrainRun, layout: TrainLayout, t: dict, gpus: int) -> TrainResult:
