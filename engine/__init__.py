@@ -177,6 +177,7 @@ from engine.scenarios.trace import (
     parse_trace,
 )
 from engine.scenarios.training import (
+    CP_COMM_TYPES,
     FP8_RECIPES,
     PP_SCHEDULES,
     RECOMPUTE_MODULES,
@@ -248,6 +249,7 @@ __all__ = [
     "ASSUMPTIONS",
     "BUILTIN_FILES",
     "BYTES_PER_PARAM",
+    "CP_COMM_TYPES",
     "DEFAULTS",
     "DEFAULT_PROFILE",
     "ENERGY_FORMULA",

@@ -212,7 +212,7 @@ def _one_value(cls, name: str):
     values |= {"profile": "megatron", "token_budget": 1e9, "price_per_gpu_hour": 1.5}
     values |= {"gpu_mttf_hours": 1e4, "checkpoint_s": 30.0, "job_hours": 24.0}
     values |= {"recompute_modules": ("core_attn",)}  # one set, in a layout and a space alike
-    values |= {"pp_schedule": "dualpipe"}
+    values |= {"pp_schedule": "dualpipe", "cp_comm_type": "a2a"}
     value = values.get(name, 2)
     one_set = name == "recompute_modules"
     return (value,) if cls is engine.LayoutSpace and not one_set else value

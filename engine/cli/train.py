@@ -26,6 +26,7 @@ from engine.cli.output import json_text, table_text
 from engine.report.export import english_frame, key_value_table, to_csv
 from engine.scenarios.training import (
     ATTENTION_KERNELS,
+    CP_COMM_TYPES,
     DEFAULT_FP8_RECIPE,
     DEFAULT_RECOMPUTE_MODULES,
     FP8_RECIPES,
@@ -47,6 +48,7 @@ TABLE_COLUMNS = (
     "tp",
     "pp",
     "cp",
+    "cp_comm_type",
     "vp",
     "pp_schedule",
     "ep",
@@ -111,6 +113,13 @@ SCHEDULE_HELP = (
 )
 
 
+CP_HELP = (
+    "how context parallelism exchanges keys and values (Megatron-Core's --cp-comm-type): p2p "
+    "(the ring, hidden under attention), allgather (Llama 3's) or a2a (DeepSpeed-Ulysses: "
+    "heads and KV heads divisible by tp·cp)"
+)
+
+
 def _modules_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--recompute-modules",
@@ -136,6 +145,9 @@ def add_train_commands(sub) -> None:
         default="1f1b",
         choices=PP_SCHEDULES,
         help=SCHEDULE_HELP + " (default 1f1b)",
+    )
+    p.add_argument(
+        "--cp-comm-type", default="p2p", choices=CP_COMM_TYPES, help=CP_HELP + " (default p2p)"
     )
     for end in ("first", "last"):
         p.add_argument(
@@ -212,6 +224,7 @@ def cmd_train(args: argparse.Namespace, catalog: Catalog) -> str:
         recompute=args.recompute,
         recompute_modules=_modules(args),
         pp_schedule=args.pp_schedule,
+        cp_comm_type=args.cp_comm_type,
         first_stage_layers=args.first_stage_layers,
         last_stage_layers=args.last_stage_layers,
     )
@@ -251,6 +264,7 @@ def space_flags(p: argparse.ArgumentParser) -> None:
         p.add_argument(f"--{name}", help="values to try, comma-separated (default: all)")
     p.add_argument("--etp", help=ETP_HELP + ", values to try (default: each layout's tp)")
     p.add_argument("--pp-schedule", help=SCHEDULE_HELP + ", values to try (default 1f1b)")
+    p.add_argument("--cp-comm-type", help=CP_HELP + ", values to try (default p2p)")
     _modules_flag(p)
 
 
@@ -264,6 +278,7 @@ def space_of(args: argparse.Namespace) -> LayoutSpace:
         recompute=_list(args.recompute, "recompute", word=True),
         recompute_modules=_modules(args),
         pp_schedule=_list(args.pp_schedule, "pp-schedule", word=True) or ("1f1b",),
+        cp_comm_type=_list(args.cp_comm_type, "cp-comm-type", word=True) or ("p2p",),
     )
 
 

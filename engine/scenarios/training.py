@@ -57,6 +57,11 @@ RECOMPUTE = ("none", "selective", "full")  # Korthikanti et al. 2022
 # (the same repository; torch.distributed.pipelining's ScheduleDualPipeV: 2·pp stages laid out
 # in a V, device i holding stages i and 2·pp − 1 − i, every micro-batch entering at device 0).
 PP_SCHEDULES = ("1f1b", "dualpipe", "dualpipev")
+# How context parallelism exchanges keys and values: Megatron-Core's --cp-comm-type (p2p: the
+# ring, each KV block passed on under the attention of the one before, its default; allgather:
+# every rank's KV gathered before attention, Llama 3's, §3.3.2; a2a: DeepSpeed-Ulysses, the
+# sequence traded for heads by all-to-alls around attention).
+CP_COMM_TYPES = ("p2p", "allgather", "a2a")
 # What selective recomputation runs again: Megatron-Core's --recompute-modules (default
 # core_attn), each its own bit of the kernel's mask (engine/training/memory.py, compute.py).
 RECOMPUTE_MODULES = (
@@ -121,6 +126,14 @@ def check_pp_schedule(value: object) -> str:
     if value not in PP_SCHEDULES:
         raise ValueError(
             f"pp_schedule must be one of {', '.join(PP_SCHEDULES)}, got {value!r}"[:200]
+        )
+    return value
+
+
+def check_cp_comm_type(value: object) -> str:
+    if value not in CP_COMM_TYPES:
+        raise ValueError(
+            f"cp_comm_type must be one of {', '.join(CP_COMM_TYPES)}, got {value!r}"[:200]
         )
     return value
 
@@ -317,7 +330,8 @@ class TrainLayout(Fields):
     the first and the last pipeline stage (Megatron-LM's
     --decoder-first/last-pipeline-num-layers; None: balanced, the ends short first); the
     pipeline schedule (1f1b: Megatron-LM's, interleaved with vp > 1; dualpipe: DeepSeek's;
-    dualpipev: its cut-in-half V)."""
+    dualpipev: its cut-in-half V); how context parallelism exchanges keys and values
+    (Megatron-Core's --cp-comm-type: p2p, allgather, a2a)."""
 
     tp: int = 1
     pp: int = 1
@@ -332,6 +346,7 @@ class TrainLayout(Fields):
     recompute_modules: tuple[str, ...] = DEFAULT_RECOMPUTE_MODULES
     etp: int | None = None  # the experts' tensor parallelism (None: tp, Megatron-Core's default)
     pp_schedule: str = "1f1b"  # or dualpipe, dualpipev (PP_SCHEDULES)
+    cp_comm_type: str = "p2p"  # or allgather, a2a (CP_COMM_TYPES; with cp > 1)
 
     ARG: ClassVar[str] = "layout"
 
@@ -344,6 +359,7 @@ class TrainLayout(Fields):
         object.__setattr__(self, "zero", check_zero(self.zero))
         object.__setattr__(self, "recompute", check_recompute(self.recompute))
         object.__setattr__(self, "pp_schedule", check_pp_schedule(self.pp_schedule))
+        object.__setattr__(self, "cp_comm_type", check_cp_comm_type(self.cp_comm_type))
         modules = check_recompute_modules(self.recompute_modules)
         if self.recompute != "selective" and modules != DEFAULT_RECOMPUTE_MODULES:
             raise ValueError(
@@ -358,7 +374,8 @@ class LayoutSpace(Fields):
     """The layouts `train_search` tries: every combination of the values of each field (one or
     several, sorted; None: the search's defaults, every ZeRO stage, every recomputation mode);
     `recompute_modules`, one set, is what its selective layouts run again; `pp_schedule` the
-    pipeline schedules tried (1F1B only unless asked)."""
+    pipeline schedules tried (1F1B only unless asked), `cp_comm_type` the context-parallel
+    exchanges (p2p only unless asked)."""
 
     tp: tuple[int, ...] | None = None
     pp: tuple[int, ...] | None = None
@@ -371,6 +388,7 @@ class LayoutSpace(Fields):
     recompute_modules: tuple[str, ...] = DEFAULT_RECOMPUTE_MODULES
     etp: tuple[int, ...] | None = None  # None: each layout's tp
     pp_schedule: tuple[str, ...] = ("1f1b",)  # the pipeline schedules to try
+    cp_comm_type: tuple[str, ...] = ("p2p",)  # how the cp > 1 layouts exchange keys and values
 
     ARG: ClassVar[str] = "space"
 
@@ -387,6 +405,8 @@ class LayoutSpace(Fields):
             object.__setattr__(self, "recompute", tuple(m for m in RECOMPUTE if m in modes))
         schedules = {check_pp_schedule(p) for p in as_list(self.pp_schedule, "pp_schedule")}
         object.__setattr__(self, "pp_schedule", tuple(p for p in PP_SCHEDULES if p in schedules))
+        kinds = {check_cp_comm_type(k) for k in as_list(self.cp_comm_type, "cp_comm_type")}
+        object.__setattr__(self, "cp_comm_type", tuple(k for k in CP_COMM_TYPES if k in kinds))
         modules = check_recompute_modules(self.recompute_modules)
         tried = RECOMPUTE if self.recompute is None else self.recompute
         if "selective" not in tried and modules != DEFAULT_RECOMPUTE_MODULES:

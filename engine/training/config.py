@@ -22,7 +22,7 @@ import numpy as np
 
 from engine.catalog.shapes import Shapes
 from engine.report.messages import MessageKind
-from engine.scenarios.training import PP_SCHEDULES, RECOMPUTE_MODULES
+from engine.scenarios.training import CP_COMM_TYPES, PP_SCHEDULES, RECOMPUTE_MODULES
 from engine.training.stages import layout_ok
 
 # Reason codes (0: valid): REASONS[code] is the rule the configuration breaks.
@@ -61,6 +61,11 @@ REASONS = (
     MessageKind(
         "seq_len_not_divisible",
         "seq_len must be divisible by tp (sequence parallelism) and, with cp > 1, by 2·cp",
+    ),
+    MessageKind(
+        "a2a_needs_heads",
+        "cp_comm_type a2a (DeepSpeed-Ulysses) needs the attention heads and the KV heads "
+        "divisible by tp·cp",
     ),
     MessageKind(
         "etp_must_divide_tp",
@@ -110,6 +115,7 @@ class Config(NamedTuple):
     recompute_modules: np.ndarray  # bit i: RECOMPUTE_MODULES[i] (selective only; 1: core_attn)
     etp: np.ndarray  # the experts' tensor parallelism (0: tp)
     schedule: np.ndarray  # the pipeline schedule: its index in PP_SCHEDULES (0: 1F1B)
+    cp_comm: np.ndarray  # how cp exchanges keys and values: its index in CP_COMM_TYPES (0: p2p)
 
     @property
     def dp(self) -> np.ndarray:
@@ -152,6 +158,10 @@ class Config(NamedTuple):
         half (DualPipe, DualPipeV)."""
         return self.dualpipe | self.dualpipev
 
+    def cp_exchange(self, kind: str) -> np.ndarray:
+        """Whether context parallelism (cp > 1) exchanges keys and values as `kind` (bool)."""
+        return (self.cp > 1) & (self.cp_comm == CP_COMM_TYPES.index(kind))
+
     @property
     def stages(self) -> np.ndarray:
         """Pipeline stages the layers split into: 2·pp under DualPipeV, else pp."""
@@ -168,7 +178,7 @@ def make_config(**columns) -> Config:
     default to 0 (balanced), the recompute modules to core_attn, etp to 0 (tp) and the schedule to
     1F1B, Megatron-Core's defaults."""
     columns = {"first_layers": 0.0, "last_layers": 0.0, "recompute_modules": 1.0} | columns
-    columns = {"etp": 0.0, "schedule": 0.0} | columns  # 1F1B
+    columns = {"etp": 0.0, "schedule": 0.0, "cp_comm": 0.0} | columns  # 1F1B, p2p
     arrays = np.broadcast_arrays(
         *(np.atleast_1d(np.asarray(columns[f], dtype=float)) for f in Config._fields)
     )
@@ -241,6 +251,8 @@ def reason_codes(c: Config, s: Shapes, per_node=np.inf, has_network=True) -> np.
         & _whole_ratio(c.tp * c.cp * dp, c.expert_tp * c.ep)
     )
     etp_ok = (experts > 0) & _whole_ratio(c.tp, c.expert_tp)
+    ulysses = c.tp * c.cp  # a2a: each rank attends with heads/(tp·cp) heads of the sequence
+    a2a_ok = _whole_ratio(heads, ulysses) & (mla | _whole_ratio(kv, ulysses))
     broken = [
         (c.gpus > per_node) & (not has_network),
         ~(_whole_ratio(heads, c.tp) & kv_ok),
@@ -251,6 +263,7 @@ def reason_codes(c: Config, s: Shapes, per_node=np.inf, has_network=True) -> np.
         c.dualpipe & ~dual_ok,
         c.dualpipev & ~v_ok,
         ~seq_ok,
+        c.cp_exchange("a2a") & ~a2a_ok,
         (c.etp > 0) & (c.etp != c.tp) & ~etp_ok,
         (c.ep > 1) & ~ep_ok,
         (c.zero >= 2) & (c.pp > 1),

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.catalog.shapes import Shapes, kv_bytes_per_token_layer
+from engine.catalog.shapes import Shapes, heads_per_device, kv_bytes_per_token_layer
 from engine.serving.kernel import Device, Efficiencies
 from engine.serving.operators import Layout
 from engine.training.collectives import (
     Links,
     all_gather_s,
+    all_to_all_s,
     group_all_to_all,
     link_for,
     reduce_scatter_s,
@@ -158,12 +159,7 @@ def _layer_comm(
         s.dense_layers * c.runs_again("mlp") * half + s.moe_layers * c.runs_again("moe") * moe_half
     ) / s.layers
     tp = tp + fwd * again / np.where(per_pass > 0, per_pass, 1.0)
-    kv_block = tokens * kv_bytes_per_token_layer(s=s, kv_bytes=ACT_BYTES, tp=c.tp, xp=np)[1]
-    bw, lat = link_for(links, c.tp * c.cp)
-    ring = (c.cp - 1.0) * send_s(kv_block, bw, lat)  # every KV block visits every rank
-    # recomputed attention needs the blocks again
-    again = np.where((c.recompute == 2) | c.runs_again("core_attn"), 1.0, 0.0)
-    cp = (1.0 + again) * _exposed(ring, pt.attn_fwd) + _exposed(2.0 * ring, pt.attn_bwd)
+    cp = _context_parallel(s=s, c=c, links=links, pt=pt, tokens=tokens)
     routed = imbalance * tokens / c.tp * s.experts_per_token * s.hidden * ACT_BYTES
     # the expert ranks are ordered etp, ep, edp (Megatron-Core's MoE parallel folding): an ep
     # group's members are etp ranks apart
@@ -174,6 +170,34 @@ def _layer_comm(
     again = np.select([c.recompute == 2, moe_again], [pt.layer_fwd, pt.moe_fwd], 0.0)
     ep = _exposed(ep, overlap * (pt.layer_fwd + pt.layer_bwd + again))
     return {"tp": tp, "cp": cp, "ep": np.where(c.ep > 1, ep, 0.0)}
+
+
+def _context_parallel(s: Shapes, c: Config, links: Links, pt: PassTimes, tokens):
+    """Exposed seconds per layer per micro-batch of context parallelism's key and value
+    exchange over the cp ranks (tp ranks apart), by `cp_comm_type` (Megatron-Core's):
+    p2p, the ring: every rank's KV block visits every other, (cp − 1) sends hidden under the
+    attention they feed, twice in the backward pass (the blocks and their gradients);
+    allgather: the same bytes gathered before attention and their gradients reduce-scattered
+    after it (gathered again for the backward pass), nothing hidden; a2a (DeepSpeed-Ulysses):
+    all-to-alls trade the sequence for heads, the queries, keys and values in and the output
+    back, the backward pass their gradients, nothing hidden. A recomputed attention (full, or
+    selective's core_attn) exchanges once more."""
+    kv_block = tokens * kv_bytes_per_token_layer(s=s, kv_bytes=ACT_BYTES, tp=c.tp, xp=np)[1]
+    bw, lat = link_for(links, c.tp * c.cp)
+    again = np.where((c.recompute == 2) | c.runs_again("core_attn"), 1.0, 0.0)
+    ring = (c.cp - 1.0) * send_s(kv_block, bw, lat)  # every KV block visits every rank
+    p2p = (1.0 + again) * _exposed(ring, pt.attn_fwd) + _exposed(2.0 * ring, pt.attn_bwd)
+    whole = c.cp * kv_block  # the sequence's keys and values on this rank's heads
+    gather = all_gather_s(nbytes=whole, devices=c.cp, bandwidth=bw, latency=lat)
+    scatter = reduce_scatter_s(nbytes=whole, devices=c.cp, bandwidth=bw, latency=lat)
+    allgather = (1.0 + again) * gather + gather + scatter
+    h_dev, k_dev = heads_per_device(s, c.tp, np)
+    k_dev = np.where(s.mla, h_dev, k_dev)  # MLA attends with per-head keys and values
+    qkvo = tokens * ACT_BYTES * (h_dev * (s.qk_dim + s.v_dim) + k_dev * (s.qk_dim + s.v_dim))
+    one = all_to_all_s(nbytes=qkvo, devices=c.cp, bandwidth=bw, latency=lat) + lat
+    a2a = (1.0 + again) * one + one  # q, k, v in and o out; their gradients back
+    out = np.select([c.cp_exchange("allgather"), c.cp_exchange("a2a")], [allgather, a2a], p2p)
+    return np.where(c.cp > 1, out, 0.0)
 
 
 def _gather_scatter(links: Links, nbytes, devices):

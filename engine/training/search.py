@@ -22,6 +22,7 @@ from engine.report.messages import Message
 from engine.scenarios.bind import bind
 from engine.scenarios.deployment import HardwareRef, ModelRef
 from engine.scenarios.training import (
+    CP_COMM_TYPES,
     LAYOUT_COUNTS,
     PP_SCHEDULES,
     RECOMPUTE,
@@ -92,7 +93,8 @@ def train_search(
             None: `default_candidates`, every ZeRO stage, every recomputation mode; and
             recompute_modules, what the selective layouts run again (default core_attn); etp,
             the experts' tensor parallelism to try (None: each layout's tp); pp_schedule, the
-            pipeline schedules to try (default 1f1b only; dualpipe, dualpipev when named).
+            pipeline schedules to try (default 1f1b only; dualpipe, dualpipev when named);
+            cp_comm_type, the context-parallel exchanges to try (default p2p only).
         rank_by: tokens_per_s (highest first), mfu, or cost (cost_to_train_usd, lowest first;
             needs a price).
         include_rejected: also return the rejected configurations after the ranked ones.
@@ -128,6 +130,7 @@ def _candidates(st: Setup, run: TrainRun, space: LayoutSpace) -> Config:
         axes[name] = defaults[name] if given is None else given
     axes["etp"] = (0,) if space.etp is None else space.etp  # 0: each layout's tp
     axes["schedule"] = [PP_SCHEDULES.index(p) for p in space.pp_schedule]
+    axes["cp_comm"] = [CP_COMM_TYPES.index(k) for k in space.cp_comm_type]
     axes["zero"] = ZERO_STAGES if space.zero is None else space.zero
     modes = RECOMPUTE if space.recompute is None else space.recompute
     axes["recompute"] = [RECOMPUTE.index(m) for m in modes]
@@ -148,6 +151,7 @@ def _candidates(st: Setup, run: TrainRun, space: LayoutSpace) -> Config:
         ep=col["ep"],
         etp=col["etp"],
         schedule=col["schedule"],
+        cp_comm=col["cp_comm"],
         micro_batch=col["micro_batch_size"],
         global_batch=run.global_batch_size,
         seq_len=run.seq_len,
@@ -169,6 +173,7 @@ def _columns(st: Setup, run: TrainRun, cfg: Config, t: dict, modules: str) -> di
         "tp": cfg.tp,
         "pp": cfg.pp,
         "cp": cfg.cp,
+        "cp_comm_type": pd.Categorical.from_codes(cfg.cp_comm.astype(int), CP_COMM_TYPES),
         "vp": cfg.vp,
         "pp_schedule": pd.Categorical.from_codes(cfg.schedule.astype(int), PP_SCHEDULES),
         "ep": cfg.ep,
@@ -243,11 +248,13 @@ def _column(value, n: int):
 def _distinct(df: pd.DataFrame) -> pd.DataFrame:
     """One row per distinct layout: where the ranks holding the same weights are one (dp·cp at
     most 1), every ZeRO stage shards over one rank and is plain data parallelism, so only the
-    lowest stage tried is kept."""
+    lowest stage tried is kept; without context parallelism (cp 1) no keys or values are
+    exchanged, so only the first cp_comm_type tried is."""
     layout = ["gpus", "tp", "pp", "cp", "vp", "pp_schedule", "ep", "etp", "micro_batch_size"]
     layout.append("recompute")
     alone = (df["dp"] * df["cp"]) <= 1
-    key = df[layout].assign(zero=np.where(alone, -1, df["zero"]))
+    exchange = np.where(df["cp"] > 1, df["cp_comm_type"].astype(str), "")
+    key = df[layout].assign(zero=np.where(alone, -1, df["zero"]), cp_comm_type=exchange)
     return df[~key.duplicated(keep="first")]  # the candidates run through zero in order
 
 

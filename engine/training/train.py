@@ -16,6 +16,7 @@ from engine.report.result import Result
 from engine.scenarios.bind import bind
 from engine.scenarios.deployment import HardwareRef, ModelRef
 from engine.scenarios.training import (
+    CP_COMM_TYPES,
     PP_SCHEDULES,
     RECOMPUTE,
     TrainLayout,
@@ -41,6 +42,7 @@ ID_KEYS = (
     "tp",
     "pp",
     "cp",
+    "cp_comm_type",
     "vp",
     "pp_schedule",
     "ep",
@@ -157,7 +159,9 @@ def train(
             layers; None: balanced, the end stages one short first when pp does not divide
             the layers) and pp_schedule (1f1b, Megatron-LM's; dualpipe, DeepSeek's: an even
             pp, vp 1, an even number of micro-batches at least 2·pp; dualpipev, its V of 2·pp
-            stages: vp 1, at least 2·pp micro-batches).
+            stages: vp 1, at least 2·pp micro-batches) and cp_comm_type (how cp > 1 exchanges
+            keys and values, Megatron-Core's --cp-comm-type: p2p, the ring, its default;
+            allgather; a2a, DeepSpeed-Ulysses: heads and KV heads divisible by tp·cp).
             None: every degree 1, ZeRO 0, no recomputation.
 
     Raises:
@@ -203,6 +207,7 @@ def config(run: TrainRun, layout: TrainLayout, gpus: int) -> Config:
         first_layers=layout.first_stage_layers or 0,
         last_layers=layout.last_stage_layers or 0,
         schedule=PP_SCHEDULES.index(layout.pp_schedule),
+        cp_comm=CP_COMM_TYPES.index(layout.cp_comm_type),
     )
 
 
@@ -228,7 +233,9 @@ def _echo(run: TrainRun, layout: TrainLayout, gpus: int) -> str:
         "seq_len": run.seq_len,
     }
     text = ", ".join(f"{k} {v:,}" for k, v in counts.items() if v is not None)
-    return text + ("" if layout.pp_schedule == "1f1b" else f", pp_schedule {layout.pp_schedule}")
+    words = {"pp_schedule": (layout.pp_schedule, "1f1b")}
+    words["cp_comm_type"] = (layout.cp_comm_type, "p2p")
+    return text + "".join(f", {k} {v}" for k, (v, default) in words.items() if v != default)
 
 
 def _result(st: Setup, run: TrainRun, layout: TrainLayout, t: dict, gpus: int) -> TrainResult:
@@ -240,6 +247,7 @@ def _result(st: Setup, run: TrainRun, layout: TrainLayout, t: dict, gpus: int) -
         layout.tp,
         layout.pp,
         layout.cp,
+        layout.cp_comm_type,
         layout.vp,
         layout.pp_schedule,
         layout.ep,
