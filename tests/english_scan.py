@@ -60,12 +60,14 @@ NAMES = {  # people, papers, products, kernels and formats named as their author
     *("Transformer", "Engine"),  # NVIDIA's fp8 training library, whose default recipe is named
     "Megatron-Core",  # NVIDIA's training library, whose recompute modules /train names
     *("DualPipe", "DualPipeV"),  # DeepSeek's pipeline schedules, named in /train's detail
+    "DeepSpeed-Ulysses",  # the all-to-all context parallelism /train's field names
 }
 LINK_IDS = {  # link parameters, column ids and values a link or a file writes, where taught
     *("tp", "pp", "cp", "vp", "ep", "dp", "gpus", "zero", "recompute", "flash", "prices"),
     *("hfu", "mfu", "max", "unfused"),
     "etp",  # the experts' tensor parallelism (/train's field and link)
     *("dualpipe", "dualpipev"),  # pipeline schedules (/train's field and link pp_schedule)
+    *("p2p", "allgather", "a2a"),  # cp_comm_type values (Megatron-Core's --cp-comm-type)
     "dropout",  # a training assumption's link parameter and id (its tables list them)
     *("moe", "mlp", "layernorm"),  # recompute_modules values (Megatron-Core's module names)
 }

@@ -53,6 +53,9 @@ def config_text(r: Mapping) -> str:
     schedule = SCHEDULE_NAMES.get(str(r.get("pp_schedule")))  # said where it is not 1F1B
     if schedule is not None:
         parts.insert(4, schedule)
+    exchange = str(r.get("cp_comm_type"))  # said where cp > 1 exchanges other than by the ring
+    if int(r["cp"]) > 1 and exchange in ("allgather", "a2a"):
+        parts[2] = f"cp {int(r['cp'])} ({exchange})"
     recompute = _(RECOMPUTE_WORDS[str(r["recompute"])])
     modules = r.get("recompute_modules")  # Megatron-Core's names, a selective row's
     if isinstance(modules, str):

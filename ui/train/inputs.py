@@ -188,6 +188,19 @@ def search_inputs(link: Link) -> dict:
                 "GPU 0); it needs vp 1 and at least 2·pp micro-batches."
             ),
         )
+        exchanges = st.multiselect(
+            _("Context-parallel exchanges (cp > 1)"),
+            engine.CP_COMM_TYPES,
+            key=link.key("cp_comm_type"),
+            help=_(
+                "Megatron-Core's `--cp-comm-type`: how the cp ranks exchange keys and values. "
+                "`p2p` (none chosen: it alone): the ring, each block passed on under the "
+                "attention of the one before. `allgather`: Llama 3's, every block gathered "
+                "before attention, not hidden. `a2a`: DeepSpeed-Ulysses, all-to-alls trade the "
+                "sequence for heads around attention, not hidden; the heads and KV heads must "
+                "divide by tp·cp."
+            ),
+        )
         modes = st.multiselect(
             _("Activation recomputation"),
             RECOMPUTE,
@@ -208,6 +221,7 @@ def search_inputs(link: Link) -> dict:
         )
     dims["zero"] = [int(z) for z in zero] or [0]
     dims["pp_schedule"] = tuple(schedules) or ("1f1b",)
+    dims["cp_comm_type"] = tuple(exchanges) or ("p2p",)
     dims["recompute"] = list(modes) or ["none"]
     selective = "selective" in dims["recompute"]  # the modules apply to those layouts only
     dims["recompute_modules"] = (tuple(modules) if selective else ()) or ("core_attn",)

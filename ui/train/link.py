@@ -215,6 +215,12 @@ def declare(cat: engine.Catalog) -> Link:
                 default=["1f1b"],
             ),
             Param(
+                name="cp_comm_type",
+                read=listing(choice(engine.CP_COMM_TYPES), max_items=len(engine.CP_COMM_TYPES)),
+                write=write_list,
+                default=["p2p"],
+            ),
+            Param(
                 name="recompute_modules",
                 read=listing(choice(engine.RECOMPUTE_MODULES), max_items=7),
                 write=write_list,

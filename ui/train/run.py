@@ -34,7 +34,7 @@ from ui.words.i18n import _, message_text
 
 BUDGET_CONFIGS = TRAIN_CONFIGURATIONS  # per rerun (ui/core/budget.py)
 DIMENSIONS = ("tp", "pp", "cp", "vp", "ep", "etp", "micro_batch_size", "zero", "recompute")
-DIMENSIONS += ("pp_schedule",)
+DIMENSIONS += ("pp_schedule", "cp_comm_type")
 CONFIG_KEYS = ("tp", "pp", "cp", "vp", "ep", "etp", "micro_batch_size", "zero", "recompute")
 NO_FIT = "does_not_fit_in_memory"  # the code of the engine's rule for memory
 # the codes of its warning saying why a configuration does not fit (by its largest term)
@@ -77,8 +77,8 @@ def refusal(dims: dict, curve: list[int]) -> str | None:
         "These searches would evaluate {total} configurations ({counts} = {search}, once for "
         "the search and once for each of the {curve} GPU counts of the scaling curves), more "
         "than this page's budget of {budget} (about a second). Give fewer values of tp, pp, cp, "
-        "vp, ep, micro-batch, ZeRO, recompute or pipeline schedule, or fewer GPU counts on the "
-        "curves."
+        "vp, ep, micro-batch, ZeRO, recompute, pipeline schedule or context-parallel exchange, or "
+        "fewer GPU counts on the curves."
     ).format(
         total=f"{search + scaling:,}",
         counts=counts,
@@ -130,6 +130,7 @@ def config_of(row: pd.Series) -> dict:
     modules = row.get("recompute_modules")  # a selective row's, as the search wrote them
     given = {} if not isinstance(modules, str) else {"recompute_modules": modules.split(",")}
     words = {"recompute": str(row["recompute"]), "pp_schedule": str(row["pp_schedule"])}
+    words["cp_comm_type"] = str(row["cp_comm_type"])
     return out | words | given
 
 

@@ -24,6 +24,7 @@ RANKED = {  # column: (header, unit or None (as is), factor)
     "tp": ("tp", None, 1),
     "pp": ("pp", None, 1),
     "cp": ("cp", None, 1),
+    "cp_comm_type": (N_("CP exchange"), None, 1),  # how cp > 1 exchanges keys and values
     "vp": ("vp", None, 1),
     "pp_schedule": (N_("Schedule"), None, 1),  # the pipeline schedule
     "ep": ("ep", None, 1),
@@ -43,7 +44,7 @@ RANKED = {  # column: (header, unit or None (as is), factor)
     "cost_to_train_usd": (N_("Cost to budget (USD)"), "", 1.0),
     "above_published_mfu": (N_("Above published MFU"), None, 1),
 }
-LAYOUT = ("tp", "pp", "cp", "vp", "pp_schedule", "ep", "etp", "dp")
+LAYOUT = ("tp", "pp", "cp", "cp_comm_type", "vp", "pp_schedule", "ep", "etp", "dp")
 REJECTED = {k: v for k, v in RANKED.items() if k in LAYOUT}
 REJECTED |= {k: RANKED[k] for k in ("micro_batch_size", "zero", "recompute")}
 REJECTED |= {"memory_per_gpu_bytes": RANKED["memory_per_gpu_bytes"]}
