@@ -22,6 +22,7 @@ def test_the_links_exchanges_are_searched_and_named():
     assert a2a["step_time_s"] < gather["step_time_s"]  # fewer bytes exposed than the gather
     assert cards(at)["Step time"] == fmt(a2a["step_time_s"], "s")
     assert "tp 1 · pp 1 · cp 8 (a2a) · vp 1" in text(at.success)
+    assert "cp_comm_type a2a: its exchange is priced by the collectives' rules" in text(at.warning)
     assert url(at, "cp_comm_type") == "a2a,allgather"
     table = frame_with(at, "Days to budget")
     assert list(table["CP exchange"]) == ["a2a", "allgather"]

@@ -92,3 +92,16 @@ def test_the_search_tries_them_once_each_where_cp_exchanges():
     out = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
     assert out["cp_comm_type"] == "a2a"
     assert out["comm_cp_s"] == pytest.approx(step("a2a")["comm_cp_s"])
+
+
+def test_an_exchange_no_measured_run_used_says_so():
+    codes = {w.code for w in step("a2a").warnings}
+    assert "cp_exchange_not_measured" in codes
+    assert "cp_exchange_not_measured" not in {w.code for w in step("p2p").warnings}
+    # cp 1 exchanges nothing, whatever its type says
+    plain = engine.train("Llama-3.1-8B", "H100", gpus=8, global_batch_size=8, seq_len=4096)
+    one = engine.train(
+        "Llama-3.1-8B", "H100", gpus=8, global_batch_size=8, seq_len=4096, cp_comm_type="a2a"
+    )
+    assert "cp_exchange_not_measured" not in {w.code for w in one.warnings}
+    assert one["step_time_s"] == plain["step_time_s"]
