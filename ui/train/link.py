@@ -144,6 +144,30 @@ def _ranges(hi: int, max_items: int = MAX_LIST):
     return whole_ranges(1, hi, max_items=max_items)
 
 
+def _chosen(name: str, values: tuple, default: list) -> Param:
+    """A search dimension chosen from a fixed list (any of its values, several at once)."""
+    return Param(
+        name=name,
+        read=listing(choice(values), max_items=len(values)),
+        write=write_list,
+        default=default,
+    )
+
+
+def _chosen_params() -> list[Param]:
+    """The search's values that are not counts: etp (a count, or blank), then the ZeRO
+    stages, recomputation modes, pipeline schedules, context-parallel exchanges and recompute
+    modules to try."""
+    return [
+        Param(name="etp", read=read_etp, write=write_etp, widget="text"),
+        _chosen("zero", ZERO, ["0", "1"]),
+        _chosen("recompute", RECOMPUTE, [*RECOMPUTE]),
+        _chosen("pp_schedule", engine.PP_SCHEDULES, ["1f1b"]),
+        _chosen("cp_comm_type", engine.CP_COMM_TYPES, ["p2p"]),
+        _chosen("recompute_modules", engine.RECOMPUTE_MODULES, ["core_attn"]),
+    ]
+
+
 def declare(cat: engine.Catalog) -> Link:
     """Every link parameter of the page, in the order the link writes them."""
     dims = [
@@ -195,37 +219,7 @@ def declare(cat: engine.Catalog) -> Link:
             Param("profile", choice(engine.training_profile_names()), default="megatron"),
             *(assumptions.param(name) for name in engine.TRAINING_NAMES),  # blank: the profile's
             *dims,
-            Param(name="etp", read=read_etp, write=write_etp, widget="text"),
-            Param(
-                name="zero",
-                read=listing(choice(ZERO), max_items=4),
-                write=write_list,
-                default=["0", "1"],
-            ),
-            Param(
-                name="recompute",
-                read=listing(choice(RECOMPUTE), max_items=3),
-                write=write_list,
-                default=[*RECOMPUTE],
-            ),
-            Param(
-                name="pp_schedule",
-                read=listing(choice(engine.PP_SCHEDULES), max_items=len(engine.PP_SCHEDULES)),
-                write=write_list,
-                default=["1f1b"],
-            ),
-            Param(
-                name="cp_comm_type",
-                read=listing(choice(engine.CP_COMM_TYPES), max_items=len(engine.CP_COMM_TYPES)),
-                write=write_list,
-                default=["p2p"],
-            ),
-            Param(
-                name="recompute_modules",
-                read=listing(choice(engine.RECOMPUTE_MODULES), max_items=7),
-                write=write_list,
-                default=["core_attn"],
-            ),
+            *_chosen_params(),
             Param("rank_by", choice(tuple(RANKS)), default="tokens_per_s"),
             Param(name="token_budget", read=number(1.0, 1e17), write=write_number, default=1e12),
             Param("price_per_gpu_hour", number(0.01, 999_999.0), write_number),
