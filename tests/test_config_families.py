@@ -147,9 +147,12 @@ def test_kimi_k2_reads_as_deepseek_v3_with_384_experts():
     assert 32e9 <= active_param_count(a) < 33e9  # the card: 32B activated
 
 
-def test_deepseek_v32_reads_its_indexer_fields_and_attends_every_key():
+def test_deepseek_v32_reads_its_indexer_fields():
     a = engine.model_from_config(DEEPSEEK_V32).arch
-    assert a == engine.model_from_config(DEEPSEEK_R1).arch  # the MLA shapes are V3's
+    v3 = engine.model_from_config(DEEPSEEK_R1).arch  # the MLA shapes are V3's
+    assert a == dataclasses.replace(v3, index_topk=2048, index_heads=64, index_head_dim=128)
+    # its indexer: 1,536·64·128 + 7,168·128 + 2·128 + 7,168·64 = 13,959,424 a layer
+    assert param_count(a) - param_count(v3) == 61 * 13_959_424
     for key, bad in (("index_topk", 0), ("index_n_heads", "64"), ("index_head_dim", None)):
         with pytest.raises(ValueError, match=key):
             engine.model_from_config(DEEPSEEK_V32 | {key: bad})

@@ -65,6 +65,12 @@ class Architecture:
     # gpt-oss: one learned sink logit per head and layer joins each softmax (an extra "key"
     # with no value): H parameters a layer; its FLOPs and bytes are negligible, not counted.
     attention_sinks: bool = False
+    # DeepSeek Sparse Attention (DeepSeek-V3.2; MLA only): a lightning indexer of index_heads
+    # heads of width index_head_dim, fed by the query latent, scores every cached key (its own
+    # fp8 key cache) and each query attends the index_topk best (None: every key).
+    index_topk: int | None = None
+    index_heads: int = 0
+    index_head_dim: int = 0
 
     def __post_init__(self) -> None:
         for name in ("layers", "hidden", "heads", "kv_heads", "head_dim", "vocab"):
@@ -116,6 +122,12 @@ class Architecture:
 def _check_added(arch: Architecture) -> None:
     """Checks of the fields added after the first release (norms, window pattern)."""
     _whole("norms_per_layer", arch.norms_per_layer, minimum=0)
+    if arch.index_topk is not None:
+        _whole("index_topk", arch.index_topk, minimum=1)
+        for name in ("index_heads", "index_head_dim"):
+            _whole(name, getattr(arch, name), minimum=1)
+        if arch.attention != "mla" or not arch.q_lora_rank:
+            raise ValueError("index_topk (sparse attention) needs attention 'mla' and q_lora_rank")
     _whole("sliding_pattern", arch.sliding_pattern, minimum=0)
     if arch.sliding_pattern:
         local = arch.layers - arch.layers // arch.sliding_pattern
@@ -144,7 +156,7 @@ def attention_params(arch: Architecture) -> int:
         qr, r, dr = arch.q_lora_rank, arch.kv_lora_rank, arch.rope_head_dim
         q = h * qr + qr + qr * nh * (d + dr) if qr else h * nh * (d + dr)
         kv = h * (r + dr) + r + r * nh * (d + dv)
-        return q + kv + nh * dv * h
+        return q + kv + nh * dv * h + indexer_params(arch)
     kh = arch.kv_heads
     count = h * nh * d + h * kh * (d + dv) + nh * dv * h
     if arch.qkv_bias:
@@ -156,6 +168,17 @@ def attention_params(arch: Architecture) -> int:
     if arch.attention_sinks:
         count += nh
     return count
+
+
+def indexer_params(arch: Architecture) -> int:
+    """DeepSeek Sparse Attention's lightning indexer in one layer (0 without one): its query
+    projection from the query latent (q_r × heads·width), its key projection (h × width) with a
+    LayerNorm (2·width) and its per-head weights (h × heads); DeepSeek-V3.2-Exp's
+    inference/model.py `Indexer`."""
+    if arch.index_topk is None:
+        return 0
+    ih, idim = arch.index_heads, arch.index_head_dim
+    return arch.q_lora_rank * ih * idim + arch.hidden * idim + 2 * idim + arch.hidden * ih
 
 
 def _mlp(arch: Architecture, width: int) -> int:

@@ -197,12 +197,14 @@ def _gpt_oss(f: Fields) -> dict:
 
 
 def _deepseek_v32(f: Fields) -> dict:
-    """DeepSeek-V3.2: V3's shapes plus DeepSeek Sparse Attention's lightning indexer, whose
-    fields are read and checked; the serving model attends every key (docs/model.md)."""
-    for key in ("index_n_heads", "index_head_dim"):
-        f.whole(key, "heads" if key == "index_n_heads" else "width")
-    f.whole("index_topk", "context")
-    return _deepseek_v3(f)
+    """DeepSeek-V3.2: V3's shapes plus DeepSeek Sparse Attention's lightning indexer
+    (`index_n_heads` heads of `index_head_dim`; each query attends its `index_topk` keys)."""
+    out = {
+        "index_heads": f.whole("index_n_heads", "heads"),
+        "index_head_dim": f.whole("index_head_dim", "width"),
+        "index_topk": f.whole("index_topk", "context"),
+    }
+    return _deepseek_v3(f) | out
 
 
 def _glm4_moe(f: Fields) -> dict:

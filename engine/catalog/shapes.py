@@ -4,8 +4,9 @@
 scenario (a sweep over models); every kernel of the serving model, the decode view and the
 training model reads them by name. The KV-cache rule lives here once (docs/model.md,
 "Architecture"): per token and layer a GQA/MHA layer caches K·(d_qk + d_v) elements, an MLA
-layer its latent of r + d_r (DeepSeek-V2/V3), and a sliding-window layer holds at most w tokens
-(Mistral-7B-v0.1, Gemma 2/3, gpt-oss).
+layer its latent of r + d_r (DeepSeek-V2/V3), a sparse-attention layer (DeepSeek-V3.2) also its
+indexer's fp8 key, and a sliding-window layer holds at most w tokens (Mistral-7B-v0.1, Gemma
+2/3, gpt-oss).
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ import numpy as np
 
 from engine.arrays import INF, SCALAR
 from engine.catalog.arch import Architecture
+
+# DeepSeek Sparse Attention's indexer keys: fp8 elements with an fp32 scale per block of 128
+INDEX_KEY_BYTES, INDEX_SCALE_BYTES, INDEX_BLOCK = 1.0, 4.0, 128.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +54,9 @@ class Shapes:
     norm_vectors: object  # 2 for LayerNorm (scale and bias), 1 for RMSNorm
     context_length: object  # the model's trained context, tokens
     parallel_attention: object  # bool: attention and MLP read one normed input (GPT-J, Falcon)
+    index_topk: object = INF  # sparse attention: keys each query attends (INF: every key)
+    index_heads: object = 0.0  # its lightning indexer's heads (0: none)
+    index_dim: object = 0.0  # and their width
 
     def map(self, fn) -> Shapes:
         """A Shapes with `fn` applied to every field (reshape, slice, index)."""
@@ -94,6 +101,9 @@ def shapes_of(arch: Architecture) -> Shapes:
         norm_vectors=2.0 if arch.norm == "layernorm" else 1.0,
         context_length=float(arch.context_length),
         parallel_attention=arch.parallel_attention,
+        index_topk=float(arch.index_topk) if arch.index_topk else INF,
+        index_heads=float(arch.index_heads if arch.index_topk else 0),
+        index_dim=float(arch.index_head_dim if arch.index_topk else 0),
     )
 
 
@@ -103,8 +113,9 @@ def heads_per_device(s: Shapes, tp, xp=SCALAR):
     return s.heads / tp, xp.maximum(s.kv_heads / tp, 1.0)
 
 
-def kv_bytes_per_token_layer(s: Shapes, kv_bytes, tp=1.0, xp=SCALAR):
-    """KV-cache bytes one token adds in one layer: (whole model, one of `tp` devices).
+def attended_kv_bytes(s: Shapes, kv_bytes, tp=1.0, xp=SCALAR):
+    """Bytes of one token's keys and values in one layer, as attention reads them: (whole
+    model, one of `tp` devices).
 
     GQA/MHA: K·(d_qk + d_v) elements, split TP ways (a KV head replicated when K < TP; Ainslie
     et al. 2023). MLA: one latent of r + d_r elements shared by every head, so replicated on
@@ -115,6 +126,22 @@ def kv_bytes_per_token_layer(s: Shapes, kv_bytes, tp=1.0, xp=SCALAR):
     whole = xp.where(s.mla, latent, s.kv_heads * (s.qk_dim + s.v_dim)) * kv_bytes
     device = xp.where(s.mla, latent, k_dev * (s.qk_dim + s.v_dim)) * kv_bytes
     return whole, device
+
+
+def index_key_bytes(s: Shapes):
+    """Bytes of one token's key in a sparse-attention indexer's cache, one layer (0 without
+    one): `index_dim` fp8 elements and an fp32 scale per 128 of them (DeepSeek-V3.2-Exp's
+    `k_cache` and `k_scale_cache`: 128 + 4 bytes), on every tensor-parallel device."""
+    return s.index_dim * (INDEX_KEY_BYTES + INDEX_SCALE_BYTES / INDEX_BLOCK)
+
+
+def kv_bytes_per_token_layer(s: Shapes, kv_bytes, tp=1.0, xp=SCALAR):
+    """KV-cache bytes one token adds in one layer: (whole model, one of `tp` devices): what
+    attention reads (`attended_kv_bytes`) and a sparse-attention indexer's key
+    (`index_key_bytes`, fp8 whatever `kv_bytes` is)."""
+    whole, device = attended_kv_bytes(s=s, kv_bytes=kv_bytes, tp=tp, xp=xp)
+    index = index_key_bytes(s)
+    return whole + index, device + index
 
 
 def cached_tokens(s: Shapes, context, xp=SCALAR):

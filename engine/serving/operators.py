@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from engine.arrays import INF, SCALAR
-from engine.catalog.shapes import Shapes, heads_per_device, kv_bytes_per_token_layer
+from engine.catalog.shapes import Shapes, attended_kv_bytes, heads_per_device, index_key_bytes
 
 OP_CLASSES = ("gemm", "attention", "expert", "other")
 PHASES = ("prefill", "decode")
@@ -136,7 +136,8 @@ def _projections(s: Shapes, lay: Layout, xp) -> list[Template]:
     """Norms, the QKV (or MLA) projections and the output projection of one layer.
 
     MLA: the projection carries W_qa, W_qb, W_kva and W_kvb (the absorbed decode applies W_kvb
-    to the new tokens' queries and outputs instead of to the cache: the same FLOPs).
+    to the new tokens' queries and outputs instead of to the cache: the same FLOPs), and a
+    sparse-attention indexer's three projections (replicated).
     """
     h, (hd, kd) = s.hidden, heads_per_device(s, lay.tp, xp)
     bw, ba = lay.weight_bytes, lay.act_bytes
@@ -153,7 +154,10 @@ def _projections(s: Shapes, lay: Layout, xp) -> list[Template]:
     q_mla = xp.where(s.q_rank > 0, h * s.q_rank + s.q_rank * hd * s.qk_dim, h * hd * s.qk_dim)
     mla_elems = q_mla + h * (s.kv_rank + s.rope_dim) + s.kv_rank * hd * (s.nope_dim + s.v_dim)
     gqa_elems = h * (hd * s.qk_dim + kd * (s.qk_dim + s.v_dim))
-    elems = xp.where(s.mla, mla_elems, gqa_elems)
+    # a sparse-attention indexer's projections, replicated on every device: its queries from
+    # the query latent, its key and its per-head weights from the layer's input
+    index = s.q_rank * s.index_heads * s.index_dim + h * (s.index_dim + s.index_heads)
+    elems = xp.where(s.mla, mla_elems, gqa_elems) + index
     out_w = xp.where(s.mla, hd * s.qk_dim + s.kv_rank + s.rope_dim, (hd + 2 * kd) * s.qk_dim)
     act = (h + out_w) * ba
     qkv = _static(
@@ -189,7 +193,7 @@ def _attention(s: Shapes, lay: Layout, xp, phase: str) -> list[Template]:
     written and each key read once.
     """
     hd, _ = heads_per_device(s, lay.tp, xp)
-    _, kv_dev = kv_bytes_per_token_layer(s=s, kv_bytes=lay.kv_bytes, tp=lay.tp, xp=xp)
+    _, kv_dev = attended_kv_bytes(s=s, kv_bytes=lay.kv_bytes, tp=lay.tp, xp=xp)
     per_key = 2.0 * hd * (s.qk_dim + s.v_dim)
     qo = hd * (s.qk_dim + s.v_dim) * lay.act_bytes  # Q in, O out, per token
     if phase == "decode":
@@ -198,11 +202,11 @@ def _attention(s: Shapes, lay: Layout, xp, phase: str) -> list[Template]:
     else:
         fk, mk = per_key, 0.0
         kt = kv_dev + xp.where(s.mla, hd * (s.qk_dim + s.v_dim) * lay.act_bytes, kv_dev)
-    spans = (
-        ("attention", "global", s.layers - s.local_layers, INF),
+    spans = (  # a sparse-attention layer attends its indexer's index_topk keys
+        ("attention", "global", s.layers - s.local_layers, s.index_topk),
         ("attention_local", "local", s.local_layers, s.window),
     )
-    return [
+    return [_indexer(s=s, lay=lay, xp=xp, phase=phase)] + [
         Template(
             name=n,
             cls="attention",
@@ -223,6 +227,34 @@ def _attention(s: Shapes, lay: Layout, xp, phase: str) -> list[Template]:
         )
         for n, g, c, w in spans
     ]
+
+
+def _indexer(s: Shapes, lay: Layout, xp, phase: str) -> Template:
+    """DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2; none, count 0, without
+    one): every query's index_heads heads score every cached key, 2·heads·width FLOPs per key,
+    reading each key's `index_key_bytes` from its own cache and writing the new tokens' (decode:
+    lines in the context; prefill: each prompt token scores the keys before it, each key read
+    once). Replicated on every tensor-parallel device, as DeepSeek's reference runs it (its
+    broadcast top-k); at the attention class's rate."""
+    key = index_key_bytes(s)
+    return Template(
+        name="indexer",
+        cls="attention",
+        layers="global",
+        count=xp.where(s.index_heads > 0, s.layers - s.local_layers, 0.0),
+        window=INF,
+        resident_bytes=0.0,
+        weight_bytes=0.0,
+        weight_bytes_per_expert=0.0,
+        weight_bytes_per_token=0.0,
+        flop_per_token=0.0,
+        flop_per_seq=0.0,
+        flop_per_key=2.0 * s.index_heads * s.index_dim,
+        act_bytes_per_token=s.index_heads * s.index_dim * lay.act_bytes,  # its queries
+        act_bytes_per_seq=0.0,
+        kv_bytes_per_token=key if phase == "decode" else 2.0 * key,
+        kv_bytes_per_key=key if phase == "decode" else 0.0,
+    )
 
 
 def _ffn(s: Shapes, lay: Layout, xp) -> list[Template]:
