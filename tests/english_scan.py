@@ -119,8 +119,10 @@ def operator_ids() -> set[str]:
     run = engine.TrainRun(cat.models["Llama-3.1-8B"], cat.hardware["H100"], gpus=8, seq_len=2048)
     ids = set(engine.training_operators(run, engine.TrainLayout())["name"])
     moe = engine.Deployment("Mixtral-8x7B-v0.1", "H100", tp=2)
+    sparse = engine.Deployment("DeepSeek-V3.2-Exp", "H200", tp=8, precision="fp8")  # indexer
     for phase in ("prefill", "decode"):
-        ids |= set(engine.operators(moe, phase=phase, context=512)["name"])
+        for dep in (moe, sparse):
+            ids |= set(engine.operators(dep, phase=phase, context=512)["name"])
     ids |= {*engine.PROFILE_KEYS, *engine.MEASUREMENT_COLUMNS}
     ids |= {"unit", "profile", "file", "row"}  # the accuracy table's CSV columns, on screen too
     return ids - {"overhead"}  # a word too: never allowed

@@ -159,3 +159,12 @@ def test_the_training_fit_rows_reproduce_the_profiles_in_sample_error():
     zero3 = df[(df["scheme"] == "ZeRO-3") & (df["gpus"] == 1536)].iloc[0]
     assert zero3["measured"] == 44 and round(zero3["predicted"], 1) == 47.3
     assert set(df["unit"]) == {"TFLOP/s per GPU"}
+
+
+def test_every_models_families_are_named_ids():
+    # the band's off-ground reason names a model's families as ids (shown as written in 中文)
+    from engine.accuracy.bands import FAMILY_IDS, families
+
+    cat = engine.load_catalog(use_env=False)
+    named = {f for m in cat.models.values() if m.arch is not None for f in families(m.arch)}
+    assert named <= set(FAMILY_IDS) and {"dense", "moe", "mla"} <= named

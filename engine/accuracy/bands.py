@@ -105,6 +105,10 @@ def error_band(profile: Profile) -> Band:
     return Band(None, BASIS_HAND_SET())
 
 
+# The families a calibrated ground names (ids, shown as written in every language)
+FAMILY_IDS = ("dense", "moe", "mla", "sliding-window", "parallel-attention")
+
+
 def families(arch: Architecture) -> tuple[str, ...]:
     """The architecture families a model belongs to, as the calibrated ground names them."""
     found = ["moe" if arch.experts else "dense"]

@@ -128,6 +128,12 @@ def _bound(row) -> str:
     return bound(row["bottleneck"])
 
 
+def _name(row) -> str:
+    """An operator's name as the text shows it: the engine's id, but the step's fixed overhead
+    in words (its id is a word too)."""
+    return _("the fixed overhead") if row["name"] == "overhead" else plain(row["name"])
+
+
 def binding_text(ops: pd.DataFrame) -> str:
     """Which operators bind each step, in words (README question 3): the largest shares of
     the step time, each with its bound (Markdown; the names are the engine's operators)."""
@@ -147,15 +153,13 @@ def binding_text(ops: pd.DataFrame) -> str:
             step=_(words),
             metric=step,
             time=fmt(total * 1e-3, "s"),
-            name=plain(first["name"]),
+            name=_name(first),
             share=pct(share),
             bound=_bound(first),
         )
         if rest:
             others = [
-                _("{name} {share} ({bound})").format(
-                    name=plain(r["name"]), share=pct(s), bound=_bound(r)
-                )
+                _("{name} {share} ({bound})").format(name=_name(r), share=pct(s), bound=_bound(r))
                 for r, s in rest
             ]
             text += _("; then {operators}").format(operators=_(" and ").join(others))

@@ -21,12 +21,17 @@ FLOP_NOTE = {  # marked for translation: shown through `_()` (ui.words.i18n)
     "catalog": N_("FLOPs as catalogued (CNN figures count 1 FLOP per MAC; transformers 2)"),
     "mac2": N_("FLOPs normalised to 2 per multiply-accumulate (datasheet convention)"),
 }
-BOUND = {"memory": N_("memory-bound"), "compute": N_("compute-bound")}  # engine bottlenecks
+BOUND = {  # engine bottlenecks, as shown
+    "memory": N_("memory-bound"),
+    "compute": N_("compute-bound"),
+    "communication": N_("communication-bound"),  # a collective (all_reduce, all-to-all)
+    "overhead": N_("fixed overhead"),  # the step's launch and per-layer overheads
+}
 
 
 def bound(bottleneck: object) -> str:
-    """An engine bottleneck ("memory", "compute") as shown: "memory-bound", in the session's
-    language (anything else as given)."""
+    """An engine bottleneck ("memory", "compute", "communication", "overhead") as shown:
+    "memory-bound", in the session's language (anything else as given)."""
     text = str(bottleneck)
     return _(BOUND[text]) if text in BOUND else text
 
