@@ -42,6 +42,7 @@ STATES = {  # id: (page, link, session state before the run)
     "train-dualpipe": ("pages/train.py", DUALPIPE, {}),
     "plan-sections-open": ("pages/plan.py", {}, PLAN_OPEN),
     "decode-sparse-attention": ("pages/decode.py", SPARSE, {}),
+    "solve": ("pages/solve.py", {}, {}),  # the energy formula's words
     "load-run-and-search": ("pages/load.py", {}, {"load:tables.open": True}),
     "load-trace": ("pages/load.py", {"mode": "trace"}, {}),
     "load-fleet": ("pages/load.py", FLEET, {}),

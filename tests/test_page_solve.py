@@ -430,3 +430,11 @@ def test_the_first_render_holds_two_charts_and_no_table_until_a_section_is_opene
     at.session_state[share_key("solve")] = True
     at.run()
     assert at.code[0].value.startswith("/solve?") and "model=ResNet-50" in at.code[0].value
+
+
+def test_the_energy_formula_on_screen_is_the_engines():
+    # the help beside 'Energy per batch' is written in the reader's language from the engine's
+    # idle share; in English it is engine.ENERGY_FORMULA itself
+    from ui.solve.metrics import energy_formula
+
+    assert energy_formula() == engine.ENERGY_FORMULA

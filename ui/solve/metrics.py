@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from engine import ENERGY_FORMULA, SolveResult
+from engine import IDLE_POWER_FRACTION, SolveResult
 from ui.widgets.cards import cards
 from ui.words.format import MISSING, fmt, fmt_bytes, fmt_scaled, pct
 from ui.words.i18n import N_, _
@@ -64,6 +64,12 @@ FIELD_LABELS = (
 )
 
 
+def energy_formula() -> str:
+    """engine.ENERGY_FORMULA in the reader's language (the engine's idle share)."""
+    idle = IDLE_POWER_FRACTION
+    return _("TDP × ({idle} + {busy}·MFU) × latency").format(idle=f"{idle:g}", busy=f"{1 - idle:g}")
+
+
 def solve_metrics(r: SolveResult) -> None:
     """Two rows of st.metric: bound, latency, throughput, MFU; AI, ridges, roof, energy."""
     convention = _(FLOP_NOTE[r.assumptions.flop_convention])
@@ -94,7 +100,7 @@ def solve_metrics(r: SolveResult) -> None:
                 f"{achieved} / {roof}",
                 _("the gap between them is the fixed overhead"),
             ),
-            (_("Energy per batch"), fmt(r.energy_j, "J"), ENERGY_FORMULA),
+            (_("Energy per batch"), fmt(r.energy_j, "J"), energy_formula()),
         ]
     )
     fit = _("fits") if r.fits_in_memory else _("does NOT fit")
