@@ -24,6 +24,9 @@ def test_the_links_schedules_are_searched_and_dualpipe_named():
     assert "ranked 1 of the 2 that fit" in text(at.success)
     assert "vp 1 · DualPipe · ep 1" in text(at.success)
     assert "pipeline schedule dualpipe: its bubble and memory follow" in text(at.warning)
+    (bubble,) = [m for m in at.metric if m.label == "Bubble"]  # its own formula beside it
+    assert bubble.help.startswith("DualPipe: (pp/2 − 1) · (F&B + B − 3W)")
+    assert bubble.value == f"{100 * dual['bubble_fraction']:.1f}%"
     assert url(at, "pp_schedule") == "1f1b,dualpipe"
     table = frame_with(at, "Days to budget")
     assert list(table["Schedule"]) == ["dualpipe", "1f1b"]

@@ -19,6 +19,13 @@ from ui.words.format import fmt, fmt_all, pct
 from ui.words.i18n import N_, _, message_text
 from ui.words.text import bound
 
+# The bubble's share of the step under each pipeline schedule (docs/model.md, "Pipeline
+# schedules"): F&B a slot, B a backward chunk, W its weight-gradient GEMMs
+BUBBLE_HELP = {
+    "1f1b": N_("(pp − 1) / (vp · micro-batches)"),
+    "dualpipe": N_("DualPipe: (pp/2 − 1) · (F&B + B − 3W) / (micro-batches · slot)"),
+    "dualpipev": N_("DualPipeV: (pp − 1) · (F&B + B − 3W) / (2 · micro-batches · slot)"),
+}
 SHOWN_ROWS = 50  # ranked configurations on screen (the CSV has them all)
 RANKED = {  # column: (header, unit or None (as is), factor)
     "tp": ("tp", None, 1),
@@ -182,7 +189,7 @@ def headline(r: Mapping, band) -> list[tuple[str, str, str]]:
             if r["cost_to_train_usd"] is not None
             else _("no price: set one"),
         ),
-        (_("Bubble"), pct(r["bubble_fraction"]), _("(pp − 1) / (vp · micro-batches)")),
+        (_("Bubble"), pct(r["bubble_fraction"]), _(BUBBLE_HELP[str(r["pp_schedule"])])),
     ]
 
 
