@@ -69,6 +69,35 @@ DEEPSEEK_V32 = DEEPSEEK_R1 | {  # https://huggingface.co/deepseek-ai/DeepSeek-V3
     "index_n_heads": 64,
     "index_topk": 2048,
 }
+GLM_5 = {  # GLM-5's shapes as aiconfigurator vendors them (zai-org--GLM-5-FP8_config.json, commit
+    # 691ec90), with the indexer keys of its glm_moe_dsa family (index_n_heads 32, as vLLM's
+    # and SGLang's glm_moe_dsa code reads them)
+    "architectures": ["GlmMoeDsaForCausalLM"],
+    "model_type": "glm_moe_dsa",
+    "num_hidden_layers": 78,
+    "hidden_size": 6144,
+    "num_attention_heads": 64,
+    "num_key_value_heads": 64,
+    "head_dim": 64,
+    "intermediate_size": 12288,
+    "vocab_size": 154880,
+    "max_position_embeddings": 202752,
+    "n_routed_experts": 256,
+    "n_shared_experts": 1,
+    "num_experts_per_tok": 8,
+    "moe_intermediate_size": 2048,
+    "moe_layer_freq": 1,
+    "first_k_dense_replace": 3,
+    "kv_lora_rank": 512,
+    "q_lora_rank": 2048,
+    "qk_nope_head_dim": 192,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 256,
+    "tie_word_embeddings": False,
+    "index_n_heads": 32,
+    "index_head_dim": 128,
+    "index_topk": 2048,
+}
 GLM_45 = {  # https://huggingface.co/zai-org/GLM-4.5/blob/main/config.json
     "architectures": ["Glm4MoeForCausalLM"],
     "attention_bias": True,
@@ -156,6 +185,24 @@ def test_deepseek_v32_reads_its_indexer_fields():
     for key, bad in (("index_topk", 0), ("index_n_heads", "64"), ("index_head_dim", None)):
         with pytest.raises(ValueError, match=key):
             engine.model_from_config(DEEPSEEK_V32 | {key: bad})
+
+
+def test_glm_5_is_mla_with_a_lightning_indexer():
+    a = engine.model_from_config(GLM_5).arch
+    assert (a.attention, a.q_lora_rank, a.head_dim, a.rope_head_dim, a.v_head_dim) == (
+        "mla",
+        2048,
+        192,
+        64,
+        256,
+    )
+    assert (a.index_topk, a.index_heads, a.index_head_dim) == (2048, 32, 128)
+    # its indexer: 2,048·32·128 + 6,144·128 + 2·128 + 6,144·32 = 9,371,904 a layer
+    bare = dataclasses.replace(a, index_topk=None, index_heads=0, index_head_dim=0)
+    assert param_count(a) - param_count(bare) == 78 * 9_371_904
+    # GLM-5.2's indexer shared every 4 layers is not modelled: refused, named
+    with pytest.raises(ValueError, match="index_topk_freq"):
+        engine.model_from_config(GLM_5 | {"index_topk_freq": 4})
 
 
 def test_glm_45_biases_qk_norm_dense_then_moe():

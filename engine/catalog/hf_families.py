@@ -207,6 +207,14 @@ def _deepseek_v32(f: Fields) -> dict:
     return _deepseek_v3(f) | out
 
 
+def _glm_moe_dsa(f: Fields) -> dict:
+    """GLM-5 (glm_moe_dsa): DeepSeek-V3.2's spelling, MLA with a lightning indexer; an indexer
+    shared across layers (`index_topk_freq` above 1, GLM-5.2's) is refused, not modelled."""
+    if f.table.get("index_topk_freq", 1) != 1:
+        raise _fail(f.where, "index_topk_freq", "other than 1 (a shared indexer) is not supported")
+    return _deepseek_v32(f)
+
+
 def _glm4_moe(f: Fields) -> dict:
     """GLM-4.5/4.6 (glm4_moe): GQA with q/k/v biases and a per-head q/k norm, leading dense
     layers, then routed experts with shared ones (DeepSeek-V3's MoE spelling)."""
@@ -320,6 +328,7 @@ FAMILIES: dict[str, Callable[[Fields], dict]] = {
     "DeepseekV3ForCausalLM": _deepseek_v3,  # and Kimi-K2 (model_type kimi_k2)
     "DeepseekV32ForCausalLM": _deepseek_v32,
     "Glm4MoeForCausalLM": _glm4_moe,
+    "GlmMoeDsaForCausalLM": _glm_moe_dsa,  # GLM-5
     "GPT2LMHeadModel": lambda f: _gpt(f, gptj=False),
     "GPTJForCausalLM": lambda f: _gpt(f, gptj=True),
     "FalconForCausalLM": _falcon,
