@@ -163,8 +163,13 @@ def test_the_training_fit_rows_reproduce_the_profiles_in_sample_error():
 
 def test_every_models_families_are_named_ids():
     # the band's off-ground reason names a model's families as ids (shown as written in 中文)
-    from engine.accuracy.bands import FAMILY_IDS, families
+    from engine.accuracy.bands import FAMILY_IDS, families, prediction_band
 
     cat = engine.load_catalog(use_env=False)
     named = {f for m in cat.models.values() if m.arch is not None for f in families(m.arch)}
-    assert named <= set(FAMILY_IDS) and {"dense", "moe", "mla"} <= named
+    assert named <= set(FAMILY_IDS) and {"dense", "moe", "mla", "sparse-attention"} <= named
+    # a sparse-attention model is off the shipped profile's ground, which says so
+    profile = engine.get_profile(engine.DEFAULT_PROFILE)
+    v32 = cat.models["DeepSeek-V3.2-Exp"].arch
+    said = prediction_band(profile, v32, hardware="H200", precision=["fp8"])
+    assert "sparse-attention" in " ".join(str(m) for m in said.off)

@@ -106,7 +106,7 @@ def error_band(profile: Profile) -> Band:
 
 
 # The families a calibrated ground names (ids, shown as written in every language)
-FAMILY_IDS = ("dense", "moe", "mla", "sliding-window", "parallel-attention")
+FAMILY_IDS = ("dense", "moe", "mla", "sliding-window", "parallel-attention", "sparse-attention")
 
 
 def families(arch: Architecture) -> tuple[str, ...]:
@@ -118,6 +118,8 @@ def families(arch: Architecture) -> tuple[str, ...]:
         found.append("sliding-window")
     if arch.parallel_attention:
         found.append("parallel-attention")
+    if arch.index_topk is not None:  # DeepSeek Sparse Attention's indexer and top-k keys
+        found.append("sparse-attention")
     return tuple(found)
 
 
