@@ -76,3 +76,18 @@ def test_its_parameters_and_its_rule():
     with pytest.raises(ValueError, match=r"index_topk .*needs attention 'mla'"):
         llama = CAT.models["Llama-3.1-8B"].arch
         dataclasses.replace(llama, index_topk=64, index_heads=2, index_head_dim=16)
+
+
+def test_the_indexer_runs_at_the_gemms_peak_with_attentions_efficiency():
+    # fp8 on H200: the indexer's scores at the fp8 peak, 1,979 TFLOP/s, the attention at the
+    # 16-bit 989, both times trtllm-1.0's attention efficiency 0.636858
+    df = ops("DeepSeek-V3.2-Exp", 32000, "prefill")
+    eta = engine.get_profile("trtllm-1.0").assumptions.attention_efficiency
+    assert eta == 0.636858
+    assert df.loc["indexer", "peak_flop_per_s"] == 1979e12
+    assert df.loc["indexer", "achievable_flop_per_s"] == pytest.approx(1979e12 * eta)
+    assert df.loc["attention", "achievable_flop_per_s"] == pytest.approx(989e12 * eta)
+    # its time is its FLOPs at that rate: 16,384 · 32,000 · 16,000.5 (each token scores the
+    # (S + 1)/2 keys before it on average) / (1,979e12 · 0.636858) = 6.656 ms
+    flops = 16_384 * 32000 * 16000.5
+    assert df.loc["indexer", "time_ms"] == pytest.approx(flops / (1979e12 * eta) * 1e3, rel=1e-9)

@@ -281,6 +281,8 @@ def rates(dev: Device, eta: Efficiencies) -> dict[str, object]:
     return {
         "gemm": dev.peak * eta.gemm * dev.kernel_compute / dev.gemm_slowdown,
         "attention": dev.peak_attn * eta.attention,
+        # a sparse-attention indexer's scores: low-precision GEMMs at the attention efficiency
+        "index": dev.peak * eta.attention,
         "expert": dev.peak * eta.expert * dev.kernel_compute / dev.gemm_slowdown,
         "other": dev.peak * eta.other,
     }
@@ -297,7 +299,7 @@ def _fold_prefill(prefill: list[Template], rate_of: dict, bw: tuple) -> tuple:
     bw, w_bw = bw
     ops, attention, rows = [], [], []
     for op in prefill:  # T new tokens from B sequences
-        rate = rate_of[op.cls]
+        rate = rate_of[op.rate or op.cls]
         moved = op.weight_bytes_per_token + op.act_bytes_per_token + op.kv_bytes_per_token
         coef = PrefillOp(
             count=op.count,
@@ -337,7 +339,7 @@ def _fold_decode(decode: list[Template], rate_of: dict, bw: tuple, kv_bw) -> tup
     bw, w_bw = bw
     ops, attention, rows = [], [], []
     for op in decode:  # one new token from each of B sequences
-        rate = rate_of[op.cls]
+        rate = rate_of[op.rate or op.cls]
         moved = (
             op.weight_bytes_per_token
             + op.act_bytes_per_token

@@ -74,7 +74,7 @@ def _row(op, dev: Device, rates_of: tuple, context: float, label: str, kv_effici
     t_c, t_m, t = operator_s(  # a grouped GEMM's wasted rows take time, not work
         flop=flops + op.wasted_flop,
         moved_bytes=at_full_bandwidth,
-        rate=rate_of[op.cls],
+        rate=rate_of[op.rate or op.cls],
         bandwidth=dev.bandwidth,
         xp=SCALAR,
     )
@@ -94,8 +94,8 @@ def _row(op, dev: Device, rates_of: tuple, context: float, label: str, kv_effici
         "total_time_ms": op.count * t * 1e3,
         "bottleneck": "compute" if t_c > t_m else "memory",
         "arithmetic_intensity_flop_per_byte": flops / moved if moved else float("nan"),
-        "peak_flop_per_s": peak_of[op.cls],  # the datasheet roof of its class
-        "achievable_flop_per_s": rate_of[op.cls],  # × its efficiency
+        "peak_flop_per_s": peak_of[op.rate or op.cls],  # the datasheet roof it runs on
+        "achievable_flop_per_s": rate_of[op.rate or op.cls],  # × its efficiency
         "achievable_bytes_per_s": dev.bandwidth,  # the bandwidth × its efficiency
     }
 

@@ -60,6 +60,7 @@ class Op(NamedTuple):
     window: object  # attention window, tokens (INF: global)
     resident_bytes: object  # weight bytes held on the device for one instance
     wasted_flop: object = 0.0  # grouped-GEMM rows computed beyond the tokens (time, not work)
+    rate: str = ""  # the key of its FLOP/s in the kernel's rates ("": its class)
 
 
 class Template(NamedTuple):
@@ -85,6 +86,7 @@ class Template(NamedTuple):
     kv_bytes_per_token: object  # decode: written; prefill: written and read once
     kv_bytes_per_key: object  # decode: read per sequence per context token
     flop_per_expert: object = 0.0  # grouped-GEMM rows computed per routed expert touched
+    rate: str = ""  # the key of its FLOP/s in the kernel's rates ("": its class)
 
 
 def mean_keys(S, w, xp):
@@ -235,7 +237,8 @@ def _indexer(s: Shapes, lay: Layout, xp, phase: str) -> Template:
     reading each key's `index_key_bytes` from its own cache and writing the new tokens' (decode:
     lines in the context; prefill: each prompt token scores the keys before it, each key read
     once). Replicated on every tensor-parallel device, as DeepSeek's reference runs it (its
-    broadcast top-k); at the attention class's rate."""
+    broadcast top-k); at the attention class's efficiency of the GEMMs' peak (its scores are
+    fp8 GEMMs in DeepSeek's kernels: the fp8 peak in an fp8 deployment)."""
     key = index_key_bytes(s)
     return Template(
         name="indexer",
@@ -254,6 +257,7 @@ def _indexer(s: Shapes, lay: Layout, xp, phase: str) -> Template:
         act_bytes_per_seq=0.0,
         kv_bytes_per_token=key if phase == "decode" else 2.0 * key,
         kv_bytes_per_key=key if phase == "decode" else 0.0,
+        rate="index",
     )
 
 
@@ -468,6 +472,7 @@ def instantiate(op: Template, s: Shapes, *, T, B, S=None, xp, experts=None) -> O
         window=w,
         resident_bytes=op.resident_bytes,
         wasted_flop=op.flop_per_expert * touched,
+        rate=op.rate,
     )
 
 

@@ -162,7 +162,7 @@ def pass_ops(
         flop, moved = op.flop, op.weight_bytes + op.act_bytes + op.kv_write_bytes
         if op.cls == "other" and op.name != "embedding":
             flop, moved = flop / lay.tp, moved / lay.tp  # sequence parallelism: T/tp tokens
-        roof = "head" if wide else op.cls
+        roof = "head" if wide else (op.rate or op.cls)
         rate = rate_of[roof]
         t_c, t_m, fwd = operator_s(
             flop=flop, moved_bytes=moved, rate=rate, bandwidth=bandwidth, xp=np
