@@ -88,6 +88,7 @@ ACTIVE = {  # id: (published active, digit unit of that figure, embedding table 
     "Mixtral-8x7B": (12.9e9, 0.1e9, True),  # Mistral model card; 12.88e9 counted
     "Qwen3-30B-A3B": (3.3e9, 0.1e9, True),  # Qwen model card; 3.353e9 counted
     "Qwen3-235B-A22B": (22e9, 1e9, True),  # Qwen model card; 22.19e9 counted
+    "Qwen3-Coder-480B-A35B": (35e9, 1e9, True),  # Qwen model card; 35.47e9 counted
     "Llama-4-Scout": (17e9, 1e9, True),  # Meta model card; 17.17e9 counted
     "DeepSeek-V3": (37e9, 1e9, True),  # arXiv 2412.19437 (8 of 256 experts); 37.55e9
     "gpt-oss-120b": (5.13e9, 0.01e9, False),  # arXiv 2508.10925 Table 1, no embedding table
