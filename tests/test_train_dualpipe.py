@@ -237,3 +237,15 @@ def test_a_schedule_no_measured_run_used_says_so():
     codes = {w.code for w in llama(pp_schedule="dualpipev").warnings}
     assert "schedule_not_measured" in codes
     assert "schedule_not_measured" not in {w.code for w in llama().warnings}
+
+
+def test_dualpipe_with_exposed_all_to_alls_says_what_describes_it():
+    # DualPipe runs each chunk's all-to-alls under the paired chunk's compute: a run that charges
+    # them at the default expert_overlap 0 is told so; at 1 it is not
+    kw = dict(gpus=64, pp=4, ep=8, zero=1, global_batch_size=256, seq_len=4096)
+    kw |= dict(recompute="full", pp_schedule="dualpipe")
+    plain = engine.train("Qwen3-30B-A3B", "H100", **kw)
+    assert "dualpipe_overlaps_all_to_all" in {w.code for w in plain.warnings}
+    hidden = engine.train("Qwen3-30B-A3B", "H100", **kw, expert_overlap=1.0)
+    assert "dualpipe_overlaps_all_to_all" not in {w.code for w in hidden.warnings}
+    assert hidden["comm_ep_s"] < plain["comm_ep_s"]

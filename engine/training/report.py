@@ -132,13 +132,19 @@ SCHEDULE_UNMEASURED = MessageKind(
     "pipeline schedule {schedule}: its bubble and memory follow the schedule's published table "
     "(deepseek-ai/DualPipe), not a measured run; the band covers 1F1B runs only",
 )
+DUALPIPE_HIDES_A2A = MessageKind(
+    "dualpipe_overlaps_all_to_all",
+    "pipeline schedule {schedule} runs each chunk's all-to-alls under the paired chunk's "
+    "compute, which expert_overlap 1 describes; this run charges them at expert_overlap "
+    "{overlap}",
+)
 CP_EXCHANGE_UNMEASURED = MessageKind(
     "cp_exchange_not_measured",
     "cp_comm_type {kind}: its exchange is priced by the collectives' rules (docs/model.md), "
     "not checked against a measured run; the band covers the ring (p2p) only",
 )
 KINDS = (*MEMORY_SHORTFALL.values(), NO_PEAK, TP_SPANS_NODES, NEVER_FILLS)
-KINDS += (SCHEDULE_UNMEASURED, CP_EXCHANGE_UNMEASURED)
+KINDS += (SCHEDULE_UNMEASURED, DUALPIPE_HIDES_A2A, CP_EXCHANGE_UNMEASURED)
 
 
 def warnings_for(st, values: dict) -> list[Message]:
@@ -152,6 +158,9 @@ def warnings_for(st, values: dict) -> list[Message]:
         out.append(NEVER_FILLS(micro_batches=f"{values['micro_batches']}", pp=f"{values['pp']}"))
     if values["pp_schedule"] != "1f1b":
         out.append(SCHEDULE_UNMEASURED(schedule=values["pp_schedule"]))
+        overlap = st.assumptions.expert_overlap
+        if values["ep"] > 1 and overlap < 1.0:
+            out.append(DUALPIPE_HIDES_A2A(schedule=values["pp_schedule"], overlap=f"{overlap:g}"))
     if values["cp"] > 1 and values["cp_comm_type"] != "p2p":
         out.append(CP_EXCHANGE_UNMEASURED(kind=values["cp_comm_type"]))
     if not values["fits_in_memory"]:
