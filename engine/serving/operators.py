@@ -209,26 +209,33 @@ def _attention(s: Shapes, lay: Layout, xp, phase: str) -> list[Template]:
         ("attention_local", "local", s.local_layers, s.window),
     )
     return [_indexer(s=s, lay=lay, xp=xp, phase=phase)] + [
-        Template(
-            name=n,
-            cls="attention",
-            layers=g,
-            count=c,
-            window=w,
-            resident_bytes=0.0,
-            weight_bytes=0.0,
-            weight_bytes_per_expert=0.0,
-            weight_bytes_per_token=0.0,
-            flop_per_token=0.0,
-            flop_per_seq=0.0,
-            flop_per_key=fk,
-            act_bytes_per_token=qo,
-            act_bytes_per_seq=0.0,
-            kv_bytes_per_token=kt,
-            kv_bytes_per_key=mk,
-        )
+        _keyed(name=n, layers=g, count=c, window=w, per_key=fk, act=qo, kv=(kt, mk))
         for n, g, c, w in spans
     ]
+
+
+def _keyed(name, layers, count, window, per_key, act, kv, rate="") -> Template:
+    """An attention-class operator: no weights, `per_key` FLOPs per token per key within
+    `window`, `act` activation bytes per token, `kv` its (per-token, per-key) KV-cache bytes."""
+    return Template(
+        name=name,
+        cls="attention",
+        layers=layers,
+        count=count,
+        window=window,
+        resident_bytes=0.0,
+        weight_bytes=0.0,
+        weight_bytes_per_expert=0.0,
+        weight_bytes_per_token=0.0,
+        flop_per_token=0.0,
+        flop_per_seq=0.0,
+        flop_per_key=per_key,
+        act_bytes_per_token=act,
+        act_bytes_per_seq=0.0,
+        kv_bytes_per_token=kv[0],
+        kv_bytes_per_key=kv[1],
+        rate=rate,
+    )
 
 
 def _indexer(s: Shapes, lay: Layout, xp, phase: str) -> Template:
@@ -240,23 +247,14 @@ def _indexer(s: Shapes, lay: Layout, xp, phase: str) -> Template:
     broadcast top-k); at the attention class's efficiency of the GEMMs' peak (its scores are
     fp8 GEMMs in DeepSeek's kernels: the fp8 peak in an fp8 deployment)."""
     key = index_key_bytes(s)
-    return Template(
+    return _keyed(
         name="indexer",
-        cls="attention",
         layers="global",
         count=xp.where(s.index_heads > 0, s.layers - s.local_layers, 0.0),
         window=INF,
-        resident_bytes=0.0,
-        weight_bytes=0.0,
-        weight_bytes_per_expert=0.0,
-        weight_bytes_per_token=0.0,
-        flop_per_token=0.0,
-        flop_per_seq=0.0,
-        flop_per_key=2.0 * s.index_heads * s.index_dim,
-        act_bytes_per_token=s.index_heads * s.index_dim * lay.act_bytes,  # its queries
-        act_bytes_per_seq=0.0,
-        kv_bytes_per_token=key if phase == "decode" else 2.0 * key,
-        kv_bytes_per_key=key if phase == "decode" else 0.0,
+        per_key=2.0 * s.index_heads * s.index_dim,
+        act=s.index_heads * s.index_dim * lay.act_bytes,  # its queries
+        kv=(key, key) if phase == "decode" else (2.0 * key, 0.0),
         rate="index",
     )
 
