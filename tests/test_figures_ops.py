@@ -155,6 +155,22 @@ def test_roofs_use_the_profile_efficiencies(deployment):
     assert [t.line.dash for t in fig.data if t.mode == "lines"].count("dash") == 1
 
 
+def test_a_class_on_two_roofs_draws_both_named_by_their_operators():
+    # DeepSeek-V3.2-Exp fp8 on H200: its indexer's scores at the fp8 peak (1,979 TFLOP/s),
+    # attention at the 16-bit 989, both × trtllm-1.0's attention efficiency 0.636858
+    _, ops = tables(model="DeepSeek-V3.2-Exp", hardware="H200", tp=8, precision="fp8")
+    roof = fo.roof_values(ops, CATALOG.hardware["H200"].name)
+    levels = {names: rate for _, rate, names in roof["classes"]["attention"]}
+    assert levels[("indexer",)] == pytest.approx(1979e12 * 0.636858)
+    assert levels[("attention",)] == pytest.approx(989e12 * 0.636858)
+    fig = fo.operator_roofline(ops, roof, "t")
+    dotted = {t.name: t.y[0] for t in fig.data if "peak × η" in (t.name or "")}
+    assert dotted["indexer peak × η 63.7%: 1.26 PFLOP/s"] == pytest.approx(1260.34, rel=1e-4)
+    assert dotted["attention peak × η 63.7%: 630 TFLOP/s"] == pytest.approx(629.85, rel=1e-4)
+    # one level per class (Llama) keeps the class's name
+    assert len(fo.roof_values(tables()[1], H100.name)["classes"]["attention"]) == 1
+
+
 def test_whole_step_point_and_gap(deployment):
     r, ops = deployment
     steps = pd.DataFrame(fo.step_points(ops)).set_index("phase")
@@ -299,3 +315,15 @@ def test_binding_text_names_the_operator_that_takes_most_of_each_step(deployment
     assert text.startswith("**Which operator binds.** In a decode step (TPOT ")
     assert f"**{top['name']}** takes {pct(share)} of the time, {top['bottleneck']}-bound" in text
     assert "In the prefill (TTFT " in text and fmt(r["ttft_ms"] * 1e-3, "s") in text
+
+
+def test_the_fixed_overhead_is_named_once_in_the_summary():
+    # DeepSeek-V3.2-Exp on 8 H200: the prefill's third largest share is the step's fixed
+    # overhead, named in words and not given a bound of its own
+    _, ops = tables(
+        model="DeepSeek-V3.2-Exp", hardware="H200", tp=8, precision="fp8", input_tokens=1024
+    )
+    text = ov.binding_text(ops)
+    assert "and the fixed overhead " in text
+    assert "(fixed overhead)" not in text and "overhead (" not in text
+    assert "**all\\_reduce** takes" in text and "communication-bound" in text

@@ -134,6 +134,15 @@ def _name(row) -> str:
     return _("the fixed overhead") if row["name"] == "overhead" else plain(row["name"])
 
 
+def _other(row, share: float) -> str:
+    """A runner-up of the step with its share and its bound (the fixed overhead is its own)."""
+    if row["name"] == "overhead":
+        return _("{name} {share}").format(name=_name(row), share=pct(share))
+    return _("{name} {share} ({bound})").format(
+        name=_name(row), share=pct(share), bound=_bound(row)
+    )
+
+
 def binding_text(ops: pd.DataFrame) -> str:
     """Which operators bind each step, in words (README question 3): the largest shares of
     the step time, each with its bound (Markdown; the names are the engine's operators)."""
@@ -158,10 +167,7 @@ def binding_text(ops: pd.DataFrame) -> str:
             bound=_bound(first),
         )
         if rest:
-            others = [
-                _("{name} {share} ({bound})").format(name=_name(r), share=pct(s), bound=_bound(r))
-                for r, s in rest
-            ]
+            others = [_other(r, s) for r, s in rest]
             text += _("; then {operators}").format(operators=_(" and ").join(others))
         parts.append(text + _("."))
     return _("**Which operator binds.**") + " " + " ".join(parts)

@@ -67,18 +67,22 @@ def layers_text(layers: object) -> str:
 
 def roof_values(table: pd.DataFrame, name: str) -> dict:
     """The roofs the engine's operator (or layer) table carries, read, never re-derived: per
-    operator class its datasheet peak and achievable rate, and the achievable bandwidth."""
+    operator class each distinct (datasheet peak, achievable rate) its operators run on, with
+    their names (a class may hold two: an fp8 run's 16-bit LM head, a sparse-attention
+    indexer at the GEMMs' peak), and the achievable bandwidth."""
     rows = table[table["achievable_flop_per_s"].notna()]
-    classes = {
-        str(cls): (float(g["peak_flop_per_s"].iloc[0]), float(g["achievable_flop_per_s"].iloc[0]))
-        for cls, g in rows.groupby("op_class", sort=True)
-    }
+    classes: dict[str, list] = {}
+    for (cls, peak, rate), g in rows.groupby(
+        ["op_class", "peak_flop_per_s", "achievable_flop_per_s"], sort=False
+    ):
+        names = tuple(dict.fromkeys(str(n) for n in g["name"]))
+        classes.setdefault(str(cls), []).append((float(peak), float(rate), names))
     bandwidth = float(rows["achievable_bytes_per_s"].iloc[0])
     return {"name": str(name), "bandwidth": bandwidth, "classes": classes}
 
 
 def _peak(roof: dict) -> float:
-    return max(peak for peak, _ in roof["classes"].values())
+    return max(peak for levels in roof["classes"].values() for peak, _, _ in levels)
 
 
 def _records(ops: pd.DataFrame) -> list[dict]:
@@ -148,18 +152,19 @@ def _roof_traces(roof: dict, x_lo: float, x_hi: float, classes: set[str]) -> lis
     ]
     seen = set()
     for cls in ("gemm", "attention", "expert"):
-        if cls not in roof["classes"]:
-            continue
-        class_peak, top = roof["classes"][cls]
-        if (cls not in classes and cls != "gemm") or round(top) in seen:
-            continue  # one dotted roof per distinct level the operators use
-        seen.add(round(top))
-        label = _("{operators} peak × η {share}: {rate}").format(
-            operators=_(CLASS_ROOFS[cls]), share=pct(top / class_peak), rate=fmt(top, "FLOP/s")
-        )
-        traces.append(
-            _line(x=[top / bw, x_hi], y=[top / TFLOPS] * 2, dash="dot", color=color, name=label)
-        )
+        levels = roof["classes"].get(cls, [])
+        for class_peak, top, names in levels:
+            if (cls not in classes and cls != "gemm") or round(top) in seen:
+                continue  # one dotted roof per distinct level the operators use
+            seen.add(round(top))
+            # a class on one level is named as the class; on several, by the operators on each
+            operators = _(CLASS_ROOFS[cls]) if len(levels) == 1 else html.escape(", ".join(names))
+            label = _("{operators} peak × η {share}: {rate}").format(
+                operators=operators, share=pct(top / class_peak), rate=fmt(top, "FLOP/s")
+            )
+            traces.append(
+                _line(x=[top / bw, x_hi], y=[top / TFLOPS] * 2, dash="dot", color=color, name=label)
+            )
     return traces
 
 
