@@ -448,6 +448,32 @@ REGISTRY: tuple[Assumption, ...] = (
             "(1: Transformer Engine's fp8 copy; 2: the 16-bit input)"
         ),
     ),
+    # DeepSeek-V3's low-precision activation storage (report, arXiv 2412.19437, §3.3.3,
+    # "Low-Precision Storage and Communication"): the inputs of the SwiGLU operator in MoE are
+    # cached in fp8 (fine-grained 1x128 scaling) and its output recomputed (the `moe_act`
+    # module); the input of the Linear after attention, which attention's backward pass reads
+    # too, is kept once in a 12-bit E5M6 format. Frameworks keep both at 16 bits by default.
+    _bytes(
+        name="moe_act_input_bytes",
+        default=2.0,
+        low=1.0,
+        high=2.0,
+        label=(
+            "MoE activation input bytes: per element of a routed or shared expert's SwiGLU "
+            "input kept for the backward pass (2: 16-bit; 1: fp8, as DeepSeek-V3 kept it)"
+        ),
+    ),
+    _bytes(
+        name="attention_output_bytes",
+        default=2.0,
+        low=1.0,
+        high=2.0,
+        label=(
+            "Attention output bytes: per element of attention's output kept for its backward "
+            "pass (2: 16-bit, with an fp8 run's copy for the output projection beside it; "
+            "below 2: one copy for both, 1.5 for DeepSeek-V3's E5M6)"
+        ),
+    ),
     Assumption(
         name="attention_backward_factor",
         field="attention_backward_factor",
@@ -557,6 +583,8 @@ class Assumptions:
     gradient_bytes: float = 2.0  # per gradient element held and reduced over data parallelism
     optimizer_moment_bytes: float = 4.0  # each of Adam's two moments per parameter
     fp8_saved_bytes: float = 1.0  # an fp8 GEMM's input kept for the backward pass, per element
+    moe_act_input_bytes: float = 2.0  # an expert's SwiGLU input kept, per element
+    attention_output_bytes: float = 2.0  # attention's output kept, per element
     attention_backward_factor: float = 2.5  # FlashAttention-2: 5 matmuls backward, 2 forward
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 

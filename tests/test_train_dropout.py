@@ -6,6 +6,7 @@ import pytest
 import engine
 from engine.scenarios.training import TrainRun
 from engine.training.memory import activation_bytes_per_token
+from engine.training.numerics import Numerics
 from engine.training.setup import setup
 
 RUN = dict(gpus=8, global_batch_size=128, seq_len=8192, micro_batch_size=1, zero=1)
@@ -18,7 +19,7 @@ def test_no_dropout_keeps_no_masks():
     # h + h = 8,192
     s = setup(TrainRun("Llama-3.1-8B", "H100", gpus=8, global_batch_size=128, seq_len=8192)).s
     with_masks, scores = activation_bytes_per_token(s, 8192.0)
-    without, no_mask_scores = activation_bytes_per_token(s, 8192.0, masks=False)
+    without, no_mask_scores = activation_bytes_per_token(s, 8192.0, num=Numerics(2.0, masks=False))
     assert with_masks == pytest.approx(147_456) and without == pytest.approx(139_264)
     # unfused attention's scores: softmax input and output (2 + 2 bytes) and a 1-byte mask
     assert scores == pytest.approx(5 * 32 * 8192) and no_mask_scores == pytest.approx(4 * 32 * 8192)

@@ -18,6 +18,7 @@ import engine
 from engine.scenarios.training import RECOMPUTE_MODULES, TrainRun, modules_mask
 from engine.training.config import make_config
 from engine.training.memory import activation_bytes_per_token
+from engine.training.numerics import Numerics
 from engine.training.setup import setup
 
 # DeepSeek-V3 on 2,048 H800 as its report describes the run (PP 16, EP 64, ZeRO-1), in bf16
@@ -50,7 +51,9 @@ def kept_per_token(modules, saved=2.0) -> float:
         recompute=1,
         recompute_modules=modules_mask(modules),
     )
-    return float(activation_bytes_per_token(s, 4096.0, c=c, saved=saved)[0][0])
+    return float(
+        activation_bytes_per_token(s, 4096.0, c=c, num=Numerics(2.0, saved_bytes=saved))[0][0]
+    )
 
 
 # DeepSeek-V3: h 7,168, H 128 heads of 192 (query, key) and 128 (value), latents 1,536

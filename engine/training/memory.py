@@ -133,19 +133,26 @@ def params_on_device(c: Config, s: Shapes, stages: StageLayers) -> tuple:
     return dense, experts
 
 
+SIXTEEN_BIT = Numerics(weight_bytes=2.0)  # every activation kept at 16 bits, dropout's masks
+
+
 def activation_bytes_per_token(
-    s: Shapes, seq, c: Config | None = None, saved=2.0, masks=True
+    s: Shapes, seq, c: Config | None = None, num: Numerics = SIXTEEN_BIT
 ) -> tuple:
     """(bytes a mean layer keeps per token without the scores, the scores' bytes per token),
     before any parallel split (Korthikanti et al. 2022); with `c`, less what each
     configuration's selective recomputation modules rebuild in the backward pass instead.
-    `saved`: bytes per element of a GEMM's input kept for the backward pass (2: the 16-bit
-    tensor; below 2, an fp8 run's own copy, kept beside any 16-bit tensor another operator
-    keeps: the `fp8_saved_bytes` assumption). `masks`: dropout's 1-byte masks are kept (h per
+    What `num` says of the kept tensors: `saved_bytes` per element of a GEMM's input (2: the
+    16-bit tensor; below 2, an fp8 run's own copy, kept beside any 16-bit tensor another
+    operator keeps: the `fp8_saved_bytes` assumption); `masks`: dropout's 1-byte masks (h per
     token after attention and after the MLP, one per score element; the `dropout` assumption
-    above 0)."""
+    above 0); `moe_act_bytes` per element of an MoE expert's activation input
+    (`moe_act_input_bytes`); `attn_out_bytes` per element of attention's output
+    (`attention_output_bytes`: 2 keeps the 16-bit tensor and an fp8 run's copy beside it;
+    below 2 one copy serves attention's backward pass and the output projection's)."""
     h, H, d, dv = s.hidden, s.heads, s.qk_dim, s.v_dim
-    mask = h * (1.0 if masks else 0.0)  # a block's dropout mask, per token
+    saved = num.saved_bytes
+    mask = h * (1.0 if num.masks else 0.0)  # a block's dropout mask, per token
     again = (lambda m: c.runs_again(m)) if c is not None else (lambda m: False)
     copy = np.asarray(saved) < 2.0
 
@@ -157,13 +164,17 @@ def activation_bytes_per_token(
     latents = np.where(s.mla, gemm_in(s.q_rank + s.kv_rank) + 2 * s.rope_dim, 0.0)  # up-projs'
     downs = np.where(s.mla & copy, 2.0, 1.0)  # MLA's two down-projections: an fp8 copy each
     norm_out = np.where(again("layernorm"), 0.0, downs * gemm_in(h))  # the first GEMMs' input
-    out = 2 * H * dv + np.where(copy, saved * H * dv, 0.0)  # and the projection's fp8 copy
+    one_copy = np.asarray(num.attn_out_bytes) < 2.0  # one narrow copy for both readers
+    out = np.where(
+        one_copy, num.attn_out_bytes * H * dv, 2 * H * dv + np.where(copy, saved * H * dv, 0.0)
+    )  # attention's output, and the projection's fp8 copy
     attention = norm_out + qkv + latents + out + mask
     widths = 2 * (s.ffn_matrices - 1.0)
+    act_in = num.moe_act_bytes * (s.ffn_matrices - 1.0) * s.expert_ffn  # an expert's SwiGLU's
     act_out = np.where(again("moe_act"), 0.0, gemm_in(s.expert_ffn))  # the routed experts' only
-    routed = gemm_in(h) + widths * s.expert_ffn + act_out
+    routed = gemm_in(h) + act_in + act_out
     shared_in = np.where(copy, saved * h, 0.0)  # 16-bit: the norm's output the router keeps
-    shared_body = shared_in + widths * s.expert_ffn + gemm_in(s.expert_ffn)
+    shared_body = shared_in + act_in + gemm_in(s.expert_ffn)
     shared = np.where(again("shared_experts"), 0.0, shared_body)
     moe_body = s.experts_per_token * routed + s.shared_experts * shared + mask
     moe_in = np.where(again("layernorm") & ~again("moe"), 0.0, 2 * h)  # the router's input
@@ -172,7 +183,7 @@ def activation_bytes_per_token(
     dense = dense_in + np.where(again("mlp"), 0.0, widths * s.ffn + gemm_in(s.ffn) + mask)
     mlp = (s.dense_layers * dense + s.moe_layers * moe) / s.layers
     kept = attention + mlp + s.norms_per_layer * 2 * h
-    return kept, (SCORE_BYTES - (0.0 if masks else 1.0)) * H * seq
+    return kept, (SCORE_BYTES - (0.0 if num.masks else 1.0)) * H * seq
 
 
 def _stage_memory(c: Config, s: Shapes, params: tuple, layers, chunks, num: Numerics):
@@ -186,10 +197,8 @@ def _stage_memory(c: Config, s: Shapes, params: tuple, layers, chunks, num: Nume
         shard = dense / group + experts / c.expert_dp
         return bytes_per_param * np.where(sharded, shard, whole)
 
-    whole, scores = activation_bytes_per_token(s, c.seq_len, saved=num.saved_bytes, masks=num.masks)
-    base, _ = activation_bytes_per_token(
-        s, c.seq_len, c=c, saved=num.saved_bytes, masks=num.masks
-    )  # selective: what its modules rebuild
+    whole, scores = activation_bytes_per_token(s, c.seq_len, num=num)
+    base, _ = activation_bytes_per_token(s, c.seq_len, c=c, num=num)  # selective: less rebuilt
     scores = scores if num.unfused else 0.0
     tokens = c.micro_batch * c.seq_len / c.cp
     selective = base + np.where(c.runs_again("core_attn"), 0.0, scores)

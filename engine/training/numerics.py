@@ -97,6 +97,10 @@ class Numerics(NamedTuple):
     grad_bytes: float = 2.0  # per gradient element held and reduced (`gradient_bytes`)
     moment_bytes: float = 4.0  # each of Adam's moments (`optimizer_moment_bytes`)
     masks: bool = True  # dropout's 1-byte masks kept for the backward pass (`dropout` above 0)
+    moe_act_bytes: float = (
+        2.0  # per element of an expert's activation input (`moe_act_input_bytes`)
+    )
+    attn_out_bytes: float = 2.0  # per element of attention's output (`attention_output_bytes`)
 
     @property
     def optimizer_bytes(self) -> float:
@@ -114,12 +118,15 @@ def numerics(
     grad_bytes: float = 2.0,
     masks: bool = True,
     moment_bytes: float = 4.0,
+    kept: tuple[float, float] = (2.0, 2.0),
 ) -> Numerics:
     """The kernel's view of a checked run: fp8 brings its recipe's casts, a 16-bit LM head
     and router, and its GEMMs' inputs kept for the backward pass at `saved_bytes` an element
     (the `fp8_saved_bytes` assumption; 16-bit runs keep 2); every run holds and reduces its
     gradients at `grad_bytes` (`gradient_bytes`), Adam's moments at `moment_bytes`
-    (`optimizer_moment_bytes`), and keeps dropout's masks when `masks`.
+    (`optimizer_moment_bytes`), keeps dropout's masks when `masks`, and an MoE expert's
+    activation input and attention's output at `kept` bytes an element
+    (`moe_act_input_bytes`, `attention_output_bytes`).
     ValueError for `mxfp8` on an accelerator without block-scaled tensor cores."""
     unfused = attention == "unfused"
     if precision != "fp8":
@@ -129,6 +136,8 @@ def numerics(
             grad_bytes=grad_bytes,
             masks=masks,
             moment_bytes=moment_bytes,
+            moe_act_bytes=kept[0],
+            attn_out_bytes=kept[1],
         )
     name = recipe or DEFAULT_FP8_RECIPE
     r = RECIPES[name]
@@ -148,4 +157,6 @@ def numerics(
         grad_bytes=grad_bytes,
         masks=masks,
         moment_bytes=moment_bytes,
+        moe_act_bytes=kept[0],
+        attn_out_bytes=kept[1],
     )

@@ -124,6 +124,7 @@ def fold(
             saved_bytes=assumptions.fp8_saved_bytes,
             grad_bytes=assumptions.gradient_bytes,
             moment_bytes=assumptions.optimizer_moment_bytes,
+            kept=(assumptions.moe_act_input_bytes, assumptions.attention_output_bytes),
             masks=assumptions.dropout > 0,
         ),
         echo={k: echo[k] for k in TRAINING_NAMES},

@@ -108,6 +108,15 @@ ASSUMPTIONS = (  # engine.ASSUMPTIONS' labels and what an unset value stands for
         "fp8: bytes per element of a GEMM's input kept for the backward pass (1: Transformer "
         "Engine's fp8 copy; 2: the 16-bit input)"
     ),
+    N_(
+        "MoE activation input bytes: per element of a routed or shared expert's SwiGLU input "
+        "kept for the backward pass (2: 16-bit; 1: fp8, as DeepSeek-V3 kept it)"
+    ),
+    N_(
+        "Attention output bytes: per element of attention's output kept for its backward pass "
+        "(2: 16-bit, with an fp8 run's copy for the output projection beside it; below 2: one "
+        "copy for both, 1.5 for DeepSeek-V3's E5M6)"
+    ),
     N_("Attention backward (× its forward time)"),
     N_("the accelerator's catalogued figure"),
     N_("the compute efficiency η"),
