@@ -38,6 +38,7 @@ DEEPSEEK_R1 = {  # https://huggingface.co/deepseek-ai/DeepSeek-R1/blob/main/conf
     "model_type": "deepseek_v3",
     "moe_intermediate_size": 2048,
     "moe_layer_freq": 1,
+    "n_group": 8,
     "n_routed_experts": 256,
     "n_shared_experts": 1,
     "num_attention_heads": 128,
@@ -49,11 +50,15 @@ DEEPSEEK_R1 = {  # https://huggingface.co/deepseek-ai/DeepSeek-R1/blob/main/conf
     "qk_nope_head_dim": 128,
     "qk_rope_head_dim": 64,
     "tie_word_embeddings": False,
+    "topk_group": 4,
+    "topk_method": "noaux_tc",
     "v_head_dim": 128,
     "vocab_size": 129280,
 }
 KIMI_K2 = DEEPSEEK_R1 | {  # https://huggingface.co/moonshotai/Kimi-K2-Instruct: V3's class
     "model_type": "kimi_k2",
+    "n_group": 1,
+    "topk_group": 1,
     "first_k_dense_replace": 1,
     "max_position_embeddings": 131072,
     "n_routed_experts": 384,

@@ -71,6 +71,11 @@ class Architecture:
     index_topk: int | None = None
     index_heads: int = 0
     index_head_dim: int = 0
+    # Group-limited routing (DeepSeek-V2/V3's node-limited routing): the routed experts fall in
+    # `expert_groups` equal groups and each token's k experts come from at most
+    # `groups_per_token` of them (config.json n_group, topk_group; 1 and 1: no limit).
+    expert_groups: int = 1
+    groups_per_token: int = 1
 
     def __post_init__(self) -> None:
         for name in ("layers", "hidden", "heads", "kv_heads", "head_dim", "vocab"):
@@ -122,6 +127,12 @@ class Architecture:
 def _check_added(arch: Architecture) -> None:
     """Checks of the fields added after the first release (norms, window pattern)."""
     _whole("norms_per_layer", arch.norms_per_layer, minimum=0)
+    _whole("expert_groups", arch.expert_groups, minimum=1)
+    _whole("groups_per_token", arch.groups_per_token, minimum=1)
+    if arch.groups_per_token > arch.expert_groups:
+        raise ValueError("groups_per_token cannot exceed expert_groups")
+    if arch.expert_groups > 1 and (not arch.experts or arch.experts % arch.expert_groups):
+        raise ValueError("expert_groups must divide experts")
     if arch.index_topk is not None:
         _whole("index_topk", arch.index_topk, minimum=1)
         for name in ("index_heads", "index_head_dim"):

@@ -243,9 +243,18 @@ def _deepseek_v3(f: Fields) -> dict:
         "qkv_bias": f.flag("attention_bias", False),
     }
     shared = f.whole("n_shared_experts", "experts", minimum=0)
-    return out | _experts(
-        f=f, count="n_routed_experts", width="moe_intermediate_size", shared=shared
-    )
+    experts = _experts(f=f, count="n_routed_experts", width="moe_intermediate_size", shared=shared)
+    return out | experts | _groups(f)
+
+
+def _groups(f: Fields) -> dict:
+    """Group-limited routing (DeepSeek-V2's `group_limited_greedy`, V3's `noaux_tc`): `n_group`
+    groups of experts, each token's from at most `topk_group` of them; none under plain
+    `greedy` top-k (DeepSeek-V2-Lite) or without the keys."""
+    if f.table.get("topk_method") == "greedy" or not f.has("n_group"):
+        return {}
+    groups = f.whole("n_group", "experts")
+    return {"expert_groups": groups, "groups_per_token": f.maybe("topk_group", "experts") or groups}
 
 
 def _gpt(f: Fields, *, gptj: bool) -> dict:

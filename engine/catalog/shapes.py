@@ -57,6 +57,8 @@ class Shapes:
     index_topk: object = INF  # sparse attention: keys each query attends (INF: every key)
     index_heads: object = 0.0  # its lightning indexer's heads (0: none)
     index_dim: object = 0.0  # and their width
+    expert_groups: object = 1.0  # group-limited routing: the routed experts' groups G
+    groups_per_token: object = 1.0  # the groups a token's experts come from, at most g
 
     def map(self, fn) -> Shapes:
         """A Shapes with `fn` applied to every field (reshape, slice, index)."""
@@ -104,6 +106,8 @@ def shapes_of(arch: Architecture) -> Shapes:
         index_topk=float(arch.index_topk) if arch.index_topk else INF,
         index_heads=float(arch.index_heads if arch.index_topk else 0),
         index_dim=float(arch.index_head_dim if arch.index_topk else 0),
+        expert_groups=float(arch.expert_groups),
+        groups_per_token=float(arch.groups_per_token),
     )
 
 

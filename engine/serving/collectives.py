@@ -200,6 +200,25 @@ def all_reduce_s(nbytes, devices, fabric: Fabric, xp):
     return xp.where(devices > 1.5, t, 0.0)
 
 
+def deduplicated_all_to_all_s(nbytes, net_bytes, devices, fabric: Fabric, xp):
+    """DeepEP's normal (high-throughput) dispatch or combine, which the stacks run for prefill
+    steps: across nodes a token crosses the network once per node holding any of its experts
+    (`net_bytes` per device: to the same-index GPU there) and NVLink forwards it to each expert
+    rank of that node (`nbytes`, every rank copy, (q − 1)/q of them leaving the GPU they land
+    on); the two run pipelined, so the slower sets the time, plus α_net (deepseek-ai/DeepEP,
+    README: "internode" kernels, aligned with DeepSeek-V3's group-limited gating). Inside one
+    domain it is `all_to_all_s`."""
+    nodes = xp.ceil(devices / fabric.domain)
+    per_node = devices / nodes
+    near = (per_node - 1.0) / per_node * nbytes / fabric.link_bw
+    far = net_bytes / fabric.net_bw
+    spanning = xp.maximum(near, far) + fabric.net_lat
+    inside = all_to_all_s(
+        nbytes=nbytes, devices=devices, bandwidth=fabric.link_bw, latency=fabric.link_lat
+    )
+    return xp.where(devices <= fabric.domain, inside, spanning)
+
+
 def group_all_to_all_s(nbytes, devices, fabric: Fabric, xp):
     """All-to-all of `nbytes` per device over `devices`: inside the domain on the link;
     across n nodes of q devices the (q−1)/p share for peers in its node goes over the link and

@@ -590,7 +590,7 @@ def _prefill(f: Folded, B, S, xp) -> dict:
         flops = flops + count * att.flop_per_key * keys
     memory = m.memory_fixed + m.memory_per_expert * tau + m.memory_per_token * T
     memory = memory + m.memory_per_seq * B
-    comm = parallel.comm_s(f.comm, T, xp)
+    comm = parallel.comm_s(f.comm, T, xp, prefill=True)
     overhead = f.overhead_prefill + f.overhead_per_seq * B
     ttft = t_ops + comm + overhead
     nbytes = m.bytes_fixed + m.bytes_per_expert * tau + m.bytes_per_token * T

@@ -19,7 +19,7 @@ from engine.scenarios.bind import bind
 from engine.scenarios.deployment import Deployment, HardwareRef, ModelRef
 from engine.serving import inputs as si
 from engine.serving import parallel
-from engine.serving.collectives import all_reduce_s, group_all_to_all_s, send_s
+from engine.serving.collectives import all_reduce_s, send_s
 from engine.serving.decode_step import operator_s
 from engine.serving.kernel import Device, fabric_of, rates
 from engine.serving.operators import OP_CLASSES, Layout, step_ops
@@ -100,10 +100,11 @@ def _row(op, dev: Device, rates_of: tuple, context: float, label: str, kv_effici
     }
 
 
-def _comm_rows(s, dev: Device, lay: Layout, tokens, label: str) -> list[tuple]:
+def _comm_rows(s, dev: Device, lay: Layout, tokens, label: str, prefill: bool) -> list[tuple]:
     """The step's collectives (engine/serving/parallel.py `comm_of`) as rows (name, layers,
     count, bytes moved, seconds each, kind): a layer's all-reduces together, a MoE layer's
-    dispatch and combine together, the sends between stages (inside a node, across nodes)."""
+    dispatch and combine together (a prefill step's on DeepEP's normal kernels), the sends
+    between stages (inside a node, across nodes)."""
     c = parallel.comm_of(s=s, lay=lay, fabric=fabric_of(dev), xp=SCALAR)
     f, rows = c.fabric, []
     if c.all_reduces and c.reduce_group > 1:
@@ -113,7 +114,7 @@ def _comm_rows(s, dev: Device, lay: Layout, tokens, label: str) -> list[tuple]:
         rows.append(("all_reduce", label, int(s.layers), per_layer * nbytes, t))
     if c.all_to_alls:
         nbytes = c.a2a_bytes * tokens
-        t = 2.0 * group_all_to_all_s(nbytes, c.a2a_group, f, xp=SCALAR)
+        t = 2.0 * parallel.all_to_all_step_s(c, tokens, SCALAR, prefill=prefill)
         rows.append(("dispatch_combine", label, int(s.moe_layers), 2.0 * nbytes, t))
     nbytes = c.send_bytes * tokens
     if c.sends > c.net_sends:
@@ -133,7 +134,9 @@ def _extra_rows(s, dev: Device, step: tuple, lay: Layout, labels: dict) -> list[
     moe = labels["moe"] or labels["all"]
     rows = [
         (*row, "communication")
-        for row in _comm_rows(s=s, dev=dev, lay=lay, tokens=tokens, label=labels["all"])
+        for row in _comm_rows(
+            s=s, dev=dev, lay=lay, tokens=tokens, label=labels["all"], prefill=phase == "prefill"
+        )
     ]
     rows = [(n, moe if n == "dispatch_combine" else g, c, b, t, k) for n, g, c, b, t, k in rows]
     tau = dev.tau_prefill if phase == "prefill" else dev.tau

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from engine.arrays import INF, SCALAR
 from engine.catalog.shapes import Shapes, attended_kv_bytes, heads_per_device, index_key_bytes
 
@@ -349,6 +351,25 @@ def dispatch_copies(s: Shapes, lay: Layout):
     evenly fall on (DeepEP sends a token once per rank), times tp/ep."""
     reached = lay.ep * (1.0 - (1.0 - 1.0 / lay.ep) ** s.experts_per_token)
     return reached * lay.tp / lay.ep
+
+
+def nodes_reached(s: Shapes, nodes, xp):
+    """Expected distinct nodes holding a token's k routed experts when the expert ranks fill
+    `nodes` nodes evenly. Its experts come from g of the G groups (group-limited routing), which
+    cover c nodes: with G ≥ n each node holds G/n groups and misses all g chosen ones with
+    probability Π_{i<g} (G − G/n − i)/(G − i), so c = n·(1 − that); with G < n the g groups
+    span g·n/G nodes. The k experts fall evenly on those: c·(1 − (1 − 1/c)^k). Without a limit
+    (g = G, or G = 1) c = n: n·(1 − (1 − 1/n)^k). DeepSeek-V3 (G 8, g 4, k 8) over 8 nodes:
+    c = 8·(1 − 35/70) = 4, reached 4·(1 − 0.75^8) = 3.60; without the limit
+    8·(1 − 0.875^8) = 5.25."""
+    G, g = s.expert_groups, s.groups_per_token
+    per_node = G / nodes
+    miss = 1.0
+    for i in range(int(np.max(g))):  # g is a handful of groups: a loop over i, not rows
+        term = xp.maximum(G - per_node - i, 0.0) / xp.maximum(G - i, 1.0)
+        miss = miss * xp.where(i < g, term, 1.0)
+    covered = xp.where(nodes <= G, nodes * (1.0 - miss), xp.minimum(nodes, g * nodes / G))
+    return covered * (1.0 - (1.0 - 1.0 / covered) ** s.experts_per_token)
 
 
 def experts_touched(s: Shapes, T):

@@ -20,11 +20,12 @@ from typing import NamedTuple
 from engine.serving.collectives import (
     Fabric,
     all_reduce_s,
+    deduplicated_all_to_all_s,
     group_all_to_all_s,
     ring_all_reduce_s,
     send_s,
 )
-from engine.serving.operators import Layout, dispatch_copies
+from engine.serving.operators import Layout, dispatch_copies, nodes_reached
 
 __all__ = [
     "Comm",
@@ -47,6 +48,7 @@ class Comm(NamedTuple):
     all_to_alls: object  # dispatches and combines per step (attention DP: 2 per MoE layer)
     a2a_group: object
     a2a_bytes: object  # bytes a device sends per new token of the step
+    a2a_net_bytes: object  # of a prefill step's, over the network once per node (DeepEP)
     sends: object  # stage-to-stage sends per step (pp − 1)
     net_sends: object  # of which cross a node boundary
     send_bytes: object  # per new token
@@ -80,6 +82,7 @@ def comm_of(s, lay: Layout, fabric: Fabric, xp) -> Comm:
     plain = lay.dp < 1.5  # attention DP off
     per_token = h * ba
     nodes = nodes_spanned(lay.tp * lay.pp, fabric.domain, xp)
+    a2a_nodes = nodes_spanned(lay.tp, fabric.domain, xp)
     return Comm(
         all_reduces=xp.where(plain, all_reduces_per_layer(s, xp) * s.layers, 0.0),
         reduce_group=lay.tp,
@@ -87,6 +90,10 @@ def comm_of(s, lay: Layout, fabric: Fabric, xp) -> Comm:
         all_to_alls=xp.where(plain, 0.0, 2.0 * s.moe_layers),
         a2a_group=lay.tp,
         a2a_bytes=per_token * share * dispatch_copies(s, lay) * lay.imbalance,
+        a2a_net_bytes=per_token
+        * share
+        * far_node_copies(s=s, lay=lay, nodes=a2a_nodes, xp=xp)
+        * lay.imbalance,
         sends=lay.pp - 1.0,
         net_sends=xp.minimum(lay.pp - 1.0, nodes - 1.0),
         send_bytes=per_token * share,
@@ -94,11 +101,33 @@ def comm_of(s, lay: Layout, fabric: Fabric, xp) -> Comm:
     )
 
 
-def comm_s(c: Comm, tokens, xp):
-    """Seconds of a step's collectives when it carries `tokens` new tokens."""
+def far_node_copies(s, lay: Layout, nodes, xp):
+    """A token's copies a prefill dispatch sends over the network: once to each other node
+    holding any of its experts (`nodes_reached` times (n − 1)/n, the token's own node among
+    them by symmetry), times each expert's tp/ep width slices."""
+    return nodes_reached(s, nodes, xp) * (nodes - 1.0) / nodes * lay.tp / lay.ep
+
+
+def all_to_all_step_s(c: Comm, tokens, xp, prefill=False):
+    """One dispatch (or combine) of a step carrying `tokens` new tokens: a prefill step on
+    DeepEP's normal kernels, a token crossing the network once per node it reaches
+    (`deduplicated_all_to_all_s`); a decode step on its low-latency kernels, each rank copy
+    sent directly (`group_all_to_all_s`). `prefill`: bool, or an array over steps."""
+    nbytes = c.a2a_bytes * tokens
+    f = c.fabric
+    direct = group_all_to_all_s(nbytes, c.a2a_group, f, xp=xp)
+    dedup = deduplicated_all_to_all_s(
+        nbytes=nbytes, net_bytes=c.a2a_net_bytes * tokens, devices=c.a2a_group, fabric=f, xp=xp
+    )
+    return xp.where(prefill, dedup, direct)
+
+
+def comm_s(c: Comm, tokens, xp, prefill=False):
+    """Seconds of a step's collectives when it carries `tokens` new tokens (`prefill`: the
+    step has prompt tokens, so its dispatches run DeepEP's normal kernels)."""
     f = c.fabric
     t = c.all_reduces * all_reduce_s(c.reduce_bytes * tokens, c.reduce_group, f, xp=xp)
-    a2a = group_all_to_all_s(c.a2a_bytes * tokens, c.a2a_group, f, xp=xp)
+    a2a = all_to_all_step_s(c, tokens, xp, prefill=prefill)
     t = t + c.all_to_alls * a2a
     nbytes = c.send_bytes * tokens
     inside = send_s(nbytes, f.link_bw, f.link_lat)

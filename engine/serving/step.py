@@ -103,7 +103,7 @@ def mixed_step_s(
     seqs = decode_seqs + done_seqs  # sequences whose last position reaches the LM head
     tau = rank_experts(f.s, f.experts, T, xp=xp)
     per_layer = xp.where(prefill_tokens > 0, f.overhead_prefill, f.overhead_decode)
-    t = comm_s(f.comm, T, xp) * pace + per_layer + host
+    t = comm_s(f.comm, T, xp, prefill=prefill_tokens > 0) * pace + per_layer + host
     for (
         count,
         per_token,
