@@ -22,6 +22,7 @@ FLOP_CONVENTIONS = ("catalog", "mac2")  # as catalogued | normalise to 2 FLOPs p
 # off) and the accelerators their tables measure (engine/catalog/kernels.py `gemm_transfer`;
 # a test checks data/kernels/ measures exactly these).
 KERNEL_STACKS = ("none", "trtllm", "vllm", "sglang")
+MOE_DISPATCHERS = ("alltoall", "flex")  # Megatron-Core's --moe-token-dispatcher-type
 KERNEL_ACCELERATORS = (
     "A100",
     "H100",
@@ -374,6 +375,20 @@ REGISTRY: tuple[Assumption, ...] = (
         models="training",
         low=0.0,
     ),
+    # Megatron-Core's MoE token dispatchers (--moe-token-dispatcher-type, megatron/core/
+    # transformer/moe/token_dispatcher.py): `alltoall` (the default) sends a token once per
+    # routed expert; `flex` (MoEFlexTokenDispatcher over DeepEP or HybridEP) once per expert
+    # rank, crossing the network once per other node and forwarded over NVLink there.
+    _word(
+        name="moe_dispatcher",
+        default="alltoall",
+        label=(
+            "MoE dispatcher (alltoall: a token sent once per routed expert; flex: DeepEP, "
+            "once per expert rank and once per node over the network)"
+        ),
+        choices=MOE_DISPATCHERS,
+        models="training",
+    ),
     # Megatron-LM runs a layer's tensor-parallel all-gathers and reduce-scatters between its
     # GEMMs by default (0); with --tp-comm-overlap, Transformer Engine's userbuffers split them
     # into tp chunks pipelined with the GEMMs that consume or produce them (up to 1).
@@ -578,6 +593,7 @@ class Assumptions:
     kernel_reference: str = "H100"  # the accelerator the GEMM efficiencies are fitted on
     overlap_fraction: float = 1.0
     expert_overlap: float = 0.0  # share of a layer's compute hiding its MoE all-to-alls
+    moe_dispatcher: str = "alltoall"  # training: Megatron-Core's MoE token dispatcher
     tp_overlap: float = 0.0  # share of a layer's GEMMs hiding its tensor-parallel collectives
     dropout: float = 0.1  # training: hidden and attention dropout (masks kept when above 0)
     gradient_bytes: float = 2.0  # per gradient element held and reduced over data parallelism

@@ -68,6 +68,7 @@ LINK_IDS = {  # link parameters, column ids and values a link or a file writes, 
     "etp",  # the experts' tensor parallelism (/train's field and link)
     *("dualpipe", "dualpipev"),  # pipeline schedules (/train's field and link pp_schedule)
     *("p2p", "allgather", "a2a"),  # cp_comm_type values (Megatron-Core's --cp-comm-type)
+    *("alltoall", "flex"),  # moe_dispatcher values (Megatron-Core's --moe-token-dispatcher-type)
     "dropout",  # a training assumption's link parameter and id (its tables list them)
     *("moe", "mlp", "layernorm"),  # recompute_modules values (Megatron-Core's module names)
 }

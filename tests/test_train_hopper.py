@@ -48,7 +48,8 @@ def test_the_hopper_profile_is_reproducible_by_its_command_and_reports_its_error
     assert "calibrate-train" in HOPPER.command and HOPPER.rows == 70
     fitted = calibrate(H100, name="llm-foundry-h100")
     for name, value in fitted.values().items():
-        assert value == pytest.approx(HOPPER.values()[name], rel=1e-5), name
+        shipped = HOPPER.values()[name]  # a word (the MoE dispatcher) equals exactly
+        assert value == (shipped if isinstance(shipped, str) else pytest.approx(shipped, rel=1e-5))
     res = HOPPER.residuals
     assert res["mape_pct"] == pytest.approx(fitted.residuals["mape_pct"], rel=1e-4)
     # recorded when fitted: 12.0 % in sample, 12.4 % leaving one run out, 26.9 % leaving one

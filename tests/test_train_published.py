@@ -98,7 +98,8 @@ def test_the_fit_is_global_and_reproducible_by_its_command():
     fitted = calibrate(RUNS, name="megatron")
     assert set(FIT_PARAMS) <= set(fitted.values())
     for name, value in fitted.values().items():
-        assert value == pytest.approx(PROFILE.values()[name], rel=1e-5), name
+        shipped = PROFILE.values()[name]  # a word (the MoE dispatcher) equals exactly
+        assert value == (shipped if isinstance(shipped, str) else pytest.approx(shipped, rel=1e-5))
     for key, value in fitted.residuals.items():
         assert value == pytest.approx(PROFILE.residuals[key], rel=1e-4), key
 

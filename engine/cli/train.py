@@ -97,7 +97,8 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
     for name in TRAINING_NAMES:
         a = BY_NAME[name]
         unit = f", {a.unit}" if a.unit else ""
-        p.add_argument(_flag(name), type=float, help=f"{a.label}{unit} (default: the profile's)")
+        kind = dict(choices=list(a.choices)) if a.choices else dict(type=float)
+        p.add_argument(_flag(name), **kind, help=f"{a.label}{unit} (default: the profile's)")
 
 
 ETP_HELP = (

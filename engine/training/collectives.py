@@ -17,7 +17,9 @@ ranks and fits one node when that is at most the node's devices.
 An all-to-all (MoE dispatch and combine) that spans nodes is the serving model's
 (`group_all_to_all_s`): the share for the group's members in a device's own node goes over the
 in-node link while the rest goes over the network, at once, so it costs the slower of the two.
-A node holds per_node/stride of the group's members (at least one).
+A node holds per_node/stride of the group's members (at least one). With a de-duplicating
+dispatcher (Megatron-Core's `flex`, DeepEP) a token crosses the network once per other node
+holding its experts and NVLink forwards it there (`deduplicated_all_to_all`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from engine.serving.collectives import (
     Fabric,
     all_gather_s,
     all_to_all_s,
+    deduplicated_all_to_all_s,
     group_all_to_all_s,
     reduce_scatter_s,
     ring_all_reduce_s,
@@ -40,6 +43,7 @@ __all__ = [
     "Links",
     "all_gather_s",
     "all_to_all_s",
+    "deduplicated_all_to_all",
     "group_all_to_all",
     "link_for",
     "reduce_scatter_s",
@@ -67,11 +71,10 @@ def link_for(links: Links, span) -> tuple:
     )
 
 
-def group_all_to_all(links: Links, nbytes, devices, stride):
-    """All-to-all of `nbytes` per device over a group of `devices` members `stride` ranks
-    apart (arrays over configurations): NVLink for the members in a node, the network for the
-    others, the slower of the two (engine/serving/collectives.py `group_all_to_all_s`)."""
-    fabric = Fabric(
+def _fabric(links: Links, stride) -> Fabric:
+    """The links as a serving Fabric for a group whose members are `stride` ranks apart: a
+    node holds per_node/stride of them (at least one)."""
+    return Fabric(
         link_bw=links.node_bw,
         link_lat=links.node_lat,
         net_bw=links.net_bw,
@@ -80,4 +83,28 @@ def group_all_to_all(links: Links, nbytes, devices, stride):
         peer=False,
         switch=False,
     )
-    return group_all_to_all_s(nbytes=nbytes, devices=devices, fabric=fabric, xp=np)
+
+
+def group_nodes(links: Links, devices, stride):
+    """Nodes a group of `devices` members `stride` ranks apart spans."""
+    return np.ceil(devices / _fabric(links, stride).domain)
+
+
+def deduplicated_all_to_all(links: Links, nbytes, net_bytes, stride, devices):
+    """A de-duplicating dispatch (or combine) of `nbytes` per device (its rank copies) over a
+    group of `devices` members `stride` ranks apart, `net_bytes` of it crossing the network
+    once per node (engine/serving/collectives.py `deduplicated_all_to_all_s`)."""
+    return deduplicated_all_to_all_s(
+        nbytes=nbytes,
+        net_bytes=net_bytes,
+        devices=devices,
+        fabric=_fabric(links, stride),
+        xp=np,
+    )
+
+
+def group_all_to_all(links: Links, nbytes, devices, stride):
+    """All-to-all of `nbytes` per device over a group of `devices` members `stride` ranks
+    apart (arrays over configurations): NVLink for the members in a node, the network for the
+    others, the slower of the two (engine/serving/collectives.py `group_all_to_all_s`)."""
+    return group_all_to_all_s(nbytes=nbytes, devices=devices, fabric=_fabric(links, stride), xp=np)

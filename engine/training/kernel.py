@@ -26,12 +26,14 @@ import numpy as np
 
 from engine.catalog.shapes import Shapes, heads_per_device, kv_bytes_per_token_layer
 from engine.serving.kernel import Device, Efficiencies
-from engine.serving.operators import Layout
+from engine.serving.operators import Layout, nodes_reached
 from engine.training.collectives import (
     Links,
     all_gather_s,
     all_to_all_s,
+    deduplicated_all_to_all,
     group_all_to_all,
+    group_nodes,
     link_for,
     reduce_scatter_s,
     ring_all_reduce_s,
@@ -137,11 +139,13 @@ def _layer_comm(
     imbalance,
     overlap,
     tp_overlap,
+    flex: bool = False,
 ) -> dict:
     """Exposed seconds per layer per micro-batch of TP, CP and EP communication; the busiest
     expert rank receives and returns `imbalance` times the mean routed tokens, `overlap` of the
     layer's compute (the `expert_overlap` assumption) hides its all-to-alls and `tp_overlap`
-    of its GEMMs its tensor-parallel all-gathers and reduce-scatters (`_tp_exposed`)."""
+    of its GEMMs its tensor-parallel all-gathers and reduce-scatters (`_tp_exposed`);
+    `flex`: the `moe_dispatcher` assumption is flex (`_dispatch`)."""
     act = tokens * s.hidden * ACT_BYTES  # the layer's activations on the TP group
     half = _gather_scatter(links=links, nbytes=act, devices=c.tp)  # attention's, or the MLP's
     # an MoE layer's experts gather and scatter over their etp ranks, on those ranks' tokens
@@ -160,16 +164,33 @@ def _layer_comm(
     ) / s.layers
     tp = tp + fwd * again / np.where(per_pass > 0, per_pass, 1.0)
     cp = _context_parallel(s=s, c=c, links=links, pt=pt, tokens=tokens)
-    routed = imbalance * tokens / c.tp * s.experts_per_token * s.hidden * ACT_BYTES
-    # the expert ranks are ordered etp, ep, edp (Megatron-Core's MoE parallel folding): an ep
-    # group's members are etp ranks apart
-    a2a = group_all_to_all(links=links, nbytes=routed, devices=c.ep, stride=etp)
+    per_copy = imbalance * tokens / c.tp * s.hidden * ACT_BYTES  # a token's hidden vector
+    a2a = _dispatch(s=s, c=c, links=links, per_copy=per_copy, flex=flex)
     moe_again = c.runs_again("moe")  # a recomputed MoE layer dispatches and combines again
     ep = moe_share * 2.0 * (passes + moe_again) * a2a  # dispatch + combine
     # a full recomputation's forward, or the recomputed MoE layer's
     again = np.select([c.recompute == 2, moe_again], [pt.layer_fwd, pt.moe_fwd], 0.0)
     ep = _exposed(ep, overlap * (pt.layer_fwd + pt.layer_bwd + again))
     return {"tp": tp, "cp": cp, "ep": np.where(c.ep > 1, ep, 0.0)}
+
+
+def _dispatch(s: Shapes, c: Config, links: Links, per_copy, flex: bool):
+    """One dispatch (or combine) of an MoE layer, `per_copy` bytes a token copy per GPU, by
+    Megatron-Core's dispatcher. The expert ranks are ordered etp, ep, edp (MoE parallel
+    folding): an ep group's members are etp ranks apart. `alltoall` (not `flex`) sends a token
+    once per routed expert (k copies); `flex` (DeepEP) once per expert rank it reaches,
+    ep·(1 − (1 − 1/ep)^k), and over the network once per other node holding its experts
+    (engine/serving/operators.py `nodes_reached`: group-limited routing bounds them)."""
+    etp, k = c.expert_tp, s.experts_per_token
+    if not flex:
+        return group_all_to_all(links=links, nbytes=per_copy * k, devices=c.ep, stride=etp)
+    ranks = c.ep * (1.0 - (1.0 - 1.0 / c.ep) ** k)
+    nodes = group_nodes(links=links, devices=c.ep, stride=etp)
+    far = nodes_reached(s, nodes, np) * (nodes - 1.0) / nodes
+    dedup = deduplicated_all_to_all(
+        links=links, nbytes=per_copy * ranks, net_bytes=per_copy * far, stride=etp, devices=c.ep
+    )
+    return np.where(c.ep > 1, dedup, 0.0)
 
 
 def _context_parallel(s: Shapes, c: Config, links: Links, pt: PassTimes, tokens):
@@ -339,18 +360,12 @@ def evaluate(
         imbalance=lay.imbalance,
         overlap=a.expert_overlap,
         tp_overlap=a.tp_overlap,
+        flex=num.flex_dispatch,
     )
     p2p = _stage_sends(s=s, c=c, links=links, tokens=tokens)
     stages = stage_layers(layers=s.layers, pp=c.stages, first=c.first_layers, last=c.last_layers)
-    per_layer = (
-        pt.layer_fwd
-        + pt.layer_bwd
-        + recompute
-        + comm["tp"]
-        + comm["cp"]
-        + comm["ep"]
-        + dev.tau * passes
-    )
+    exchanged = comm["tp"] + comm["cp"] + comm["ep"]  # a layer's exposed collectives
+    per_layer = pt.layer_fwd + pt.layer_bwd + recompute + exchanged + dev.tau * passes
     slow = _slowest(c=c, pt=pt, stages=stages, per_layer=per_layer, fixed=p2p)
     n_st = slow["layers"]
     windows = {
@@ -360,7 +375,7 @@ def evaluate(
     }
     compute = windows["fwd"] + windows["bwd"] + windows["rec"]
     overhead = n_st * dev.tau * passes
-    layer_comm = n_st * (comm["tp"] + comm["cp"] + comm["ep"])
+    layer_comm = n_st * exchanged
     slot = compute + layer_comm + overhead + p2p
     m = c.micro_batches
     bubble = _bubble(c=c, slot=slot, windows=windows, wgrad=n_st * pt.wgrad)

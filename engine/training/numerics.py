@@ -101,6 +101,7 @@ class Numerics(NamedTuple):
         2.0  # per element of an expert's activation input (`moe_act_input_bytes`)
     )
     attn_out_bytes: float = 2.0  # per element of attention's output (`attention_output_bytes`)
+    flex_dispatch: bool = False  # MoE dispatch de-duplicated per rank and node (`moe_dispatcher`)
 
     @property
     def optimizer_bytes(self) -> float:

@@ -126,7 +126,7 @@ def fold(
             moment_bytes=assumptions.optimizer_moment_bytes,
             kept=(assumptions.moe_act_input_bytes, assumptions.attention_output_bytes),
             masks=assumptions.dropout > 0,
-        ),
+        )._replace(flex_dispatch=assumptions.moe_dispatcher == "flex"),
         echo={k: echo[k] for k in TRAINING_NAMES},
     )
 

@@ -369,7 +369,7 @@ def training_values(profile: Profile) -> pd.DataFrame:
     return pd.DataFrame(
         {
             _("assumption"): list(values),
-            _("value"): [f"{v:.6g}" for v in values.values()],
+            _("value"): [v if isinstance(v, str) else f"{v:.6g}" for v in values.values()],
             _("meaning"): [said(LABELS.get(k, "")) for k in values],
         }
     )

@@ -143,16 +143,24 @@ def cluster_inputs(link: Link) -> dict:
     }
 
 
-def override_inputs(link: Link) -> dict[str, float | None]:
-    """The training profile's assumptions the user overrides (blank: the profile's figure)."""
-    labels = {a.name: a.label for a in engine.ASSUMPTIONS}
+def override_inputs(link: Link) -> dict[str, float | str | None]:
+    """The training profile's assumptions the user overrides (blank: the profile's figure; a
+    word, such as the MoE dispatcher, from its options)."""
+    by_name = {a.name: a for a in engine.ASSUMPTIONS}
     with st.expander(_("Override the training profile (blank: its figure)")):
-        return {
-            name: number_input(
-                link, name, _(labels[name]), value=None, placeholder=_("profile's figure")
-            )
-            for name in engine.TRAINING_NAMES
-        }
+        return {name: _override(link, by_name[name]) for name in engine.TRAINING_NAMES}
+
+
+def _override(link: Link, a) -> float | str | None:
+    """One assumption's field: a number, or a word's options after the profile's figure."""
+    if not a.choices:
+        return number_input(link, a.name, _(a.label), value=None, placeholder=_("profile's figure"))
+    return st.selectbox(
+        _(a.label),
+        [None, *a.choices],
+        key=link.key(a.name),
+        format_func=lambda v: _("profile's figure") if v is None else v,
+    )
 
 
 def search_inputs(link: Link) -> dict:

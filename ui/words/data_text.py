@@ -109,6 +109,10 @@ ASSUMPTIONS = (  # engine.ASSUMPTIONS' labels and what an unset value stands for
         "Engine's fp8 copy; 2: the 16-bit input)"
     ),
     N_(
+        "MoE dispatcher (alltoall: a token sent once per routed expert; flex: DeepEP, once per "
+        "expert rank and once per node over the network)"
+    ),
+    N_(
         "MoE activation input bytes: per element of a routed or shared expert's SwiGLU input "
         "kept for the backward pass (2: 16-bit; 1: fp8, as DeepSeek-V3 kept it)"
     ),
