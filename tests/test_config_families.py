@@ -241,3 +241,47 @@ def test_gpt_oss_attention_sinks_and_alternating_windows():
     )
     plain = dataclasses.replace(a, attention_sinks=False)
     assert param_count(a) - param_count(plain) == 36 * 64  # one sink logit per head and layer
+
+
+MINIMAX_M2 = {  # MiniMax-M2's shapes (230B total, 10B active: its model card), as the public
+    # configs of the minimax_m2 family spell them (e.g. NeMo Automodel's and vLLM's tests)
+    "architectures": ["MiniMaxM2ForCausalLM"],
+    "model_type": "minimax_m2",
+    "hidden_size": 3072,
+    "intermediate_size": 1536,
+    "num_hidden_layers": 62,
+    "num_attention_heads": 48,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "rotary_dim": 64,
+    "num_local_experts": 256,
+    "num_experts_per_tok": 8,
+    "shared_intermediate_size": 0,
+    "use_qk_norm": True,
+    "qk_norm_type": "per_layer",
+    "max_position_embeddings": 196608,
+    "vocab_size": 200064,
+    "tie_word_embeddings": False,
+    "attn_type_list": [1] * 62,
+    "num_mtp_modules": 3,
+}
+
+
+def test_minimax_m2_is_gqa_with_every_layer_moe():
+    a = engine.model_from_config(MINIMAX_M2).arch
+    assert (a.heads, a.kv_heads, a.head_dim, a.qk_norm) == (48, 8, 128, True)
+    assert (a.experts, a.experts_per_token, a.expert_intermediate) == (256, 8, 1536)
+    assert (a.dense_layers, a.moe_layers, a.shared_experts) == (0, 62, 0)
+    # a layer: attention 3,072·6,144·2 + 3,072·1,024·2 = 44,040,192; 256 experts of
+    # 3·3,072·1,536 = 14,155,776 each; the router 3,072·256 = 786,432; two norms 6,144
+    # tables 2·200,064·3,072 = 1,229,193,216 and the final norm 3,072 (the q/k norms: a few
+    # hundred weights a layer, counted per head)
+    layer = 44_040_192 + 256 * 14_155_776 + 786_432 + 6_144
+    total = 62 * layer + 1_229_193_216 + 3_072
+    assert param_count(a) == pytest.approx(total, abs=62 * 512)
+    assert param_count(a) == pytest.approx(230e9, rel=0.01)  # its model card's 230B
+    # lightning attention (MiniMax-Text-01, M1) and a shared expert are refused, named
+    with pytest.raises(ValueError, match="attn_type_list"):
+        engine.model_from_config(MINIMAX_M2 | {"attn_type_list": [0, 1] * 31})
+    with pytest.raises(ValueError, match="shared_intermediate_size"):
+        engine.model_from_config(MINIMAX_M2 | {"shared_intermediate_size": 1536})

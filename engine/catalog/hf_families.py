@@ -196,6 +196,22 @@ def _gpt_oss(f: Fields) -> dict:
     )
 
 
+def _minimax_m2(f: Fields) -> dict:
+    """MiniMax-M2 (minimax_m2): GQA with a q/k norm, every layer MoE (Mixtral's spelling:
+    `num_local_experts` of `intermediate_size`, top-`num_experts_per_tok`, no shared expert).
+    Its norm spans all heads at once (`qk_norm_type` per_layer) where the catalogue's qk_norm is
+    per head: the norms' few thousand weights a layer differ, not their FLOPs or bytes that
+    count. Lightning (linear) attention layers (`attn_type_list` 0: MiniMax-Text-01, M1) and a
+    shared expert are refused; the MTP modules are not counted, as DeepSeek-V3's."""
+    kinds = f.table.get("attn_type_list") or []
+    if any(kind != 1 for kind in kinds):
+        raise _fail(f.where, "attn_type_list", "with lightning (linear) attention is not supported")
+    if f.table.get("shared_intermediate_size"):
+        raise _fail(f.where, "shared_intermediate_size", "(a shared expert) is not supported")
+    out = {**_attention_core(f, tied=False), "qk_norm": f.flag("use_qk_norm", False)}
+    return out | _experts(f, "num_local_experts", "intermediate_size")
+
+
 def _deepseek_v32(f: Fields) -> dict:
     """DeepSeek-V3.2: V3's shapes plus DeepSeek Sparse Attention's lightning indexer
     (`index_n_heads` heads of `index_head_dim`; each query attends its `index_topk` keys)."""
@@ -338,6 +354,7 @@ FAMILIES: dict[str, Callable[[Fields], dict]] = {
     "DeepseekV32ForCausalLM": _deepseek_v32,
     "Glm4MoeForCausalLM": _glm4_moe,
     "GlmMoeDsaForCausalLM": _glm_moe_dsa,  # GLM-5
+    "MiniMaxM2ForCausalLM": _minimax_m2,
     "GPT2LMHeadModel": lambda f: _gpt(f, gptj=False),
     "GPTJForCausalLM": lambda f: _gpt(f, gptj=True),
     "FalconForCausalLM": _falcon,
