@@ -82,6 +82,7 @@ def comm_of(s, lay: Layout, fabric: Fabric, xp) -> Comm:
     plain = lay.dp < 1.5  # attention DP off
     per_token = h * ba
     nodes = nodes_spanned(lay.tp * lay.pp, fabric.domain, xp)
+    routed = per_token * share * lay.imbalance  # one copy of a token on the busiest rank
     a2a_nodes = nodes_spanned(lay.tp, fabric.domain, xp)
     return Comm(
         all_reduces=xp.where(plain, all_reduces_per_layer(s, xp) * s.layers, 0.0),
@@ -89,11 +90,8 @@ def comm_of(s, lay: Layout, fabric: Fabric, xp) -> Comm:
         reduce_bytes=per_token,
         all_to_alls=xp.where(plain, 0.0, 2.0 * s.moe_layers),
         a2a_group=lay.tp,
-        a2a_bytes=per_token * share * dispatch_copies(s, lay) * lay.imbalance,
-        a2a_net_bytes=per_token
-        * share
-        * far_node_copies(s=s, lay=lay, nodes=a2a_nodes, xp=xp)
-        * lay.imbalance,
+        a2a_bytes=routed * dispatch_copies(s, lay),
+        a2a_net_bytes=routed * far_node_copies(s=s, lay=lay, nodes=a2a_nodes, xp=xp),
         sends=lay.pp - 1.0,
         net_sends=xp.minimum(lay.pp - 1.0, nodes - 1.0),
         send_bytes=per_token * share,
