@@ -40,7 +40,10 @@ def test_the_lesson_opens_from_its_deep_link(fresh_server, tab, number, lang):
     page.locator(".js-plotly-plot").first.wait_for(timeout=90_000)
     assert page.locator("h1").first.inner_text() == TITLES[number, lang]
     assert page.locator("[data-testid='stException']").count() == 0
-    text = page.locator("[data-testid='stMain']").inner_text()
+    main = page.locator("[data-testid='stMain']")
+    for figure in FIGURES[number]:  # the figures render after the first chart: wait for each
+        main.filter(has_text=figure).wait_for(timeout=60_000)
+    text = main.inner_text()
     for figure in FIGURES[number]:
         assert figure in text, figure
     if lang == "zh":
