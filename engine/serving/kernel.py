@@ -65,7 +65,8 @@ WARNING_KINDS = {
     Warn.TP_BEYOND_NODE: MessageKind(
         "tp_beyond_node",
         "tp beyond one node's devices: the group spans nodes, and its collectives run on the "
-        "scale-out network per device, not the in-node link",
+        "scale-out network per device, not the in-node link (a prefill's MoE dispatch under "
+        "attention DP crosses it once per node its experts reach)",
     ),
     Warn.DOES_NOT_FIT: MessageKind(
         "does_not_fit",
