@@ -3,6 +3,9 @@ overrides): a link's value is offered, used and kept; a bad value is refused bes
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import engine
 from tests.test_page_train import cards, open_page, text, url
 from ui.words.format import fmt
@@ -32,3 +35,21 @@ def test_blank_is_the_profiles_and_a_bad_word_is_named():
     bad = open_page(LINK | {"moe_dispatcher": "nccl"})
     assert "ignored 'moe_dispatcher'" in text(bad.warning)
     assert cards(bad)["Step time"] == fmt(plain["step_time_s"], "s")
+
+
+def test_docs_deepseek_v3_link_is_the_engines_case():
+    # docs/model.md gives DeepSeek-V3's training case as one /train link; the page shows the
+    # engine's numbers for it (it fits: 62.9 GB of 72; tests/test_train_activation_storage.py)
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "model.md").read_text()
+    link = re.search(r"`/train\?(model=DeepSeek-V3&[^`]+)`", docs).group(1)
+    query = dict(pair.split("=", 1) for pair in link.split("&"))
+    at = open_page(query)
+    kw = dict(gpus=2048, pp=16, ep=64, zero=1, global_batch_size=15360, seq_len=4096, tp=1)
+    kw |= dict(precision="fp8", fp8_recipe="blockwise", recompute="selective", micro_batch_size=1)
+    kw |= dict(recompute_modules=("core_attn", "layernorm", "mla_up_proj", "moe_act"))
+    kw |= dict(pp_schedule="dualpipe", expert_overlap=1.0, moe_dispatcher="flex", dropout=0.0)
+    kw |= dict(optimizer_moment_bytes=2.0, moe_act_input_bytes=1.0, attention_output_bytes=1.5)
+    r = engine.train("DeepSeek-V3", "H800", **kw)
+    assert r["fits_in_memory"]
+    assert cards(at)["Memory per GPU"] == fmt(r["memory_per_gpu_bytes"], "B")
+    assert cards(at)["Step time"] == fmt(r["step_time_s"], "s")
