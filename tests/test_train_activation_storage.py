@@ -15,11 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
-from engine.scenarios.training import TrainRun, modules_mask
-from engine.training.config import make_config
-from engine.training.memory import activation_bytes_per_token
-from engine.training.numerics import Numerics
-from engine.training.setup import setup
+from tests.test_train_recompute_modules import kept_per_token as recompute_kept
 
 DEEPSEEK = ("core_attn", "layernorm", "mla_up_proj", "moe_act")  # the report's §3.2.3
 RUN = dict(gpus=2048, pp=16, ep=64, zero=1, global_batch_size=15360, seq_len=4096)
@@ -31,24 +27,9 @@ REPORT = dict(optimizer_moment_bytes=2.0, dropout=0.0)
 STORAGE = dict(moe_act_input_bytes=1.0, attention_output_bytes=1.5)
 
 
-def kept_per_token(**num) -> float:
+def kept_per_token(saved_bytes=2.0, **num) -> float:
     """A mean DeepSeek-V3 layer's kept bytes per token under the report's recompute modules."""
-    s = setup(TrainRun("DeepSeek-V3", "H800", gpus=2048, global_batch_size=15360, seq_len=4096)).s
-    c = make_config(
-        gpus=2048,
-        tp=1,
-        pp=16,
-        cp=1,
-        vp=1,
-        ep=64,
-        zero=1,
-        micro_batch=1,
-        global_batch=15360,
-        seq_len=4096,
-        recompute=1,
-        recompute_modules=modules_mask(DEEPSEEK),
-    )
-    return float(activation_bytes_per_token(s, 4096.0, c=c, num=Numerics(2.0, **num))[0][0])
+    return recompute_kept(DEEPSEEK, saved=saved_bytes, **num)
 
 
 def test_deepseek_v3_storage_by_hand():

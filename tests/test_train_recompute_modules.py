@@ -33,9 +33,9 @@ def step(modules=("core_attn",), recompute="selective", **kw):
     return engine.train("DeepSeek-V3", "H800", **RUN, **layout).as_dict()
 
 
-def kept_per_token(modules, saved=2.0) -> float:
+def kept_per_token(modules, saved=2.0, **num) -> float:
     """A mean layer's bytes per token with `modules` rebuilt (engine.training.memory), GEMM
-    inputs kept at `saved` bytes an element."""
+    inputs kept at `saved` bytes an element (`num`: the run's other Numerics fields)."""
     s = setup(TrainRun("DeepSeek-V3", "H800", **RUN)).s
     c = make_config(
         gpus=2048,
@@ -52,7 +52,9 @@ def kept_per_token(modules, saved=2.0) -> float:
         recompute_modules=modules_mask(modules),
     )
     return float(
-        activation_bytes_per_token(s, 4096.0, c=c, num=Numerics(2.0, saved_bytes=saved))[0][0]
+        activation_bytes_per_token(s, 4096.0, c=c, num=Numerics(2.0, saved_bytes=saved, **num))[0][
+            0
+        ]
     )
 
 
