@@ -345,12 +345,16 @@ def rank_experts(s: Shapes, split: ExpertSplit, T, xp):
     return xp.minimum(split.imbalance * experts_touched(s, T), s.experts) / split.ep
 
 
+def ranks_reached(s: Shapes, ep):
+    """Expert ranks a token's k experts fall on when spread evenly over `ep` ranks:
+    ep·(1 − (1 − 1/ep)^k) (a de-duplicating dispatcher, DeepEP, sends it once to each)."""
+    return ep * (1.0 - (1.0 - 1.0 / ep) ** s.experts_per_token)
+
+
 def dispatch_copies(s: Shapes, lay: Layout):
     """The expert ranks a token's hidden vector is sent to under attention DP, counting each
-    expert's tp/ep width slices: ranks = ep·(1 − (1 − 1/ep)^k), the ranks k experts spread over
-    evenly fall on (DeepEP sends a token once per rank), times tp/ep."""
-    reached = lay.ep * (1.0 - (1.0 - 1.0 / lay.ep) ** s.experts_per_token)
-    return reached * lay.tp / lay.ep
+    expert's tp/ep width slices: `ranks_reached` times tp/ep."""
+    return ranks_reached(s, lay.ep) * lay.tp / lay.ep
 
 
 def nodes_reached(s: Shapes, nodes, xp):
@@ -370,6 +374,13 @@ def nodes_reached(s: Shapes, nodes, xp):
         miss = miss * xp.where(i < g, term, 1.0)
     covered = xp.where(nodes <= G, nodes * (1.0 - miss), xp.minimum(nodes, g * nodes / G))
     return covered * (1.0 - (1.0 - 1.0 / covered) ** s.experts_per_token)
+
+
+def far_nodes(s: Shapes, nodes, xp):
+    """Other nodes a token crosses the network to when a dispatcher sends it once per node
+    holding any of its experts: `nodes_reached` times (n − 1)/n (its own node among them by
+    symmetry); 0 inside one node."""
+    return nodes_reached(s, nodes, xp) * (nodes - 1.0) / nodes
 
 
 def experts_touched(s: Shapes, T):

@@ -25,7 +25,7 @@ from engine.serving.collectives import (
     ring_all_reduce_s,
     send_s,
 )
-from engine.serving.operators import Layout, dispatch_copies, nodes_reached
+from engine.serving.operators import Layout, dispatch_copies, far_nodes
 
 __all__ = [
     "Comm",
@@ -101,9 +101,8 @@ def comm_of(s, lay: Layout, fabric: Fabric, xp) -> Comm:
 
 def far_node_copies(s, lay: Layout, nodes, xp):
     """A token's copies a prefill dispatch sends over the network: once to each other node
-    holding any of its experts (`nodes_reached` times (n − 1)/n, the token's own node among
-    them by symmetry), times each expert's tp/ep width slices."""
-    return nodes_reached(s, nodes, xp) * (nodes - 1.0) / nodes * lay.tp / lay.ep
+    holding any of its experts (`far_nodes`), times each expert's tp/ep width slices."""
+    return far_nodes(s, nodes, xp) * lay.tp / lay.ep
 
 
 def all_to_all_step_s(c: Comm, tokens, xp, prefill=False):

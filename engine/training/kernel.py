@@ -26,7 +26,7 @@ import numpy as np
 
 from engine.catalog.shapes import Shapes, heads_per_device, kv_bytes_per_token_layer
 from engine.serving.kernel import Device, Efficiencies
-from engine.serving.operators import Layout, nodes_reached
+from engine.serving.operators import Layout, far_nodes, ranks_reached
 from engine.training.collectives import (
     Links,
     all_gather_s,
@@ -178,17 +178,20 @@ def _dispatch(s: Shapes, c: Config, links: Links, per_copy, flex: bool):
     """One dispatch (or combine) of an MoE layer, `per_copy` bytes a token copy per GPU, by
     Megatron-Core's dispatcher. The expert ranks are ordered etp, ep, edp (MoE parallel
     folding): an ep group's members are etp ranks apart. `alltoall` (not `flex`) sends a token
-    once per routed expert (k copies); `flex` (DeepEP) once per expert rank it reaches,
-    ep·(1 − (1 − 1/ep)^k), and over the network once per other node holding its experts
-    (engine/serving/operators.py `nodes_reached`: group-limited routing bounds them)."""
-    etp, k = c.expert_tp, s.experts_per_token
+    once per routed expert (k copies); `flex` (DeepEP) once per expert rank it reaches
+    (`ranks_reached`), and over the network once per other node holding its experts
+    (`far_nodes`: group-limited routing bounds them; engine/serving/operators.py)."""
+    etp = c.expert_tp
     if not flex:
+        k = s.experts_per_token
         return group_all_to_all(links=links, nbytes=per_copy * k, devices=c.ep, stride=etp)
-    ranks = c.ep * (1.0 - (1.0 - 1.0 / c.ep) ** k)
     nodes = group_nodes(links=links, devices=c.ep, stride=etp)
-    far = nodes_reached(s, nodes, np) * (nodes - 1.0) / nodes
     dedup = deduplicated_all_to_all(
-        links=links, nbytes=per_copy * ranks, net_bytes=per_copy * far, stride=etp, devices=c.ep
+        links=links,
+        nbytes=per_copy * ranks_reached(s, c.ep),
+        net_bytes=per_copy * far_nodes(s, nodes, np),
+        stride=etp,
+        devices=c.ep,
     )
     return np.where(c.ep > 1, dedup, 0.0)
 

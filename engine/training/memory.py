@@ -50,6 +50,7 @@ from engine.training.stages import StageLayers, in_flight
 WEIGHT_BYTES = 2.0  # 16-bit weights per parameter
 GRADIENT_BYTES = 2.0  # 16-bit gradients (the `gradient_bytes` assumption's default)
 SCORE_BYTES = 5.0  # per head per key: softmax input and output (2 + 2 bytes) and its mask
+SIXTEEN_BIT = Numerics(weight_bytes=2.0)  # every activation kept at 16 bits, dropout's masks
 
 
 class MemoryTerms(NamedTuple):
@@ -131,9 +132,6 @@ def params_on_device(c: Config, s: Shapes, stages: StageLayers) -> tuple:
     dense = np.choose(pick, [np.broadcast_to(d, shape) for d, _ in kinds])
     experts = np.choose(pick, [np.broadcast_to(e, shape) for _, e in kinds])
     return dense, experts
-
-
-SIXTEEN_BIT = Numerics(weight_bytes=2.0)  # every activation kept at 16 bits, dropout's masks
 
 
 def activation_bytes_per_token(

@@ -97,9 +97,7 @@ class Numerics(NamedTuple):
     grad_bytes: float = 2.0  # per gradient element held and reduced (`gradient_bytes`)
     moment_bytes: float = 4.0  # each of Adam's moments (`optimizer_moment_bytes`)
     masks: bool = True  # dropout's 1-byte masks kept for the backward pass (`dropout` above 0)
-    moe_act_bytes: float = (
-        2.0  # per element of an expert's activation input (`moe_act_input_bytes`)
-    )
+    moe_act_bytes: float = 2.0  # per element of an expert's SwiGLU input (`moe_act_input_bytes`)
     attn_out_bytes: float = 2.0  # per element of attention's output (`attention_output_bytes`)
     flex_dispatch: bool = False  # MoE dispatch de-duplicated per rank and node (`moe_dispatcher`)
 
@@ -116,30 +114,17 @@ def numerics(
     hw: HardwareSpec,
     param_gather: bool = False,
     saved_bytes: float = 1.0,
-    grad_bytes: float = 2.0,
-    masks: bool = True,
-    moment_bytes: float = 4.0,
-    kept: tuple[float, float] = (2.0, 2.0),
 ) -> Numerics:
-    """The kernel's view of a checked run: fp8 brings its recipe's casts, a 16-bit LM head
-    and router, and its GEMMs' inputs kept for the backward pass at `saved_bytes` an element
-    (the `fp8_saved_bytes` assumption; 16-bit runs keep 2); every run holds and reduces its
-    gradients at `grad_bytes` (`gradient_bytes`), Adam's moments at `moment_bytes`
-    (`optimizer_moment_bytes`), keeps dropout's masks when `masks`, and an MoE expert's
-    activation input and attention's output at `kept` bytes an element
-    (`moe_act_input_bytes`, `attention_output_bytes`).
-    ValueError for `mxfp8` on an accelerator without block-scaled tensor cores."""
+    """The kernel's view of a checked run's number formats: fp8 brings its recipe's casts, a
+    16-bit LM head and router, and its GEMMs' inputs kept for the backward pass at
+    `saved_bytes` an element (the `fp8_saved_bytes` assumption; 16-bit runs keep 2). The fields
+    no format changes (gradients, Adam's moments, dropout's masks, the activations MoE and
+    attention keep, the MoE dispatcher) keep their defaults here; the run's assumptions set them
+    (engine/training/setup.py). ValueError for `mxfp8` on an accelerator without block-scaled
+    tensor cores."""
     unfused = attention == "unfused"
     if precision != "fp8":
-        return Numerics(
-            weight_bytes=BYTES_PER_PARAM[precision],
-            unfused=unfused,
-            grad_bytes=grad_bytes,
-            masks=masks,
-            moment_bytes=moment_bytes,
-            moe_act_bytes=kept[0],
-            attn_out_bytes=kept[1],
-        )
+        return Numerics(weight_bytes=BYTES_PER_PARAM[precision], unfused=unfused)
     name = recipe or DEFAULT_FP8_RECIPE
     r = RECIPES[name]
     if r.needs_mx and "mxfp4" not in hw.fp4_peak_flop_per_s:
@@ -155,9 +140,4 @@ def numerics(
         param_bytes=PARAM_GATHER_BYTES if param_gather else BYTES_PER_PARAM["bf16"],
         unfused=unfused,
         saved_bytes=saved_bytes,
-        grad_bytes=grad_bytes,
-        masks=masks,
-        moment_bytes=moment_bytes,
-        moe_act_bytes=kept[0],
-        attn_out_bytes=kept[1],
     )

@@ -122,11 +122,14 @@ def fold(
             hw=hw,
             param_gather=param_gather,
             saved_bytes=assumptions.fp8_saved_bytes,
+        )._replace(
             grad_bytes=assumptions.gradient_bytes,
             moment_bytes=assumptions.optimizer_moment_bytes,
-            kept=(assumptions.moe_act_input_bytes, assumptions.attention_output_bytes),
             masks=assumptions.dropout > 0,
-        )._replace(flex_dispatch=assumptions.moe_dispatcher == "flex"),
+            moe_act_bytes=assumptions.moe_act_input_bytes,
+            attn_out_bytes=assumptions.attention_output_bytes,
+            flex_dispatch=assumptions.moe_dispatcher == "flex",
+        ),
         echo={k: echo[k] for k in TRAINING_NAMES},
     )
 
